@@ -1,0 +1,370 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * stk.h - the .stk capture file: writer and reader.
+ *
+ * This header is the only contract between stkrec (which writes captures)
+ * and stkreport (which reads them).  SPEC.md specifies the bytes; this
+ * header specifies the C API of libstk, which implements SPEC.md.
+ *
+ * libstk links libc and libzstd only.  It never prints and never exits:
+ * every failure is returned as a negative errno value, and the reader and
+ * writer keep a one-line human readable message describing the last error
+ * (stk_reader__errmsg(), stk_writer__errmsg()).
+ *
+ * Error values used throughout:
+ *   -EINVAL           bad argument (a caller bug), e.g. NULL pointer,
+ *                     a string or build-id longer than the format allows
+ *   -ENOMEM           out of memory
+ *   -EBADMSG          corrupt data: bad signature, CRC mismatch, bad
+ *                     varint, a length that does not fit, zstd failure
+ *   -ENODATA          the input ends inside a header or chunk (truncated)
+ *   -EPROTONOSUPPORT  the file needs a newer reader (read version too high)
+ *   -ENOTSUP          an unknown critical chunk (tag with an uppercase
+ *                     first letter this reader does not know)
+ *   -EFBIG            a field exceeds a hard limit (STK_MAX_*)
+ *   other             errno from open()/write()/fstat()/mmap(), e.g.
+ *                     -ENOSPC, -EACCES, -ENOENT
+ */
+#ifndef STK_H
+#define STK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Format versions this libstk writes and reads (see SPEC.md "Versioning"). */
+#define STK_FORMAT_READ_VERSION	 1 /* oldest reader version that can read what we write */
+#define STK_FORMAT_WRITE_VERSION 1 /* version of the writer */
+#define STK_FORMAT_MAX_READ	 1 /* highest read version this reader understands */
+
+/* Release of the stk tools, also written in every file header so that a
+ * too-old reader can say which release it needs. */
+#define STK_VERSION_MAJOR 0
+#define STK_VERSION_MINOR 1
+#define STK_VERSION_PATCH 0
+#define STK_VERSION_STRING "0.1.0"
+
+/* Hard limits; a reader refuses larger values before allocating (-EFBIG or
+ * -EBADMSG) and a writer refuses to produce them (-EFBIG). */
+#define STK_MAX_CHUNK_RAW   (256u << 20) /* decompressed payload bytes */
+#define STK_MAX_STRING	    4096u	 /* bytes in one string (path, name) */
+#define STK_MAX_BUILD_ID    64u		 /* bytes in a build-id */
+#define STK_MAX_FRAMES	    1024u	 /* frames in one stack */
+
+/* Chunk tags, as 4 ASCII bytes.  A tag whose first letter is lowercase is
+ * ancillary: a reader that does not know it skips it.  Uppercase: critical,
+ * a reader that does not know it must refuse the file. */
+enum stk_chunk_type {
+	STK_CHUNK_UNKNOWN = 0, /* ancillary chunk this reader does not know */
+	STK_CHUNK_META,	       /* "META" key/value facts about the capture */
+	STK_CHUNK_STCK,	       /* "STCK" stack id -> frames */
+	STK_CHUNK_CNTS,	       /* "CNTS" on-CPU sample counts, one interval */
+	STK_CHUNK_OFFC,	       /* "OFFC" off-CPU counts and blocked time, one interval */
+	STK_CHUNK_MAPS,	       /* "MAPS" process memory maps with build-ids */
+	STK_CHUNK_KSYM,	       /* "KSYM" kernel symbols */
+	STK_CHUNK_KBID,	       /* "KBID" kernel and module build-ids and bases */
+	STK_CHUNK_ESYM,	       /* "ESYM" opaque blob keyed by build-id */
+	STK_CHUNK_STAT,	       /* "STAT" counters by name; the last one wins */
+	STK_CHUNK_INDX,	       /* "INDX" index of the segment's chunks */
+};
+
+/* Returns the 4-letter tag of a known type ("META"...), or NULL. */
+const char *stk_chunk_type__tag(enum stk_chunk_type type);
+
+/* ---- Payload records ------------------------------------------------ */
+
+/* A key/value pair (META).  Keys are lowercase ASCII words with '_'. */
+struct stk_kv {
+	const char *key;
+	const char *value;
+};
+
+/* A stack (STCK): frames are raw instruction pointers, leaf first, exactly
+ * as the kernel returned them.  Ids are unique within a segment; a user and
+ * a kernel stack never share an id. */
+struct stk_stack {
+	uint64_t id;
+	uint32_t nr_frames;	/* <= STK_MAX_FRAMES */
+	const uint64_t *frames;
+};
+
+/* A stack id field in CNTS/OFFC: >= 0 is a stack id present in a STCK chunk
+ * of the same segment; < 0 is -errno, why no stack was taken (-EFAULT: no
+ * stack in this context, e.g. a kernel thread's user stack; -EEXIST/-ENOMEM:
+ * map full; -ENOENT: not requested, e.g. with -U/-K). */
+typedef int64_t stk_stack_ref;
+
+/* One on-CPU count row (CNTS). */
+struct stk_count {
+	uint32_t tgid;		/* process id */
+	uint32_t tid;		/* thread id */
+	char comm[16];		/* NUL-terminated task comm */
+	stk_stack_ref user_stack;
+	stk_stack_ref kernel_stack;
+	uint64_t kernel_ip;	/* interrupted IP if it was a kernel address, else 0 */
+	uint64_t kernel_ret_ip; /* return IP read at regs->bp + 8, else 0 */
+	uint64_t count;		/* samples in this interval */
+};
+
+/* One side (target or waker) of an off-CPU row. */
+struct stk_task_stacks {
+	uint32_t tgid;
+	uint32_t tid;
+	char comm[16];
+	stk_stack_ref user_stack;
+	stk_stack_ref kernel_stack;
+};
+
+/* One off-CPU row (OFFC).  For offcpu captures, the waker has tgid = tid = 0,
+ * comm "" and both stacks -ENOENT. */
+struct stk_offcpu {
+	struct stk_task_stacks target;
+	struct stk_task_stacks waker;
+	uint64_t count;		/* blocking episodes in this interval */
+	uint64_t blocked_ns;	/* total blocked time in this interval */
+};
+
+/* One memory mapping of a process (MAPS). */
+struct stk_mapping {
+	uint64_t start;		/* first address */
+	uint64_t end;		/* one past the last address */
+	uint64_t offset;	/* file offset of start */
+	uint64_t dev;		/* st_dev of the file, as makedev(major, minor) */
+	uint64_t inode;
+	uint32_t prot;		/* PROT_READ|PROT_WRITE|PROT_EXEC as in /proc/PID/maps */
+	uint32_t build_id_size; /* 0 when none could be read; <= STK_MAX_BUILD_ID */
+	uint8_t build_id[STK_MAX_BUILD_ID];
+	const char *path;	/* as /proc/PID/maps prints it, e.g. "/usr/bin/x (deleted)", "[vdso]" */
+};
+
+/* The mappings of one process at one time (MAPS holds one or more). */
+struct stk_proc_maps {
+	uint32_t tgid;
+	char comm[16];
+	uint64_t time_ns;	/* CLOCK_MONOTONIC time the snapshot was taken */
+	uint32_t nr_mappings;
+	const struct stk_mapping *mappings;
+};
+
+/* A kernel symbol (KSYM): covers [addr, addr + size). */
+struct stk_ksym {
+	uint64_t addr;
+	uint64_t size;		/* up to the next symbol in /proc/kallsyms */
+	char type;		/* kallsyms type letter, e.g. 't', 'T' */
+	const char *name;
+	const char *module;	/* "" for the kernel image, else the module name */
+};
+
+/* A kernel image or module with its build-id (KBID). */
+struct stk_kobj {
+	const char *name;	/* "[kernel.kallsyms]" or the module name */
+	uint64_t base;		/* load address (0 if unknown) */
+	uint64_t size;		/* bytes (0 if unknown) */
+	uint32_t build_id_size;
+	uint8_t build_id[STK_MAX_BUILD_ID];
+};
+
+/* A counter (STAT), e.g. {"samples", 1234}, {"stack_err_eexist", 3}. */
+struct stk_stat {
+	const char *name;
+	uint64_t value;
+};
+
+/* ---- Writer ---------------------------------------------------------- */
+
+struct stk_writer;
+
+struct stk_writer_opts {
+	size_t sz;		/* sizeof(struct stk_writer_opts), for growth */
+	int compression_level;	/* zstd level; 0 means the default (3) */
+	uint64_t wall_start_ns; /* CLOCK_REALTIME at capture start; 0 = now */
+	uint64_t mono_start_ns; /* CLOCK_MONOTONIC at capture start; 0 = now */
+};
+
+/*
+ * stk_writer__open() - create (or truncate) @path and write the file header.
+ * @path: file to write.
+ * @opts: may be NULL for defaults.
+ *
+ * Returns a writer, or NULL with errno set (the open()/write() errno, or
+ * ENOMEM).  The file is opened O_WRONLY|O_CREAT|O_TRUNC|O_CLOEXEC, 0644.
+ */
+struct stk_writer *stk_writer__open(const char *path, const struct stk_writer_opts *opts);
+
+/*
+ * stk_writer__fdopen() - as stk_writer__open() on an open fd.  Consumes @fd:
+ * it is closed by stk_writer__close() (and on failure here).
+ */
+struct stk_writer *stk_writer__fdopen(int fd, const struct stk_writer_opts *opts);
+
+/*
+ * The stk_writer__add_*() functions each encode, compress and append one
+ * chunk with a single write() (looping only on short writes).  Nothing
+ * already written is ever modified.  They return 0, or:
+ *   -EINVAL  bad argument (e.g. n > 0 with a NULL array, a string too long)
+ *   -EFBIG   the encoded payload exceeds STK_MAX_CHUNK_RAW: split the rows
+ *   -ENOMEM, or the write() errno (-ENOSPC, -EIO, ...).
+ * After a write error the writer is failed: later calls return -EIO, and
+ * stk_writer__close() still closes the fd.  The chunk that failed is not in
+ * the file; the chunks before it are complete.
+ *
+ * @t0_ns, @t1_ns: the CLOCK_MONOTONIC interval the chunk covers (0, 0 when
+ * not applicable).  Arrays are only read during the call.
+ */
+int stk_writer__add_meta(struct stk_writer *w, const struct stk_kv *kv, size_t n);
+int stk_writer__add_stacks(struct stk_writer *w, const struct stk_stack *stacks, size_t n);
+int stk_writer__add_counts(struct stk_writer *w, uint64_t t0_ns, uint64_t t1_ns,
+			   const struct stk_count *rows, size_t n);
+int stk_writer__add_offcpu(struct stk_writer *w, uint64_t t0_ns, uint64_t t1_ns,
+			   const struct stk_offcpu *rows, size_t n);
+int stk_writer__add_maps(struct stk_writer *w, const struct stk_proc_maps *procs, size_t n);
+int stk_writer__add_ksyms(struct stk_writer *w, const struct stk_ksym *syms, size_t n);
+int stk_writer__add_kobjs(struct stk_writer *w, const struct stk_kobj *objs, size_t n);
+int stk_writer__add_esym(struct stk_writer *w, const uint8_t *build_id, uint32_t build_id_size,
+			 const void *blob, size_t blob_size);
+int stk_writer__add_stats(struct stk_writer *w, const struct stk_stat *stats, size_t n);
+
+/*
+ * stk_writer__add_raw() - append a chunk with tag @tag (4 bytes, need not
+ * be a known one) and the given raw (uncompressed) payload.  For tests and
+ * for future ancillary chunks.  Refuses "INDX" (-EINVAL).
+ */
+int stk_writer__add_raw(struct stk_writer *w, const char tag[4], uint64_t t0_ns, uint64_t t1_ns,
+			const void *payload, size_t size);
+
+/*
+ * stk_writer__close() - write the index and trailer, fsync, close the fd
+ * and free @w (always, even on error).  Accepts NULL.
+ *
+ * Returns 0, or the first error that made the file incomplete (then the
+ * file has no trailer, and readers report it as not closed cleanly).
+ */
+int stk_writer__close(struct stk_writer *w);
+
+/* Bytes written so far (file size). */
+uint64_t stk_writer__bytes(const struct stk_writer *w);
+
+/* Message of the last error, e.g. "write chunk 12 (CNTS): No space left on
+ * device".  Valid until the next call on @w. */
+const char *stk_writer__errmsg(const struct stk_writer *w);
+
+/* ---- Reader ---------------------------------------------------------- */
+
+struct stk_reader;
+
+/*
+ * A decoded chunk.  All pointers are borrowed from the reader and stay
+ * valid until the next stk_reader__next() or stk_reader__close().
+ */
+struct stk_chunk {
+	enum stk_chunk_type type;
+	char tag[5];		/* NUL-terminated */
+	uint32_t segment;	/* 0 for the first segment of a concatenated file */
+	uint32_t seq;		/* chunk sequence number in its segment, from 0 */
+	uint64_t offset;	/* byte offset of the chunk header in the file */
+	uint32_t comp_size;	/* compressed payload bytes */
+	uint32_t raw_size;	/* decompressed payload bytes */
+	uint64_t t0_ns, t1_ns;
+	union {
+		struct { const struct stk_kv *kv; size_t n; } meta;
+		struct { const struct stk_stack *stacks; size_t n; } stck;
+		struct { const struct stk_count *rows; size_t n; } cnts;
+		struct { const struct stk_offcpu *rows; size_t n; } offc;
+		struct { const struct stk_proc_maps *procs; size_t n; } maps;
+		struct { const struct stk_ksym *syms; size_t n; } ksym;
+		struct { const struct stk_kobj *objs; size_t n; } kbid;
+		struct {
+			const uint8_t *build_id; uint32_t build_id_size;
+			const void *blob; size_t blob_size;
+		} esym;
+		struct { const struct stk_stat *stats; size_t n; } stat;
+		struct { size_t n; } indx;	/* entries (already checked against the chunks read) */
+		struct { const void *payload; size_t size; } unknown;
+	} u;
+};
+
+/* Facts of one segment, from its file header (and trailer if any). */
+struct stk_segment_info {
+	uint32_t read_version, write_version;
+	char writer_version[16];	/* "0.1.0": release of the writing tool */
+	uint8_t uuid[16];
+	uint64_t wall_start_ns, mono_start_ns;
+	uint64_t offset;		/* byte offset of the file header */
+	int closed;			/* 1 if its trailer was read and verified */
+};
+
+/*
+ * stk_reader__open() - open @path (mmap for regular files, read for others;
+ * "-" is stdin) and read its first file header.
+ * Returns NULL with errno set: the open() errno, ENODATA (empty or shorter
+ * than a file header), EBADMSG (not an .stk file), EPROTONOSUPPORT (needs a
+ * newer reader).  A message for that errno is not available through a
+ * reader; use stk_strerror_open() to describe it.
+ */
+struct stk_reader *stk_reader__open(const char *path);
+
+/*
+ * stk_reader__open_mem() - as stk_reader__open() over a caller buffer.
+ * @buf must stay valid and unchanged until stk_reader__close().
+ */
+struct stk_reader *stk_reader__open_mem(const void *buf, size_t size);
+
+/*
+ * stk_open_errmsg() - the message for the last failed stk_reader__open*()
+ * in this thread, e.g. "trace.stk: byte 0: not an .stk file (bad signature)"
+ * or "trace.stk: byte 8: needs stkreport >= 0.3.0 (file read version 2, this
+ * reader 1)".  Borrowed; valid until the next open in this thread.
+ */
+const char *stk_open_errmsg(void);
+
+/*
+ * stk_reader__next() - read, verify and decode the next chunk into @chunk.
+ *
+ * Returns 1 with @chunk filled, 0 at the end of the input, or a negative
+ * errno (-EBADMSG, -ENODATA, -ENOTSUP, -EPROTONOSUPPORT, -EFBIG, -ENOMEM)
+ * with stk_reader__errmsg() describing it with its byte offset.
+ *
+ * After -EBADMSG or -EFBIG (damage in the middle) the reader resynchronises
+ * at the next valid chunk header or segment header, so calling again
+ * continues with the chunks after the damage.  After -ENODATA (truncated
+ * input), -ENOTSUP or -EPROTONOSUPPORT the next call returns 0.
+ * Index chunks are verified against the chunks read and returned too.
+ */
+int stk_reader__next(struct stk_reader *r, struct stk_chunk *chunk);
+
+/* Message of the last error, "byte 1234: chunk 7 (CNTS): payload CRC
+ * mismatch".  Valid until the next call on @r. */
+const char *stk_reader__errmsg(const struct stk_reader *r);
+
+/* Segments seen so far (>= 1 after a successful open).  @i < count. */
+uint32_t stk_reader__segment_count(const struct stk_reader *r);
+const struct stk_segment_info *stk_reader__segment(const struct stk_reader *r, uint32_t i);
+
+/* Summary after reading to the end (0 returned by next()). */
+struct stk_read_summary {
+	uint64_t file_size;
+	uint64_t chunks;	/* chunks read and verified (including INDX) */
+	uint64_t errors;	/* errors returned by next() */
+	uint64_t bytes_skipped; /* bytes not covered by verified headers/chunks */
+	int closed;		/* 1 if every segment ended with a verified trailer */
+	int truncated;		/* 1 if the input ended inside a header or chunk */
+};
+void stk_reader__summary(const struct stk_reader *r, struct stk_read_summary *s);
+
+/* Close and free (accepts NULL). */
+void stk_reader__close(struct stk_reader *r);
+
+/* ---- Helpers --------------------------------------------------------- */
+
+/* CRC32C (Castagnoli), as used by the format.  @crc is the previous value
+ * (0 to start). */
+uint32_t stk_crc32c(uint32_t crc, const void *buf, size_t size);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* STK_H */

@@ -1,0 +1,16 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * stkreport: read a .stk capture and report it.  Subcommands:
+ *   stkreport info FILE       facts, chunks and validation verdict
+ *   stkreport [options] FILE  symbolized report (text, folded, pprof)
+ */
+#include <string.h>
+
+#include "cmds.h"
+
+int main(int argc, char **argv)
+{
+	if (argc > 1 && strcmp(argv[1], "info") == 0)
+		return info_main(argc - 1, argv + 1);
+	return report_main(argc, argv);
+}
