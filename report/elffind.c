@@ -1,0 +1,255 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * Finding a capture's binaries by build-id.  The order follows gdb's and
+ * perf's conventions: the original path, a sysroot, debug directories in
+ * the .build-id layout, the system debug directory, then debuginfod.
+ * Every candidate's build-id note is read and compared: a path alone never
+ * proves anything (the binary may have been rebuilt since the capture).
+ */
+#include <elfutils/debuginfod.h>
+#include <elfutils/libdwelf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "elffind.h"
+#include "util.h"
+
+#define BID_MAX 64
+
+const char *elf_source__name(enum elf_source src)
+{
+	switch (src) {
+	case ELF_SRC_PATH: return "path";
+	case ELF_SRC_SYSROOT: return "sysroot";
+	case ELF_SRC_DEBUG_DIR: return "debug-dir";
+	case ELF_SRC_SYSTEM: return "system";
+	case ELF_SRC_DEBUGINFOD: return "debuginfod";
+	default: return "none";
+	}
+}
+
+/* Reads the build-id and whether the file is separate debuginfo (its
+ * .text is NOBITS: objcopy --only-keep-debug keeps headers, not code). */
+static int elf_fd__inspect(int fd, uint8_t *bid, int *debug_only)
+{
+	const void *p = NULL;
+	Elf *elf = NULL;
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+	ssize_t n;
+	int err;
+
+	elf_version(EV_CURRENT);
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (!elf || elf_kind(elf) != ELF_K_ELF) {
+		err = -ENOEXEC;
+		goto out;
+	}
+	n = dwelf_elf_gnu_build_id(elf, &p);
+	if (n <= 0) {
+		err = -ENODATA;
+		goto out;
+	}
+	if (n > BID_MAX) {
+		err = -EFBIG;
+		goto out;
+	}
+	memcpy(bid, p, (size_t)n);
+	err = (int)n;
+	if (debug_only) {
+		*debug_only = 0;
+		if (elf_getshdrstrndx(elf, &shstrndx) == 0) {
+			while ((scn = elf_nextscn(elf, scn))) {
+				GElf_Shdr sh;
+				const char *name;
+
+				if (!gelf_getshdr(scn, &sh))
+					continue;
+				name = elf_strptr(elf, shstrndx, sh.sh_name);
+				if (name && strcmp(name, ".text") == 0) {
+					*debug_only = sh.sh_type == SHT_NOBITS;
+					break;
+				}
+			}
+		}
+	}
+out:
+	elf_end(elf);
+	return err;
+}
+
+int elf_file__build_id(const char *path, uint8_t *bid)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int err;
+
+	if (fd < 0)
+		return -errno;
+	err = elf_fd__inspect(fd, bid, NULL);
+	close(fd);
+	return err;
+}
+
+/* 1: @path exists and has the build-id (or there is none to compare);
+ * 0: no such usable file; -1: it exists with a different build-id. */
+static int candidate__check(const char *path, const uint8_t *bid, uint32_t bid_size,
+			    int *debug_only)
+{
+	uint8_t got[BID_MAX];
+	int fd, n;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = elf_fd__inspect(fd, got, debug_only);
+	close(fd);
+	if (n == -ENOEXEC)
+		return 0;
+	if (!bid_size)
+		return n == -ENODATA || n > 0;
+	if (n <= 0)
+		return -1;	/* an ELF without a build-id cannot be proven right */
+	return (uint32_t)n == bid_size && memcmp(got, bid, bid_size) == 0 ? 1 : -1;
+}
+
+/* Tries @cand; on a match stores it in @res and returns 1.  Remembers the
+ * first mismatching file for the "build-id mismatch" diagnosis. */
+static int try_candidate(const char *cand, enum elf_source src, const uint8_t *bid,
+			 uint32_t bid_size, struct elffind_result *res)
+{
+	int debug_only = 0;
+	int r = candidate__check(cand, bid, bid_size, &debug_only);
+
+	if (r < 0 && !res->mismatch_path) {
+		res->mismatch_path = strdup(cand);
+		if (!res->mismatch_path)
+			return -ENOMEM;
+	}
+	if (r <= 0)
+		return 0;
+	res->path = strdup(cand);
+	if (!res->path)
+		return -ENOMEM;
+	res->source = src;
+	res->debug_only = debug_only;
+	return 1;
+}
+
+/* DIR/.build-id/xx/rest and DIR/.build-id/xx/rest.debug. */
+static int try_build_id_dir(const char *dir, enum elf_source src, const uint8_t *bid,
+			    uint32_t bid_size, struct elffind_result *res)
+{
+	char hex[2 * BID_MAX + 1];
+	struct strbuf sb = { 0 };
+	int r;
+
+	hex_encode(hex, bid, bid_size);
+	r = strbuf__addf(&sb, "%s/.build-id/%.2s/%s", dir, hex, hex + 2);
+	if (r)
+		goto out;
+	r = try_candidate(strbuf__str(&sb), src, bid, bid_size, res);
+	if (r)
+		goto out;
+	r = strbuf__adds(&sb, ".debug");
+	if (r)
+		goto out;
+	r = try_candidate(strbuf__str(&sb), src, bid, bid_size, res);
+out:
+	strbuf__free(&sb);
+	return r;
+}
+
+static int try_prefixed(const char *prefix, const char *path, enum elf_source src,
+			const uint8_t *bid, uint32_t bid_size, struct elffind_result *res)
+{
+	struct strbuf sb = { 0 };
+	int r;
+
+	if (path[0] != '/')
+		return 0;
+	r = strbuf__addf(&sb, "%s%s", prefix, path);
+	if (!r)
+		r = try_candidate(strbuf__str(&sb), src, bid, bid_size, res);
+	strbuf__free(&sb);
+	return r;
+}
+
+static int try_debuginfod(debuginfod_client *c, const uint8_t *bid, uint32_t bid_size,
+			  struct elffind_result *res)
+{
+	char *p = NULL;
+	int fd, r;
+
+	fd = debuginfod_find_executable(c, bid, (int)bid_size, &p);
+	if (fd < 0)
+		fd = debuginfod_find_debuginfo(c, bid, (int)bid_size, &p);
+	if (fd < 0)
+		return 0;
+	close(fd);
+	r = try_candidate(p, ELF_SRC_DEBUGINFOD, bid, bid_size, res);
+	free(p);
+	return r;
+}
+
+int elffind__locate(const struct elffind_opts *o, const char *path, const uint8_t *bid,
+		    uint32_t bid_size, struct elffind_result *res)
+{
+	size_t i;
+	int r;
+
+	memset(res, 0, sizeof(*res));
+	if (path && path[0] == '/') {
+		r = try_candidate(path, ELF_SRC_PATH, bid, bid_size, res);
+		if (r)
+			goto out;
+	}
+	if (o->sysroot && path) {
+		r = try_prefixed(o->sysroot, path, ELF_SRC_SYSROOT, bid, bid_size, res);
+		if (r)
+			goto out;
+	}
+	for (i = 0; i < o->nr_debug_dirs; i++) {
+		if (bid_size) {
+			r = try_build_id_dir(o->debug_dirs[i], ELF_SRC_DEBUG_DIR, bid, bid_size, res);
+			if (r)
+				goto out;
+		}
+		if (path) {
+			r = try_prefixed(o->debug_dirs[i], path, ELF_SRC_DEBUG_DIR, bid, bid_size, res);
+			if (r)
+				goto out;
+		}
+	}
+	/* Without a recorded build-id only the recorded paths are trusted. */
+	if (!bid_size) {
+		r = 0;
+		goto out;
+	}
+	if (o->system_debug_dir) {
+		r = try_build_id_dir(o->system_debug_dir, ELF_SRC_SYSTEM, bid, bid_size, res);
+		if (r)
+			goto out;
+	}
+	r = 0;
+	if (o->debuginfod)
+		r = try_debuginfod(o->debuginfod, bid, bid_size, res);
+out:
+	if (r < 0) {
+		elffind_result__clear(res);
+		return r;
+	}
+	return 0;
+}
+
+void elffind_result__clear(struct elffind_result *res)
+{
+	free(res->path);
+	free(res->mismatch_path);
+	memset(res, 0, sizeof(*res));
+}

@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * elffind.h - find the ELF file a capture's mapping came from, by build-id.
+ *
+ * A file is only ever used when its GNU build-id equals the one recorded:
+ * a binary rebuilt at the same path is detected and refused.
+ */
+#ifndef STK_REPORT_ELFFIND_H
+#define STK_REPORT_ELFFIND_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Where a file was found, in search order. */
+enum elf_source {
+	ELF_SRC_NONE = 0,
+	ELF_SRC_PATH,		/* the path recorded in the capture */
+	ELF_SRC_SYSROOT,	/* --sysroot DIR + path */
+	ELF_SRC_DEBUG_DIR,	/* --debug-dir DIR: .build-id/xx/rest[.debug] or DIR + path */
+	ELF_SRC_SYSTEM,		/* /usr/lib/debug/.build-id/xx/rest.debug */
+	ELF_SRC_DEBUGINFOD,	/* downloaded by libdebuginfod */
+};
+
+/* Name of a source ("path", "sysroot", "debug-dir", "system", "debuginfod"). */
+const char *elf_source__name(enum elf_source src);
+
+struct elffind_opts {
+	const char *sysroot;		/* NULL: none */
+	const char *const *debug_dirs;	/* tried in order */
+	size_t nr_debug_dirs;
+	const char *system_debug_dir;	/* normally "/usr/lib/debug"; NULL: skipped */
+	void *debuginfod;		/* a debuginfod_client *, or NULL: not asked */
+};
+
+/* Result of a search. */
+struct elffind_result {
+	enum elf_source source;	/* ELF_SRC_NONE when nothing matched */
+	char *path;		/* malloc'd path of the file to use, or NULL */
+	int debug_only;		/* 1 if the file is separate debuginfo, not the binary */
+	char *mismatch_path;	/* malloc'd: first file seen whose build-id differed, or NULL */
+};
+
+/*
+ * elffind__locate() - search for @path with build-id @bid.
+ * @path: path as recorded (" (deleted)" already removed).
+ * @bid, @bid_size: recorded build-id; with @bid_size 0 the recorded path
+ *   (or sysroot + path) is used unverified, since nothing can be compared.
+ * @res: filled in; free its strings with elffind_result__clear().
+ *
+ * Returns 0 (check res->source), or -ENOMEM.
+ */
+int elffind__locate(const struct elffind_opts *o, const char *path, const uint8_t *bid,
+		    uint32_t bid_size, struct elffind_result *res);
+void elffind_result__clear(struct elffind_result *res);
+
+/*
+ * elf_file__build_id() - read the GNU build-id note of the ELF file @path.
+ * @bid: STK_MAX_BUILD_ID (64) bytes.
+ * Returns the build-id size (> 0), or -ENOENT/-EACCES (open), -ENOEXEC (not
+ * ELF), -ENODATA (no build-id note), -EFBIG (longer than 64 bytes).
+ */
+int elf_file__build_id(const char *path, uint8_t *bid);
+
+#endif

@@ -1,0 +1,699 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * User-space symbolization: libdwfl does the ELF loading, separate
+ * debuginfo (by build-id and .gnu_debuglink), symbol tables, DWARF inline
+ * scopes and source lines.  We only choose the file (elffind.c), turn a
+ * sampled address into an ELF address, and cache every answer.
+ *
+ * Each module gets its own Dwfl with the module reported at its link-time
+ * addresses, so one ELF serves every process that mapped it, whatever its
+ * load address there.
+ */
+#include <elfutils/debuginfod.h>
+#include <elfutils/libdw.h>
+#include <elfutils/libdwfl.h>
+#include <dwarf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "demangle.h"
+#include "symbolize.h"
+
+#define MAX_INLINE_DEPTH 64
+
+struct seg {
+	uint64_t offset, vaddr, filesz, memsz;
+	uint32_t flags;
+};
+
+struct sym_module_priv {
+	Dwfl *dwfl;
+	Dwfl_Module *mod;
+	uint64_t bias;			/* module address = ELF vaddr + bias */
+	struct seg *segs;
+	size_t nr_segs;
+	int debug_only;			/* segment offsets are not the binary's */
+	struct u64map cache;		/* lookup address -> struct sym_result* or &unknown */
+	struct sym_module *next;	/* same hash */
+};
+
+struct symbolizer {
+	struct symbolizer_opts opts;
+	char **debug_dirs;		/* absolute copies */
+	char *sysroot;
+	char *system_debug_dir;		/* NULL: skipped */
+	char *debuginfo_path;		/* for libdwfl's standard find_debuginfo */
+	Dwfl_Callbacks cb;
+	struct demangler *dm;
+	debuginfod_client *dbgd;
+	struct sym_module **mods;
+	size_t nr_mods, cap_mods;
+	struct u64map by_key;		/* key hash -> first sym_module */
+	struct sym_result unknown;	/* cache marker for "no symbol" */
+};
+
+const char *sym_module_status__reason(enum sym_module_status st)
+{
+	switch (st) {
+	case SYM_MOD_PENDING: return "not looked up";
+	case SYM_MOD_OK: return "symbols found";
+	case SYM_MOD_NOT_FOUND: return "no file found";
+	case SYM_MOD_MISMATCH: return "build-id mismatch";
+	case SYM_MOD_NO_SYMBOLS: return "stripped, no debuginfo";
+	case SYM_MOD_NOT_FILE: return "not a file";
+	case SYM_MOD_ERROR: return "unreadable ELF";
+	}
+	return "?";
+}
+
+/* Relative directories would mean "under the binary's directory" to
+ * libdwfl, so every user-given directory is made absolute first. */
+static char *abs_dir(const char *d)
+{
+	char *r = realpath(d, NULL);
+
+	if (r)
+		return r;
+	return strdup(d);	/* missing dir: harmless, it just never matches */
+}
+
+struct symbolizer *symbolizer__new(const struct symbolizer_opts *opts)
+{
+	struct symbolizer *s;
+	struct strbuf sb = { 0 };
+	size_t i;
+	int err = -ENOMEM;
+
+	if (!opts || opts->sz < sizeof(*opts)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		goto fail;
+	s->opts = *opts;
+	s->dm = demangler__new();
+	if (!s->dm)
+		goto fail;
+	if (opts->nr_debug_dirs) {
+		s->debug_dirs = calloc(opts->nr_debug_dirs, sizeof(*s->debug_dirs));
+		if (!s->debug_dirs)
+			goto fail;
+		for (i = 0; i < opts->nr_debug_dirs; i++) {
+			s->debug_dirs[i] = abs_dir(opts->debug_dirs[i]);
+			if (!s->debug_dirs[i])
+				goto fail;
+		}
+	}
+	if (opts->sysroot) {
+		s->sysroot = abs_dir(opts->sysroot);
+		if (!s->sysroot)
+			goto fail;
+	}
+	if (!opts->system_debug_dir || opts->system_debug_dir[0]) {
+		s->system_debug_dir = strdup(opts->system_debug_dir ? opts->system_debug_dir
+								    : "/usr/lib/debug");
+		if (!s->system_debug_dir)
+			goto fail;
+	}
+	/* "+": verify the CRC of files found through .gnu_debuglink by name;
+	 * "" and ".debug": beside the binary; then our dirs; then the system. */
+	if (strbuf__adds(&sb, "+:.debug"))
+		goto fail;
+	for (i = 0; i < opts->nr_debug_dirs; i++)
+		if (strbuf__addf(&sb, ":%s", s->debug_dirs[i]))
+			goto fail;
+	if (s->sysroot && strbuf__addf(&sb, ":%s/usr/lib/debug", s->sysroot))
+		goto fail;
+	if (s->system_debug_dir && strbuf__addf(&sb, ":%s", s->system_debug_dir))
+		goto fail;
+	s->debuginfo_path = sb.buf ? sb.buf : strdup("");
+	sb.buf = NULL;
+	if (!s->debuginfo_path)
+		goto fail;
+	s->cb.find_elf = dwfl_build_id_find_elf;
+	s->cb.find_debuginfo = dwfl_standard_find_debuginfo;
+	s->cb.section_address = dwfl_offline_section_address;
+	s->cb.debuginfo_path = &s->debuginfo_path;
+	if (opts->debuginfod) {
+		const char *urls = getenv("DEBUGINFOD_URLS");
+
+		if (urls && urls[0])
+			s->dbgd = debuginfod_begin();
+	}
+	return s;
+fail:
+	strbuf__free(&sb);
+	symbolizer__free(s);
+	errno = -err;
+	return NULL;
+}
+
+static void sym_result__free(struct sym_result *r)
+{
+	uint32_t i;
+
+	for (i = 0; i < r->nr_lines; i++) {
+		if (r->lines[i].name != r->lines[i].raw)
+			free((char *)r->lines[i].name);
+		free((char *)r->lines[i].raw);
+		free((char *)r->lines[i].file);
+	}
+	free(r->lines);
+	free(r);
+}
+
+static void sym_module__free(struct symbolizer *s, struct sym_module *m)
+{
+	size_t i;
+
+	if (!m)
+		return;
+	if (m->priv) {
+		for (i = 0; i < m->priv->cache.cap; i++) {
+			struct sym_result *r = m->priv->cache.vals[i];
+
+			if (r && r != &s->unknown)
+				sym_result__free(r);
+		}
+		u64map__free(&m->priv->cache);
+		if (m->priv->dwfl)
+			dwfl_end(m->priv->dwfl);
+		free(m->priv->segs);
+		free(m->priv);
+	}
+	free(m->path);
+	free(m->elf_path);
+	free(m->debug_path);
+	free(m->mismatch_path);
+	free(m);
+}
+
+void symbolizer__free(struct symbolizer *s)
+{
+	size_t i;
+
+	if (!s)
+		return;
+	for (i = 0; i < s->nr_mods; i++)
+		sym_module__free(s, s->mods[i]);
+	free(s->mods);
+	u64map__free(&s->by_key);
+	if (s->debug_dirs)
+		for (i = 0; i < s->opts.nr_debug_dirs; i++)
+			free(s->debug_dirs[i]);
+	free(s->debug_dirs);
+	free(s->sysroot);
+	free(s->system_debug_dir);
+	free(s->debuginfo_path);
+	if (s->dbgd)
+		debuginfod_end(s->dbgd);
+	demangler__free(s->dm);
+	free(s);
+}
+
+size_t symbolizer__nr_modules(const struct symbolizer *s)
+{
+	return s->nr_mods;
+}
+
+struct sym_module *symbolizer__module_at(const struct symbolizer *s, size_t i)
+{
+	return i < s->nr_mods ? s->mods[i] : NULL;
+}
+
+/* "/usr/bin/x (deleted)" is how /proc/PID/maps names a replaced file. */
+static char *clean_path(const char *path)
+{
+	static const char deleted[] = " (deleted)";
+	size_t n = strlen(path);
+	size_t d = sizeof(deleted) - 1;
+
+	if (n > d && strcmp(path + n - d, deleted) == 0)
+		n -= d;
+	return strndup(path, n);
+}
+
+static uint64_t module_key(const char *path, const uint8_t *bid, uint32_t bid_size)
+{
+	if (bid_size)
+		return hash_bytes(1, bid, bid_size);
+	return hash_bytes(2, path, strlen(path));
+}
+
+static int module_matches(const struct sym_module *m, const char *path, const uint8_t *bid,
+			  uint32_t bid_size)
+{
+	if (m->build_id_size != bid_size)
+		return 0;
+	if (bid_size)
+		return memcmp(m->build_id, bid, bid_size) == 0;
+	return strcmp(m->path, path) == 0;
+}
+
+struct sym_module *symbolizer__module(struct symbolizer *s, const char *path,
+				      const uint8_t *bid, uint32_t bid_size)
+{
+	struct sym_module *m, *first;
+	char *clean = NULL;
+	uint64_t key;
+
+	if (bid_size > STK_MAX_BUILD_ID)
+		bid_size = 0;
+	clean = clean_path(path ? path : "");
+	if (!clean)
+		goto nomem;
+	key = module_key(clean, bid, bid_size);
+	first = u64map__get(&s->by_key, key);
+	for (m = first; m; m = m->priv->next) {
+		if (module_matches(m, clean, bid, bid_size)) {
+			free(clean);
+			return m;
+		}
+	}
+	if (s->nr_mods == s->cap_mods) {
+		size_t cap = s->cap_mods ? 2 * s->cap_mods : 16;
+		struct sym_module **p = realloc(s->mods, cap * sizeof(*p));
+
+		if (!p)
+			goto nomem;
+		s->mods = p;
+		s->cap_mods = cap;
+	}
+	m = calloc(1, sizeof(*m));
+	if (!m)
+		goto nomem;
+	m->priv = calloc(1, sizeof(*m->priv));
+	if (!m->priv) {
+		free(m);
+		goto nomem;
+	}
+	m->path = clean;
+	clean = NULL;
+	memcpy(m->build_id, bid, bid_size);
+	m->build_id_size = bid_size;
+	m->priv->next = first;
+	if (u64map__put(&s->by_key, key, m)) {
+		sym_module__free(s, m);
+		goto nomem;
+	}
+	s->mods[s->nr_mods++] = m;
+	return m;
+nomem:
+	free(clean);
+	errno = ENOMEM;
+	return NULL;
+}
+
+/* Reads the PT_LOAD segments, which turn file offsets into addresses. */
+static int module__read_segs(struct sym_module_priv *p, Elf *elf)
+{
+	size_t n, i;
+	int err = 0;
+
+	if (elf_getphdrnum(elf, &n) != 0)
+		return -ENOEXEC;
+	p->segs = calloc(n ? n : 1, sizeof(*p->segs));
+	if (!p->segs)
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		GElf_Phdr ph;
+
+		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD)
+			continue;
+		p->segs[p->nr_segs++] = (struct seg){ ph.p_offset, ph.p_vaddr, ph.p_filesz,
+						      ph.p_memsz, ph.p_flags };
+	}
+	return err;
+}
+
+static int elf_has_symtab(Elf *elf)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+
+	while (elf && (scn = elf_nextscn(elf, scn)))
+		if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_SYMTAB)
+			return 1;
+	return 0;
+}
+
+int symbolizer__open_module(struct symbolizer *s, struct sym_module *m)
+{
+	struct sym_module_priv *p = m->priv;
+	struct elffind_opts fo = {
+		.sysroot = s->sysroot,
+		.debug_dirs = (const char *const *)s->debug_dirs,
+		.nr_debug_dirs = s->opts.nr_debug_dirs,
+		.system_debug_dir = s->system_debug_dir,
+		.debuginfod = s->dbgd,
+	};
+	struct elffind_result fr;
+	const char *mainfile = NULL, *debugfile = NULL, *name;
+	Dwarf_Addr dwbias;
+	GElf_Addr bias = 0;
+	Elf *elf;
+	int err, syms;
+
+	if (m->status != SYM_MOD_PENDING)
+		return 0;
+	if (m->path[0] != '/' && !m->build_id_size) {
+		m->status = SYM_MOD_NOT_FILE;
+		return 0;
+	}
+	err = elffind__locate(&fo, m->path[0] == '/' ? m->path : NULL, m->build_id,
+			      m->build_id_size, &fr);
+	if (err)
+		return err;
+	m->mismatch_path = fr.mismatch_path;
+	fr.mismatch_path = NULL;
+	if (fr.source == ELF_SRC_NONE) {
+		m->status = m->mismatch_path ? SYM_MOD_MISMATCH : SYM_MOD_NOT_FOUND;
+		if (m->path[0] != '/' && !m->mismatch_path)
+			m->status = SYM_MOD_NOT_FILE;
+		elffind_result__clear(&fr);
+		return 0;
+	}
+	m->source = fr.source;
+	m->elf_path = fr.path;
+	fr.path = NULL;
+	p->debug_only = fr.debug_only;
+	elffind_result__clear(&fr);
+
+	m->status = SYM_MOD_ERROR;
+	p->dwfl = dwfl_begin(&s->cb);
+	if (!p->dwfl)
+		return 0;
+	name = strrchr(m->path, '/');
+	name = name ? name + 1 : m->path;
+	dwfl_report_begin(p->dwfl);
+	p->mod = dwfl_report_elf(p->dwfl, name, m->elf_path, -1, 0, false);
+	dwfl_report_end(p->dwfl, NULL, NULL);
+	if (!p->mod)
+		return 0;
+	elf = dwfl_module_getelf(p->mod, &bias);
+	if (!elf)
+		return 0;
+	p->bias = bias;
+	err = module__read_segs(p, elf);
+	if (err == -ENOMEM)
+		return err;
+	if (err)
+		return 0;
+	/* Both calls go looking for separate debuginfo through the callbacks. */
+	m->has_dwarf = dwfl_module_getdwarf(p->mod, &dwbias) != NULL;
+	syms = dwfl_module_getsymtab(p->mod);
+	dwfl_module_info(p->mod, NULL, NULL, NULL, NULL, NULL, &mainfile, &debugfile);
+	if (debugfile && strcmp(debugfile, m->elf_path) != 0) {
+		m->debug_path = strdup(debugfile);
+		if (!m->debug_path)
+			return -ENOMEM;
+	}
+	/* .dynsym alone names only exported functions: call that stripped. */
+	if (!m->has_dwarf && (syms <= 0 || (!elf_has_symtab(elf) && !m->debug_path)))
+		m->status = SYM_MOD_NO_SYMBOLS;
+	else
+		m->status = SYM_MOD_OK;
+	return 0;
+}
+
+int symbolizer__vaddr(struct symbolizer *s, struct sym_module *m, const struct stk_mapping *map,
+		      uint64_t addr, uint64_t *vaddr)
+{
+	struct sym_module_priv *p = m->priv;
+	uint64_t off;
+	size_t i;
+	int err;
+
+	err = symbolizer__open_module(s, m);
+	if (err)
+		return err;
+	if (!p->segs || addr < map->start)
+		return -ENOENT;
+	off = addr - map->start + map->offset;
+	if (!p->debug_only) {
+		for (i = 0; i < p->nr_segs; i++) {
+			const struct seg *g = &p->segs[i];
+
+			if (off >= g->offset && off < g->offset + g->filesz) {
+				*vaddr = off - g->offset + g->vaddr;
+				return 0;
+			}
+		}
+		return -ENOENT;
+	}
+	/*
+	 * Separate debuginfo keeps the segments' addresses but not their file
+	 * offsets (objcopy --only-keep-debug zeroes them), so match by
+	 * permission instead: a sampled code address is in the executable
+	 * mapping, which is the single PF_X segment of ordinary binaries.
+	 */
+	if (!(map->prot & PROT_EXEC))
+		return -ENOENT;
+	for (i = 0; i < p->nr_segs; i++) {
+		const struct seg *g = &p->segs[i];
+		size_t j, nx = 0;
+
+		if (!(g->flags & PF_X))
+			continue;
+		for (j = 0; j < p->nr_segs; j++)
+			nx += !!(p->segs[j].flags & PF_X);
+		if (nx != 1)
+			return -ENOENT;
+		*vaddr = (g->vaddr & ~(uint64_t)0xfff) + (addr - map->start) +
+			 (map->offset & 0xfff);
+		return 0;
+	}
+	return -ENOENT;
+}
+
+struct scope_frame {
+	Dwarf_Die die;
+	int tag;
+};
+
+static char *die_raw_name(Dwarf_Die *die)
+{
+	Dwarf_Attribute a;
+	const char *n = NULL;
+
+	if (dwarf_attr_integrate(die, DW_AT_linkage_name, &a) ||
+	    dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &a))
+		n = dwarf_formstring(&a);
+	if (!n)
+		n = dwarf_diename(die);
+	return n ? strdup(n) : NULL;
+}
+
+static int die_udata(Dwarf_Die *die, unsigned int at, Dwarf_Word *v)
+{
+	Dwarf_Attribute a;
+
+	return dwarf_attr(die, at, &a) && dwarf_formudata(&a, v) == 0;
+}
+
+static int sym_line__set_name(struct symbolizer *s, struct sym_line *l, char *raw)
+{
+	char *dm = NULL;
+
+	if (!raw)
+		return -ENOMEM;
+	l->raw = raw;
+	if (!s->opts.no_demangle)
+		dm = demangler__demangle(s->dm, raw);
+	l->name = dm ? dm : raw;
+	return 0;
+}
+
+static int sym_line__set_file(struct sym_line *l, const char *file)
+{
+	if (!file)
+		return 0;
+	l->file = strdup(file);
+	return l->file ? 0 : -ENOMEM;
+}
+
+/* Builds the result for module address @pc; *out = NULL when unknown. */
+static int module__resolve(struct symbolizer *s, struct sym_module *m, uint64_t pc,
+			   struct sym_result **out)
+{
+	struct sym_module_priv *p = m->priv;
+	struct scope_frame fr[MAX_INLINE_DEPTH];
+	Dwarf_Die *scopes = NULL, *cudie = NULL;
+	Dwarf_Files *files = NULL;
+	struct sym_result *r = NULL;
+	const char *symname;
+	GElf_Off off;
+	GElf_Sym sym;
+	Dwarf_Addr dbias = 0;
+	size_t nfiles = 0;
+	int nsc = 0, nfr = 0, first, i, err = -ENOMEM;
+
+	*out = NULL;
+	symname = dwfl_module_addrinfo(p->mod, pc, &off, &sym, NULL, NULL, NULL);
+	if (m->has_dwarf && (!s->opts.no_inline || s->opts.lines))
+		cudie = dwfl_module_addrdie(p->mod, pc, &dbias);
+	if (cudie) {
+		/*
+		 * dwarf_getscopes() continues past an inlined subroutine with
+		 * the scopes of its abstract definition, not with the function
+		 * it was inlined into: take the innermost function-like scope,
+		 * then walk its concrete parents with dwarf_getscopes_die().
+		 */
+		nsc = dwarf_getscopes(cudie, pc - dbias, &scopes);
+		for (i = 0; i < nsc; i++) {
+			int tag = dwarf_tag(&scopes[i]);
+
+			if (tag == DW_TAG_inlined_subroutine || tag == DW_TAG_subprogram) {
+				fr[0].die = scopes[i];
+				fr[0].tag = tag;
+				nfr = 1;
+				break;
+			}
+		}
+		if (nfr && fr[0].tag == DW_TAG_inlined_subroutine) {
+			Dwarf_Die *parents = NULL;
+			int np = dwarf_getscopes_die(&fr[0].die, &parents);
+
+			for (i = 1; i < np && nfr < MAX_INLINE_DEPTH; i++) {
+				int tag = dwarf_tag(&parents[i]);
+
+				if (tag != DW_TAG_inlined_subroutine && tag != DW_TAG_subprogram)
+					continue;
+				fr[nfr].die = parents[i];
+				fr[nfr].tag = tag;
+				nfr++;
+				if (tag == DW_TAG_subprogram)
+					break;
+			}
+			free(parents);
+		}
+		if (s->opts.lines)
+			dwarf_getsrcfiles(cudie, &files, &nfiles);
+	}
+	if (!nfr && !symname) {
+		err = 0;
+		goto out;
+	}
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		goto out;
+	r->nr_lines = nfr ? (uint32_t)nfr : 1;
+	r->lines = calloc(r->nr_lines, sizeof(*r->lines));
+	if (!r->lines)
+		goto out;
+	if (!nfr) {
+		err = sym_line__set_name(s, &r->lines[0], strdup(symname));
+		if (err)
+			goto out;
+	}
+	for (i = 0; i < nfr; i++) {
+		struct sym_line *l = &r->lines[i];
+		char *raw;
+		int decl;
+
+		/* The outermost function is named as its symbol (what every
+		 * profiler shows, e.g. "foo.cold"); inlined ones from DWARF. */
+		if (i == nfr - 1 && fr[i].tag == DW_TAG_subprogram && symname)
+			raw = strdup(symname);
+		else
+			raw = die_raw_name(&fr[i].die);
+		if (!raw)
+			raw = strdup(symname ? symname : "[unknown]");
+		err = sym_line__set_name(s, l, raw);
+		if (err)
+			goto out;
+		if (s->opts.lines && dwarf_decl_line(&fr[i].die, &decl) == 0 && decl > 0)
+			l->start_line = (uint32_t)decl;
+	}
+	if (s->opts.lines) {
+		Dwfl_Line *dl = dwfl_module_getsrc(p->mod, pc);
+		const char *file = NULL;
+		int lineno = 0;
+
+		if (dl)
+			file = dwfl_lineinfo(dl, NULL, &lineno, NULL, NULL, NULL);
+		err = sym_line__set_file(&r->lines[0], file);
+		if (err)
+			goto out;
+		r->lines[0].line = lineno > 0 ? (uint32_t)lineno : 0;
+		/* An inlined call's position is the call site in its caller. */
+		for (i = 1; i < nfr; i++) {
+			Dwarf_Word cf, cl;
+
+			if (fr[i - 1].tag != DW_TAG_inlined_subroutine)
+				break;
+			if (die_udata(&fr[i - 1].die, DW_AT_call_file, &cf) && files && cf < nfiles) {
+				err = sym_line__set_file(&r->lines[i], dwarf_filesrc(files, cf, NULL, NULL));
+				if (err)
+					goto out;
+			}
+			if (die_udata(&fr[i - 1].die, DW_AT_call_line, &cl))
+				r->lines[i].line = (uint32_t)cl;
+		}
+	}
+	if (s->opts.no_inline && r->nr_lines > 1) {
+		/* Keep only the outermost function. */
+		first = (int)r->nr_lines - 1;
+		for (i = 0; i < first; i++) {
+			struct sym_line *l = &r->lines[i];
+
+			if (l->name != l->raw)
+				free((char *)l->name);
+			free((char *)l->raw);
+			free((char *)l->file);
+		}
+		r->lines[0] = r->lines[first];
+		r->nr_lines = 1;
+	}
+	r->inlined = r->nr_lines - 1;
+	*out = r;
+	r = NULL;
+	err = 0;
+out:
+	free(scopes);
+	if (r)
+		sym_result__free(r);
+	return err;
+}
+
+int symbolizer__lookup(struct symbolizer *s, struct sym_module *m, const struct stk_mapping *map,
+		       uint64_t addr, int is_return, const struct sym_result **res)
+{
+	struct sym_module_priv *p = m->priv;
+	struct sym_result *r;
+	uint64_t vaddr, pc;
+	int err;
+
+	*res = NULL;
+	err = symbolizer__open_module(s, m);
+	if (err)
+		return err;
+	if (!p->mod)
+		return 0;
+	err = symbolizer__vaddr(s, m, map, addr, &vaddr);
+	if (err == -ENOMEM)
+		return err;
+	if (err)
+		return 0;
+	pc = vaddr + p->bias - (is_return && vaddr ? 1 : 0);
+	r = u64map__get(&p->cache, pc);
+	if (!r) {
+		err = module__resolve(s, m, pc, &r);
+		if (err)
+			return err;
+		err = u64map__put(&p->cache, pc, r ? r : &s->unknown);
+		if (err) {
+			if (r)
+				sym_result__free(r);
+			return err;
+		}
+	}
+	*res = r == &s->unknown ? NULL : r;
+	return 0;
+}

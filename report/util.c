@@ -1,0 +1,194 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/* Growable strings and a 64-bit keyed hash map for the reporter. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util.h"
+
+static int strbuf__grow(struct strbuf *sb, size_t extra)
+{
+	size_t need = sb->len + extra + 1;
+	size_t cap;
+	char *p;
+
+	if (need <= sb->cap)
+		return 0;
+	cap = sb->cap ? sb->cap : 64;
+	while (cap < need)
+		cap *= 2;
+	p = realloc(sb->buf, cap);
+	if (!p)
+		return -ENOMEM;
+	sb->buf = p;
+	sb->cap = cap;
+	return 0;
+}
+
+int strbuf__add(struct strbuf *sb, const char *s, size_t n)
+{
+	int err = strbuf__grow(sb, n);
+
+	if (err)
+		return err;
+	memcpy(sb->buf + sb->len, s, n);
+	sb->len += n;
+	sb->buf[sb->len] = '\0';
+	return 0;
+}
+
+int strbuf__adds(struct strbuf *sb, const char *s)
+{
+	return strbuf__add(sb, s, strlen(s));
+}
+
+int strbuf__addf(struct strbuf *sb, const char *fmt, ...)
+{
+	va_list ap;
+	int n, err;
+
+	va_start(ap, fmt);
+	n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return -EINVAL;
+	err = strbuf__grow(sb, (size_t)n);
+	if (err)
+		return err;
+	va_start(ap, fmt);
+	vsnprintf(sb->buf + sb->len, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	sb->len += (size_t)n;
+	return 0;
+}
+
+const char *strbuf__str(const struct strbuf *sb)
+{
+	return sb->buf ? sb->buf : "";
+}
+
+void strbuf__reset(struct strbuf *sb)
+{
+	sb->len = 0;
+	if (sb->buf)
+		sb->buf[0] = '\0';
+}
+
+void strbuf__free(struct strbuf *sb)
+{
+	free(sb->buf);
+	sb->buf = NULL;
+	sb->len = sb->cap = 0;
+}
+
+uint64_t hash64(uint64_t h, uint64_t v)
+{
+	/* splitmix64 finaliser over the combined value: cheap and well mixed,
+	 * so a power-of-two table can use the low bits directly. */
+	uint64_t z = h ^ (v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2));
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+uint64_t hash_bytes(uint64_t h, const void *p, size_t n)
+{
+	const unsigned char *c = p;
+	uint64_t f = 0xcbf29ce484222325ull;
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		f = (f ^ c[i]) * 0x100000001b3ull;
+	return hash64(h, f ^ n);
+}
+
+static size_t u64map__slot(const struct u64map *m, uint64_t key)
+{
+	size_t mask = m->cap - 1;
+	size_t i = hash64(0, key) & mask;
+
+	while (m->vals[i] && m->keys[i] != key)
+		i = (i + 1) & mask;
+	return i;
+}
+
+void *u64map__get(const struct u64map *m, uint64_t key)
+{
+	if (!m->cap)
+		return NULL;
+	return m->vals[u64map__slot(m, key)];
+}
+
+static int u64map__rehash(struct u64map *m, size_t cap)
+{
+	struct u64map nm = { 0 };
+	size_t i;
+
+	nm.keys = calloc(cap, sizeof(*nm.keys));
+	nm.vals = calloc(cap, sizeof(*nm.vals));
+	if (!nm.keys || !nm.vals) {
+		free(nm.keys);
+		free(nm.vals);
+		return -ENOMEM;
+	}
+	nm.cap = cap;
+	for (i = 0; i < m->cap; i++) {
+		size_t s;
+
+		if (!m->vals[i])
+			continue;
+		s = u64map__slot(&nm, m->keys[i]);
+		nm.keys[s] = m->keys[i];
+		nm.vals[s] = m->vals[i];
+		nm.n++;
+	}
+	free(m->keys);
+	free(m->vals);
+	*m = nm;
+	return 0;
+}
+
+int u64map__put(struct u64map *m, uint64_t key, void *val)
+{
+	size_t s;
+	int err;
+
+	if (!val)
+		return -EINVAL;
+	/* Keep the load factor under 1/2 so probes stay short. */
+	if ((m->n + 1) * 2 > m->cap) {
+		err = u64map__rehash(m, m->cap ? m->cap * 2 : 64);
+		if (err)
+			return err;
+	}
+	s = u64map__slot(m, key);
+	if (!m->vals[s])
+		m->n++;
+	m->keys[s] = key;
+	m->vals[s] = val;
+	return 0;
+}
+
+void u64map__free(struct u64map *m)
+{
+	free(m->keys);
+	free(m->vals);
+	m->keys = NULL;
+	m->vals = NULL;
+	m->cap = m->n = 0;
+}
+
+void hex_encode(char *out, const uint8_t *p, size_t n)
+{
+	static const char digits[] = "0123456789abcdef";
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		out[2 * i] = digits[p[i] >> 4];
+		out[2 * i + 1] = digits[p[i] & 15];
+	}
+	out[2 * n] = '\0';
+}

@@ -1,0 +1,655 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * mkcapture - write .stk captures for the reporter's tests, from a small
+ * line-based script, with addresses taken from real ELF fixtures so the
+ * capture is consistent with them (mappings, build-ids, return addresses).
+ *
+ *   mkcapture [-C DIR] SCRIPT OUT.stk        (SCRIPT "-" is stdin)
+ *   mkcapture --synthetic N [--seed S] OUT.stk FILE...
+ *
+ * Script lines ('#' starts a comment; FILE is relative to -C DIR and is
+ * recorded as "/FILE" unless as=PATH is given):
+ *   meta KEY VALUE
+ *   map PID COMM FILE BASE [as=PATH] [bid=FILE2|bid=none|bid=HEX]
+ *   special PID COMM START END PATH          e.g. [vdso]
+ *   stack ID FRAME...                        leaf first
+ *       FRAME: 0xADDR | FILE:SYM[+OFF] | FILE:CALLER>CALLEE (return address
+ *       after the call), the address of FILE as mapped by the last map line
+ *   ksym ADDR SIZE TYPE NAME [MODULE]
+ *   kobj NAME BASE SIZE [BIDHEX]
+ *   count PID TID COMM USTACK KSTACK KIP KRET N   stack refs: id, -EFAULT...
+ *   offc TPID TTID TCOMM TU TK WPID WTID WCOMM WU WK N NS
+ *   stat NAME VALUE
+ *   interval T0 T1     times of the next CNTS/OFFC chunk (default 1 2)
+ *   flush              write what is pending as chunks now
+ *   noclose            end without the index/trailer (a killed recording)
+ *
+ * --synthetic: N unique stacks of 4..32 frames, drawn (with a fixed seed)
+ * from the functions of the given ELF files, each mapped in its own range of
+ * one process: the reporter's benchmark input.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fxelf.h"
+#include "stk.h"
+
+#define MAX_TOK 64
+#define MAX_MAPS 4096
+
+struct loaded {
+	char file[4096];	/* real path */
+	uint64_t bias;
+};
+
+struct script {
+	const char *dir;
+	struct stk_writer *w;
+	struct loaded loads[256];
+	int nr_loads;
+	/* pending chunk contents */
+	struct stk_stack *stacks; size_t nr_stacks;
+	struct stk_count *counts; size_t nr_counts;
+	struct stk_offcpu *offc; size_t nr_offc;
+	struct stk_proc_maps procs[64]; size_t nr_procs;
+	struct stk_mapping maps[64][64];
+	char *paths[MAX_MAPS]; size_t nr_paths;
+	struct stk_ksym *ksyms; size_t nr_ksyms;
+	struct stk_kobj kobjs[64]; size_t nr_kobjs;
+	struct stk_stat stats[64]; size_t nr_stats;
+	struct stk_kv meta[64]; size_t nr_meta;
+	uint64_t t0, t1;
+	int noclose;
+	int line;
+};
+
+static void die(struct script *s, const char *what)
+{
+	fprintf(stderr, "mkcapture: line %d: %s\n", s ? s->line : 0, what);
+	exit(1);
+}
+
+static void *grow(void *p, size_t n, size_t size)
+{
+	p = realloc(p, (n + 1) * size);
+	if (!p) {
+		fprintf(stderr, "mkcapture: out of memory\n");
+		exit(1);
+	}
+	return p;
+}
+
+static void fullpath(struct script *s, const char *file, char *out, size_t n)
+{
+	int r;
+
+	if (s->dir && file[0] != '/')
+		r = snprintf(out, n, "%s/%s", s->dir, file);
+	else
+		r = snprintf(out, n, "%s", file);
+	if (r < 0 || (size_t)r >= n)
+		die(s, "path too long");
+}
+
+static int64_t stack_ref(struct script *s, const char *t)
+{
+	static const struct { const char *n; int64_t v; } names[] = {
+		{ "-EFAULT", -EFAULT }, { "-ENOMEM", -ENOMEM }, { "-EEXIST", -EEXIST },
+		{ "-ENOENT", -ENOENT },
+	};
+	size_t i;
+	char *end;
+	long long v;
+
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (strcmp(t, names[i].n) == 0)
+			return names[i].v;
+	v = strtoll(t, &end, 0);
+	if (*end)
+		die(s, "bad stack reference");
+	return v;
+}
+
+static uint64_t num(struct script *s, const char *t)
+{
+	char *end;
+	unsigned long long v = strtoull(t, &end, 0);
+
+	if (*end)
+		die(s, "bad number");
+	return v;
+}
+
+static void hex_decode(struct script *s, const char *hex, uint8_t *out, uint32_t *n)
+{
+	size_t l = strlen(hex), i;
+
+	if (l % 2 || l / 2 > STK_MAX_BUILD_ID)
+		die(s, "bad build-id hex");
+	for (i = 0; i < l / 2; i++) {
+		unsigned int b;
+
+		if (sscanf(hex + 2 * i, "%2x", &b) != 1)
+			die(s, "bad build-id hex");
+		out[i] = (uint8_t)b;
+	}
+	*n = (uint32_t)(l / 2);
+}
+
+static struct stk_proc_maps *proc(struct script *s, uint32_t pid, const char *comm)
+{
+	size_t i;
+
+	for (i = 0; i < s->nr_procs; i++)
+		if (s->procs[i].tgid == pid)
+			return &s->procs[i];
+	if (s->nr_procs == 64)
+		die(s, "too many processes");
+	s->procs[i].tgid = pid;
+	snprintf(s->procs[i].comm, sizeof(s->procs[i].comm), "%s", comm);
+	s->procs[i].mappings = s->maps[i];
+	s->procs[i].nr_mappings = 0;
+	s->nr_procs++;
+	return &s->procs[i];
+}
+
+static char *keep(struct script *s, const char *str)
+{
+	if (s->nr_paths == MAX_MAPS)
+		die(s, "too many strings");
+	s->paths[s->nr_paths] = strdup(str);
+	if (!s->paths[s->nr_paths])
+		die(s, "out of memory");
+	return s->paths[s->nr_paths++];
+}
+
+static void do_map(struct script *s, char **tok, int n)
+{
+	char file[4096], path[4096], bidfile[4096];
+	struct stk_mapping ms[16];
+	struct stk_proc_maps *p;
+	uint8_t bid[STK_MAX_BUILD_ID];
+	uint32_t bid_size = 0;
+	uint64_t base;
+	int nm, i, bn;
+
+	if (n < 5)
+		die(s, "map PID COMM FILE BASE [as=PATH] [bid=...]");
+	fullpath(s, tok[3], file, sizeof(file));
+	snprintf(path, sizeof(path), "/%s", tok[3]);
+	snprintf(bidfile, sizeof(bidfile), "%s", file);
+	base = num(s, tok[4]);
+	for (i = 5; i < n; i++) {
+		if (strncmp(tok[i], "as=", 3) == 0) {
+			snprintf(path, sizeof(path), "%s", tok[i] + 3);
+		} else if (strcmp(tok[i], "bid=none") == 0) {
+			bidfile[0] = '\0';
+		} else if (strncmp(tok[i], "bid=0x", 6) == 0) {
+			hex_decode(s, tok[i] + 6, bid, &bid_size);
+			bidfile[0] = '\0';
+		} else if (strncmp(tok[i], "bid=", 4) == 0) {
+			fullpath(s, tok[i] + 4, bidfile, sizeof(bidfile));
+		} else {
+			die(s, "unknown map option");
+		}
+	}
+	if (bidfile[0]) {
+		bn = 0;
+		{
+			/* Read the build-id note with libelf via fx helpers. */
+			int fd;
+			Elf *elf = fx_elf_open(bidfile, &fd);
+			Elf_Scn *scn = NULL;
+
+			while (elf && (scn = elf_nextscn(elf, scn))) {
+				GElf_Shdr sh;
+				Elf_Data *d;
+				GElf_Nhdr nh;
+				size_t off = 0, noff, doff;
+
+				if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE)
+					continue;
+				d = elf_getdata(scn, NULL);
+				while (d && (off = gelf_getnote(d, off, &nh, &noff, &doff)) > 0) {
+					if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
+					    memcmp((char *)d->d_buf + noff, "GNU", 4) == 0 &&
+					    nh.n_descsz <= STK_MAX_BUILD_ID) {
+						memcpy(bid, (char *)d->d_buf + doff, nh.n_descsz);
+						bn = (int)nh.n_descsz;
+					}
+				}
+			}
+			fx_elf_close(elf, fd);
+		}
+		if (bn <= 0)
+			die(s, "no build-id in file");
+		bid_size = (uint32_t)bn;
+	}
+	nm = fx_mappings(file, base, ms, 16);
+	if (nm <= 0)
+		die(s, "cannot read ELF segments");
+	p = proc(s, (uint32_t)num(s, tok[1]), tok[2]);
+	for (i = 0; i < nm; i++) {
+		struct stk_mapping *m = &s->maps[p - s->procs][p->nr_mappings];
+
+		if (p->nr_mappings == 64)
+			die(s, "too many mappings");
+		*m = ms[i];
+		m->path = keep(s, path);
+		m->build_id_size = bid_size;
+		memcpy(m->build_id, bid, bid_size);
+		m->inode = 1000 + (uint64_t)s->nr_loads;
+		p->nr_mappings++;
+	}
+	if (s->nr_loads == 256)
+		die(s, "too many map lines");
+	snprintf(s->loads[s->nr_loads].file, sizeof(s->loads[0].file), "%s", file);
+	s->loads[s->nr_loads].bias = fx_bias(file, base);
+	s->nr_loads++;
+}
+
+static void do_special(struct script *s, char **tok, int n)
+{
+	struct stk_proc_maps *p;
+	struct stk_mapping *m;
+
+	if (n != 6)
+		die(s, "special PID COMM START END PATH");
+	p = proc(s, (uint32_t)num(s, tok[1]), tok[2]);
+	if (p->nr_mappings == 64)
+		die(s, "too many mappings");
+	m = &s->maps[p - s->procs][p->nr_mappings++];
+	memset(m, 0, sizeof(*m));
+	m->start = num(s, tok[3]);
+	m->end = num(s, tok[4]);
+	m->prot = PROT_READ | PROT_EXEC;
+	m->path = keep(s, tok[5]);
+}
+
+static uint64_t frame_addr(struct script *s, const char *t)
+{
+	char buf[4096], file[4096];
+	char *colon, *gt, *plus;
+	uint64_t v = 0, off = 0;
+	int i;
+
+	if (strncmp(t, "0x", 2) == 0)
+		return num(s, t);
+	snprintf(buf, sizeof(buf), "%s", t);
+	colon = strrchr(buf, ':');
+	if (!colon)
+		die(s, "frame: 0xADDR, FILE:SYM[+OFF] or FILE:CALLER>CALLEE");
+	*colon++ = '\0';
+	fullpath(s, buf, file, sizeof(file));
+	for (i = s->nr_loads - 1; i >= 0; i--)
+		if (strcmp(s->loads[i].file, file) == 0)
+			break;
+	if (i < 0)
+		die(s, "frame in a file that no map line loaded");
+	gt = strchr(colon, '>');
+	if (gt) {
+		*gt++ = '\0';
+		if (fx_call_ret(file, colon, gt, &v))
+			die(s, "no such call in the fixture");
+	} else {
+		plus = strchr(colon, '+');
+		if (plus) {
+			*plus++ = '\0';
+			off = num(s, plus);
+		}
+		if (fx_sym(file, colon, &v, NULL))
+			die(s, "no such symbol in the fixture");
+		v += off;
+	}
+	return s->loads[i].bias + v;
+}
+
+static void flush(struct script *s)
+{
+	int err = 0;
+
+	if (s->nr_meta && !err)
+		err = stk_writer__add_meta(s->w, s->meta, s->nr_meta);
+	if (s->nr_kobjs && !err)
+		err = stk_writer__add_kobjs(s->w, s->kobjs, s->nr_kobjs);
+	if (s->nr_ksyms && !err)
+		err = stk_writer__add_ksyms(s->w, s->ksyms, s->nr_ksyms);
+	if (s->nr_procs && !err)
+		err = stk_writer__add_maps(s->w, s->procs, s->nr_procs);
+	if (s->nr_stacks && !err)
+		err = stk_writer__add_stacks(s->w, s->stacks, s->nr_stacks);
+	if (s->nr_counts && !err)
+		err = stk_writer__add_counts(s->w, s->t0, s->t1, s->counts, s->nr_counts);
+	if (s->nr_offc && !err)
+		err = stk_writer__add_offcpu(s->w, s->t0, s->t1, s->offc, s->nr_offc);
+	if (s->nr_stats && !err)
+		err = stk_writer__add_stats(s->w, s->stats, s->nr_stats);
+	if (err) {
+		fprintf(stderr, "mkcapture: %s\n", stk_writer__errmsg(s->w));
+		exit(1);
+	}
+	s->nr_meta = s->nr_kobjs = s->nr_ksyms = s->nr_procs = 0;
+	s->nr_stacks = s->nr_counts = s->nr_offc = s->nr_stats = 0;
+}
+
+static void task(struct script *s, struct stk_task_stacks *t, char **tok)
+{
+	t->tgid = (uint32_t)num(s, tok[0]);
+	t->tid = (uint32_t)num(s, tok[1]);
+	snprintf(t->comm, sizeof(t->comm), "%s", strcmp(tok[2], "-") ? tok[2] : "");
+	t->user_stack = stack_ref(s, tok[3]);
+	t->kernel_stack = stack_ref(s, tok[4]);
+}
+
+static void do_line(struct script *s, char *line)
+{
+	char *tok[MAX_TOK];
+	int n = 0;
+	char *p = strchr(line, '#');
+
+	if (p)
+		*p = '\0';
+	for (p = strtok(line, " \t\n"); p && n < MAX_TOK; p = strtok(NULL, " \t\n"))
+		tok[n++] = p;
+	if (!n)
+		return;
+	if (strcmp(tok[0], "meta") == 0 && n >= 3) {
+		s->meta[s->nr_meta].key = keep(s, tok[1]);
+		s->meta[s->nr_meta].value = keep(s, tok[2]);
+		s->nr_meta++;
+	} else if (strcmp(tok[0], "map") == 0) {
+		do_map(s, tok, n);
+	} else if (strcmp(tok[0], "special") == 0) {
+		do_special(s, tok, n);
+	} else if (strcmp(tok[0], "stack") == 0 && n >= 2) {
+		struct stk_stack *st;
+		uint64_t *fr = calloc((size_t)n, sizeof(*fr));
+		int i;
+
+		if (!fr)
+			die(s, "out of memory");
+		for (i = 2; i < n; i++)
+			fr[i - 2] = frame_addr(s, tok[i]);
+		s->stacks = grow(s->stacks, s->nr_stacks, sizeof(*s->stacks));
+		st = &s->stacks[s->nr_stacks++];
+		st->id = num(s, tok[1]);
+		st->nr_frames = (uint32_t)(n - 2);
+		st->frames = fr;
+	} else if (strcmp(tok[0], "ksym") == 0 && n >= 5) {
+		struct stk_ksym *k;
+
+		s->ksyms = grow(s->ksyms, s->nr_ksyms, sizeof(*s->ksyms));
+		k = &s->ksyms[s->nr_ksyms++];
+		k->addr = num(s, tok[1]);
+		k->size = num(s, tok[2]);
+		k->type = tok[3][0];
+		k->name = keep(s, tok[4]);
+		k->module = keep(s, n > 5 ? tok[5] : "");
+	} else if (strcmp(tok[0], "kobj") == 0 && n >= 4) {
+		struct stk_kobj *k = &s->kobjs[s->nr_kobjs++];
+
+		memset(k, 0, sizeof(*k));
+		k->name = keep(s, tok[1]);
+		k->base = num(s, tok[2]);
+		k->size = num(s, tok[3]);
+		if (n > 4)
+			hex_decode(s, tok[4], k->build_id, &k->build_id_size);
+	} else if (strcmp(tok[0], "count") == 0 && n == 9) {
+		struct stk_count *c;
+
+		s->counts = grow(s->counts, s->nr_counts, sizeof(*s->counts));
+		c = &s->counts[s->nr_counts++];
+		memset(c, 0, sizeof(*c));
+		c->tgid = (uint32_t)num(s, tok[1]);
+		c->tid = (uint32_t)num(s, tok[2]);
+		snprintf(c->comm, sizeof(c->comm), "%s", tok[3]);
+		c->user_stack = stack_ref(s, tok[4]);
+		c->kernel_stack = stack_ref(s, tok[5]);
+		c->kernel_ip = num(s, tok[6]);
+		c->kernel_ret_ip = num(s, tok[7]);
+		c->count = num(s, tok[8]);
+	} else if (strcmp(tok[0], "offc") == 0 && n == 13) {
+		struct stk_offcpu *o;
+
+		s->offc = grow(s->offc, s->nr_offc, sizeof(*s->offc));
+		o = &s->offc[s->nr_offc++];
+		memset(o, 0, sizeof(*o));
+		task(s, &o->target, tok + 1);
+		task(s, &o->waker, tok + 6);
+		o->count = num(s, tok[11]);
+		o->blocked_ns = num(s, tok[12]);
+	} else if (strcmp(tok[0], "stat") == 0 && n == 3) {
+		s->stats[s->nr_stats].name = keep(s, tok[1]);
+		s->stats[s->nr_stats].value = num(s, tok[2]);
+		s->nr_stats++;
+	} else if (strcmp(tok[0], "interval") == 0 && n == 3) {
+		s->t0 = num(s, tok[1]);
+		s->t1 = num(s, tok[2]);
+	} else if (strcmp(tok[0], "flush") == 0) {
+		flush(s);
+	} else if (strcmp(tok[0], "noclose") == 0) {
+		s->noclose = 1;
+	} else {
+		die(s, "unknown or malformed line");
+	}
+}
+
+/* ---- synthetic captures for the benchmark ---- */
+
+struct fn {
+	uint64_t addr, size;
+};
+
+static size_t collect_functions(const char *path, uint64_t bias, struct fn **fns, size_t n)
+{
+	Elf_Scn *scn = NULL;
+	int fd;
+	Elf *elf = fx_elf_open(path, &fd);
+
+	while (elf && (scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+		size_t i;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_SYMTAB || !sh.sh_entsize)
+			continue;
+		d = elf_getdata(scn, NULL);
+		for (i = 0; d && i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Sym sy;
+
+			if (!gelf_getsym(d, (int)i, &sy) || GELF_ST_TYPE(sy.st_info) != STT_FUNC ||
+			    sy.st_size < 2 || !sy.st_value || sy.st_shndx == SHN_UNDEF)
+				continue;
+			*fns = grow(*fns, n, sizeof(**fns));
+			(*fns)[n].addr = bias + sy.st_value;
+			(*fns)[n].size = sy.st_size;
+			n++;
+		}
+	}
+	fx_elf_close(elf, fd);
+	return n;
+}
+
+static uint64_t rng(uint64_t *st)
+{
+	*st ^= *st << 13;
+	*st ^= *st >> 7;
+	*st ^= *st << 17;
+	return *st;
+}
+
+static int synthetic(size_t nr, uint64_t seed, const char *out, char **files, int nfiles)
+{
+	struct stk_writer *w = stk_writer__open(out, NULL);
+	struct stk_proc_maps pm = { .tgid = 4242, .comm = "synth" };
+	struct stk_mapping *maps = NULL;
+	struct stk_stack *st = NULL;
+	struct stk_count *rows = NULL;
+	struct fn *fns = NULL;
+	uint64_t *frames = NULL;
+	size_t nfns = 0, nmaps = 0, i;
+	int f, err = 0;
+
+	if (!w) {
+		fprintf(stderr, "mkcapture: %s: %s\n", out, strerror(errno));
+		return 1;
+	}
+	for (f = 0; f < nfiles; f++) {
+		struct stk_mapping ms[16];
+		uint64_t base = 0x7f0000000000ull + (uint64_t)f * 0x10000000ull;
+		uint8_t bid[STK_MAX_BUILD_ID];
+		uint32_t bn = 0;
+		int nm, k, fd;
+		Elf *elf;
+		Elf_Scn *scn = NULL;
+
+		nm = fx_mappings(files[f], base, ms, 16);
+		if (nm <= 0) {
+			fprintf(stderr, "mkcapture: %s: not an ELF file\n", files[f]);
+			return 1;
+		}
+		elf = fx_elf_open(files[f], &fd);
+		while (elf && (scn = elf_nextscn(elf, scn))) {
+			GElf_Shdr sh;
+			Elf_Data *d;
+			GElf_Nhdr nh;
+			size_t off = 0, noff, doff;
+
+			if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE)
+				continue;
+			d = elf_getdata(scn, NULL);
+			while (d && (off = gelf_getnote(d, off, &nh, &noff, &doff)) > 0)
+				if (nh.n_type == NT_GNU_BUILD_ID && nh.n_descsz <= STK_MAX_BUILD_ID) {
+					memcpy(bid, (char *)d->d_buf + doff, nh.n_descsz);
+					bn = nh.n_descsz;
+				}
+		}
+		fx_elf_close(elf, fd);
+		for (k = 0; k < nm; k++) {
+			maps = grow(maps, nmaps, sizeof(*maps));
+			maps[nmaps] = ms[k];
+			maps[nmaps].path = files[f];
+			maps[nmaps].build_id_size = bn;
+			memcpy(maps[nmaps].build_id, bid, bn);
+			nmaps++;
+		}
+		nfns = collect_functions(files[f], fx_bias(files[f], base), &fns, nfns);
+	}
+	if (!nfns) {
+		fprintf(stderr, "mkcapture: no functions in the given files\n");
+		return 1;
+	}
+	pm.nr_mappings = (uint32_t)nmaps;
+	pm.mappings = maps;
+	st = calloc(nr, sizeof(*st));
+	rows = calloc(nr, sizeof(*rows));
+	frames = calloc(nr * 32, sizeof(*frames));
+	if (!st || !rows || !frames) {
+		fprintf(stderr, "mkcapture: out of memory\n");
+		return 1;
+	}
+	for (i = 0; i < nr; i++) {
+		uint32_t depth = 4 + (uint32_t)(rng(&seed) % 29), d;
+
+		for (d = 0; d < depth; d++) {
+			const struct fn *fn = &fns[rng(&seed) % nfns];
+
+			frames[i * 32 + d] = fn->addr + 1 + rng(&seed) % (fn->size - 1);
+		}
+		st[i].id = i + 1;
+		st[i].nr_frames = depth;
+		st[i].frames = &frames[i * 32];
+		rows[i].tgid = rows[i].tid = 4242;
+		memcpy(rows[i].comm, "synth", 6);
+		rows[i].user_stack = (int64_t)(i + 1);
+		rows[i].kernel_stack = -EFAULT;
+		rows[i].count = 1 + rng(&seed) % 100;
+	}
+	err = stk_writer__add_maps(w, &pm, 1);
+	for (i = 0; !err && i < nr; i += 10000) {
+		size_t n = nr - i < 10000 ? nr - i : 10000;
+
+		err = stk_writer__add_stacks(w, st + i, n);
+		if (!err)
+			err = stk_writer__add_counts(w, 1, 2, rows + i, n);
+	}
+	if (err) {
+		fprintf(stderr, "mkcapture: %s\n", stk_writer__errmsg(w));
+		stk_writer__close(w);
+		return 1;
+	}
+	err = stk_writer__close(w);
+	free(st);
+	free(rows);
+	free(frames);
+	free(maps);
+	free(fns);
+	return err ? 1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct script s = { .t0 = 1, .t1 = 2 };
+	char line[65536];
+	FILE *in;
+	int a = 1;
+	size_t i;
+
+	if (argc > 2 && strcmp(argv[1], "--synthetic") == 0) {
+		uint64_t seed = 0x9e3779b97f4a7c15ull;
+		size_t n = (size_t)strtoull(argv[2], NULL, 0);
+
+		a = 3;
+		if (argc > a + 1 && strcmp(argv[a], "--seed") == 0) {
+			seed = strtoull(argv[a + 1], NULL, 0) | 1;
+			a += 2;
+		}
+		if (argc < a + 2 || !n) {
+			fprintf(stderr, "usage: mkcapture --synthetic N [--seed S] OUT.stk FILE...\n");
+			return 2;
+		}
+		return synthetic(n, seed, argv[a], argv + a + 1, argc - a - 1);
+	}
+	if (argc > 2 && strcmp(argv[1], "-C") == 0) {
+		s.dir = argv[2];
+		a = 3;
+	}
+	if (argc != a + 2) {
+		fprintf(stderr, "usage: mkcapture [-C DIR] SCRIPT OUT.stk\n"
+				"       mkcapture --synthetic N [--seed S] OUT.stk FILE...\n");
+		return 2;
+	}
+	in = strcmp(argv[a], "-") ? fopen(argv[a], "r") : stdin;
+	if (!in) {
+		fprintf(stderr, "mkcapture: %s: %s\n", argv[a], strerror(errno));
+		return 1;
+	}
+	s.w = stk_writer__open(argv[a + 1], NULL);
+	if (!s.w) {
+		fprintf(stderr, "mkcapture: %s: %s\n", argv[a + 1], strerror(errno));
+		return 1;
+	}
+	while (fgets(line, sizeof(line), in)) {
+		s.line++;
+		do_line(&s, line);
+	}
+	if (in != stdin)
+		fclose(in);
+	flush(&s);
+	/* A killed recorder leaves no trailer: just stop writing. */
+	if (!s.noclose && stk_writer__close(s.w)) {
+		fprintf(stderr, "mkcapture: closing %s failed\n", argv[a + 1]);
+		return 1;
+	}
+	for (i = 0; i < s.nr_stacks; i++)
+		free((void *)s.stacks[i].frames);
+	for (i = 0; i < s.nr_paths; i++)
+		free(s.paths[i]);
+	free(s.stacks);
+	free(s.counts);
+	free(s.offc);
+	free(s.ksyms);
+	return 0;
+}
