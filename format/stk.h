@@ -53,6 +53,11 @@ extern "C" {
 #define STK_MAX_STRING	    4096u	 /* bytes in one string (path, name) */
 #define STK_MAX_BUILD_ID    64u		 /* bytes in a build-id */
 #define STK_MAX_FRAMES	    1024u	 /* frames in one stack */
+/* Memory a reader spends on one decoded chunk's records and strings; a
+ * chunk that would need more is refused with -EFBIG.  Decoded records are
+ * up to ~24 times larger than their encoding, so this bounds what a
+ * hostile STK_MAX_CHUNK_RAW payload can cost. */
+#define STK_MAX_DECODED	    (1u << 30)
 
 /* Chunk tags, as 4 ASCII bytes.  A tag whose first letter is lowercase is
  * ancillary: a reader that does not know it skips it.  Uppercase: critical,
@@ -302,7 +307,7 @@ struct stk_segment_info {
  * Returns NULL with errno set: the open() errno, ENODATA (empty or shorter
  * than a file header), EBADMSG (not an .stk file), EPROTONOSUPPORT (needs a
  * newer reader).  A message for that errno is not available through a
- * reader; use stk_strerror_open() to describe it.
+ * reader; stk_open_errmsg() describes it.
  */
 struct stk_reader *stk_reader__open(const char *path);
 

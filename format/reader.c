@@ -1,0 +1,1040 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * The .stk reader.  It trusts nothing: every frame is checked against the
+ * bytes that remain, every header against its CRC32C, every payload against
+ * its CRC32C and zstd's content checksum, and every length against the
+ * format's limits before anything is allocated.
+ *
+ * Damage never ends the read early.  After an error the reader resumes at
+ * the next frame it can prove valid (a header whose CRC matches), so the
+ * chunks after a flipped byte are still returned.  Input that simply stops
+ * (a capture killed mid-write) yields every complete chunk and then one
+ * -ENODATA naming the byte where it stops.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* memmem */
+#endif
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zstd.h>
+
+#include "stk_int.h"
+
+enum want {
+	WANT_CHUNK,	/* inside a segment: a chunk, a new segment, or the end */
+	WANT_TRAILER,	/* after the index: the trailer */
+	WANT_HEADER,	/* after a trailer: a file header or the end */
+};
+
+/* How reader_fail() goes on after an error. */
+enum resume {
+	RESUME_SCAN,	/* look for the next valid frame after the error */
+	RESUME_AT,	/* continue at a known position (the frame was valid) */
+	RESUME_CUT,	/* the frame runs past the end: scan, else truncated */
+	RESUME_STOP,	/* cannot go on (unsupported): end after this */
+};
+
+/* Verification state of the segment being read. */
+struct seg_state {
+	uint32_t id;			/* segment id in its chunk headers */
+	int id_known;			/* 0 when the file header was damaged */
+	int offset_known;		/* 0 for a segment found without its header */
+	uint32_t next_seq;
+	uint64_t errors;		/* errors while in this segment */
+	uint64_t nr_chunks;		/* chunks read in this segment */
+	int have_index;
+	uint64_t index_off;		/* of INDX, from the segment start */
+	uint32_t index_n;
+	struct stk_index_entry *seen;	/* chunks read, to check the index */
+	size_t nr_seen, seen_cap;
+};
+
+struct stk_reader {
+	const uint8_t *data;
+	size_t size;
+	void *map;			/* mmap()ed file, or NULL */
+	uint8_t *owned;			/* read() input, or NULL */
+
+	uint64_t pos;			/* next frame to read */
+	enum want want;
+	int done;			/* next() returns 0 from now on */
+	int resynced;			/* the last step skipped damage */
+	int pending;			/* error found by open, returned by next() */
+
+	struct stk_segment_info **segs;
+	uint32_t nr_segs, segs_cap;
+	struct seg_state seg;
+
+	/* last chunk returned, for "after chunk N (TAG)" */
+	int have_last;
+	uint32_t last_seq;
+	char last_tag[5];
+
+	ZSTD_DCtx *dctx;
+	uint8_t *raw;
+	size_t raw_cap;
+	struct arena arena;
+
+	uint64_t chunks, errors, covered;
+	int truncated;
+	char errmsg[320];
+};
+
+static __thread char open_errmsg[512];
+
+const char *stk_open_errmsg(void)
+{
+	return open_errmsg;
+}
+
+static void reader_msg(struct stk_reader *r, uint64_t at, const char *fmt, va_list ap)
+{
+	int n = snprintf(r->errmsg, sizeof(r->errmsg), "byte %llu: ", (unsigned long long)at);
+
+	vsnprintf(r->errmsg + n, sizeof(r->errmsg) - n, fmt, ap);
+}
+
+static void tag_copy(char out[5], const uint8_t *tag)
+{
+	int i;
+
+	/* Tags come from the file: keep the message printable whatever they are. */
+	for (i = 0; i < 4; i++)
+		out[i] = tag[i] >= 0x20 && tag[i] < 0x7f ? tag[i] : '?';
+	out[4] = '\0';
+}
+
+static int tag_valid(const uint8_t *tag)
+{
+	int i;
+
+	for (i = 0; i < 4; i++) {
+		uint8_t ch = tag[i];
+
+		if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+		      (i > 0 && ch >= '0' && ch <= '9')))
+			return 0;
+	}
+	return 1;
+}
+
+/* ---- frame checks: 0 valid, -ENODATA runs past the end, else damage ---- */
+
+struct chunk_hdr {
+	uint32_t hdr_len;		/* frame data bytes */
+	char tag[5];
+	uint32_t seq, segid, comp_len, raw_len, payload_crc;
+	uint64_t t0, t1;
+	uint64_t payload;		/* offset of the zstd frame */
+};
+
+/* Common part: the frame at @pos fits and its data ends with a valid CRC. */
+static int check_frame(const struct stk_reader *r, uint64_t pos, uint32_t min, uint32_t max,
+		       const char **why)
+{
+	const uint8_t *p = r->data + pos;
+	uint32_t fsize;
+
+	if (r->size - pos < STK_FRAME_PREFIX) {
+		*why = "frame header cut short";
+		return -ENODATA;
+	}
+	fsize = get_le32(p + 4);
+	if (fsize < min || fsize > max) {
+		*why = "bad frame size";
+		return -EBADMSG;
+	}
+	if (r->size - pos - STK_FRAME_PREFIX < fsize) {
+		*why = "frame cut short";
+		return -ENODATA;
+	}
+	p += STK_FRAME_PREFIX;
+	if (get_le32(p + fsize - 4) != stk_crc32c(0, p, fsize - 4)) {
+		*why = "CRC mismatch";
+		return -EBADMSG;
+	}
+	return 0;
+}
+
+static int check_file_header(const struct stk_reader *r, uint64_t pos, const char **why)
+{
+	const uint8_t *h = r->data + pos + STK_FRAME_PREFIX;
+	int err;
+
+	err = check_frame(r, pos, STK_FILE_HDR_LEN, STK_MAX_HDR_LEN, why);
+	if (err)
+		return err;
+	if (memcmp(h + FH_SIGNATURE, STK_SIGNATURE, STK_SIGNATURE_LEN)) {
+		*why = "bad signature";
+		return -EBADMSG;
+	}
+	if (get_le16(h + FH_HEADER_LEN) != get_le32(h - 4)) {
+		*why = "header length does not match its frame";
+		return -EBADMSG;
+	}
+	if (get_le16(h + FH_READ_VERSION) == 0) {
+		*why = "read version 0";
+		return -EBADMSG;
+	}
+	if (get_le16(h + FH_READ_VERSION) > STK_FORMAT_MAX_READ) {
+		*why = "needs a newer reader";
+		return -EPROTONOSUPPORT;
+	}
+	if (get_le16(h + FH_FLAGS)) {
+		*why = "unknown file header flags";
+		return -EBADMSG;
+	}
+	return 0;
+}
+
+static int check_chunk_header(const struct stk_reader *r, uint64_t pos, struct chunk_hdr *c,
+			      const char **why)
+{
+	const uint8_t *h = r->data + pos + STK_FRAME_PREFIX;
+	int err;
+
+	err = check_frame(r, pos, STK_CHUNK_HDR_LEN, STK_MAX_HDR_LEN, why);
+	if (err)
+		return err;
+	c->hdr_len = get_le32(h - 4);
+	tag_copy(c->tag, h + CH_TAG);
+	c->seq = get_le32(h + CH_SEQ);
+	c->segid = get_le32(h + CH_SEGMENT_ID);
+	c->t0 = get_le64(h + CH_T0);
+	c->t1 = get_le64(h + CH_T1);
+	c->comp_len = get_le32(h + CH_COMP_LEN);
+	c->raw_len = get_le32(h + CH_RAW_LEN);
+	c->payload_crc = get_le32(h + CH_PAYLOAD_CRC);
+	c->payload = pos + STK_FRAME_PREFIX + c->hdr_len;
+	if (get_le16(h + CH_HEADER_LEN) != c->hdr_len) {
+		*why = "header length does not match its frame";
+		return -EBADMSG;
+	}
+	if (get_le16(h + CH_FLAGS)) {
+		*why = "unknown chunk flags";
+		return -EBADMSG;
+	}
+	if (!tag_valid(h + CH_TAG)) {
+		*why = "tag is not 4 letters or digits";
+		return -EBADMSG;
+	}
+	if (c->t1 < c->t0) {
+		*why = "interval ends before it starts";
+		return -EBADMSG;
+	}
+	return 0;
+}
+
+static int check_trailer(const struct stk_reader *r, uint64_t pos, const char **why)
+{
+	const uint8_t *t = r->data + pos + STK_FRAME_PREFIX;
+	int err;
+
+	err = check_frame(r, pos, STK_TRAILER_LEN, STK_TRAILER_LEN, why);
+	if (err)
+		return err;
+	if (memcmp(t + TR_MARK, STK_END_MARK, 8)) {
+		*why = "bad end mark";
+		return -EBADMSG;
+	}
+	return 0;
+}
+
+/*
+ * Finds the first offset >= @from where a frame starts that can be proved
+ * valid: a file header, chunk header or trailer whose CRC matches.  A chunk
+ * whose payload is cut still counts: it is the real next frame.  Returns
+ * r->size when there is none.
+ */
+static uint64_t find_frame(const struct stk_reader *r, uint64_t from)
+{
+	/* bytes 1..3 of the little-endian magics 0x184D2A5A..5C */
+	static const uint8_t tail[3] = { 0x2A, 0x4D, 0x18 };
+	const uint8_t *p, *end = r->data + r->size;
+	uint64_t start = from + 1;
+	struct chunk_hdr c;
+	const char *why;
+
+	if (start >= r->size || r->size - start < 4)
+		return r->size;
+	for (p = r->data + start + 1; p + sizeof(tail) <= end; p++) {
+		uint64_t pos;
+		int err;
+
+		p = memmem(p, end - p, tail, sizeof(tail));
+		if (!p)
+			break;
+		pos = p - 1 - r->data;
+		switch (p[-1]) {
+		case 0x5A:
+			err = check_file_header(r, pos, &why);
+			if (err == 0 || err == -EPROTONOSUPPORT)
+				return pos;
+			break;
+		case 0x5B:
+			if (check_chunk_header(r, pos, &c, &why) == 0)
+				return pos;
+			break;
+		case 0x5C:
+			if (check_trailer(r, pos, &why) == 0)
+				return pos;
+			break;
+		}
+	}
+	return r->size;
+}
+
+static void after_last(const struct stk_reader *r, char *buf, size_t size)
+{
+	if (r->have_last)
+		snprintf(buf, size, "after chunk %u (%s)", r->last_seq, r->last_tag);
+	else
+		snprintf(buf, size, "before any chunk");
+}
+
+/*
+ * reader_fail() - record an error at byte @at and decide where reading goes
+ * on (@how; @resume_pos for RESUME_AT).  Returns the errno for next().
+ */
+static int reader_fail(struct stk_reader *r, uint64_t at, int err, enum resume how,
+		       uint64_t resume_pos, const char *fmt, ...)
+	__attribute__((format(printf, 6, 7)));
+
+static int reader_fail(struct stk_reader *r, uint64_t at, int err, enum resume how,
+		       uint64_t resume_pos, const char *fmt, ...)
+{
+	char after[64];
+	va_list ap;
+	size_t n;
+
+	va_start(ap, fmt);
+	reader_msg(r, at, fmt, ap);
+	va_end(ap);
+	r->errors++;
+	r->seg.errors++;
+
+	switch (how) {
+	case RESUME_AT:
+		r->pos = resume_pos;
+		r->resynced = 1;
+		break;
+	case RESUME_STOP:
+		r->done = 1;
+		break;
+	case RESUME_SCAN:
+	case RESUME_CUT:
+		r->pos = find_frame(r, at);
+		r->resynced = 1;
+		if (how == RESUME_SCAN || r->pos < r->size) {
+			/* A cut frame followed by valid ones is damage, not
+			 * the end of the input. */
+			if (how == RESUME_CUT) {
+				err = -EBADMSG;
+				n = strlen(r->errmsg);
+				snprintf(r->errmsg + n, sizeof(r->errmsg) - n,
+					 " (overlaps the frame at byte %llu)",
+					 (unsigned long long)r->pos);
+			}
+			break;
+		}
+		after_last(r, after, sizeof(after));
+		snprintf(r->errmsg, sizeof(r->errmsg),
+			 "byte %llu: truncated at byte %zu %s; %llu chunks recovered",
+			 (unsigned long long)at, r->size, after, (unsigned long long)r->chunks);
+		r->truncated = 1;
+		r->done = 1;
+		err = -ENODATA;
+		break;
+	}
+	return err;
+}
+
+/* ---- segments ---- */
+
+static void seg_reset(struct seg_state *s)
+{
+	struct stk_index_entry *seen = s->seen;
+	size_t cap = s->seen_cap;
+
+	memset(s, 0, sizeof(*s));
+	s->seen = seen;
+	s->seen_cap = cap;
+}
+
+/* Adds a segment; @pos is its file header, or the first chunk found when
+ * the header is lost (then @h is NULL). */
+static int seg_push(struct stk_reader *r, uint64_t pos, const uint8_t *h)
+{
+	struct stk_segment_info *info, **tmp;
+	uint32_t rel;
+	uint32_t cap;
+
+	if (r->nr_segs == r->segs_cap) {
+		cap = r->segs_cap ? 2 * r->segs_cap : 4;
+		tmp = realloc(r->segs, cap * sizeof(*tmp));
+		if (!tmp)
+			return -ENOMEM;
+		r->segs = tmp;
+		r->segs_cap = cap;
+	}
+	/* One allocation per segment: stk_reader__segment() pointers stay
+	 * valid while more segments are added. */
+	info = calloc(1, sizeof(*info));
+	if (!info)
+		return -ENOMEM;
+	info->offset = pos;
+	seg_reset(&r->seg);
+	if (h) {
+		info->read_version = get_le16(h + FH_READ_VERSION);
+		info->write_version = get_le16(h + FH_WRITE_VERSION);
+		rel = get_le32(h + FH_WRITER_REL);
+		snprintf(info->writer_version, sizeof(info->writer_version), "%u.%u.%u",
+			 rel >> 16, (rel >> 8) & 0xff, rel & 0xff);
+		memcpy(info->uuid, h + FH_UUID, 16);
+		info->wall_start_ns = get_le64(h + FH_WALL_START);
+		info->mono_start_ns = get_le64(h + FH_MONO_START);
+		r->seg.id = get_le32(h + FH_UUID);
+		r->seg.id_known = 1;
+		r->seg.offset_known = 1;
+	}
+	r->segs[r->nr_segs++] = info;
+	r->want = WANT_CHUNK;
+	return 0;
+}
+
+static struct stk_segment_info *seg_info(struct stk_reader *r)
+{
+	return r->segs[r->nr_segs - 1];
+}
+
+static int seen_add(struct stk_reader *r, const struct chunk_hdr *c, uint64_t pos)
+{
+	struct seg_state *s = &r->seg;
+	struct stk_index_entry *e, *tmp;
+	size_t cap;
+
+	if (s->nr_seen == s->seen_cap) {
+		cap = s->seen_cap ? 2 * s->seen_cap : 64;
+		tmp = realloc(s->seen, cap * sizeof(*tmp));
+		if (!tmp)
+			return -ENOMEM;
+		s->seen = tmp;
+		s->seen_cap = cap;
+	}
+	e = &s->seen[s->nr_seen++];
+	memcpy(e->tag, c->tag, 4);
+	e->offset = pos - seg_info(r)->offset;
+	e->comp_len = c->comp_len;
+	e->raw_len = c->raw_len;
+	e->seq = c->seq;
+	e->t0_ns = c->t0;
+	e->t1_ns = c->t1;
+	return 0;
+}
+
+/* ---- frames ---- */
+
+static int read_file_header(struct stk_reader *r)
+{
+	const uint8_t *h = r->data + r->pos + STK_FRAME_PREFIX;
+	uint64_t pos = r->pos;
+	const char *why;
+	uint32_t rel;
+	int err;
+
+	err = check_file_header(r, pos, &why);
+	if (err == -ENODATA)
+		return reader_fail(r, pos, err, RESUME_CUT, 0, "file header: %s", why);
+	if (err == -EPROTONOSUPPORT) {
+		rel = get_le32(h + FH_MIN_READER_REL);
+		return reader_fail(r, pos + STK_FRAME_PREFIX + FH_READ_VERSION, err, RESUME_STOP, 0,
+				   "needs stkreport >= %u.%u.%u (file read version %u, this reader reads up to %u)",
+				   rel >> 16, (rel >> 8) & 0xff, rel & 0xff,
+				   get_le16(h + FH_READ_VERSION), STK_FORMAT_MAX_READ);
+	}
+	if (err)
+		return reader_fail(r, pos, err, RESUME_SCAN, 0, "file header: %s", why);
+	err = seg_push(r, pos, h);
+	if (err)
+		return reader_fail(r, pos, err, RESUME_STOP, 0, "out of memory");
+	r->pos += STK_FRAME_PREFIX + get_le32(h - 4);
+	r->covered += STK_FRAME_PREFIX + get_le32(h - 4);
+	r->resynced = 0;
+	return 0;
+}
+
+static int read_trailer(struct stk_reader *r)
+{
+	const uint8_t *t = r->data + r->pos + STK_FRAME_PREFIX;
+	uint64_t pos = r->pos, end = pos + STK_FRAME_PREFIX + STK_TRAILER_LEN;
+	struct seg_state *s = &r->seg;
+	const char *why;
+	int err;
+
+	err = check_trailer(r, pos, &why);
+	if (err)
+		return reader_fail(r, pos, err, err == -ENODATA ? RESUME_CUT : RESUME_SCAN, 0,
+				   "trailer: %s", why);
+	if (r->want == WANT_HEADER)
+		return reader_fail(r, pos, -EBADMSG, RESUME_AT, end,
+				   "trailer follows the end of a segment");
+	r->want = WANT_HEADER;
+	if (s->offset_known && get_le64(t + TR_SEG_LEN) != end - seg_info(r)->offset)
+		return reader_fail(r, pos, -EBADMSG, RESUME_AT, end,
+				   "trailer gives segment length %llu, the segment has %llu bytes",
+				   (unsigned long long)get_le64(t + TR_SEG_LEN),
+				   (unsigned long long)(end - seg_info(r)->offset));
+	if (!s->have_index) {
+		/* A lost index was reported already; otherwise it is missing. */
+		if (!s->errors)
+			return reader_fail(r, pos, -EBADMSG, RESUME_AT, end,
+					   "trailer without an index chunk");
+	} else if ((s->offset_known && get_le64(t + TR_INDEX_OFF) != s->index_off) ||
+		   get_le32(t + TR_CHUNK_COUNT) != s->index_n) {
+		return reader_fail(r, pos, -EBADMSG, RESUME_AT, end,
+				   "trailer does not match the index chunk");
+	}
+	seg_info(r)->closed = 1;
+	r->pos = end;
+	r->covered += end - pos;
+	r->resynced = 0;
+	return 0;
+}
+
+/* Checks INDX entries against the chunks read in this segment. */
+static int check_index(struct stk_reader *r, const struct chunk_hdr *c,
+		       const struct stk_index_entry *e, size_t n, const char **why)
+{
+	struct seg_state *s = &r->seg;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		if (e[i].seq != i) {
+			*why = "index entries out of order";
+			return -EBADMSG;
+		}
+	}
+	/* Chunks lost to damage are missing from what we read; only a clean
+	 * segment must match the index one for one. */
+	if (!s->errors && (c->seq != n || s->nr_seen != n)) {
+		*why = "index does not list the chunks of its segment";
+		return -EBADMSG;
+	}
+	for (i = 0; i < s->nr_seen; i++) {
+		const struct stk_index_entry *a = &s->seen[i], *b;
+
+		if (a->seq >= n) {
+			*why = "a chunk read is missing from the index";
+			return -EBADMSG;
+		}
+		b = &e[a->seq];
+		if (memcmp(a->tag, b->tag, 4) || a->comp_len != b->comp_len ||
+		    a->raw_len != b->raw_len || a->t0_ns != b->t0_ns || a->t1_ns != b->t1_ns ||
+		    (s->offset_known && a->offset != b->offset)) {
+			*why = "index entry does not match its chunk";
+			return -EBADMSG;
+		}
+	}
+	return 0;
+}
+
+static int decompress(struct stk_reader *r, const struct chunk_hdr *c, const char **why)
+{
+	const uint8_t *src = r->data + c->payload;
+	unsigned long long csize;
+	uint8_t *tmp;
+	size_t n;
+
+	/* RFC 8878: magic, then the frame header descriptor, whose bit 2 is
+	 * the content checksum flag. */
+	if (c->comp_len < 5 || get_le32(src) != ZSTD_MAGICNUMBER) {
+		*why = "payload is not a zstd frame";
+		return -EBADMSG;
+	}
+	if (!(src[4] & 0x04)) {
+		*why = "zstd frame without a content checksum";
+		return -EBADMSG;
+	}
+	csize = ZSTD_getFrameContentSize(src, c->comp_len);
+	if (csize == ZSTD_CONTENTSIZE_ERROR || csize == ZSTD_CONTENTSIZE_UNKNOWN) {
+		*why = "zstd frame header without a content size";
+		return -EBADMSG;
+	}
+	if (csize != c->raw_len) {
+		*why = "zstd content size differs from the header's raw size";
+		return -EBADMSG;
+	}
+	n = ZSTD_findFrameCompressedSize(src, c->comp_len);
+	if (ZSTD_isError(n) || n != c->comp_len) {
+		*why = "payload is not exactly one zstd frame";
+		return -EBADMSG;
+	}
+	if (c->raw_len > r->raw_cap) {
+		/* raw_len is bounded by STK_MAX_CHUNK_RAW, checked by the caller. */
+		tmp = realloc(r->raw, c->raw_len);
+		if (!tmp) {
+			*why = "out of memory";
+			return -ENOMEM;
+		}
+		r->raw = tmp;
+		r->raw_cap = c->raw_len;
+	}
+	n = ZSTD_decompressDCtx(r->dctx, r->raw, c->raw_len, src, c->comp_len);
+	if (ZSTD_isError(n) || n != c->raw_len) {
+		*why = ZSTD_isError(n) ? ZSTD_getErrorName(n) : "zstd: short output";
+		return -EBADMSG;
+	}
+	return 0;
+}
+
+static int read_chunk(struct stk_reader *r, struct stk_chunk *ch)
+{
+	struct stk_index_entry *index = NULL;
+	struct seg_state *s = &r->seg;
+	struct cursor cur = { 0 };
+	uint64_t pos = r->pos, end;
+	struct chunk_hdr c;
+	size_t nr_index = 0;
+	const char *why;
+	char after[64];
+	int err;
+
+	err = check_chunk_header(r, pos, &c, &why);
+	if (err) {
+		after_last(r, after, sizeof(after));
+		return reader_fail(r, pos, err, err == -ENODATA ? RESUME_CUT : RESUME_SCAN, 0,
+				   "chunk header %s: %s", after, why);
+	}
+	if (c.payload + c.comp_len > r->size)
+		return reader_fail(r, pos, -ENODATA, RESUME_CUT, 0,
+				   "chunk %u (%s): payload cut short", c.seq, c.tag);
+	end = c.payload + c.comp_len;
+
+	/* Where does this chunk belong?  Errors here leave the chunk itself
+	 * valid, so reading resumes at it with the checks relaxed. */
+	if (r->want == WANT_HEADER && !r->resynced) {
+		r->want = WANT_CHUNK;
+		return reader_fail(r, pos, -EBADMSG, RESUME_AT, pos,
+				   "chunk %u (%s) after the trailer: its segment header is missing",
+				   c.seq, c.tag);
+	}
+	if (r->want == WANT_TRAILER && !r->resynced) {
+		r->want = WANT_CHUNK;
+		return reader_fail(r, pos, -EBADMSG, RESUME_AT, pos,
+				   "chunk %u (%s) after the index chunk", c.seq, c.tag);
+	}
+	if (c.segid != s->id || !s->id_known) {
+		if (!r->resynced)
+			return reader_fail(r, pos, -EBADMSG, RESUME_AT, pos,
+					   "chunk %u (%s) belongs to another segment (id %08x, not %08x)",
+					   c.seq, c.tag, c.segid, s->id);
+		if (s->id_known || s->nr_chunks) {
+			/* Chunks of a segment whose header was lost: a
+			 * segment of their own, since stack ids are per
+			 * segment. */
+			err = seg_push(r, pos, NULL);
+			if (err)
+				return reader_fail(r, pos, err, RESUME_STOP, 0, "out of memory");
+		}
+		s->id = c.segid;
+		s->id_known = 1;
+		put_le32(seg_info(r)->uuid, c.segid);
+	}
+	if (c.seq != s->next_seq && !r->resynced)
+		return reader_fail(r, pos, -EBADMSG, RESUME_AT, pos,
+				   "chunk %u (%s) where chunk %u was expected", c.seq, c.tag,
+				   s->next_seq);
+	r->resynced = 0;
+	r->want = WANT_CHUNK;
+	s->next_seq = c.seq + 1;
+
+	if (c.raw_len > STK_MAX_CHUNK_RAW)
+		return reader_fail(r, pos, -EFBIG, RESUME_AT, end,
+				   "chunk %u (%s): raw size %u over the limit of %u bytes", c.seq,
+				   c.tag, c.raw_len, STK_MAX_CHUNK_RAW);
+	if (stk_crc32c(0, r->data + c.payload, c.comp_len) != c.payload_crc)
+		return reader_fail(r, pos, -EBADMSG, RESUME_AT, end,
+				   "chunk %u (%s): payload CRC mismatch", c.seq, c.tag);
+
+	memset(ch, 0, sizeof(*ch));
+	ch->type = stk_tag_type(c.tag);
+	if (ch->type == STK_CHUNK_UNKNOWN && c.tag[0] >= 'A' && c.tag[0] <= 'Z')
+		return reader_fail(r, pos, -ENOTSUP, RESUME_STOP, 0,
+				   "chunk %u: unknown critical chunk '%s' (written by a newer stkrec; needs a newer stkreport)",
+				   c.seq, c.tag);
+	if (ch->type != STK_CHUNK_INDX) {
+		err = seen_add(r, &c, pos);
+		if (err)
+			return reader_fail(r, pos, err, RESUME_STOP, 0, "out of memory");
+	}
+	err = decompress(r, &c, &why);
+	if (err)
+		return reader_fail(r, pos, err, err == -ENOMEM ? RESUME_STOP : RESUME_AT, end,
+				   "chunk %u (%s): %s", c.seq, c.tag, why);
+
+	cur.start = cur.p = r->raw;
+	cur.end = r->raw + c.raw_len;
+	cur.arena = &r->arena;
+	err = stk_decode_payload(&cur, ch, &index, &nr_index);
+	if (err)
+		return reader_fail(r, pos, err, err == -ENOMEM ? RESUME_STOP : RESUME_AT, end,
+				   "chunk %u (%s): byte %zu of the payload: %s", c.seq, c.tag,
+				   (size_t)(cur.p - cur.start), cur.why);
+	if (ch->type == STK_CHUNK_INDX) {
+		err = check_index(r, &c, index, nr_index, &why);
+		if (err)
+			return reader_fail(r, pos, err, RESUME_AT, end, "chunk %u (INDX): %s",
+					   c.seq, why);
+		s->have_index = 1;
+		s->index_off = pos - seg_info(r)->offset;
+		s->index_n = nr_index;
+		r->want = WANT_TRAILER;
+	}
+
+	memcpy(ch->tag, c.tag, 5);
+	ch->segment = r->nr_segs - 1;
+	ch->seq = c.seq;
+	ch->offset = pos;
+	ch->comp_size = c.comp_len;
+	ch->raw_size = c.raw_len;
+	ch->t0_ns = c.t0;
+	ch->t1_ns = c.t1;
+
+	r->pos = end;
+	r->covered += end - pos;
+	r->chunks++;
+	s->nr_chunks++;
+	r->have_last = 1;
+	r->last_seq = c.seq;
+	memcpy(r->last_tag, c.tag, 5);
+	return 1;
+}
+
+int stk_reader__next(struct stk_reader *r, struct stk_chunk *chunk)
+{
+	int err;
+
+	if (!r || !chunk)
+		return -EINVAL;
+	arena_reset(&r->arena);
+	if (r->pending) {
+		err = r->pending;
+		r->pending = 0;
+		return err;
+	}
+	for (;;) {
+		const uint8_t *p;
+
+		if (r->done)
+			return 0;
+		if (r->pos >= r->size) {
+			/* The end at a frame boundary: not an error, but a
+			 * segment without its trailer is not closed. */
+			r->done = 1;
+			return 0;
+		}
+		p = r->data + r->pos;
+		if (r->size - r->pos < 4)
+			return reader_fail(r, r->pos, -ENODATA, RESUME_CUT, 0, "frame magic cut short");
+		switch (get_le32(p)) {
+		case STK_MAGIC_FILE:
+			err = read_file_header(r);
+			if (err)
+				return err;
+			break;
+		case STK_MAGIC_CHUNK:
+			return read_chunk(r, chunk);
+		case STK_MAGIC_TRAILER:
+			err = read_trailer(r);
+			if (err)
+				return err;
+			break;
+		default:
+			return reader_fail(r, r->pos, -EBADMSG, RESUME_SCAN, 0,
+					   "no .stk frame here (magic 0x%08x)", get_le32(p));
+		}
+	}
+}
+
+/* ---- open / close ---- */
+
+static void open_msg(const char *name, uint64_t at, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void open_msg(const char *name, uint64_t at, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	n = snprintf(open_errmsg, sizeof(open_errmsg), "%s: byte %llu: ", name,
+		     (unsigned long long)at);
+	if (n < 0 || (size_t)n >= sizeof(open_errmsg))
+		return;
+	va_start(ap, fmt);
+	vsnprintf(open_errmsg + n, sizeof(open_errmsg) - n, fmt, ap);
+	va_end(ap);
+}
+
+/* Reads all of a pipe or other unmappable input. */
+static int slurp(int fd, uint8_t **out, size_t *size)
+{
+	size_t len = 0, cap = 1 << 16;
+	uint8_t *buf = NULL, *tmp;
+	ssize_t n;
+	int err;
+
+	for (;;) {
+		if (!buf || len == cap) {
+			cap = buf ? 2 * cap : cap;
+			tmp = realloc(buf, cap);
+			if (!tmp) {
+				err = -ENOMEM;
+				goto fail;
+			}
+			buf = tmp;
+		}
+		n = read(fd, buf + len, cap - len);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			err = -errno;
+			goto fail;
+		}
+		if (n == 0)
+			break;
+		len += n;
+	}
+	*out = buf;
+	*size = len;
+	return 0;
+fail:
+	free(buf);
+	return err;
+}
+
+static struct stk_reader *reader_new(void)
+{
+	struct stk_reader *r = calloc(1, sizeof(*r));
+
+	if (!r)
+		return NULL;
+	r->arena.budget = STK_MAX_DECODED;
+	r->dctx = ZSTD_createDCtx();
+	if (!r->dctx) {
+		free(r);
+		return NULL;
+	}
+	return r;
+}
+
+/* Checks the first file header; fails only when this is not a readable
+ * .stk file at all.  A damaged first header is reported by next(). */
+static int reader_start(struct stk_reader *r, const char *name)
+{
+	const uint8_t *h = r->data + STK_FRAME_PREFIX;
+	static const uint8_t magic[4] = { 0x5A, 0x2A, 0x4D, 0x18 };
+	const char *why;
+	uint32_t rel;
+	int err;
+
+	if (r->size == 0) {
+		open_msg(name, 0, "empty file");
+		return -ENODATA;
+	}
+	if (memcmp(r->data, magic, r->size < 4 ? r->size : 4)) {
+		open_msg(name, 0, "not an .stk file (no .stk file header)");
+		return -EBADMSG;
+	}
+	if (r->size > STK_FRAME_PREFIX &&
+	    memcmp(h, STK_SIGNATURE, r->size - STK_FRAME_PREFIX < STK_SIGNATURE_LEN ?
+	    r->size - STK_FRAME_PREFIX : STK_SIGNATURE_LEN)) {
+		open_msg(name, STK_FRAME_PREFIX, "not an .stk file (bad signature)");
+		return -EBADMSG;
+	}
+	err = check_file_header(r, 0, &why);
+	if (err == -ENODATA) {
+		open_msg(name, 0, "truncated inside the file header (%zu bytes)", r->size);
+		return err;
+	}
+	if (err == -EPROTONOSUPPORT) {
+		rel = get_le32(h + FH_MIN_READER_REL);
+		open_msg(name, STK_FRAME_PREFIX + FH_READ_VERSION,
+			 "needs stkreport >= %u.%u.%u (file read version %u, this reader reads up to %u)",
+			 rel >> 16, (rel >> 8) & 0xff, rel & 0xff, get_le16(h + FH_READ_VERSION),
+			 STK_FORMAT_MAX_READ);
+		return err;
+	}
+	if (err) {
+		/* Keep the chunks: an unnamed segment, filled in from the first
+		 * valid chunk found after the damage. */
+		err = seg_push(r, 0, NULL);
+		if (err) {
+			open_msg(name, 0, "out of memory");
+			return err;
+		}
+		r->pending = reader_fail(r, 0, -EBADMSG, RESUME_SCAN, 0, "file header: %s", why);
+		return 0;
+	}
+	err = seg_push(r, 0, h);
+	if (err) {
+		open_msg(name, 0, "out of memory");
+		return err;
+	}
+	r->pos = STK_FRAME_PREFIX + get_le32(h - 4);
+	r->covered = r->pos;
+	return 0;
+}
+
+struct stk_reader *stk_reader__open_mem(const void *buf, size_t size)
+{
+	struct stk_reader *r;
+	int err;
+
+	if (!buf && size) {
+		errno = EINVAL;
+		return NULL;
+	}
+	r = reader_new();
+	if (!r) {
+		open_msg("(memory)", 0, "out of memory");
+		errno = ENOMEM;
+		return NULL;
+	}
+	r->data = buf;
+	r->size = size;
+	err = reader_start(r, "(memory)");
+	if (err) {
+		stk_reader__close(r);
+		errno = -err;
+		return NULL;
+	}
+	return r;
+}
+
+struct stk_reader *stk_reader__open(const char *path)
+{
+	struct stk_reader *r = NULL;
+	struct stat st;
+	int fd = -1;
+	int err;
+
+	if (!path) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if (strcmp(path, "-") == 0) {
+		fd = dup(STDIN_FILENO);
+	} else {
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+	}
+	if (fd < 0) {
+		err = -errno;
+		open_msg(path, 0, "%s", strerror(-err));
+		goto fail;
+	}
+	if (fstat(fd, &st) < 0) {
+		err = -errno;
+		open_msg(path, 0, "%s", strerror(-err));
+		goto fail;
+	}
+	r = reader_new();
+	if (!r) {
+		err = -ENOMEM;
+		open_msg(path, 0, "out of memory");
+		goto fail;
+	}
+	if (S_ISREG(st.st_mode) && st.st_size > 0) {
+		r->map = mmap(NULL, st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+		if (r->map == MAP_FAILED) {
+			r->map = NULL;
+			err = -errno;
+			open_msg(path, 0, "mmap: %s", strerror(-err));
+			goto fail;
+		}
+		madvise(r->map, st.st_size, MADV_SEQUENTIAL);
+		r->data = r->map;
+		r->size = st.st_size;
+	} else if (!S_ISREG(st.st_mode)) {
+		err = slurp(fd, &r->owned, &r->size);
+		if (err) {
+			open_msg(path, 0, "read: %s", strerror(-err));
+			goto fail;
+		}
+		r->data = r->owned;
+	} else {
+		r->data = (const uint8_t *)"";
+	}
+	close(fd);
+	fd = -1;
+	err = reader_start(r, path);
+	if (err)
+		goto fail;
+	return r;
+fail:
+	if (fd >= 0)
+		close(fd);
+	stk_reader__close(r);
+	errno = -err;
+	return NULL;
+}
+
+void stk_reader__close(struct stk_reader *r)
+{
+	uint32_t i;
+
+	if (!r)
+		return;
+	if (r->map)
+		munmap(r->map, r->size);
+	free(r->owned);
+	for (i = 0; i < r->nr_segs; i++)
+		free(r->segs[i]);
+	free(r->segs);
+	free(r->seg.seen);
+	ZSTD_freeDCtx(r->dctx);
+	free(r->raw);
+	arena_free(&r->arena);
+	free(r);
+}
+
+const char *stk_reader__errmsg(const struct stk_reader *r)
+{
+	return r ? r->errmsg : "no reader";
+}
+
+uint32_t stk_reader__segment_count(const struct stk_reader *r)
+{
+	return r ? r->nr_segs : 0;
+}
+
+const struct stk_segment_info *stk_reader__segment(const struct stk_reader *r, uint32_t i)
+{
+	if (!r || i >= r->nr_segs)
+		return NULL;
+	return r->segs[i];
+}
+
+void stk_reader__summary(const struct stk_reader *r, struct stk_read_summary *s)
+{
+	uint32_t i;
+
+	memset(s, 0, sizeof(*s));
+	if (!r)
+		return;
+	s->file_size = r->size;
+	s->chunks = r->chunks;
+	s->errors = r->errors;
+	s->bytes_skipped = r->size - r->covered;
+	s->truncated = r->truncated;
+	s->closed = r->nr_segs > 0;
+	for (i = 0; i < r->nr_segs; i++)
+		if (!r->segs[i]->closed)
+			s->closed = 0;
+}

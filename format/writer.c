@@ -1,0 +1,537 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * The .stk writer.  Append-only: every header, chunk and trailer goes out in
+ * one write() once complete and is never touched again, so a writer killed
+ * at any moment leaves a file whose complete chunks are all readable (unlike
+ * a format that patches a size field at exit).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
+#include <zstd.h>
+
+#include "stk_int.h"
+
+#define OPTS_HAS(o, f) ((o) && (o)->sz >= offsetof(typeof(*(o)), f) + sizeof((o)->f))
+
+struct stk_writer {
+	int fd;
+	int failed;			/* first error that left the file incomplete */
+	uint64_t bytes;			/* file offset of the next write */
+	uint64_t seg_start;		/* offset of this segment's file header */
+	uint8_t uuid[16];
+	uint32_t seq;
+	ZSTD_CCtx *cctx;
+	struct sbuf payload;		/* encoded payload, reused */
+	uint8_t *out;			/* header + compressed payload, reused */
+	size_t out_cap;
+	struct stk_index_entry *index;
+	size_t nr_index, index_cap;
+	char errmsg[256];
+};
+
+static void writer_msg(struct stk_writer *w, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void writer_msg(struct stk_writer *w, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(w->errmsg, sizeof(w->errmsg), fmt, ap);
+	va_end(ap);
+}
+
+static uint64_t clock_ns(clockid_t clk)
+{
+	struct timespec ts;
+
+	clock_gettime(clk, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+/* Writes all of @buf at the current end; on failure removes what part of it
+ * reached the file, so the file still ends at a chunk boundary. */
+static int writer_write(struct stk_writer *w, const void *buf, size_t size)
+{
+	const uint8_t *p = buf;
+	size_t left = size;
+	ssize_t n;
+	int err;
+
+	while (left) {
+		n = write(w->fd, p, left);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			err = -errno;
+			goto fail;
+		}
+		if (n == 0) {
+			err = -EIO;
+			goto fail;
+		}
+		p += n;
+		left -= n;
+	}
+	w->bytes += size;
+	return 0;
+fail:
+	/* Best effort: a pipe cannot be truncated, and the reader copes with a
+	 * partial chunk at the end anyway. */
+	if (left != size && ftruncate(w->fd, w->bytes) < 0)
+		errno = 0;
+	w->failed = err;
+	return err;
+}
+
+static int writer_header(struct stk_writer *w, uint64_t wall, uint64_t mono)
+{
+	uint8_t frame[STK_FRAME_PREFIX + STK_FILE_HDR_LEN] = { 0 };
+	uint8_t *h = frame + STK_FRAME_PREFIX;
+	size_t got = 0;
+	ssize_t n;
+
+	while (got < sizeof(w->uuid)) {
+		n = getrandom(w->uuid + got, sizeof(w->uuid) - got, 0);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		got += n;
+	}
+	/* RFC 4122 version 4 (random) UUID, so tools print it as one. */
+	w->uuid[6] = (w->uuid[6] & 0x0f) | 0x40;
+	w->uuid[8] = (w->uuid[8] & 0x3f) | 0x80;
+
+	put_le32(frame, STK_MAGIC_FILE);
+	put_le32(frame + 4, STK_FILE_HDR_LEN);
+	memcpy(h + FH_SIGNATURE, STK_SIGNATURE, STK_SIGNATURE_LEN);
+	put_le16(h + FH_READ_VERSION, STK_FORMAT_READ_VERSION);
+	put_le16(h + FH_WRITE_VERSION, STK_FORMAT_WRITE_VERSION);
+	put_le16(h + FH_HEADER_LEN, STK_FILE_HDR_LEN);
+	put_le16(h + FH_FLAGS, 0);
+	put_le32(h + FH_WRITER_REL, STK_RELEASE_CURRENT);
+	put_le32(h + FH_MIN_READER_REL, STK_MIN_READER_RELEASE);
+	memcpy(h + FH_UUID, w->uuid, 16);
+	put_le64(h + FH_WALL_START, wall ? wall : clock_ns(CLOCK_REALTIME));
+	put_le64(h + FH_MONO_START, mono ? mono : clock_ns(CLOCK_MONOTONIC));
+	put_le32(h + STK_FILE_HDR_LEN - 4, stk_crc32c(0, h, STK_FILE_HDR_LEN - 4));
+	w->seg_start = w->bytes;
+	return writer_write(w, frame, sizeof(frame));
+}
+
+struct stk_writer *stk_writer__fdopen(int fd, const struct stk_writer_opts *opts)
+{
+	struct stk_writer *w = NULL;
+	uint64_t wall = 0, mono = 0;
+	int level = 0;
+	int err;
+
+	if (fd < 0 || (opts && opts->sz < sizeof(opts->sz))) {
+		err = -EINVAL;
+		goto fail;
+	}
+	/* An older caller's opts end early: fields past opts->sz keep defaults. */
+	if (OPTS_HAS(opts, compression_level))
+		level = opts->compression_level;
+	if (OPTS_HAS(opts, wall_start_ns))
+		wall = opts->wall_start_ns;
+	if (OPTS_HAS(opts, mono_start_ns))
+		mono = opts->mono_start_ns;
+	w = calloc(1, sizeof(*w));
+	if (!w) {
+		err = -ENOMEM;
+		goto fail;
+	}
+	w->fd = fd;
+	w->payload.limit = STK_MAX_CHUNK_RAW;
+	w->cctx = ZSTD_createCCtx();
+	if (!w->cctx) {
+		err = -ENOMEM;
+		goto fail;
+	}
+	if (ZSTD_isError(ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_compressionLevel, level ? level : 3)) ||
+	    ZSTD_isError(ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_checksumFlag, 1)) ||
+	    ZSTD_isError(ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_contentSizeFlag, 1))) {
+		err = -EINVAL;
+		goto fail;
+	}
+	err = writer_header(w, wall, mono);
+	if (err)
+		goto fail;
+	return w;
+fail:
+	if (w) {
+		ZSTD_freeCCtx(w->cctx);
+		free(w);
+	}
+	close(fd);
+	errno = -err;
+	return NULL;
+}
+
+struct stk_writer *stk_writer__open(const char *path, const struct stk_writer_opts *opts)
+{
+	int fd;
+
+	if (!path) {
+		errno = EINVAL;
+		return NULL;
+	}
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return NULL;
+	return stk_writer__fdopen(fd, opts);
+}
+
+static int index_add(struct stk_writer *w, const struct stk_index_entry *e)
+{
+	struct stk_index_entry *tmp;
+	size_t cap;
+
+	if (w->nr_index == w->index_cap) {
+		cap = w->index_cap ? 2 * w->index_cap : 64;
+		tmp = realloc(w->index, cap * sizeof(*tmp));
+		if (!tmp)
+			return -ENOMEM;
+		w->index = tmp;
+		w->index_cap = cap;
+	}
+	w->index[w->nr_index++] = *e;
+	return 0;
+}
+
+/*
+ * chunk_pack() - compress the encoded payload in w->payload and put the
+ * chunk header in front of it in w->out, leaving @extra bytes of room after
+ * it (for the trailer that follows the index).  Returns the chunk's bytes
+ * (header + payload) through @size.
+ */
+static int chunk_pack(struct stk_writer *w, const char tag[4], uint64_t t0, uint64_t t1,
+		      size_t extra, size_t *size)
+{
+	const size_t hlen = STK_FRAME_PREFIX + STK_CHUNK_HDR_LEN;
+	size_t need, comp;
+	uint8_t *h, *tmp;
+
+	if (w->payload.err) {
+		writer_msg(w, "chunk %u (%.4s): %s", w->seq, tag, w->payload.why);
+		return w->payload.err;
+	}
+	need = hlen + ZSTD_compressBound(w->payload.len) + extra;
+	if (need > w->out_cap) {
+		tmp = realloc(w->out, need);
+		if (!tmp) {
+			writer_msg(w, "chunk %u (%.4s): out of memory", w->seq, tag);
+			return -ENOMEM;
+		}
+		w->out = tmp;
+		w->out_cap = need;
+	}
+	comp = ZSTD_compress2(w->cctx, w->out + hlen, need - hlen - extra,
+			      w->payload.len ? w->payload.data : (const uint8_t *)"", w->payload.len);
+	if (ZSTD_isError(comp)) {
+		writer_msg(w, "chunk %u (%.4s): zstd: %s", w->seq, tag, ZSTD_getErrorName(comp));
+		return -ENOMEM;
+	}
+	if (comp > UINT32_MAX) {
+		writer_msg(w, "chunk %u (%.4s): compressed payload over 4 GiB", w->seq, tag);
+		return -EFBIG;
+	}
+
+	h = w->out + STK_FRAME_PREFIX;
+	put_le32(w->out, STK_MAGIC_CHUNK);
+	put_le32(w->out + 4, STK_CHUNK_HDR_LEN);
+	memcpy(h + CH_TAG, tag, 4);
+	put_le16(h + CH_HEADER_LEN, STK_CHUNK_HDR_LEN);
+	put_le16(h + CH_FLAGS, 0);
+	put_le32(h + CH_SEQ, w->seq);
+	put_le32(h + CH_SEGMENT_ID, get_le32(w->uuid));
+	put_le64(h + CH_T0, t0);
+	put_le64(h + CH_T1, t1);
+	put_le32(h + CH_COMP_LEN, comp);
+	put_le32(h + CH_RAW_LEN, w->payload.len);
+	put_le32(h + CH_PAYLOAD_CRC, stk_crc32c(0, w->out + hlen, comp));
+	put_le32(h + STK_CHUNK_HDR_LEN - 4, stk_crc32c(0, h, STK_CHUNK_HDR_LEN - 4));
+	*size = hlen + comp;
+	return 0;
+}
+
+/*
+ * chunk_emit() - write the chunk packed in w->out (plus @extra bytes after
+ * it) with one write() and record it in the index.
+ */
+static int chunk_emit(struct stk_writer *w, size_t size, size_t extra)
+{
+	const uint8_t *h = w->out + STK_FRAME_PREFIX;
+	struct stk_index_entry e;
+	int is_index;
+	int err;
+
+	memcpy(e.tag, h + CH_TAG, 4);
+	e.offset = w->bytes - w->seg_start;
+	e.comp_len = get_le32(h + CH_COMP_LEN);
+	e.raw_len = get_le32(h + CH_RAW_LEN);
+	e.seq = w->seq;
+	e.t0_ns = get_le64(h + CH_T0);
+	e.t1_ns = get_le64(h + CH_T1);
+	is_index = memcmp(e.tag, "INDX", 4) == 0;
+	/* Reserve the index slot first: after the write nothing may fail. */
+	if (!is_index) {
+		err = index_add(w, &e);
+		if (err) {
+			writer_msg(w, "chunk %u (%.4s): out of memory", w->seq, e.tag);
+			return err;
+		}
+	}
+	err = writer_write(w, w->out, size + extra);
+	if (err) {
+		if (!is_index)
+			w->nr_index--;
+		writer_msg(w, "write chunk %u (%.4s): %s", w->seq, e.tag, strerror(-err));
+		return err;
+	}
+	w->seq++;
+	return 0;
+}
+
+static int writer_chunk(struct stk_writer *w, const char tag[4], uint64_t t0, uint64_t t1)
+{
+	size_t size;
+	int err;
+
+	err = chunk_pack(w, tag, t0, t1, 0, &size);
+	if (err)
+		return err;
+	return chunk_emit(w, size, 0);
+}
+
+/* Common front of every add_*(): state checks and an empty payload buffer. */
+static int writer_begin(struct stk_writer *w, uint64_t t0, uint64_t t1)
+{
+	if (!w)
+		return -EINVAL;
+	if (w->failed) {
+		writer_msg(w, "an earlier write failed: %s", strerror(-w->failed));
+		return -EIO;
+	}
+	if (t1 < t0) {
+		writer_msg(w, "chunk %u: interval ends before it starts", w->seq);
+		return -EINVAL;
+	}
+	w->payload.len = 0;
+	w->payload.err = 0;
+	w->payload.why = NULL;
+	return 0;
+}
+
+#define ADD_CHECK(w, arr, n)						\
+	do {								\
+		if ((n) && !(arr)) {					\
+			writer_msg(w, "chunk %u: %zu records but no array", \
+				   (w)->seq, (size_t)(n));		\
+			return -EINVAL;					\
+		}							\
+	} while (0)
+
+int stk_writer__add_meta(struct stk_writer *w, const struct stk_kv *kv, size_t n)
+{
+	int err = writer_begin(w, 0, 0);
+
+	if (err)
+		return err;
+	ADD_CHECK(w, kv, n);
+	stk_encode_meta(&w->payload, kv, n);
+	return writer_chunk(w, "META", 0, 0);
+}
+
+int stk_writer__add_stacks(struct stk_writer *w, const struct stk_stack *stacks, size_t n)
+{
+	int err = writer_begin(w, 0, 0);
+
+	if (err)
+		return err;
+	ADD_CHECK(w, stacks, n);
+	stk_encode_stacks(&w->payload, stacks, n);
+	return writer_chunk(w, "STCK", 0, 0);
+}
+
+int stk_writer__add_counts(struct stk_writer *w, uint64_t t0_ns, uint64_t t1_ns,
+			   const struct stk_count *rows, size_t n)
+{
+	int err = writer_begin(w, t0_ns, t1_ns);
+
+	if (err)
+		return err;
+	ADD_CHECK(w, rows, n);
+	stk_encode_counts(&w->payload, rows, n);
+	return writer_chunk(w, "CNTS", t0_ns, t1_ns);
+}
+
+int stk_writer__add_offcpu(struct stk_writer *w, uint64_t t0_ns, uint64_t t1_ns,
+			   const struct stk_offcpu *rows, size_t n)
+{
+	int err = writer_begin(w, t0_ns, t1_ns);
+
+	if (err)
+		return err;
+	ADD_CHECK(w, rows, n);
+	stk_encode_offcpu(&w->payload, rows, n);
+	return writer_chunk(w, "OFFC", t0_ns, t1_ns);
+}
+
+int stk_writer__add_maps(struct stk_writer *w, const struct stk_proc_maps *procs, size_t n)
+{
+	int err = writer_begin(w, 0, 0);
+
+	if (err)
+		return err;
+	ADD_CHECK(w, procs, n);
+	stk_encode_maps(&w->payload, procs, n);
+	return writer_chunk(w, "MAPS", 0, 0);
+}
+
+int stk_writer__add_ksyms(struct stk_writer *w, const struct stk_ksym *syms, size_t n)
+{
+	int err = writer_begin(w, 0, 0);
+
+	if (err)
+		return err;
+	ADD_CHECK(w, syms, n);
+	stk_encode_ksyms(&w->payload, syms, n);
+	return writer_chunk(w, "KSYM", 0, 0);
+}
+
+int stk_writer__add_kobjs(struct stk_writer *w, const struct stk_kobj *objs, size_t n)
+{
+	int err = writer_begin(w, 0, 0);
+
+	if (err)
+		return err;
+	ADD_CHECK(w, objs, n);
+	stk_encode_kobjs(&w->payload, objs, n);
+	return writer_chunk(w, "KBID", 0, 0);
+}
+
+int stk_writer__add_esym(struct stk_writer *w, const uint8_t *build_id, uint32_t build_id_size,
+			 const void *blob, size_t blob_size)
+{
+	int err = writer_begin(w, 0, 0);
+
+	if (err)
+		return err;
+	stk_encode_esym(&w->payload, build_id, build_id_size, blob, blob_size);
+	return writer_chunk(w, "ESYM", 0, 0);
+}
+
+int stk_writer__add_stats(struct stk_writer *w, const struct stk_stat *stats, size_t n)
+{
+	int err = writer_begin(w, 0, 0);
+
+	if (err)
+		return err;
+	ADD_CHECK(w, stats, n);
+	stk_encode_stats(&w->payload, stats, n);
+	return writer_chunk(w, "STAT", 0, 0);
+}
+
+static int tag_valid(const char tag[4])
+{
+	int i;
+
+	for (i = 0; i < 4; i++) {
+		char ch = tag[i];
+
+		if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+		      (i > 0 && ch >= '0' && ch <= '9')))
+			return 0;
+	}
+	return 1;
+}
+
+int stk_writer__add_raw(struct stk_writer *w, const char tag[4], uint64_t t0_ns, uint64_t t1_ns,
+			const void *payload, size_t size)
+{
+	int err = writer_begin(w, t0_ns, t1_ns);
+
+	if (err)
+		return err;
+	if (!tag || !tag_valid(tag) || memcmp(tag, "INDX", 4) == 0 || (size && !payload)) {
+		writer_msg(w, "chunk %u: bad raw chunk tag or payload", w->seq);
+		return -EINVAL;
+	}
+	sbuf_put(&w->payload, payload, size);
+	return writer_chunk(w, tag, t0_ns, t1_ns);
+}
+
+int stk_writer__close(struct stk_writer *w)
+{
+	uint8_t *t;
+	uint64_t index_off;
+	size_t size;
+	int err = 0;
+
+	if (!w)
+		return 0;
+	if (w->failed) {
+		err = w->failed;
+		goto out;
+	}
+	err = writer_begin(w, 0, 0);
+	if (err)
+		goto out;
+	/* The index, then the trailer right after it, in one write(): the
+	 * trailer's segment length needs the index's compressed size. */
+	stk_encode_index(&w->payload, w->index, w->nr_index);
+	index_off = w->bytes - w->seg_start;
+	err = chunk_pack(w, "INDX", 0, 0, STK_FRAME_PREFIX + STK_TRAILER_LEN, &size);
+	if (err)
+		goto out;
+	t = w->out + size;
+	put_le32(t, STK_MAGIC_TRAILER);
+	put_le32(t + 4, STK_TRAILER_LEN);
+	t += STK_FRAME_PREFIX;
+	memcpy(t + TR_MARK, STK_END_MARK, 8);
+	put_le64(t + TR_INDEX_OFF, index_off);
+	put_le64(t + TR_SEG_LEN, index_off + size + STK_FRAME_PREFIX + STK_TRAILER_LEN);
+	put_le32(t + TR_CHUNK_COUNT, w->nr_index);
+	put_le32(t + TR_CRC, stk_crc32c(0, t, TR_CRC));
+	err = chunk_emit(w, size, STK_FRAME_PREFIX + STK_TRAILER_LEN);
+	if (err)
+		goto out;
+	/* A pipe or a character device cannot be synced; that is no error. */
+	if (fsync(w->fd) < 0 && errno != EINVAL && errno != EROFS) {
+		err = -errno;
+		writer_msg(w, "fsync: %s", strerror(-err));
+	}
+out:
+	if (close(w->fd) < 0 && !err) {
+		err = -errno;
+		writer_msg(w, "close: %s", strerror(-err));
+	}
+	ZSTD_freeCCtx(w->cctx);
+	sbuf_free(&w->payload);
+	free(w->out);
+	free(w->index);
+	free(w);
+	return err;
+}
+
+uint64_t stk_writer__bytes(const struct stk_writer *w)
+{
+	return w ? w->bytes : 0;
+}
+
+const char *stk_writer__errmsg(const struct stk_writer *w)
+{
+	return w ? w->errmsg : "no writer";
+}
