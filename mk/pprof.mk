@@ -1,0 +1,19 @@
+# SPDX-License-Identifier: BSD-2-Clause
+#
+# pprof encoder tests: mkpprof writes profiles with report/pprof.c so that
+# tests/e2e/pprof_encoder.sh can read them back with protoc and go tool pprof.
+# It links the two objects it needs rather than libreport.a, so it does not
+# depend on the rest of the reporter.
+
+MKPPROF := $(O)/tests/tools/mkpprof
+PPROF_OBJS := $(O)/report/pb.o $(O)/report/pprof.o
+
+$(MKPPROF): tests/tools/mkpprof.c $(PPROF_OBJS)
+	$(call msg,CC-TOOL,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(ALL_CFLAGS) -Ireport $< $(PPROF_OBJS) $(PKG_LIBS) -o $@
+
+TEST_EXTRA_DEPS += $(MKPPROF)
+
+# The suite includes report/pb.h and report/pprof.h by name.
+$(O)/tests/check_pprof: ALL_CFLAGS += -Ireport
