@@ -1,0 +1,1356 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * check_format: libstk writer and reader, against SPEC.md.
+ */
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <zstd.h>
+
+#include "stk.h"
+#include "stk_int.h"
+#include "../tools/format_sample.h"
+
+/* ---- helpers ---- */
+
+struct tmpfile {
+	char path[64];
+};
+
+static void tmp_make(struct tmpfile *t)
+{
+	int fd;
+
+	strcpy(t->path, "/tmp/check_format.XXXXXX");
+	fd = mkstemp(t->path);
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+}
+
+static uint8_t *file_load(const char *path, size_t *size)
+{
+	struct stat st;
+	uint8_t *buf;
+	int fd;
+
+	fd = open(path, O_RDONLY);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(fstat(fd, &st), 0);
+	buf = malloc(st.st_size + 1);
+	ck_assert_ptr_nonnull(buf);
+	ck_assert_int_eq(read(fd, buf, st.st_size), st.st_size);
+	close(fd);
+	*size = st.st_size;
+	return buf;
+}
+
+static void file_store(const char *path, const void *buf, size_t size)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(write(fd, buf, size), (ssize_t)size);
+	close(fd);
+}
+
+/* Writes the sample of @seed to a new file; returns its bytes. */
+static uint8_t *sample_file(struct fs_sample *s, uint64_t seed, int small, size_t *size)
+{
+	struct stk_writer *w;
+	struct tmpfile t;
+	uint8_t *buf;
+
+	tmp_make(&t);
+	fs_init(s, seed, small);
+	w = stk_writer__open(t.path, NULL);
+	ck_assert_ptr_nonnull(w);
+	ck_assert_int_eq(fs_write(s, w), 0);
+	ck_assert_int_eq(stk_writer__close(w), 0);
+	buf = file_load(t.path, size);
+	unlink(t.path);
+	return buf;
+}
+
+static void assert_comm(const char *got, const char *want)
+{
+	ck_assert_str_eq(got, want);
+}
+
+static void assert_task(const struct stk_task_stacks *a, const struct stk_task_stacks *b)
+{
+	ck_assert_uint_eq(a->tgid, b->tgid);
+	ck_assert_uint_eq(a->tid, b->tid);
+	assert_comm(a->comm, b->comm);
+	ck_assert_int_eq(a->user_stack, b->user_stack);
+	ck_assert_int_eq(a->kernel_stack, b->kernel_stack);
+}
+
+/* Checks that chunk @i of the sample was read back exactly. */
+static void assert_sample_chunk(const struct fs_sample *s, size_t i, const struct stk_chunk *ch)
+{
+	size_t k, j;
+
+	ck_assert_str_eq(ch->tag, fs_tags[i]);
+	ck_assert_uint_eq(ch->seq, i);
+	switch (i) {
+	case 0:
+		ck_assert_int_eq(ch->type, STK_CHUNK_META);
+		ck_assert_uint_eq(ch->u.meta.n, s->nr_kv);
+		for (k = 0; k < s->nr_kv; k++) {
+			ck_assert_str_eq(ch->u.meta.kv[k].key, s->kv[k].key);
+			ck_assert_str_eq(ch->u.meta.kv[k].value, s->kv[k].value);
+		}
+		break;
+	case 1:
+		ck_assert_int_eq(ch->type, STK_CHUNK_STCK);
+		ck_assert_uint_eq(ch->u.stck.n, s->nr_stacks);
+		for (k = 0; k < s->nr_stacks; k++) {
+			const struct stk_stack *a = &ch->u.stck.stacks[k], *b = &s->stacks[k];
+
+			ck_assert_uint_eq(a->id, b->id);
+			ck_assert_uint_eq(a->nr_frames, b->nr_frames);
+			for (j = 0; j < b->nr_frames; j++)
+				ck_assert_uint_eq(a->frames[j], b->frames[j]);
+		}
+		break;
+	case 2:
+		ck_assert_int_eq(ch->type, STK_CHUNK_CNTS);
+		ck_assert_uint_eq(ch->t0_ns, FS_T0);
+		ck_assert_uint_eq(ch->t1_ns, FS_T1);
+		ck_assert_uint_eq(ch->u.cnts.n, s->nr_counts);
+		for (k = 0; k < s->nr_counts; k++) {
+			const struct stk_count *a = &ch->u.cnts.rows[k], *b = &s->counts[k];
+
+			ck_assert_uint_eq(a->tgid, b->tgid);
+			ck_assert_uint_eq(a->tid, b->tid);
+			assert_comm(a->comm, b->comm);
+			ck_assert_int_eq(a->user_stack, b->user_stack);
+			ck_assert_int_eq(a->kernel_stack, b->kernel_stack);
+			ck_assert_uint_eq(a->kernel_ip, b->kernel_ip);
+			ck_assert_uint_eq(a->kernel_ret_ip, b->kernel_ret_ip);
+			ck_assert_uint_eq(a->count, b->count);
+		}
+		break;
+	case 3:
+		ck_assert_int_eq(ch->type, STK_CHUNK_OFFC);
+		ck_assert_uint_eq(ch->u.offc.n, s->nr_offcpu);
+		for (k = 0; k < s->nr_offcpu; k++) {
+			assert_task(&ch->u.offc.rows[k].target, &s->offcpu[k].target);
+			assert_task(&ch->u.offc.rows[k].waker, &s->offcpu[k].waker);
+			ck_assert_uint_eq(ch->u.offc.rows[k].count, s->offcpu[k].count);
+			ck_assert_uint_eq(ch->u.offc.rows[k].blocked_ns, s->offcpu[k].blocked_ns);
+		}
+		break;
+	case 4:
+		ck_assert_int_eq(ch->type, STK_CHUNK_MAPS);
+		ck_assert_uint_eq(ch->u.maps.n, s->nr_procs);
+		for (k = 0; k < s->nr_procs; k++) {
+			const struct stk_proc_maps *a = &ch->u.maps.procs[k], *b = &s->procs[k];
+
+			ck_assert_uint_eq(a->tgid, b->tgid);
+			assert_comm(a->comm, b->comm);
+			ck_assert_uint_eq(a->time_ns, b->time_ns);
+			ck_assert_uint_eq(a->nr_mappings, b->nr_mappings);
+			for (j = 0; j < b->nr_mappings; j++) {
+				const struct stk_mapping *x = &a->mappings[j], *y = &b->mappings[j];
+
+				ck_assert_uint_eq(x->start, y->start);
+				ck_assert_uint_eq(x->end, y->end);
+				ck_assert_uint_eq(x->offset, y->offset);
+				ck_assert_uint_eq(x->dev, y->dev);
+				ck_assert_uint_eq(x->inode, y->inode);
+				ck_assert_uint_eq(x->prot, y->prot);
+				ck_assert_uint_eq(x->build_id_size, y->build_id_size);
+				ck_assert_mem_eq(x->build_id, y->build_id, y->build_id_size);
+				ck_assert_str_eq(x->path, y->path);
+			}
+		}
+		break;
+	case 5:
+		ck_assert_int_eq(ch->type, STK_CHUNK_KSYM);
+		ck_assert_uint_eq(ch->u.ksym.n, s->nr_ksyms);
+		for (k = 0; k < s->nr_ksyms; k++) {
+			const struct stk_ksym *a = &ch->u.ksym.syms[k], *b = &s->ksyms[k];
+
+			ck_assert_uint_eq(a->addr, b->addr);
+			ck_assert_uint_eq(a->size, b->size);
+			ck_assert_int_eq(a->type, b->type);
+			ck_assert_str_eq(a->name, b->name);
+			ck_assert_str_eq(a->module, b->module);
+		}
+		break;
+	case 6:
+		ck_assert_int_eq(ch->type, STK_CHUNK_KBID);
+		ck_assert_uint_eq(ch->u.kbid.n, s->nr_kobjs);
+		for (k = 0; k < s->nr_kobjs; k++) {
+			const struct stk_kobj *a = &ch->u.kbid.objs[k], *b = &s->kobjs[k];
+
+			ck_assert_str_eq(a->name, b->name);
+			ck_assert_uint_eq(a->base, b->base);
+			ck_assert_uint_eq(a->size, b->size);
+			ck_assert_uint_eq(a->build_id_size, b->build_id_size);
+			ck_assert_mem_eq(a->build_id, b->build_id, b->build_id_size);
+		}
+		break;
+	case 7:
+		ck_assert_int_eq(ch->type, STK_CHUNK_ESYM);
+		ck_assert_uint_eq(ch->u.esym.build_id_size, s->esym_build_id_size);
+		ck_assert_mem_eq(ch->u.esym.build_id, s->esym_build_id, s->esym_build_id_size);
+		ck_assert_uint_eq(ch->u.esym.blob_size, s->esym_blob_size);
+		ck_assert_mem_eq(ch->u.esym.blob, s->esym_blob, s->esym_blob_size);
+		break;
+	case 8:
+		ck_assert_int_eq(ch->type, STK_CHUNK_STAT);
+		ck_assert_uint_eq(ch->u.stat.n, s->nr_stats);
+		for (k = 0; k < s->nr_stats; k++) {
+			ck_assert_str_eq(ch->u.stat.stats[k].name, s->stats[k].name);
+			ck_assert_uint_eq(ch->u.stat.stats[k].value, s->stats[k].value);
+		}
+		break;
+	case 9:
+		ck_assert_int_eq(ch->type, STK_CHUNK_UNKNOWN);
+		ck_assert_uint_eq(ch->u.unknown.size, s->xtra_size);
+		ck_assert_mem_eq(ch->u.unknown.payload, s->xtra, s->xtra_size);
+		ck_assert_uint_eq(ch->t0_ns, FS_T0);
+		ck_assert_uint_eq(ch->t1_ns, FS_T1);
+		break;
+	default:
+		ck_abort_msg("unexpected chunk %zu", i);
+	}
+}
+
+/* Reads a whole sample file (segment @segment of the reader) and checks it. */
+static void assert_sample_segment(struct stk_reader *r, const struct fs_sample *s,
+				  uint32_t segment)
+{
+	struct stk_chunk ch;
+	size_t i;
+
+	for (i = 0; i < FS_NR_CHUNKS; i++) {
+		ck_assert_int_eq(stk_reader__next(r, &ch), 1);
+		ck_assert_uint_eq(ch.segment, segment);
+		assert_sample_chunk(s, i, &ch);
+	}
+	ck_assert_int_eq(stk_reader__next(r, &ch), 1);
+	ck_assert_int_eq(ch.type, STK_CHUNK_INDX);
+	ck_assert_uint_eq(ch.u.indx.n, FS_NR_CHUNKS);
+	ck_assert_uint_eq(ch.seq, FS_NR_CHUNKS);
+}
+
+/* Rewrites the CRC at the end of the skippable frame at @frame. */
+static void frame_fix_crc(uint8_t *frame)
+{
+	uint32_t n = get_le32(frame + 4);
+
+	put_le32(frame + 8 + n - 4, stk_crc32c(0, frame + 8, n - 4));
+}
+
+/* ---- CRC and varints ---- */
+
+START_TEST(crc32c_matches_known_vector)
+{
+	ck_assert_uint_eq(stk_crc32c(0, "123456789", 9), 0xE3069283);
+	ck_assert_uint_eq(stk_crc32c(0, "", 0), 0);
+}
+END_TEST
+
+START_TEST(crc32c_chains_across_calls)
+{
+	uint32_t c = stk_crc32c(0, "1234", 4);
+
+	ck_assert_uint_eq(stk_crc32c(c, "56789", 5), 0xE3069283);
+}
+END_TEST
+
+START_TEST(varint_round_trips_edge_values)
+{
+	static const struct { uint64_t v; size_t len; } cases[] = {
+		{ 0, 1 }, { 1, 1 }, { 127, 1 }, { 128, 2 }, { 16383, 2 }, { 16384, 3 },
+		{ UINT32_MAX, 5 }, { 1ull << 63, 10 }, { UINT64_MAX, 10 },
+	};
+	uint8_t buf[STK_VARINT_MAX];
+	size_t i, n;
+	uint64_t v;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		n = stk_varint_encode(buf, cases[i].v);
+		ck_assert_uint_eq(n, cases[i].len);
+		ck_assert_uint_eq(stk_varint_decode(buf, buf + n, &v), n);
+		ck_assert_uint_eq(v, cases[i].v);
+		/* one byte short: rejected */
+		ck_assert_uint_eq(stk_varint_decode(buf, buf + n - 1, &v), 0);
+	}
+	n = stk_varint_encode(buf, 300);
+	ck_assert_uint_eq(buf[0], 0xAC);
+	ck_assert_uint_eq(buf[1], 0x02);
+}
+END_TEST
+
+START_TEST(varint_rejects_more_than_ten_bytes)
+{
+	uint8_t buf[11];
+	uint64_t v = 42;
+
+	memset(buf, 0x80, sizeof(buf));
+	buf[10] = 0x00;
+	ck_assert_uint_eq(stk_varint_decode(buf, buf + sizeof(buf), &v), 0);
+	ck_assert_uint_eq(v, 42);
+}
+END_TEST
+
+START_TEST(varint_rejects_overflow_in_tenth_byte)
+{
+	uint8_t buf[10];
+	uint64_t v;
+
+	memset(buf, 0xff, 9);
+	buf[9] = 0x02;		/* bit 64 */
+	ck_assert_uint_eq(stk_varint_decode(buf, buf + 10, &v), 0);
+	buf[9] = 0x01;		/* bit 63: UINT64_MAX */
+	ck_assert_uint_eq(stk_varint_decode(buf, buf + 10, &v), 10);
+	ck_assert_uint_eq(v, UINT64_MAX);
+}
+END_TEST
+
+START_TEST(varint_accepts_non_minimal_encoding)
+{
+	static const uint8_t buf[] = { 0x81, 0x80, 0x00 };
+	uint64_t v;
+
+	ck_assert_uint_eq(stk_varint_decode(buf, buf + 3, &v), 3);
+	ck_assert_uint_eq(v, 1);
+}
+END_TEST
+
+START_TEST(zigzag_maps_signed_values)
+{
+	ck_assert_uint_eq(zigzag_encode(0), 0);
+	ck_assert_uint_eq(zigzag_encode(-1), 1);
+	ck_assert_uint_eq(zigzag_encode(1), 2);
+	ck_assert_uint_eq(zigzag_encode(-2), 3);
+	ck_assert_uint_eq(zigzag_encode(INT64_MAX), UINT64_MAX - 1);
+	ck_assert_uint_eq(zigzag_encode(INT64_MIN), UINT64_MAX);
+	ck_assert_int_eq(zigzag_decode(UINT64_MAX), INT64_MIN);
+	ck_assert_int_eq(zigzag_decode(3), -2);
+}
+END_TEST
+
+/* ---- round trips ---- */
+
+START_TEST(round_trip_every_chunk_type_random_contents)
+{
+	struct stk_read_summary sum;
+	struct stk_reader *r;
+	struct stk_chunk ch;
+	struct fs_sample s;
+	uint8_t *buf;
+	size_t size;
+
+	/* _i is the loop index: seeds 1..8 (tcase_add_loop_test). */
+	buf = sample_file(&s, 1000 + _i, _i % 2, &size);
+	r = stk_reader__open_mem(buf, size);
+	ck_assert_ptr_nonnull(r);
+	assert_sample_segment(r, &s, 0);
+	ck_assert_int_eq(stk_reader__next(r, &ch), 0);
+	ck_assert_int_eq(stk_reader__next(r, &ch), 0);
+	stk_reader__summary(r, &sum);
+	ck_assert_uint_eq(sum.file_size, size);
+	ck_assert_uint_eq(sum.chunks, FS_NR_CHUNKS + 1);
+	ck_assert_uint_eq(sum.errors, 0);
+	ck_assert_uint_eq(sum.bytes_skipped, 0);
+	ck_assert_int_eq(sum.closed, 1);
+	ck_assert_int_eq(sum.truncated, 0);
+	ck_assert_uint_eq(stk_reader__segment_count(r), 1);
+	ck_assert_int_eq(stk_reader__segment(r, 0)->closed, 1);
+	stk_reader__close(r);
+	fs_free(&s);
+	free(buf);
+}
+END_TEST
+
+START_TEST(reading_from_path_matches_reading_from_memory)
+{
+	struct stk_reader *r;
+	struct fs_sample s;
+	struct tmpfile t;
+	uint8_t *buf;
+	size_t size;
+
+	buf = sample_file(&s, 77, 0, &size);
+	tmp_make(&t);
+	file_store(t.path, buf, size);
+	r = stk_reader__open(t.path);
+	ck_assert_ptr_nonnull(r);
+	assert_sample_segment(r, &s, 0);
+	stk_reader__close(r);
+	unlink(t.path);
+	fs_free(&s);
+	free(buf);
+}
+END_TEST
+
+START_TEST(reader_reads_a_pipe_on_stdin)
+{
+	struct stk_reader *r;
+	struct fs_sample s;
+	uint8_t *buf;
+	size_t size;
+	int fds[2];
+	pid_t pid;
+
+	buf = sample_file(&s, 78, 0, &size);
+	ck_assert_int_eq(pipe(fds), 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		close(fds[0]);
+		_exit(write(fds[1], buf, size) == (ssize_t)size ? 0 : 1);
+	}
+	close(fds[1]);
+	ck_assert_int_eq(dup2(fds[0], STDIN_FILENO), STDIN_FILENO);
+	r = stk_reader__open("-");
+	ck_assert_ptr_nonnull(r);
+	assert_sample_segment(r, &s, 0);
+	stk_reader__close(r);
+	waitpid(pid, NULL, 0);
+	fs_free(&s);
+	free(buf);
+}
+END_TEST
+
+START_TEST(segment_info_holds_the_file_header_facts)
+{
+	struct stk_writer_opts opts = {
+		.sz = sizeof(opts), .wall_start_ns = 1700000000123456789ull,
+		.mono_start_ns = 987654321,
+	};
+	const struct stk_segment_info *info;
+	struct stk_reader *r;
+	struct stk_writer *w;
+	struct tmpfile t;
+
+	tmp_make(&t);
+	w = stk_writer__open(t.path, &opts);
+	ck_assert_ptr_nonnull(w);
+	ck_assert_uint_eq(stk_writer__bytes(w), STK_FRAME_PREFIX + STK_FILE_HDR_LEN);
+	ck_assert_int_eq(stk_writer__close(w), 0);
+	r = stk_reader__open(t.path);
+	ck_assert_ptr_nonnull(r);
+	info = stk_reader__segment(r, 0);
+	ck_assert_ptr_nonnull(info);
+	ck_assert_ptr_null(stk_reader__segment(r, 1));
+	ck_assert_uint_eq(info->read_version, STK_FORMAT_READ_VERSION);
+	ck_assert_uint_eq(info->write_version, STK_FORMAT_WRITE_VERSION);
+	ck_assert_str_eq(info->writer_version, STK_VERSION_STRING);
+	ck_assert_uint_eq(info->wall_start_ns, 1700000000123456789ull);
+	ck_assert_uint_eq(info->mono_start_ns, 987654321);
+	ck_assert_uint_eq(info->offset, 0);
+	ck_assert_uint_eq(info->uuid[6] >> 4, 4);		/* RFC 4122 v4 */
+	ck_assert_uint_eq(info->uuid[8] & 0xc0, 0x80);
+	stk_reader__close(r);
+	unlink(t.path);
+}
+END_TEST
+
+START_TEST(concatenated_files_read_as_two_segments)
+{
+	struct fs_sample a, b;
+	struct stk_read_summary sum;
+	const struct stk_segment_info *s0, *s1;
+	struct stk_reader *r;
+	struct stk_chunk ch;
+	uint8_t *ba, *bb, *cat;
+	size_t na, nb;
+
+	ba = sample_file(&a, 5, 1, &na);
+	bb = sample_file(&b, 6, 0, &nb);
+	cat = malloc(na + nb);
+	memcpy(cat, ba, na);
+	memcpy(cat + na, bb, nb);
+	r = stk_reader__open_mem(cat, na + nb);
+	ck_assert_ptr_nonnull(r);
+	assert_sample_segment(r, &a, 0);
+	assert_sample_segment(r, &b, 1);
+	ck_assert_int_eq(stk_reader__next(r, &ch), 0);
+	ck_assert_uint_eq(stk_reader__segment_count(r), 2);
+	s0 = stk_reader__segment(r, 0);
+	s1 = stk_reader__segment(r, 1);
+	ck_assert_uint_eq(s1->offset, na);
+	ck_assert_mem_ne(s0->uuid, s1->uuid, 16);
+	ck_assert_int_eq(s0->closed, 1);
+	ck_assert_int_eq(s1->closed, 1);
+	stk_reader__summary(r, &sum);
+	ck_assert_uint_eq(sum.chunks, 2 * (FS_NR_CHUNKS + 1));
+	ck_assert_uint_eq(sum.errors, 0);
+	ck_assert_int_eq(sum.closed, 1);
+	stk_reader__close(r);
+	fs_free(&a);
+	fs_free(&b);
+	free(ba);
+	free(bb);
+	free(cat);
+}
+END_TEST
+
+/* ---- chunk tags ---- */
+
+START_TEST(unknown_ancillary_chunk_is_returned_as_unknown)
+{
+	static const uint8_t payload[] = { 1, 2, 3 };
+	struct stk_kv kv = { "k", "v" };
+	struct stk_reader *r;
+	struct stk_writer *w;
+	struct stk_chunk ch;
+	struct tmpfile t;
+
+	tmp_make(&t);
+	w = stk_writer__open(t.path, NULL);
+	ck_assert_int_eq(stk_writer__add_raw(w, "zNew", 5, 6, payload, sizeof(payload)), 0);
+	ck_assert_int_eq(stk_writer__add_meta(w, &kv, 1), 0);
+	ck_assert_int_eq(stk_writer__close(w), 0);
+	r = stk_reader__open(t.path);
+	ck_assert_int_eq(stk_reader__next(r, &ch), 1);
+	ck_assert_int_eq(ch.type, STK_CHUNK_UNKNOWN);
+	ck_assert_str_eq(ch.tag, "zNew");
+	ck_assert_uint_eq(ch.u.unknown.size, 3);
+	ck_assert_mem_eq(ch.u.unknown.payload, payload, 3);
+	ck_assert_int_eq(stk_reader__next(r, &ch), 1);
+	ck_assert_int_eq(ch.type, STK_CHUNK_META);
+	ck_assert_str_eq(ch.u.meta.kv[0].value, "v");
+	stk_reader__close(r);
+	unlink(t.path);
+}
+END_TEST
+
+START_TEST(unknown_critical_chunk_is_refused_with_its_tag)
+{
+	struct stk_kv kv = { "k", "v" };
+	struct stk_read_summary sum;
+	struct stk_reader *r;
+	struct stk_writer *w;
+	struct stk_chunk ch;
+	struct tmpfile t;
+
+	tmp_make(&t);
+	w = stk_writer__open(t.path, NULL);
+	ck_assert_int_eq(stk_writer__add_meta(w, &kv, 1), 0);
+	ck_assert_int_eq(stk_writer__add_raw(w, "QZZY", 0, 0, "x", 1), 0);
+	ck_assert_int_eq(stk_writer__add_meta(w, &kv, 1), 0);
+	ck_assert_int_eq(stk_writer__close(w), 0);
+	r = stk_reader__open(t.path);
+	ck_assert_int_eq(stk_reader__next(r, &ch), 1);
+	ck_assert_int_eq(stk_reader__next(r, &ch), -ENOTSUP);
+	ck_assert_ptr_nonnull(strstr(stk_reader__errmsg(r), "unknown critical chunk 'QZZY'"));
+	ck_assert_ptr_nonnull(strstr(stk_reader__errmsg(r), "byte "));
+	ck_assert_int_eq(stk_reader__next(r, &ch), 0);
+	stk_reader__summary(r, &sum);
+	ck_assert_uint_eq(sum.errors, 1);
+	ck_assert_uint_eq(sum.chunks, 1);
+	stk_reader__close(r);
+	unlink(t.path);
+}
+END_TEST
+
+START_TEST(chunk_type_tags_match_the_spec)
+{
+	ck_assert_str_eq(stk_chunk_type__tag(STK_CHUNK_META), "META");
+	ck_assert_str_eq(stk_chunk_type__tag(STK_CHUNK_INDX), "INDX");
+	ck_assert_ptr_null(stk_chunk_type__tag(STK_CHUNK_UNKNOWN));
+	ck_assert_ptr_null(stk_chunk_type__tag(STK_CHUNK_INDX + 1));
+	ck_assert_int_eq(stk_tag_type("KSYM"), STK_CHUNK_KSYM);
+	ck_assert_int_eq(stk_tag_type("ksym"), STK_CHUNK_UNKNOWN);
+}
+END_TEST
+
+/* ---- versions ---- */
+
+/* An empty closed file whose header says it needs read version 2 and
+ * stkreport 0.3.0. */
+static uint8_t *newer_file(size_t *size)
+{
+	struct stk_writer *w;
+	struct tmpfile t;
+	uint8_t *buf;
+
+	tmp_make(&t);
+	w = stk_writer__open(t.path, NULL);
+	ck_assert_int_eq(stk_writer__close(w), 0);
+	buf = file_load(t.path, size);
+	unlink(t.path);
+	put_le16(buf + STK_FRAME_PREFIX + FH_READ_VERSION, STK_FORMAT_MAX_READ + 1);
+	put_le32(buf + STK_FRAME_PREFIX + FH_MIN_READER_REL, STK_RELEASE(0, 3, 0));
+	frame_fix_crc(buf);
+	return buf;
+}
+
+START_TEST(newer_read_version_is_refused_at_open)
+{
+	struct stk_reader *r;
+	uint8_t *buf;
+	size_t size;
+
+	buf = newer_file(&size);
+	errno = 0;
+	r = stk_reader__open_mem(buf, size);
+	ck_assert_ptr_null(r);
+	ck_assert_int_eq(errno, EPROTONOSUPPORT);
+	ck_assert_str_eq(stk_open_errmsg(),
+			 "(memory): byte 16: needs stkreport >= 0.3.0 (file read version 2, this reader reads up to 1)");
+	free(buf);
+}
+END_TEST
+
+START_TEST(newer_read_version_in_second_segment_stops_there)
+{
+	struct stk_reader *r;
+	struct stk_chunk ch;
+	struct fs_sample s;
+	uint8_t *a, *b, *cat;
+	size_t na, nb;
+
+	a = sample_file(&s, 9, 1, &na);
+	b = newer_file(&nb);
+	cat = malloc(na + nb);
+	memcpy(cat, a, na);
+	memcpy(cat + na, b, nb);
+	r = stk_reader__open_mem(cat, na + nb);
+	ck_assert_ptr_nonnull(r);
+	assert_sample_segment(r, &s, 0);
+	ck_assert_int_eq(stk_reader__next(r, &ch), -EPROTONOSUPPORT);
+	ck_assert_ptr_nonnull(strstr(stk_reader__errmsg(r), "needs stkreport >= 0.3.0"));
+	ck_assert_int_eq(stk_reader__next(r, &ch), 0);
+	stk_reader__close(r);
+	fs_free(&s);
+	free(a);
+	free(b);
+	free(cat);
+}
+END_TEST
+
+/* ---- bad input ---- */
+
+START_TEST(empty_file_is_enodata)
+{
+	struct tmpfile t;
+
+	tmp_make(&t);
+	errno = 0;
+	ck_assert_ptr_null(stk_reader__open(t.path));
+	ck_assert_int_eq(errno, ENODATA);
+	ck_assert_str_eq(stk_open_errmsg() + strlen(t.path), ": byte 0: empty file");
+	errno = 0;
+	ck_assert_ptr_null(stk_reader__open_mem("", 0));
+	ck_assert_int_eq(errno, ENODATA);
+	unlink(t.path);
+}
+END_TEST
+
+START_TEST(text_file_is_not_an_stk)
+{
+	static const char text[] = "hello, world\n";
+
+	errno = 0;
+	ck_assert_ptr_null(stk_reader__open_mem(text, sizeof(text) - 1));
+	ck_assert_int_eq(errno, EBADMSG);
+	ck_assert_str_eq(stk_open_errmsg(), "(memory): byte 0: not an .stk file (no .stk file header)");
+}
+END_TEST
+
+START_TEST(missing_file_reports_open_errno)
+{
+	errno = 0;
+	ck_assert_ptr_null(stk_reader__open("/nonexistent/x.stk"));
+	ck_assert_int_eq(errno, ENOENT);
+	ck_assert_str_eq(stk_open_errmsg(), "/nonexistent/x.stk: byte 0: No such file or directory");
+}
+END_TEST
+
+START_TEST(file_cut_inside_first_header_is_enodata)
+{
+	struct fs_sample s;
+	uint8_t *buf;
+	size_t size;
+
+	buf = sample_file(&s, 3, 1, &size);
+	errno = 0;
+	ck_assert_ptr_null(stk_reader__open_mem(buf, 40));
+	ck_assert_int_eq(errno, ENODATA);
+	ck_assert_ptr_nonnull(strstr(stk_open_errmsg(), "truncated inside the file header"));
+	fs_free(&s);
+	free(buf);
+}
+END_TEST
+
+START_TEST(truncated_file_returns_complete_chunks_then_enodata)
+{
+	struct stk_read_summary sum;
+	struct stk_reader *r;
+	struct stk_chunk ch;
+	struct fs_sample s;
+	uint64_t cut = 0;
+	char want[160];
+	uint8_t *buf;
+	size_t size, i;
+
+	buf = sample_file(&s, 11, 0, &size);
+	/* Find chunk 4 (MAPS) and cut in the middle of its payload. */
+	r = stk_reader__open_mem(buf, size);
+	for (i = 0; i <= 4; i++)
+		ck_assert_int_eq(stk_reader__next(r, &ch), 1);
+	cut = ch.offset + STK_FRAME_PREFIX + STK_CHUNK_HDR_LEN + ch.comp_size / 2;
+	stk_reader__close(r);
+
+	r = stk_reader__open_mem(buf, cut);
+	ck_assert_ptr_nonnull(r);
+	for (i = 0; i < 4; i++) {
+		ck_assert_int_eq(stk_reader__next(r, &ch), 1);
+		assert_sample_chunk(&s, i, &ch);
+	}
+	ck_assert_int_eq(stk_reader__next(r, &ch), -ENODATA);
+	snprintf(want, sizeof(want), "byte %llu: truncated at byte %llu after chunk 3 (OFFC); 4 chunks recovered",
+		 (unsigned long long)(ch.offset + STK_FRAME_PREFIX + STK_CHUNK_HDR_LEN + ch.comp_size),
+		 (unsigned long long)cut);
+	ck_assert_str_eq(stk_reader__errmsg(r), want);
+	ck_assert_int_eq(stk_reader__next(r, &ch), 0);
+	stk_reader__summary(r, &sum);
+	ck_assert_uint_eq(sum.chunks, 4);
+	ck_assert_uint_eq(sum.errors, 1);
+	ck_assert_int_eq(sum.truncated, 1);
+	ck_assert_int_eq(sum.closed, 0);
+	stk_reader__close(r);
+	fs_free(&s);
+	free(buf);
+}
+END_TEST
+
+START_TEST(file_cut_at_chunk_boundary_ends_cleanly_not_closed)
+{
+	struct stk_read_summary sum;
+	struct stk_reader *r;
+	struct stk_chunk ch;
+	struct fs_sample s;
+	uint8_t *buf;
+	size_t size, i, end = 0;
+
+	buf = sample_file(&s, 12, 1, &size);
+	r = stk_reader__open_mem(buf, size);
+	for (i = 0; i < 3; i++) {
+		ck_assert_int_eq(stk_reader__next(r, &ch), 1);
+		end = ch.offset + STK_FRAME_PREFIX + STK_CHUNK_HDR_LEN + ch.comp_size;
+	}
+	stk_reader__close(r);
+
+	r = stk_reader__open_mem(buf, end);
+	for (i = 0; i < 3; i++)
+		ck_assert_int_eq(stk_reader__next(r, &ch), 1);
+	ck_assert_int_eq(stk_reader__next(r, &ch), 0);
+	stk_reader__summary(r, &sum);
+	ck_assert_uint_eq(sum.errors, 0);
+	ck_assert_int_eq(sum.truncated, 0);
+	ck_assert_int_eq(sum.closed, 0);
+	ck_assert_int_eq(stk_reader__segment(r, 0)->closed, 0);
+	stk_reader__close(r);
+	fs_free(&s);
+	free(buf);
+}
+END_TEST
+
+START_TEST(flipped_payload_byte_loses_only_that_chunk)
+{
+	struct stk_read_summary sum;
+	struct stk_reader *r;
+	struct stk_chunk ch;
+	struct fs_sample s;
+	uint64_t off = 0, lost;
+	char want[96];
+	uint8_t *buf;
+	size_t size, i;
+
+	buf = sample_file(&s, 13, 0, &size);
+	r = stk_reader__open_mem(buf, size);
+	for (i = 0; i <= 2; i++)
+		ck_assert_int_eq(stk_reader__next(r, &ch), 1);
+	off = ch.offset;
+	lost = STK_FRAME_PREFIX + STK_CHUNK_HDR_LEN + ch.comp_size;
+	buf[off + lost - 1] ^= 0x10;
+	stk_reader__close(r);
+
+	r = stk_reader__open_mem(buf, size);
+	for (i = 0; i < FS_NR_CHUNKS; i++) {
+		if (i == 2) {
+			ck_assert_int_eq(stk_reader__next(r, &ch), -EBADMSG);
+			snprintf(want, sizeof(want), "byte %llu: chunk 2 (CNTS): payload CRC mismatch",
+				 (unsigned long long)off);
+			ck_assert_str_eq(stk_reader__errmsg(r), want);
+			continue;
+		}
+		ck_assert_int_eq(stk_reader__next(r, &ch), 1);
+		assert_sample_chunk(&s, i, &ch);
+	}
+	ck_assert_int_eq(stk_reader__next(r, &ch), 1);
+	ck_assert_int_eq(ch.type, STK_CHUNK_INDX);
+	ck_assert_int_eq(stk_reader__next(r, &ch), 0);
+	stk_reader__summary(r, &sum);
+	ck_assert_uint_eq(sum.errors, 1);
+	ck_assert_uint_eq(sum.chunks, FS_NR_CHUNKS);
+	ck_assert_int_eq(sum.closed, 1);
+	ck_assert_uint_eq(sum.bytes_skipped, lost);
+	stk_reader__close(r);
+	fs_free(&s);
+	free(buf);
+}
+END_TEST
+
+START_TEST(damaged_first_header_still_yields_the_chunks)
+{
+	struct stk_reader *r;
+	struct stk_chunk ch;
+	struct fs_sample s;
+	uint8_t *buf;
+	size_t size, i;
+
+	buf = sample_file(&s, 14, 1, &size);
+	buf[STK_FRAME_PREFIX + FH_WALL_START] ^= 1;
+	r = stk_reader__open_mem(buf, size);
+	ck_assert_ptr_nonnull(r);
+	ck_assert_int_eq(stk_reader__next(r, &ch), -EBADMSG);
+	ck_assert_str_eq(stk_reader__errmsg(r), "byte 0: file header: CRC mismatch");
+	for (i = 0; i < FS_NR_CHUNKS; i++) {
+		ck_assert_int_eq(stk_reader__next(r, &ch), 1);
+		ck_assert_uint_eq(ch.segment, 0);
+		assert_sample_chunk(&s, i, &ch);
+	}
+	ck_assert_int_eq(stk_reader__next(r, &ch), 1);
+	ck_assert_int_eq(ch.type, STK_CHUNK_INDX);
+	ck_assert_int_eq(stk_reader__next(r, &ch), 0);
+	ck_assert_uint_eq(stk_reader__segment_count(r), 1);
+	stk_reader__close(r);
+	fs_free(&s);
+	free(buf);
+}
+END_TEST
+
+START_TEST(raw_size_over_limit_is_efbig_and_reading_goes_on)
+{
+	struct stk_reader *r;
+	struct stk_chunk ch;
+	struct fs_sample s;
+	uint8_t *buf;
+	size_t size, i;
+	uint64_t off;
+
+	buf = sample_file(&s, 15, 1, &size);
+	/* chunk 0 (META) follows the file header: claim 256 MiB + 1 raw bytes */
+	off = STK_FRAME_PREFIX + STK_FILE_HDR_LEN;
+	put_le32(buf + off + STK_FRAME_PREFIX + CH_RAW_LEN, STK_MAX_CHUNK_RAW + 1);
+	frame_fix_crc(buf + off);
+	r = stk_reader__open_mem(buf, size);
+	ck_assert_int_eq(stk_reader__next(r, &ch), -EFBIG);
+	ck_assert_str_eq(stk_reader__errmsg(r),
+			 "byte 68: chunk 0 (META): raw size 268435457 over the limit of 268435456 bytes");
+	for (i = 1; i < FS_NR_CHUNKS; i++) {
+		ck_assert_int_eq(stk_reader__next(r, &ch), 1);
+		assert_sample_chunk(&s, i, &ch);
+	}
+	stk_reader__close(r);
+	fs_free(&s);
+	free(buf);
+}
+END_TEST
+
+START_TEST(spliced_chunk_from_another_segment_is_reported)
+{
+	struct stk_reader *r;
+	struct stk_chunk ch;
+	struct fs_sample s;
+	uint8_t *buf;
+	size_t size;
+	uint64_t off;
+
+	buf = sample_file(&s, 16, 1, &size);
+	off = STK_FRAME_PREFIX + STK_FILE_HDR_LEN;
+	put_le32(buf + off + STK_FRAME_PREFIX + CH_SEGMENT_ID, 0x12345678);
+	frame_fix_crc(buf + off);
+	r = stk_reader__open_mem(buf, size);
+	ck_assert_int_eq(stk_reader__next(r, &ch), -EBADMSG);
+	ck_assert_ptr_nonnull(strstr(stk_reader__errmsg(r),
+				     "chunk 0 (META) belongs to another segment (id 12345678"));
+	/* It is still a valid chunk: returned in a segment of its own. */
+	ck_assert_int_eq(stk_reader__next(r, &ch), 1);
+	ck_assert_str_eq(ch.tag, "META");
+	ck_assert_uint_eq(ch.segment, 1);
+	stk_reader__close(r);
+	fs_free(&s);
+	free(buf);
+}
+END_TEST
+
+START_TEST(chunk_out_of_sequence_is_reported_then_read)
+{
+	struct stk_reader *r;
+	struct stk_chunk ch;
+	struct fs_sample s;
+	uint8_t *buf;
+	size_t size;
+	uint64_t off;
+
+	buf = sample_file(&s, 17, 1, &size);
+	off = STK_FRAME_PREFIX + STK_FILE_HDR_LEN;
+	put_le32(buf + off + STK_FRAME_PREFIX + CH_SEQ, 7);
+	frame_fix_crc(buf + off);
+	r = stk_reader__open_mem(buf, size);
+	ck_assert_int_eq(stk_reader__next(r, &ch), -EBADMSG);
+	ck_assert_str_eq(stk_reader__errmsg(r), "byte 68: chunk 7 (META) where chunk 0 was expected");
+	ck_assert_int_eq(stk_reader__next(r, &ch), 1);
+	ck_assert_uint_eq(ch.seq, 7);
+	stk_reader__close(r);
+	fs_free(&s);
+	free(buf);
+}
+END_TEST
+
+/*
+ * Rebuilds the INDX chunk of a sample file with @delta added to entry @entry's t1,
+ * and drops the trailer (whose lengths would no longer match).  Returns the
+ * new size; the INDX chunk starts at *indx_off.
+ */
+static size_t tamper_index(uint8_t *buf, size_t size, size_t entry, uint64_t delta,
+			   uint64_t *indx_off)
+{
+	struct stk_index_entry *e;
+	struct stk_reader *r;
+	struct stk_chunk ch;
+	struct sbuf b = { .limit = 1 << 20 };
+	struct cursor c = { 0 };
+	struct arena a = { .budget = 1 << 20 };
+	uint8_t raw[4096], *h;
+	size_t n, raw_len, comp;
+	ZSTD_CCtx *cctx;
+	uint64_t off = 0;
+
+	r = stk_reader__open_mem(buf, size);
+	while (stk_reader__next(r, &ch) > 0)
+		if (ch.type == STK_CHUNK_INDX)
+			off = ch.offset;
+	stk_reader__close(r);
+	ck_assert_uint_ne(off, 0);
+	h = buf + off + STK_FRAME_PREFIX;
+	raw_len = ZSTD_decompress(raw, sizeof(raw), h + STK_CHUNK_HDR_LEN, get_le32(h + CH_COMP_LEN));
+	ck_assert(!ZSTD_isError(raw_len));
+	c.start = c.p = raw;
+	c.end = raw + raw_len;
+	c.arena = &a;
+	ch.type = STK_CHUNK_INDX;
+	ck_assert_int_eq(stk_decode_payload(&c, &ch, &e, &n), 0);
+	e[entry].t1_ns += delta;
+	stk_encode_index(&b, e, n);
+	ck_assert_int_eq(b.err, 0);
+	cctx = ZSTD_createCCtx();
+	ZSTD_CCtx_setParameter(cctx, ZSTD_c_checksumFlag, 1);
+	comp = ZSTD_compress2(cctx, h + STK_CHUNK_HDR_LEN, size - off - 56, b.data, b.len);
+	ck_assert(!ZSTD_isError(comp));
+	ZSTD_freeCCtx(cctx);
+	put_le32(h + CH_COMP_LEN, comp);
+	put_le32(h + CH_RAW_LEN, b.len);
+	put_le32(h + CH_PAYLOAD_CRC, stk_crc32c(0, h + STK_CHUNK_HDR_LEN, comp));
+	frame_fix_crc(buf + off);
+	sbuf_free(&b);
+	arena_free(&a);
+	*indx_off = off;
+	return off + STK_FRAME_PREFIX + STK_CHUNK_HDR_LEN + comp;
+}
+
+START_TEST(index_entry_not_matching_its_chunk_is_reported)
+{
+	struct stk_reader *r;
+	struct stk_chunk ch;
+	struct fs_sample s;
+	uint64_t off;
+	char want[96];
+	uint8_t *buf;
+	size_t size, i;
+
+	buf = sample_file(&s, 18, 1, &size);
+	size = tamper_index(buf, size, 2, 1, &off);
+	r = stk_reader__open_mem(buf, size);
+	for (i = 0; i < FS_NR_CHUNKS; i++)
+		ck_assert_int_eq(stk_reader__next(r, &ch), 1);
+	ck_assert_int_eq(stk_reader__next(r, &ch), -EBADMSG);
+	snprintf(want, sizeof(want), "byte %llu: chunk 10 (INDX): index entry does not match its chunk",
+		 (unsigned long long)off);
+	ck_assert_str_eq(stk_reader__errmsg(r), want);
+	ck_assert_int_eq(stk_reader__next(r, &ch), 0);
+	stk_reader__close(r);
+	fs_free(&s);
+	free(buf);
+}
+END_TEST
+
+START_TEST(rebuilt_index_without_changes_is_accepted)
+{
+	struct stk_read_summary sum;
+	struct stk_reader *r;
+	struct stk_chunk ch;
+	struct fs_sample s;
+	uint64_t off;
+	uint8_t *buf;
+	size_t size;
+
+	/* The control for the test above: rebuilding alone is not what fails. */
+	buf = sample_file(&s, 18, 1, &size);
+	size = tamper_index(buf, size, 2, 0, &off);
+	r = stk_reader__open_mem(buf, size);
+	while (stk_reader__next(r, &ch) > 0)
+		;
+	stk_reader__summary(r, &sum);
+	ck_assert_uint_eq(sum.errors, 0);
+	ck_assert_uint_eq(sum.chunks, FS_NR_CHUNKS + 1);
+	stk_reader__close(r);
+	fs_free(&s);
+	free(buf);
+}
+END_TEST
+
+/* ---- absurd lengths, through the payload decoders ---- */
+
+static int decode(enum stk_chunk_type type, const uint8_t *p, size_t n, struct arena *a)
+{
+	struct stk_index_entry *idx;
+	struct stk_chunk ch = { .type = type };
+	struct cursor c = { .start = p, .p = p, .end = p + n, .arena = a };
+	size_t nr;
+
+	return stk_decode_payload(&c, &ch, &idx, &nr);
+}
+
+START_TEST(absurd_record_count_is_refused_before_allocating)
+{
+	/* n = 2^62, then a few bytes */
+	static const uint8_t p[] = { 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x40, 0, 0, 0 };
+	struct arena a = { .budget = STK_MAX_DECODED };
+	enum stk_chunk_type t;
+
+	for (t = STK_CHUNK_META; t <= STK_CHUNK_INDX; t++) {
+		if (t == STK_CHUNK_ESYM)
+			continue;
+		ck_assert_int_eq(decode(t, p, sizeof(p), &a), -EBADMSG);
+		ck_assert_uint_eq(a.used, 0);
+		arena_reset(&a);
+	}
+	arena_free(&a);
+}
+END_TEST
+
+START_TEST(count_just_over_the_payload_is_refused)
+{
+	/* CNTS: 2 records claimed, bytes for only 1 (8 bytes minimum each) */
+	static const uint8_t p[] = { 2, 1, 1, 0, 0, 0, 0, 0, 1 };
+	struct arena a = { .budget = STK_MAX_DECODED };
+
+	ck_assert_int_eq(decode(STK_CHUNK_CNTS, p, sizeof(p), &a), -EBADMSG);
+	ck_assert_uint_eq(a.used, 0);
+	arena_free(&a);
+}
+END_TEST
+
+START_TEST(absurd_string_length_is_refused)
+{
+	/* META: 1 record, key length 2^35 */
+	static const uint8_t p[] = { 1, 0x80, 0x80, 0x80, 0x80, 0x80, 0x01, 'a' };
+	/* META: 1 record, key length 4097 (over STK_MAX_STRING) */
+	static const uint8_t q[] = { 1, 0x81, 0x20, 'a' };
+	struct arena a = { .budget = STK_MAX_DECODED };
+
+	ck_assert_int_eq(decode(STK_CHUNK_META, p, sizeof(p), &a), -EFBIG);
+	arena_reset(&a);
+	ck_assert_int_eq(decode(STK_CHUNK_META, q, sizeof(q), &a), -EFBIG);
+	arena_free(&a);
+}
+END_TEST
+
+START_TEST(stack_over_frame_limit_is_refused)
+{
+	/* STCK: 1 stack, id 1, 1025 frames */
+	static const uint8_t p[] = { 1, 1, 0x81, 0x08, 0 };
+	struct arena a = { .budget = STK_MAX_DECODED };
+
+	ck_assert_int_eq(decode(STK_CHUNK_STCK, p, sizeof(p), &a), -EFBIG);
+	arena_free(&a);
+}
+END_TEST
+
+START_TEST(comm_longer_than_15_bytes_is_refused)
+{
+	static const uint8_t p[] = { 1, 1, 1, 16, 'a', 'a', 'a', 'a', 'a', 'a', 'a', 'a', 'a',
+				     'a', 'a', 'a', 'a', 'a', 'a', 'a', 0, 0, 0, 0, 1 };
+	struct arena a = { .budget = STK_MAX_DECODED };
+
+	ck_assert_int_eq(decode(STK_CHUNK_CNTS, p, sizeof(p), &a), -EFBIG);
+	arena_free(&a);
+}
+END_TEST
+
+START_TEST(trailing_bytes_after_records_are_refused)
+{
+	static const uint8_t p[] = { 1, 0, 0, 0x55 };	/* META: one empty kv, then junk */
+	struct arena a = { .budget = STK_MAX_DECODED };
+
+	ck_assert_int_eq(decode(STK_CHUNK_META, p, sizeof(p), &a), -EBADMSG);
+	arena_reset(&a);
+	ck_assert_int_eq(decode(STK_CHUNK_META, p, sizeof(p) - 1, &a), 0);
+	arena_free(&a);
+}
+END_TEST
+
+START_TEST(ksym_module_index_out_of_range_is_refused)
+{
+	/* 1 module "", 1 sym: delta 0, size 0, type 't', module 1, name "" */
+	static const uint8_t p[] = { 1, 0, 1, 0, 0, 't', 1, 0 };
+	struct arena a = { .budget = STK_MAX_DECODED };
+
+	ck_assert_int_eq(decode(STK_CHUNK_KSYM, p, sizeof(p), &a), -EBADMSG);
+	arena_free(&a);
+}
+END_TEST
+
+START_TEST(decoded_memory_budget_is_enforced)
+{
+	/* STAT: 200 records "" = 0 decode to 200 * 16 bytes */
+	uint8_t p[2 + 400];
+	struct arena a = { .budget = 1024 };
+	size_t i;
+
+	p[0] = 0xC8;
+	p[1] = 0x01;
+	for (i = 0; i < 400; i++)
+		p[2 + i] = 0;
+	ck_assert_int_eq(decode(STK_CHUNK_STAT, p, sizeof(p), &a), -EFBIG);
+	arena_reset(&a);
+	a.budget = 1 << 20;
+	ck_assert_int_eq(decode(STK_CHUNK_STAT, p, sizeof(p), &a), 0);
+	arena_free(&a);
+}
+END_TEST
+
+/* ---- writer errors ---- */
+
+START_TEST(writer_to_dev_full_fails_with_enospc)
+{
+	errno = 0;
+	ck_assert_ptr_null(stk_writer__open("/dev/full", NULL));
+	ck_assert_int_eq(errno, ENOSPC);
+}
+END_TEST
+
+START_TEST(write_error_mid_file_fails_later_calls_with_eio)
+{
+	struct stk_kv kv = { "k", "v" };
+	struct stk_read_summary sum;
+	struct stk_reader *r;
+	struct stk_writer *w;
+	struct stk_chunk ch;
+	struct tmpfile t;
+	int fd, full;
+
+	tmp_make(&t);
+	fd = open(t.path, O_WRONLY | O_TRUNC);
+	ck_assert_int_ge(fd, 0);
+	w = stk_writer__fdopen(fd, NULL);
+	ck_assert_ptr_nonnull(w);
+	ck_assert_int_eq(stk_writer__add_meta(w, &kv, 1), 0);
+	/* The disk fills up: the writer's fd now points at /dev/full. */
+	full = open("/dev/full", O_WRONLY);
+	ck_assert_int_ge(full, 0);
+	ck_assert_int_eq(dup2(full, fd), fd);
+	close(full);
+	ck_assert_int_eq(stk_writer__add_meta(w, &kv, 1), -ENOSPC);
+	ck_assert_str_eq(stk_writer__errmsg(w), "write chunk 1 (META): No space left on device");
+	ck_assert_int_eq(stk_writer__add_meta(w, &kv, 1), -EIO);
+	ck_assert_int_eq(stk_writer__close(w), -ENOSPC);
+
+	/* What reached the disk is a readable, unclosed capture. */
+	r = stk_reader__open(t.path);
+	ck_assert_ptr_nonnull(r);
+	ck_assert_int_eq(stk_reader__next(r, &ch), 1);
+	ck_assert_int_eq(stk_reader__next(r, &ch), 0);
+	stk_reader__summary(r, &sum);
+	ck_assert_uint_eq(sum.errors, 0);
+	ck_assert_int_eq(sum.closed, 0);
+	stk_reader__close(r);
+	unlink(t.path);
+}
+END_TEST
+
+START_TEST(writer_refuses_bad_arguments_and_stays_usable)
+{
+	char *long_str = malloc(STK_MAX_STRING + 2);
+	uint64_t frames[STK_MAX_FRAMES + 1] = { 0 };
+	struct stk_stack big = { .id = 1, .nr_frames = STK_MAX_FRAMES + 1, .frames = frames };
+	struct stk_kobj kobj = { .name = "k", .build_id_size = STK_MAX_BUILD_ID + 1 };
+	struct stk_kv bad = { "k", NULL }, good = { "k", "v" };
+	struct stk_read_summary sum;
+	struct stk_reader *r;
+	struct stk_writer *w;
+	struct stk_chunk ch;
+	struct tmpfile t;
+	int n = 0;
+
+	memset(long_str, 'x', STK_MAX_STRING + 1);
+	long_str[STK_MAX_STRING + 1] = '\0';
+	tmp_make(&t);
+	w = stk_writer__open(t.path, NULL);
+	ck_assert_ptr_nonnull(w);
+	bad.value = long_str;
+	ck_assert_int_eq(stk_writer__add_meta(w, &bad, 1), -EINVAL);
+	bad.value = NULL;
+	ck_assert_int_eq(stk_writer__add_meta(w, &bad, 1), -EINVAL);
+	ck_assert_int_eq(stk_writer__add_meta(w, NULL, 1), -EINVAL);
+	ck_assert_int_eq(stk_writer__add_stacks(w, &big, 1), -EINVAL);
+	ck_assert_int_eq(stk_writer__add_kobjs(w, &kobj, 1), -EINVAL);
+	ck_assert_int_eq(stk_writer__add_raw(w, "INDX", 0, 0, "", 0), -EINVAL);
+	ck_assert_int_eq(stk_writer__add_raw(w, "1abc", 0, 0, "", 0), -EINVAL);
+	ck_assert_int_eq(stk_writer__add_raw(w, "ab c", 0, 0, "", 0), -EINVAL);
+	ck_assert_int_eq(stk_writer__add_counts(w, 5, 4, NULL, 0), -EINVAL);
+	/* exactly STK_MAX_STRING is fine */
+	long_str[STK_MAX_STRING] = '\0';
+	good.value = long_str;
+	ck_assert_int_eq(stk_writer__add_meta(w, &good, 1), 0);
+	ck_assert_int_eq(stk_writer__close(w), 0);
+
+	r = stk_reader__open(t.path);
+	ck_assert_int_eq(stk_reader__next(r, &ch), 1);
+	ck_assert_uint_eq(ch.seq, 0);
+	ck_assert_uint_eq(strlen(ch.u.meta.kv[0].value), STK_MAX_STRING);
+	while (stk_reader__next(r, &ch) > 0)
+		n++;
+	ck_assert_int_eq(n, 1);	/* INDX */
+	stk_reader__summary(r, &sum);
+	ck_assert_uint_eq(sum.errors, 0);
+	ck_assert_int_eq(sum.closed, 1);
+	stk_reader__close(r);
+	unlink(t.path);
+	free(long_str);
+}
+END_TEST
+
+START_TEST(chunk_over_raw_limit_is_efbig_for_the_writer)
+{
+	struct stk_writer *w;
+	struct tmpfile t;
+	void *big = calloc(1, STK_MAX_CHUNK_RAW + 1);
+
+	ck_assert_ptr_nonnull(big);
+	tmp_make(&t);
+	w = stk_writer__open(t.path, NULL);
+	ck_assert_int_eq(stk_writer__add_raw(w, "xbig", 0, 0, big, STK_MAX_CHUNK_RAW + 1), -EFBIG);
+	ck_assert_int_eq(stk_writer__close(w), 0);
+	unlink(t.path);
+	free(big);
+}
+END_TEST
+
+START_TEST(zstd_level_option_is_honoured)
+{
+	struct stk_writer_opts o1 = { .sz = sizeof(o1), .compression_level = 1 };
+	struct stk_writer_opts o19 = { .sz = sizeof(o19), .compression_level = 19 };
+	struct stk_writer *w1, *w19;
+	struct tmpfile t1, t19;
+	struct fs_sample s;
+
+	fs_init(&s, 21, 0);
+	tmp_make(&t1);
+	tmp_make(&t19);
+	w1 = stk_writer__open(t1.path, &o1);
+	w19 = stk_writer__open(t19.path, &o19);
+	ck_assert_int_eq(fs_write(&s, w1), 0);
+	ck_assert_int_eq(fs_write(&s, w19), 0);
+	/* Level 19 never compresses this sample worse than level 1. */
+	ck_assert_uint_le(stk_writer__bytes(w19), stk_writer__bytes(w1));
+	ck_assert_int_eq(stk_writer__close(w1), 0);
+	ck_assert_int_eq(stk_writer__close(w19), 0);
+	unlink(t1.path);
+	unlink(t19.path);
+	fs_free(&s);
+}
+END_TEST
+
+static Suite *format_suite(void)
+{
+	Suite *s = suite_create("format");
+	TCase *tc;
+
+	tc = tcase_create("codec");
+	tcase_add_test(tc, crc32c_matches_known_vector);
+	tcase_add_test(tc, crc32c_chains_across_calls);
+	tcase_add_test(tc, varint_round_trips_edge_values);
+	tcase_add_test(tc, varint_rejects_more_than_ten_bytes);
+	tcase_add_test(tc, varint_rejects_overflow_in_tenth_byte);
+	tcase_add_test(tc, varint_accepts_non_minimal_encoding);
+	tcase_add_test(tc, zigzag_maps_signed_values);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("round_trip");
+	tcase_set_timeout(tc, 60);
+	tcase_add_loop_test(tc, round_trip_every_chunk_type_random_contents, 1, 9);
+	tcase_add_test(tc, reading_from_path_matches_reading_from_memory);
+	tcase_add_test(tc, reader_reads_a_pipe_on_stdin);
+	tcase_add_test(tc, segment_info_holds_the_file_header_facts);
+	tcase_add_test(tc, concatenated_files_read_as_two_segments);
+	tcase_add_test(tc, unknown_ancillary_chunk_is_returned_as_unknown);
+	tcase_add_test(tc, unknown_critical_chunk_is_refused_with_its_tag);
+	tcase_add_test(tc, chunk_type_tags_match_the_spec);
+	tcase_add_test(tc, newer_read_version_is_refused_at_open);
+	tcase_add_test(tc, newer_read_version_in_second_segment_stops_there);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("bad_input");
+	tcase_add_test(tc, empty_file_is_enodata);
+	tcase_add_test(tc, text_file_is_not_an_stk);
+	tcase_add_test(tc, missing_file_reports_open_errno);
+	tcase_add_test(tc, file_cut_inside_first_header_is_enodata);
+	tcase_add_test(tc, truncated_file_returns_complete_chunks_then_enodata);
+	tcase_add_test(tc, file_cut_at_chunk_boundary_ends_cleanly_not_closed);
+	tcase_add_test(tc, flipped_payload_byte_loses_only_that_chunk);
+	tcase_add_test(tc, damaged_first_header_still_yields_the_chunks);
+	tcase_add_test(tc, raw_size_over_limit_is_efbig_and_reading_goes_on);
+	tcase_add_test(tc, spliced_chunk_from_another_segment_is_reported);
+	tcase_add_test(tc, chunk_out_of_sequence_is_reported_then_read);
+	tcase_add_test(tc, index_entry_not_matching_its_chunk_is_reported);
+	tcase_add_test(tc, rebuilt_index_without_changes_is_accepted);
+	tcase_add_test(tc, absurd_record_count_is_refused_before_allocating);
+	tcase_add_test(tc, count_just_over_the_payload_is_refused);
+	tcase_add_test(tc, absurd_string_length_is_refused);
+	tcase_add_test(tc, stack_over_frame_limit_is_refused);
+	tcase_add_test(tc, comm_longer_than_15_bytes_is_refused);
+	tcase_add_test(tc, trailing_bytes_after_records_are_refused);
+	tcase_add_test(tc, ksym_module_index_out_of_range_is_refused);
+	tcase_add_test(tc, decoded_memory_budget_is_enforced);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("writer");
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, writer_to_dev_full_fails_with_enospc);
+	tcase_add_test(tc, write_error_mid_file_fails_later_calls_with_eio);
+	tcase_add_test(tc, writer_refuses_bad_arguments_and_stays_usable);
+	tcase_add_test(tc, chunk_over_raw_limit_is_efbig_for_the_writer);
+	tcase_add_test(tc, zstd_level_option_is_honoured);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(format_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? 1 : 0;
+}
