@@ -119,7 +119,7 @@ $(O)/bpf/%.bpf.o: bpf/%.bpf.c $(O)/vmlinux.h
 	$(call msg,BPF,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CLANG) -g -O2 --target=bpf -D__TARGET_ARCH_$(ARCH) -Wall -Wextra -Werror \
-		-MMD -MP -I$(O) -Ibpf $(shell pkg-config --cflags libbpf) -c $< -o $@.tmp
+		-MMD -MP -MT $@ -I$(O) -Ibpf $(shell pkg-config --cflags libbpf) -c $< -o $@.tmp
 	$(Q)llvm-strip -g $@.tmp -o $@ 2>/dev/null || mv $@.tmp $@
 	$(Q)rm -f $@.tmp
 
