@@ -1,0 +1,285 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * common.bpf.h - what every stkrec BPF program shares: the task filters,
+ * following a command's process tree, the stack store, the statistics and
+ * the process events that tell user space when to read /proc/PID/maps.
+ *
+ * Included by exactly one .bpf.c per skeleton (profile now, offcpu later),
+ * so every skeleton has the same maps with the same names and record/ can
+ * drive them the same way.
+ */
+#ifndef STKREC_COMMON_BPF_H
+#define STKREC_COMMON_BPF_H
+
+#include "stkrec.h"
+
+#ifndef EFAULT
+#define EFAULT 14
+#endif
+#ifndef ENOENT
+#define ENOENT 2
+#endif
+#ifndef ENOMEM
+#define ENOMEM 12
+#endif
+#ifndef EEXIST
+#define EEXIST 17
+#endif
+#ifndef E2BIG
+#define E2BIG 7
+#endif
+
+/* Set by user space before load. */
+const volatile __u8 filter_tgids = 0;	/* only tasks whose tgid is in "tgids" */
+const volatile __u8 filter_tids = 0;	/* only tasks whose tid is in "tids" */
+const volatile __u8 follow_children = 0; /* fork adds children of "tgids" */
+
+/* Processes to profile (-p, or -- CMD and everything it starts). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, __u32);
+	__type(value, __u8);
+	__uint(max_entries, 1); /* sized by user space */
+} tgids SEC(".maps");
+
+/* Threads to profile (-t). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, __u32);
+	__type(value, __u8);
+	__uint(max_entries, 1); /* sized by user space */
+} tids SEC(".maps");
+
+/* Stack id -> frames.  Our own hash instead of BPF_MAP_TYPE_STACK_TRACE:
+ * an id is a hash of the frames, so it can never name another stack, and
+ * user space may delete stacks it has written to make room. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, __u64);
+	__type(value, struct stkrec_stack);
+	__uint(max_entries, 1); /* --stack-storage-size */
+} stacks SEC(".maps");
+
+/* Per-CPU room for bpf_get_stack(): a stack is too big for the BPF stack.
+ * Slot 0 for the user stack, 1 for the kernel stack. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, __u32);
+	__type(value, struct stkrec_stack);
+	__uint(max_entries, 2);
+} scratch SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, __u32);
+	__type(value, __u64);
+	__uint(max_entries, STKREC_NR_STATS);
+} stats SEC(".maps");
+
+/* Processes already announced to user space by a STKREC_EV_NEW_PROC event.
+ * Exec and exit remove a process, so it is announced again after an exec
+ * (new mappings) and a recycled pid is never mistaken for the old process. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__type(key, __u32);
+	__type(value, __u8);
+	__uint(max_entries, 16384);
+} seen SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 256 * 1024);
+} events SEC(".maps");
+
+static __always_inline void stat_inc(__u32 idx)
+{
+	__u64 *v = bpf_map_lookup_elem(&stats, &idx);
+
+	/* Per-CPU slot, and programs do not nest on one CPU: no atomics. */
+	if (v)
+		(*v)++;
+}
+
+static __always_inline int task_wanted(__u32 tgid, __u32 tid)
+{
+	if (filter_tgids && !bpf_map_lookup_elem(&tgids, &tgid))
+		return 0;
+	if (filter_tids && !bpf_map_lookup_elem(&tids, &tid))
+		return 0;
+	return 1;
+}
+
+/* A 64-bit multiply-rotate hash over the frames (in the spirit of xxhash's
+ * round function).  Collisions are what BPF_F_REUSE_STACKID gets wrong; at
+ * 62 bits, a million distinct stacks collide with probability ~1e-7. */
+#define STKREC_P1 0x9E3779B185EBCA87ULL
+#define STKREC_P2 0xC2B2AE3D27D4EB4FULL
+#define STKREC_P3 0x165667B19E3779F9ULL
+
+static __always_inline __u64 rotl64(__u64 x, int r)
+{
+	return (x << r) | (x >> (64 - r));
+}
+
+static __always_inline __u64 stack_hash(const struct stkrec_stack *s, __u32 nr, __u64 seed)
+{
+	__u64 h = seed ^ ((__u64)nr * STKREC_P3);
+	__u32 i;
+
+	for (i = 0; i < STKREC_MAX_DEPTH; i++) {
+		if (i >= nr)
+			break;
+		h ^= rotl64(s->ips[i] * STKREC_P2, 31) * STKREC_P1;
+		h = rotl64(h, 27) * STKREC_P1 + STKREC_P3;
+	}
+	h ^= h >> 33;
+	h *= STKREC_P2;
+	h ^= h >> 29;
+	h *= STKREC_P3;
+	h ^= h >> 32;
+	return h;
+}
+
+/*
+ * Take the current user (@kernel = 0) or kernel stack, store it in
+ * "stacks" unless it is there already, and return its id, or -errno:
+ * -EFAULT when there is no such stack in this context (a kernel thread's
+ * user stack, the kernel stack of a sample taken in user mode), -ENOMEM
+ * when the stacks map is full, else bpf_get_stack()'s error.
+ */
+static __always_inline __s64 stack_store(void *ctx, int kernel)
+{
+	__u32 slot = kernel ? 1 : 0;
+	struct stkrec_stack *s;
+	__u64 id;
+	long ret;
+	__u32 nr;
+
+	s = bpf_map_lookup_elem(&scratch, &slot);
+	if (!s)
+		return -ENOMEM; /* cannot happen: array slot */
+	ret = bpf_get_stack(ctx, s->ips, sizeof(s->ips), kernel ? 0 : BPF_F_USER_STACK);
+	if (ret <= 0) {
+		/* 0 bytes: no stack in this context, which is what
+		 * bpf_get_stackid() reports as -EFAULT. */
+		if (ret == 0 || ret == -EFAULT) {
+			stat_inc(kernel ? STKREC_STAT_KSTACK_EFAULT : STKREC_STAT_USTACK_EFAULT);
+			return -EFAULT;
+		}
+		stat_inc(kernel ? STKREC_STAT_KSTACK_OTHER : STKREC_STAT_USTACK_OTHER);
+		return ret;
+	}
+	nr = ret / sizeof(__u64);
+	if (nr > STKREC_MAX_DEPTH)
+		nr = STKREC_MAX_DEPTH;
+	s->nr = nr;
+	id = stack_hash(s, nr, kernel ? STKREC_P2 : STKREC_P1) & STKREC_STACK_HASH_MASK;
+	if (kernel)
+		id |= STKREC_STACK_KERNEL_BIT;
+	if (bpf_map_lookup_elem(&stacks, &id))
+		return id;
+	ret = bpf_map_update_elem(&stacks, &id, s, BPF_NOEXIST);
+	/* -EEXIST: another CPU stored the same stack meanwhile, fine. */
+	if (ret == 0 || ret == -EEXIST)
+		return id;
+	if (ret == -E2BIG || ret == -ENOMEM) {
+		stat_inc(kernel ? STKREC_STAT_KSTACK_ENOMEM : STKREC_STAT_USTACK_ENOMEM);
+		return -ENOMEM;
+	}
+	stat_inc(kernel ? STKREC_STAT_KSTACK_OTHER : STKREC_STAT_USTACK_OTHER);
+	return ret;
+}
+
+/* Tell user space about a process the first time it is sampled, so it reads
+ * /proc/PID/maps while the process is alive rather than at the next flush. */
+static __always_inline void proc_announce(__u32 tgid, __u32 tid, const char *comm)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct stkrec_event *e;
+	__u8 one = 1;
+
+	/* The idle task and kernel threads have no maps to read. */
+	if (tgid == 0 || !task->mm)
+		return;
+	if (bpf_map_lookup_elem(&seen, &tgid))
+		return;
+	bpf_map_update_elem(&seen, &tgid, &one, BPF_ANY);
+	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (!e) {
+		stat_inc(STKREC_STAT_EVENTS_LOST);
+		return;
+	}
+	e->type = STKREC_EV_NEW_PROC;
+	e->tgid = tgid;
+	e->tid = tid;
+	e->pad = 0;
+	__builtin_memcpy(e->comm, comm, STKREC_COMM_LEN);
+	bpf_ringbuf_submit(e, 0);
+}
+
+/* BPF_PROG() defines a ctx parameter these programs do not use. */
+#pragma clang diagnostic push
+#pragma clang diagnostic ignored "-Wunused-parameter"
+
+/* Children of followed processes are followed too (attached only for
+ * -- CMD).  Threads share their tgid, which is already in the map. */
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(on_process_fork, struct task_struct *parent, struct task_struct *child)
+{
+	__u32 ptgid = parent->tgid;
+	__u32 ctgid = child->tgid;
+	__u8 one = 1;
+
+	if (!follow_children || ptgid == ctgid)
+		return 0;
+	if (!bpf_map_lookup_elem(&tgids, &ptgid))
+		return 0;
+	if (bpf_map_update_elem(&tgids, &ctgid, &one, BPF_ANY))
+		stat_inc(STKREC_STAT_FOLLOW_FULL);
+	return 0;
+}
+
+/* After an exec the process has new mappings: announce it again. */
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(on_process_exec, struct task_struct *task)
+{
+	__u32 tgid = task->tgid;
+
+	bpf_map_delete_elem(&seen, &tgid);
+	return 0;
+}
+
+/* When the last thread of a process exits, forget it (and tell user space):
+ * its pid may be reused by an unrelated process.  signal->live drops to 0
+ * before this tracepoint (read through CO-RE, as the tracepoint's
+ * group_dead argument is new). */
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(on_process_exit, struct task_struct *task)
+{
+	__u32 tgid = task->tgid;
+	struct stkrec_event *e;
+
+	if (BPF_CORE_READ(task, signal, live.counter) != 0)
+		return 0;
+	if (follow_children)
+		bpf_map_delete_elem(&tgids, &tgid);
+	/* Only processes user space knows about: it can drop their state. */
+	if (bpf_map_delete_elem(&seen, &tgid) != 0)
+		return 0;
+	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (!e) {
+		stat_inc(STKREC_STAT_EVENTS_LOST);
+		return 0;
+	}
+	e->type = STKREC_EV_EXIT;
+	e->tgid = tgid;
+	e->tid = task->pid;
+	e->pad = 0;
+	__builtin_memcpy(e->comm, task->comm, STKREC_COMM_LEN);
+	bpf_ringbuf_submit(e, 0);
+	return 0;
+}
+
+#pragma clang diagnostic pop
+
+#endif /* STKREC_COMMON_BPF_H */

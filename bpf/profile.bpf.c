@@ -1,0 +1,97 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * profile.bpf.c - stkrec's on-CPU sampler: one cpu-clock perf event per CPU
+ * runs on_cpu_sample(), which counts (task, user stack, kernel stack,
+ * interrupted kernel IP) in the kernel.  User space drains the counts every
+ * flush interval; only unique stacks and counts ever cross to user space.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+
+#include "common.bpf.h"
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
+
+const volatile __u8 user_stacks = 1;	/* 0 with -K */
+const volatile __u8 kernel_stacks = 1;	/* 0 with -U */
+
+/*
+ * Two counts maps: samples go to counts[counts_idx]; user space flips the
+ * index, waits a short grace period so samples in flight finish, then
+ * drains the idle map with no program writing to it.
+ */
+struct counts_map {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, struct stkrec_count_key);
+	__type(value, __u64);
+	__uint(max_entries, 1); /* sized by user space */
+};
+struct counts_map counts0 SEC(".maps");
+struct counts_map counts1 SEC(".maps");
+
+/* Written by user space through the mmap'ed .bss. */
+__u32 counts_idx = 0;
+
+static __always_inline void count_add(void *map, const struct stkrec_count_key *key)
+{
+	__u64 one = 1, *v;
+	long err;
+
+	v = bpf_map_lookup_elem(map, key);
+	if (v) {
+		__sync_fetch_and_add(v, 1);
+		return;
+	}
+	err = bpf_map_update_elem(map, key, &one, BPF_NOEXIST);
+	if (err == -EEXIST) {
+		/* Another CPU added the same key meanwhile. */
+		v = bpf_map_lookup_elem(map, key);
+		if (v)
+			__sync_fetch_and_add(v, 1);
+	} else if (err) {
+		stat_inc(STKREC_STAT_COUNTS_FULL);
+	}
+}
+
+SEC("perf_event")
+int on_cpu_sample(struct bpf_perf_event_data *ctx)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	struct stkrec_count_key key = {};
+	__u32 tgid = pid_tgid >> 32;
+	__u32 tid = (__u32)pid_tgid;
+
+	if (!task_wanted(tgid, tid))
+		return 0;
+	stat_inc(STKREC_STAT_SAMPLES);
+
+	key.tgid = tgid;
+	key.tid = tid;
+	bpf_get_current_comm(key.comm, sizeof(key.comm));
+	key.user_stack = user_stacks ? stack_store(ctx, 0) : -ENOENT;
+	key.kernel_stack = kernel_stacks ? stack_store(ctx, 1) : -ENOENT;
+
+	if (kernel_stacks) {
+		/* profile.py's fix-up data, kept raw for the reporter: the
+		 * interrupted IP if it is a kernel address (the upper half on
+		 * x86-64 and arm64), and the return address above the
+		 * interrupted frame. */
+		__u64 ip = PT_REGS_IP(&ctx->regs);
+
+		if ((__s64)ip < 0) {
+			key.kernel_ip = ip;
+			bpf_probe_read_kernel(&key.kernel_ret_ip, sizeof(key.kernel_ret_ip),
+					      (void *)(PT_REGS_FP(&ctx->regs) + 8));
+		}
+	}
+
+	if (*(volatile __u32 *)&counts_idx)
+		count_add(&counts1, &key);
+	else
+		count_add(&counts0, &key);
+
+	proc_announce(tgid, tid, key.comm);
+	return 0;
+}

@@ -1,0 +1,79 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * stkrec.h - the structures and constants shared by the BPF programs in bpf/
+ * and stkrec's user space in record/.
+ *
+ * Both sides compile this one header, so the layouts cannot drift.  Only
+ * fixed-width types, explicit padding, no bools, enums or pointers: the BPF
+ * target and the host must agree on every byte.  These are the kernel-side
+ * layouts; record/ converts them to the file's records (format/stk.h), so
+ * this header may change without a format change.
+ */
+#ifndef STKREC_H
+#define STKREC_H
+
+#ifndef __VMLINUX_H__
+#include <linux/types.h>
+#endif
+
+/* Deepest stack we take: the kernel's default kernel.perf_event_max_stack. */
+#define STKREC_MAX_DEPTH 127
+
+#define STKREC_COMM_LEN 16
+
+/*
+ * Stack ids are a 64-bit hash of the frames computed in BPF.  Ids are
+ * stored as non-negative int64 in the file (negative values are -errno), so
+ * bit 63 is always clear; bit 62 says "kernel stack", so that a user and a
+ * kernel stack with the same frames can never share an id.
+ */
+#define STKREC_STACK_KERNEL_BIT (1ULL << 62)
+#define STKREC_STACK_HASH_MASK	((1ULL << 62) - 1)
+
+/* Value of the "stacks" map: frames leaf first, @nr of them valid. */
+struct stkrec_stack {
+	__u32 nr;
+	__u32 pad;
+	__u64 ips[STKREC_MAX_DEPTH];
+};
+
+/* Key of the profile mode's "counts" maps; the value is a __u64 count. */
+struct stkrec_count_key {
+	__u32 tgid;
+	__u32 tid;
+	char comm[STKREC_COMM_LEN];
+	__s64 user_stack;	/* stack id, or -errno */
+	__s64 kernel_stack;	/* stack id, or -errno */
+	__u64 kernel_ip;	/* interrupted IP if it was a kernel address, else 0 */
+	__u64 kernel_ret_ip;	/* the word at regs->bp + 8 when kernel_ip is set */
+};
+
+/*
+ * Indices of the per-CPU "stats" array.  Names for the STAT chunk are in
+ * record/ (stat_names[]); keep both in the same order.
+ */
+#define STKREC_STAT_SAMPLES		 0 /* samples that passed the filters */
+#define STKREC_STAT_COUNTS_FULL		 1 /* samples dropped: counts map full */
+#define STKREC_STAT_USTACK_EFAULT	 2 /* no user stack in that context */
+#define STKREC_STAT_KSTACK_EFAULT	 3 /* no kernel stack (sample in user mode) */
+#define STKREC_STAT_USTACK_ENOMEM	 4 /* user stack not stored: stacks map full */
+#define STKREC_STAT_KSTACK_ENOMEM	 5 /* kernel stack not stored: stacks map full */
+#define STKREC_STAT_USTACK_OTHER	 6 /* any other bpf_get_stack() error */
+#define STKREC_STAT_KSTACK_OTHER	 7
+#define STKREC_STAT_EVENTS_LOST		 8 /* ring buffer full: process event lost */
+#define STKREC_STAT_FOLLOW_FULL		 9 /* a child of CMD not followed: map full */
+#define STKREC_NR_STATS			10
+
+/* Ring buffer events, BPF -> user space. */
+#define STKREC_EV_NEW_PROC 1 /* first sample of a process (or first since its exec) */
+#define STKREC_EV_EXIT	   2 /* a process announced before has exited */
+
+struct stkrec_event {
+	__u32 type;
+	__u32 tgid;
+	__u32 tid;
+	__u32 pad;
+	char comm[STKREC_COMM_LEN];
+};
+
+#endif /* STKREC_H */

@@ -1,0 +1,251 @@
+// SPDX-License-Identifier: BSD-2-Clause
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ksyms.h"
+
+struct ksyms {
+	struct stk_ksym *syms;
+	size_t count;
+	char *strings;	/* names and module names, NUL-terminated */
+	int all_zero;
+};
+
+/* Rank among symbols at one address: the highest rank covers it. */
+static int type_rank(char type)
+{
+	switch (type) {
+	case 'T': return 4;
+	case 't': return 3;
+	case 'W': return 2;
+	case 'w': return 1;
+	default: return 0;
+	}
+}
+
+static int sym_cmp(const void *a, const void *b)
+{
+	const struct stk_ksym *x = a, *y = b;
+	int rx, ry;
+
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	rx = type_rank(x->type);
+	ry = type_rank(y->type);
+	if (rx != ry)
+		return rx - ry;
+	/* Same rank: keep input order (names are in one buffer, in order). */
+	return x->name < y->name ? -1 : (x->name > y->name);
+}
+
+static int hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/*
+ * Parse one line in place: "ADDR TYPE NAME[\t[MOD]]".  @line is writable
+ * and NUL-terminated; the name and module are terminated in it.
+ */
+static int parse_line(char *line, struct stk_ksym *sym)
+{
+	char *p = line, *name, *mod = NULL;
+	uint64_t addr = 0;
+	int digits = 0, v;
+
+	while ((v = hexval(*p)) >= 0) {
+		if (++digits > 16)
+			return -EINVAL;
+		addr = (addr << 4) | (uint64_t)v;
+		p++;
+	}
+	if (!digits || *p != ' ' || !p[1] || p[2] != ' ' || !p[3])
+		return -EINVAL;
+	sym->type = p[1];
+	name = p + 3;
+	for (p = name; *p && *p != '\t' && *p != ' '; p++)
+		;
+	if (*p) {
+		*p++ = '\0';
+		while (*p == '\t' || *p == ' ')
+			p++;
+		if (*p == '[') {
+			mod = ++p;
+			while (*p && *p != ']')
+				p++;
+			*p = '\0';
+		}
+	}
+	sym->addr = addr;
+	sym->size = 0;
+	sym->name = name;
+	sym->module = mod ? mod : "";
+	return 0;
+}
+
+struct ksyms *ksyms__parse(const char *text, size_t len)
+{
+	struct ksyms *ks = NULL;
+	size_t lines = 0, i, cap;
+	char *p, *end;
+	int err;
+
+	ks = calloc(1, sizeof(*ks));
+	if (!ks)
+		return NULL;
+	ks->strings = malloc(len + 1);
+	if (!ks->strings) {
+		err = -ENOMEM;
+		goto fail;
+	}
+	memcpy(ks->strings, text, len);
+	ks->strings[len] = '\0';
+	for (i = 0; i < len; i++)
+		lines += text[i] == '\n';
+	cap = lines + 1;
+	ks->syms = malloc(cap * sizeof(*ks->syms));
+	if (!ks->syms) {
+		err = -ENOMEM;
+		goto fail;
+	}
+	ks->all_zero = 1;
+	for (p = ks->strings; p < ks->strings + len; p = end + 1) {
+		end = strchr(p, '\n');
+		if (!end)
+			end = ks->strings + len;
+		*end = '\0';
+		if (ks->count < cap && parse_line(p, &ks->syms[ks->count]) == 0) {
+			if (ks->syms[ks->count].addr)
+				ks->all_zero = 0;
+			ks->count++;
+		}
+	}
+	qsort(ks->syms, ks->count, sizeof(*ks->syms), sym_cmp);
+	for (i = 0; i < ks->count; i++) {
+		struct stk_ksym *s = &ks->syms[i];
+
+		if (i + 1 < ks->count && ks->syms[i + 1].addr == s->addr)
+			s->size = 0; /* an alias; the last one at this address covers it */
+		else if (i + 1 < ks->count && strcmp(ks->syms[i + 1].module, s->module) == 0)
+			s->size = ks->syms[i + 1].addr - s->addr;
+		else
+			s->size = KSYMS_LAST_SIZE; /* end of a module or of the table */
+	}
+	return ks;
+fail:
+	ksyms__free(ks);
+	errno = -err;
+	return NULL;
+}
+
+struct ksyms *ksyms__load(const char *path)
+{
+	struct ksyms *ks = NULL;
+	size_t len = 0, cap = 1 << 20;
+	char *buf = NULL, *nbuf;
+	int fd, err = 0;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	buf = malloc(cap);
+	if (!buf) {
+		err = -ENOMEM;
+		goto out;
+	}
+	/* /proc/kallsyms has no size; read until EOF, growing the buffer. */
+	for (;;) {
+		ssize_t n;
+
+		if (cap - len < 65536) {
+			nbuf = realloc(buf, cap * 2);
+			if (!nbuf) {
+				err = -ENOMEM;
+				goto out;
+			}
+			buf = nbuf;
+			cap *= 2;
+		}
+		n = read(fd, buf + len, cap - len);
+		if (n < 0) {
+			err = -errno;
+			goto out;
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+	}
+	ks = ksyms__parse(buf, len);
+	if (!ks)
+		err = -errno;
+out:
+	free(buf);
+	close(fd);
+	if (err)
+		errno = -err;
+	return err ? NULL : ks;
+}
+
+void ksyms__free(struct ksyms *ks)
+{
+	if (!ks)
+		return;
+	free(ks->syms);
+	free(ks->strings);
+	free(ks);
+}
+
+size_t ksyms__count(const struct ksyms *ks)
+{
+	return ks->count;
+}
+
+const struct stk_ksym *ksyms__get(const struct ksyms *ks, size_t i)
+{
+	return i < ks->count ? &ks->syms[i] : NULL;
+}
+
+long ksyms__find(const struct ksyms *ks, uint64_t addr)
+{
+	size_t lo = 0, hi = ks->count;
+
+	/* Last symbol with sym.addr <= addr. */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (ks->syms[mid].addr <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == 0)
+		return -1;
+	lo--;
+	if (addr - ks->syms[lo].addr >= ks->syms[lo].size)
+		return -1;
+	return (long)lo;
+}
+
+int ksyms__all_zero(const struct ksyms *ks)
+{
+	return ks->all_zero;
+}
+
+uint64_t ksyms__addr_of(const struct ksyms *ks, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < ks->count; i++)
+		if (strcmp(ks->syms[i].name, name) == 0)
+			return ks->syms[i].addr;
+	return 0;
+}

@@ -1,0 +1,571 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * stkrec: record stack samples into a .stk file (BPF, aggregated in the
+ * kernel).  This front-end parses options, checks them, prints and maps
+ * errors to exit codes; recorder.c does the work.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <bpf/libbpf.h>
+
+#include "caps.h"
+#include "cpulist.h"
+#include "parse.h"
+#include "recorder.h"
+#include "status.h"
+#include "stk.h"
+
+#define EXIT_USAGE 2
+#define EXIT_CMD_NOT_FOUND 127 /* as shells, env and timeout */
+
+#define DEFAULT_FREQUENCY 49
+#define DEFAULT_STACK_STORAGE 16384
+#define MAX_STACK_STORAGE (1u << 22)
+#define MAX_DURATION_S (100ULL * 365 * 24 * 3600)
+#define MAX_FLUSH_INTERVAL_S 3600
+
+static volatile sig_atomic_t stop_requested;
+static int status_shown;
+
+static void on_stop_signal(int sig)
+{
+	(void)sig;
+	stop_requested = 1;
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: stkrec [profile] [OPTIONS] [DURATION]\n"
+		"       stkrec [profile] [OPTIONS] -- CMD [ARGS...]\n"
+		"\n"
+		"Sample stack traces of every CPU at a timed interval and write them, with\n"
+		"what is needed to symbolize them later, into a .stk file.  Stacks are\n"
+		"counted in the kernel; nothing is symbolized here (see stkreport).\n"
+		"\n"
+		"Options:\n"
+		"  -F, --frequency HZ         sample frequency, Hertz (default %d)\n"
+		"  -p, --pid PID[,PID...]     profile these processes only\n"
+		"  -t, --tid TID[,TID...]     profile these threads only\n"
+		"  -U, --user-stacks-only     user space stacks only (no kernel stacks)\n"
+		"  -K, --kernel-stacks-only   kernel stacks only (no user stacks)\n"
+		"  -C, --cpu LIST             sample these CPUs only, e.g. 0-3,8 (default: all online)\n"
+		"      --stack-storage-size N number of unique stacks the kernel map holds\n"
+		"                             (default %d)\n"
+		"      --kallsyms=WHICH       'covering' (default): store the kernel symbols that\n"
+		"                             cover recorded addresses; 'full': the whole table\n"
+		"  -o, --output FILE          write to FILE (default trace.stk)\n"
+		"      --flush-interval SECS  write recorded data every SECS seconds (default 1)\n"
+		"  -q, --quiet                no status line and no summary\n"
+		"  -v, --verbose              print libbpf's messages\n"
+		"  -h, --help                 show this help\n"
+		"      --version              show the version\n"
+		"  DURATION                   seconds to record (default: until Ctrl-C)\n"
+		"  -- CMD [ARGS...]           run CMD once everything is attached, profile it and\n"
+		"                             every process it starts, stop when it exits\n"
+		"\n"
+		"Exit status: 0 success, 1 failure, 2 usage error.  With -- CMD: CMD's exit\n"
+		"status (128+N if a signal N killed it, 127 if it cannot be run), or 1 if\n"
+		"the recording failed.\n"
+		"\n"
+		"Examples:\n"
+		"  stkrec                     # all CPUs at 49 Hz until Ctrl-C, into trace.stk\n"
+		"  stkrec -F 99 10            # 99 Hz for 10 seconds\n"
+		"  stkrec -p 185 -o app.stk   # only process 185\n"
+		"  stkrec -U 5                # user stacks only\n"
+		"  stkrec -- make test        # a command and everything it starts\n",
+		DEFAULT_FREQUENCY, DEFAULT_STACK_STORAGE);
+}
+
+static void errorf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static void errorf(const char *fmt, ...)
+{
+	va_list ap;
+
+	if (status_shown) {
+		fputs("\r\033[K", stderr);
+		status_shown = 0;
+	}
+	fputs("stkrec: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+static int libbpf_print_verbose(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	(void)level;
+	return vfprintf(stderr, fmt, ap);
+}
+
+static int libbpf_print_silent(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	(void)level;
+	(void)fmt;
+	(void)ap;
+	return 0;
+}
+
+static void on_status(const struct recorder_status *st, void *ctx)
+{
+	char line[160];
+
+	(void)ctx;
+	status__format(st, line, sizeof(line));
+	/* "\r" and erase-to-end: one line updated in place. */
+	fprintf(stderr, "\rstkrec: %s\033[K", line);
+	fflush(stderr);
+	status_shown = 1;
+}
+
+static unsigned long read_max_sample_rate(void)
+{
+	FILE *f = fopen("/proc/sys/kernel/perf_event_max_sample_rate", "re");
+	unsigned long v = 0;
+
+	if (!f)
+		return 0;
+	if (fscanf(f, "%lu", &v) != 1)
+		v = 0;
+	fclose(f);
+	return v;
+}
+
+/*
+ * The tgid of task @id from /proc/ID/status: > 0, or -ENOENT (no such
+ * task) or another -errno.
+ */
+static long task_tgid(uint32_t id)
+{
+	char path[64], line[256];
+	long tgid = -ENOENT;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%u/status", id);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "Tgid: %ld", &tgid) == 1)
+			break;
+	fclose(f);
+	return tgid;
+}
+
+/* 1 if @file is found as execvp() would (a path, or in $PATH) and executable. */
+static int command_exists(const char *file)
+{
+	const char *path = getenv("PATH");
+	char buf[4096];
+
+	if (strchr(file, '/'))
+		return access(file, X_OK) == 0;
+	if (!path)
+		path = "/usr/local/bin:/bin:/usr/bin";
+	while (*path) {
+		size_t len = strcspn(path, ":");
+
+		snprintf(buf, sizeof(buf), "%.*s/%s", (int)len, len ? path : ".", file);
+		if (access(buf, X_OK) == 0)
+			return 1;
+		path += len;
+		if (*path == ':')
+			path++;
+	}
+	return 0;
+}
+
+static char *join_args(int argc, char **argv)
+{
+	size_t len = 1;
+	char *s;
+	int i;
+
+	for (i = 0; i < argc; i++)
+		len += strlen(argv[i]) + 1;
+	s = malloc(len);
+	if (!s)
+		return NULL;
+	s[0] = '\0';
+	for (i = 0; i < argc; i++) {
+		if (i)
+			strcat(s, " ");
+		strcat(s, argv[i]);
+	}
+	return s;
+}
+
+enum {
+	OPT_STACK_STORAGE = 256,
+	OPT_FLUSH_INTERVAL,
+	OPT_KALLSYMS,
+	OPT_VERSION,
+};
+
+static const struct option long_opts[] = {
+	{ "frequency", required_argument, NULL, 'F' },
+	{ "pid", required_argument, NULL, 'p' },
+	{ "tid", required_argument, NULL, 't' },
+	{ "user-stacks-only", no_argument, NULL, 'U' },
+	{ "kernel-stacks-only", no_argument, NULL, 'K' },
+	{ "cpu", required_argument, NULL, 'C' },
+	{ "stack-storage-size", required_argument, NULL, OPT_STACK_STORAGE },
+	{ "kallsyms", required_argument, NULL, OPT_KALLSYMS },
+	{ "output", required_argument, NULL, 'o' },
+	{ "flush-interval", required_argument, NULL, OPT_FLUSH_INTERVAL },
+	{ "quiet", no_argument, NULL, 'q' },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "help", no_argument, NULL, 'h' },
+	{ "version", no_argument, NULL, OPT_VERSION },
+	{},
+};
+
+int main(int argc, char **argv)
+{
+	struct recorder_opts o = {
+		.output = "trace.stk",
+		.mode = "profile",
+		.frequency = DEFAULT_FREQUENCY,
+		.stack_storage_size = DEFAULT_STACK_STORAGE,
+		.flush_interval_ns = 1000000000ULL,
+	};
+	const char *freq_arg = NULL, *cpu_arg = NULL, *missing = NULL;
+	uint32_t *pids = NULL, *tids = NULL;
+	size_t nr_pids = 0, nr_tids = 0, i, nr_online = 0;
+	int *cpus = NULL, *online = NULL;
+	int opt_argc = argc, quiet = 0, verbose = 0, opt, err, ret = 1;
+	char **cmd = NULL, *cmdline = NULL;
+	struct recorder_result res = {};
+	struct recorder *rec = NULL;
+	struct sigaction sa = {};
+	sigset_t block, orig;
+	uint64_t v;
+
+	cmdline = join_args(argc, argv);
+	/* Everything after "--" is CMD; getopt never sees it. */
+	for (i = 1; i < (size_t)argc; i++) {
+		if (strcmp(argv[i], "--") == 0) {
+			opt_argc = (int)i;
+			cmd = argv + i + 1;
+			break;
+		}
+	}
+	if (opt_argc > 1 && argv[1][0] != '-') {
+		/* The mode word, as "stkrec profile ..." */
+		if (strcmp(argv[1], "profile") == 0) {
+			optind = 2;
+		} else if (strcmp(argv[1], "offcpu") == 0 || strcmp(argv[1], "offwake") == 0) {
+			errorf("mode '%s' is not available in this version (only 'profile')", argv[1]);
+			ret = EXIT_USAGE;
+			goto out;
+		}
+	}
+
+	opterr = 0;
+	while ((opt = getopt_long(opt_argc, argv, ":F:p:t:UKC:o:qvh", long_opts, NULL)) != -1) {
+		switch (opt) {
+		case 'F':
+			freq_arg = optarg;
+			break;
+		case 'p':
+		case 't':
+			err = parse__id_list(optarg, opt == 'p' ? &pids : &tids,
+					     opt == 'p' ? &nr_pids : &nr_tids);
+			if (err == -ENOMEM) {
+				errorf("out of memory");
+				goto out;
+			}
+			if (err) {
+				errorf("-%c %s: expected a list of %s ids, e.g. 1234,5678", opt, optarg,
+				       opt == 'p' ? "process" : "thread");
+				ret = EXIT_USAGE;
+				goto out;
+			}
+			break;
+		case 'U':
+			o.user_stacks_only = 1;
+			break;
+		case 'K':
+			o.kernel_stacks_only = 1;
+			break;
+		case 'C':
+			cpu_arg = optarg;
+			break;
+		case 'o':
+			if (!*optarg) {
+				errorf("-o: empty file name");
+				ret = EXIT_USAGE;
+				goto out;
+			}
+			o.output = optarg;
+			break;
+		case 'q':
+			quiet = 1;
+			break;
+		case 'v':
+			verbose = 1;
+			break;
+		case 'h':
+			usage(stdout);
+			ret = 0;
+			goto out;
+		case OPT_VERSION:
+			printf("stkrec %s\n", STK_VERSION_STRING);
+			ret = 0;
+			goto out;
+		case OPT_STACK_STORAGE:
+			if (parse__uint(optarg, MAX_STACK_STORAGE, &v) || v == 0) {
+				errorf("--stack-storage-size %s: expected a number from 1 to %u", optarg,
+				       MAX_STACK_STORAGE);
+				ret = EXIT_USAGE;
+				goto out;
+			}
+			o.stack_storage_size = (uint32_t)v;
+			break;
+		case OPT_FLUSH_INTERVAL:
+			if (parse__seconds(optarg, MAX_FLUSH_INTERVAL_S, &v)) {
+				errorf("--flush-interval %s: expected seconds from 0.001 to %d", optarg,
+				       MAX_FLUSH_INTERVAL_S);
+				ret = EXIT_USAGE;
+				goto out;
+			}
+			o.flush_interval_ns = v;
+			break;
+		case OPT_KALLSYMS:
+			if (strcmp(optarg, "full") == 0) {
+				o.kallsyms_full = 1;
+			} else if (strcmp(optarg, "covering") != 0) {
+				errorf("--kallsyms=%s: expected 'covering' or 'full'", optarg);
+				ret = EXIT_USAGE;
+				goto out;
+			}
+			break;
+		case ':':
+			errorf("option %s needs a value (see stkrec --help)", argv[optind - 1]);
+			ret = EXIT_USAGE;
+			goto out;
+		default:
+			if (optopt)
+				errorf("unknown option '-%c' (see stkrec --help)", optopt);
+			else
+				errorf("unknown option '%s' (see stkrec --help)", argv[optind - 1]);
+			ret = EXIT_USAGE;
+			goto out;
+		}
+	}
+
+	/* ---- usage checks (exit 2) ---- */
+	if (optind < opt_argc) {
+		if (cmd) {
+			errorf("unexpected argument '%s' before '--'", argv[optind]);
+			ret = EXIT_USAGE;
+			goto out;
+		}
+		if (optind + 1 < opt_argc) {
+			errorf("unexpected argument '%s' (see stkrec --help)", argv[optind + 1]);
+			ret = EXIT_USAGE;
+			goto out;
+		}
+		if (parse__seconds(argv[optind], MAX_DURATION_S, &o.duration_ns)) {
+			errorf("duration '%s': expected a positive number of seconds", argv[optind]);
+			ret = EXIT_USAGE;
+			goto out;
+		}
+	}
+	if (cmd && !cmd[0]) {
+		errorf("no command after '--'");
+		ret = EXIT_USAGE;
+		goto out;
+	}
+	if (cmd && (nr_pids || nr_tids)) {
+		errorf("-p/-t cannot be combined with -- CMD (CMD selects what is profiled)");
+		ret = EXIT_USAGE;
+		goto out;
+	}
+	if (o.user_stacks_only && o.kernel_stacks_only) {
+		errorf("-U and -K cannot be used together (neither gives both kinds of stacks)");
+		ret = EXIT_USAGE;
+		goto out;
+	}
+	if (freq_arg) {
+		unsigned long max = read_max_sample_rate();
+
+		err = parse__uint(freq_arg, UINT32_MAX, &v);
+		if (err == -EINVAL && freq_arg[0] == '-') {
+			errorf("-F %s: frequency must be a positive number of Hertz", freq_arg);
+			ret = EXIT_USAGE;
+			goto out;
+		}
+		if (err == -EINVAL) {
+			errorf("-F %s: not a number; expected Hertz, e.g. -F 99", freq_arg);
+			ret = EXIT_USAGE;
+			goto out;
+		}
+		if (!err && v == 0) {
+			errorf("-F 0: frequency must be at least 1 Hertz");
+			ret = EXIT_USAGE;
+			goto out;
+		}
+		if (err || (max && v > max)) {
+			errorf("-F %s: above the kernel's limit of %lu Hz (sysctl kernel.perf_event_max_sample_rate)",
+			       freq_arg, max);
+			ret = EXIT_USAGE;
+			goto out;
+		}
+		o.frequency = (unsigned int)v;
+	}
+	err = cpulist__online(&online, &nr_online);
+	if (err) {
+		errorf("/sys/devices/system/cpu/online: %s", strerror(-err));
+		goto out;
+	}
+	if (cpu_arg) {
+		size_t nr, j;
+
+		err = cpulist__parse(cpu_arg, &cpus, &nr);
+		if (err == -ENOMEM) {
+			errorf("out of memory");
+			goto out;
+		}
+		if (err) {
+			errorf("-C %s: not a CPU list; expected e.g. 0-3,8", cpu_arg);
+			ret = EXIT_USAGE;
+			goto out;
+		}
+		for (i = 0; i < nr; i++) {
+			for (j = 0; j < nr_online && online[j] != cpus[i]; j++)
+				;
+			if (j == nr_online) {
+				char list[256];
+
+				cpulist__format(online, nr_online, list, sizeof(list));
+				errorf("-C %s: CPU %d is not online (online: %s)", cpu_arg, cpus[i], list);
+				ret = EXIT_USAGE;
+				goto out;
+			}
+		}
+		o.cpus = cpus;
+		o.nr_cpus = nr;
+		o.cpu_list = cpu_arg;
+	} else {
+		o.cpus = online;
+		o.nr_cpus = nr_online;
+	}
+
+	/* ---- environment checks (exit 1) ---- */
+	err = caps__check_profiling(&missing);
+	if (err == -EPERM) {
+		if (geteuid() != 0)
+			errorf("must run as root, or with CAP_BPF and CAP_PERFMON (missing %s)", missing);
+		else
+			errorf("missing %s, needed to load BPF programs and sample all CPUs "
+			       "(run as root without dropping capabilities)", missing);
+		goto out;
+	}
+	if (err) {
+		errorf("capget: %s", strerror(-err));
+		goto out;
+	}
+	for (i = 0; i < nr_pids; i++) {
+		long tgid = task_tgid(pids[i]);
+
+		if (tgid < 0) {
+			errorf("-p %u: no such process", pids[i]);
+			goto out;
+		}
+		if ((uint32_t)tgid != pids[i]) {
+			errorf("-p %u: is a thread of process %ld (use -t %u for the thread)", pids[i],
+			       tgid, pids[i]);
+			goto out;
+		}
+	}
+	for (i = 0; i < nr_tids; i++) {
+		if (task_tgid(tids[i]) < 0) {
+			errorf("-t %u: no such thread", tids[i]);
+			goto out;
+		}
+	}
+	if (cmd && !command_exists(cmd[0])) {
+		errorf("%s: command not found", cmd[0]);
+		ret = EXIT_CMD_NOT_FOUND;
+		goto out;
+	}
+
+	/* ---- record ---- */
+	libbpf_set_print(verbose ? libbpf_print_verbose : libbpf_print_silent);
+	/* SIGINT/SIGTERM only stop the recording, and are only delivered while
+	 * the recorder waits (epoll_pwait), so a stop is never missed between
+	 * checking the flag and sleeping. */
+	sa.sa_handler = on_stop_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	sigemptyset(&block);
+	sigaddset(&block, SIGINT);
+	sigaddset(&block, SIGTERM);
+	sigprocmask(SIG_BLOCK, &block, &orig);
+
+	o.pids = pids;
+	o.nr_pids = nr_pids;
+	o.tids = tids;
+	o.nr_tids = nr_tids;
+	o.cmd = cmd;
+	o.cmdline = cmdline;
+	o.stop = &stop_requested;
+	o.wait_mask = &orig;
+	if (!quiet && isatty(STDERR_FILENO))
+		o.on_status = on_status;
+
+	rec = recorder__new(&o);
+	if (!rec) {
+		errorf("%s", strerror(errno));
+		goto out;
+	}
+	err = recorder__start(rec);
+	if (err) {
+		errorf("%s", recorder__errmsg(rec));
+		goto out;
+	}
+	err = recorder__run(rec);
+	if (err)
+		errorf("%s", recorder__errmsg(rec));
+	else if (status_shown)
+		fputs("\r\033[K", stderr);
+	status_shown = 0;
+	if (recorder__finish(rec, &res) && !err) {
+		err = -EIO;
+		errorf("%s", recorder__errmsg(rec));
+	}
+	if (err)
+		goto out;
+	if (res.stacks_lost)
+		errorf("WARNING: %llu stack traces could not be stored (stack map full). "
+		       "Consider increasing --stack-storage-size.",
+		       (unsigned long long)res.stacks_lost);
+	if (!quiet) {
+		char size[32];
+
+		status__format_size(res.bytes, size, sizeof(size));
+		errorf("wrote %s: %llu samples, %llu stacks, %s", o.output,
+		       (unsigned long long)res.samples, (unsigned long long)res.stacks, size);
+	}
+	ret = cmd && res.cmd_exit_code >= 0 ? res.cmd_exit_code : 0;
+out:
+	recorder__free(rec);
+	free(pids);
+	free(tids);
+	free(cpus);
+	free(online);
+	free(cmdline);
+	return ret;
+}

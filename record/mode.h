@@ -1,0 +1,83 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * mode.h - what a recording mode (profile; offcpu and offwake later)
+ * provides to the recorder, and what the recorder offers back.
+ *
+ * A mode owns one BPF skeleton.  Every skeleton includes bpf/common.bpf.h,
+ * so the maps the recorder drives itself (stacks, stats, events, tgids,
+ * tids) exist in all of them under the same names; the mode hands their
+ * fds over in struct rec_maps.  The mode drains its own counts and writes
+ * its own row chunk (CNTS for profile, OFFC for off-CPU modes), telling the
+ * recorder about every task, stack and kernel address in its rows first,
+ * so that the recorder writes STCK, MAPS and KSYM before the rows that
+ * need them.
+ */
+#ifndef STKREC_MODE_H
+#define STKREC_MODE_H
+
+#include <stdint.h>
+
+#include "recorder.h"
+#include "stk.h"
+
+struct rec_maps {
+	int stacks_fd;	/* u64 id -> struct stkrec_stack */
+	int stats_fd;	/* per-CPU __u64[STKREC_NR_STATS] */
+	int events_fd;	/* ring buffer of struct stkrec_event */
+	int tgids_fd;	/* u32 -> u8 */
+	int tids_fd;	/* u32 -> u8 */
+};
+
+struct rec_mode;
+
+struct rec_mode_ops {
+	const char *name;
+	/*
+	 * Open and load the BPF object configured from @o (filters, map
+	 * sizes, -U/-K); @follow says that -- CMD is followed through fork.
+	 * Fill @maps.  Returns 0 or -errno with recorder__errorf() called.
+	 */
+	int (*open)(struct rec_mode **m, const struct recorder_opts *o, int follow,
+		    struct rec_maps *maps, struct recorder *rec);
+	/* Attach everything; sampling starts.  0 or -errno (errorf'd). */
+	int (*attach)(struct rec_mode *m, const struct recorder_opts *o, struct recorder *rec);
+	/* Stop sampling: close perf fds and links.  Idempotent. */
+	void (*detach)(struct rec_mode *m);
+	/*
+	 * Take this interval's rows out of the kernel and report their
+	 * tasks, stacks and kernel addresses to @rec.  @final: sampling is
+	 * detached, take everything.  0 or -errno (errorf'd).
+	 */
+	int (*collect)(struct rec_mode *m, struct recorder *rec, int final);
+	/* Write the collected rows as one chunk, then forget them. */
+	int (*write)(struct rec_mode *m, struct stk_writer *w, uint64_t t0_ns, uint64_t t1_ns);
+	/* Rows collected and not yet written. */
+	size_t (*pending)(const struct rec_mode *m);
+	void (*free)(struct rec_mode *m);
+};
+
+extern const struct rec_mode_ops profile_mode_ops;
+
+/*
+ * For modes, during collect(): a row references @tgid (with @comm), so its
+ * maps must be in the file.  Returns 0 or -ENOMEM.
+ */
+int recorder__see_task(struct recorder *rec, uint32_t tgid, const char comm[16]);
+
+/*
+ * A row of @tgid references *@ref (a stack id or -errno).  The recorder
+ * queues the stack's frames for the STCK chunk if they are not in the file
+ * yet.  If the stack cannot be read from the map (it never should), *@ref
+ * is replaced by -ENOENT so the file never references a missing stack.
+ * Returns 0 or -ENOMEM.
+ */
+int recorder__see_stack(struct recorder *rec, uint32_t tgid, int64_t *ref);
+
+/* A row references kernel address @addr (interrupted IP, return IP). */
+int recorder__see_kaddr(struct recorder *rec, uint64_t addr);
+
+/* Set the error message; returns @err (negative errno) for chaining. */
+int recorder__errorf(struct recorder *rec, int err, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+#endif

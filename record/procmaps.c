@@ -1,0 +1,400 @@
+// SPDX-License-Identifier: BSD-2-Clause
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "buildid.h"
+#include "idmap.h"
+#include "procmaps.h"
+
+/* A file whose build-id was read.  Keyed by device, inode, size and mtime,
+ * so a binary rewritten in place (same inode) is read again. */
+struct bid_entry {
+	uint64_t dev, ino, size, mtime_ns;
+	int state;		/* > 0 build-id size, 0 none, < 0 -errno */
+	uint8_t id[STK_MAX_BUILD_ID];
+};
+
+struct procmaps {
+	struct idmap *index;	/* hash of the key -> entry index */
+	struct bid_entry *entries;
+	size_t nr_entries, cap_entries;
+	int vdso_read;		/* 1 once vdso_state is known */
+	int vdso_state;		/* as bid_entry.state */
+	uint8_t vdso_id[STK_MAX_BUILD_ID];
+	struct procmaps_stats stats;
+};
+
+int procmaps__parse_line(char *line, struct procmaps_line *out)
+{
+	unsigned long long start, end, offset, inode;
+	unsigned int maj, min;
+	char perms[5];
+	int n = 0;
+	char *p, *nl;
+
+	nl = strchr(line, '\n');
+	if (nl)
+		*nl = '\0';
+	if (sscanf(line, "%llx-%llx %4s %llx %x:%x %llu%n", &start, &end, perms, &offset, &maj,
+		   &min, &inode, &n) != 7 || n == 0)
+		return -EINVAL;
+	if (strlen(perms) != 4 || end < start)
+		return -EINVAL;
+	p = line + n;
+	while (*p == ' ' || *p == '\t')
+		p++;
+	out->start = start;
+	out->end = end;
+	out->offset = offset;
+	out->dev = makedev(maj, min);
+	out->inode = inode;
+	out->prot = (perms[0] == 'r' ? PROT_READ : 0) | (perms[1] == 'w' ? PROT_WRITE : 0) |
+		    (perms[2] == 'x' ? PROT_EXEC : 0);
+	out->path = p;
+	return 0;
+}
+
+struct procmaps *procmaps__new(void)
+{
+	struct procmaps *pm = calloc(1, sizeof(*pm));
+
+	if (!pm)
+		return NULL;
+	pm->index = idmap__new();
+	if (!pm->index) {
+		free(pm);
+		errno = ENOMEM;
+		return NULL;
+	}
+	return pm;
+}
+
+void procmaps__free(struct procmaps *pm)
+{
+	if (!pm)
+		return;
+	idmap__free(pm->index);
+	free(pm->entries);
+	free(pm);
+}
+
+void procmaps__free_snapshot(struct stk_proc_maps *snap)
+{
+	size_t i;
+
+	if (!snap || !snap->mappings)
+		return;
+	for (i = 0; i < snap->nr_mappings; i++)
+		free((char *)snap->mappings[i].path);
+	free((struct stk_mapping *)snap->mappings);
+	snap->mappings = NULL;
+	snap->nr_mappings = 0;
+}
+
+int procmaps__covers(const struct stk_proc_maps *snap, uint64_t addr)
+{
+	size_t i;
+
+	for (i = 0; i < snap->nr_mappings; i++) {
+		const struct stk_mapping *m = &snap->mappings[i];
+
+		if ((m->prot & PROT_EXEC) && addr >= m->start && addr < m->end)
+			return 1;
+	}
+	return 0;
+}
+
+void procmaps__stats(const struct procmaps *pm, struct procmaps_stats *st)
+{
+	*st = pm->stats;
+}
+
+static uint64_t key_hash(const struct stat *st)
+{
+	uint64_t h = (uint64_t)st->st_dev * 0x9E3779B185EBCA87ULL;
+
+	h ^= (uint64_t)st->st_ino * 0xC2B2AE3D27D4EB4FULL;
+	h ^= (uint64_t)st->st_size * 0x165667B19E3779F9ULL;
+	h ^= (uint64_t)st->st_mtim.tv_sec * 1000000000ULL + (uint64_t)st->st_mtim.tv_nsec;
+	return h;
+}
+
+static struct bid_entry *cache_find(struct procmaps *pm, const struct stat *st)
+{
+	uint64_t *idx = idmap__find(pm->index, key_hash(st));
+	struct bid_entry *e;
+
+	if (!idx)
+		return NULL;
+	e = &pm->entries[*idx];
+	if (e->dev != (uint64_t)st->st_dev || e->ino != (uint64_t)st->st_ino ||
+	    e->size != (uint64_t)st->st_size ||
+	    e->mtime_ns != (uint64_t)st->st_mtim.tv_sec * 1000000000ULL + (uint64_t)st->st_mtim.tv_nsec)
+		return NULL; /* a hash collision: read it again, never trust it */
+	return e;
+}
+
+static void cache_add(struct procmaps *pm, const struct stat *st, int state, const uint8_t *id)
+{
+	struct bid_entry *e;
+
+	if (pm->nr_entries == pm->cap_entries) {
+		size_t cap = pm->cap_entries ? pm->cap_entries * 2 : 64;
+		struct bid_entry *n = realloc(pm->entries, cap * sizeof(*n));
+
+		if (!n)
+			return; /* only a cache */
+		pm->entries = n;
+		pm->cap_entries = cap;
+	}
+	if (idmap__set(pm->index, key_hash(st), pm->nr_entries))
+		return;
+	e = &pm->entries[pm->nr_entries++];
+	e->dev = st->st_dev;
+	e->ino = st->st_ino;
+	e->size = st->st_size;
+	e->mtime_ns = (uint64_t)st->st_mtim.tv_sec * 1000000000ULL + (uint64_t)st->st_mtim.tv_nsec;
+	e->state = state;
+	if (state > 0)
+		memcpy(e->id, id, (size_t)state);
+}
+
+/* Build-id of the file mapped at @l, or 0 / -errno. */
+static int file_build_id(struct procmaps *pm, const char *proc_root, uint32_t tgid,
+			 const struct procmaps_line *l, uint8_t *id)
+{
+	static const char deleted[] = " (deleted)";
+	struct bid_entry *e;
+	char path[4096 + 64];
+	struct stat st;
+	int fd, n;
+
+	snprintf(path, sizeof(path), "%s/%u/map_files/%" PRIx64 "-%" PRIx64, proc_root, tgid,
+		 l->start, l->end);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		size_t len = strlen(l->path);
+
+		/* map_files needs CAP_CHECKPOINT_RESTORE or CAP_SYS_ADMIN; the
+		 * process root works for files that still exist. */
+		if (l->path[0] != '/' ||
+		    (len > sizeof(deleted) - 1 && strcmp(l->path + len - (sizeof(deleted) - 1), deleted) == 0))
+			return -errno;
+		snprintf(path, sizeof(path), "%s/%u/root%s", proc_root, tgid, l->path);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			return -errno;
+	}
+	if (fstat(fd, &st) < 0) {
+		n = -errno;
+		close(fd);
+		return n;
+	}
+	e = cache_find(pm, &st);
+	if (e) {
+		close(fd);
+		if (e->state > 0)
+			memcpy(id, e->id, (size_t)e->state);
+		return e->state;
+	}
+	n = buildid__from_elf_fd(fd, id, STK_MAX_BUILD_ID);
+	close(fd);
+	if (n > 0)
+		pm->stats.build_ids_read++;
+	else if (n == 0)
+		pm->stats.build_id_missing++;
+	else
+		pm->stats.build_id_errors++;
+	cache_add(pm, &st, n, id);
+	return n;
+}
+
+/* Size of our own [vDSO] mapping, or 0. */
+static uint64_t self_vdso_size(unsigned long base)
+{
+	char line[512];
+	uint64_t size = 0;
+	FILE *f;
+
+	f = fopen("/proc/self/maps", "re");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f)) {
+		struct procmaps_line l;
+
+		if (procmaps__parse_line(line, &l) == 0 && l.start == base) {
+			size = l.end - l.start;
+			break;
+		}
+	}
+	fclose(f);
+	return size;
+}
+
+/* The vDSO is the same image in every process of this kernel and ABI:
+ * read its build-id once from our own (bounded by our own mapping). */
+static int vdso_build_id(struct procmaps *pm, uint8_t *id)
+{
+	if (!pm->vdso_read) {
+		unsigned long base = getauxval(AT_SYSINFO_EHDR);
+		uint64_t size = base ? self_vdso_size(base) : 0;
+
+		pm->vdso_read = 1;
+		pm->vdso_state = size ? buildid__from_elf_mem((const void *)base, size, pm->vdso_id,
+							       sizeof(pm->vdso_id))
+				      : 0;
+	}
+	if (pm->vdso_state > 0)
+		memcpy(id, pm->vdso_id, (size_t)pm->vdso_state);
+	return pm->vdso_state;
+}
+
+static int read_all(const char *path, char **buf_out, size_t *len_out)
+{
+	size_t len = 0, cap = 16384;
+	char *buf = NULL, *nbuf;
+	int fd, err = 0;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	buf = malloc(cap);
+	if (!buf) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (;;) {
+		ssize_t n;
+
+		if (cap - len < 4096) {
+			nbuf = realloc(buf, cap * 2);
+			if (!nbuf) {
+				err = -ENOMEM;
+				goto out;
+			}
+			buf = nbuf;
+			cap *= 2;
+		}
+		n = read(fd, buf + len, cap - len - 1);
+		if (n < 0) {
+			/* ESRCH: the process exited while we read. */
+			err = errno == ESRCH ? -ENOENT : -errno;
+			goto out;
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+	}
+	buf[len] = '\0';
+	*buf_out = buf;
+	*len_out = len;
+	buf = NULL;
+out:
+	free(buf);
+	close(fd);
+	return err;
+}
+
+/* 1 if a mapping of the same file as @l is executable in @lines. */
+static int file_is_exec(const struct procmaps_line *lines, size_t n, const struct procmaps_line *l)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if ((lines[i].prot & PROT_EXEC) && lines[i].inode == l->inode &&
+		    lines[i].dev == l->dev && strcmp(lines[i].path, l->path) == 0)
+			return 1;
+	return 0;
+}
+
+int procmaps__snapshot(struct procmaps *pm, const char *proc_root, uint32_t tgid,
+		       const char *comm, uint64_t time_ns, struct stk_proc_maps *out)
+{
+	struct procmaps_line *lines = NULL;
+	struct stk_mapping *maps = NULL;
+	size_t len = 0, nr = 0, cap = 0, nmaps = 0, i;
+	char path[4096], *text = NULL, *p, *end;
+	int err;
+
+	memset(out, 0, sizeof(*out));
+	snprintf(path, sizeof(path), "%s/%u/maps", proc_root, tgid);
+	err = read_all(path, &text, &len);
+	if (err)
+		goto out;
+	for (p = text; p < text + len; p = end + 1) {
+		end = strchr(p, '\n');
+		if (!end)
+			end = text + len;
+		*end = '\0';
+		if (nr == cap) {
+			size_t ncap = cap ? cap * 2 : 64;
+			struct procmaps_line *n = realloc(lines, ncap * sizeof(*n));
+
+			if (!n) {
+				err = -ENOMEM;
+				goto out;
+			}
+			lines = n;
+			cap = ncap;
+		}
+		if (procmaps__parse_line(p, &lines[nr]) == 0)
+			nr++;
+	}
+	maps = calloc(nr ? nr : 1, sizeof(*maps));
+	if (!maps) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (i = 0; i < nr; i++) {
+		const struct procmaps_line *l = &lines[i];
+		struct stk_mapping *m = &maps[nmaps];
+		int n = 0;
+
+		if (!(l->prot & PROT_EXEC) && !(l->inode && file_is_exec(lines, nr, l)))
+			continue;
+		m->path = strdup(l->path);
+		if (!m->path) {
+			err = -ENOMEM;
+			goto out;
+		}
+		nmaps++;
+		m->start = l->start;
+		m->end = l->end;
+		m->offset = l->offset;
+		m->dev = l->dev;
+		m->inode = l->inode;
+		m->prot = l->prot;
+		if (l->inode)
+			n = file_build_id(pm, proc_root, tgid, l, m->build_id);
+		else if (strcmp(l->path, "[vdso]") == 0)
+			n = vdso_build_id(pm, m->build_id);
+		m->build_id_size = n > 0 ? (uint32_t)n : 0;
+	}
+	out->tgid = tgid;
+	memcpy(out->comm, comm, sizeof(out->comm));
+	out->comm[sizeof(out->comm) - 1] = '\0';
+	out->time_ns = time_ns;
+	out->nr_mappings = (uint32_t)nmaps;
+	out->mappings = maps;
+	maps = NULL;
+	pm->stats.snapshots++;
+	err = 0;
+out:
+	if (maps) {
+		for (i = 0; i < nmaps; i++)
+			free((char *)maps[i].path);
+		free(maps);
+	}
+	free(lines);
+	free(text);
+	return err;
+}

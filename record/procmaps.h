@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * procmaps.h - snapshots of /proc/PID/maps with the GNU build-id of every
+ * mapped ELF file, taken while the process is alive.
+ *
+ * A snapshot keeps the executable mappings, plus the other mappings of the
+ * files that have an executable mapping (so the reporter sees the file's
+ * offset-0 mapping and can compute its load bias).  Build-ids are read
+ * through /proc/PID/map_files/START-END, which works for deleted files and
+ * other mount namespaces, else through /proc/PID/root/PATH, and are cached
+ * by (device, inode) so a library is read once.
+ */
+#ifndef STKREC_PROCMAPS_H
+#define STKREC_PROCMAPS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "stk.h"
+
+/* One parsed line of /proc/PID/maps. */
+struct procmaps_line {
+	uint64_t start, end, offset, dev, inode;
+	uint32_t prot;		/* PROT_READ|PROT_WRITE|PROT_EXEC */
+	const char *path;	/* points into the parsed line; "" when anonymous */
+};
+
+/*
+ * procmaps__parse_line() - parse one maps line (without or with its
+ * trailing newline, which is removed).  @line is modified: the path is
+ * terminated in place.
+ * Returns 0 or -EINVAL.
+ */
+int procmaps__parse_line(char *line, struct procmaps_line *out);
+
+struct procmaps;
+
+/* A reader with its build-id cache.  NULL with errno = ENOMEM. */
+struct procmaps *procmaps__new(void);
+void procmaps__free(struct procmaps *pm);
+
+/*
+ * procmaps__snapshot() - read /proc/@tgid/maps now.
+ * @proc_root: "/proc" (tests may pass another directory laid out alike).
+ * @comm: recorded with the snapshot (16 bytes, NUL-terminated).
+ * @out: receives the snapshot; its arrays and strings are malloc'ed and
+ *       freed by procmaps__free_snapshot().
+ *
+ * Mappings whose build-id cannot be read get build_id_size 0 and count in
+ * procmaps__stats().  Returns 0, or -ENOENT (the process is gone), -EACCES
+ * / -EPERM, -ENOMEM or another read error.
+ */
+int procmaps__snapshot(struct procmaps *pm, const char *proc_root, uint32_t tgid,
+		       const char *comm, uint64_t time_ns, struct stk_proc_maps *out);
+
+void procmaps__free_snapshot(struct stk_proc_maps *snap);
+
+/*
+ * procmaps__covers() - 1 if @addr lies in an executable mapping of @snap.
+ */
+int procmaps__covers(const struct stk_proc_maps *snap, uint64_t addr);
+
+struct procmaps_stats {
+	uint64_t snapshots;		/* successful snapshots */
+	uint64_t build_ids_read;	/* distinct files whose build-id was read */
+	uint64_t build_id_missing;	/* files with no build-id note */
+	uint64_t build_id_errors;	/* files that could not be opened or parsed */
+};
+
+void procmaps__stats(const struct procmaps *pm, struct procmaps_stats *st);
+
+#endif

@@ -1,0 +1,107 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * recorder.h - stkrec's recording engine, shared by every mode: opens the
+ * output, loads and attaches a mode's BPF programs, runs the flush loop
+ * (counts, new stacks, process maps, kernel symbols, statistics into the
+ * .stk file) and shuts down cleanly.  It never prints: the front-end
+ * (main.c) gets messages through recorder__errmsg() and the callbacks.
+ *
+ * Use: recorder__new() -> recorder__start() -> recorder__run() ->
+ * recorder__finish() -> recorder__free().
+ */
+#ifndef STKREC_RECORDER_H
+#define STKREC_RECORDER_H
+
+#include <signal.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct recorder_status {
+	uint64_t elapsed_ns;
+	uint64_t samples;
+	uint64_t stacks;		/* distinct stacks written so far */
+	unsigned int stack_fill_pct;	/* stacks resident in the BPF map / capacity */
+	uint64_t lost;			/* samples or stacks lost: maps full, errors */
+};
+
+struct recorder_opts {
+	const char *output;		/* file to write */
+	const char *mode;		/* "profile" */
+	unsigned int frequency;		/* Hz */
+	const uint32_t *pids;		/* -p: process ids, or NULL */
+	size_t nr_pids;
+	const uint32_t *tids;		/* -t: thread ids, or NULL */
+	size_t nr_tids;
+	int user_stacks_only;		/* -U */
+	int kernel_stacks_only;		/* -K */
+	uint32_t stack_storage_size;	/* entries of the stacks map */
+	const int *cpus;		/* CPUs to sample (sorted) */
+	size_t nr_cpus;
+	const char *cpu_list;		/* -C as given, or NULL, for META */
+	uint64_t duration_ns;		/* 0: until stopped */
+	uint64_t flush_interval_ns;
+	int kallsyms_full;		/* --kallsyms=full */
+	char *const *cmd;		/* -- CMD ARGS, NULL-terminated, or NULL */
+	const char *cmdline;		/* stkrec's own command line, for META */
+	volatile sig_atomic_t *stop;	/* set (by a signal handler) to stop */
+	const sigset_t *wait_mask;	/* signal mask while waiting, or NULL */
+	/* Called about once a second while recording, if not NULL. */
+	void (*on_status)(const struct recorder_status *st, void *ctx);
+	void *ctx;
+};
+
+struct recorder_result {
+	const char *end_reason;	/* "duration", "signal", "command", "error" */
+	int cmd_exit_code;	/* CMD's status as a shell gives it, or -1 */
+	uint64_t samples;
+	uint64_t stacks;	/* distinct stacks written */
+	uint64_t stacks_lost;	/* stacks not stored: stacks map full */
+	uint64_t chunks;	/* chunks written */
+	uint64_t bytes;		/* file size */
+};
+
+struct recorder;
+
+/*
+ * recorder__new() - check and copy @opts (pointed-to arrays must outlive
+ * the recorder).  Returns NULL with errno = EINVAL or ENOMEM.
+ */
+struct recorder *recorder__new(const struct recorder_opts *opts);
+
+/*
+ * recorder__start() - everything up to sampling: read kallsyms, open the
+ * output (before anything is attached, so a bad path fails early), write
+ * META and KBID, fork CMD, load and attach the BPF programs, release CMD.
+ * On failure nothing stays attached and the output file is removed.
+ *
+ * Returns 0 or -errno (recorder__errmsg() says what failed):
+ * -EPERM for kernel addresses hidden by kptr_restrict, the output's
+ * open() errno, -ENOENT/-EACCES when CMD cannot be executed, libbpf's and
+ * perf_event_open()'s errors.
+ */
+int recorder__start(struct recorder *rec);
+
+/*
+ * recorder__run() - record until the duration ends, *opts.stop is set, or
+ * CMD exits, flushing every flush interval.  Returns 0 or -errno: a write
+ * error such as -ENOSPC stops the recording (complete chunks stay in the
+ * file).
+ */
+int recorder__run(struct recorder *rec);
+
+/*
+ * recorder__finish() - stop sampling (every link and perf fd closed),
+ * final flush, final META (duration, end reason) and STAT, close the file
+ * with its index and trailer; stop CMD with SIGTERM if it still runs and
+ * reap it.  Fills @res (may be NULL).  Returns 0 or the first error.
+ */
+int recorder__finish(struct recorder *rec, struct recorder_result *res);
+
+/* Message for the last error, e.g. "perf_event_open(cpu 3): Permission
+ * denied".  Valid until the next call on @rec. */
+const char *recorder__errmsg(const struct recorder *rec);
+
+/* Frees @rec; detaches and closes anything still open.  Accepts NULL. */
+void recorder__free(struct recorder *rec);
+
+#endif
