@@ -175,10 +175,12 @@ $(O)/tests/check_%: tests/unit/check_%.c $(LIBREPORT) $(LIBRECORD) $(LIBSTK)
 	$(Q)$(CC) $(ALL_CFLAGS) $(CHECK_CFLAGS) $< $(LIBREPORT) $(LIBRECORD) $(LIBSTK) \
 		$(CHECK_LIBS) $(PKG_LIBS) $(DEBUGINFOD_LIBS) -o $@
 
-$(foreach t,$(SAN_UNIT),$(eval $(O)/tests/$(t): tests/unit/$(t).c $(O)/san/libstk.a ; \
-	$$(call msg,CC-SAN,$$@) \
-	$$(Q)mkdir -p $$(@D) && $$(CC) $$(ALL_CFLAGS) $$(SAN_FLAGS) $$(CHECK_CFLAGS) $$< \
-		$(O)/san/libstk.a $$(CHECK_LIBS) $$(PKG_LIBS) -o $$@))
+# A static pattern rule: an explicit rule, so it wins over check_% above.
+$(SAN_UNIT:%=$(O)/tests/%): $(O)/tests/%: tests/unit/%.c $(O)/san/libstk.a
+	$(call msg,CC-SAN,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(ALL_CFLAGS) $(SAN_FLAGS) $(CHECK_CFLAGS) $< $(O)/san/libstk.a \
+		$(CHECK_LIBS) $(PKG_LIBS) -o $@
 
 # Fuzz targets: tests/fuzz/fuzz_<name>.c.  make check replays each corpus
 # tests/fuzz/corpus/<name>/ through a plain main (ASan+UBSan, no libFuzzer).

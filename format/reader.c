@@ -486,7 +486,9 @@ static int read_trailer(struct stk_reader *r)
 		return reader_fail(r, pos, -EBADMSG, RESUME_AT, end,
 				   "trailer follows the end of a segment");
 	r->want = WANT_HEADER;
-	if (s->offset_known && get_le64(t + TR_SEG_LEN) != end - seg_info(r)->offset)
+	/* Bytes inserted or removed by damage (reported already) shift the
+	 * offsets; only a clean segment must match them. */
+	if (s->offset_known && !s->errors && get_le64(t + TR_SEG_LEN) != end - seg_info(r)->offset)
 		return reader_fail(r, pos, -EBADMSG, RESUME_AT, end,
 				   "trailer gives segment length %llu, the segment has %llu bytes",
 				   (unsigned long long)get_le64(t + TR_SEG_LEN),
@@ -496,7 +498,7 @@ static int read_trailer(struct stk_reader *r)
 		if (!s->errors)
 			return reader_fail(r, pos, -EBADMSG, RESUME_AT, end,
 					   "trailer without an index chunk");
-	} else if ((s->offset_known && get_le64(t + TR_INDEX_OFF) != s->index_off) ||
+	} else if ((s->offset_known && !s->errors && get_le64(t + TR_INDEX_OFF) != s->index_off) ||
 		   get_le32(t + TR_CHUNK_COUNT) != s->index_n) {
 		return reader_fail(r, pos, -EBADMSG, RESUME_AT, end,
 				   "trailer does not match the index chunk");
@@ -537,7 +539,7 @@ static int check_index(struct stk_reader *r, const struct chunk_hdr *c,
 		b = &e[a->seq];
 		if (memcmp(a->tag, b->tag, 4) || a->comp_len != b->comp_len ||
 		    a->raw_len != b->raw_len || a->t0_ns != b->t0_ns || a->t1_ns != b->t1_ns ||
-		    (s->offset_known && a->offset != b->offset)) {
+		    (s->offset_known && !s->errors && a->offset != b->offset)) {
 			*why = "index entry does not match its chunk";
 			return -EBADMSG;
 		}
