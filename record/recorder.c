@@ -617,7 +617,9 @@ static int recorder__flush(struct recorder *rec, int final)
 	if (!err && rec->ops->pending(rec->mode))
 		err = rec_wrote(rec, rec->ops->write(rec->mode, rec->w, rec->t0, t1));
 	rec->seq++;
-	err = err ?: write_stats(rec, t1);
+	/* The final STAT comes after the final META (recorder__finish()). */
+	if (!err && !final)
+		err = write_stats(rec, t1);
 	if (err)
 		return err;
 	rec->t0 = t1;

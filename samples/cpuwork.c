@@ -1,0 +1,158 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * cpuwork - a CPU-bound workload with a known call tree and a known split
+ * of time, for testing and demonstrating stk.
+ *
+ *   cpuwork [SECONDS [THREADS]]      (default: 5 seconds, 1 thread)
+ *
+ * Every thread runs this call tree until SECONDS have passed:
+ *
+ *   main -> run -> work_a -> leaf_a                60% of samples
+ *               -> work_b -> mid_b -> leaf_b       30%
+ *               -> work_c -> leaf_c                10%
+ *
+ * (threads other than the first start from thread_main instead of main).
+ * All time is spent in the three leaves, which have identical bodies and
+ * are called 6, 3 and 1 times per round, so the split holds by call counts
+ * whatever the CPU.  The Makefile builds samples with frame pointers and
+ * without inlining; noipa also stops GCC from merging the identical leaves
+ * into one function, which would make their samples indistinguishable.
+ *
+ * Exit status 0; 2 on bad arguments.
+ */
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+#define NOINLINE __attribute__((noinline, noipa))
+
+/* Iterations of one leaf call: ~100 us, small against a 10 ms sample
+ * period, large against the clock read once per round. */
+#define LEAF_ITERS 100000
+
+static volatile uint64_t sink;
+static double stop_at;
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/*
+ * The three leaves must stay identical: same instructions, same cost.  The
+ * volatile local gives each a stack frame: GCC 12 sets up no frame pointer
+ * in a leaf that needs no stack, even with -mno-omit-leaf-frame-pointer,
+ * and a frame-pointer unwinder would then skip the leaf's caller (work_a
+ * would vanish from leaf_a's stacks).
+ */
+NOINLINE void leaf_a(void)
+{
+	volatile uint64_t x = sink;
+	int i;
+
+	for (i = 0; i < LEAF_ITERS; i++)
+		x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+	sink = x;
+}
+
+NOINLINE void leaf_b(void)
+{
+	volatile uint64_t x = sink;
+	int i;
+
+	for (i = 0; i < LEAF_ITERS; i++)
+		x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+	sink = x;
+}
+
+NOINLINE void leaf_c(void)
+{
+	volatile uint64_t x = sink;
+	int i;
+
+	for (i = 0; i < LEAF_ITERS; i++)
+		x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+	sink = x;
+}
+
+NOINLINE void mid_b(void)
+{
+	leaf_b();
+}
+
+NOINLINE void work_a(void)
+{
+	leaf_a();
+}
+
+NOINLINE void work_b(void)
+{
+	mid_b();
+}
+
+NOINLINE void work_c(void)
+{
+	leaf_c();
+}
+
+NOINLINE void run(void)
+{
+	int i;
+
+	while (now() < stop_at) {
+		for (i = 0; i < 6; i++)
+			work_a();
+		for (i = 0; i < 3; i++)
+			work_b();
+		work_c();
+	}
+}
+
+NOINLINE void *thread_main(void *arg)
+{
+	(void)arg;
+	run();
+	return NULL;
+}
+
+int main(int argc, char **argv)
+{
+	double seconds = 5;
+	long threads = 1, i;
+	pthread_t *tids;
+	char *end;
+
+	if (argc > 1) {
+		seconds = strtod(argv[1], &end);
+		if (*end || !(seconds > 0)) {
+			fprintf(stderr, "usage: cpuwork [SECONDS [THREADS]]\n");
+			return 2;
+		}
+	}
+	if (argc > 2) {
+		threads = strtol(argv[2], &end, 10);
+		if (*end || threads < 1 || threads > 1024) {
+			fprintf(stderr, "usage: cpuwork [SECONDS [THREADS]]\n");
+			return 2;
+		}
+	}
+	stop_at = now() + seconds;
+	tids = calloc((size_t)threads, sizeof(*tids));
+	if (!tids)
+		return 1;
+	for (i = 1; i < threads; i++)
+		if (pthread_create(&tids[i], NULL, thread_main, NULL)) {
+			fprintf(stderr, "cpuwork: cannot create thread %ld\n", i);
+			return 1;
+		}
+	run();
+	for (i = 1; i < threads; i++)
+		pthread_join(tids[i], NULL);
+	free(tids);
+	return 0;
+}
