@@ -12,6 +12,8 @@
 # $(FX)/debug/.build-id/xx/rest.debug   fx_stripped's separate debuginfo
 # $(FX)/bid/.build-id/xx/rest           a copy of fx_pie_v2, as a debug dir
 #                                       made on "another machine" holds it
+# $(FX)/syms/fx_stripped                 fx_stripped before stripping, where
+#                                       mkcapture finds its addresses
 
 FX := $(O)/tests/fixtures
 FX_ROOT := $(FX)/root/fx
@@ -51,6 +53,7 @@ $(FX_ROOT)/fx_cpp: tests/fixtures/fx_cpp.cpp
 $(FX_ROOT)/fx_stripped: tests/fixtures/fx_app.c
 	$(call msg,CC-FX,$@)
 	$(Q)mkdir -p $(@D) && $(CC) $(FX_CFLAGS) -DFX_VARIANT=3 -fPIE -pie $< -o $@.full
+	$(Q)mkdir -p $(FX)/syms && cp $@.full $(FX)/syms/fx_stripped
 	$(Q)objcopy --only-keep-debug $@.full $@.debug
 	$(Q)objcopy --strip-all --add-gnu-debuglink=$@.debug $@.full $@
 	$(Q)id=$(call FX_BUILDID,$@); d=$(FX)/debug/.build-id/$$(echo $$id | cut -c1-2); \

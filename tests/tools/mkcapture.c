@@ -12,6 +12,8 @@
  *   meta KEY VALUE
  *   map PID COMM FILE BASE [as=PATH] [bid=FILE2|bid=none|bid=HEX]
  *   special PID COMM START END PATH          e.g. [vdso]
+ *   syms FILE SYMFILE                        take FILE's symbols and code from
+ *                                            SYMFILE (an unstripped copy)
  *   stack ID FRAME...                        leaf first
  *       FRAME: 0xADDR | FILE:SYM[+OFF] | FILE:CALLER>CALLEE (return address
  *       after the call), the address of FILE as mapped by the last map line
@@ -41,6 +43,7 @@
 
 struct loaded {
 	char file[4096];	/* real path */
+	char syms[4096];	/* where its symbols are read */
 	uint64_t bias;
 };
 
@@ -246,6 +249,7 @@ static void do_map(struct script *s, char **tok, int n)
 	if (s->nr_loads == 256)
 		die(s, "too many map lines");
 	snprintf(s->loads[s->nr_loads].file, sizeof(s->loads[0].file), "%s", file);
+	snprintf(s->loads[s->nr_loads].syms, sizeof(s->loads[0].syms), "%s", file);
 	s->loads[s->nr_loads].bias = fx_bias(file, base);
 	s->nr_loads++;
 }
@@ -291,7 +295,7 @@ static uint64_t frame_addr(struct script *s, const char *t)
 	gt = strchr(colon, '>');
 	if (gt) {
 		*gt++ = '\0';
-		if (fx_call_ret(file, colon, gt, &v))
+		if (fx_call_ret(s->loads[i].syms, colon, gt, &v))
 			die(s, "no such call in the fixture");
 	} else {
 		plus = strchr(colon, '+');
@@ -299,7 +303,7 @@ static uint64_t frame_addr(struct script *s, const char *t)
 			*plus++ = '\0';
 			off = num(s, plus);
 		}
-		if (fx_sym(file, colon, &v, NULL))
+		if (fx_sym(s->loads[i].syms, colon, &v, NULL))
 			die(s, "no such symbol in the fixture");
 		v += off;
 	}
@@ -361,6 +365,14 @@ static void do_line(struct script *s, char *line)
 		s->nr_meta++;
 	} else if (strcmp(tok[0], "map") == 0) {
 		do_map(s, tok, n);
+	} else if (strcmp(tok[0], "syms") == 0 && n == 3) {
+		char file[4096];
+		int i;
+
+		fullpath(s, tok[1], file, sizeof(file));
+		for (i = 0; i < s->nr_loads; i++)
+			if (strcmp(s->loads[i].file, file) == 0)
+				fullpath(s, tok[2], s->loads[i].syms, sizeof(s->loads[i].syms));
 	} else if (strcmp(tok[0], "special") == 0) {
 		do_special(s, tok, n);
 	} else if (strcmp(tok[0], "stack") == 0 && n >= 2) {

@@ -1,0 +1,544 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * Reading a capture into memory.  Rows are summed by key as they arrive,
+ * so memory follows the number of unique keys, not the number of flushes.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "capture.h"
+
+static int grow(void **arr, size_t *cap, size_t n, size_t size)
+{
+	size_t ncap;
+	void *p;
+
+	if (n < *cap)
+		return 0;
+	ncap = *cap ? 2 * *cap : 16;
+	p = realloc(*arr, ncap * size);
+	if (!p)
+		return -ENOMEM;
+	*arr = p;
+	*cap = ncap;
+	return 0;
+}
+
+static struct cap_segment *capture__segment(struct capture *c, uint32_t index,
+					    struct stk_reader *r)
+{
+	struct cap_segment *p;
+	const struct stk_segment_info *info;
+
+	while (c->nr_segs <= index) {
+		p = realloc(c->segs, (c->nr_segs + 1) * sizeof(*p));
+		if (!p)
+			return NULL;
+		c->segs = p;
+		memset(&p[c->nr_segs], 0, sizeof(*p));
+		p[c->nr_segs].index = (uint32_t)c->nr_segs;
+		info = r ? stk_reader__segment(r, (uint32_t)c->nr_segs) : NULL;
+		if (info)
+			p[c->nr_segs].info = *info;
+		c->nr_segs++;
+	}
+	return &c->segs[index];
+}
+
+static int seg__add_stacks(struct cap_segment *s, const struct stk_stack *st, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		struct cap_stack *cs;
+
+		if (u64map__get(&s->stacks, st[i].id))
+			continue;	/* ids are content-stable: same id, same frames */
+		cs = calloc(1, sizeof(*cs));
+		if (!cs)
+			return -ENOMEM;
+		cs->id = st[i].id;
+		cs->nr_frames = st[i].nr_frames;
+		cs->frames = malloc((st[i].nr_frames ? st[i].nr_frames : 1) * sizeof(uint64_t));
+		if (!cs->frames || u64map__put(&s->stacks, cs->id, cs)) {
+			free(cs->frames);
+			free(cs);
+			return -ENOMEM;
+		}
+		memcpy(cs->frames, st[i].frames, st[i].nr_frames * sizeof(uint64_t));
+	}
+	return 0;
+}
+
+static uint64_t count_key(const struct stk_count *r)
+{
+	uint64_t h = hash64(r->tgid, r->tid);
+
+	h = hash_bytes(h, r->comm, strnlen(r->comm, sizeof(r->comm)));
+	h = hash64(h, (uint64_t)r->user_stack);
+	h = hash64(h, (uint64_t)r->kernel_stack);
+	h = hash64(h, r->kernel_ip);
+	return hash64(h, r->kernel_ret_ip);
+}
+
+static int count_eq(const struct stk_count *a, const struct stk_count *b)
+{
+	return a->tgid == b->tgid && a->tid == b->tid &&
+	       strncmp(a->comm, b->comm, sizeof(a->comm)) == 0 &&
+	       a->user_stack == b->user_stack && a->kernel_stack == b->kernel_stack &&
+	       a->kernel_ip == b->kernel_ip && a->kernel_ret_ip == b->kernel_ret_ip;
+}
+
+static void seg__times(struct cap_segment *s, uint64_t t0, uint64_t t1)
+{
+	if (!s->t_first || (t0 && t0 < s->t_first))
+		s->t_first = t0;
+	if (t1 > s->t_last)
+		s->t_last = t1;
+}
+
+static int seg__add_counts(struct cap_segment *s, const struct stk_chunk *ch)
+{
+	size_t i;
+
+	seg__times(s, ch->t0_ns, ch->t1_ns);
+	for (i = 0; i < ch->u.cnts.n; i++) {
+		const struct stk_count *r = &ch->u.cnts.rows[i];
+		uint64_t k = count_key(r);
+		struct cap_count *first = u64map__get(&s->count_keys, k), *c;
+
+		for (c = first; c; c = c->next)
+			if (count_eq(&c->row, r))
+				break;
+		if (c) {
+			c->row.count += r->count;
+			continue;
+		}
+		if (grow((void **)&s->counts, &s->cap_counts, s->nr_counts, sizeof(*s->counts)))
+			return -ENOMEM;
+		c = calloc(1, sizeof(*c));
+		if (!c)
+			return -ENOMEM;
+		c->row = *r;
+		c->row.comm[sizeof(c->row.comm) - 1] = '\0';
+		c->t1 = ch->t1_ns;
+		c->next = first;
+		if (u64map__put(&s->count_keys, k, c)) {
+			free(c);
+			return -ENOMEM;
+		}
+		s->counts[s->nr_counts++] = c;
+	}
+	return 0;
+}
+
+static uint64_t task_key(uint64_t h, const struct stk_task_stacks *t)
+{
+	h = hash64(h, ((uint64_t)t->tgid << 32) | t->tid);
+	h = hash_bytes(h, t->comm, strnlen(t->comm, sizeof(t->comm)));
+	h = hash64(h, (uint64_t)t->user_stack);
+	return hash64(h, (uint64_t)t->kernel_stack);
+}
+
+static int task_eq(const struct stk_task_stacks *a, const struct stk_task_stacks *b)
+{
+	return a->tgid == b->tgid && a->tid == b->tid &&
+	       strncmp(a->comm, b->comm, sizeof(a->comm)) == 0 &&
+	       a->user_stack == b->user_stack && a->kernel_stack == b->kernel_stack;
+}
+
+static int seg__add_offc(struct cap_segment *s, const struct stk_chunk *ch)
+{
+	size_t i;
+
+	seg__times(s, ch->t0_ns, ch->t1_ns);
+	for (i = 0; i < ch->u.offc.n; i++) {
+		const struct stk_offcpu *r = &ch->u.offc.rows[i];
+		uint64_t k = task_key(task_key(7, &r->target), &r->waker);
+		struct cap_offc *first = u64map__get(&s->offc_keys, k), *c;
+
+		for (c = first; c; c = c->next)
+			if (task_eq(&c->row.target, &r->target) && task_eq(&c->row.waker, &r->waker))
+				break;
+		if (c) {
+			c->row.count += r->count;
+			c->row.blocked_ns += r->blocked_ns;
+			continue;
+		}
+		if (grow((void **)&s->offc, &s->cap_offc, s->nr_offc, sizeof(*s->offc)))
+			return -ENOMEM;
+		c = calloc(1, sizeof(*c));
+		if (!c)
+			return -ENOMEM;
+		c->row = *r;
+		c->row.target.comm[15] = c->row.waker.comm[15] = '\0';
+		c->t1 = ch->t1_ns;
+		c->next = first;
+		if (u64map__put(&s->offc_keys, k, c)) {
+			free(c);
+			return -ENOMEM;
+		}
+		s->offc[s->nr_offc++] = c;
+	}
+	return 0;
+}
+
+static int mapping_cmp(const void *a, const void *b)
+{
+	const struct stk_mapping *x = a, *y = b;
+
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+static void cap_maps__free(struct cap_maps *m)
+{
+	uint32_t i;
+
+	if (!m)
+		return;
+	for (i = 0; i < m->nr_mappings; i++)
+		free((char *)m->mappings[i].path);
+	free(m->mappings);
+	free(m);
+}
+
+static int seg__add_maps(struct cap_segment *s, const struct stk_chunk *ch)
+{
+	size_t i;
+	uint32_t j;
+
+	for (i = 0; i < ch->u.maps.n; i++) {
+		const struct stk_proc_maps *p = &ch->u.maps.procs[i];
+		struct cap_maps *m;
+
+		if (grow((void **)&s->maps, &s->cap_maps, s->nr_maps, sizeof(*s->maps)))
+			return -ENOMEM;
+		m = calloc(1, sizeof(*m));
+		if (!m)
+			return -ENOMEM;
+		m->tgid = p->tgid;
+		memcpy(m->comm, p->comm, sizeof(m->comm));
+		m->comm[15] = '\0';
+		m->time_ns = p->time_ns;
+		m->mappings = calloc(p->nr_mappings ? p->nr_mappings : 1, sizeof(*m->mappings));
+		if (!m->mappings) {
+			free(m);
+			return -ENOMEM;
+		}
+		for (j = 0; j < p->nr_mappings; j++) {
+			m->mappings[j] = p->mappings[j];
+			m->mappings[j].path = strdup(p->mappings[j].path ? p->mappings[j].path : "");
+			m->nr_mappings++;
+			if (!m->mappings[j].path) {
+				m->nr_mappings--;
+				cap_maps__free(m);
+				return -ENOMEM;
+			}
+		}
+		qsort(m->mappings, m->nr_mappings, sizeof(*m->mappings), mapping_cmp);
+		s->maps[s->nr_maps++] = m;
+	}
+	return 0;
+}
+
+static int capture__add_kobjs(struct capture *c, const struct stk_chunk *ch)
+{
+	size_t i, j;
+
+	for (i = 0; i < ch->u.kbid.n; i++) {
+		const struct stk_kobj *o = &ch->u.kbid.objs[i];
+		struct cap_kobj *k, *p;
+
+		for (j = 0; j < c->nr_kobjs; j++)
+			if (strcmp(c->kobjs[j].name, o->name) == 0 && c->kobjs[j].base == o->base)
+				break;
+		if (j < c->nr_kobjs)
+			continue;
+		p = realloc(c->kobjs, (c->nr_kobjs + 1) * sizeof(*p));
+		if (!p)
+			return -ENOMEM;
+		c->kobjs = p;
+		k = &p[c->nr_kobjs];
+		memset(k, 0, sizeof(*k));
+		k->name = strdup(o->name);
+		if (!k->name)
+			return -ENOMEM;
+		k->base = o->base;
+		k->size = o->size;
+		k->build_id_size = o->build_id_size <= STK_MAX_BUILD_ID ? o->build_id_size : 0;
+		memcpy(k->build_id, o->build_id, k->build_id_size);
+		c->nr_kobjs++;
+	}
+	return 0;
+}
+
+static int capture__add_meta(struct capture *c, const struct stk_chunk *ch)
+{
+	size_t i;
+	struct stk_kv *p = realloc(c->meta, (c->nr_meta + ch->u.meta.n + 1) * sizeof(*p));
+
+	if (!p)
+		return -ENOMEM;
+	c->meta = p;
+	for (i = 0; i < ch->u.meta.n; i++) {
+		char *k = strdup(ch->u.meta.kv[i].key);
+		char *v = strdup(ch->u.meta.kv[i].value);
+
+		if (!k || !v) {
+			free(k);
+			free(v);
+			return -ENOMEM;
+		}
+		p[c->nr_meta].key = k;
+		p[c->nr_meta].value = v;
+		c->nr_meta++;
+	}
+	return 0;
+}
+
+static void capture__free_stats(struct capture *c)
+{
+	size_t i;
+
+	for (i = 0; i < c->nr_stats; i++)
+		free((char *)c->stats[i].name);
+	free(c->stats);
+	c->stats = NULL;
+	c->nr_stats = 0;
+}
+
+static int capture__set_stats(struct capture *c, const struct stk_chunk *ch)
+{
+	size_t i;
+
+	capture__free_stats(c);
+	c->stats = calloc(ch->u.stat.n + 1, sizeof(*c->stats));
+	if (!c->stats)
+		return -ENOMEM;
+	for (i = 0; i < ch->u.stat.n; i++) {
+		c->stats[i].name = strdup(ch->u.stat.stats[i].name);
+		if (!c->stats[i].name)
+			return -ENOMEM;
+		c->stats[i].value = ch->u.stat.stats[i].value;
+		c->nr_stats++;
+	}
+	return 0;
+}
+
+static int capture__add_chunk(struct capture *c, struct stk_reader *r, const struct stk_chunk *ch)
+{
+	struct cap_segment *s = capture__segment(c, ch->segment, r);
+	size_t i;
+	int err = 0;
+
+	if (!s)
+		return -ENOMEM;
+	switch (ch->type) {
+	case STK_CHUNK_STCK:
+		err = seg__add_stacks(s, ch->u.stck.stacks, ch->u.stck.n);
+		break;
+	case STK_CHUNK_CNTS:
+		err = seg__add_counts(s, ch);
+		break;
+	case STK_CHUNK_OFFC:
+		err = seg__add_offc(s, ch);
+		break;
+	case STK_CHUNK_MAPS:
+		err = seg__add_maps(s, ch);
+		break;
+	case STK_CHUNK_KSYM:
+		for (i = 0; !err && i < ch->u.ksym.n; i++) {
+			const struct stk_ksym *k = &ch->u.ksym.syms[i];
+
+			err = ksyms__add(c->ksyms, k->addr, k->size, k->name, k->module);
+		}
+		break;
+	case STK_CHUNK_KBID:
+		err = capture__add_kobjs(c, ch);
+		break;
+	case STK_CHUNK_META:
+		err = capture__add_meta(c, ch);
+		break;
+	case STK_CHUNK_STAT:
+		err = capture__set_stats(c, ch);
+		break;
+	default:
+		break;	/* ESYM, INDX and unknown ancillary chunks: not needed here */
+	}
+	return err;
+}
+
+static struct capture *capture__load(struct stk_reader *r)
+{
+	struct stk_chunk ch;
+	struct capture *c = calloc(1, sizeof(*c));
+	int err = -ENOMEM, n;
+
+	if (!c)
+		goto fail;
+	c->ksyms = ksyms__new();
+	if (!c->ksyms || !capture__segment(c, 0, r))
+		goto fail;
+	for (;;) {
+		n = stk_reader__next(r, &ch);
+		if (n == 0)
+			break;
+		if (n == -ENOMEM)
+			goto fail;
+		if (n < 0) {
+			/* Keep what was recovered; the tool says what happened. */
+			c->nr_errors++;
+			if (n != -ENODATA)
+				c->damaged = 1;
+			if (!c->first_error) {
+				c->first_error = strdup(stk_reader__errmsg(r));
+				if (!c->first_error)
+					goto fail;
+			}
+			continue;
+		}
+		err = capture__add_chunk(c, r, &ch);
+		if (err)
+			goto fail;
+	}
+	stk_reader__summary(r, &c->summary);
+	/* Segments seen by the reader but holding no chunk still count. */
+	if (!capture__segment(c, stk_reader__segment_count(r) ? stk_reader__segment_count(r) - 1 : 0, r))
+		goto fail;
+	stk_reader__close(r);
+	return c;
+fail:
+	stk_reader__close(r);
+	capture__free(c);
+	errno = -err;
+	return NULL;
+}
+
+struct capture *capture__read(const char *path)
+{
+	struct stk_reader *r = stk_reader__open(path);
+
+	if (!r)
+		return NULL;
+	return capture__load(r);
+}
+
+struct capture *capture__read_mem(const void *buf, size_t size)
+{
+	struct stk_reader *r = stk_reader__open_mem(buf, size);
+
+	if (!r)
+		return NULL;
+	return capture__load(r);
+}
+
+static void cap_segment__free(struct cap_segment *s)
+{
+	size_t i;
+
+	for (i = 0; i < s->stacks.cap; i++) {
+		struct cap_stack *cs = s->stacks.vals[i];
+
+		if (cs) {
+			free(cs->frames);
+			free(cs);
+		}
+	}
+	u64map__free(&s->stacks);
+	for (i = 0; i < s->nr_counts; i++)
+		free(s->counts[i]);
+	free(s->counts);
+	u64map__free(&s->count_keys);
+	for (i = 0; i < s->nr_offc; i++)
+		free(s->offc[i]);
+	free(s->offc);
+	u64map__free(&s->offc_keys);
+	for (i = 0; i < s->nr_maps; i++)
+		cap_maps__free(s->maps[i]);
+	free(s->maps);
+}
+
+void capture__free(struct capture *c)
+{
+	size_t i;
+
+	if (!c)
+		return;
+	for (i = 0; i < c->nr_segs; i++)
+		cap_segment__free(&c->segs[i]);
+	free(c->segs);
+	ksyms__free(c->ksyms);
+	for (i = 0; i < c->nr_kobjs; i++)
+		free(c->kobjs[i].name);
+	free(c->kobjs);
+	for (i = 0; i < c->nr_meta; i++) {
+		free((char *)c->meta[i].key);
+		free((char *)c->meta[i].value);
+	}
+	free(c->meta);
+	capture__free_stats(c);
+	free(c->first_error);
+	free(c);
+}
+
+const char *capture__meta(const struct capture *c, const char *key)
+{
+	size_t i;
+
+	for (i = c->nr_meta; i-- > 0;)
+		if (strcmp(c->meta[i].key, key) == 0)
+			return c->meta[i].value;
+	return NULL;
+}
+
+uint64_t capture__stat(const struct capture *c, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < c->nr_stats; i++)
+		if (strcmp(c->stats[i].name, name) == 0)
+			return c->stats[i].value;
+	return 0;
+}
+
+const struct cap_stack *cap_segment__stack(const struct cap_segment *seg, uint64_t id)
+{
+	return u64map__get(&seg->stacks, id);
+}
+
+const struct cap_maps *cap_segment__maps(const struct cap_segment *seg, uint32_t tgid,
+					 uint64_t time_ns)
+{
+	const struct cap_maps *best = NULL, *oldest = NULL;
+	size_t i;
+
+	for (i = 0; i < seg->nr_maps; i++) {
+		const struct cap_maps *m = seg->maps[i];
+
+		if (m->tgid != tgid)
+			continue;
+		if (!oldest || m->time_ns < oldest->time_ns)
+			oldest = m;
+		if (m->time_ns <= time_ns && (!best || m->time_ns >= best->time_ns))
+			best = m;
+	}
+	return best ? best : oldest;
+}
+
+const struct stk_mapping *cap_maps__find(const struct cap_maps *m, uint64_t addr)
+{
+	size_t lo = 0, hi = m->nr_mappings;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (m->mappings[mid].start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo || addr >= m->mappings[lo - 1].end)
+		return NULL;
+	return &m->mappings[lo - 1];
+}

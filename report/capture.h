@@ -1,0 +1,122 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * capture.h - a whole .stk file read into memory, the first stage of the
+ * reporter's pipeline: per segment its stacks by id, its count rows summed
+ * by key, its off-CPU rows, its process maps by pid and snapshot time;
+ * for the file its kernel symbols and objects, META and the last STAT.
+ *
+ * Everything is copied out of the reader, so the capture owns its memory.
+ */
+#ifndef STK_REPORT_CAPTURE_H
+#define STK_REPORT_CAPTURE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ksyms.h"
+#include "stk.h"
+#include "util.h"
+
+struct cap_stack {
+	uint64_t id;
+	uint32_t nr_frames;
+	uint64_t *frames;	/* leaf first, as recorded */
+};
+
+/* One on-CPU key with its counts summed over the capture. */
+struct cap_count {
+	struct stk_count row;	/* .count is the sum */
+	uint64_t t1;		/* end of the first interval it appeared in */
+	struct cap_count *next;	/* same hash */
+};
+
+/* One off-CPU key, summed. */
+struct cap_offc {
+	struct stk_offcpu row;	/* .count and .blocked_ns are sums */
+	uint64_t t1;
+	struct cap_offc *next;
+};
+
+/* One snapshot of a process's maps (paths copied). */
+struct cap_maps {
+	uint32_t tgid;
+	char comm[16];
+	uint64_t time_ns;
+	uint32_t nr_mappings;
+	struct stk_mapping *mappings;	/* sorted by start */
+};
+
+struct cap_segment {
+	uint32_t index;
+	struct stk_segment_info info;
+	struct u64map stacks;		/* id -> struct cap_stack * */
+	struct cap_count **counts;	/* in first-seen order */
+	size_t nr_counts, cap_counts;
+	struct u64map count_keys;	/* key hash -> struct cap_count * chain */
+	struct cap_offc **offc;
+	size_t nr_offc, cap_offc;
+	struct u64map offc_keys;
+	struct cap_maps **maps;		/* every snapshot, in file order */
+	size_t nr_maps, cap_maps;
+	uint64_t t_first, t_last;	/* earliest t0 and latest t1 of CNTS/OFFC */
+};
+
+struct cap_kobj {
+	char *name;
+	uint64_t base, size;
+	uint32_t build_id_size;
+	uint8_t build_id[STK_MAX_BUILD_ID];
+};
+
+struct capture {
+	struct cap_segment *segs;
+	size_t nr_segs;
+	struct ksyms *ksyms;		/* from every KSYM chunk */
+	struct cap_kobj *kobjs;
+	size_t nr_kobjs;
+	struct stk_kv *meta;		/* every META pair, in order (copied) */
+	size_t nr_meta;
+	struct stk_stat *stats;		/* the last STAT chunk (copied) */
+	size_t nr_stats;
+	/* What reading found. */
+	struct stk_read_summary summary;
+	int damaged;			/* a chunk failed verification (CRC, format...) */
+	char *first_error;		/* its reader message, or NULL */
+	uint64_t nr_errors;
+};
+
+/*
+ * capture__read() - read @path ("-" for stdin) completely.
+ * A damaged or truncated file still gives a capture of what was recovered
+ * (see ->damaged, ->summary.truncated, ->summary.closed).
+ * Returns NULL with errno: the reader's open errno (message from
+ * stk_open_errmsg()), or ENOMEM.
+ */
+struct capture *capture__read(const char *path);
+
+/* As capture__read() over a buffer that must outlive the call only. */
+struct capture *capture__read_mem(const void *buf, size_t size);
+
+void capture__free(struct capture *c);	/* accepts NULL */
+
+/* META value for @key (the last one), or NULL. */
+const char *capture__meta(const struct capture *c, const char *key);
+
+/* The last STAT value named @name, or 0. */
+uint64_t capture__stat(const struct capture *c, const char *name);
+
+/* Stack @id of @seg, or NULL. */
+const struct cap_stack *cap_segment__stack(const struct cap_segment *seg, uint64_t id);
+
+/*
+ * cap_segment__maps() - the maps snapshot of @tgid that applies at @time_ns:
+ * the newest one taken at or before it, else the oldest one.  NULL when the
+ * process has no snapshot in @seg.
+ */
+const struct cap_maps *cap_segment__maps(const struct cap_segment *seg, uint32_t tgid,
+					 uint64_t time_ns);
+
+/* The mapping of @m containing @addr, or NULL. */
+const struct stk_mapping *cap_maps__find(const struct cap_maps *m, uint64_t addr);
+
+#endif

@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * ksyms.h - kernel symbol table of a capture (KSYM chunks) or of a
+ * kallsyms file (--kallsyms), and kernel address lookups.
+ *
+ * Names of module symbols read "name [module]", as the issue and BCC's
+ * ksym(show_module) print them.
+ */
+#ifndef STK_REPORT_KSYMS_H
+#define STK_REPORT_KSYMS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "symbolize.h"
+
+struct ksyms;
+
+/* Returns an empty table, or NULL with errno ENOMEM. */
+struct ksyms *ksyms__new(void);
+void ksyms__free(struct ksyms *k);	/* accepts NULL */
+
+/*
+ * ksyms__add() - add a symbol covering [@addr, @addr + @size); @size 0 means
+ * "up to the next symbol".  @module NULL or "" for the kernel image.
+ * Strings are copied.  Returns 0, -ENOMEM.
+ */
+int ksyms__add(struct ksyms *k, uint64_t addr, uint64_t size, const char *name,
+	       const char *module);
+
+/*
+ * ksyms__load_kallsyms() - add the text symbols of a /proc/kallsyms-format
+ * file ("ADDR TYPE NAME [MODULE]").  Returns 0, the fopen() errno, or
+ * -EBADMSG when no line parses.
+ */
+int ksyms__load_kallsyms(struct ksyms *k, const char *path);
+
+/* Number of symbols. */
+size_t ksyms__count(const struct ksyms *k);
+
+/*
+ * ksyms__lookup() - the symbol covering @addr (sorting the table on first
+ * use after adds).  Returns a result owned by @k (valid until ksyms__free()),
+ * or NULL when no symbol covers @addr or memory ran out.
+ */
+const struct sym_result *ksyms__lookup(struct ksyms *k, uint64_t addr);
+
+#endif

@@ -1,0 +1,125 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * Folded output, one line per unique stack, for flamegraph.pl and
+ * speedscope: profile.py -f's layout (offcputime -f's for offcpu, value in
+ * microseconds) and offwaketime -f's for offwake.  Lines that render the
+ * same (e.g. two addresses in one function) are merged and their values
+ * summed.  ';' inside a name becomes ':' and newlines become spaces, so a
+ * name can never split a frame or a line.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "output.h"
+
+static int folded_frames(struct strbuf *sb, const struct rstack *st, int root_first,
+			 const struct output_opts *o)
+{
+	uint32_t i, j, n;
+	int err = 0;
+
+	if (!st)
+		return 0;
+	for (i = 0; !err && i < st->nr_frames; i++) {
+		const struct rframe *f = &st->frames[root_first ? st->nr_frames - 1 - i : i];
+
+		n = rframe__nr_lines(f);
+		for (j = 0; !err && j < n; j++) {
+			err = strbuf__adds(sb, ";");
+			err = err ?: render_frame_line(sb, f, root_first ? n - 1 - j : j, o, 1);
+		}
+	}
+	return err;
+}
+
+static int folded_profile(struct strbuf *sb, const struct rsample *s, const struct output_opts *o)
+{
+	int need_delim = o->delimited && !(o->user_only || o->kernel_only);
+	int err;
+
+	err = render_clean(sb, s->task.comm, 1);
+	err = err ?: folded_frames(sb, s->task.user, 1, o);
+	if (!err && need_delim && s->task.kernel && s->task.kernel->nr_frames)
+		err = strbuf__adds(sb, ";-");
+	err = err ?: folded_frames(sb, s->task.kernel, 1, o);
+	return err;
+}
+
+static int missed(stk_stack_ref ref, const struct rstack *st)
+{
+	if (ref >= 0)
+		return !st;
+	return ref != -EFAULT && ref != -ENOENT;
+}
+
+/* target root..leaf, "--", waker leaf..root, waker comm. */
+static int folded_offwake(struct strbuf *sb, const struct rsample *s, const struct output_opts *o)
+{
+	const struct rtask *w = &s->waker, *t = &s->task;
+	int need_delim = o->delimited && !(o->user_only || o->kernel_only);
+	int err;
+
+	err = render_clean(sb, t->comm, 1);
+	if (!err && !o->kernel_only) {
+		if (missed(t->user_ref, t->user))
+			err = strbuf__addf(sb, ";[Missed User Stack] %lld", (long long)t->user_ref);
+		else
+			err = folded_frames(sb, t->user, 1, o);
+	}
+	if (!err && !o->user_only) {
+		if (need_delim && t->kernel && t->user)
+			err = strbuf__adds(sb, ";-");
+		if (!err && missed(t->kernel_ref, t->kernel))
+			err = strbuf__adds(sb, ";[Missed Kernel Stack]");
+		else if (!err)
+			err = folded_frames(sb, t->kernel, 1, o);
+	}
+	err = err ?: strbuf__adds(sb, ";--");
+	if (!err && !o->user_only) {
+		if (missed(w->kernel_ref, w->kernel))
+			err = strbuf__adds(sb, ";[Missed Kernel Stack]");
+		else
+			err = folded_frames(sb, w->kernel, 0, o);
+	}
+	if (!err && !o->kernel_only) {
+		if (need_delim && w->user && w->kernel)
+			err = strbuf__adds(sb, ";-");
+		if (!err && missed(w->user_ref, w->user))
+			err = strbuf__adds(sb, ";[Missed User Stack]");
+		else if (!err)
+			err = folded_frames(sb, w->user, 0, o);
+	}
+	err = err ?: strbuf__adds(sb, ";");
+	err = err ?: render_clean(sb, w->comm, 1);
+	return err;
+}
+
+int out_folded__write(const struct report *r, const struct output_opts *o, FILE *f)
+{
+	struct strbuf sb = { 0 };
+	struct groups g = { 0 };
+	size_t i;
+	int err = 0;
+
+	for (i = 0; !err && i < r->nr_samples; i++) {
+		const struct rsample *s = &r->samples[i];
+
+		strbuf__reset(&sb);
+		if (r->kind == REPORT_OFFWAKE)
+			err = folded_offwake(&sb, s, o);
+		else
+			err = folded_profile(&sb, s, o);
+		err = err ?: groups__add(&g, strbuf__str(&sb), sb.len, sample_value(r, s));
+	}
+	if (!err) {
+		groups__sort(&g);
+		for (i = 0; i < g.n; i++)
+			fprintf(f, "%s %llu\n", g.all[i]->text,
+				(unsigned long long)out_value(r, g.all[i]->value));
+		if (fflush(f) || ferror(f))
+			err = -EIO;
+	}
+	groups__free(&g);
+	strbuf__free(&sb);
+	return err;
+}

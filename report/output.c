@@ -1,0 +1,177 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/* The table of output writers, and rendering shared by text and folded. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "output.h"
+
+static const struct output_format formats[] = {
+	{ "text", 0, out_text__write },
+	{ "folded", 0, out_folded__write },
+};
+
+const struct output_format *output_format__find(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(formats) / sizeof(formats[0]); i++)
+		if (strcmp(formats[i].name, name) == 0)
+			return &formats[i];
+	return NULL;
+}
+
+const char *output_format__names(void)
+{
+	return "text|folded";
+}
+
+int render_clean(struct strbuf *sb, const char *s, int folded)
+{
+	size_t start = sb->len;
+	int err = strbuf__adds(sb, s);
+	size_t i;
+
+	if (err)
+		return err;
+	for (i = start; i < sb->len; i++) {
+		if (sb->buf[i] == '\n' || sb->buf[i] == '\r')
+			sb->buf[i] = ' ';
+		else if (folded && sb->buf[i] == ';')
+			sb->buf[i] = ':';
+	}
+	return 0;
+}
+
+uint32_t rframe__nr_lines(const struct rframe *f)
+{
+	return f->sym ? f->sym->nr_lines : 1;
+}
+
+static const char *base_name(const char *p)
+{
+	const char *s = strrchr(p, '/');
+
+	return s ? s + 1 : p;
+}
+
+static int render_unknown(struct strbuf *sb, const struct rframe *f, const struct output_opts *o,
+			  int folded)
+{
+	const char *name;
+	int err;
+
+	if (!o->addresses)
+		return strbuf__adds(sb, "[unknown]");
+	if (f->kind == RFRAME_KERNEL) {
+		name = f->kobj ? f->kobj->name : "kernel";
+		if (strcmp(name, "[kernel.kallsyms]") == 0)
+			name = "kernel.kallsyms";
+	} else {
+		name = f->map && f->map->path[0] ? base_name(f->map->path) : "unknown";
+	}
+	err = strbuf__adds(sb, "[");
+	err = err ?: render_clean(sb, name, folded);
+	err = err ?: strbuf__addf(sb, "+0x%llx]",
+				  (unsigned long long)(f->kind == RFRAME_KERNEL || f->map ? f->offset
+											 : f->addr));
+	return err;
+}
+
+int render_frame_line(struct strbuf *sb, const struct rframe *f, uint32_t i,
+		      const struct output_opts *o, int folded)
+{
+	const struct sym_line *l;
+	int err;
+
+	if (!f->sym)
+		err = render_unknown(sb, f, o, folded);
+	else
+		err = render_clean(sb, f->sym->lines[i].name, folded);
+	if (err)
+		return err;
+	if (f->kind == RFRAME_KERNEL && o->annotate) {
+		err = strbuf__adds(sb, "_[k]");
+		if (err)
+			return err;
+	}
+	if (o->lines && f->sym) {
+		l = &f->sym->lines[i];
+		if (l->file) {
+			err = strbuf__adds(sb, " (");
+			err = err ?: render_clean(sb, base_name(l->file), folded);
+			err = err ?: (l->line ? strbuf__addf(sb, ":%u)", l->line) : strbuf__adds(sb, ")"));
+			if (err)
+				return err;
+		}
+	}
+	return 0;
+}
+
+int groups__add(struct groups *g, const char *text, size_t len, uint64_t value)
+{
+	uint64_t h = hash_bytes(0, text, len);
+	struct group *first = u64map__get(&g->by_hash, h), *e;
+
+	for (e = first; e; e = e->next) {
+		if (strlen(e->text) == len && memcmp(e->text, text, len) == 0) {
+			e->value += value;
+			return 0;
+		}
+	}
+	if (g->n == g->cap) {
+		size_t cap = g->cap ? 2 * g->cap : 256;
+		struct group **p = realloc(g->all, cap * sizeof(*p));
+
+		if (!p)
+			return -ENOMEM;
+		g->all = p;
+		g->cap = cap;
+	}
+	e = calloc(1, sizeof(*e));
+	if (!e)
+		return -ENOMEM;
+	e->text = strndup(text, len);
+	if (!e->text) {
+		free(e);
+		return -ENOMEM;
+	}
+	e->value = value;
+	e->next = first;
+	if (u64map__put(&g->by_hash, h, e)) {
+		free(e->text);
+		free(e);
+		return -ENOMEM;
+	}
+	g->all[g->n++] = e;
+	return 0;
+}
+
+static int group_cmp(const void *a, const void *b)
+{
+	const struct group *x = *(const struct group *const *)a;
+	const struct group *y = *(const struct group *const *)b;
+
+	if (x->value != y->value)
+		return x->value < y->value ? -1 : 1;
+	return strcmp(x->text, y->text);
+}
+
+void groups__sort(struct groups *g)
+{
+	if (g->n)
+		qsort(g->all, g->n, sizeof(*g->all), group_cmp);
+}
+
+void groups__free(struct groups *g)
+{
+	size_t i;
+
+	for (i = 0; i < g->n; i++) {
+		free(g->all[i]->text);
+		free(g->all[i]);
+	}
+	free(g->all);
+	u64map__free(&g->by_hash);
+	memset(g, 0, sizeof(*g));
+}

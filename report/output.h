@@ -1,0 +1,92 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * output.h - the reporter's output writers, chosen by name from one table
+ * (a new format is one new out_*.c file plus one entry in output.c), and
+ * the rendering helpers the text-like writers share.
+ */
+#ifndef STK_REPORT_OUTPUT_H
+#define STK_REPORT_OUTPUT_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "report.h"
+#include "util.h"
+
+struct output_opts {
+	int delimited;		/* -d: "--" / "-" between kernel and user frames */
+	int annotate;		/* -a: "_[k]" after kernel frame names */
+	int addresses;		/* --addresses: addresses in text, [module+0xoff] for unknowns */
+	int lines;		/* --lines: " (file:line)" after names */
+	int user_only;		/* -U, as given to the pipeline */
+	int kernel_only;	/* -K */
+};
+
+struct output_format {
+	const char *name;
+	int binary;		/* not for a terminal: needs -o or a pipe */
+	/* Writes @r to @f.  Returns 0, -ENOMEM, or -EIO (write failed). */
+	int (*write)(const struct report *r, const struct output_opts *o, FILE *f);
+};
+
+/* The format named @name, or NULL. */
+const struct output_format *output_format__find(const char *name);
+/* Names of all formats, "text|folded|...", for usage messages. */
+const char *output_format__names(void);
+
+int out_text__write(const struct report *r, const struct output_opts *o, FILE *f);
+int out_folded__write(const struct report *r, const struct output_opts *o, FILE *f);
+
+/* ---- shared rendering ---- */
+
+/*
+ * render_frame_line() - append the display name of line @i (0 = innermost
+ * inline) of frame @f: the demangled name, or "[unknown]" (with
+ * --addresses "[module+0xoffset]"), then "_[k]" for kernel frames with -a
+ * and " (file:line)" with --lines.  @folded: also replace ';' by ':'
+ * (a folded line's separator); newlines always become spaces.
+ * Returns 0 or -ENOMEM.
+ */
+int render_frame_line(struct strbuf *sb, const struct rframe *f, uint32_t i,
+		      const struct output_opts *o, int folded);
+
+/* Number of display lines of @f (its inline depth, 1 when unknown). */
+uint32_t rframe__nr_lines(const struct rframe *f);
+
+/* Append @s with ';' -> ':' (if @folded) and newlines -> ' '. */
+int render_clean(struct strbuf *sb, const char *s, int folded);
+
+/*
+ * Identical rendered stacks are merged and their values summed, then
+ * sorted by value ascending, ties by text (as profile.py sorts, hottest
+ * last; the tie order makes output deterministic).
+ */
+struct group {
+	char *text;
+	uint64_t value;
+	struct group *next;	/* same hash */
+};
+
+struct groups {
+	struct u64map by_hash;
+	struct group **all;
+	size_t n, cap;
+};
+
+int groups__add(struct groups *g, const char *text, size_t len, uint64_t value);
+void groups__sort(struct groups *g);	/* then read g->all[0..n) */
+void groups__free(struct groups *g);
+
+/* The value a sample contributes: count for profiles, blocked
+ * microseconds (summed as nanoseconds, see out_value()) for off-CPU. */
+static inline uint64_t sample_value(const struct report *r, const struct rsample *s)
+{
+	return r->kind == REPORT_PROFILE ? s->count : s->blocked_ns;
+}
+
+static inline uint64_t out_value(const struct report *r, uint64_t v)
+{
+	return r->kind == REPORT_PROFILE ? v : v / 1000;
+}
+
+#endif

@@ -1,0 +1,527 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * The pipeline between the capture and the writers.  Stacks are resolved
+ * once per (maps snapshot, stack id) for user stacks and once per
+ * (stack id, kernel IP, return IP) for kernel stacks, and every address
+ * once per module by the symbolizer's cache, so the work follows the
+ * number of unique stacks and addresses, never the number of samples.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report.h"
+
+struct stack_ent {
+	uint64_t a, b, c, d;
+	struct rstack *st;
+	struct stack_ent *next;
+};
+
+struct report_priv {
+	const struct report_opts *opts;
+	struct u64map ustacks;		/* hash -> stack_ent chain */
+	struct u64map kstacks;
+	struct u64map map_mods;		/* (uintptr_t)mapping -> sym_module */
+	struct stack_ent **ents;
+	size_t nr_ents, cap_ents;
+	struct rstack empty;		/* a present stack with no frames */
+};
+
+const char *report_kind__name(enum report_kind k)
+{
+	switch (k) {
+	case REPORT_PROFILE: return "profile";
+	case REPORT_OFFCPU: return "offcpu";
+	case REPORT_OFFWAKE: return "offwake";
+	}
+	return "?";
+}
+
+static int report__keep_ent(struct report_priv *p, struct stack_ent *e)
+{
+	if (p->nr_ents == p->cap_ents) {
+		size_t cap = p->cap_ents ? 2 * p->cap_ents : 256;
+		struct stack_ent **n = realloc(p->ents, cap * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		p->ents = n;
+		p->cap_ents = cap;
+	}
+	p->ents[p->nr_ents++] = e;
+	return 0;
+}
+
+static struct stack_ent *ent_find(struct u64map *m, uint64_t h, uint64_t a, uint64_t b,
+				  uint64_t c, uint64_t d)
+{
+	struct stack_ent *e;
+
+	for (e = u64map__get(m, h); e; e = e->next)
+		if (e->a == a && e->b == b && e->c == c && e->d == d)
+			return e;
+	return NULL;
+}
+
+static int ent_add(struct report_priv *p, struct u64map *m, uint64_t h, uint64_t a, uint64_t b,
+		   uint64_t c, uint64_t d, struct rstack *st)
+{
+	struct stack_ent *e = calloc(1, sizeof(*e));
+
+	if (!e)
+		return -ENOMEM;
+	*e = (struct stack_ent){ a, b, c, d, st, u64map__get(m, h) };
+	if (report__keep_ent(p, e)) {
+		free(e);
+		return -ENOMEM;
+	}
+	return u64map__put(m, h, e);
+}
+
+static struct rstack *rstack__new(uint32_t n)
+{
+	struct rstack *st = calloc(1, sizeof(*st));
+
+	if (!st)
+		return NULL;
+	st->frames = calloc(n ? n : 1, sizeof(*st->frames));
+	if (!st->frames) {
+		free(st);
+		return NULL;
+	}
+	st->nr_frames = n;
+	return st;
+}
+
+static struct sym_module *report__module(struct report *r, const struct stk_mapping *map)
+{
+	struct report_priv *p = r->priv;
+	struct sym_module *m = u64map__get(&p->map_mods, (uintptr_t)map);
+
+	if (m)
+		return m;
+	m = symbolizer__module(r->sym, map->path, map->build_id, map->build_id_size);
+	if (m && u64map__put(&p->map_mods, (uintptr_t)map, m))
+		return NULL;
+	return m;
+}
+
+static int report__user_stack(struct report *r, const struct cap_segment *seg,
+			      const struct cap_maps *maps, int64_t ref, const struct rstack **out)
+{
+	struct report_priv *p = r->priv;
+	const struct cap_stack *cs;
+	struct stack_ent *e;
+	struct rstack *st;
+	uint64_t h;
+	uint32_t i;
+	int err;
+
+	*out = NULL;
+	if (ref < 0)
+		return 0;
+	h = hash64(hash64(hash64(1, (uintptr_t)maps), seg->index), (uint64_t)ref);
+	e = ent_find(&p->ustacks, h, (uintptr_t)maps, seg->index, (uint64_t)ref, 0);
+	if (e) {
+		*out = e->st;
+		return 0;
+	}
+	cs = cap_segment__stack(seg, (uint64_t)ref);
+	if (!cs)
+		return 0;	/* referenced but not in the file: missing */
+	st = rstack__new(cs->nr_frames);
+	if (!st)
+		return -ENOMEM;
+	for (i = 0; i < cs->nr_frames; i++) {
+		struct rframe *f = &st->frames[i];
+
+		f->kind = RFRAME_USER;
+		f->addr = cs->frames[i];
+		f->is_return = i > 0;
+		f->map = maps ? cap_maps__find(maps, f->addr) : NULL;
+		if (f->map) {
+			f->offset = f->addr - f->map->start + f->map->offset;
+			f->mod = report__module(r, f->map);
+			if (!f->mod)
+				goto nomem;
+			err = symbolizer__lookup(r->sym, f->mod, f->map, f->addr, f->is_return, &f->sym);
+			if (err)
+				goto nomem;
+		}
+		st->nr_unknown += !f->sym;
+	}
+	err = ent_add(p, &p->ustacks, h, (uintptr_t)maps, seg->index, (uint64_t)ref, 0, st);
+	if (err)
+		goto nomem;
+	*out = st;
+	return 0;
+nomem:
+	free(st->frames);
+	free(st);
+	return -ENOMEM;
+}
+
+static const struct cap_kobj *kobj_find(const struct capture *c, uint64_t addr)
+{
+	const struct cap_kobj *kernel = NULL;
+	size_t i;
+
+	for (i = 0; i < c->nr_kobjs; i++) {
+		const struct cap_kobj *k = &c->kobjs[i];
+
+		if (k->size && addr >= k->base && addr - k->base < k->size)
+			return k;
+		if (strcmp(k->name, "[kernel.kallsyms]") == 0)
+			kernel = k;
+	}
+	return kernel;
+}
+
+/*
+ * The kernel fix-up, as profile.py does it: when the recorded stack does
+ * not start at the interrupted IP, it starts inside the interrupt/perf
+ * machinery; skip up to the frame equal to the recorded return IP and put
+ * the interrupted IP first.  A frame is never printed twice.  With -S N, N
+ * frames are skipped instead.  If the return IP is not found, the stack is
+ * kept whole (with the IP first) rather than dropped as profile.py would.
+ */
+static int report__kernel_stack(struct report *r, const struct cap_segment *seg, int64_t ref,
+				uint64_t kip, uint64_t kret, const struct rstack **out)
+{
+	struct report_priv *p = r->priv;
+	const struct cap_stack *cs;
+	struct stack_ent *e;
+	struct rstack *st;
+	uint32_t start = 0, i, n, prepend = 0;
+	uint64_t h;
+	int skip = p->opts->kernel_skip;
+
+	*out = NULL;
+	if (ref < 0)
+		return 0;
+	h = hash64(hash64(hash64(hash64(2, seg->index), (uint64_t)ref), kip), kret);
+	e = ent_find(&p->kstacks, h, seg->index, (uint64_t)ref, kip, kret);
+	if (e) {
+		*out = e->st;
+		return 0;
+	}
+	cs = cap_segment__stack(seg, (uint64_t)ref);
+	if (!cs)
+		return 0;
+	n = cs->nr_frames;
+	if (skip > 0) {
+		start = (uint32_t)skip < n ? (uint32_t)skip : n;
+	} else if (kip && !(n && cs->frames[0] == kip) && kret) {
+		for (i = 0; i < n; i++)
+			if (cs->frames[i] == kret)
+				break;
+		if (i < n)
+			start = i;
+	}
+	if (kip && !(start < n && cs->frames[start] == kip))
+		prepend = 1;
+	st = rstack__new(n - start + prepend);
+	if (!st)
+		return -ENOMEM;
+	for (i = 0; i < st->nr_frames; i++) {
+		struct rframe *f = &st->frames[i];
+
+		f->kind = RFRAME_KERNEL;
+		f->addr = prepend && i == 0 ? kip : cs->frames[start + i - prepend];
+		f->is_return = i > 0;
+		f->kobj = kobj_find(r->cap, f->addr);
+		f->offset = f->kobj ? f->addr - f->kobj->base : f->addr;
+		f->sym = ksyms__lookup(r->ksyms, f->is_return ? f->addr - 1 : f->addr);
+		st->nr_unknown += !f->sym;
+	}
+	if (ent_add(p, &p->kstacks, h, seg->index, (uint64_t)ref, kip, kret, st)) {
+		free(st->frames);
+		free(st);
+		return -ENOMEM;
+	}
+	*out = st;
+	return 0;
+}
+
+static int in_list(const uint32_t *list, size_t n, uint32_t v)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (list[i] == v)
+			return 1;
+	return 0;
+}
+
+static int report__keep(const struct report_opts *o, const struct stk_task_stacks *t)
+{
+	if (o->nr_pids && !in_list(o->pids, o->nr_pids, t->tgid))
+		return 0;
+	if (o->nr_tids && !in_list(o->tids, o->nr_tids, t->tid))
+		return 0;
+	if (o->comm && strncmp(o->comm, t->comm, sizeof(t->comm)) != 0)
+		return 0;
+	return 1;
+}
+
+/* profile.py: a wanted stack that is missing for another reason than
+ * "no stack in this context" (EFAULT; we add ENOENT, "not requested"). */
+static int ref_missing(int64_t ref, const struct rstack *st)
+{
+	if (ref >= 0)
+		return st == NULL;
+	return ref != -EFAULT && ref != -ENOENT;
+}
+
+static int report__task(struct report *r, const struct cap_segment *seg,
+			const struct stk_task_stacks *t, uint64_t kip, uint64_t kret,
+			uint64_t time_ns, struct rtask *out)
+{
+	const struct report_opts *o = r->priv->opts;
+	const struct cap_maps *maps;
+	int err = 0;
+
+	memset(out, 0, sizeof(*out));
+	out->tgid = t->tgid;
+	out->tid = t->tid;
+	memcpy(out->comm, t->comm, sizeof(out->comm));
+	out->comm[15] = '\0';
+	out->user_ref = t->user_stack;
+	out->kernel_ref = t->kernel_stack;
+	if (!o->kernel_only) {
+		maps = cap_segment__maps(seg, t->tgid, time_ns);
+		err = report__user_stack(r, seg, maps, t->user_stack, &out->user);
+		if (err)
+			return err;
+		if (ref_missing(t->user_stack, out->user)) {
+			r->missing_stacks++;
+			r->missing_map_full |= t->user_stack == -ENOMEM || t->user_stack == -EEXIST;
+		}
+	}
+	if (!o->user_only) {
+		err = report__kernel_stack(r, seg, t->kernel_stack, kip, kret, &out->kernel);
+		if (err)
+			return err;
+		if (ref_missing(t->kernel_stack, out->kernel) &&
+		    !(!o->kernel_only && ref_missing(t->user_stack, out->user))) {
+			r->missing_stacks++;
+			r->missing_map_full |= t->kernel_stack == -ENOMEM || t->kernel_stack == -EEXIST;
+		} else if (ref_missing(t->kernel_stack, out->kernel)) {
+			r->missing_map_full |= t->kernel_stack == -ENOMEM || t->kernel_stack == -EEXIST;
+		}
+	}
+	return 0;
+}
+
+static int report__add(struct report *r, struct rsample *s, size_t *cap)
+{
+	if (r->nr_samples == *cap) {
+		size_t n = *cap ? 2 * *cap : 256;
+		struct rsample *p = realloc(r->samples, n * sizeof(*p));
+
+		if (!p)
+			return -ENOMEM;
+		r->samples = p;
+		*cap = n;
+	}
+	r->samples[r->nr_samples++] = *s;
+	return 0;
+}
+
+/* Per-module and overall "fully symbolized" accounting for the summary. */
+static void report__account_stack(const struct rstack *st, uint64_t count)
+{
+	struct sym_module *seen[64];
+	int unknown[64];
+	uint32_t i, nseen = 0, j;
+
+	if (!st)
+		return;
+	for (i = 0; i < st->nr_frames; i++) {
+		struct sym_module *m = st->frames[i].mod;
+
+		if (!m)
+			continue;
+		for (j = 0; j < nseen; j++)
+			if (seen[j] == m)
+				break;
+		if (j == nseen) {
+			if (nseen == 64)
+				continue;
+			seen[nseen] = m;
+			unknown[nseen++] = 0;
+		}
+		unknown[j] |= !st->frames[i].sym;
+	}
+	for (j = 0; j < nseen; j++) {
+		seen[j]->samples += count;
+		if (unknown[j])
+			seen[j]->unknown_samples += count;
+	}
+}
+
+static int rtask_unknown(const struct rtask *t)
+{
+	return (t->user && t->user->nr_unknown) || (t->kernel && t->kernel->nr_unknown);
+}
+
+static void report__account(struct report *r, const struct rsample *s)
+{
+	r->total_count += s->count;
+	if (!rtask_unknown(&s->task) && !rtask_unknown(&s->waker))
+		r->symbolized_count += s->count;
+	report__account_stack(s->task.user, s->count);
+	report__account_stack(s->waker.user, s->count);
+	if (s->task.kernel) {
+		r->kernel_samples += s->count;
+		if (s->task.kernel->nr_unknown)
+			r->kernel_unknown_samples += s->count;
+	}
+}
+
+static enum report_kind capture_kind(const struct capture *c)
+{
+	const char *mode = capture__meta(c, "mode");
+	size_t i, j, offc = 0;
+
+	if (mode && strcmp(mode, "offwake") == 0)
+		return REPORT_OFFWAKE;
+	if (mode && strcmp(mode, "offcpu") == 0)
+		return REPORT_OFFCPU;
+	if (mode && strcmp(mode, "profile") == 0)
+		return REPORT_PROFILE;
+	for (i = 0; i < c->nr_segs; i++) {
+		offc += c->segs[i].nr_offc;
+		for (j = 0; j < c->segs[i].nr_offc; j++) {
+			const struct stk_task_stacks *w = &c->segs[i].offc[j]->row.waker;
+
+			if (w->tgid || w->user_stack >= 0 || w->kernel_stack >= 0)
+				return REPORT_OFFWAKE;
+		}
+	}
+	return offc ? REPORT_OFFCPU : REPORT_PROFILE;
+}
+
+static int report__run(struct report *r)
+{
+	const struct report_opts *o = r->priv->opts;
+	size_t i, j, cap = 0;
+	int err;
+
+	for (i = 0; i < r->cap->nr_segs; i++) {
+		const struct cap_segment *seg = &r->cap->segs[i];
+
+		if (r->kind == REPORT_PROFILE) {
+			for (j = 0; j < seg->nr_counts; j++) {
+				const struct cap_count *c = seg->counts[j];
+				const struct stk_count *row = &c->row;
+				struct stk_task_stacks t = {
+					.tgid = row->tgid, .tid = row->tid,
+					.user_stack = row->user_stack, .kernel_stack = row->kernel_stack,
+				};
+				struct rsample s = { .count = row->count, .segment = seg->index };
+
+				memcpy(t.comm, row->comm, sizeof(t.comm));
+				if (!report__keep(o, &t))
+					continue;
+				err = report__task(r, seg, &t, row->kernel_ip, row->kernel_ret_ip, c->t1,
+						   &s.task);
+				if (!err)
+					err = report__add(r, &s, &cap);
+				if (err)
+					return err;
+				report__account(r, &s);
+			}
+			continue;
+		}
+		for (j = 0; j < seg->nr_offc; j++) {
+			const struct cap_offc *c = seg->offc[j];
+			struct rsample s = {
+				.count = c->row.count, .blocked_ns = c->row.blocked_ns,
+				.segment = seg->index,
+			};
+
+			if (!report__keep(o, &c->row.target))
+				continue;
+			err = report__task(r, seg, &c->row.target, 0, 0, c->t1, &s.task);
+			if (!err && r->kind == REPORT_OFFWAKE)
+				err = report__task(r, seg, &c->row.waker, 0, 0, c->t1, &s.waker);
+			if (!err)
+				err = report__add(r, &s, &cap);
+			if (err)
+				return err;
+			report__account(r, &s);
+		}
+	}
+	return 0;
+}
+
+struct report *report__new(const struct capture *cap, const struct report_opts *opts)
+{
+	struct report *r = NULL;
+	int err = -EINVAL;
+
+	if (!cap || !opts || opts->sz < sizeof(*opts) || (opts->user_only && opts->kernel_only))
+		goto fail;
+	err = -ENOMEM;
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		goto fail;
+	r->priv = calloc(1, sizeof(*r->priv));
+	if (!r->priv)
+		goto fail;
+	r->priv->opts = opts;
+	r->cap = cap;
+	r->kind = capture_kind(cap);
+	r->sym = symbolizer__new(&opts->sym);
+	if (!r->sym) {
+		err = -errno;
+		goto fail;
+	}
+	if (opts->kallsyms) {
+		r->own_ksyms = ksyms__new();
+		if (!r->own_ksyms)
+			goto fail;
+		err = ksyms__load_kallsyms(r->own_ksyms, opts->kallsyms);
+		if (err)
+			goto fail;
+		r->ksyms = r->own_ksyms;
+		r->kernel_syms_source = opts->kallsyms;
+	} else {
+		r->ksyms = cap->ksyms;
+		r->kernel_syms_source = ksyms__count(cap->ksyms) ? "capture" : NULL;
+	}
+	err = report__run(r);
+	if (err)
+		goto fail;
+	return r;
+fail:
+	report__free(r);
+	errno = -err;
+	return NULL;
+}
+
+void report__free(struct report *r)
+{
+	size_t i;
+
+	if (!r)
+		return;
+	if (r->priv) {
+		for (i = 0; i < r->priv->nr_ents; i++) {
+			free(r->priv->ents[i]->st->frames);
+			free(r->priv->ents[i]->st);
+			free(r->priv->ents[i]);
+		}
+		free(r->priv->ents);
+		u64map__free(&r->priv->ustacks);
+		u64map__free(&r->priv->kstacks);
+		u64map__free(&r->priv->map_mods);
+		free(r->priv);
+	}
+	free(r->samples);
+	symbolizer__free(r->sym);
+	ksyms__free(r->own_ksyms);
+	free(r);
+}

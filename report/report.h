@@ -1,0 +1,117 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * report.h - the reporter's pipeline after reading: filters, kernel
+ * fix-up, symbolization of each unique (module, address) once, and the
+ * frame model every output writer consumes.
+ *
+ *   capture (capture.h) -> report__new() -> struct report -> writer (output.h)
+ *
+ * The frame model is structured, not strings: a frame has its kind, raw
+ * address, mapping and module, and 1..n symbol lines (inline frames, leaf
+ * first) or none (unknown).  Text and folded render names from it; pprof
+ * maps it to Mappings, Locations with Lines, and Functions.
+ */
+#ifndef STK_REPORT_REPORT_H
+#define STK_REPORT_REPORT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "capture.h"
+#include "symbolize.h"
+
+enum rframe_kind {
+	RFRAME_USER = 0,
+	RFRAME_KERNEL = 1,
+};
+
+struct rframe {
+	uint8_t kind;			/* enum rframe_kind */
+	uint8_t is_return;		/* looked up at addr - 1 */
+	uint64_t addr;			/* as sampled */
+	/* User frames: the mapping and module (NULL when no mapping covers
+	 * addr), and the offset of addr in the mapped file. */
+	const struct stk_mapping *map;
+	struct sym_module *mod;
+	/* Kernel frames: the object ("[kernel.kallsyms]" or a module, NULL
+	 * when unknown) and addr minus its base. */
+	const struct cap_kobj *kobj;
+	uint64_t offset;
+	const struct sym_result *sym;	/* NULL: unknown */
+};
+
+/* A resolved stack, leaf first.  Shared by every sample that has it. */
+struct rstack {
+	uint32_t nr_frames;
+	struct rframe *frames;
+	uint32_t nr_unknown;		/* frames with sym == NULL */
+};
+
+/* One side of a sample (the sampled task, or the waker for offwake). */
+struct rtask {
+	uint32_t tgid, tid;
+	char comm[16];
+	stk_stack_ref user_ref, kernel_ref;	/* as recorded (< 0: why missing) */
+	const struct rstack *user;		/* NULL: none (missing, filtered, -K) */
+	const struct rstack *kernel;		/* after fix-up; NULL: none */
+};
+
+struct rsample {
+	struct rtask task;
+	struct rtask waker;		/* REPORT_OFFWAKE only; zeroed otherwise */
+	uint64_t count;			/* samples, or blocking episodes */
+	uint64_t blocked_ns;		/* off-CPU captures */
+	uint32_t segment;
+};
+
+enum report_kind {
+	REPORT_PROFILE = 0,		/* CNTS rows */
+	REPORT_OFFCPU,			/* OFFC rows without wakers */
+	REPORT_OFFWAKE,			/* OFFC rows with waker stacks */
+};
+
+struct report_opts {
+	size_t sz;			/* sizeof(struct report_opts) */
+	int user_only;			/* -U: drop kernel stacks */
+	int kernel_only;		/* -K: drop user stacks */
+	int kernel_skip;		/* -S N: skip N kernel frames, no ret-IP search */
+	const uint32_t *pids;		/* --pid: keep these tgids (NULL: all) */
+	size_t nr_pids;
+	const uint32_t *tids;		/* --tid */
+	size_t nr_tids;
+	const char *comm;		/* --comm: exact task comm */
+	const char *kallsyms;		/* --kallsyms FILE instead of the capture's */
+	struct symbolizer_opts sym;	/* user-space symbolization */
+};
+
+struct report {
+	enum report_kind kind;
+	const struct capture *cap;
+	struct rsample *samples;	/* in capture order */
+	size_t nr_samples;
+	uint64_t total_count;		/* sum of sample counts kept */
+	uint64_t symbolized_count;	/* ... of samples with no unknown frame */
+	/* profile.py's "stack traces could not be displayed": keys whose
+	 * stack was wanted but missing for another reason than EFAULT. */
+	uint64_t missing_stacks;
+	int missing_map_full;		/* one was -ENOMEM or -EEXIST (map full) */
+	uint64_t kernel_samples, kernel_unknown_samples;
+	const char *kernel_syms_source;	/* "capture", the --kallsyms path, or NULL: none */
+	struct symbolizer *sym;
+	struct ksyms *ksyms;		/* the capture's, or --kallsyms' */
+	struct ksyms *own_ksyms;	/* loaded from --kallsyms, owned */
+	struct report_priv *priv;
+};
+
+/*
+ * report__new() - run the pipeline over @cap (which must outlive the report).
+ * Returns NULL with errno: ENOMEM, EINVAL (bad opts), or the --kallsyms
+ * open errno (ENOENT...), EBADMSG (--kallsyms unparsable).
+ */
+struct report *report__new(const struct capture *cap, const struct report_opts *opts);
+void report__free(struct report *r);	/* accepts NULL */
+
+/* "profile", "offcpu" or "offwake". */
+const char *report_kind__name(enum report_kind k);
+
+#endif
