@@ -366,7 +366,8 @@ int main(int argc, char **argv)
 	/* ---- usage checks (exit 2) ---- */
 	if (optind < opt_argc) {
 		if (cmd) {
-			errorf("unexpected argument '%s' before '--'", argv[optind]);
+			errorf("unexpected argument '%s' before '--' (with -- CMD the recording lasts as long as CMD)",
+			       argv[optind]);
 			ret = EXIT_USAGE;
 			goto out;
 		}
@@ -467,8 +468,10 @@ int main(int argc, char **argv)
 		if (geteuid() != 0)
 			errorf("must run as root, or with CAP_BPF and CAP_PERFMON (missing %s)", missing);
 		else
-			errorf("missing %s, needed to load BPF programs and sample all CPUs "
-			       "(run as root without dropping capabilities)", missing);
+			errorf("missing %s (%s); run as root without dropping capabilities", missing,
+			       strcmp(missing, "CAP_BPF") == 0	   ? "needed to load BPF programs"
+			       : strcmp(missing, "CAP_PERFMON") == 0 ? "needed to sample all CPUs"
+								     : "needed for BPF profiling");
 		goto out;
 	}
 	if (err) {

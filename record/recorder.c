@@ -450,7 +450,9 @@ int recorder__see_kaddr(struct recorder *rec, uint64_t addr)
 {
 	long idx;
 
-	if (!rec->ks || rec->o.kallsyms_full)
+	/* Only kernel-half addresses: a return IP read above a frame without
+	 * a frame pointer can be any word, and is not worth a symbol. */
+	if (!rec->ks || rec->o.kallsyms_full || (int64_t)addr >= 0)
 		return 0;
 	idx = ksyms__find(rec->ks, addr);
 	if (idx < 0) {
@@ -806,8 +808,9 @@ int recorder__start(struct recorder *rec)
 			return recorder__errorf(rec, -errno, "/proc/kallsyms: %s", strerror(errno));
 		if (ksyms__all_zero(rec->ks))
 			return recorder__errorf(rec, -EPERM,
-						"/proc/kallsyms: kernel addresses are hidden (kernel.kptr_restrict); "
-						"run as root, or set sysctl kernel.kptr_restrict=0, or use -U");
+						"/proc/kallsyms: kernel addresses are hidden from this process "
+						"(kernel.kptr_restrict); run as root with CAP_SYSLOG, "
+						"or use -U for user stacks only");
 		rec->ksym_written = calloc(ksyms__count(rec->ks) / 8 + 1, 1);
 		if (!rec->ksym_written)
 			return recorder__errorf(rec, -ENOMEM, "out of memory");
