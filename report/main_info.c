@@ -1,0 +1,266 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * stkreport info [--chunks] FILE: what a capture holds and whether it is
+ * sound.  Output is "key: value" lines (grouped under "[segment N]",
+ * "[total]" and "[chunks]" headings) so scripts and tests can grep it.
+ * Every read error also goes to stderr as one line naming the file and the
+ * byte offset; exit 0 for a sound file, 1 for a damaged or unclosed one
+ * (after printing everything recovered), 2 for usage errors.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cmds.h"
+#include "info.h"
+#include "stk.h"
+
+/* Errors printed one per line; the rest are only counted. */
+#define MAX_ERROR_LINES 100
+
+struct info_opts {
+	int chunks;		/* --chunks: list every chunk */
+};
+
+/* The option table: one entry per option, so new ones are one line here
+ * and one case below. */
+static const struct option long_opts[] = {
+	{ "chunks", no_argument, NULL, 'c' },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: stkreport info [--chunks] FILE.stk\n"
+		"\n"
+		"Print what a .stk capture holds (META facts, file header, chunk counts,\n"
+		"totals, the recorder's last statistics) and validate every chunk.\n"
+		"FILE may be '-' for standard input.\n"
+		"\n"
+		"  -c, --chunks   also list every chunk: segment, seq, offset, tag, sizes, interval\n"
+		"  -h, --help     this help\n"
+		"\n"
+		"Exit status: 0 sound and closed cleanly, 1 damaged, truncated or not\n"
+		"closed cleanly (after printing what was recovered), 2 usage error.\n");
+}
+
+static void print_uuid(const uint8_t *u)
+{
+	int i;
+
+	for (i = 0; i < 16; i++)
+		printf("%02x%s", u[i], i == 3 || i == 5 || i == 7 || i == 9 ? "-" : "");
+}
+
+static void print_wall(uint64_t ns)
+{
+	time_t sec = ns / 1000000000u;
+	struct tm tm;
+	char buf[32];
+
+	if (!ns || !gmtime_r(&sec, &tm) || !strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%S", &tm)) {
+		printf("unknown");
+		return;
+	}
+	printf("%s.%09" PRIu64 "Z", buf, ns % 1000000000u);
+}
+
+static void print_seconds(const char *key, uint64_t ns)
+{
+	printf("%s: %" PRIu64 ".%09" PRIu64 " s\n", key, ns / 1000000000u, ns % 1000000000u);
+}
+
+static void print_totals(const struct info_totals *t)
+{
+	int type;
+
+	printf("chunks: %" PRIu64 "\n", t->chunks);
+	for (type = STK_CHUNK_META; type < INFO_NR_TYPES; type++)
+		if (t->by_type[type])
+			printf("chunks %s: %" PRIu64 "\n", stk_chunk_type__tag(type),
+			       t->by_type[type]);
+	if (t->by_type[STK_CHUNK_UNKNOWN])
+		printf("chunks unknown: %" PRIu64 "\n", t->by_type[STK_CHUNK_UNKNOWN]);
+	printf("bytes compressed: %" PRIu64 "\n", t->bytes_comp);
+	printf("bytes raw: %" PRIu64 "\n", t->bytes_raw);
+	if (t->bytes_comp)
+		printf("compression ratio: %.2f\n", (double)t->bytes_raw / t->bytes_comp);
+	if (t->t_last) {
+		print_seconds("interval", t->t_last - t->t_first);
+		printf("interval start ns: %" PRIu64 "\n", t->t_first);
+		printf("interval end ns: %" PRIu64 "\n", t->t_last);
+	}
+	printf("count rows: %" PRIu64 "\n", t->count_rows);
+	printf("samples: %" PRIu64 "\n", t->samples);
+	if (t->by_type[STK_CHUNK_OFFC]) {
+		printf("off-cpu rows: %" PRIu64 "\n", t->offcpu_rows);
+		printf("off-cpu episodes: %" PRIu64 "\n", t->offcpu_count);
+		print_seconds("off-cpu blocked time", t->blocked_ns);
+	}
+	printf("stacks: %" PRIu64 "\n", t->stacks);
+	printf("processes with maps: %" PRIu64 "\n", t->procs_with_maps);
+	printf("map snapshots: %" PRIu64 "\n", t->map_snapshots);
+	printf("mappings: %" PRIu64 "\n", t->mappings);
+	printf("kernel symbols: %" PRIu64 "\n", t->ksyms);
+	printf("kernel images: %" PRIu64 "\n", t->kernel_images);
+	printf("kernel modules: %" PRIu64 "\n", t->modules);
+	if (t->esyms)
+		printf("embedded symbol tables: %" PRIu64 "\n", t->esyms);
+}
+
+static void print_segment(const struct info *in, const struct stk_reader *r, uint32_t i)
+{
+	const struct stk_segment_info *seg = stk_reader__segment(r, i);
+	static const struct info_segment empty;
+	const struct info_segment *s = i < in->nr_segs ? &in->segs[i] : &empty;
+	size_t k;
+
+	printf("\n[segment %u]\n", i);
+	printf("offset: %" PRIu64 "\n", seg->offset);
+	if (seg->read_version) {
+		printf("uuid: ");
+		print_uuid(seg->uuid);
+		printf("\nread version: %u\n", seg->read_version);
+		printf("write version: %u\n", seg->write_version);
+		printf("writer: stk %s\n", seg->writer_version);
+		printf("started: ");
+		print_wall(seg->wall_start_ns);
+		printf("\nwall start ns: %" PRIu64 "\n", seg->wall_start_ns);
+		printf("mono start ns: %" PRIu64 "\n", seg->mono_start_ns);
+	} else {
+		/* Found through its chunks after its header was damaged. */
+		printf("header: lost (segment id %02x%02x%02x%02x)\n", seg->uuid[0], seg->uuid[1],
+		       seg->uuid[2], seg->uuid[3]);
+	}
+	printf("closed: %s\n", seg->closed ? "yes" : "no");
+	for (k = 0; k < s->nr_meta; k++)
+		printf("meta %s: %s\n", s->meta[k].key, s->meta[k].value);
+	print_totals(&s->t);
+	for (k = 0; k < s->nr_stats; k++)
+		printf("stat %s: %" PRIu64 "\n", s->stats[k].name, s->stats[k].value);
+}
+
+static void print_chunk(const struct stk_chunk *ch)
+{
+	printf("%u %u %" PRIu64 " %s %u %u %" PRIu64 " %" PRIu64 "\n", ch->segment, ch->seq,
+	       ch->offset, ch->tag, ch->comp_size, ch->raw_size, ch->t0_ns, ch->t1_ns);
+}
+
+/* The verdict line, and its exit status. */
+static int print_verdict(const struct stk_read_summary *sum, const struct stk_reader *r,
+			 const char *first_error)
+{
+	uint32_t i, open = 0, first_open = 0;
+
+	for (i = stk_reader__segment_count(r); i-- > 0; ) {
+		if (!stk_reader__segment(r, i)->closed) {
+			open++;
+			first_open = i;
+		}
+	}
+	printf("\n");
+	/* A file that only stops early (a copy cut short, a full disk) is an
+	 * unfinished capture, not a damaged one: everything before is sound. */
+	if (sum->errors == 1 && sum->truncated) {
+		printf("verdict: NOT CLOSED CLEANLY: %s\n", first_error);
+		return 1;
+	}
+	if (sum->errors) {
+		printf("verdict: DAMAGED: %" PRIu64 " error%s, %" PRIu64 " chunks recovered, %" PRIu64
+		       " bytes skipped%s; first: %s\n", sum->errors, sum->errors == 1 ? "" : "s",
+		       sum->chunks, sum->bytes_skipped, sum->truncated ? ", truncated" : "",
+		       first_error);
+		return 1;
+	}
+	if (open) {
+		printf("verdict: NOT CLOSED CLEANLY: %" PRIu64 " chunks, segment %u has no trailer "
+		       "(the recorder stopped before finishing the file)\n", sum->chunks, first_open);
+		return 1;
+	}
+	printf("verdict: OK: %" PRIu64 " chunks, closed cleanly\n", sum->chunks);
+	return 0;
+}
+
+int info_main(int argc, char **argv)
+{
+	struct info_opts opts = { 0 };
+	struct stk_read_summary sum;
+	struct stk_reader *r = NULL;
+	struct info in = { 0 };
+	char *first_error = NULL;
+	const char *path;
+	struct stk_chunk ch;
+	uint64_t errors = 0;
+	uint32_t i;
+	int ret, c;
+
+	while ((c = getopt_long(argc, argv, "ch", long_opts, NULL)) != -1) {
+		switch (c) {
+		case 'c':
+			opts.chunks = 1;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			fprintf(stderr, "stkreport: info: try 'stkreport info --help'\n");
+			return 2;
+		}
+	}
+	if (argc - optind != 1) {
+		fprintf(stderr, "stkreport: info: %s; usage: stkreport info [--chunks] FILE.stk\n",
+			argc - optind ? "one FILE only" : "missing FILE");
+		return 2;
+	}
+	path = argv[optind];
+
+	r = stk_reader__open(path);
+	if (!r) {
+		fprintf(stderr, "stkreport: %s\n", stk_open_errmsg());
+		return 1;
+	}
+	printf("file: %s\n", path);
+	if (opts.chunks)
+		printf("\n[chunks]\nsegment seq offset tag comp raw t0_ns t1_ns\n");
+	while ((ret = stk_reader__next(r, &ch)) != 0) {
+		if (ret < 0) {
+			if (!first_error)
+				first_error = strdup(stk_reader__errmsg(r));
+			if (++errors <= MAX_ERROR_LINES)
+				fprintf(stderr, "stkreport: %s: %s\n", path, stk_reader__errmsg(r));
+			continue;
+		}
+		if (opts.chunks)
+			print_chunk(&ch);
+		if (info__add_chunk(&in, &ch) < 0) {
+			fprintf(stderr, "stkreport: %s: out of memory\n", path);
+			ret = 1;
+			goto out;
+		}
+	}
+	if (errors > MAX_ERROR_LINES)
+		fprintf(stderr, "stkreport: %s: %" PRIu64 " more errors not shown\n", path,
+			errors - MAX_ERROR_LINES);
+
+	stk_reader__summary(r, &sum);
+	printf("size: %" PRIu64 " bytes\n", sum.file_size);
+	printf("segments: %u\n", stk_reader__segment_count(r));
+	for (i = 0; i < stk_reader__segment_count(r); i++)
+		print_segment(&in, r, i);
+	if (stk_reader__segment_count(r) > 1) {
+		printf("\n[total]\n");
+		print_totals(&in.total);
+	}
+	ret = print_verdict(&sum, r, first_error ? first_error : "");
+out:
+	free(first_error);
+	info__free(&in);
+	stk_reader__close(r);
+	return ret;
+}

@@ -1,0 +1,187 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * stkwrite-sample: write a .stk file for tests, without BPF.
+ *
+ *   stkwrite-sample [options] OUT.stk
+ *     (default)         a small capture with known totals (see below)
+ *     --seed N          instead, random records of every type (format_sample.h)
+ *     --small           with --seed: few, short records
+ *     --ancillary TAG   add a raw chunk TAG (lowercase first letter)
+ *     --critical TAG    add a raw chunk TAG (uppercase: readers must refuse)
+ *     --no-close        stop without index and trailer, as if killed
+ *
+ * The default capture: META mode=profile hostname=testhost; 4 stacks; two
+ * CNTS chunks (1 s to 3 s) with 3 rows and 42 samples; one OFFC chunk with
+ * 2 rows, 7 episodes, 1.5 s blocked; MAPS for 2 processes (3 snapshots,
+ * 8 mappings); 5 kernel symbols; KBID with the kernel and 2 modules; one
+ * ESYM; two STAT chunks, the last with samples=42 lost=1.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "stk.h"
+#include "format_sample.h"
+
+#define S 1000000000ull
+
+static int write_known(struct stk_writer *w)
+{
+	static const struct stk_kv meta[] = {
+		{ "mode", "profile" }, { "hostname", "testhost" }, { "kernel", "6.1.0-test" },
+		{ "frequency_hz", "49" }, { "command", "cpuwork" },
+	};
+	static const uint64_t u1[] = { 0x401136, 0x401182, 0x7f0000029d90 };
+	static const uint64_t u2[] = { 0x4011a0, 0x401182, 0x7f0000029d90 };
+	static const uint64_t k3[] = { 0xffffffff81001000, 0xffffffff81002010 };
+	static const uint64_t k4[] = { 0xffffffffc0001000 };
+	static const struct stk_stack stacks[] = {
+		{ 1, 3, u1 }, { 2, 3, u2 }, { 3, 2, k3 }, { 4, 1, k4 },
+	};
+	static const struct stk_count c1[] = {
+		{ 100, 100, "cpuwork", 1, 3, 0xffffffff81001000, 0, 10 },
+		{ 100, 101, "cpuwork", 2, -14, 0, 0, 20 },
+	};
+	static const struct stk_count c2[] = {
+		{ 200, 200, "other", 1, 4, 0, 0, 12 },
+	};
+	static const struct stk_offcpu off[] = {
+		{ { 100, 100, "cpuwork", 1, 3 }, { 0, 0, "", -2, -2 }, 3, 1 * S },
+		{ { 200, 200, "other", 2, -14 }, { 0, 0, "", -2, -2 }, 4, S / 2 },
+	};
+	static const struct stk_mapping m100[] = {
+		{ 0x400000, 0x402000, 0, 0x801, 11, 5, 2, { 0xab, 0xcd }, "/usr/bin/cpuwork" },
+		{ 0x7f0000000000, 0x7f0000200000, 0, 0x801, 12, 5, 0, { 0 }, "/usr/lib/libc.so.6" },
+		{ 0x7ffff7fc0000, 0x7ffff7fc2000, 0, 0, 0, 5, 0, { 0 }, "[vdso]" },
+	};
+	static const struct stk_mapping m200[] = {
+		{ 0x400000, 0x401000, 0, 0x801, 13, 5, 0, { 0 }, "/usr/bin/other (deleted)" },
+		{ 0x500000, 0x501000, 0, 0, 0, 3, 0, { 0 }, "" },
+	};
+	static const struct stk_proc_maps procs[] = {
+		{ 100, "cpuwork", 1 * S, 3, m100 }, { 200, "other", 1 * S, 2, m200 },
+	};
+	static const struct stk_proc_maps again[] = { { 100, "cpuwork", 2 * S, 3, m100 } };
+	static const struct stk_ksym ksyms[] = {
+		{ 0xffffffff81001000, 0x100, 't', "do_syscall_64", "" },
+		{ 0xffffffff81002000, 0x80, 'T', "entry_SYSCALL_64", "" },
+		{ 0xffffffff81003000, 0x40, 't', "schedule", "" },
+		{ 0xffffffffc0001000, 0x200, 't', "ext4_readdir", "ext4" },
+		{ 0xffffffffc0002000, 0x20, 't', "ext4_sync_fs", "ext4" },
+	};
+	static const struct stk_kobj kobjs[] = {
+		{ "[kernel.kallsyms]", 0xffffffff81000000, 0x2000000, 20, { 1, 2, 3 } },
+		{ "ext4", 0xffffffffc0000000, 0x10000, 0, { 0 } },
+		{ "xfs", 0xffffffffc0100000, 0x10000, 0, { 0 } },
+	};
+	static const struct stk_stat st1[] = { { "samples", 30 }, { "lost", 0 } };
+	static const struct stk_stat st2[] = { { "samples", 42 }, { "lost", 1 } };
+	static const uint8_t bid[2] = { 0xab, 0xcd };
+	int err;
+
+	if ((err = stk_writer__add_meta(w, meta, 5)) ||
+	    (err = stk_writer__add_ksyms(w, ksyms, 5)) ||
+	    (err = stk_writer__add_kobjs(w, kobjs, 3)) ||
+	    (err = stk_writer__add_maps(w, procs, 2)) ||
+	    (err = stk_writer__add_stacks(w, stacks, 4)) ||
+	    (err = stk_writer__add_counts(w, 1 * S, 2 * S, c1, 2)) ||
+	    (err = stk_writer__add_stats(w, st1, 2)) ||
+	    (err = stk_writer__add_maps(w, again, 1)) ||
+	    (err = stk_writer__add_counts(w, 2 * S, 3 * S, c2, 1)) ||
+	    (err = stk_writer__add_offcpu(w, 1 * S, 3 * S, off, 2)) ||
+	    (err = stk_writer__add_esym(w, bid, 2, "symtab", 6)) ||
+	    (err = stk_writer__add_stats(w, st2, 2)))
+		return err;
+	return 0;
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f, "Usage: stkwrite-sample [--seed N [--small]] [--ancillary TAG] [--critical TAG]\n"
+		   "                      [--no-close] OUT.stk\n");
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "seed", required_argument, NULL, 's' },
+		{ "small", no_argument, NULL, 'm' },
+		{ "ancillary", required_argument, NULL, 'a' },
+		{ "critical", required_argument, NULL, 'c' },
+		{ "no-close", no_argument, NULL, 'n' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct stk_writer_opts wopts = {
+		.sz = sizeof(wopts), .wall_start_ns = 1700000000ull * S, .mono_start_ns = S / 2,
+	};
+	const char *extra = NULL;
+	struct stk_writer *w;
+	struct fs_sample s;
+	int seeded = 0, small = 0, no_close = 0;
+	uint64_t seed = 0;
+	int c, err;
+
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (c) {
+		case 's':
+			seed = strtoull(optarg, NULL, 0);
+			seeded = 1;
+			break;
+		case 'm':
+			small = 1;
+			break;
+		case 'a':
+		case 'c':
+			if (strlen(optarg) != 4) {
+				fprintf(stderr, "stkwrite-sample: a tag is 4 characters\n");
+				return 2;
+			}
+			extra = optarg;
+			break;
+		case 'n':
+			no_close = 1;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (argc - optind != 1) {
+		usage(stderr);
+		return 2;
+	}
+	w = stk_writer__open(argv[optind], &wopts);
+	if (!w) {
+		fprintf(stderr, "stkwrite-sample: %s: %s\n", argv[optind], strerror(errno));
+		return 1;
+	}
+	if (seeded) {
+		fs_init(&s, seed, small);
+		err = fs_write(&s, w);
+		fs_free(&s);
+	} else {
+		err = write_known(w);
+	}
+	if (!err && extra)
+		err = stk_writer__add_raw(w, extra, 0, 0, "extra", 5);
+	if (err) {
+		fprintf(stderr, "stkwrite-sample: %s\n", stk_writer__errmsg(w));
+		stk_writer__close(w);
+		return 1;
+	}
+	if (no_close)
+		_exit(0);	/* like kill -9: no index, no trailer */
+	err = stk_writer__close(w);
+	if (err) {
+		fprintf(stderr, "stkwrite-sample: close: %s\n", strerror(-err));
+		return 1;
+	}
+	return 0;
+}
