@@ -11,3 +11,6 @@ $(STKDUMP): tests/tools/stkdump.c $(LIBSTK)
 	$(Q)$(CC) $(ALL_CFLAGS) $< $(LIBSTK) $(PKG_LIBS) -o $@
 
 TEST_EXTRA_DEPS += $(STKDUMP)
+
+# Unit suites of record/ modules include their headers by name.
+$(O)/tests/check_record_%: ALL_CFLAGS += -Irecord

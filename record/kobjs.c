@@ -33,7 +33,7 @@ static int kobjs__push(struct kobjs *ko, const char *name, uint64_t base, uint64
 }
 
 int kobjs__read(struct kobjs *ko, const char *sys_root, const char *proc_modules,
-		const struct ksyms *ks)
+		const struct kallsyms *ks)
 {
 	uint64_t text = 0, etext = 0;
 	char path[4096], line[1024];
@@ -43,8 +43,8 @@ int kobjs__read(struct kobjs *ko, const char *sys_root, const char *proc_modules
 
 	memset(ko, 0, sizeof(*ko));
 	if (ks) {
-		text = ksyms__addr_of(ks, "_text");
-		etext = ksyms__addr_of(ks, "_etext");
+		text = kallsyms__addr_of(ks, "_text");
+		etext = kallsyms__addr_of(ks, "_etext");
 	}
 	err = kobjs__push(ko, "[kernel.kallsyms]", text, etext > text ? etext - text : 0, &cap);
 	if (err)

@@ -9,7 +9,7 @@
 
 #include <stddef.h>
 
-#include "ksyms.h"
+#include "kallsyms.h"
 #include "stk.h"
 
 struct kobjs {
@@ -29,7 +29,7 @@ struct kobjs {
  * Returns 0 or -ENOMEM.  Free with kobjs__free().
  */
 int kobjs__read(struct kobjs *ko, const char *sys_root, const char *proc_modules,
-		const struct ksyms *ks);
+		const struct kallsyms *ks);
 
 void kobjs__free(struct kobjs *ko);
 

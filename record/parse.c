@@ -8,17 +8,21 @@
 int parse__uint(const char *s, uint64_t max, uint64_t *out)
 {
 	uint64_t v = 0;
+	int overflow = 0;
 
 	if (!*s)
 		return -EINVAL;
 	for (; *s; s++) {
+		uint64_t d = (uint64_t)(*s - '0');
+
 		if (*s < '0' || *s > '9')
 			return -EINVAL;
-		if (v > (UINT64_MAX - 9) / 10)
-			return -ERANGE;
-		v = v * 10 + (uint64_t)(*s - '0');
+		if (v > (UINT64_MAX - d) / 10)
+			overflow = 1; /* keep scanning: garbage is -EINVAL first */
+		else
+			v = v * 10 + d;
 	}
-	if (v > max)
+	if (overflow || v > max)
 		return -ERANGE;
 	*out = v;
 	return 0;
@@ -26,40 +30,51 @@ int parse__uint(const char *s, uint64_t max, uint64_t *out)
 
 int parse__id_list(const char *s, uint32_t **ids, size_t *n)
 {
-	const char *p = s;
+	size_t count = *n, items = 1, i;
+	const char *p;
+	uint32_t *a;
 	char buf[32];
 	int err;
 
-	for (;;) {
+	/* Into a new array, so nothing changes unless the whole list parses. */
+	for (p = s; *p; p++)
+		items += *p == ',';
+	a = malloc((count + items) * sizeof(*a));
+	if (!a)
+		return -ENOMEM;
+	if (count)
+		memcpy(a, *ids, count * sizeof(*a));
+	for (p = s;;) {
 		size_t len = strcspn(p, ",");
 		uint64_t v;
-		uint32_t *a;
-		size_t i;
 
-		if (len == 0 || len >= sizeof(buf))
-			return len == 0 ? -EINVAL : -ERANGE;
+		if (len == 0 || len >= sizeof(buf)) {
+			err = len == 0 ? -EINVAL : -ERANGE;
+			goto fail;
+		}
 		memcpy(buf, p, len);
 		buf[len] = '\0';
 		err = parse__uint(buf, UINT32_MAX - 1, &v);
+		if (!err && v == 0)
+			err = -EINVAL;
 		if (err)
-			return err;
-		if (v == 0)
-			return -EINVAL;
-		for (i = 0; i < *n; i++)
-			if ((*ids)[i] == v)
-				break;
-		if (i == *n) {
-			a = realloc(*ids, (*n + 1) * sizeof(*a));
-			if (!a)
-				return -ENOMEM;
-			a[(*n)++] = (uint32_t)v;
-			*ids = a;
-		}
+			goto fail;
+		for (i = 0; i < count && a[i] != v; i++)
+			;
+		if (i == count)
+			a[count++] = (uint32_t)v;
 		p += len;
 		if (!*p)
-			return 0;
+			break;
 		p++; /* ',' */
 	}
+	free(*ids);
+	*ids = a;
+	*n = count;
+	return 0;
+fail:
+	free(a);
+	return err;
 }
 
 int parse__seconds(const char *s, uint64_t max_s, uint64_t *ns)

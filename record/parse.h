@@ -21,7 +21,8 @@ int parse__uint(const char *s, uint64_t max, uint64_t *out);
  * parse__id_list() - "ID[,ID...]" of decimal ids in [1, UINT32_MAX - 1]:
  * pids and tids.  Appends to the malloc'ed array *@ids of *@n entries
  * (both may start NULL/0, so repeated options accumulate); duplicates are
- * dropped.  Returns 0, -EINVAL (syntax, or id 0), -ERANGE or -ENOMEM.
+ * dropped.  On error *@ids and *@n are unchanged.
+ * Returns 0, -EINVAL (syntax, or id 0), -ERANGE or -ENOMEM.
  */
 int parse__id_list(const char *s, uint32_t **ids, size_t *n);
 

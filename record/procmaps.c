@@ -187,16 +187,21 @@ static int file_build_id(struct procmaps *pm, const char *proc_root, uint32_t tg
 		/* map_files needs CAP_CHECKPOINT_RESTORE or CAP_SYS_ADMIN; the
 		 * process root works for files that still exist. */
 		if (l->path[0] != '/' ||
-		    (len > sizeof(deleted) - 1 && strcmp(l->path + len - (sizeof(deleted) - 1), deleted) == 0))
+		    (len > sizeof(deleted) - 1 && strcmp(l->path + len - (sizeof(deleted) - 1), deleted) == 0)) {
+			pm->stats.build_id_errors++;
 			return -errno;
+		}
 		snprintf(path, sizeof(path), "%s/%u/root%s", proc_root, tgid, l->path);
 		fd = open(path, O_RDONLY | O_CLOEXEC);
-		if (fd < 0)
+		if (fd < 0) {
+			pm->stats.build_id_errors++;
 			return -errno;
+		}
 	}
 	if (fstat(fd, &st) < 0) {
 		n = -errno;
 		close(fd);
+		pm->stats.build_id_errors++;
 		return n;
 	}
 	e = cache_find(pm, &st);

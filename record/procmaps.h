@@ -64,7 +64,8 @@ struct procmaps_stats {
 	uint64_t snapshots;		/* successful snapshots */
 	uint64_t build_ids_read;	/* distinct files whose build-id was read */
 	uint64_t build_id_missing;	/* files with no build-id note */
-	uint64_t build_id_errors;	/* files that could not be opened or parsed */
+	uint64_t build_id_errors;	/* mappings whose file could not be opened, or
+					 * files that could not be parsed */
 };
 
 void procmaps__stats(const struct procmaps *pm, struct procmaps_stats *st);

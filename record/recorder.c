@@ -26,7 +26,7 @@
 #include "child.h"
 #include "idmap.h"
 #include "kobjs.h"
-#include "ksyms.h"
+#include "kallsyms.h"
 #include "meta.h"
 #include "mode.h"
 #include "procmaps.h"
@@ -68,7 +68,7 @@ struct recorder {
 	struct ring_buffer *rb;
 	struct stk_writer *w;
 	struct child *child;
-	struct ksyms *ks;
+	struct kallsyms *ks;
 	struct procmaps *pm;
 	int epfd;
 	int output_created;
@@ -454,7 +454,7 @@ int recorder__see_kaddr(struct recorder *rec, uint64_t addr)
 	 * a frame pointer can be any word, and is not worth a symbol. */
 	if (!rec->ks || rec->o.kallsyms_full || (int64_t)addr >= 0)
 		return 0;
-	idx = ksyms__find(rec->ks, addr);
+	idx = kallsyms__find(rec->ks, addr);
 	if (idx < 0) {
 		rec->st_kaddr_unknown++;
 		return 0;
@@ -470,7 +470,7 @@ int recorder__see_kaddr(struct recorder *rec, uint64_t addr)
 		rec->pend_ksyms = p;
 		rec->cap_pend_ksyms = cap;
 	}
-	rec->pend_ksyms[rec->nr_pend_ksyms++] = *ksyms__get(rec->ks, (size_t)idx);
+	rec->pend_ksyms[rec->nr_pend_ksyms++] = *kallsyms__get(rec->ks, (size_t)idx);
 	rec->ksym_written[idx / 8] |= (uint8_t)(1u << (idx % 8));
 	rec->st_ksyms_written++;
 	return 0;
@@ -754,12 +754,12 @@ static int write_kernel_info(struct recorder *rec)
 	/* --kallsyms=full: the whole table, once.  Split so that no chunk
 	 * comes near the format's raw size limit. */
 	{
-		size_t total = ksyms__count(rec->ks), i, step = 32768;
+		size_t total = kallsyms__count(rec->ks), i, step = 32768;
 
 		for (i = 0; i < total && !err; i += step) {
 			size_t n = total - i < step ? total - i : step;
 
-			err = rec_wrote(rec, stk_writer__add_ksyms(rec->w, ksyms__get(rec->ks, i), n));
+			err = rec_wrote(rec, stk_writer__add_ksyms(rec->w, kallsyms__get(rec->ks, i), n));
 		}
 		rec->st_ksyms_written = total;
 	}
@@ -803,15 +803,15 @@ int recorder__start(struct recorder *rec)
 
 	/* Kernel symbols first: refusing to run must not leave a file. */
 	if (!o->user_stacks_only) {
-		rec->ks = ksyms__load("/proc/kallsyms");
+		rec->ks = kallsyms__load("/proc/kallsyms");
 		if (!rec->ks)
 			return recorder__errorf(rec, -errno, "/proc/kallsyms: %s", strerror(errno));
-		if (ksyms__all_zero(rec->ks))
+		if (kallsyms__all_zero(rec->ks))
 			return recorder__errorf(rec, -EPERM,
 						"/proc/kallsyms: kernel addresses are hidden from this process "
 						"(kernel.kptr_restrict); run as root with CAP_SYSLOG, "
 						"or use -U for user stacks only");
-		rec->ksym_written = calloc(ksyms__count(rec->ks) / 8 + 1, 1);
+		rec->ksym_written = calloc(kallsyms__count(rec->ks) / 8 + 1, 1);
 		if (!rec->ksym_written)
 			return recorder__errorf(rec, -ENOMEM, "out of memory");
 	}
@@ -1057,7 +1057,7 @@ void recorder__free(struct recorder *rec)
 	idmap__free(rec->written);
 	idmap__free(rec->resident);
 	procmaps__free(rec->pm);
-	ksyms__free(rec->ks);
+	kallsyms__free(rec->ks);
 	free(rec->ksym_written);
 	free(rec->pend_stacks);
 	free(rec->pend_frames);

@@ -5,9 +5,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "ksyms.h"
+#include "kallsyms.h"
 
-struct ksyms {
+struct kallsyms {
 	struct stk_ksym *syms;
 	size_t count;
 	char *strings;	/* names and module names, NUL-terminated */
@@ -92,9 +92,9 @@ static int parse_line(char *line, struct stk_ksym *sym)
 	return 0;
 }
 
-struct ksyms *ksyms__parse(const char *text, size_t len)
+struct kallsyms *kallsyms__parse(const char *text, size_t len)
 {
-	struct ksyms *ks = NULL;
+	struct kallsyms *ks = NULL;
 	size_t lines = 0, i, cap;
 	char *p, *end;
 	int err;
@@ -138,18 +138,18 @@ struct ksyms *ksyms__parse(const char *text, size_t len)
 		else if (i + 1 < ks->count && strcmp(ks->syms[i + 1].module, s->module) == 0)
 			s->size = ks->syms[i + 1].addr - s->addr;
 		else
-			s->size = KSYMS_LAST_SIZE; /* end of a module or of the table */
+			s->size = KALLSYMS_LAST_SIZE; /* end of a module or of the table */
 	}
 	return ks;
 fail:
-	ksyms__free(ks);
+	kallsyms__free(ks);
 	errno = -err;
 	return NULL;
 }
 
-struct ksyms *ksyms__load(const char *path)
+struct kallsyms *kallsyms__load(const char *path)
 {
-	struct ksyms *ks = NULL;
+	struct kallsyms *ks = NULL;
 	size_t len = 0, cap = 1 << 20;
 	char *buf = NULL, *nbuf;
 	int fd, err = 0;
@@ -184,7 +184,7 @@ struct ksyms *ksyms__load(const char *path)
 			break;
 		len += (size_t)n;
 	}
-	ks = ksyms__parse(buf, len);
+	ks = kallsyms__parse(buf, len);
 	if (!ks)
 		err = -errno;
 out:
@@ -195,7 +195,7 @@ out:
 	return err ? NULL : ks;
 }
 
-void ksyms__free(struct ksyms *ks)
+void kallsyms__free(struct kallsyms *ks)
 {
 	if (!ks)
 		return;
@@ -204,17 +204,17 @@ void ksyms__free(struct ksyms *ks)
 	free(ks);
 }
 
-size_t ksyms__count(const struct ksyms *ks)
+size_t kallsyms__count(const struct kallsyms *ks)
 {
 	return ks->count;
 }
 
-const struct stk_ksym *ksyms__get(const struct ksyms *ks, size_t i)
+const struct stk_ksym *kallsyms__get(const struct kallsyms *ks, size_t i)
 {
 	return i < ks->count ? &ks->syms[i] : NULL;
 }
 
-long ksyms__find(const struct ksyms *ks, uint64_t addr)
+long kallsyms__find(const struct kallsyms *ks, uint64_t addr)
 {
 	size_t lo = 0, hi = ks->count;
 
@@ -235,12 +235,12 @@ long ksyms__find(const struct ksyms *ks, uint64_t addr)
 	return (long)lo;
 }
 
-int ksyms__all_zero(const struct ksyms *ks)
+int kallsyms__all_zero(const struct kallsyms *ks)
 {
 	return ks->all_zero;
 }
 
-uint64_t ksyms__addr_of(const struct ksyms *ks, const char *name)
+uint64_t kallsyms__addr_of(const struct kallsyms *ks, const char *name)
 {
 	size_t i;
 
