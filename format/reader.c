@@ -296,7 +296,7 @@ static void after_last(const struct stk_reader *r, char *buf, size_t size)
 	if (r->have_last)
 		snprintf(buf, size, "after chunk %u (%s)", r->last_seq, r->last_tag);
 	else
-		snprintf(buf, size, "before any chunk");
+		snprintf(buf, size, "(no chunk read yet)");
 }
 
 /*

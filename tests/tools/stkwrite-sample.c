@@ -6,6 +6,7 @@
  *     (default)         a small capture with known totals (see below)
  *     --seed N          instead, random records of every type (format_sample.h)
  *     --small           with --seed: few, short records
+ *     --empty           no records at all (with --ancillary/--critical: only that)
  *     --ancillary TAG   add a raw chunk TAG (lowercase first letter)
  *     --critical TAG    add a raw chunk TAG (uppercase: readers must refuse)
  *     --no-close        stop without index and trailer, as if killed
@@ -100,8 +101,8 @@ static int write_known(struct stk_writer *w)
 
 static void usage(FILE *f)
 {
-	fprintf(f, "Usage: stkwrite-sample [--seed N [--small]] [--ancillary TAG] [--critical TAG]\n"
-		   "                      [--no-close] OUT.stk\n");
+	fprintf(f, "Usage: stkwrite-sample [--seed N [--small] | --empty] [--ancillary TAG]\n"
+		   "                      [--critical TAG] [--no-close] OUT.stk\n");
 }
 
 int main(int argc, char **argv)
@@ -112,6 +113,7 @@ int main(int argc, char **argv)
 		{ "ancillary", required_argument, NULL, 'a' },
 		{ "critical", required_argument, NULL, 'c' },
 		{ "no-close", no_argument, NULL, 'n' },
+		{ "empty", no_argument, NULL, 'e' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -121,7 +123,7 @@ int main(int argc, char **argv)
 	const char *extra = NULL;
 	struct stk_writer *w;
 	struct fs_sample s;
-	int seeded = 0, small = 0, no_close = 0;
+	int seeded = 0, small = 0, no_close = 0, empty = 0;
 	uint64_t seed = 0;
 	int c, err;
 
@@ -145,6 +147,9 @@ int main(int argc, char **argv)
 		case 'n':
 			no_close = 1;
 			break;
+		case 'e':
+			empty = 1;
+			break;
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -162,7 +167,9 @@ int main(int argc, char **argv)
 		fprintf(stderr, "stkwrite-sample: %s: %s\n", argv[optind], strerror(errno));
 		return 1;
 	}
-	if (seeded) {
+	if (empty) {
+		err = 0;
+	} else if (seeded) {
 		fs_init(&s, seed, small);
 		err = fs_write(&s, w);
 		fs_free(&s);
