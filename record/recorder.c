@@ -455,7 +455,8 @@ int recorder__see_kaddr(struct recorder *rec, uint64_t addr)
 	if (!rec->ks || rec->o.kallsyms_full || (int64_t)addr >= 0)
 		return 0;
 	idx = kallsyms__find(rec->ks, addr);
-	if (idx < 0) {
+	if (idx < 0 || !strchr("tTwW", kallsyms__get(rec->ks, (size_t)idx)->type)) {
+		/* Code is in text symbols; a data symbol explains nothing. */
 		rec->st_kaddr_unknown++;
 		return 0;
 	}

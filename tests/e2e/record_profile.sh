@@ -1,0 +1,117 @@
+#!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
+#
+# record_profile: stkrec records samples/cpuwork, by pid (-p) and by
+# -- CMD, and the file has what a report needs, checked record by record
+# with stkdump:
+#  - samples matching the workload's CPU time at -F Hz (within 30%),
+#  - MAPS for the workload's pid with the build-id readelf -n prints,
+#  - every sampled user leaf IP inside one of its executable mappings,
+#  - whole frame-pointer call chains leaf_X .. run .. main,
+#  - the known 60/30/10 split (within 10 points),
+#  - KBID with the kernel's build-id, and KSYM covering every kernel frame
+#    of a workload that runs in the kernel.
+# Exit 77 only when BPF cannot be used (not root, or no BTF).
+
+NAME=record_profile
+. "$(dirname "$0")/lib/record.sh"
+
+F=199
+cw_buildid=$(readelf -n "$CW" | awk '/Build ID:/ { print $3 }')
+
+# verify_cpuwork LABEL FILE TGID CPU_TICKS
+verify_cpuwork() {
+	label=$1 file=$2 tgid=$3 ticks=$4
+	hz=$(getconf CLK_TCK)
+	n=$(samples "$file" "$tgid")
+	# Samples expected: F per second of CPU the workload used.
+	want=$((F * ticks / hz))
+	check "$label: $n samples for $ticks ticks of CPU at $F Hz (want ~$want)" \
+		within "$n" $((want * 7 / 10)) $((want * 13 / 10 + 5))
+	bid=$("$DUMP" "$file" | awk -F'\t' -v t="$tgid" -v p="$CW" \
+		'$1 == "MAP" && $2 == t && $10 == p && $6 ~ /x/ { print $9; exit }')
+	check "$label: MAPS of pid $tgid has cpuwork's build-id $cw_buildid" [ "$bid" = "$cw_buildid" ]
+	set -- $(cpuwork_chains "$file" "$tgid")
+	a=$1 b=$2 c=$3 broken=$4 other=$5 inm=$6 outm=$7
+	echo "     chains: leaf_a $a, leaf_b $b, leaf_c $c, broken $broken, elsewhere $other; leaf IPs in maps $inm, outside $outm"
+	check "$label: every sampled user IP lies in an executable mapping" [ "$outm" -eq 0 -a "$inm" -gt 0 ]
+	full=$((a + b + c))
+	check "$label: leaf samples have whole chains leaf..run..main ($broken broken of $((full + broken)))" \
+		[ "$full" -gt 0 -a "$broken" -le $((full / 50)) ]
+	if [ "$full" -gt 0 ]; then
+		pa=$((a * 100 / full)) pb=$((b * 100 / full)) pc=$((c * 100 / full))
+		check "$label: split $pa/$pb/$pc is 60/30/10 within 10 points" \
+			eval 'within $pa 50 70 && within $pb 20 40 && within $pc 0 20'
+	fi
+}
+
+# ---- by pid -----------------------------------------------------------
+bg "$CW" 4
+cwpid=$!
+sleep 0.2
+t0=$(cpu_ticks "$cwpid")
+"$REC" -q -F $F -p "$cwpid" -o "$tmp/pid.stk" 3 > "$tmp/pid.out" 2>&1
+rc=$?
+t1=$(cpu_ticks "$cwpid")
+check "-p: exit 0 (got $rc: $(cat "$tmp/pid.out"))" [ "$rc" -eq 0 ]
+verify_cpuwork "-p" "$tmp/pid.stk" "$cwpid" $((t1 - t0))
+others=$("$DUMP" "$tmp/pid.stk" | awk -F'\t' -v t="$cwpid" '$1 == "CNTS" && $2 != t { n += $9 } END { print n + 0 }')
+check "-p: no samples of other processes ($others)" [ "$others" -eq 0 ]
+wait "$cwpid"
+
+# ---- by -- CMD ----------------------------------------------------------
+# time(1) reports the CPU the workload used; stkrec follows it and cpuwork.
+"$REC" -q -F $F -o "$tmp/cmd.stk" -- /usr/bin/time -f '%U %S' -o "$tmp/time.txt" "$CW" 3 \
+	> "$tmp/cmd.out" 2>&1
+rc=$?
+check "-- CMD: exit 0 (got $rc: $(cat "$tmp/cmd.out"))" [ "$rc" -eq 0 ]
+tgid=$(cpuwork_tgid "$tmp/cmd.stk")
+ticks=$(awk -v hz="$(getconf CLK_TCK)" '{ printf "%d", ($1 + $2) * hz }' "$tmp/time.txt")
+check "-- CMD: the child's child (cpuwork, pid ${tgid:-none}) was followed" [ -n "$tgid" ]
+[ -n "$tgid" ] && verify_cpuwork "-- CMD" "$tmp/cmd.stk" "$tgid" "$ticks"
+
+# ---- kernel data --------------------------------------------------------
+kbid=$("$DUMP" "$tmp/cmd.stk" | awk -F'\t' '$1 == "KBID" && $2 == "[kernel.kallsyms]" { print $5 }')
+want_kbid=$(od -An -tx1 -v /sys/kernel/notes | tr -d ' \n' | \
+	awk '{ i = index($0, "474e5500"); if (i) print substr($0, i + 8, 40) }')
+check "KBID has the kernel's build-id ($kbid)" [ -n "$kbid" -a "$kbid" = "$want_kbid" ]
+
+# dd spends its time in the kernel: kernel stacks and symbols.
+"$REC" -q -F $F -o "$tmp/kern.stk" -- dd if=/dev/zero of=/dev/null bs=512 count=1500000 \
+	> "$tmp/kern.out" 2>&1
+rc=$?
+check "kernel workload: exit 0 (got $rc)" [ "$rc" -eq 0 ]
+"$DUMP" "$tmp/kern.stk" > "$tmp/kern.dump"
+nksym=$(grep -c '^KSYM' "$tmp/kern.dump")
+nkst=$(awk -F'\t' '$1 == "CNTS" && $6 >= 0 { n += $9 } END { print n + 0 }' "$tmp/kern.dump")
+check "kernel workload: $nkst samples with kernel stacks, $nksym KSYM symbols" [ "$nkst" -gt 0 -a "$nksym" -gt 0 ]
+# Every frame of every kernel stack is covered by a KSYM symbol written
+# before the CNTS rows that use it (in the same flush as the stack).
+uncovered=$(awk -F'\t' "$AWK_HEX"'
+	$1 == "KSYM" { n++; ka[n] = hex($2); ke[n] = hex($2) + $3 }
+	$1 == "STCK" && $2 >= 4611686018427387904 { pend[$2] = $4 }
+	$1 == "CNTS" && ($6 in pend) {
+		k = split(pend[$6], fr, ",")
+		for (i = 1; i <= k; i++) {
+			a = hex(fr[i]); hit = 0
+			for (j = 1; j <= n && !hit; j++) if (a >= ka[j] && a < ke[j]) hit = 1
+			if (!hit) { bad++; print "uncovered " fr[i] > "/dev/stderr" }
+		}
+		delete pend[$6]
+	}
+	END { print bad + 0 }' "$tmp/kern.dump")
+check "kernel workload: every kernel frame is covered by a KSYM symbol ($uncovered not)" [ "$uncovered" -eq 0 ]
+# Kernel and user stack ids never collide: bit 62 marks kernel stacks.
+mixed=$(awk -F'\t' '
+	$1 == "CNTS" && $5 >= 4611686018427387904 { bad++ }
+	$1 == "CNTS" && $6 >= 0 && $6 < 4611686018427387904 { bad++ }
+	END { print bad + 0 }' "$tmp/kern.dump")
+check "stack ids: user ids below 2^62, kernel ids at or above" [ "$mixed" -eq 0 ]
+# Every stack id referenced by a row is in a STCK chunk before the row.
+missing=$(awk -F'\t' '
+	$1 == "STCK" { have[$2] = 1 }
+	$1 == "CNTS" && (($5 >= 0 && !have[$5]) || ($6 >= 0 && !have[$6])) { bad++ }
+	END { print bad + 0 }' "$tmp/kern.dump")
+check "every referenced stack is written before its count row" [ "$missing" -eq 0 ]
+
+finish
