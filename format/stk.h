@@ -200,8 +200,10 @@ struct stk_writer_opts {
 struct stk_writer *stk_writer__open(const char *path, const struct stk_writer_opts *opts);
 
 /*
- * stk_writer__fdopen() - as stk_writer__open() on an open fd.  Consumes @fd:
- * it is closed by stk_writer__close() (and on failure here).
+ * stk_writer__fdopen() - as stk_writer__open() on an open fd, which may be a
+ * pipe, or a file positioned at its end (the capture is then appended as a
+ * new segment).  Consumes @fd: it is closed by stk_writer__close() (and on
+ * failure here).
  */
 struct stk_writer *stk_writer__fdopen(int fd, const struct stk_writer_opts *opts);
 
@@ -245,11 +247,13 @@ int stk_writer__add_raw(struct stk_writer *w, const char tag[4], uint64_t t0_ns,
  * and free @w (always, even on error).  Accepts NULL.
  *
  * Returns 0, or the first error that made the file incomplete (then the
- * file has no trailer, and readers report it as not closed cleanly).
+ * file has no trailer, and readers report it as not closed cleanly).  No
+ * message survives @w: describe the error with strerror(-err).
  */
 int stk_writer__close(struct stk_writer *w);
 
-/* Bytes written so far (file size). */
+/* Bytes this writer has written so far (the file size, unless it appends
+ * to an existing file). */
 uint64_t stk_writer__bytes(const struct stk_writer *w);
 
 /* Message of the last error, e.g. "write chunk 12 (CNTS): No space left on
@@ -305,8 +309,10 @@ struct stk_segment_info {
  * stk_reader__open() - open @path (mmap for regular files, read for others;
  * "-" is stdin) and read its first file header.
  * Returns NULL with errno set: the open() errno, ENODATA (empty or shorter
- * than a file header), EBADMSG (not an .stk file), EPROTONOSUPPORT (needs a
- * newer reader).  A message for that errno is not available through a
+ * than a file header), EBADMSG (not an .stk file: no file header magic or
+ * signature at byte 0), EPROTONOSUPPORT (needs a newer reader).  A first
+ * header that is damaged but still recognisable does not fail here: the
+ * first stk_reader__next() reports it and the chunks after it are read.  A message for that errno is not available through a
  * reader; stk_open_errmsg() describes it.
  */
 struct stk_reader *stk_reader__open(const char *path);

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 #include <zstd.h>
@@ -24,7 +25,8 @@
 struct stk_writer {
 	int fd;
 	int failed;			/* first error that left the file incomplete */
-	uint64_t bytes;			/* file offset of the next write */
+	uint64_t bytes;			/* bytes written by this writer */
+	int64_t base;			/* file offset where it started, -1 if not a file */
 	uint64_t seg_start;		/* offset of this segment's file header */
 	uint8_t uuid[16];
 	uint32_t seq;
@@ -86,7 +88,7 @@ static int writer_write(struct stk_writer *w, const void *buf, size_t size)
 fail:
 	/* Best effort: a pipe cannot be truncated, and the reader copes with a
 	 * partial chunk at the end anyway. */
-	if (left != size && ftruncate(w->fd, w->bytes) < 0)
+	if (left != size && w->base >= 0 && ftruncate(w->fd, w->base + w->bytes) < 0)
 		errno = 0;
 	w->failed = err;
 	return err;
@@ -129,6 +131,26 @@ static int writer_header(struct stk_writer *w, uint64_t wall, uint64_t mono)
 	return writer_write(w, frame, sizeof(frame));
 }
 
+/*
+ * Where in the file this writer's bytes start, so that a failed write can
+ * be cut back without touching what was there before (a new segment may be
+ * appended to an existing capture).  -1 when the fd is not a regular file.
+ */
+static int64_t writer_base(int fd)
+{
+	struct stat st;
+	off_t pos;
+	int flags;
+
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
+		return -1;
+	flags = fcntl(fd, F_GETFL);
+	if (flags >= 0 && (flags & O_APPEND))
+		return st.st_size;
+	pos = lseek(fd, 0, SEEK_CUR);
+	return pos < 0 ? -1 : pos;
+}
+
 struct stk_writer *stk_writer__fdopen(int fd, const struct stk_writer_opts *opts)
 {
 	struct stk_writer *w = NULL;
@@ -153,6 +175,7 @@ struct stk_writer *stk_writer__fdopen(int fd, const struct stk_writer_opts *opts
 		goto fail;
 	}
 	w->fd = fd;
+	w->base = writer_base(fd);
 	w->payload.limit = STK_MAX_CHUNK_RAW;
 	w->cctx = ZSTD_createCCtx();
 	if (!w->cctx) {

@@ -1239,6 +1239,40 @@ START_TEST(writer_refuses_bad_arguments_and_stays_usable)
 }
 END_TEST
 
+START_TEST(writer_appends_a_segment_to_an_existing_capture)
+{
+	struct stk_kv kv = { "k", "v" };
+	struct stk_read_summary sum;
+	struct stk_reader *r;
+	struct stk_writer *w;
+	struct stk_chunk ch;
+	struct tmpfile t;
+	int fd, n = 0;
+
+	tmp_make(&t);
+	w = stk_writer__open(t.path, NULL);
+	ck_assert_int_eq(stk_writer__add_meta(w, &kv, 1), 0);
+	ck_assert_int_eq(stk_writer__close(w), 0);
+	fd = open(t.path, O_WRONLY | O_APPEND);
+	ck_assert_int_ge(fd, 0);
+	w = stk_writer__fdopen(fd, NULL);
+	ck_assert_ptr_nonnull(w);
+	ck_assert_int_eq(stk_writer__add_meta(w, &kv, 1), 0);
+	ck_assert_int_eq(stk_writer__close(w), 0);
+
+	r = stk_reader__open(t.path);
+	while (stk_reader__next(r, &ch) > 0)
+		n++;
+	ck_assert_int_eq(n, 4);
+	ck_assert_uint_eq(stk_reader__segment_count(r), 2);
+	stk_reader__summary(r, &sum);
+	ck_assert_uint_eq(sum.errors, 0);
+	ck_assert_int_eq(sum.closed, 1);
+	stk_reader__close(r);
+	unlink(t.path);
+}
+END_TEST
+
 START_TEST(chunk_over_raw_limit_is_efbig_for_the_writer)
 {
 	struct stk_writer *w;
@@ -1338,6 +1372,7 @@ static Suite *format_suite(void)
 	tcase_add_test(tc, writer_to_dev_full_fails_with_enospc);
 	tcase_add_test(tc, write_error_mid_file_fails_later_calls_with_eio);
 	tcase_add_test(tc, writer_refuses_bad_arguments_and_stays_usable);
+	tcase_add_test(tc, writer_appends_a_segment_to_an_existing_capture);
 	tcase_add_test(tc, chunk_over_raw_limit_is_efbig_for_the_writer);
 	tcase_add_test(tc, zstd_level_option_is_honoured);
 	suite_add_tcase(s, tc);
