@@ -195,6 +195,7 @@ const struct sym_result *ksyms__lookup(struct ksyms *k, uint64_t addr)
 		s->res->nr_lines = 1;
 		s->res->lines[0].name = s->name;
 		s->res->lines[0].raw = s->name;
+		sym_line__measure(&s->res->lines[0]);
 	}
 	return s->res;
 }

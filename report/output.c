@@ -43,11 +43,6 @@ int render_clean(struct strbuf *sb, const char *s, int folded)
 	return 0;
 }
 
-uint32_t rframe__nr_lines(const struct rframe *f)
-{
-	return f->sym ? f->sym->nr_lines : 1;
-}
-
 static const char *base_name(const char *p)
 {
 	const char *s = strrchr(p, '/');
@@ -72,9 +67,7 @@ static int render_unknown(struct strbuf *sb, const struct rframe *f, const struc
 	}
 	err = strbuf__adds(sb, "[");
 	err = err ?: render_clean(sb, name, folded);
-	err = err ?: strbuf__addf(sb, "+0x%llx]",
-				  (unsigned long long)(f->kind == RFRAME_KERNEL || f->map ? f->offset
-											 : f->addr));
+	err = err ?: strbuf__addf(sb, "+0x%llx]", (unsigned long long)rframe__offset(f));
 	return err;
 }
 
@@ -86,6 +79,8 @@ int render_frame_line(struct strbuf *sb, const struct rframe *f, uint32_t i,
 
 	if (!f->sym)
 		err = render_unknown(sb, f, o, folded);
+	else if (f->sym->lines[i].plain)
+		err = strbuf__add(sb, f->sym->lines[i].name, f->sym->lines[i].name_len);
 	else
 		err = render_clean(sb, f->sym->lines[i].name, folded);
 	if (err)
@@ -114,7 +109,7 @@ int groups__add(struct groups *g, const char *text, size_t len, uint64_t value)
 	struct group *first = u64map__get(&g->by_hash, h), *e;
 
 	for (e = first; e; e = e->next) {
-		if (strlen(e->text) == len && memcmp(e->text, text, len) == 0) {
+		if (e->len == len && memcmp(e->text, text, len) == 0) {
 			e->value += value;
 			return 0;
 		}
@@ -128,21 +123,17 @@ int groups__add(struct groups *g, const char *text, size_t len, uint64_t value)
 		g->all = p;
 		g->cap = cap;
 	}
-	e = calloc(1, sizeof(*e));
+	e = arena__alloc(&g->mem, sizeof(*e) + len + 1);
 	if (!e)
 		return -ENOMEM;
-	e->text = strndup(text, len);
-	if (!e->text) {
-		free(e);
-		return -ENOMEM;
-	}
+	e->text = (char *)(e + 1);
+	memcpy(e->text, text, len);
+	e->text[len] = '\0';
+	e->len = len;
 	e->value = value;
 	e->next = first;
-	if (u64map__put(&g->by_hash, h, e)) {
-		free(e->text);
-		free(e);
+	if (u64map__put(&g->by_hash, h, e))
 		return -ENOMEM;
-	}
 	g->all[g->n++] = e;
 	return 0;
 }
@@ -165,12 +156,7 @@ void groups__sort(struct groups *g)
 
 void groups__free(struct groups *g)
 {
-	size_t i;
-
-	for (i = 0; i < g->n; i++) {
-		free(g->all[i]->text);
-		free(g->all[i]);
-	}
+	arena__free(&g->mem);
 	free(g->all);
 	u64map__free(&g->by_hash);
 	memset(g, 0, sizeof(*g));

@@ -51,7 +51,10 @@ int render_frame_line(struct strbuf *sb, const struct rframe *f, uint32_t i,
 		      const struct output_opts *o, int folded);
 
 /* Number of display lines of @f (its inline depth, 1 when unknown). */
-uint32_t rframe__nr_lines(const struct rframe *f);
+static inline uint32_t rframe__nr_lines(const struct rframe *f)
+{
+	return f->sym ? f->sym->nr_lines : 1;
+}
 
 /* Append @s with ';' -> ':' (if @folded) and newlines -> ' '. */
 int render_clean(struct strbuf *sb, const char *s, int folded);
@@ -63,6 +66,7 @@ int render_clean(struct strbuf *sb, const char *s, int folded);
  */
 struct group {
 	char *text;
+	size_t len;
 	uint64_t value;
 	struct group *next;	/* same hash */
 };
@@ -71,6 +75,7 @@ struct groups {
 	struct u64map by_hash;
 	struct group **all;
 	size_t n, cap;
+	struct arena mem;	/* groups and their texts */
 };
 
 int groups__add(struct groups *g, const char *text, size_t len, uint64_t value);

@@ -23,9 +23,7 @@ struct report_priv {
 	struct u64map ustacks;		/* hash -> stack_ent chain */
 	struct u64map kstacks;
 	struct u64map map_mods;		/* (uintptr_t)mapping -> sym_module */
-	struct stack_ent **ents;
-	size_t nr_ents, cap_ents;
-	struct rstack empty;		/* a present stack with no frames */
+	struct arena mem;		/* stack_ent, rstack and rframe memory */
 };
 
 const char *report_kind__name(enum report_kind k)
@@ -36,21 +34,6 @@ const char *report_kind__name(enum report_kind k)
 	case REPORT_OFFWAKE: return "offwake";
 	}
 	return "?";
-}
-
-static int report__keep_ent(struct report_priv *p, struct stack_ent *e)
-{
-	if (p->nr_ents == p->cap_ents) {
-		size_t cap = p->cap_ents ? 2 * p->cap_ents : 256;
-		struct stack_ent **n = realloc(p->ents, cap * sizeof(*n));
-
-		if (!n)
-			return -ENOMEM;
-		p->ents = n;
-		p->cap_ents = cap;
-	}
-	p->ents[p->nr_ents++] = e;
-	return 0;
 }
 
 static struct stack_ent *ent_find(struct u64map *m, uint64_t h, uint64_t a, uint64_t b,
@@ -67,29 +50,21 @@ static struct stack_ent *ent_find(struct u64map *m, uint64_t h, uint64_t a, uint
 static int ent_add(struct report_priv *p, struct u64map *m, uint64_t h, uint64_t a, uint64_t b,
 		   uint64_t c, uint64_t d, struct rstack *st)
 {
-	struct stack_ent *e = calloc(1, sizeof(*e));
+	struct stack_ent *e = arena__alloc(&p->mem, sizeof(*e));
 
 	if (!e)
 		return -ENOMEM;
 	*e = (struct stack_ent){ a, b, c, d, st, u64map__get(m, h) };
-	if (report__keep_ent(p, e)) {
-		free(e);
-		return -ENOMEM;
-	}
 	return u64map__put(m, h, e);
 }
 
-static struct rstack *rstack__new(uint32_t n)
+static struct rstack *rstack__new(struct report_priv *p, uint32_t n)
 {
-	struct rstack *st = calloc(1, sizeof(*st));
+	struct rstack *st = arena__alloc(&p->mem, sizeof(*st) + n * sizeof(*st->frames));
 
 	if (!st)
 		return NULL;
-	st->frames = calloc(n ? n : 1, sizeof(*st->frames));
-	if (!st->frames) {
-		free(st);
-		return NULL;
-	}
+	st->frames = (struct rframe *)(st + 1);
 	st->nr_frames = n;
 	return st;
 }
@@ -111,6 +86,8 @@ static int report__user_stack(struct report *r, const struct cap_segment *seg,
 			      const struct cap_maps *maps, int64_t ref, const struct rstack **out)
 {
 	struct report_priv *p = r->priv;
+	const struct stk_mapping *last_map = NULL;
+	struct sym_module *last_mod = NULL;
 	const struct cap_stack *cs;
 	struct stack_ent *e;
 	struct rstack *st;
@@ -130,7 +107,7 @@ static int report__user_stack(struct report *r, const struct cap_segment *seg,
 	cs = cap_segment__stack(seg, (uint64_t)ref);
 	if (!cs)
 		return 0;	/* referenced but not in the file: missing */
-	st = rstack__new(cs->nr_frames);
+	st = rstack__new(p, cs->nr_frames);
 	if (!st)
 		return -ENOMEM;
 	for (i = 0; i < cs->nr_frames; i++) {
@@ -139,27 +116,32 @@ static int report__user_stack(struct report *r, const struct cap_segment *seg,
 		f->kind = RFRAME_USER;
 		f->addr = cs->frames[i];
 		f->is_return = i > 0;
-		f->map = maps ? cap_maps__find(maps, f->addr) : NULL;
+		/* Neighbouring frames are often in one mapping. */
+		if (last_map && f->addr >= last_map->start && f->addr < last_map->end)
+			f->map = last_map;
+		else
+			f->map = maps ? cap_maps__find(maps, f->addr) : NULL;
 		if (f->map) {
-			f->offset = f->addr - f->map->start + f->map->offset;
-			f->mod = report__module(r, f->map);
-			if (!f->mod)
-				goto nomem;
+			if (f->map == last_map) {
+				f->mod = last_mod;
+			} else {
+				f->mod = report__module(r, f->map);
+				if (!f->mod)
+					return -ENOMEM;
+				last_map = f->map;
+				last_mod = f->mod;
+			}
 			err = symbolizer__lookup(r->sym, f->mod, f->map, f->addr, f->is_return, &f->sym);
 			if (err)
-				goto nomem;
+				return err;
 		}
 		st->nr_unknown += !f->sym;
 	}
 	err = ent_add(p, &p->ustacks, h, (uintptr_t)maps, seg->index, (uint64_t)ref, 0, st);
 	if (err)
-		goto nomem;
+		return err;
 	*out = st;
 	return 0;
-nomem:
-	free(st->frames);
-	free(st);
-	return -ENOMEM;
 }
 
 static const struct cap_kobj *kobj_find(const struct capture *c, uint64_t addr)
@@ -221,7 +203,7 @@ static int report__kernel_stack(struct report *r, const struct cap_segment *seg,
 	}
 	if (kip && !(start < n && cs->frames[start] == kip))
 		prepend = 1;
-	st = rstack__new(n - start + prepend);
+	st = rstack__new(p, n - start + prepend);
 	if (!st)
 		return -ENOMEM;
 	for (i = 0; i < st->nr_frames; i++) {
@@ -231,15 +213,11 @@ static int report__kernel_stack(struct report *r, const struct cap_segment *seg,
 		f->addr = prepend && i == 0 ? kip : cs->frames[start + i - prepend];
 		f->is_return = i > 0;
 		f->kobj = kobj_find(r->cap, f->addr);
-		f->offset = f->kobj ? f->addr - f->kobj->base : f->addr;
 		f->sym = ksyms__lookup(r->ksyms, f->is_return ? f->addr - 1 : f->addr);
 		st->nr_unknown += !f->sym;
 	}
-	if (ent_add(p, &p->kstacks, h, seg->index, (uint64_t)ref, kip, kret, st)) {
-		free(st->frames);
-		free(st);
+	if (ent_add(p, &p->kstacks, h, seg->index, (uint64_t)ref, kip, kret, st))
 		return -ENOMEM;
-	}
 	*out = st;
 	return 0;
 }
@@ -341,7 +319,7 @@ static void report__account_stack(const struct rstack *st, uint64_t count)
 	for (i = 0; i < st->nr_frames; i++) {
 		struct sym_module *m = st->frames[i].mod;
 
-		if (!m)
+		if (st->frames[i].kind != RFRAME_USER || !m)
 			continue;
 		for (j = 0; j < nseen; j++)
 			if (seen[j] == m)
@@ -504,17 +482,10 @@ fail:
 
 void report__free(struct report *r)
 {
-	size_t i;
-
 	if (!r)
 		return;
 	if (r->priv) {
-		for (i = 0; i < r->priv->nr_ents; i++) {
-			free(r->priv->ents[i]->st->frames);
-			free(r->priv->ents[i]->st);
-			free(r->priv->ents[i]);
-		}
-		free(r->priv->ents);
+		arena__free(&r->priv->mem);
 		u64map__free(&r->priv->ustacks);
 		u64map__free(&r->priv->kstacks);
 		u64map__free(&r->priv->map_mods);

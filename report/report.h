@@ -25,20 +25,28 @@ enum rframe_kind {
 	RFRAME_KERNEL = 1,
 };
 
+/* 40 bytes: a report holds one per frame of every unique stack. */
 struct rframe {
+	uint64_t addr;			/* as sampled */
+	const struct sym_result *sym;	/* NULL: unknown */
+	/* User frames: the mapping covering addr (NULL if none). */
+	const struct stk_mapping *map;
+	union {
+		struct sym_module *mod;		/* user: the mapping's module */
+		const struct cap_kobj *kobj;	/* kernel: image or module, or NULL */
+	};
 	uint8_t kind;			/* enum rframe_kind */
 	uint8_t is_return;		/* looked up at addr - 1 */
-	uint64_t addr;			/* as sampled */
-	/* User frames: the mapping and module (NULL when no mapping covers
-	 * addr), and the offset of addr in the mapped file. */
-	const struct stk_mapping *map;
-	struct sym_module *mod;
-	/* Kernel frames: the object ("[kernel.kallsyms]" or a module, NULL
-	 * when unknown) and addr minus its base. */
-	const struct cap_kobj *kobj;
-	uint64_t offset;
-	const struct sym_result *sym;	/* NULL: unknown */
 };
+
+/* Offset of the frame in its object: the file offset in the mapping for
+ * user frames, addr - base for kernel ones; addr itself when unknown. */
+static inline uint64_t rframe__offset(const struct rframe *f)
+{
+	if (f->kind == RFRAME_KERNEL)
+		return f->kobj ? f->addr - f->kobj->base : f->addr;
+	return f->map ? f->addr - f->map->start + f->map->offset : f->addr;
+}
 
 /* A resolved stack, leaf first.  Shared by every sample that has it. */
 struct rstack {

@@ -31,7 +31,18 @@ struct seg {
 	uint32_t flags;
 };
 
+/* A function symbol: dwfl_module_addrinfo() scans the whole symbol table
+ * on every call (elfutils 0.188), far too slow for 10^5 addresses, so each
+ * module gets a sorted table once and lookups binary-search it. */
+struct fsym {
+	uint64_t addr, end;	/* module addresses, [addr, end) */
+	const char *name;	/* owned by libdwfl, valid while the Dwfl lives */
+	int rank;		/* binding preference among aliases: lower wins */
+};
+
 struct sym_module_priv {
+	struct fsym *syms;
+	size_t nr_syms;
 	Dwfl *dwfl;
 	Dwfl_Module *mod;
 	uint64_t bias;			/* module address = ELF vaddr + bias */
@@ -55,6 +66,7 @@ struct symbolizer {
 	size_t nr_mods, cap_mods;
 	struct u64map by_key;		/* key hash -> first sym_module */
 	struct sym_result unknown;	/* cache marker for "no symbol" */
+	struct arena results;		/* every cached sym_result, packed */
 };
 
 const char *sym_module_status__reason(enum sym_module_status st)
@@ -168,23 +180,73 @@ static void sym_result__free(struct sym_result *r)
 	free(r);
 }
 
+void sym_line__measure(struct sym_line *l)
+{
+	size_t n = strlen(l->name);
+
+	l->name_len = (uint32_t)n;
+	l->plain = strpbrk(l->name, ";\n\r") == NULL;
+}
+
+/* One block in the arena for the result, its lines and their strings:
+ * writers touch a result once per frame, so it should be one cache line
+ * away, not five mallocs away. */
+static struct sym_result *sym_result__pack(struct arena *a, const struct sym_result *t)
+{
+	size_t sz = sizeof(*t) + t->nr_lines * sizeof(*t->lines);
+	struct sym_result *r;
+	uint32_t i;
+	char *p;
+
+	for (i = 0; i < t->nr_lines; i++) {
+		sz += strlen(t->lines[i].name) + 1;
+		if (t->lines[i].raw != t->lines[i].name)
+			sz += strlen(t->lines[i].raw) + 1;
+		if (t->lines[i].file)
+			sz += strlen(t->lines[i].file) + 1;
+	}
+	r = arena__alloc(a, sz);
+	if (!r)
+		return NULL;
+	*r = *t;
+	r->lines = (struct sym_line *)(r + 1);
+	p = (char *)(r->lines + t->nr_lines);
+	for (i = 0; i < t->nr_lines; i++) {
+		const struct sym_line *src = &t->lines[i];
+		struct sym_line *l = &r->lines[i];
+		size_t n;
+
+		*l = *src;
+		n = strlen(src->name) + 1;
+		l->name = memcpy(p, src->name, n);
+		p += n;
+		l->raw = l->name;
+		if (src->raw != src->name) {
+			n = strlen(src->raw) + 1;
+			l->raw = memcpy(p, src->raw, n);
+			p += n;
+		}
+		if (src->file) {
+			n = strlen(src->file) + 1;
+			l->file = memcpy(p, src->file, n);
+			p += n;
+		}
+		sym_line__measure(l);
+	}
+	return r;
+}
+
 static void sym_module__free(struct symbolizer *s, struct sym_module *m)
 {
-	size_t i;
-
+	(void)s;
 	if (!m)
 		return;
 	if (m->priv) {
-		for (i = 0; i < m->priv->cache.cap; i++) {
-			struct sym_result *r = m->priv->cache.vals[i];
-
-			if (r && r != &s->unknown)
-				sym_result__free(r);
-		}
 		u64map__free(&m->priv->cache);
 		if (m->priv->dwfl)
 			dwfl_end(m->priv->dwfl);
 		free(m->priv->segs);
+		free(m->priv->syms);
 		free(m->priv);
 	}
 	free(m->path);
@@ -214,6 +276,7 @@ void symbolizer__free(struct symbolizer *s)
 	if (s->dbgd)
 		debuginfod_end(s->dbgd);
 	demangler__free(s->dm);
+	arena__free(&s->results);
 	free(s);
 }
 
@@ -343,6 +406,81 @@ static int elf_has_symtab(Elf *elf)
 	return 0;
 }
 
+
+static int fsym_cmp(const void *a, const void *b)
+{
+	const struct fsym *x = a, *y = b;
+
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	if (x->rank != y->rank)
+		return x->rank - y->rank;
+	return strcmp(x->name, y->name);
+}
+
+/* The function symbols of the module, sorted; aliases at one address
+ * keep the global one first (as dwfl prefers it), then weak, then local. */
+static int module__build_syms(struct sym_module_priv *p)
+{
+	int n = dwfl_module_getsymtab(p->mod);
+	size_t i, w = 0;
+
+	if (n <= 0)
+		return 0;
+	p->syms = calloc((size_t)n, sizeof(*p->syms));
+	if (!p->syms)
+		return -ENOMEM;
+	for (i = 0; i < (size_t)n; i++) {
+		GElf_Sym sym;
+		GElf_Addr addr;
+		GElf_Word shndx;
+		const char *name = dwfl_module_getsym_info(p->mod, (int)i, &sym, &addr, &shndx,
+							   NULL, NULL);
+		int type = GELF_ST_TYPE(sym.st_info), bind = GELF_ST_BIND(sym.st_info);
+
+		if (!name || !name[0] || (type != STT_FUNC && type != STT_GNU_IFUNC) ||
+		    shndx == SHN_UNDEF || !addr)
+			continue;
+		p->syms[p->nr_syms++] = (struct fsym){
+			.addr = addr, .end = addr + sym.st_size, .name = name,
+			.rank = bind == STB_GLOBAL ? 0 : bind == STB_WEAK ? 1 : 2,
+		};
+	}
+	qsort(p->syms, p->nr_syms, sizeof(*p->syms), fsym_cmp);
+	/* Drop aliases after the preferred one; sizeless symbols end at the next. */
+	for (i = 0; i < p->nr_syms; i++) {
+		if (w && p->syms[w - 1].addr == p->syms[i].addr)
+			continue;
+		p->syms[w++] = p->syms[i];
+	}
+	p->nr_syms = w;
+	for (i = 0; i < p->nr_syms; i++)
+		if (p->syms[i].end == p->syms[i].addr)
+			p->syms[i].end = i + 1 < p->nr_syms ? p->syms[i + 1].addr : p->syms[i].addr + 1;
+	return 0;
+}
+
+/* Name of the function containing module address @pc, or NULL. */
+static const char *module__sym(const struct sym_module_priv *p, uint64_t pc)
+{
+	size_t lo = 0, hi = p->nr_syms, i, back;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (p->syms[mid].addr <= pc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	/* Usually the nearest symbol below; look a little further back for
+	 * a larger symbol that encloses a smaller one (rare, e.g. asm). */
+	for (i = lo, back = 0; i > 0 && back < 8; i--, back++)
+		if (pc < p->syms[i - 1].end)
+			return p->syms[i - 1].name;
+	return NULL;
+}
+
 int symbolizer__open_module(struct symbolizer *s, struct sym_module *m)
 {
 	struct sym_module_priv *p = m->priv;
@@ -414,6 +552,9 @@ int symbolizer__open_module(struct symbolizer *s, struct sym_module *m)
 		if (!m->debug_path)
 			return -ENOMEM;
 	}
+	err = module__build_syms(p);
+	if (err)
+		return err;
 	/* .dynsym alone names only exported functions: call that stripped. */
 	if (!m->has_dwarf && (syms <= 0 || (!elf_has_symtab(elf) && !m->debug_path)))
 		m->status = SYM_MOD_NO_SYMBOLS;
@@ -528,14 +669,12 @@ static int module__resolve(struct symbolizer *s, struct sym_module *m, uint64_t 
 	Dwarf_Files *files = NULL;
 	struct sym_result *r = NULL;
 	const char *symname;
-	GElf_Off off;
-	GElf_Sym sym;
 	Dwarf_Addr dbias = 0;
 	size_t nfiles = 0;
 	int nsc = 0, nfr = 0, first, i, err = -ENOMEM;
 
 	*out = NULL;
-	symname = dwfl_module_addrinfo(p->mod, pc, &off, &sym, NULL, NULL, NULL);
+	symname = module__sym(p, pc);
 	if (m->has_dwarf && (!s->opts.no_inline || s->opts.lines))
 		cudie = dwfl_module_addrdie(p->mod, pc, &dbias);
 	if (cudie) {
@@ -652,9 +791,8 @@ static int module__resolve(struct symbolizer *s, struct sym_module *m, uint64_t 
 		r->nr_lines = 1;
 	}
 	r->inlined = r->nr_lines - 1;
-	*out = r;
-	r = NULL;
-	err = 0;
+	*out = sym_result__pack(&s->results, r);
+	err = *out ? 0 : -ENOMEM;
 out:
 	free(scopes);
 	if (r)
@@ -688,11 +826,8 @@ int symbolizer__lookup(struct symbolizer *s, struct sym_module *m, const struct 
 		if (err)
 			return err;
 		err = u64map__put(&p->cache, pc, r ? r : &s->unknown);
-		if (err) {
-			if (r)
-				sym_result__free(r);
+		if (err)
 			return err;
-		}
 	}
 	*res = r == &s->unknown ? NULL : r;
 	return 0;

@@ -26,7 +26,12 @@ struct sym_line {
 	const char *file;	/* source file, NULL if unknown or not asked for */
 	uint32_t line;		/* 0 if unknown */
 	uint32_t start_line;	/* line of the function's declaration, 0 if unknown */
+	uint32_t name_len;	/* strlen(name) */
+	uint32_t plain;		/* name has no ';', '\n' or '\r' (prints as is) */
 };
+
+/* Sets name_len and plain for @l->name. */
+void sym_line__measure(struct sym_line *l);
 
 /* Symbols of one address.  nr_lines == 0 never happens: unknown addresses
  * get a NULL result instead. */

@@ -97,20 +97,32 @@ uint64_t hash64(uint64_t h, uint64_t v)
 uint64_t hash_bytes(uint64_t h, const void *p, size_t n)
 {
 	const unsigned char *c = p;
-	uint64_t f = 0xcbf29ce484222325ull;
-	size_t i;
+	uint64_t acc = h ^ (n * 0x9e3779b97f4a7c15ull);
+	size_t i = 0;
 
-	for (i = 0; i < n; i++)
-		f = (f ^ c[i]) * 0x100000001b3ull;
-	return hash64(h, f ^ n);
+	/* Eight bytes per step: folded lines are long and all get hashed. */
+	for (; i + 8 <= n; i += 8) {
+		uint64_t w;
+
+		memcpy(&w, c + i, 8);
+		acc = (acc ^ w) * 0xff51afd7ed558ccdull;
+		acc ^= acc >> 32;
+	}
+	if (i < n) {
+		uint64_t w = 0;
+
+		memcpy(&w, c + i, n - i);
+		acc = (acc ^ w) * 0xc4ceb9fe1a85ec53ull;
+	}
+	return hash64(h, acc);
 }
 
-static size_t u64map__slot(const struct u64map *m, uint64_t key)
+static size_t u64map__find(const struct u64map *m, uint64_t key)
 {
 	size_t mask = m->cap - 1;
 	size_t i = hash64(0, key) & mask;
 
-	while (m->vals[i] && m->keys[i] != key)
+	while (m->slots[i].val && m->slots[i].key != key)
 		i = (i + 1) & mask;
 	return i;
 }
@@ -119,7 +131,7 @@ void *u64map__get(const struct u64map *m, uint64_t key)
 {
 	if (!m->cap)
 		return NULL;
-	return m->vals[u64map__slot(m, key)];
+	return m->slots[u64map__find(m, key)].val;
 }
 
 static int u64map__rehash(struct u64map *m, size_t cap)
@@ -127,26 +139,17 @@ static int u64map__rehash(struct u64map *m, size_t cap)
 	struct u64map nm = { 0 };
 	size_t i;
 
-	nm.keys = calloc(cap, sizeof(*nm.keys));
-	nm.vals = calloc(cap, sizeof(*nm.vals));
-	if (!nm.keys || !nm.vals) {
-		free(nm.keys);
-		free(nm.vals);
+	nm.slots = calloc(cap, sizeof(*nm.slots));
+	if (!nm.slots)
 		return -ENOMEM;
-	}
 	nm.cap = cap;
 	for (i = 0; i < m->cap; i++) {
-		size_t s;
-
-		if (!m->vals[i])
+		if (!m->slots[i].val)
 			continue;
-		s = u64map__slot(&nm, m->keys[i]);
-		nm.keys[s] = m->keys[i];
-		nm.vals[s] = m->vals[i];
+		nm.slots[u64map__find(&nm, m->slots[i].key)] = m->slots[i];
 		nm.n++;
 	}
-	free(m->keys);
-	free(m->vals);
+	free(m->slots);
 	*m = nm;
 	return 0;
 }
@@ -164,20 +167,18 @@ int u64map__put(struct u64map *m, uint64_t key, void *val)
 		if (err)
 			return err;
 	}
-	s = u64map__slot(m, key);
-	if (!m->vals[s])
+	s = u64map__find(m, key);
+	if (!m->slots[s].val)
 		m->n++;
-	m->keys[s] = key;
-	m->vals[s] = val;
+	m->slots[s].key = key;
+	m->slots[s].val = val;
 	return 0;
 }
 
 void u64map__free(struct u64map *m)
 {
-	free(m->keys);
-	free(m->vals);
-	m->keys = NULL;
-	m->vals = NULL;
+	free(m->slots);
+	m->slots = NULL;
 	m->cap = m->n = 0;
 }
 
@@ -191,4 +192,65 @@ void hex_encode(char *out, const uint8_t *p, size_t n)
 		out[2 * i + 1] = digits[p[i] & 15];
 	}
 	out[2 * n] = '\0';
+}
+
+struct arena_chunk {
+	struct arena_chunk *next;
+	size_t size;
+	char data[];
+};
+
+#define ARENA_CHUNK (1u << 20)
+
+void *arena__alloc(struct arena *a, size_t size)
+{
+	struct arena_chunk *c;
+	size_t csize;
+	void *p;
+
+	size = (size + 7) & ~(size_t)7;
+	if (!a->head || a->size - a->used < size) {
+		csize = size > ARENA_CHUNK / 4 ? size : ARENA_CHUNK;
+		/* calloc: fresh pages come zeroed from the kernel anyway. */
+		c = calloc(1, sizeof(*c) + csize);
+		if (!c)
+			return NULL;
+		c->size = csize;
+		if (a->head && csize != ARENA_CHUNK) {
+			/* A big one-off: keep the current chunk for small ones. */
+			c->next = a->head->next;
+			a->head->next = c;
+			return c->data;
+		}
+		c->next = a->head;
+		a->head = c;
+		a->used = 0;
+		a->size = csize;
+	}
+	p = a->head->data + a->used;
+	a->used += size;
+	return p;
+}
+
+char *arena__strndup(struct arena *a, const char *s, size_t n)
+{
+	char *p = arena__alloc(a, n + 1);
+
+	if (!p)
+		return NULL;
+	memcpy(p, s, n);
+	p[n] = '\0';
+	return p;
+}
+
+void arena__free(struct arena *a)
+{
+	struct arena_chunk *c = a->head, *next;
+
+	for (; c; c = next) {
+		next = c->next;
+		free(c);
+	}
+	a->head = NULL;
+	a->used = a->size = 0;
 }

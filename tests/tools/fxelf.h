@@ -134,6 +134,34 @@ static inline int fx_call_ret(const char *path, const char *caller, const char *
 	return -ENOENT;
 }
 
+/* GNU build-id of @path into @bid (64 bytes): its size, or -ENOENT. */
+static inline int fx_build_id(const char *path, uint8_t *bid)
+{
+	Elf_Scn *scn = NULL;
+	int fd, n = -ENOENT;
+	Elf *elf = fx_elf_open(path, &fd);
+
+	while (elf && (scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+		GElf_Nhdr nh;
+		size_t off = 0, noff, doff;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE)
+			continue;
+		d = elf_getdata(scn, NULL);
+		while (d && (off = gelf_getnote(d, off, &nh, &noff, &doff)) > 0) {
+			if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
+			    memcmp((char *)d->d_buf + noff, "GNU", 4) == 0 && nh.n_descsz <= 64) {
+				memcpy(bid, (char *)d->d_buf + doff, nh.n_descsz);
+				n = (int)nh.n_descsz;
+			}
+		}
+	}
+	fx_elf_close(elf, fd);
+	return n;
+}
+
 /* ELF type (ET_EXEC, ET_DYN) of @path, or -ENOENT. */
 static inline int fx_elf_type(const char *path)
 {

@@ -27,8 +27,9 @@
  *   noclose            end without the index/trailer (a killed recording)
  *
  * --synthetic: N unique stacks of 4..32 frames, drawn (with a fixed seed)
- * from the functions of the given ELF files, each mapped in its own range of
- * one process: the reporter's benchmark input.
+ * from 30000 addresses in the functions of the given ELF files (.symtab, else
+ * .dynsym), each mapped in its own range of one process: the reporter's
+ * benchmark input.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -199,33 +200,7 @@ static void do_map(struct script *s, char **tok, int n)
 		}
 	}
 	if (bidfile[0]) {
-		bn = 0;
-		{
-			/* Read the build-id note with libelf via fx helpers. */
-			int fd;
-			Elf *elf = fx_elf_open(bidfile, &fd);
-			Elf_Scn *scn = NULL;
-
-			while (elf && (scn = elf_nextscn(elf, scn))) {
-				GElf_Shdr sh;
-				Elf_Data *d;
-				GElf_Nhdr nh;
-				size_t off = 0, noff, doff;
-
-				if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE)
-					continue;
-				d = elf_getdata(scn, NULL);
-				while (d && (off = gelf_getnote(d, off, &nh, &noff, &doff)) > 0) {
-					if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
-					    memcmp((char *)d->d_buf + noff, "GNU", 4) == 0 &&
-					    nh.n_descsz <= STK_MAX_BUILD_ID) {
-						memcpy(bid, (char *)d->d_buf + doff, nh.n_descsz);
-						bn = (int)nh.n_descsz;
-					}
-				}
-			}
-			fx_elf_close(elf, fd);
-		}
+		bn = fx_build_id(bidfile, bid);
 		if (bn <= 0)
 			die(s, "no build-id in file");
 		bid_size = (uint32_t)bn;
@@ -450,6 +425,9 @@ static void do_line(struct script *s, char *line)
 
 /* ---- synthetic captures for the benchmark ---- */
 
+#define NR_SITES 20000
+#define NR_LEAVES 10000
+
 struct fn {
 	uint64_t addr, size;
 };
@@ -457,15 +435,19 @@ struct fn {
 static size_t collect_functions(const char *path, uint64_t bias, struct fn **fns, size_t n)
 {
 	Elf_Scn *scn = NULL;
-	int fd;
+	size_t start = n;
+	int fd, pass;
 	Elf *elf = fx_elf_open(path, &fd);
 
+	/* .symtab, or .dynsym for stripped system libraries. */
+	for (pass = 0; pass < 2 && n == start; pass++)
 	while (elf && (scn = elf_nextscn(elf, scn))) {
 		GElf_Shdr sh;
 		Elf_Data *d;
 		size_t i;
 
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_SYMTAB || !sh.sh_entsize)
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != (pass ? SHT_DYNSYM : SHT_SYMTAB) ||
+		    !sh.sh_entsize)
 			continue;
 		d = elf_getdata(scn, NULL);
 		for (i = 0; d && i < sh.sh_size / sh.sh_entsize; i++) {
@@ -500,7 +482,7 @@ static int synthetic(size_t nr, uint64_t seed, const char *out, char **files, in
 	struct stk_stack *st = NULL;
 	struct stk_count *rows = NULL;
 	struct fn *fns = NULL;
-	uint64_t *frames = NULL;
+	uint64_t *frames = NULL, *sites = NULL;
 	size_t nfns = 0, nmaps = 0, i;
 	int f, err = 0;
 
@@ -512,33 +494,16 @@ static int synthetic(size_t nr, uint64_t seed, const char *out, char **files, in
 		struct stk_mapping ms[16];
 		uint64_t base = 0x7f0000000000ull + (uint64_t)f * 0x10000000ull;
 		uint8_t bid[STK_MAX_BUILD_ID];
-		uint32_t bn = 0;
-		int nm, k, fd;
-		Elf *elf;
-		Elf_Scn *scn = NULL;
+		uint32_t bn;
+		int nm, k, n;
 
 		nm = fx_mappings(files[f], base, ms, 16);
 		if (nm <= 0) {
 			fprintf(stderr, "mkcapture: %s: not an ELF file\n", files[f]);
 			return 1;
 		}
-		elf = fx_elf_open(files[f], &fd);
-		while (elf && (scn = elf_nextscn(elf, scn))) {
-			GElf_Shdr sh;
-			Elf_Data *d;
-			GElf_Nhdr nh;
-			size_t off = 0, noff, doff;
-
-			if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE)
-				continue;
-			d = elf_getdata(scn, NULL);
-			while (d && (off = gelf_getnote(d, off, &nh, &noff, &doff)) > 0)
-				if (nh.n_type == NT_GNU_BUILD_ID && nh.n_descsz <= STK_MAX_BUILD_ID) {
-					memcpy(bid, (char *)d->d_buf + doff, nh.n_descsz);
-					bn = nh.n_descsz;
-				}
-		}
-		fx_elf_close(elf, fd);
+		n = fx_build_id(files[f], bid);
+		bn = n > 0 ? (uint32_t)n : 0;
 		for (k = 0; k < nm; k++) {
 			maps = grow(maps, nmaps, sizeof(*maps));
 			maps[nmaps] = ms[k];
@@ -562,14 +527,25 @@ static int synthetic(size_t nr, uint64_t seed, const char *out, char **files, in
 		fprintf(stderr, "mkcapture: out of memory\n");
 		return 1;
 	}
+	/* Real stacks reuse addresses: return addresses are call sites and
+	 * leaves are hot spots.  So frames come from fixed pools (20000 call
+	 * sites, 10000 leaf IPs), not from fresh random addresses. */
+	sites = calloc(NR_SITES + NR_LEAVES, sizeof(*sites));
+	if (!sites) {
+		fprintf(stderr, "mkcapture: out of memory\n");
+		return 1;
+	}
+	for (i = 0; i < NR_SITES + NR_LEAVES; i++) {
+		const struct fn *fn = &fns[rng(&seed) % nfns];
+
+		sites[i] = fn->addr + 1 + rng(&seed) % (fn->size - 1);
+	}
 	for (i = 0; i < nr; i++) {
 		uint32_t depth = 4 + (uint32_t)(rng(&seed) % 29), d;
 
-		for (d = 0; d < depth; d++) {
-			const struct fn *fn = &fns[rng(&seed) % nfns];
-
-			frames[i * 32 + d] = fn->addr + 1 + rng(&seed) % (fn->size - 1);
-		}
+		frames[i * 32] = sites[NR_SITES + rng(&seed) % NR_LEAVES];
+		for (d = 1; d < depth; d++)
+			frames[i * 32 + d] = sites[rng(&seed) % NR_SITES];
 		st[i].id = i + 1;
 		st[i].nr_frames = depth;
 		st[i].frames = &frames[i * 32];
@@ -598,6 +574,7 @@ static int synthetic(size_t nr, uint64_t seed, const char *out, char **files, in
 	free(frames);
 	free(maps);
 	free(fns);
+	free(sites);
 	return err ? 1 : 0;
 }
 
