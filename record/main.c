@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <bpf/libbpf.h>
@@ -24,6 +25,7 @@
 
 #define EXIT_USAGE 2
 #define EXIT_CMD_NOT_FOUND 127 /* as shells, env and timeout */
+#define EXIT_CMD_NOT_EXECUTABLE 126
 
 #define DEFAULT_FREQUENCY 49
 #define DEFAULT_STACK_STORAGE 16384
@@ -72,8 +74,8 @@ static void usage(FILE *f)
 		"                             every process it starts, stop when it exits\n"
 		"\n"
 		"Exit status: 0 success, 1 failure, 2 usage error.  With -- CMD: CMD's exit\n"
-		"status (128+N if a signal N killed it, 127 if it cannot be run), or 1 if\n"
-		"the recording failed.\n"
+		"status (128+N if a signal N killed it; 127 if it is not found, 126 if it\n"
+		"cannot be executed), or 1 if the recording failed.\n"
 		"\n"
 		"Examples:\n"
 		"  stkrec                     # all CPUs at 49 Hz until Ctrl-C, into trace.stk\n"
@@ -161,6 +163,14 @@ static long task_tgid(uint32_t id)
 	return tgid;
 }
 
+/* 1 if @path is a regular file we may execute. */
+static int is_executable(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 && S_ISREG(st.st_mode) && access(path, X_OK) == 0;
+}
+
 /* 1 if @file is found as execvp() would (a path, or in $PATH) and executable. */
 static int command_exists(const char *file)
 {
@@ -168,14 +178,14 @@ static int command_exists(const char *file)
 	char buf[4096];
 
 	if (strchr(file, '/'))
-		return access(file, X_OK) == 0;
+		return is_executable(file);
 	if (!path)
 		path = "/usr/local/bin:/bin:/usr/bin";
 	while (*path) {
 		size_t len = strcspn(path, ":");
 
 		snprintf(buf, sizeof(buf), "%.*s/%s", (int)len, len ? path : ".", file);
-		if (access(buf, X_OK) == 0)
+		if (is_executable(buf))
 			return 1;
 		path += len;
 		if (*path == ':')
@@ -537,6 +547,10 @@ int main(int argc, char **argv)
 	err = recorder__start(rec);
 	if (err) {
 		errorf("%s", recorder__errmsg(rec));
+		/* As a shell: 127 not found, 126 found but not executable. */
+		if (recorder__cmd_exec_errno(rec))
+			ret = recorder__cmd_exec_errno(rec) == ENOENT ? EXIT_CMD_NOT_FOUND
+								       : EXIT_CMD_NOT_EXECUTABLE;
 		goto out;
 	}
 	err = recorder__run(rec);

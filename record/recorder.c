@@ -73,6 +73,7 @@ struct recorder {
 	int epfd;
 	int output_created;
 	int write_failed;
+	int cmd_exec_errno;
 	uint64_t wall_start, mono_start;
 	uint64_t t0;			/* start of the interval being recorded */
 	uint64_t seq;			/* flushes done */
@@ -128,6 +129,11 @@ int recorder__errorf(struct recorder *rec, int err, const char *fmt, ...)
 	vsnprintf(rec->errmsg, sizeof(rec->errmsg), fmt, ap);
 	va_end(ap);
 	return err;
+}
+
+int recorder__cmd_exec_errno(const struct recorder *rec)
+{
+	return rec->cmd_exec_errno;
 }
 
 const char *recorder__errmsg(const struct recorder *rec)
@@ -869,6 +875,7 @@ int recorder__start(struct recorder *rec)
 	if (rec->child) {
 		err = child__release(rec->child);
 		if (err) {
+			rec->cmd_exec_errno = -err;
 			err = recorder__errorf(rec, err, "%s: %s", o->cmd[0], strerror(-err));
 			goto fail;
 		}

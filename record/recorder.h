@@ -97,6 +97,12 @@ int recorder__run(struct recorder *rec);
  */
 int recorder__finish(struct recorder *rec, struct recorder_result *res);
 
+/*
+ * recorder__cmd_exec_errno() - after recorder__start() failed: the errno of
+ * CMD's execvp() (e.g. ENOENT, EACCES) if that is what failed, else 0.
+ */
+int recorder__cmd_exec_errno(const struct recorder *rec);
+
 /* Message for the last error, e.g. "perf_event_open(cpu 3): Permission
  * denied".  Valid until the next call on @rec. */
 const char *recorder__errmsg(const struct recorder *rec);

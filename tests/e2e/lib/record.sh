@@ -36,11 +36,13 @@ fi
 
 tmp=$(mktemp -d)
 bg_pids=
+at_exit=	# shell code a test wants run first on exit (e.g. umount)
 cleanup() {
 	for p in $bg_pids; do
 		kill -KILL "$p" 2>/dev/null
 	done
 	wait 2>/dev/null
+	[ -n "$at_exit" ] && eval "$at_exit"
 	rm -rf "$tmp"
 }
 trap cleanup EXIT

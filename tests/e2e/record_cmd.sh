@@ -1,0 +1,61 @@
+#!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
+#
+# record_cmd: stkrec -- CMD ARGS runs CMD once everything is attached,
+# profiles it and every process it starts, stops when it exits and exits
+# with its status (128+N for signal N, as a shell), 127 when CMD cannot be
+# run; the file says why the recording ended and how CMD ended.
+# Exit 77 only when BPF cannot be used (not root, or no BTF).
+
+NAME=record_cmd
+. "$(dirname "$0")/lib/record.sh"
+
+"$REC" -q -o "$tmp/ok.stk" -- true
+check "-- true: exit 0" [ $? -eq 0 ]
+"$REC" -q -o "$tmp/seven.stk" -- sh -c 'exit 7'
+check "-- sh -c 'exit 7': exit 7" [ $? -eq 7 ]
+check "META target_exit_status 7" [ "$(meta_of "$tmp/seven.stk" target_exit_status)" = 7 ]
+check "META end_reason command" [ "$(meta_of "$tmp/seven.stk" end_reason)" = command ]
+check "META target_command" [ "$(meta_of "$tmp/seven.stk" target_command)" = "sh -c exit 7" ]
+"$REC" -q -o "$tmp/segv.stk" -- sh -c 'kill -SEGV $$'
+check "-- CMD killed by SIGSEGV: exit 139" [ $? -eq 139 ]
+"$REC" -q -o "$tmp/nf.stk" -- /nonexistent/cmd 2> "$tmp/nf.err"
+rc=$?
+check "-- missing command: exit 127" [ "$rc" -eq 127 ]
+check "-- missing command: one line naming it" \
+	[ "$(cat "$tmp/nf.err")" = "stkrec: /nonexistent/cmd: command not found" ]
+check "-- missing command: no output file" [ ! -e "$tmp/nf.stk" ]
+
+# The whole process tree: sh -> (sh -> cpuwork), cpuwork started by a
+# grandchild, and a second cpuwork started after a delay.
+"$REC" -q -F 99 -o "$tmp/tree.stk" -- sh -c "sh -c '$CW 1'; sleep 0.2; $CW 1 & wait" 2> "$tmp/tree.err"
+check "process tree: exit 0 ($(cat "$tmp/tree.err"))" [ $? -eq 0 ]
+"$DUMP" "$tmp/tree.stk" > "$tmp/tree.dump"
+ncw=$(awk -F'\t' '$1 == "CNTS" && $4 == "cpuwork" { t[$2] = 1 } END { for (k in t) n++; print n + 0 }' "$tmp/tree.dump")
+check "process tree: both cpuwork processes sampled ($ncw)" [ "$ncw" -eq 2 ]
+nmaps=$(awk -F'\t' '$1 == "MAPS" && $3 == "cpuwork" { t[$2] = 1 } END { for (k in t) n++; print n + 0 }' "$tmp/tree.dump")
+check "process tree: both have MAPS ($nmaps)" [ "$nmaps" -eq 2 ]
+strangers=$(awk -F'\t' '$1 == "CNTS" && $4 != "cpuwork" && $4 != "sh" && $4 != "sleep" { print $4 }' "$tmp/tree.dump" | sort -u | tr '\n' ' ')
+check "process tree: nothing outside the tree (${strangers:-none})" [ -z "$strangers" ]
+
+# A DURATION is not combined with -- CMD: CMD's life is the recording.
+"$REC" -q -o "$tmp/d.stk" 1 -- true 2> "$tmp/d.err"
+check "DURATION with -- CMD: usage error 2" [ $? -eq 2 ]
+check "DURATION with -- CMD: no output file" [ ! -e "$tmp/d.stk" ]
+
+# SIGTERM to stkrec: CMD is stopped too, the file is closed cleanly and
+# stkrec exits with CMD's status.
+"$REC" -q -o "$tmp/term.stk" -- sleep 30.5 &
+rpid=$!
+bg_pids="$bg_pids $rpid"
+sleep 1
+kill -TERM "$rpid"
+wait "$rpid"
+rc=$?
+check "SIGTERM: CMD (sleep) stopped with SIGTERM, exit 143 ($rc)" [ "$rc" -eq 143 ]
+check "SIGTERM: META end_reason signal" [ "$(meta_of "$tmp/term.stk" end_reason)" = signal ]
+"$REP" info "$tmp/term.stk" > "$tmp/term.info" 2>&1
+check "SIGTERM: stkreport info says closed cleanly" grep -q '^verdict: OK' "$tmp/term.info"
+check "SIGTERM: no CMD left behind" [ -z "$(pgrep -fx 'sleep 30.5')" ]
+
+finish

@@ -1,0 +1,69 @@
+#!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
+#
+# record_crash: what survives when stkrec cannot finish.
+#  - kill -9: every chunk flushed before the kill is in the file (at most
+#    one flush interval lost), stkreport info reads it and says it was not
+#    closed cleanly;
+#  - the disk fills up while recording (a 48 KiB tmpfs): stkrec stops,
+#    says how many chunks it kept in one line, exits 1, and the file holds
+#    exactly those chunks, all readable.
+# Exit 77 only when BPF cannot be used (not root, or no BTF).
+
+NAME=record_crash
+. "$(dirname "$0")/lib/record.sh"
+
+bg "$CW" 60 2
+sleep 0.2
+
+# ---- kill -9 ----------------------------------------------------------------
+"$REC" -q -F 99 -o "$tmp/k9.stk" &
+rpid=$!
+bg_pids="$bg_pids $rpid"
+# Wait for the third STAT chunk (three flushes), rather than for a time.
+i=0
+while [ "$(stat_of "$tmp/k9.stk" flushes 2>/dev/null)" -lt 3 ] && [ $i -lt 100 ]; do
+	sleep 0.1
+	i=$((i + 1))
+done
+flushed=$("$DUMP" "$tmp/k9.stk" | grep -c '^CHUNK')
+kill -KILL "$rpid"
+wait "$rpid" 2> /dev/null
+"$DUMP" "$tmp/k9.stk" > "$tmp/k9.dump"
+rc=$?
+n=$(grep -c '^CHUNK' "$tmp/k9.dump")
+check "kill -9: the file reads without errors (stkdump exit $rc)" [ "$rc" -eq 0 ]
+check "kill -9: all $flushed chunks seen before the kill are there ($n)" [ "$n" -ge "$flushed" ]
+check "kill -9: it has counts ($(samples "$tmp/k9.stk") samples)" [ "$(samples "$tmp/k9.stk")" -gt 0 ]
+check "kill -9: no trailer (SEGMENT closed 0)" grep -q "^SEGMENT	0	0	" "$tmp/k9.dump"
+"$REP" info "$tmp/k9.stk" > "$tmp/k9.info" 2>&1
+rc=$?
+check "kill -9: stkreport info exits 1 and says NOT CLOSED CLEANLY" \
+	[ "$rc" -eq 1 ] && grep -q '^verdict: NOT CLOSED CLEANLY' "$tmp/k9.info"
+check "kill -9: stkreport info still shows the samples" grep -q "^samples: $(samples "$tmp/k9.stk")\$" "$tmp/k9.info"
+
+# ---- ENOSPC -----------------------------------------------------------------
+mnt=$tmp/small
+mkdir "$mnt"
+if mount -t tmpfs -o size=48k tmpfs "$mnt" 2> "$tmp/mount.err"; then
+	at_exit='umount "$mnt" 2>/dev/null'
+	# All CPUs at a high rate with kernel stacks: about 10 KiB a second.
+	"$REC" -F 997 --flush-interval 0.2 -o "$mnt/full.stk" 60 > "$tmp/full.out" 2> "$tmp/full.err"
+	rc=$?
+	msg=$(cat "$tmp/full.err")
+	check "ENOSPC: exit 1 ($rc)" [ "$rc" -eq 1 ]
+	check "ENOSPC: one line: '$msg'" \
+		sh -c "[ \$(grep -c . '$tmp/full.err') -eq 1 ] && grep -Eq '^stkrec: $mnt/full.stk: No space left on device while writing; [0-9]+ chunks kept\$' '$tmp/full.err'"
+	kept=$(sed -n 's/.*; \([0-9]*\) chunks kept$/\1/p' "$tmp/full.err")
+	"$DUMP" "$mnt/full.stk" > "$tmp/full.dump"
+	rc=$?
+	n=$(grep -c '^CHUNK' "$tmp/full.dump")
+	check "ENOSPC: the file reads without errors (stkdump exit $rc)" [ "$rc" -eq 0 ]
+	check "ENOSPC: it holds exactly the $kept chunks kept ($n)" [ "$n" = "$kept" ]
+	check "ENOSPC: and they include counts" [ "$(samples "$mnt/full.stk")" -gt 0 ]
+	umount "$mnt" && at_exit=
+else
+	fail "ENOSPC: cannot mount a tmpfs: $(cat "$tmp/mount.err")"
+fi
+
+finish

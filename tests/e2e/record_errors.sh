@@ -1,0 +1,130 @@
+#!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
+#
+# record_errors: every bad input and missing permission gives one clear
+# line on stderr, the documented exit code (2 usage, 1 failure), and no
+# output file: nothing is attached and nothing half-written is left.
+# Exit 77 only when BPF cannot be used (not root, or no BTF).
+
+NAME=record_errors
+. "$(dirname "$0")/lib/record.sh"
+
+out=$tmp/out.stk
+
+# expect CODE MESSAGE ARGS...: stkrec ARGS exits CODE, prints exactly
+# MESSAGE as its only line, and leaves no output file.
+expect() {
+	code=$1 msg=$2
+	shift 2
+	rm -f "$out"
+	"$REC" "$@" > "$tmp/stdout" 2> "$tmp/stderr"
+	rc=$?
+	got=$(cat "$tmp/stderr")
+	if [ "$rc" -eq "$code" ] && [ "$got" = "$msg" ] && [ ! -e "$out" ] && [ ! -s "$tmp/stdout" ]; then
+		ok "stkrec $*: exit $code, '$msg'"
+	else
+		fail "stkrec $*: exit $rc (want $code), stderr '$got' (want '$msg'), file $([ -e "$out" ] && echo left || echo absent)"
+	fi
+}
+
+max=$(cat /proc/sys/kernel/perf_event_max_sample_rate)
+online=$(cat /sys/devices/system/cpu/online)
+
+expect 2 "stkrec: -F 0: frequency must be at least 1 Hertz" -F 0 -o "$out" 1
+expect 2 "stkrec: -F -5: frequency must be a positive number of Hertz" -F -5 -o "$out" 1
+expect 2 "stkrec: -F abc: not a number; expected Hertz, e.g. -F 99" -F abc -o "$out" 1
+expect 2 "stkrec: -F $((max + 1)): above the kernel's limit of $max Hz (sysctl kernel.perf_event_max_sample_rate)" \
+	-F $((max + 1)) -o "$out" 1
+expect 2 "stkrec: -U and -K cannot be used together (neither gives both kinds of stacks)" -U -K -o "$out" 1
+expect 2 "stkrec: -C 1-0: not a CPU list; expected e.g. 0-3,8" -C 1-0 -o "$out" 1
+expect 2 "stkrec: -C x: not a CPU list; expected e.g. 0-3,8" -C x -o "$out" 1
+expect 2 "stkrec: -C 4096: CPU 4096 is not online (online: $online)" -C 4096 -o "$out" 1
+expect 2 "stkrec: -p abc: expected a list of process ids, e.g. 1234,5678" -p abc -o "$out" 1
+expect 2 "stkrec: -t 0: expected a list of thread ids, e.g. 1234,5678" -t 0 -o "$out" 1
+expect 2 "stkrec: duration '0': expected a positive number of seconds" -o "$out" 0
+expect 2 "stkrec: duration 'x': expected a positive number of seconds" -o "$out" x
+expect 2 "stkrec: unexpected argument '2' (see stkrec --help)" -o "$out" 1 2
+expect 2 "stkrec: unknown option '--bogus' (see stkrec --help)" --bogus -o "$out" 1
+expect 2 "stkrec: unknown option '-z' (see stkrec --help)" -z -o "$out" 1
+expect 2 "stkrec: option -o needs a value (see stkrec --help)" 1 -o
+expect 2 "stkrec: --stack-storage-size 0: expected a number from 1 to 4194304" \
+	--stack-storage-size 0 -o "$out" 1
+expect 2 "stkrec: --flush-interval 0: expected seconds from 0.001 to 3600" --flush-interval 0 -o "$out" 1
+expect 2 "stkrec: --kallsyms=some: expected 'covering' or 'full'" --kallsyms=some -o "$out" 1
+expect 2 "stkrec: no command after '--'" -o "$out" --
+expect 2 "stkrec: -p/-t cannot be combined with -- CMD (CMD selects what is profiled)" -p 1 -o "$out" -- true
+expect 2 "stkrec: mode 'offwake' is not available in this version (only 'profile')" offwake -o "$out" 1
+
+# A process that does not exist, and a thread given as a process.
+gone=$(sh -c 'echo $$')
+expect 1 "stkrec: -p $gone: no such process" -p "$gone" -o "$out" 1
+expect 1 "stkrec: -t $gone: no such thread" -t "$gone" -o "$out" 1
+bg "$CW" 10 2
+cw=$!
+sleep 0.3
+thr=$(ls "/proc/$cw/task" | grep -v "^$cw\$" | head -1)
+expect 1 "stkrec: -p $thr: is a thread of process $cw (use -t $thr for the thread)" -p "$thr" -o "$out" 1
+
+# An output path that cannot be written: refused before anything is attached.
+expect 1 "stkrec: $tmp/no/such/dir/x.stk: No such file or directory" -o "$tmp/no/such/dir/x.stk" 1
+mkdir "$tmp/ro" && chmod 0555 "$tmp/ro"
+if command -v setpriv > /dev/null; then
+	# Root ignores directory permissions unless CAP_DAC_OVERRIDE is gone.
+	rm -f "$out"
+	setpriv --bounding-set=-dac_override "$REC" -o "$tmp/ro/x.stk" 1 2> "$tmp/stderr"
+	rc=$?
+	check "read-only directory: exit 1, '$(cat "$tmp/stderr")'" \
+		[ "$rc" -eq 1 -a "$(cat "$tmp/stderr")" = "stkrec: $tmp/ro/x.stk: Permission denied" ]
+fi
+
+# Permissions: not root, and root without each capability.
+if command -v setpriv > /dev/null; then
+	expect_priv() {
+		code=$1 msg=$2
+		shift 2
+		rm -f "$out"
+		setpriv "$@" "$REC" -o "$out" 1 > /dev/null 2> "$tmp/stderr"
+		rc=$?
+		if [ "$rc" -eq "$code" ] && [ "$(cat "$tmp/stderr")" = "$msg" ] && [ ! -e "$out" ]; then
+			ok "setpriv $*: exit $code, '$msg'"
+		else
+			fail "setpriv $*: exit $rc, '$(cat "$tmp/stderr")' (want $code, '$msg')"
+		fi
+	}
+	chmod 0777 "$tmp"
+	expect_priv 1 "stkrec: must run as root, or with CAP_BPF and CAP_PERFMON (missing CAP_BPF and CAP_PERFMON)" \
+		--reuid=65534 --regid=65534 --clear-groups
+	expect_priv 1 "stkrec: missing CAP_BPF (needed to load BPF programs); run as root without dropping capabilities" \
+		--bounding-set=-sys_admin,-bpf
+	expect_priv 1 "stkrec: missing CAP_PERFMON (needed to sample all CPUs); run as root without dropping capabilities" \
+		--bounding-set=-sys_admin,-perfmon
+	# Without CAP_SYSLOG kallsyms shows zeros (unless perf_event_paranoid
+	# allows addresses to everyone); then stkrec refuses rather than
+	# write kernel stacks nothing could ever symbolize.
+	if [ "$(cat /proc/sys/kernel/perf_event_paranoid)" -ge 2 ]; then
+		expect_priv 1 "stkrec: /proc/kallsyms: kernel addresses are hidden from this process (kernel.kptr_restrict); run as root with CAP_SYSLOG, or use -U for user stacks only" \
+			--bounding-set=-sys_admin,-syslog
+		rm -f "$out"
+		setpriv --bounding-set=-sys_admin,-syslog "$REC" -q -U -o "$out" 1 2> "$tmp/stderr"
+		check "without CAP_SYSLOG, -U still records ($(cat "$tmp/stderr"))" [ $? -eq 0 -a -s "$out" ]
+	fi
+fi
+
+# A failure after the output was opened and everything was attached: CMD
+# passes the checks (an executable file) but execve() fails, because its
+# ELF interpreter does not exist.  The file is removed and the exit status
+# is a shell's for "not found".
+sed 's|ld-linux-x86-64.so.2|ld-linux-x86-64.so.X|' /bin/true > "$tmp/badinterp"
+chmod +x "$tmp/badinterp"
+if grep -q 'ld-linux-x86-64.so.X' "$tmp/badinterp"; then
+	expect 127 "stkrec: $tmp/badinterp: No such file or directory" -o "$out" -- "$tmp/badinterp"
+fi
+expect 127 "stkrec: $tmp: command not found" -o "$out" -- "$tmp"
+
+# Help and version go to stdout and exit 0.
+"$REC" --help > "$tmp/help" 2>&1
+check "--help: exit 0, documents exit codes" [ $? -eq 0 ] 
+check "--help: mentions every option" sh -c "grep -q -- '--stack-storage-size' '$tmp/help' && grep -q -- '--flush-interval' '$tmp/help' && grep -q 'Exit status' '$tmp/help'"
+check "--version" [ "$("$REC" --version)" = "stkrec $(awk -F'"' '/define STK_VERSION_STRING/ { print $2 }' "$top/format/stk.h")" ]
+
+finish
