@@ -66,7 +66,8 @@ struct sym_module {
 	char *elf_path;			/* the file used, or NULL */
 	char *debug_path;		/* separate debuginfo used, or NULL */
 	char *mismatch_path;		/* a file refused for its build-id, or NULL */
-	int has_dwarf;			/* DWARF available (lines, inlines) */
+	int has_dwarf;			/* DWARF loaded (lines, inlines); only tried
+					 * when a lookup needed it */
 	/* Accounting by the caller (the pipeline), for summaries. */
 	uint64_t samples;		/* samples with a frame in this module */
 	uint64_t unknown_samples;	/* ... of which a frame stayed unknown */

@@ -1,0 +1,101 @@
+#!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
+#
+# stkreport's part of `make bench` (tests/bench/bench.sh may call it):
+#  1. fold a synthetic capture of 100k unique stacks over 20 real binaries
+#     (mkcapture --synthetic: 30000 distinct addresses, 4..32 frames each),
+#     best of 3, target <= 1 s;
+#  2. fold the same cpuwork run (2 threads, 5 s, 999 Hz) recorded by stkrec
+#     and by perf record -g: stkreport -f folded (default, and --no-inline,
+#     which skips loading DWARF) vs perf script + folding (awk), printed as
+#     ratios, target >= 10x.  Needs root (BPF); skipped otherwise.
+# Prints one "bench_report: ..." line per figure; exit 0 unless a tool failed.
+
+O=${O:-build}
+top=$(cd "$(dirname "$0")/../.." && pwd)
+O=$(cd "$top" && cd "$O" && pwd)
+REP=$O/stkreport
+REC=$O/stkrec
+MK=$O/tests/tools/mkcapture
+CW=$O/samples/cpuwork
+L=/usr/lib/x86_64-linux-gnu
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT INT TERM
+
+now() { date +%s.%N; }
+elapsed() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f\n", b - a }'; }
+best_of_3() {	# best_of_3 CMD... : best wall time in seconds
+	best=
+	for i in 1 2 3; do
+		t0=$(now)
+		"$@" >/dev/null 2>&1 || return 1
+		t=$(elapsed "$t0" "$(now)")
+		best=$(awk -v a="$best" -v b="$t" 'BEGIN { print (a == "" || b < a) ? b : a }')
+	done
+	echo "$best"
+}
+
+# ---- 1. synthetic capture ----------------------------------------------
+# 20 real binaries with symbols: ours (with DWARF, so inline scopes are
+# read) and system libraries (.dynsym only).
+files=
+for f in "$REP" "$REC" "$CW" "$MK" "$O/tests/fixtures/root/fx/fx_cpp" \
+	 $L/libc.so.6 $L/libm.so.6 $L/libz.so.1 $L/libzstd.so.1 $L/libelf.so.1 \
+	 $L/libdw.so.1 $L/libstdc++.so.6 $L/libbpf.so.1 $L/liblzma.so.5 $L/libcrypto.so.3 \
+	 $L/libssl.so.3 $L/libsqlite3.so.0 $L/libxml2.so.2 $L/libsystemd.so.0 $L/libcurl.so.4 \
+	 $L/libgnutls.so.30 $L/libpython3.11.so.1.0 $L/libgcc_s.so.1 $L/libbz2.so.1.0; do
+	[ -e "$f" ] || continue
+	[ "$(echo $files | wc -w)" -ge 20 ] && break
+	files="$files $(readlink -f "$f")"
+done
+n=$(echo $files | wc -w)
+# shellcheck disable=SC2086
+if ! "$MK" --synthetic 100000 "$tmp/synth.stk" $files; then
+	echo "bench_report: mkcapture --synthetic failed"
+	exit 1
+fi
+t=$(best_of_3 "$REP" -f folded -o "$tmp/synth.folded" "$tmp/synth.stk") || {
+	echo "bench_report: stkreport failed on the synthetic capture"
+	exit 1
+}
+verdict=$(awk -v t="$t" 'BEGIN { print (t <= 1.0) ? "met" : "missed" }')
+echo "bench_report: fold 100000 unique stacks over $n binaries: ${t} s (target <= 1 s: $verdict)"
+
+# ---- 2. cpuwork: stkreport vs perf script + folding ----------------------
+if [ "$(id -u)" != 0 ] || ! command -v perf >/dev/null 2>&1; then
+	echo "bench_report: stkreport vs perf script: skipped (needs root and perf)"
+	exit 0
+fi
+"$CW" 7 2 >/dev/null &
+cwpid=$!
+sleep 0.5
+perf record -q -F 999 -e cpu-clock -g -p "$cwpid" -o "$tmp/perf.data" -- sleep 5 >/dev/null 2>&1 &
+perfpid=$!
+"$REC" -q -F 999 -p "$cwpid" -o "$tmp/cw.stk" 5 2>"$tmp/rec.err" || {
+	echo "bench_report: stkrec failed: $(cat "$tmp/rec.err")"
+	kill $cwpid 2>/dev/null
+	exit 1
+}
+wait $perfpid
+wait $cwpid
+
+perf_fold() {
+	perf script -i "$tmp/perf.data" -F comm,ip,sym 2>/dev/null | awk '
+	/^[^ \t]/ { comm = $1; n = 0; next }
+	/^[ \t]+[0-9a-f]+ / { n++; sym[n] = $2; next }
+	/^$/ { if (n) { line = comm; for (i = n; i >= 1; i--) line = line ";" sym[i]; c[line]++ } n = 0 }
+	END { for (l in c) print l, c[l] }'
+}
+ts=$(best_of_3 "$REP" -f folded -o "$tmp/cw.folded" "$tmp/cw.stk") || {
+	echo "bench_report: stkreport failed on the cpuwork capture"
+	exit 1
+}
+tn=$(best_of_3 "$REP" -f folded --no-inline -o "$tmp/cw.folded" "$tmp/cw.stk") || exit 1
+tp=$(best_of_3 perf_fold) || { echo "bench_report: perf script failed"; exit 1; }
+samples=$(awk '{ s += $NF } END { print s + 0 }' "$tmp/cw.folded")
+ratio=$(awk -v a="$tp" -v b="$ts" 'BEGIN { if (b <= 0) b = 0.001; printf "%.1f\n", a / b }')
+verdict=$(awk -v r="$ratio" 'BEGIN { print (r >= 10) ? "met" : "missed" }')
+ration=$(awk -v a="$tp" -v b="$tn" 'BEGIN { if (b <= 0) b = 0.001; printf "%.1f\n", a / b }')
+echo "bench_report: cpuwork, 2 threads, 5 s at 999 Hz ($samples samples): stkreport -f folded ${ts} s, perf script + fold ${tp} s: ${ratio}x faster (target >= 10x: $verdict); with --no-inline ${tn} s: ${ration}x"
+exit 0
