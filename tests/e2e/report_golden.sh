@@ -90,6 +90,10 @@ case_ report_basic_S1_folded report_basic 0 -f folded -K -S 1 $R $D
 case_ report_rebuilt_folded report_rebuilt 0 -f folded $R
 case_ report_rebuilt_debugdir_folded report_rebuilt 0 -f folded $R --debug-dir "$FX/bid"
 case_ report_nothing_found_folded report_rebuilt 0 -f folded
+case_ report_offwake_text report_offwake 0 $R
+case_ report_offwake_folded report_offwake 0 -f folded $R
+case_ report_offwake_d_folded report_offwake 0 -f folded -d $R
+case_ report_offwake_d_text report_offwake 0 -d $R
 
 # -o writes the file, nothing on stdout.
 capture report_basic
