@@ -18,18 +18,23 @@
 #include "cmds.h"
 #include "info.h"
 #include "stk.h"
+#include "symbols_info.h"
 
 /* Errors printed one per line; the rest are only counted. */
 #define MAX_ERROR_LINES 100
 
 struct info_opts {
 	int chunks;		/* --chunks: list every chunk */
+	int symbols;		/* --symbols: where each module's symbols come from */
 };
 
 /* The option table: one entry per option, so new ones are one line here
  * and one case below. */
 static const struct option long_opts[] = {
 	{ "chunks", no_argument, NULL, 'c' },
+	{ "symbols", no_argument, NULL, 's' },
+	{ "sysroot", required_argument, NULL, 'R' },
+	{ "debug-dir", required_argument, NULL, 'D' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -44,6 +49,8 @@ static void usage(FILE *f)
 		"FILE may be '-' for standard input.\n"
 		"\n"
 		"  -c, --chunks   also list every chunk: segment, seq, offset, tag, sizes, interval\n"
+		"  -s, --symbols  per module: samples, build-id, the file its symbols come from\n"
+		"                 or why none (--sysroot DIR, --debug-dir DIR as for the report)\n"
 		"  -h, --help     this help\n"
 		"\n"
 		"Exit status: 0 sound and closed cleanly, 1 damaged, truncated or not\n"
@@ -190,6 +197,8 @@ static int print_verdict(const struct stk_read_summary *sum, const struct stk_re
 int info_main(int argc, char **argv)
 {
 	struct info_opts opts = { 0 };
+	const char *debug_dirs[64];
+	struct symbolizer_opts so = { .sz = sizeof(so), .debug_dirs = debug_dirs, .debuginfod = 1 };
 	struct stk_read_summary sum;
 	struct stk_reader *r = NULL;
 	struct info in = { 0 };
@@ -200,10 +209,23 @@ int info_main(int argc, char **argv)
 	uint32_t i;
 	int ret, c;
 
-	while ((c = getopt_long(argc, argv, "ch", long_opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "csh", long_opts, NULL)) != -1) {
 		switch (c) {
 		case 'c':
 			opts.chunks = 1;
+			break;
+		case 's':
+			opts.symbols = 1;
+			break;
+		case 'R':
+			so.sysroot = optarg;
+			break;
+		case 'D':
+			if (so.nr_debug_dirs == 64) {
+				fprintf(stderr, "stkreport: info: too many --debug-dir\n");
+				return 2;
+			}
+			debug_dirs[so.nr_debug_dirs++] = optarg;
 			break;
 		case 'h':
 			usage(stdout);
@@ -258,6 +280,14 @@ int info_main(int argc, char **argv)
 		print_totals(&in.total);
 	}
 	ret = print_verdict(&sum, r, first_error ? first_error : "");
+	if (opts.symbols) {
+		int err = symbols_info__print(path, &so, stdout);
+
+		if (err) {
+			fprintf(stderr, "stkreport: %s: symbols: %s\n", path, strerror(-err));
+			ret = 1;
+		}
+	}
 out:
 	free(first_error);
 	info__free(&in);

@@ -127,6 +127,18 @@ else
 	fail damaged_capture "expected exit 1 with a 'damaged' line, got $rc: $(cat "$tmp/d.err")"
 fi
 
+# info --symbols: per module, where the symbols came from or why none.
+"$REP" info --symbols $R "$tmp/report_basic.stk" >"$tmp/i1.out" 2>&1
+"$REP" info --symbols $R $D "$tmp/report_basic.stk" >"$tmp/i2.out" 2>&1
+if sed -n '/^module: \/fx\/fx_stripped/,/^module/p' "$tmp/i1.out" | grep -q 'symbols: stripped, no debuginfo' &&
+   sed -n '/^module: \/fx\/fx_stripped/,/^module/p' "$tmp/i2.out" | grep -q "debuginfo: $FX/debug/.build-id/" &&
+   sed -n '/^module: \/fx\/fx_pie$/,/^module/p' "$tmp/i1.out" | grep -q '  samples: 136' &&
+   grep -q '^module: \[vdso\]' "$tmp/i1.out"; then
+	passed=$((passed + 1))
+else
+	fail info_symbols "unexpected: $(cat "$tmp/i1.out" "$tmp/i2.out")"
+fi
+
 # Usage errors exit 2 with one line.
 for args in "-f nosuch x.stk" "-U -K x.stk" "" "--pid abc x.stk" "-S -1 x.stk"; do
 	# shellcheck disable=SC2086

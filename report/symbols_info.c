@@ -1,0 +1,91 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/* `stkreport info --symbols`: where each module's symbols came from. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "capture.h"
+#include "report.h"
+#include "symbols_info.h"
+
+static int by_samples(const void *a, const void *b)
+{
+	const struct sym_module *x = *(const struct sym_module *const *)a;
+	const struct sym_module *y = *(const struct sym_module *const *)b;
+
+	if (x->samples != y->samples)
+		return x->samples > y->samples ? -1 : 1;
+	return strcmp(x->path, y->path);
+}
+
+int symbols_info__print(const char *path, const struct symbolizer_opts *so, FILE *f)
+{
+	struct report_opts ro = { .sz = sizeof(ro), .sym = *so };
+	struct sym_module **mods = NULL;
+	struct capture *cap = capture__read(path);
+	struct report *r = NULL;
+	size_t i, n = 0;
+	int err = 0;
+
+	if (!cap)
+		return -errno;
+	r = report__new(cap, &ro);
+	if (!r) {
+		err = -errno;
+		goto out;
+	}
+	n = symbolizer__nr_modules(r->sym);
+	mods = calloc(n ? n : 1, sizeof(*mods));
+	if (!mods) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (i = 0; i < n; i++)
+		mods[i] = symbolizer__module_at(r->sym, i);
+	qsort(mods, n, sizeof(*mods), by_samples);
+	fprintf(f, "\n[symbols]\n");
+	fprintf(f, "samples: %" PRIu64 "\n", r->total_count);
+	fprintf(f, "fully symbolized: %" PRIu64 "\n", r->symbolized_count);
+	for (i = 0; i < n; i++) {
+		const struct sym_module *m = mods[i];
+		char hex[2 * STK_MAX_BUILD_ID + 1] = "none";
+
+		if (!m->samples)
+			continue;
+		if (m->build_id_size)
+			hex_encode(hex, m->build_id, m->build_id_size);
+		fprintf(f, "module: %s\n", m->path[0] ? m->path : "[anon]");
+		fprintf(f, "  build-id: %s\n", hex);
+		fprintf(f, "  samples: %" PRIu64 "\n", m->samples);
+		fprintf(f, "  samples with unknown frames: %" PRIu64 "\n", m->unknown_samples);
+		if (m->elf_path)
+			fprintf(f, "  elf: %s (%s)\n", m->elf_path, elf_source__name(m->source));
+		if (m->debug_path)
+			fprintf(f, "  debuginfo: %s\n", m->debug_path);
+		if (m->mismatch_path)
+			fprintf(f, "  refused: %s (another build-id)\n", m->mismatch_path);
+		fprintf(f, "  symbols: %s\n", sym_module_status__reason(m->status));
+	}
+	if (r->kernel_samples) {
+		fprintf(f, "module: [kernel]\n");
+		for (i = 0; i < cap->nr_kobjs; i++) {
+			char hex[2 * STK_MAX_BUILD_ID + 1];
+
+			if (strcmp(cap->kobjs[i].name, "[kernel.kallsyms]") || !cap->kobjs[i].build_id_size)
+				continue;
+			hex_encode(hex, cap->kobjs[i].build_id, cap->kobjs[i].build_id_size);
+			fprintf(f, "  build-id: %s\n", hex);
+		}
+		fprintf(f, "  samples: %" PRIu64 "\n", r->kernel_samples);
+		fprintf(f, "  samples with unknown frames: %" PRIu64 "\n", r->kernel_unknown_samples);
+		fprintf(f, "  symbols: %s (%zu kernel symbols)\n",
+			r->kernel_syms_source ? r->kernel_syms_source : "none in the capture",
+			ksyms__count(r->ksyms));
+	}
+out:
+	free(mods);
+	report__free(r);
+	capture__free(cap);
+	return err;
+}
