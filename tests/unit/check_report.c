@@ -1,0 +1,295 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * Pipeline tests (report/report.c): kernel fix-up, filters, missing-stack
+ * accounting and capture kinds, on small captures written with libstk.
+ * Kernel frames are resolved against KSYM entries in the same capture, so
+ * every expectation is a symbol name, not an address.
+ */
+#include <check.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../../report/capture.h"
+#include "../../report/output.h"
+#include "../../report/report.h"
+
+#define K(n) (0xffffffff81000000ull + (n) * 0x1000ull)
+
+static char path[64];
+
+/* Kernel symbols k0..k9 at K(0)..K(9), one page each. */
+static const struct stk_ksym ksyms[] = {
+	{ K(0), 0x1000, 'T', "k0", "" }, { K(1), 0x1000, 'T', "k1", "" },
+	{ K(2), 0x1000, 'T', "k2", "" }, { K(3), 0x1000, 'T', "k3", "" },
+	{ K(4), 0x1000, 'T', "k4", "" }, { K(5), 0x1000, 't', "k5", "mod" },
+};
+
+/* A capture with one kernel stack (leaf first) and one count row. */
+static struct capture *capture_with(const uint64_t *frames, uint32_t n, uint64_t kip,
+				    uint64_t kret, const struct stk_count *extra, size_t nextra)
+{
+	struct stk_stack st = { .id = 7, .nr_frames = n, .frames = frames };
+	struct stk_count rows[8] = { {
+		.tgid = 10, .tid = 11, .comm = "task", .user_stack = -EFAULT, .kernel_stack = 7,
+		.kernel_ip = kip, .kernel_ret_ip = kret, .count = 5,
+	} };
+	struct stk_writer *w;
+	struct capture *c;
+	int fd;
+
+	ck_assert_uint_le(nextra, 7);
+	memcpy(rows + 1, extra, nextra * sizeof(*extra));
+	snprintf(path, sizeof(path), "/tmp/check_report.XXXXXX");
+	fd = mkstemp(path);
+	ck_assert_int_ge(fd, 0);
+	w = stk_writer__fdopen(fd, NULL);
+	ck_assert_ptr_nonnull(w);
+	ck_assert_int_eq(stk_writer__add_ksyms(w, ksyms, sizeof(ksyms) / sizeof(ksyms[0])), 0);
+	ck_assert_int_eq(stk_writer__add_stacks(w, &st, 1), 0);
+	ck_assert_int_eq(stk_writer__add_counts(w, 1, 2, rows, 1 + nextra), 0);
+	ck_assert_int_eq(stk_writer__close(w), 0);
+	c = capture__read(path);
+	ck_assert_ptr_nonnull(c);
+	unlink(path);
+	return c;
+}
+
+static struct report *run(const struct capture *c, int skip)
+{
+	struct report_opts o = { .sz = sizeof(o), .kernel_skip = skip,
+				 .sym = { .sz = sizeof(o.sym), .system_debug_dir = "" } };
+	struct report *r = report__new(c, &o);
+
+	ck_assert_ptr_nonnull(r);
+	return r;
+}
+
+/* Kernel frame names of the first sample, leaf first, ';'-joined. */
+static const char *kernel_names(const struct report *r)
+{
+	static char buf[256];
+	const struct rstack *k;
+	uint32_t i;
+
+	buf[0] = '\0';
+	ck_assert_uint_ge(r->nr_samples, 1);
+	k = r->samples[0].task.kernel;
+	if (!k)
+		return "(none)";
+	for (i = 0; i < k->nr_frames; i++) {
+		const struct sym_result *s = k->frames[i].sym;
+
+		if (i)
+			strcat(buf, ";");
+		strcat(buf, s ? s->lines[0].name : "?");
+	}
+	return buf;
+}
+
+START_TEST(stack_starting_at_interrupted_ip_is_kept_as_is)
+{
+	uint64_t f[] = { K(3) + 8, K(2) + 8, K(1) + 8 };
+	struct capture *c = capture_with(f, 3, K(3) + 8, K(1) + 8, NULL, 0);
+	struct report *r = run(c, 0);
+
+	ck_assert_str_eq(kernel_names(r), "k3;k2;k1");
+	report__free(r);
+	capture__free(c);
+}
+END_TEST
+
+START_TEST(interrupt_frames_are_skipped_up_to_return_ip_and_ip_prepended)
+{
+	/* k0, k4: interrupt machinery; interrupted in k3, returning into k2. */
+	uint64_t f[] = { K(0) + 8, K(4) + 8, K(2) + 8, K(1) + 8 };
+	struct capture *c = capture_with(f, 4, K(3) + 8, K(2) + 8, NULL, 0);
+	struct report *r = run(c, 0);
+
+	ck_assert_str_eq(kernel_names(r), "k3;k2;k1");
+	report__free(r);
+	capture__free(c);
+}
+END_TEST
+
+START_TEST(return_ip_not_in_stack_keeps_every_frame_with_ip_first)
+{
+	uint64_t f[] = { K(0) + 8, K(2) + 8 };
+	struct capture *c = capture_with(f, 2, K(3) + 8, K(4) + 8, NULL, 0);
+	struct report *r = run(c, 0);
+
+	ck_assert_str_eq(kernel_names(r), "k3;k0;k2");
+	report__free(r);
+	capture__free(c);
+}
+END_TEST
+
+START_TEST(fixed_skip_drops_n_frames_then_puts_the_ip_first)
+{
+	uint64_t f[] = { K(0) + 8, K(4) + 8, K(2) + 8, K(1) + 8 };
+	struct capture *c = capture_with(f, 4, K(3) + 8, K(2) + 8, NULL, 0);
+	struct report *r = run(c, 3);
+
+	ck_assert_str_eq(kernel_names(r), "k3;k1");
+	report__free(r);
+	r = run(c, 1000);	/* more than the stack: only the IP */
+	ck_assert_str_eq(kernel_names(r), "k3");
+	report__free(r);
+	capture__free(c);
+}
+END_TEST
+
+START_TEST(no_interrupted_ip_means_no_fixup)
+{
+	uint64_t f[] = { K(0) + 8, K(2) + 8 };
+	struct capture *c = capture_with(f, 2, 0, 0, NULL, 0);
+	struct report *r = run(c, 0);
+
+	ck_assert_str_eq(kernel_names(r), "k0;k2");
+	report__free(r);
+	capture__free(c);
+}
+END_TEST
+
+START_TEST(return_addresses_are_looked_up_at_pc_minus_1)
+{
+	/* A return address at the very start of k2 belongs to a call that
+	 * ended k1; the leaf (the interrupted IP) is taken as it is. */
+	uint64_t f[] = { K(3), K(2) };
+	struct capture *c = capture_with(f, 2, K(3), 0, NULL, 0);
+	struct report *r = run(c, 0);
+
+	ck_assert_str_eq(kernel_names(r), "k3;k1");
+	report__free(r);
+	capture__free(c);
+}
+END_TEST
+
+START_TEST(module_symbols_carry_the_module_name)
+{
+	uint64_t f[] = { K(5) + 8 };
+	struct capture *c = capture_with(f, 1, 0, 0, NULL, 0);
+	struct report *r = run(c, 0);
+
+	ck_assert_str_eq(kernel_names(r), "k5 [mod]");
+	report__free(r);
+	capture__free(c);
+}
+END_TEST
+
+START_TEST(missing_stacks_are_counted_as_profile_py_does)
+{
+	uint64_t f[] = { K(1) + 8 };
+	struct stk_count extra[] = {
+		/* kernel thread: EFAULT user stack is normal, not missing */
+		{ .tgid = 1, .tid = 1, .comm = "kt", .user_stack = -EFAULT, .kernel_stack = 7, .count = 1 },
+		/* a full map */
+		{ .tgid = 2, .tid = 2, .comm = "a", .user_stack = -EEXIST, .kernel_stack = 7, .count = 1 },
+		/* both missing: one stack trace, not two */
+		{ .tgid = 3, .tid = 3, .comm = "b", .user_stack = -EINVAL, .kernel_stack = -EINVAL, .count = 1 },
+		/* an id that is not in the file */
+		{ .tgid = 4, .tid = 4, .comm = "c", .user_stack = 99, .kernel_stack = 7, .count = 1 },
+	};
+	struct capture *c = capture_with(f, 1, 0, 0, extra, 4);
+	struct report *r = run(c, 0);
+
+	ck_assert_uint_eq(r->nr_samples, 5);
+	ck_assert_uint_eq(r->missing_stacks, 3);
+	ck_assert_int_eq(r->missing_map_full, 1);
+	ck_assert_uint_eq(r->total_count, 9);
+	/* No "mode" in META: the kind comes from the chunks (CNTS). */
+	ck_assert_ptr_null(capture__meta(c, "mode"));
+	ck_assert_int_eq(r->kind, REPORT_PROFILE);
+	report__free(r);
+	capture__free(c);
+}
+END_TEST
+
+START_TEST(filters_keep_only_matching_tasks)
+{
+	uint64_t f[] = { K(1) + 8 };
+	struct stk_count extra[] = {
+		{ .tgid = 20, .tid = 21, .comm = "other", .user_stack = -EFAULT, .kernel_stack = 7, .count = 2 },
+		{ .tgid = 10, .tid = 12, .comm = "task", .user_stack = -EFAULT, .kernel_stack = 7, .count = 3 },
+	};
+	struct capture *c = capture_with(f, 1, 0, 0, extra, 2);
+	uint32_t pid = 10, tid = 12;
+	struct report_opts o = { .sz = sizeof(o), .sym = { .sz = sizeof(o.sym) } };
+	struct report *r;
+
+	o.pids = &pid;
+	o.nr_pids = 1;
+	r = report__new(c, &o);
+	ck_assert_uint_eq(r->nr_samples, 2);
+	ck_assert_uint_eq(r->total_count, 8);
+	report__free(r);
+	o.tids = &tid;
+	o.nr_tids = 1;
+	r = report__new(c, &o);
+	ck_assert_uint_eq(r->nr_samples, 1);
+	ck_assert_uint_eq(r->total_count, 3);
+	report__free(r);
+	o.nr_pids = o.nr_tids = 0;
+	o.comm = "other";
+	r = report__new(c, &o);
+	ck_assert_uint_eq(r->nr_samples, 1);
+	ck_assert_uint_eq(r->samples[0].task.tgid, 20);
+	report__free(r);
+	o.comm = NULL;
+	o.kernel_only = o.user_only = 1;
+	ck_assert_ptr_null(report__new(c, &o));
+	ck_assert_int_eq(errno, EINVAL);
+	capture__free(c);
+}
+END_TEST
+
+START_TEST(folded_merges_identical_lines_and_sorts_hottest_last)
+{
+	uint64_t f[] = { K(1) + 8 };
+	struct stk_count extra[] = {
+		/* same rendering as the first row (another thread): merged */
+		{ .tgid = 10, .tid = 12, .comm = "task", .user_stack = -EFAULT, .kernel_stack = 7, .count = 4 },
+		{ .tgid = 30, .tid = 30, .comm = "x;y", .user_stack = -EFAULT, .kernel_stack = 7, .count = 6 },
+	};
+	struct capture *c = capture_with(f, 1, 0, 0, extra, 2);
+	struct report *r = run(c, 0);
+	struct output_opts oo = { .annotate = 1 };
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *mf = open_memstream(&buf, &len);
+
+	ck_assert_int_eq(out_folded__write(r, &oo, mf), 0);
+	fclose(mf);
+	ck_assert_str_eq(buf, "x:y;k1_[k] 6\ntask;k1_[k] 9\n");
+	free(buf);
+	report__free(r);
+	capture__free(c);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *su = suite_create("report");
+	TCase *tc = tcase_create("core");
+	SRunner *sr;
+	int failed;
+
+	tcase_add_test(tc, stack_starting_at_interrupted_ip_is_kept_as_is);
+	tcase_add_test(tc, interrupt_frames_are_skipped_up_to_return_ip_and_ip_prepended);
+	tcase_add_test(tc, return_ip_not_in_stack_keeps_every_frame_with_ip_first);
+	tcase_add_test(tc, fixed_skip_drops_n_frames_then_puts_the_ip_first);
+	tcase_add_test(tc, no_interrupted_ip_means_no_fixup);
+	tcase_add_test(tc, return_addresses_are_looked_up_at_pc_minus_1);
+	tcase_add_test(tc, module_symbols_carry_the_module_name);
+	tcase_add_test(tc, missing_stacks_are_counted_as_profile_py_does);
+	tcase_add_test(tc, filters_keep_only_matching_tasks);
+	tcase_add_test(tc, folded_merges_identical_lines_and_sorts_hottest_last);
+	suite_add_tcase(su, tc);
+	sr = srunner_create(su);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? 1 : 0;
+}
