@@ -438,7 +438,7 @@ static void cap_segment__free(struct cap_segment *s)
 	size_t i;
 
 	for (i = 0; i < s->stacks.cap; i++) {
-		struct cap_stack *cs = s->stacks.vals[i];
+		struct cap_stack *cs = u64map__slot_val(&s->stacks, i);
 
 		if (cs) {
 			free(cs->frames);
