@@ -4,6 +4,9 @@
  * of time, for testing and demonstrating stk.
  *
  *   cpuwork [SECONDS [THREADS]]      (default: 5 seconds, 1 thread)
+ *   cpuwork -n ROUNDS [THREADS]      a fixed amount of work instead: each
+ *                                    thread runs ROUNDS rounds (for
+ *                                    measuring slowdown by elapsed time)
  *
  * Every thread runs this call tree until SECONDS have passed:
  *
@@ -24,6 +27,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #define NOINLINE __attribute__((noinline, noipa))
@@ -34,6 +38,7 @@
 
 static volatile uint64_t sink;
 static double stop_at;
+static long rounds; /* > 0: run this many rounds instead of until stop_at */
 
 static double now(void)
 {
@@ -102,9 +107,10 @@ NOINLINE void work_c(void)
 
 NOINLINE void run(void)
 {
+	long r = 0;
 	int i;
 
-	while (now() < stop_at) {
+	while (rounds ? r++ < rounds : now() < stop_at) {
 		for (i = 0; i < 6; i++)
 			work_a();
 		for (i = 0; i < 3; i++)
@@ -120,27 +126,40 @@ NOINLINE void *thread_main(void *arg)
 	return NULL;
 }
 
+static int usage(void)
+{
+	fprintf(stderr, "usage: cpuwork [SECONDS [THREADS]]\n"
+			"       cpuwork -n ROUNDS [THREADS]\n");
+	return 2;
+}
+
 int main(int argc, char **argv)
 {
 	double seconds = 5;
 	long threads = 1, i;
 	pthread_t *tids;
 	char *end;
+	int arg = 1;
 
-	if (argc > 1) {
+	if (argc > 2 && strcmp(argv[1], "-n") == 0) {
+		rounds = strtol(argv[2], &end, 10);
+		if (*end || rounds < 1)
+			return usage();
+		arg = 3;
+	} else if (argc > 1) {
 		seconds = strtod(argv[1], &end);
-		if (*end || !(seconds > 0)) {
-			fprintf(stderr, "usage: cpuwork [SECONDS [THREADS]]\n");
-			return 2;
-		}
+		if (*end || !(seconds > 0))
+			return usage();
+		arg = 2;
 	}
-	if (argc > 2) {
-		threads = strtol(argv[2], &end, 10);
-		if (*end || threads < 1 || threads > 1024) {
-			fprintf(stderr, "usage: cpuwork [SECONDS [THREADS]]\n");
-			return 2;
-		}
+	if (argc > arg) {
+		threads = strtol(argv[arg], &end, 10);
+		if (*end || threads < 1 || threads > 1024)
+			return usage();
+		arg++;
 	}
+	if (argc > arg)
+		return usage();
 	stop_at = now() + seconds;
 	tids = calloc((size_t)threads, sizeof(*tids));
 	if (!tids)
