@@ -9,6 +9,8 @@
 #   libfx.so            shared library
 #   fx_cpp              C++ executable (mangled names)
 #   fx_stripped         stripped of everything, with a .gnu_debuglink
+#   fx_dbglink          stripped; its debuginfo only in .debug/fx_dbglink.debug,
+#                       found by its .gnu_debuglink name (not by build-id)
 # $(FX)/debug/.build-id/xx/rest.debug   fx_stripped's separate debuginfo
 # $(FX)/bid/.build-id/xx/rest           a copy of fx_pie_v2, as a debug dir
 #                                       made on "another machine" holds it
@@ -25,7 +27,7 @@ FX_CFLAGS := -O1 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer \
 FX_BUILDID = $$(readelf -n $(1) | awk '/Build ID:/ { print $$3 }')
 
 FIXTURES := $(FX_ROOT)/fx_pie $(FX_ROOT)/fx_nopie $(FX_ROOT)/fx_pie_v2 $(FX_ROOT)/libfx.so \
-	$(FX_ROOT)/fx_cpp $(FX_ROOT)/fx_stripped $(FX)/bid.stamp
+	$(FX_ROOT)/fx_cpp $(FX_ROOT)/fx_stripped $(FX_ROOT)/fx_dbglink $(FX)/bid.stamp
 MKCAPTURE := $(O)/tests/tools/mkcapture
 
 $(FX_ROOT)/fx_pie: tests/fixtures/fx_app.c
@@ -58,6 +60,13 @@ $(FX_ROOT)/fx_stripped: tests/fixtures/fx_app.c
 	$(Q)objcopy --strip-all --add-gnu-debuglink=$@.debug $@.full $@
 	$(Q)id=$(call FX_BUILDID,$@); d=$(FX)/debug/.build-id/$$(echo $$id | cut -c1-2); \
 		mkdir -p $$d && mv $@.debug $$d/$$(echo $$id | cut -c3-).debug && rm -f $@.full
+
+$(FX_ROOT)/fx_dbglink: tests/fixtures/fx_app.c
+	$(call msg,CC-FX,$@)
+	$(Q)mkdir -p $(@D)/.debug && $(CC) $(FX_CFLAGS) -DFX_VARIANT=5 -fPIE -pie $< -o $@.full
+	$(Q)objcopy --only-keep-debug $@.full $(@D)/.debug/fx_dbglink.debug
+	$(Q)objcopy --strip-all --add-gnu-debuglink=$(@D)/.debug/fx_dbglink.debug $@.full $@
+	$(Q)rm -f $@.full
 
 $(FX)/bid.stamp: $(FX_ROOT)/fx_pie_v2
 	$(Q)id=$(call FX_BUILDID,$<); d=$(FX)/bid/.build-id/$$(echo $$id | cut -c1-2); \

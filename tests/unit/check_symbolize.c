@@ -265,6 +265,28 @@ START_TEST(stripped_binary_needs_its_build_id_debuginfo)
 }
 END_TEST
 
+START_TEST(debuglink_name_finds_debuginfo_beside_the_binary)
+{
+	/* No build-id dir holds it: only the .gnu_debuglink name leads to
+	 * .debug/fx_dbglink.debug next to the binary. */
+	const char *f = fxpath("root/fx/fx_dbglink");
+	const char *dbg = fxpath("root/fx/.debug/fx_dbglink.debug");
+	struct symbolizer *s = new_sym(NULL, NULL, 0);
+	struct stk_mapping map;
+	struct sym_module *m = load(s, f, f, f, BASE, &map);
+	const struct sym_result *r;
+	uint64_t fn;
+
+	ck_assert_int_eq(fx_sym(dbg, "fx_root", &fn, NULL), 0);
+	r = lookup(s, m, &map, BASE + fn + 1, 0);
+	ck_assert_ptr_nonnull(r);
+	ck_assert_str_eq(r->lines[0].name, "fx_root");
+	ck_assert_ptr_nonnull(m->debug_path);
+	ck_assert_str_eq(m->debug_path, dbg);
+	symbolizer__free(s);
+}
+END_TEST
+
 START_TEST(separate_debuginfo_alone_still_symbolizes)
 {
 	/* "Another machine" with only the .debug file: the binary's path
@@ -396,6 +418,7 @@ int main(void)
 	tcase_add_test(tc, no_inline_keeps_only_the_outer_function);
 	tcase_add_test(tc, cpp_names_are_demangled_unless_disabled);
 	tcase_add_test(tc, stripped_binary_needs_its_build_id_debuginfo);
+	tcase_add_test(tc, debuglink_name_finds_debuginfo_beside_the_binary);
 	tcase_add_test(tc, separate_debuginfo_alone_still_symbolizes);
 	tcase_add_test(tc, rebuilt_binary_at_same_path_is_refused);
 	tcase_add_test(tc, missing_file_and_special_mappings_say_why);
