@@ -55,18 +55,15 @@ static int seg__add_stacks(struct cap_segment *s, const struct stk_stack *st, si
 
 		if (u64map__get(&s->stacks, st[i].id))
 			continue;	/* ids are content-stable: same id, same frames */
-		cs = calloc(1, sizeof(*cs));
+		cs = arena__alloc(&s->mem, sizeof(*cs) + st[i].nr_frames * sizeof(uint64_t));
 		if (!cs)
 			return -ENOMEM;
 		cs->id = st[i].id;
 		cs->nr_frames = st[i].nr_frames;
-		cs->frames = malloc((st[i].nr_frames ? st[i].nr_frames : 1) * sizeof(uint64_t));
-		if (!cs->frames || u64map__put(&s->stacks, cs->id, cs)) {
-			free(cs->frames);
-			free(cs);
-			return -ENOMEM;
-		}
+		cs->frames = (uint64_t *)(cs + 1);
 		memcpy(cs->frames, st[i].frames, st[i].nr_frames * sizeof(uint64_t));
+		if (u64map__put(&s->stacks, cs->id, cs))
+			return -ENOMEM;
 	}
 	return 0;
 }
@@ -117,17 +114,15 @@ static int seg__add_counts(struct cap_segment *s, const struct stk_chunk *ch)
 		}
 		if (grow((void **)&s->counts, &s->cap_counts, s->nr_counts, sizeof(*s->counts)))
 			return -ENOMEM;
-		c = calloc(1, sizeof(*c));
+		c = arena__alloc(&s->mem, sizeof(*c));
 		if (!c)
 			return -ENOMEM;
 		c->row = *r;
 		c->row.comm[sizeof(c->row.comm) - 1] = '\0';
 		c->t1 = ch->t1_ns;
 		c->next = first;
-		if (u64map__put(&s->count_keys, k, c)) {
-			free(c);
+		if (u64map__put(&s->count_keys, k, c))
 			return -ENOMEM;
-		}
 		s->counts[s->nr_counts++] = c;
 	}
 	return 0;
@@ -437,17 +432,7 @@ static void cap_segment__free(struct cap_segment *s)
 {
 	size_t i;
 
-	for (i = 0; i < s->stacks.cap; i++) {
-		struct cap_stack *cs = u64map__slot_val(&s->stacks, i);
-
-		if (cs) {
-			free(cs->frames);
-			free(cs);
-		}
-	}
 	u64map__free(&s->stacks);
-	for (i = 0; i < s->nr_counts; i++)
-		free(s->counts[i]);
 	free(s->counts);
 	u64map__free(&s->count_keys);
 	for (i = 0; i < s->nr_offc; i++)
@@ -457,6 +442,7 @@ static void cap_segment__free(struct cap_segment *s)
 	for (i = 0; i < s->nr_maps; i++)
 		cap_maps__free(s->maps[i]);
 	free(s->maps);
+	arena__free(&s->mem);
 }
 
 void capture__free(struct capture *c)

@@ -59,6 +59,7 @@ struct cap_segment {
 	struct cap_maps **maps;		/* every snapshot, in file order */
 	size_t nr_maps, cap_maps;
 	uint64_t t_first, t_last;	/* earliest t0 and latest t1 of CNTS/OFFC */
+	struct arena mem;		/* stacks and count rows */
 };
 
 struct cap_kobj {
