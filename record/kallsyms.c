@@ -92,51 +92,58 @@ static int parse_line(char *line, struct stk_ksym *sym)
 	return 0;
 }
 
-struct kallsyms *kallsyms__parse(const char *text, size_t len)
+/*
+ * Build the table over @buf (@len bytes, writable, with room for a NUL at
+ * @len), which it takes over: names point into it.  Frees @buf on error.
+ */
+static struct kallsyms *kallsyms__parse_owned(char *buf, size_t len)
 {
 	struct kallsyms *ks = NULL;
-	size_t lines = 0, i, cap;
-	char *p, *end;
+	size_t lines = 1, i;
+	char *p, *end, *lim = buf + len;
 	int err;
 
+	buf[len] = '\0';
 	ks = calloc(1, sizeof(*ks));
-	if (!ks)
+	if (!ks) {
+		free(buf);
 		return NULL;
-	ks->strings = malloc(len + 1);
-	if (!ks->strings) {
-		err = -ENOMEM;
-		goto fail;
 	}
-	memcpy(ks->strings, text, len);
-	ks->strings[len] = '\0';
-	for (i = 0; i < len; i++)
-		lines += text[i] == '\n';
-	cap = lines + 1;
-	ks->syms = malloc(cap * sizeof(*ks->syms));
+	ks->strings = buf;
+	for (p = buf; (p = memchr(p, '\n', (size_t)(lim - p))); p++)
+		lines++;
+	ks->syms = malloc(lines * sizeof(*ks->syms));
 	if (!ks->syms) {
 		err = -ENOMEM;
 		goto fail;
 	}
 	ks->all_zero = 1;
-	for (p = ks->strings; p < ks->strings + len; p = end + 1) {
-		end = strchr(p, '\n');
+	for (p = buf; p < lim; p = end + 1) {
+		end = memchr(p, '\n', (size_t)(lim - p));
 		if (!end)
-			end = ks->strings + len;
+			end = lim;
 		*end = '\0';
-		if (ks->count < cap && parse_line(p, &ks->syms[ks->count]) == 0) {
+		if (parse_line(p, &ks->syms[ks->count]) == 0) {
 			if (ks->syms[ks->count].addr)
 				ks->all_zero = 0;
 			ks->count++;
 		}
 	}
-	qsort(ks->syms, ks->count, sizeof(*ks->syms), sym_cmp);
+	/* The core kernel's symbols come sorted; modules and BPF programs
+	 * follow in their own order.  Only sort when needed. */
+	for (i = 1; i < ks->count; i++)
+		if (sym_cmp(&ks->syms[i - 1], &ks->syms[i]) > 0)
+			break;
+	if (i < ks->count)
+		qsort(ks->syms, ks->count, sizeof(*ks->syms), sym_cmp);
 	for (i = 0; i < ks->count; i++) {
 		struct stk_ksym *s = &ks->syms[i];
+		const struct stk_ksym *next = i + 1 < ks->count ? &ks->syms[i + 1] : NULL;
 
-		if (i + 1 < ks->count && ks->syms[i + 1].addr == s->addr)
+		if (next && next->addr == s->addr)
 			s->size = 0; /* an alias; the last one at this address covers it */
-		else if (i + 1 < ks->count && strcmp(ks->syms[i + 1].module, s->module) == 0)
-			s->size = ks->syms[i + 1].addr - s->addr;
+		else if (next && (next->module == s->module || strcmp(next->module, s->module) == 0))
+			s->size = next->addr - s->addr;
 		else
 			s->size = KALLSYMS_LAST_SIZE; /* end of a module or of the table */
 	}
@@ -147,10 +154,19 @@ fail:
 	return NULL;
 }
 
+struct kallsyms *kallsyms__parse(const char *text, size_t len)
+{
+	char *buf = malloc(len + 1);
+
+	if (!buf)
+		return NULL;
+	memcpy(buf, text, len);
+	return kallsyms__parse_owned(buf, len);
+}
+
 struct kallsyms *kallsyms__load(const char *path)
 {
-	struct kallsyms *ks = NULL;
-	size_t len = 0, cap = 1 << 20;
+	size_t len = 0, cap = 8 << 20; /* ~5 MiB for 120k symbols: one buffer */
 	char *buf = NULL, *nbuf;
 	int fd, err = 0;
 
@@ -175,7 +191,7 @@ struct kallsyms *kallsyms__load(const char *path)
 			buf = nbuf;
 			cap *= 2;
 		}
-		n = read(fd, buf + len, cap - len);
+		n = read(fd, buf + len, cap - len - 1);
 		if (n < 0) {
 			err = -errno;
 			goto out;
@@ -184,15 +200,14 @@ struct kallsyms *kallsyms__load(const char *path)
 			break;
 		len += (size_t)n;
 	}
-	ks = kallsyms__parse(buf, len);
-	if (!ks)
-		err = -errno;
 out:
-	free(buf);
 	close(fd);
-	if (err)
+	if (err) {
+		free(buf);
 		errno = -err;
-	return err ? NULL : ks;
+		return NULL;
+	}
+	return kallsyms__parse_owned(buf, len);
 }
 
 void kallsyms__free(struct kallsyms *ks)

@@ -574,7 +574,9 @@ int recorder__see_stack(struct recorder *rec, uint32_t tgid, int64_t *ref)
  * Keep room in the BPF stacks map: every stack there is already in the
  * file, so deleting one only costs a re-insert if it is sampled again (its
  * id is a hash of its frames and does not change).  Past half full, drop
- * the stacks not referenced in this interval; past three quarters, all.
+ * the stacks not referenced in the interval just flushed (resident values
+ * are the flush number that referenced them; rec->seq is already one
+ * past it); past three quarters, all.
  */
 static void evict_stacks(struct recorder *rec)
 {
@@ -591,7 +593,7 @@ static void evict_stacks(struct recorder *rec)
 		n = 0;
 		it = 0;
 		while (idmap__next(rec->resident, &it, &key, &val))
-			if (pass == 1 || val < rec->seq)
+			if (pass == 1 || val + 1 < rec->seq)
 				victims[n++] = key;
 		for (i = 0; i < n; i++) {
 			bpf_map_delete_elem(rec->maps.stacks_fd, &victims[i]);
