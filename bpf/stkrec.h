@@ -49,10 +49,36 @@ struct stkrec_count_key {
 };
 
 /*
+ * Key of the off-CPU modes' "counts" maps (offcpu, offwake): the blocked
+ * (target) task with the stacks it blocked in, and for offwake the task
+ * that woke it with the stacks it was in when it did.  Without a waker
+ * (offcpu, preemption, a wakeup not seen) the waker fields are 0 and its
+ * stacks -ENOENT.
+ */
+struct stkrec_offcpu_key {
+	__u32 tgid;
+	__u32 tid;
+	__u32 waker_tgid;
+	__u32 waker_tid;
+	char comm[STKREC_COMM_LEN];
+	char waker_comm[STKREC_COMM_LEN];
+	__s64 user_stack;	/* stack id, or -errno */
+	__s64 kernel_stack;
+	__s64 waker_user_stack;
+	__s64 waker_kernel_stack;
+};
+
+/* Value of the off-CPU "counts" maps. */
+struct stkrec_offcpu_value {
+	__u64 count;		/* blocking episodes */
+	__u64 blocked_ns;	/* their total time off CPU */
+};
+
+/*
  * Indices of the per-CPU "stats" array.  Names for the STAT chunk are in
  * record/ (stat_names[]); keep both in the same order.
  */
-#define STKREC_STAT_SAMPLES		 0 /* samples that passed the filters */
+#define STKREC_STAT_SAMPLES		 0 /* samples (off-CPU: episodes) counted */
 #define STKREC_STAT_COUNTS_FULL		 1 /* samples dropped: counts map full */
 #define STKREC_STAT_USTACK_EFAULT	 2 /* no user stack in that context */
 #define STKREC_STAT_KSTACK_EFAULT	 3 /* no kernel stack (sample in user mode) */
@@ -62,7 +88,11 @@ struct stkrec_count_key {
 #define STKREC_STAT_KSTACK_OTHER	 7
 #define STKREC_STAT_EVENTS_LOST		 8 /* ring buffer full: process event lost */
 #define STKREC_STAT_FOLLOW_FULL		 9 /* a child of CMD not followed: map full */
-#define STKREC_NR_STATS			10
+/* Off-CPU modes (0 in profile captures). */
+#define STKREC_STAT_START_FULL		10 /* blocking not tracked: "start" map full */
+#define STKREC_STAT_WAKER_FULL		11 /* waker not kept: "wakers" map full */
+#define STKREC_STAT_OFFCPU_FILTERED	12 /* episodes outside -m/-M */
+#define STKREC_NR_STATS			13
 
 /* Ring buffer events, BPF -> user space. */
 #define STKREC_EV_NEW_PROC 1 /* first sample of a process (or first since its exec) */

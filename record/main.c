@@ -32,6 +32,9 @@
 #define MAX_STACK_STORAGE (1u << 22)
 #define MAX_DURATION_S (100ULL * 365 * 24 * 3600)
 #define MAX_FLUSH_INTERVAL_S 3600
+/* Task states that exist (include/linux/sched.h): up to TASK_FROZEN 0x8000;
+ * TASK_STATE_MAX is 0x10000 since Linux 6.1. */
+#define TASK_STATE_BITS 0xffffu
 
 static volatile sig_atomic_t stop_requested;
 static int status_shown;
@@ -82,8 +85,58 @@ static void usage(FILE *f)
 		"  stkrec -F 99 10            # 99 Hz for 10 seconds\n"
 		"  stkrec -p 185 -o app.stk   # only process 185\n"
 		"  stkrec -U 5                # user stacks only\n"
-		"  stkrec -- make test        # a command and everything it starts\n",
+		"  stkrec -- make test        # a command and everything it starts\n"
+		"\n"
+		"Other modes: stkrec offcpu, stkrec offwake (see stkrec offcpu --help).\n",
 		DEFAULT_FREQUENCY, DEFAULT_STACK_STORAGE);
+}
+
+/* offcputime / offwaketime's options. */
+static void usage_offcpu(FILE *f)
+{
+	fprintf(f,
+		"Usage: stkrec offcpu|offwake [OPTIONS] [DURATION]\n"
+		"       stkrec offcpu|offwake [OPTIONS] -- CMD [ARGS...]\n"
+		"\n"
+		"offcpu:  time blocked (off CPU), by the blocked thread's user and kernel\n"
+		"         stacks (as offcputime).\n"
+		"offwake: the same, also by the stacks of the thread that woke it (as\n"
+		"         offwaketime).  Report with stkreport; values are microseconds.\n"
+		"\n"
+		"Options:\n"
+		"  -p, --pid PID[,PID...]     trace these processes only\n"
+		"  -t, --tid TID[,TID...]     trace these threads only\n"
+		"  -u, --user-threads-only    user threads only (no kernel threads)\n"
+		"  -k, --kernel-threads-only  kernel threads only (no user threads)\n"
+		"  -U, --user-stacks-only     user space stacks only (no kernel stacks)\n"
+		"  -K, --kernel-stacks-only   kernel stacks only (no user stacks)\n"
+		"  -m, --min-block-time US    count only blocks of at least US microseconds\n"
+		"                             (default 1)\n"
+		"  -M, --max-block-time US    count only blocks of at most US microseconds\n"
+		"                             (default unlimited)\n"
+		"      --state MASK           only threads that went off CPU in one of these\n"
+		"                             states (a bit mask: 1 interruptible sleep, 2\n"
+		"                             uninterruptible, ...; 0: preempted while running)\n"
+		"      --stack-storage-size N number of unique stacks the kernel map holds\n"
+		"                             (default %d)\n"
+		"      --kallsyms=WHICH       'covering' (default) or 'full' kernel symbols\n"
+		"  -o, --output FILE          write to FILE (default trace.stk)\n"
+		"      --flush-interval SECS  write recorded data every SECS seconds (default 1)\n"
+		"  -q, --quiet                no status line and no summary\n"
+		"  -v, --verbose              print libbpf's messages\n"
+		"  -h, --help                 show this help\n"
+		"  DURATION                   seconds to record (default: until Ctrl-C)\n"
+		"  -- CMD [ARGS...]           run CMD once everything is attached, trace it and\n"
+		"                             every process it starts, stop when it exits\n"
+		"\n"
+		"Exit status: 0 success, 1 failure, 2 usage error; with -- CMD as for profile.\n"
+		"\n"
+		"Examples:\n"
+		"  stkrec offcpu 5               # all threads for 5 seconds\n"
+		"  stkrec offwake -p 185 -m 1000 # process 185, blocks of 1 ms or more\n"
+		"  stkrec offcpu -u --state 2    # user threads in uninterruptible sleep\n"
+		"  stkrec offwake -- ./server    # a command and everything it starts\n",
+		DEFAULT_STACK_STORAGE);
 }
 
 static void errorf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -219,6 +272,7 @@ enum {
 	OPT_FLUSH_INTERVAL,
 	OPT_KALLSYMS,
 	OPT_VERSION,
+	OPT_STATE,
 };
 
 static const struct option long_opts[] = {
@@ -227,6 +281,11 @@ static const struct option long_opts[] = {
 	{ "tid", required_argument, NULL, 't' },
 	{ "user-stacks-only", no_argument, NULL, 'U' },
 	{ "kernel-stacks-only", no_argument, NULL, 'K' },
+	{ "user-threads-only", no_argument, NULL, 'u' },
+	{ "kernel-threads-only", no_argument, NULL, 'k' },
+	{ "min-block-time", required_argument, NULL, 'm' },
+	{ "max-block-time", required_argument, NULL, 'M' },
+	{ "state", required_argument, NULL, OPT_STATE },
 	{ "cpu", required_argument, NULL, 'C' },
 	{ "stack-storage-size", required_argument, NULL, OPT_STACK_STORAGE },
 	{ "kallsyms", required_argument, NULL, OPT_KALLSYMS },
@@ -247,7 +306,13 @@ int main(int argc, char **argv)
 		.frequency = DEFAULT_FREQUENCY,
 		.stack_storage_size = DEFAULT_STACK_STORAGE,
 		.flush_interval_ns = 1000000000ULL,
+		.min_block_us = 1,
+		.max_block_us = UINT64_MAX,
 	};
+	/* Options of one kind of mode only, as given, to refuse them in the
+	 * other with one clear line. */
+	const char *profile_only = NULL, *offcpu_only = NULL;
+	int offcpu = 0;
 	const char *freq_arg = NULL, *cpu_arg = NULL, *missing = NULL;
 	uint32_t *pids = NULL, *tids = NULL;
 	size_t nr_pids = 0, nr_tids = 0, i, nr_online = 0;
@@ -274,17 +339,58 @@ int main(int argc, char **argv)
 		if (strcmp(argv[1], "profile") == 0) {
 			optind = 2;
 		} else if (strcmp(argv[1], "offcpu") == 0 || strcmp(argv[1], "offwake") == 0) {
-			errorf("mode '%s' is not available in this version (only 'profile')", argv[1]);
-			ret = EXIT_USAGE;
-			goto out;
+			o.mode = argv[1];
+			offcpu = 1;
+			optind = 2;
 		}
 	}
 
 	opterr = 0;
-	while ((opt = getopt_long(opt_argc, argv, ":F:p:t:UKC:o:qvh", long_opts, NULL)) != -1) {
+	while ((opt = getopt_long(opt_argc, argv, ":F:p:t:UKukm:M:C:o:qvh", long_opts, NULL)) != -1) {
 		switch (opt) {
 		case 'F':
 			freq_arg = optarg;
+			profile_only = "-F";
+			break;
+		case 'u':
+			o.user_threads_only = 1;
+			offcpu_only = "-u";
+			break;
+		case 'k':
+			o.kernel_threads_only = 1;
+			offcpu_only = "-k";
+			break;
+		case 'm':
+		case 'M':
+			/* As offwaketime: a positive number of microseconds. */
+			if (parse__uint(optarg, UINT64_MAX, &v) || v == 0) {
+				errorf("-%c %s: expected a positive number of microseconds", opt, optarg);
+				ret = EXIT_USAGE;
+				goto out;
+			}
+			if (opt == 'm')
+				o.min_block_us = v;
+			else
+				o.max_block_us = v;
+			offcpu_only = opt == 'm' ? "-m" : "-M";
+			break;
+		case OPT_STATE:
+			if (parse__uint(optarg, UINT32_MAX, &v)) {
+				errorf("--state %s: expected a task state bit mask, e.g. 2 for uninterruptible sleep",
+				       optarg);
+				ret = EXIT_USAGE;
+				goto out;
+			}
+			if (v & ~(uint64_t)TASK_STATE_BITS) {
+				errorf("--state %s: unknown task state bits 0x%llx (known: 0x%x, see include/linux/sched.h)",
+				       optarg, (unsigned long long)(v & ~(uint64_t)TASK_STATE_BITS),
+				       TASK_STATE_BITS);
+				ret = EXIT_USAGE;
+				goto out;
+			}
+			o.state_filter = 1;
+			o.state_mask = (uint32_t)v;
+			offcpu_only = "--state";
 			break;
 		case 'p':
 		case 't':
@@ -309,6 +415,7 @@ int main(int argc, char **argv)
 			break;
 		case 'C':
 			cpu_arg = optarg;
+			profile_only = "-C";
 			break;
 		case 'o':
 			if (!*optarg) {
@@ -325,7 +432,10 @@ int main(int argc, char **argv)
 			verbose = 1;
 			break;
 		case 'h':
-			usage(stdout);
+			if (offcpu)
+				usage_offcpu(stdout);
+			else
+				usage(stdout);
 			ret = 0;
 			goto out;
 		case OPT_VERSION:
@@ -374,6 +484,28 @@ int main(int argc, char **argv)
 	}
 
 	/* ---- usage checks (exit 2) ---- */
+	if (offcpu && profile_only) {
+		errorf("%s applies to profile mode only, not %s", profile_only, o.mode);
+		ret = EXIT_USAGE;
+		goto out;
+	}
+	if (!offcpu && offcpu_only) {
+		errorf("%s applies to offcpu and offwake only (e.g. stkrec offcpu %s ...)", offcpu_only,
+		       offcpu_only);
+		ret = EXIT_USAGE;
+		goto out;
+	}
+	if (o.user_threads_only && o.kernel_threads_only) {
+		errorf("-u and -k cannot be used together (no thread is both a user and a kernel thread)");
+		ret = EXIT_USAGE;
+		goto out;
+	}
+	if (o.min_block_us > o.max_block_us) {
+		errorf("-m %llu is greater than -M %llu: no block could be counted",
+		       (unsigned long long)o.min_block_us, (unsigned long long)o.max_block_us);
+		ret = EXIT_USAGE;
+		goto out;
+	}
 	if (optind < opt_argc) {
 		if (cmd) {
 			errorf("unexpected argument '%s' before '--' (with -- CMD the recording lasts as long as CMD)",
@@ -573,8 +705,8 @@ int main(int argc, char **argv)
 		char size[32];
 
 		status__format_size(res.bytes, size, sizeof(size));
-		errorf("wrote %s: %llu samples, %llu stacks, %s", o.output,
-		       (unsigned long long)res.samples, (unsigned long long)res.stacks, size);
+		errorf("wrote %s: %llu %s, %llu stacks, %s", o.output, (unsigned long long)res.samples,
+		       offcpu ? "blocking episodes" : "samples", (unsigned long long)res.stacks, size);
 	}
 	ret = cmd && res.cmd_exit_code >= 0 ? res.cmd_exit_code : 0;
 out:

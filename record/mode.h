@@ -57,6 +57,8 @@ struct rec_mode_ops {
 };
 
 extern const struct rec_mode_ops profile_mode_ops;
+extern const struct rec_mode_ops offcpu_mode_ops;	/* mode_offcpu.c */
+extern const struct rec_mode_ops offwake_mode_ops;
 
 /*
  * For modes, during collect(): a row references @tgid (with @comm), so its

@@ -48,6 +48,15 @@ static const char *const bpf_stat_names[STKREC_NR_STATS] = {
 	[STKREC_STAT_KSTACK_OTHER] = "stack_err_other_kernel",
 	[STKREC_STAT_EVENTS_LOST] = "events_lost",
 	[STKREC_STAT_FOLLOW_FULL] = "follow_map_full",
+	[STKREC_STAT_START_FULL] = "offcpu_start_map_full",
+	[STKREC_STAT_WAKER_FULL] = "offcpu_waker_map_full",
+	[STKREC_STAT_OFFCPU_FILTERED] = "offcpu_filtered_block_time",
+};
+
+static const struct rec_mode_ops *const modes[] = {
+	&profile_mode_ops,
+	&offcpu_mode_ops,
+	&offwake_mode_ops,
 };
 
 /* A process maps snapshot.  The latest one per live process stays in
@@ -143,14 +152,20 @@ const char *recorder__errmsg(const struct recorder *rec)
 
 struct recorder *recorder__new(const struct recorder_opts *opts)
 {
+	const struct rec_mode_ops *ops = NULL;
 	struct recorder *rec;
+	size_t i;
 
 	if (!opts || !opts->output || !opts->frequency || !opts->nr_cpus ||
 	    !opts->stack_storage_size || !opts->flush_interval_ns) {
 		errno = EINVAL;
 		return NULL;
 	}
-	if (opts->mode && strcmp(opts->mode, "profile") != 0) {
+	for (i = 0; i < sizeof(modes) / sizeof(modes[0]); i++)
+		if (strcmp(opts->mode ? opts->mode : "profile", modes[i]->name) == 0)
+			ops = modes[i];
+	if (!ops || opts->min_block_us > opts->max_block_us ||
+	    (opts->user_threads_only && opts->kernel_threads_only)) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -158,7 +173,7 @@ struct recorder *recorder__new(const struct recorder_opts *opts)
 	if (!rec)
 		return NULL;
 	rec->o = *opts;
-	rec->ops = &profile_mode_ops;
+	rec->ops = ops;
 	rec->epfd = -1;
 	rec->cmd_exit_code = -1;
 	rec->end_reason = "error";
@@ -704,8 +719,23 @@ static int write_start_meta(struct recorder *rec)
 	}
 	err = meta__add_host(&m);
 	err = err ?: meta__add(&m, "mode", "%s", rec->ops->name);
-	err = err ?: meta__add(&m, "event", "cpu-clock");
-	err = err ?: meta__add(&m, "frequency", "%u", o->frequency);
+	if (rec->ops == &profile_mode_ops) {
+		err = err ?: meta__add(&m, "event", "cpu-clock");
+		err = err ?: meta__add(&m, "frequency", "%u", o->frequency);
+	} else {
+		err = err ?: meta__add(&m, "event", "%s", rec->ops == &offwake_mode_ops
+							? "sched_switch,sched_waking"
+							: "sched_switch");
+		err = err ?: meta__add(&m, "min_block_us", "%llu",
+				       (unsigned long long)o->min_block_us);
+		err = err ?: meta__add(&m, "max_block_us", "%llu",
+				       (unsigned long long)o->max_block_us);
+		if (o->state_filter)
+			err = err ?: meta__add(&m, "state_filter", "%u", o->state_mask);
+		if (o->user_threads_only || o->kernel_threads_only)
+			err = err ?: meta__add(&m, "thread_filter", "%s",
+					       o->user_threads_only ? "user" : "kernel");
+	}
 	err = err ?: meta__add(&m, "wall_start_ns", "%llu", (unsigned long long)rec->wall_start);
 	err = err ?: meta__add(&m, "mono_start_ns", "%llu", (unsigned long long)rec->mono_start);
 	if (o->cmdline)

@@ -26,8 +26,8 @@ struct recorder_status {
 
 struct recorder_opts {
 	const char *output;		/* file to write */
-	const char *mode;		/* "profile" */
-	unsigned int frequency;		/* Hz */
+	const char *mode;		/* "profile" (NULL too), "offcpu" or "offwake" */
+	unsigned int frequency;		/* Hz (profile) */
 	const uint32_t *pids;		/* -p: process ids, or NULL */
 	size_t nr_pids;
 	const uint32_t *tids;		/* -t: thread ids, or NULL */
@@ -35,6 +35,13 @@ struct recorder_opts {
 	int user_stacks_only;		/* -U */
 	int kernel_stacks_only;		/* -K */
 	uint32_t stack_storage_size;	/* entries of the stacks map */
+	/* Off-CPU modes only (ignored by profile). */
+	int user_threads_only;		/* -u: no kernel threads */
+	int kernel_threads_only;	/* -k: kernel threads only */
+	uint64_t min_block_us;		/* -m: shorter blocks are not counted */
+	uint64_t max_block_us;		/* -M: longer blocks are not counted */
+	int state_filter;		/* --state given: only tasks leaving in */
+	uint32_t state_mask;		/* ... one of these states (0: running) */
 	const int *cpus;		/* CPUs to sample (sorted) */
 	size_t nr_cpus;
 	const char *cpu_list;		/* -C as given, or NULL, for META */
@@ -64,7 +71,8 @@ struct recorder;
 
 /*
  * recorder__new() - check and copy @opts (pointed-to arrays must outlive
- * the recorder).  Returns NULL with errno = EINVAL or ENOMEM.
+ * the recorder).  Returns NULL with errno = EINVAL (e.g. an unknown mode,
+ * min_block_us > max_block_us) or ENOMEM.
  */
 struct recorder *recorder__new(const struct recorder_opts *opts);
 

@@ -53,7 +53,8 @@ expect 2 "stkrec: --flush-interval 0: expected seconds from 0.001 to 3600" --flu
 expect 2 "stkrec: --kallsyms=some: expected 'covering' or 'full'" --kallsyms=some -o "$out" 1
 expect 2 "stkrec: no command after '--'" -o "$out" --
 expect 2 "stkrec: -p/-t cannot be combined with -- CMD (CMD selects what is profiled)" -p 1 -o "$out" -- true
-expect 2 "stkrec: mode 'offwake' is not available in this version (only 'profile')" offwake -o "$out" 1
+# offcpu/offwake exist now (tests/e2e/offcpu_errors.sh has their bad inputs).
+expect 2 "stkrec: -F applies to profile mode only, not offwake" offwake -F 99 -o "$out" 1
 
 # A process that does not exist, and a thread given as a process.
 gone=$(sh -c 'echo $$')
