@@ -39,8 +39,10 @@ static int has_frames(const struct rstack *st)
 	return st && st->nr_frames;
 }
 
-/* profile.py / offcputime layout. */
-static int text_profile(struct strbuf *sb, const struct rsample *s, const struct output_opts *o)
+/* profile.py / offcputime layout.  profile.py prints the process id,
+ * offcputime the thread id (its key is per thread). */
+static int text_profile(struct strbuf *sb, const struct rsample *s, const struct output_opts *o,
+			int thread_id)
 {
 	int need_delim = o->delimited && !(o->user_only || o->kernel_only);
 	int err;
@@ -51,7 +53,7 @@ static int text_profile(struct strbuf *sb, const struct rsample *s, const struct
 	err = err ?: text_frames(sb, s->task.user, 0, o);
 	err = err ?: strbuf__addf(sb, "    %-16s ", "-");
 	err = err ?: render_clean(sb, s->task.comm, 0);
-	err = err ?: strbuf__addf(sb, " (%u)\n", s->task.tgid);
+	err = err ?: strbuf__addf(sb, " (%u)\n", thread_id ? s->task.tid : s->task.tgid);
 	return err;
 }
 
@@ -122,7 +124,7 @@ int out_text__write(const struct report *r, const struct output_opts *o, FILE *f
 		if (r->kind == REPORT_OFFWAKE)
 			err = text_offwake(&sb, s, o);
 		else
-			err = text_profile(&sb, s, o);
+			err = text_profile(&sb, s, o, r->kind == REPORT_OFFCPU);
 		err = err ?: groups__add(&g, strbuf__str(&sb), sb.len, sample_value(r, s));
 	}
 	if (!err) {

@@ -160,6 +160,47 @@ static const struct cap_kobj *kobj_find(const struct capture *c, uint64_t addr)
 	return kernel;
 }
 
+/* A function of the tracing machinery between a tracepoint and the BPF
+ * program that took the stack (bpf_trace_run4, __bpf_trace_sched_switch,
+ * __traceiter_sched_switch, a bpf_prog_* symbol). */
+static int tracing_frame(const struct sym_result *sym)
+{
+	static const char *const prefixes[] = {
+		"bpf_trace_run", "__bpf_trace_", "__traceiter_", "bpf_prog_", "__bpf_prog_",
+	};
+	size_t i;
+
+	if (!sym || !sym->nr_lines)
+		return 0;
+	for (i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
+		if (strncmp(sym->lines[0].name, prefixes[i], strlen(prefixes[i])) == 0)
+			return 1;
+	return 0;
+}
+
+/*
+ * Off-CPU stacks are taken by a program on a tracepoint, so they start in
+ * the program (an address no captured symbol covers: it was loaded after
+ * kallsyms was read) and the tracepoint's calling code.  Which frames those
+ * are depends on the kernel build (here bpf_prog, bpf_trace_run4; older
+ * kernels add __bpf_trace_sched_switch), so they are found by name: the
+ * first frame kept is the one after the last machinery frame among the
+ * first few, e.g. __schedule for sched_switch or try_to_wake_up for
+ * sched_waking.  Without kernel symbols nothing is recognised and the
+ * stack stays whole.
+ */
+#define TRACING_FRAMES_MAX 8
+
+static uint32_t tracing_prefix(struct report *r, const struct cap_stack *cs)
+{
+	uint32_t i, start = 0;
+
+	for (i = 0; i < cs->nr_frames && i < TRACING_FRAMES_MAX; i++)
+		if (tracing_frame(ksyms__lookup(r->ksyms, i ? cs->frames[i] - 1 : cs->frames[i])))
+			start = i + 1;
+	return start < cs->nr_frames ? start : 0;
+}
+
 /*
  * The kernel fix-up, as profile.py does it: when the recorded stack does
  * not start at the interrupted IP, it starts inside the interrupt/perf
@@ -194,6 +235,8 @@ static int report__kernel_stack(struct report *r, const struct cap_segment *seg,
 	n = cs->nr_frames;
 	if (skip > 0) {
 		start = (uint32_t)skip < n ? (uint32_t)skip : n;
+	} else if (r->kind != REPORT_PROFILE) {
+		start = tracing_prefix(r, cs);
 	} else if (kip && !(n && cs->frames[0] == kip) && kret) {
 		for (i = 0; i < n; i++)
 			if (cs->frames[i] == kret)
@@ -211,7 +254,9 @@ static int report__kernel_stack(struct report *r, const struct cap_segment *seg,
 
 		f->kind = RFRAME_KERNEL;
 		f->addr = prepend && i == 0 ? kip : cs->frames[start + i - prepend];
-		f->is_return = i > 0;
+		/* After skipped tracing frames, the first kept one is a
+		 * return address too. */
+		f->is_return = i > 0 || (r->kind != REPORT_PROFILE && start > 0);
 		f->kobj = kobj_find(r->cap, f->addr);
 		f->sym = ksyms__lookup(r->ksyms, f->is_return ? f->addr - 1 : f->addr);
 		st->nr_unknown += !f->sym;
