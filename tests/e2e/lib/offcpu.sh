@@ -1,0 +1,71 @@
+# SPDX-License-Identifier: BSD-2-Clause
+#
+# Sourced by tests/e2e/offcpu_*.sh after lib/record.sh: the offwork sample
+# and helpers over OFFC rows (stkdump) and folded reports.
+
+OW=$O/samples/offwork
+if [ ! -x "$OW" ]; then
+	echo "$NAME: $OW missing; run make"
+	exit 1
+fi
+
+# start_offwork ARGS...: run offwork ARGS in the background and wait for its
+# "pid P waiter T writer T" line; sets ow_pid, ow_waiter, ow_writer.
+start_offwork() {
+	_f=$tmp/offwork.$#.$(date +%s%N)
+	bg "$OW" "$@" > "$_f"
+	_i=0
+	while [ ! -s "$_f" ] && [ $_i -lt 100 ]; do
+		sleep 0.05
+		_i=$((_i + 1))
+	done
+	set -- $(cat "$_f")
+	ow_pid=$2 ow_waiter=$4 ow_writer=$6
+	if [ -z "$ow_pid" ]; then
+		echo "$NAME: offwork did not start"
+		exit 1
+	fi
+}
+
+# offc FILE: the OFFC lines of FILE (fields as stkdump documents them).
+offc() {
+	"$DUMP" "$1" | awk -F'\t' '$1 == "OFFC"'
+}
+
+# blocked_ns FILE FIELD VALUE: total blocked ns of OFFC rows whose field
+# FIELD (2 target tgid, 3 target tid, 4 target comm) is VALUE.
+blocked_ns() {
+	offc "$1" | awk -F'\t' -v f="$2" -v v="$3" '$f == v { n += $13 } END { printf "%.0f\n", n + 0 }'
+}
+
+# rows_of FILE FIELD VALUE: number of OFFC rows whose FIELD is VALUE.
+rows_of() {
+	offc "$1" | awk -F'\t' -v f="$2" -v v="$3" '$f == v { n++ } END { print n + 0 }'
+}
+
+# is_kthread PID: 0 if PID is a live kernel thread (PF_KTHREAD in
+# /proc/PID/stat flags), 1 if a live user task, 2 if gone.
+is_kthread() {
+	_fl=$(awk '{ sub(/.*\) /, ""); print $7 }' "/proc/$1/stat" 2>/dev/null)
+	[ -z "$_fl" ] && return 2
+	[ $((_fl & 0x200000)) -ne 0 ]
+}
+
+# thread_kinds FILE: "K U" = target tgids of FILE that are live kernel
+# threads (K) and live user processes (U).
+thread_kinds() {
+	_k=0 _u=0
+	for _p in $(offc "$1" | awk -F'\t' '{ print $2 }' | sort -u); do
+		is_kthread "$_p"
+		case $? in
+		0) _k=$((_k + 1)) ;;
+		1) _u=$((_u + 1)) ;;
+		esac
+	done
+	echo "$_k $_u"
+}
+
+# meta_ns FILE: the recorded duration in ns.
+duration_ns() {
+	meta_of "$1" duration_ns
+}

@@ -1,0 +1,62 @@
+#!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
+#
+# offcpu_offcpu: stkrec offcpu records samples/offwork for 3 s and
+#  - the waiter's blocked time is attributed to its known function: nearly
+#    all of it under ...waiter_loop;waiter_block...;schedule in the folded
+#    report, and it is within 10% of the wall time;
+#  - the writer's sleeps are under writer_sleep and writer_nap;
+#  - rows have no waker (tgid 0, comm "", stacks -ENOENT), and the report
+#    is offcputime's folded layout (no "--") in microseconds;
+#  - the text report has offcputime's layout ("-  comm (tid)").
+# It also prints, without asserting, what libc's own read() does to the
+# waiter's stack (samples/offwork -l): Debian's glibc keeps no frame
+# pointer, so the caller of read() (do_read) is skipped.
+# Exit 77 only when BPF cannot be used (not root, or no BTF).
+
+NAME=offcpu_offcpu
+. "$(dirname "$0")/lib/record.sh"
+. "$(dirname "$0")/lib/offcpu.sh"
+
+start_offwork 6
+"$REC" offcpu -q -p "$ow_pid" -o "$tmp/oc.stk" 3 > "$tmp/rec.out" 2>&1
+rc=$?
+check "offcpu -p: exit 0 (got $rc: $(cat "$tmp/rec.out"))" [ "$rc" -eq 0 ]
+check "META mode is offcpu" [ "$(meta_of "$tmp/oc.stk" mode)" = offcpu ]
+
+"$REP" -f folded "$tmp/oc.stk" > "$tmp/oc.folded" 2>/dev/null
+wall_us=$(($(duration_ns "$tmp/oc.stk") / 1000))
+# sum_us REGEX: microseconds of folded lines matching REGEX.
+sum_us() {
+	awk -v re="$1" '$0 ~ re { n += $NF } END { printf "%.0f\n", n + 0 }' "$tmp/oc.folded"
+}
+waiter=$(sum_us '^ow-waiter;')
+in_fn=$(sum_us '^ow-waiter;.*;waiter_loop;waiter_block;(do_read;sys3;)?.*;schedule;__schedule [0-9]+$')
+echo "     waiter blocked ${waiter} us in ${wall_us} us, ${in_fn} us of it in waiter_block"
+check "the waiter's blocked time ($waiter us) is within 10% of the wall time ($wall_us us)" \
+	within "$waiter" $((wall_us * 9 / 10)) $((wall_us * 11 / 10))
+check "at least 99% of it is attributed to waiter_block ($in_fn us)" \
+	[ "$in_fn" -ge $((waiter * 99 / 100)) -a "$in_fn" -gt 0 ]
+sleep_us=$(sum_us '^ow-writer;.*;writer_loop;writer_sleep;.*;schedule;__schedule [0-9]+$')
+nap_us=$(sum_us '^ow-writer;.*;writer_loop;writer_nap;.*;schedule;__schedule [0-9]+$')
+check "the writer's time is under writer_sleep ($sleep_us us) and writer_nap ($nap_us us)" \
+	[ "$sleep_us" -gt $((wall_us * 8 / 10)) -a "$nap_us" -gt 0 ]
+dashes=$(grep -c -- ';--;' "$tmp/oc.folded")
+check "folded: no waker part ($dashes lines with --)" [ "$dashes" -eq 0 ]
+bad=$(offc "$tmp/oc.stk" | awk -F'\t' '$7 != 0 || $8 != 0 || $9 != "" || $10 != -2 || $11 != -2' | wc -l)
+check "OFFC rows have no waker: tgid 0, comm \"\", stacks -ENOENT ($bad rows do)" [ "$bad" -eq 0 ]
+ns=$(blocked_ns "$tmp/oc.stk" 3 "$ow_waiter")
+check "folded values are the rows' blocked ns / 1000" \
+	within "$waiter" $((ns / 1000 - 50)) $((ns / 1000 + 50))
+
+"$REP" --tid "$ow_waiter" "$tmp/oc.stk" > "$tmp/oc.txt" 2>/dev/null
+want=$(printf '    %-16s %s (%s)' - ow-waiter "$ow_waiter")
+check "text: offcputime layout ('$want' then the value)" \
+	eval 'grep -qxF -- "$want" "$tmp/oc.txt" && grep -A1 -xF -- "$want" "$tmp/oc.txt" | tail -1 | grep -qE "^        [0-9]+$"'
+
+# ---- libc's read(), for the record --------------------------------------
+start_offwork -l 3
+"$REC" offcpu -q -U -t "$ow_waiter" -o "$tmp/libc.stk" 1 > /dev/null 2>&1
+"$REP" -f folded "$tmp/libc.stk" 2>/dev/null | sort -k2 -n | tail -1 | sed 's/^/     libc read(): /'
+
+finish
