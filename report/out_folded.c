@@ -32,24 +32,34 @@ static int folded_frames(struct strbuf *sb, const struct rstack *st, int root_fi
 	return err;
 }
 
-static int folded_profile(struct strbuf *sb, const struct rsample *s, const struct output_opts *o)
-{
-	int need_delim = o->delimited && !(o->user_only || o->kernel_only);
-	int err;
-
-	err = render_clean(sb, s->task.comm, 1);
-	err = err ?: folded_frames(sb, s->task.user, 1, o);
-	if (!err && need_delim && s->task.kernel && s->task.kernel->nr_frames)
-		err = strbuf__adds(sb, ";-");
-	err = err ?: folded_frames(sb, s->task.kernel, 1, o);
-	return err;
-}
-
 static int missed(stk_stack_ref ref, const struct rstack *st)
 {
 	if (ref >= 0)
 		return !st;
 	return ref != -EFAULT && ref != -ENOENT;
+}
+
+/* profile.py -f; offcputime -f (@offcpu) also marks missed stacks. */
+static int folded_profile(struct strbuf *sb, const struct rsample *s, const struct output_opts *o,
+			  int offcpu)
+{
+	int need_delim = o->delimited && !(o->user_only || o->kernel_only);
+	const struct rtask *t = &s->task;
+	int err;
+
+	err = render_clean(sb, t->comm, 1);
+	if (!err && offcpu && !o->kernel_only && missed(t->user_ref, t->user))
+		err = strbuf__adds(sb, ";[Missed User Stack]");
+	else if (!err)
+		err = folded_frames(sb, t->user, 1, o);
+	/* offcputime: "-" only between two stacks that are both there. */
+	if (!err && need_delim && t->kernel && t->kernel->nr_frames && (!offcpu || t->user))
+		err = strbuf__adds(sb, ";-");
+	if (!err && offcpu && !o->user_only && missed(t->kernel_ref, t->kernel))
+		err = strbuf__adds(sb, ";[Missed Kernel Stack]");
+	else if (!err)
+		err = folded_frames(sb, t->kernel, 1, o);
+	return err;
 }
 
 /* target root..leaf, "--", waker leaf..root, waker comm. */
@@ -108,7 +118,7 @@ int out_folded__write(const struct report *r, const struct output_opts *o, FILE 
 		if (r->kind == REPORT_OFFWAKE)
 			err = folded_offwake(&sb, s, o);
 		else
-			err = folded_profile(&sb, s, o);
+			err = folded_profile(&sb, s, o, r->kind == REPORT_OFFCPU);
 		err = err ?: groups__add(&g, strbuf__str(&sb), sb.len, sample_value(r, s));
 	}
 	if (!err) {

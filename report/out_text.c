@@ -39,30 +39,41 @@ static int has_frames(const struct rstack *st)
 	return st && st->nr_frames;
 }
 
-/* profile.py / offcputime layout.  profile.py prints the process id,
- * offcputime the thread id (its key is per thread). */
-static int text_profile(struct strbuf *sb, const struct rsample *s, const struct output_opts *o,
-			int thread_id)
-{
-	int need_delim = o->delimited && !(o->user_only || o->kernel_only);
-	int err;
-
-	err = text_frames(sb, s->task.kernel, 0, o);
-	if (!err && need_delim && has_frames(s->task.kernel))
-		err = strbuf__adds(sb, "    --\n");
-	err = err ?: text_frames(sb, s->task.user, 0, o);
-	err = err ?: strbuf__addf(sb, "    %-16s ", "-");
-	err = err ?: render_clean(sb, s->task.comm, 0);
-	err = err ?: strbuf__addf(sb, " (%u)\n", thread_id ? s->task.tid : s->task.tgid);
-	return err;
-}
-
-/* offwaketime: a stack that was wanted but not taken. */
+/* offcputime / offwaketime: a stack that was wanted but not taken. */
 static int missed(stk_stack_ref ref, const struct rstack *st)
 {
 	if (ref >= 0)
 		return !st;
 	return ref != -EFAULT && ref != -ENOENT;
+}
+
+/*
+ * profile.py / offcputime layout.  offcputime (@offcpu) differs: it prints
+ * the thread id, not the process id (its key is per thread), and marks a
+ * missed stack with [Missed Kernel Stack] / [Missed User Stack].
+ */
+static int text_profile(struct strbuf *sb, const struct rsample *s, const struct output_opts *o,
+			int offcpu)
+{
+	int need_delim = o->delimited && !(o->user_only || o->kernel_only);
+	const struct rtask *t = &s->task;
+	int err = 0;
+
+	if (offcpu && !o->user_only && missed(t->kernel_ref, t->kernel))
+		err = strbuf__adds(sb, "    [Missed Kernel Stack]\n");
+	else
+		err = text_frames(sb, t->kernel, 0, o);
+	/* offcputime: "--" only between two stacks that are both there. */
+	if (!err && need_delim && has_frames(t->kernel) && (!offcpu || t->user))
+		err = strbuf__adds(sb, "    --\n");
+	if (!err && offcpu && !o->kernel_only && missed(t->user_ref, t->user))
+		err = strbuf__adds(sb, "    [Missed User Stack]\n");
+	else if (!err)
+		err = text_frames(sb, t->user, 0, o);
+	err = err ?: strbuf__addf(sb, "    %-16s ", "-");
+	err = err ?: render_clean(sb, t->comm, 0);
+	err = err ?: strbuf__addf(sb, " (%u)\n", offcpu ? t->tid : t->tgid);
+	return err;
 }
 
 /* offwaketime.py layout: waker root..leaf, "--", target leaf..root. */
