@@ -31,7 +31,10 @@ static void usage(FILE *f)
 "\n"
 "Output:\n"
 "  -f, --format FMT     %s (default text: profile.py's layout, hottest\n"
-"                       stack last; folded: one line per stack, flamegraph.pl)\n"
+"                       stack last; folded: one line per stack, flamegraph.pl;\n"
+"                       pprof: gzip'd profile.proto for go tool pprof, with\n"
+"                       mappings, addresses and source lines, so -d, -a,\n"
+"                       --addresses and --lines do not apply; not to a terminal)\n"
 "  -o, --output FILE    write to FILE instead of stdout\n"
 "  -d, --delimited      '--' (text) / '-' (folded) between kernel and user frames\n"
 "  -a, --annotations    add _[k] to kernel frame names\n"
@@ -225,7 +228,8 @@ int report_main(int argc, char **argv)
 		case 'f':
 			fmt = output_format__find(optarg);
 			if (!fmt)
-				return usage_error("unknown format (expected text or folded)", optarg);
+				return usage_error("unknown format (expected text, folded or pprof)",
+						   optarg);
 			break;
 		case 'o': out_path = optarg; break;
 		case 'd': oo.delimited = 1; break;
@@ -254,8 +258,8 @@ int report_main(int argc, char **argv)
 			ro.tids = tids;
 			break;
 		case OPT_COMM: ro.comm = optarg; break;
-		case OPT_INLINE: ro.sym.no_inline = 0; break;
-		case OPT_NO_INLINE: ro.sym.no_inline = 1; break;
+		case OPT_INLINE: ro.sym.no_inline = oo.no_inline = 0; break;
+		case OPT_NO_INLINE: ro.sym.no_inline = oo.no_inline = 1; break;
 		case OPT_LINES: ro.sym.lines = oo.lines = 1; break;
 		case OPT_ADDRESSES: oo.addresses = 1; break;
 		case OPT_NO_DEMANGLE: ro.sym.no_demangle = 1; break;
@@ -281,6 +285,10 @@ int report_main(int argc, char **argv)
 	path = argv[optind];
 	if (fmt->binary && !out_path && isatty(STDOUT_FILENO))
 		return usage_error("binary output to a terminal; use -o FILE or a pipe", NULL);
+	/* A profile carries each function's file and line whatever the
+	 * options: pprof shows them on demand (-lines, list). */
+	if (strcmp(fmt->name, "pprof") == 0)
+		ro.sym.lines = 1;
 	/* libdwfl asks debuginfod by itself whenever DEBUGINFOD_URLS is set. */
 	if (no_debuginfod)
 		unsetenv("DEBUGINFOD_URLS");

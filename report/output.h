@@ -20,6 +20,7 @@ struct output_opts {
 	int lines;		/* --lines: " (file:line)" after names */
 	int user_only;		/* -U, as given to the pipeline */
 	int kernel_only;	/* -K */
+	int no_inline;		/* --no-inline: no inline frames were looked up */
 };
 
 struct output_format {
@@ -36,6 +37,7 @@ const char *output_format__names(void);
 
 int out_text__write(const struct report *r, const struct output_opts *o, FILE *f);
 int out_folded__write(const struct report *r, const struct output_opts *o, FILE *f);
+int out_pprof__write(const struct report *r, const struct output_opts *o, FILE *f);
 
 /* ---- shared rendering ---- */
 

@@ -1,0 +1,886 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * pprof output: the report as a gzip'd perftools.profiles.Profile for
+ * `go tool pprof` and other pprof readers, built with pprof.h.
+ *
+ * The frame model maps onto profile.proto like this:
+ *  - Mapping: one per (process, file), spanning the file's executable
+ *    mappings in that process (as perf and pprof's own converters do: it
+ *    is what pprof needs to symbolize again), and one per kernel object
+ *    ([kernel.kallsyms], and [module] for modules).  Its has_* flags are
+ *    set only when they hold for every location in it.
+ *  - Location: one per (mapping, address, symbolization), with the
+ *    address as sampled (a return address for callers) and the frame's
+ *    lines leaf first: inlined functions, then the containing one.  An
+ *    address without symbols has no lines, so pprof can symbolize it
+ *    itself when it finds the binary.
+ *  - Function: name demangled, system_name as in the binary, source file
+ *    and declaration line when DWARF gave them.
+ *  - Sample: values samples/count and cpu/nanoseconds (count * period)
+ *    for profiles, samples/count and off_cpu/nanoseconds (blocked time)
+ *    for off-CPU captures; string labels pid, tid, comm, and for offwake
+ *    waker_pid, waker_tid, waker_comm.  Samples with the same locations
+ *    and labels are merged.
+ *
+ * Offwake stacks read as offwaketime's folded output: root first, the
+ * target's user and kernel frames, a "--" pseudo-frame, then the waker's
+ * kernel and user frames in reverse (the waker's root is the leaf).  A
+ * stack that was wanted but lost is a "[Missed User Stack]" or "[Missed
+ * Kernel Stack]" pseudo-frame, as there.  Pseudo-frames have no mapping
+ * and address.  -d, -a, --addresses and --lines do not apply: the profile
+ * carries mappings, addresses and lines itself.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "output.h"
+#include "pprof.h"
+
+/* One pprof Mapping while it is being collected. */
+struct pmap {
+	uint32_t tgid;			/* 0 for kernel objects */
+	int kernel;
+	const char *filename;
+	char *build_id;			/* lowercase hex, or NULL */
+	uint64_t start, limit, offset;
+	int range_known;		/* start/limit recorded, not observed */
+	uint64_t min_addr, max_addr;	/* addresses of its frames */
+	/* has_* flags: cleared by the first location they do not hold for. */
+	int functions, filenames, line_numbers, inline_frames;
+	uint64_t weight;		/* samples with a frame in it */
+	size_t stamp;			/* last sample counted in weight, + 1 */
+	uint64_t id;			/* pprof's id, once added */
+	struct pmap *next;		/* same hash */
+};
+
+enum pseudo {
+	PSEUDO_NONE = 0,
+	PSEUDO_SEPARATOR,		/* "--" between target and waker */
+	PSEUDO_MISSED_USER,
+	PSEUDO_MISSED_KERNEL,
+	NR_PSEUDO,
+};
+
+static const char *const pseudo_names[NR_PSEUDO] = {
+	[PSEUDO_SEPARATOR] = "--",
+	[PSEUDO_MISSED_USER] = "[Missed User Stack]",
+	[PSEUDO_MISSED_KERNEL] = "[Missed Kernel Stack]",
+};
+
+/* One entry of a sample's stack, leaf first: a frame or a pseudo-frame. */
+struct pent {
+	const struct rframe *f;		/* NULL for a pseudo-frame */
+	enum pseudo pseudo;
+};
+
+struct ploc {
+	const struct pmap *pm;
+	uint64_t addr;
+	const struct sym_result *sym;
+	uint64_t id;
+	struct ploc *next;
+};
+
+/* Merged samples: same locations, same labels. */
+struct psample {
+	const struct rsample *first;	/* labels come from it */
+	uint64_t *loc_ids;
+	size_t nr_locs;
+	int64_t values[2];
+	struct psample *next;
+};
+
+struct pp {
+	const struct report *r;
+	const struct output_opts *o;
+	struct pprof *p;
+	struct arena mem;
+	struct u64map pmap_of;		/* (uintptr_t)stk_mapping or cap_kobj -> pmap */
+	struct u64map pmap_keys;	/* hash of a user pmap's identity -> chain */
+	struct pmap **pmaps;		/* in first-seen order */
+	size_t nr_pmaps, cap_pmaps;
+	struct pmap *kernel_unknown;	/* kernel frames when no object was recorded */
+	struct pmap *kernel_outside;	/* kernel frames outside every recorded object */
+	struct u64map locs;		/* hash -> ploc chain */
+	uint64_t pseudo_ids[NR_PSEUDO];
+	struct u64map sample_keys;	/* hash -> psample chain */
+	struct psample **samples;
+	size_t nr_samples, cap_samples;
+	struct pent *ents;		/* the stack being walked */
+	size_t nr_ents, cap_ents;
+	uint64_t *ids;			/* its location ids */
+	size_t cap_ids;
+	int64_t period;			/* ns per sample; 0: frequency unknown */
+	size_t nr_values;
+};
+
+/* ---- stacks, leaf first ------------------------------------------------ */
+
+static int pp__push(struct pp *pp, const struct rframe *f, enum pseudo ps)
+{
+	if (pp->nr_ents == pp->cap_ents) {
+		size_t cap = pp->cap_ents ? 2 * pp->cap_ents : 256;
+		struct pent *e = realloc(pp->ents, cap * sizeof(*e));
+
+		if (!e)
+			return -ENOMEM;
+		pp->ents = e;
+		pp->cap_ents = cap;
+	}
+	pp->ents[pp->nr_ents++] = (struct pent){ f, ps };
+	return 0;
+}
+
+/* Frames of @st, leaf first (@root_first: root first). */
+static int pp__push_stack(struct pp *pp, const struct rstack *st, int root_first)
+{
+	uint32_t i;
+	int err = 0;
+
+	for (i = 0; st && !err && i < st->nr_frames; i++)
+		err = pp__push(pp, &st->frames[root_first ? st->nr_frames - 1 - i : i], PSEUDO_NONE);
+	return err;
+}
+
+/* offwaketime's "[Missed ... Stack]": wanted but not taken (as out_folded.c). */
+static int missed(stk_stack_ref ref, const struct rstack *st)
+{
+	if (ref >= 0)
+		return !st;
+	return ref != -EFAULT && ref != -ENOENT;
+}
+
+/* One side of an offwake sample: @st, or its missed marker. */
+static int pp__push_side(struct pp *pp, stk_stack_ref ref, const struct rstack *st,
+			 enum pseudo marker, int root_first)
+{
+	if (missed(ref, st))
+		return pp__push(pp, NULL, marker);
+	return pp__push_stack(pp, st, root_first);
+}
+
+/*
+ * The stack of @s, leaf first, into pp->ents.  Profile and offcpu: kernel
+ * frames then user frames, as the folded line reads from its end.  Offwake:
+ * the reverse of out_folded.c's line without the comms, i.e. waker user
+ * root..leaf, waker kernel root..leaf, "--", target kernel leaf..root,
+ * target user leaf..root.
+ */
+static int pp__walk(struct pp *pp, const struct rsample *s)
+{
+	const struct rtask *t = &s->task, *w = &s->waker;
+	const struct output_opts *o = pp->o;
+	int err = 0;
+
+	pp->nr_ents = 0;
+	if (pp->r->kind != REPORT_OFFWAKE) {
+		err = pp__push_stack(pp, t->kernel, 0);
+		return err ?: pp__push_stack(pp, t->user, 0);
+	}
+	if (!o->kernel_only)
+		err = pp__push_side(pp, w->user_ref, w->user, PSEUDO_MISSED_USER, 1);
+	if (!err && !o->user_only)
+		err = pp__push_side(pp, w->kernel_ref, w->kernel, PSEUDO_MISSED_KERNEL, 1);
+	err = err ?: pp__push(pp, NULL, PSEUDO_SEPARATOR);
+	if (!err && !o->user_only)
+		err = pp__push_side(pp, t->kernel_ref, t->kernel, PSEUDO_MISSED_KERNEL, 0);
+	if (!err && !o->kernel_only)
+		err = pp__push_side(pp, t->user_ref, t->user, PSEUDO_MISSED_USER, 0);
+	return err;
+}
+
+/* ---- mappings ---------------------------------------------------------- */
+
+static struct pmap *pp__new_pmap(struct pp *pp)
+{
+	struct pmap *pm;
+
+	if (pp->nr_pmaps == pp->cap_pmaps) {
+		size_t cap = pp->cap_pmaps ? 2 * pp->cap_pmaps : 64;
+		struct pmap **a = realloc(pp->pmaps, cap * sizeof(*a));
+
+		if (!a)
+			return NULL;
+		pp->pmaps = a;
+		pp->cap_pmaps = cap;
+	}
+	pm = arena__alloc(&pp->mem, sizeof(*pm));
+	if (!pm)
+		return NULL;
+	pm->functions = pm->filenames = pm->line_numbers = pm->inline_frames = 1;
+	pm->min_addr = UINT64_MAX;
+	pp->pmaps[pp->nr_pmaps++] = pm;
+	return pm;
+}
+
+static char *pp__hex(struct pp *pp, const uint8_t *b, uint32_t n)
+{
+	char *s;
+
+	if (!n)
+		return NULL;
+	s = arena__alloc(&pp->mem, 2 * (size_t)n + 1);
+	if (s)
+		hex_encode(s, b, n);
+	return s;
+}
+
+/* The recorded path without the " (deleted)" /proc/PID/maps appends. */
+static const char *pp__path(struct pp *pp, const char *path)
+{
+	static const char deleted[] = " (deleted)";
+	size_t n = strlen(path), d = sizeof(deleted) - 1;
+
+	if (n > d && strcmp(path + n - d, deleted) == 0)
+		return arena__strndup(&pp->mem, path, n - d);
+	return path;
+}
+
+/* The maps snapshot of segment @seg that holds @map. */
+static const struct cap_maps *snapshot_of(const struct cap_segment *seg,
+					  const struct stk_mapping *map)
+{
+	size_t i;
+
+	for (i = 0; i < seg->nr_maps; i++) {
+		const struct cap_maps *m = seg->maps[i];
+
+		if (map >= m->mappings && map < m->mappings + m->nr_mappings)
+			return m;
+	}
+	return NULL;
+}
+
+/*
+ * The (process, file) mapping of user frame @f: the union of the file's
+ * executable mappings in @f's snapshot, and @f's own mapping.  The union
+ * is used only if one offset maps it linearly (address - start + offset
+ * is the file offset everywhere), as it does for ELF files; otherwise
+ * @f's mapping alone.
+ */
+static struct pmap *pp__user_pmap(struct pp *pp, const struct rsample *s, const struct rtask *t,
+				  const struct rframe *f)
+{
+	const struct cap_segment *seg = &pp->r->cap->segs[s->segment];
+	const struct stk_mapping *map = f->map, *low = map;
+	const struct cap_maps *snap = snapshot_of(seg, map);
+	uint64_t start = map->start, limit = map->end, h;
+	uint32_t tgid = snap ? snap->tgid : t->tgid, i;
+	const char *path;
+	struct pmap *pm;
+
+	for (i = 0; snap && i < snap->nr_mappings; i++) {
+		const struct stk_mapping *m = &snap->mappings[i];
+
+		if (m == map || !(m->prot & PROT_EXEC) || strcmp(m->path, map->path) != 0)
+			continue;
+		if (m->start - m->offset != map->start - map->offset) {
+			start = map->start;
+			limit = map->end;
+			low = map;
+			break;
+		}
+		if (m->start < start) {
+			start = m->start;
+			low = m;
+		}
+		if (m->end > limit)
+			limit = m->end;
+	}
+	path = pp__path(pp, map->path);
+	if (!path)
+		return NULL;
+	h = hash_bytes(hash64(hash64(hash64(tgid, start), limit), low->offset), path, strlen(path));
+	for (pm = u64map__get(&pp->pmap_keys, h); pm; pm = pm->next)
+		if (pm->tgid == tgid && pm->start == start && pm->limit == limit &&
+		    pm->offset == low->offset && strcmp(pm->filename, path) == 0)
+			return pm;
+	pm = pp__new_pmap(pp);
+	if (!pm)
+		return NULL;
+	pm->tgid = tgid;
+	pm->filename = path;
+	pm->start = start;
+	pm->limit = limit;
+	pm->offset = low->offset;
+	pm->range_known = 1;
+	pm->build_id = pp__hex(pp, map->build_id, map->build_id_size);
+	if (map->build_id_size && !pm->build_id)
+		return NULL;
+	pm->next = u64map__get(&pp->pmap_keys, h);
+	if (u64map__put(&pp->pmap_keys, h, pm))
+		return NULL;
+	return pm;
+}
+
+/* A kernel mapping whose range is the one its frames span. */
+static struct pmap *pp__kernel_orphan(struct pp *pp, struct pmap **slot, const char *filename)
+{
+	if (!*slot) {
+		*slot = pp__new_pmap(pp);
+		if (!*slot)
+			return NULL;
+		(*slot)->kernel = 1;
+		(*slot)->filename = filename;
+	}
+	return *slot;
+}
+
+/*
+ * The mapping of kernel frame @f: its kernel object's, named as perf names
+ * them ([kernel.kallsyms], [module]).  Without recorded objects, frames go
+ * to a [kernel.kallsyms] of the range they span; an address outside every
+ * recorded object (e.g. BPF or trampoline code) to "[unknown]", so the
+ * kernel's own mapping keeps its range and its has_functions flag.
+ */
+static struct pmap *pp__kernel_pmap(struct pp *pp, const struct rframe *f)
+{
+	const struct cap_kobj *k = f->kobj;
+	struct pmap *pm;
+	char *name;
+
+	if (!k)
+		return pp__kernel_orphan(pp, &pp->kernel_unknown, "[kernel.kallsyms]");
+	if (k->size && f->addr - k->base >= k->size)
+		return pp__kernel_orphan(pp, &pp->kernel_outside, "[unknown]");
+	pm = u64map__get(&pp->pmap_of, (uintptr_t)k);
+	if (pm)
+		return pm;
+	pm = pp__new_pmap(pp);
+	if (!pm)
+		return NULL;
+	pm->kernel = 1;
+	if (k->name[0] == '[') {
+		pm->filename = k->name;
+	} else {
+		name = arena__alloc(&pp->mem, strlen(k->name) + 3);
+		if (!name)
+			return NULL;
+		sprintf(name, "[%s]", k->name);
+		pm->filename = name;
+	}
+	pm->start = k->base;
+	pm->limit = k->base + k->size;
+	pm->range_known = k->size != 0;
+	pm->build_id = pp__hex(pp, k->build_id, k->build_id_size);
+	if (k->build_id_size && !pm->build_id)
+		return NULL;
+	if (u64map__put(&pp->pmap_of, (uintptr_t)k, pm))
+		return NULL;
+	return pm;
+}
+
+/* The pmap of frame @f (NULL for a user frame in no mapping); -ENOMEM in @err. */
+static struct pmap *pp__pmap(struct pp *pp, const struct rsample *s, const struct rtask *t,
+			     const struct rframe *f, int *err)
+{
+	struct pmap *pm;
+
+	*err = 0;
+	if (f->kind == RFRAME_KERNEL) {
+		pm = pp__kernel_pmap(pp, f);
+	} else if (!f->map) {
+		return NULL;
+	} else {
+		pm = u64map__get(&pp->pmap_of, (uintptr_t)f->map);
+		if (pm)
+			return pm;
+		pm = pp__user_pmap(pp, s, t, f);
+		if (pm && u64map__put(&pp->pmap_of, (uintptr_t)f->map, pm))
+			pm = NULL;
+	}
+	if (!pm)
+		*err = -ENOMEM;
+	return pm;
+}
+
+/* Clears the has_* flags of @pm that location @f does not satisfy. */
+static void pmap__account(struct pmap *pm, const struct rframe *f, const struct output_opts *o)
+{
+	const struct sym_result *sym = f->sym;
+	uint32_t i;
+
+	if (f->addr < pm->min_addr)
+		pm->min_addr = f->addr;
+	if (f->addr > pm->max_addr)
+		pm->max_addr = f->addr;
+	if (!sym) {
+		pm->functions = pm->filenames = pm->line_numbers = pm->inline_frames = 0;
+		return;
+	}
+	for (i = 0; i < sym->nr_lines; i++) {
+		if (!sym->lines[i].file)
+			pm->filenames = 0;
+		if (!sym->lines[i].line)
+			pm->line_numbers = 0;
+	}
+	/* Inline frames are known only where DWARF was read and asked for;
+	 * kernel symbols come from kallsyms, which has none. */
+	if (f->kind == RFRAME_KERNEL || o->no_inline || !f->mod || !f->mod->has_dwarf)
+		pm->inline_frames = 0;
+}
+
+/* The task a frame of entry @i belongs to (offwake: waker before "--"). */
+static const struct rtask *pp__task_of(const struct pp *pp, const struct rsample *s,
+				       size_t i, size_t sep)
+{
+	return pp->r->kind == REPORT_OFFWAKE && i < sep ? &s->waker : &s->task;
+}
+
+static size_t pp__separator(const struct pp *pp)
+{
+	size_t i;
+
+	for (i = 0; i < pp->nr_ents; i++)
+		if (pp->ents[i].pseudo == PSEUDO_SEPARATOR)
+			return i;
+	return pp->nr_ents;
+}
+
+/* First pass: every frame's mapping, the has_* flags and the weights. */
+static int pp__collect(struct pp *pp)
+{
+	const struct report *r = pp->r;
+	size_t i, j, sep;
+	int err = 0;
+
+	for (i = 0; !err && i < r->nr_samples; i++) {
+		const struct rsample *s = &r->samples[i];
+
+		err = pp__walk(pp, s);
+		sep = pp__separator(pp);
+		for (j = 0; !err && j < pp->nr_ents; j++) {
+			const struct rframe *f = pp->ents[j].f;
+			struct pmap *pm;
+
+			if (!f)
+				continue;
+			pm = pp__pmap(pp, s, pp__task_of(pp, s, j, sep), f, &err);
+			if (!pm)
+				continue;
+			pmap__account(pm, f, pp->o);
+			if (pm->stamp != i + 1) {
+				pm->stamp = i + 1;
+				pm->weight += s->count;
+			}
+		}
+	}
+	return err;
+}
+
+/* As pprof's own heuristic: a shared library's name has ".so" then the
+ * end, a '.' or a '_' (libc.so.6, libfoo.so, ld-linux-x86-64.so.2). */
+static int is_library(const char *path)
+{
+	const char *base = strrchr(path, '/'), *p;
+
+	for (p = base ? base + 1 : path; (p = strstr(p, ".so")); p += 3)
+		if (p[3] == '\0' || p[3] == '.' || p[3] == '_')
+			return 1;
+	return 0;
+}
+
+/*
+ * Adds the mappings.  pprof takes mapping 1 for the main binary, so the
+ * one first is the program (not a library, kernel or [special] mapping)
+ * with a frame in the most samples; the rest follow in first-seen order.
+ */
+static int pp__add_mappings(struct pp *pp)
+{
+	struct pmap *main_pm = NULL;
+	size_t i, k;
+	int err = 0;
+
+	for (i = 0; i < pp->nr_pmaps; i++) {
+		struct pmap *pm = pp->pmaps[i];
+
+		if (pm->kernel || pm->filename[0] == '[' || !pm->filename[0] ||
+		    is_library(pm->filename))
+			continue;
+		if (!main_pm || pm->weight > main_pm->weight)
+			main_pm = pm;
+	}
+	for (k = 0; !err && k <= pp->nr_pmaps; k++) {
+		struct pmap *pm;
+		struct pprof_mapping m;
+
+		if (k == 0) {
+			pm = main_pm;
+			if (!pm)
+				continue;
+		} else {
+			pm = pp->pmaps[k - 1];
+			if (pm == main_pm)
+				continue;
+		}
+		if (!pm->range_known && pm->min_addr <= pm->max_addr) {
+			/* No recorded range: the one its frames span. */
+			pm->start = pm->min_addr;
+			pm->limit = pm->max_addr + 1;
+		}
+		m = (struct pprof_mapping){
+			.start = pm->start,
+			.limit = pm->limit,
+			.offset = pm->offset,
+			.filename = pm->filename,
+			.build_id = pm->build_id,
+			.has_functions = pm->functions,
+			.has_filenames = pm->functions && pm->filenames,
+			.has_line_numbers = pm->functions && pm->line_numbers,
+			.has_inline_frames = pm->functions && pm->inline_frames,
+		};
+		err = pprof__mapping(pp->p, (uint64_t)(uintptr_t)pm, &m, &pm->id);
+	}
+	return err;
+}
+
+/* ---- locations and samples --------------------------------------------- */
+
+static int pp__pseudo_location(struct pp *pp, enum pseudo ps, uint64_t *id)
+{
+	struct pprof_function fn = { .name = pseudo_names[ps] };
+	struct pprof_line line = { 0 };
+	int err;
+
+	if (pp->pseudo_ids[ps]) {
+		*id = pp->pseudo_ids[ps];
+		return 0;
+	}
+	err = pprof__function(pp->p, &fn, &line.function_id);
+	err = err ?: pprof__location(pp->p, 0, 0, &line, 1, &pp->pseudo_ids[ps]);
+	*id = pp->pseudo_ids[ps];
+	return err;
+}
+
+/* A module symbol is named "name [module]" (ksyms.h); as in the module,
+ * its system_name is the bare name. */
+static const char *pp__ksym_name(struct pp *pp, const struct rframe *f, const char *name)
+{
+	size_t n = strlen(name), m;
+
+	if (!f->kobj || f->kobj->name[0] == '[')
+		return name;
+	m = strlen(f->kobj->name);
+	if (n < m + 3 || name[n - 1] != ']' || name[n - m - 3] != ' ' || name[n - m - 2] != '[' ||
+	    strncmp(name + n - m - 1, f->kobj->name, m) != 0)
+		return name;
+	return arena__strndup(&pp->mem, name, n - m - 3);
+}
+
+/* The location of frame @f in @pm (NULL: no mapping), added on first use. */
+static int pp__location(struct pp *pp, const struct pmap *pm, const struct rframe *f, uint64_t *id)
+{
+	const struct sym_result *sym = f->sym;
+	struct pprof_line lines[64], *lp = lines;
+	uint64_t h = hash64(hash64((uintptr_t)pm, f->addr), (uintptr_t)sym);
+	struct ploc *l;
+	uint32_t i, n = sym ? sym->nr_lines : 0;
+	int err = 0;
+
+	for (l = u64map__get(&pp->locs, h); l; l = l->next) {
+		if (l->pm == pm && l->addr == f->addr && l->sym == sym) {
+			*id = l->id;
+			return 0;
+		}
+	}
+	l = arena__alloc(&pp->mem, sizeof(*l));
+	if (!l)
+		return -ENOMEM;
+	if (n > sizeof(lines) / sizeof(lines[0])) {
+		lp = calloc(n, sizeof(*lp));
+		if (!lp)
+			return -ENOMEM;
+	}
+	for (i = 0; !err && i < n; i++) {
+		const struct sym_line *sl = &sym->lines[i];
+		struct pprof_function fn = {
+			.name = sl->name,
+			.system_name = sl->raw ? sl->raw : sl->name,
+			.filename = sl->file,
+			.start_line = sl->start_line,
+		};
+
+		if (f->kind == RFRAME_KERNEL) {
+			fn.system_name = pp__ksym_name(pp, f, sl->name);
+			if (!fn.system_name)
+				err = -ENOMEM;
+		}
+		err = err ?: pprof__function(pp->p, &fn, &lp[i].function_id);
+		lp[i].line = sl->line;
+	}
+	err = err ?: pprof__location(pp->p, pm ? pm->id : 0, f->addr, lp, n, id);
+	if (lp != lines)
+		free(lp);
+	if (err)
+		return err;
+	*l = (struct ploc){ pm, f->addr, sym, *id, u64map__get(&pp->locs, h) };
+	return u64map__put(&pp->locs, h, l);
+}
+
+/* Labels tell samples apart as well as locations do. */
+static uint64_t task_hash(uint64_t h, const struct rtask *t)
+{
+	h = hash64(hash64(h, t->tgid), t->tid);
+	return hash_bytes(h, t->comm, strnlen(t->comm, sizeof(t->comm)));
+}
+
+static int same_task(const struct rtask *a, const struct rtask *b)
+{
+	return a->tgid == b->tgid && a->tid == b->tid &&
+	       strncmp(a->comm, b->comm, sizeof(a->comm)) == 0;
+}
+
+/* Adds @s with location ids pp->ids[0..n) to the merged samples. */
+static int pp__merge(struct pp *pp, const struct rsample *s, size_t n, const int64_t *values)
+{
+	int offwake = pp->r->kind == REPORT_OFFWAKE;
+	uint64_t h = hash_bytes(task_hash(0, &s->task), pp->ids, n * sizeof(*pp->ids));
+	struct psample *ps;
+	size_t v;
+
+	if (offwake)
+		h = task_hash(h, &s->waker);
+	for (ps = u64map__get(&pp->sample_keys, h); ps; ps = ps->next) {
+		if (ps->nr_locs == n && memcmp(ps->loc_ids, pp->ids, n * sizeof(*pp->ids)) == 0 &&
+		    same_task(&ps->first->task, &s->task) &&
+		    (!offwake || same_task(&ps->first->waker, &s->waker))) {
+			for (v = 0; v < pp->nr_values; v++)
+				ps->values[v] += values[v];
+			return 0;
+		}
+	}
+	if (pp->nr_samples == pp->cap_samples) {
+		size_t cap = pp->cap_samples ? 2 * pp->cap_samples : 256;
+		struct psample **a = realloc(pp->samples, cap * sizeof(*a));
+
+		if (!a)
+			return -ENOMEM;
+		pp->samples = a;
+		pp->cap_samples = cap;
+	}
+	ps = arena__alloc(&pp->mem, sizeof(*ps) + n * sizeof(*pp->ids));
+	if (!ps)
+		return -ENOMEM;
+	ps->first = s;
+	ps->loc_ids = (uint64_t *)(ps + 1);
+	memcpy(ps->loc_ids, pp->ids, n * sizeof(*pp->ids));
+	ps->nr_locs = n;
+	memcpy(ps->values, values, pp->nr_values * sizeof(*values));
+	ps->next = u64map__get(&pp->sample_keys, h);
+	if (u64map__put(&pp->sample_keys, h, ps))
+		return -ENOMEM;
+	pp->samples[pp->nr_samples++] = ps;
+	return 0;
+}
+
+/* Second pass: locations of every sample, merged samples. */
+static int pp__build_samples(struct pp *pp)
+{
+	const struct report *r = pp->r;
+	size_t i, j, sep;
+	int err = 0;
+
+	for (i = 0; !err && i < r->nr_samples; i++) {
+		const struct rsample *s = &r->samples[i];
+		int64_t values[2];
+
+		err = pp__walk(pp, s);
+		if (!err && pp->nr_ents > pp->cap_ids) {
+			uint64_t *ids = realloc(pp->ids, pp->nr_ents * sizeof(*ids));
+
+			if (!ids)
+				err = -ENOMEM;
+			else {
+				pp->ids = ids;
+				pp->cap_ids = pp->nr_ents;
+			}
+		}
+		sep = pp__separator(pp);
+		for (j = 0; !err && j < pp->nr_ents; j++) {
+			const struct pent *e = &pp->ents[j];
+			const struct pmap *pm;
+
+			if (!e->f) {
+				err = pp__pseudo_location(pp, e->pseudo, &pp->ids[j]);
+				continue;
+			}
+			pm = pp__pmap(pp, s, pp__task_of(pp, s, j, sep), e->f, &err);
+			err = err ?: pp__location(pp, pm, e->f, &pp->ids[j]);
+		}
+		values[0] = (int64_t)s->count;
+		values[1] = r->kind == REPORT_PROFILE ? (int64_t)s->count * pp->period
+						      : (int64_t)s->blocked_ns;
+		err = err ?: pp__merge(pp, s, pp->nr_ents, values);
+	}
+	return err;
+}
+
+static int pp__add_samples(struct pp *pp)
+{
+	char pid[12], tid[12], wpid[12], wtid[12];
+	size_t i;
+	int err = 0;
+
+	for (i = 0; !err && i < pp->nr_samples; i++) {
+		const struct psample *ps = pp->samples[i];
+		const struct rtask *t = &ps->first->task, *w = &ps->first->waker;
+		char comm[sizeof(t->comm) + 1], wcomm[sizeof(w->comm) + 1];
+		struct pprof_label labels[6] = {
+			{ .key = "pid", .str = pid },
+			{ .key = "tid", .str = tid },
+			{ .key = "comm", .str = comm },
+			{ .key = "waker_pid", .str = wpid },
+			{ .key = "waker_tid", .str = wtid },
+			{ .key = "waker_comm", .str = wcomm },
+		};
+
+		/* Strings, not numbers: pprof drops a number label that is 0
+		 * without a unit, and pid 0 (the idle task) is a real one. */
+		snprintf(pid, sizeof(pid), "%" PRIu32, t->tgid);
+		snprintf(tid, sizeof(tid), "%" PRIu32, t->tid);
+		snprintf(comm, sizeof(comm), "%.*s", (int)sizeof(t->comm), t->comm);
+		snprintf(wpid, sizeof(wpid), "%" PRIu32, w->tgid);
+		snprintf(wtid, sizeof(wtid), "%" PRIu32, w->tid);
+		snprintf(wcomm, sizeof(wcomm), "%.*s", (int)sizeof(w->comm), w->comm);
+		err = pprof__add_sample(pp->p, ps->loc_ids, ps->nr_locs, ps->values, pp->nr_values,
+					labels, pp->r->kind == REPORT_OFFWAKE ? 6 : 3);
+	}
+	return err;
+}
+
+/* ---- the profile ------------------------------------------------------- */
+
+static int64_t meta_num(const struct capture *c, const char *key)
+{
+	const char *v = capture__meta(c, key);
+	char *end;
+	long long n;
+
+	if (!v || !*v)
+		return 0;
+	errno = 0;
+	n = strtoll(v, &end, 10);
+	return *end || errno || n < 0 ? 0 : (int64_t)n;
+}
+
+/* Start: META wall_start_ns, else the first file header's.  Length: META
+ * duration_ns, else STAT duration_ns, else the span of the intervals. */
+static void capture_times(const struct capture *c, int64_t *start, int64_t *duration)
+{
+	uint64_t t0 = UINT64_MAX, t1 = 0;
+	size_t i;
+
+	*start = meta_num(c, "wall_start_ns");
+	if (!*start && c->nr_segs)
+		*start = (int64_t)c->segs[0].info.wall_start_ns;
+	*duration = meta_num(c, "duration_ns");
+	if (!*duration)
+		*duration = (int64_t)capture__stat(c, "duration_ns");
+	for (i = 0; !*duration && i < c->nr_segs; i++) {
+		const struct cap_segment *s = &c->segs[i];
+
+		if (s->t_first < t0)
+			t0 = s->t_first;
+		if (s->t_last > t1)
+			t1 = s->t_last;
+	}
+	if (!*duration && t1 > t0)
+		*duration = (int64_t)(t1 - t0);
+}
+
+/* What the capture was, for `pprof -comments`. */
+static int pp__comments(struct pp *pp)
+{
+	static const char *const keys[] = {
+		"mode", "event", "frequency", "hostname", "kernel_release", "command_line",
+		"tool_version",
+	};
+	struct strbuf sb = { 0 };
+	size_t i;
+	int err = 0;
+
+	for (i = 0; !err && i < sizeof(keys) / sizeof(keys[0]); i++) {
+		const char *v = capture__meta(pp->r->cap, keys[i]);
+
+		if (!v)
+			continue;
+		strbuf__reset(&sb);
+		err = strbuf__addf(&sb, "%s: %s", keys[i], v);
+		err = err ?: pprof__add_comment(pp->p, strbuf__str(&sb));
+	}
+	strbuf__free(&sb);
+	return err;
+}
+
+static struct pprof *pp__profile(struct pp *pp)
+{
+	static const struct pprof_value_type profile_types[] = {
+		{ "samples", "count" }, { "cpu", "nanoseconds" },
+	};
+	static const struct pprof_value_type offcpu_types[] = {
+		{ "samples", "count" }, { "off_cpu", "nanoseconds" },
+	};
+	const struct capture *c = pp->r->cap;
+	struct pprof_opts po = { 0 };
+	int64_t hz = meta_num(c, "frequency");
+
+	capture_times(c, &po.time_nanos, &po.duration_nanos);
+	if (pp->r->kind == REPORT_PROFILE) {
+		po.sample_types = profile_types;
+		/* Without a frequency there is no time per sample: count only. */
+		pp->period = hz ? 1000000000 / hz : 0;
+		pp->nr_values = pp->period ? 2 : 1;
+		if (pp->period) {
+			po.period_type = profile_types[1];
+			po.period = pp->period;
+			po.default_sample_type = "cpu";
+		}
+	} else {
+		po.sample_types = offcpu_types;
+		pp->nr_values = 2;
+		po.default_sample_type = "off_cpu";
+	}
+	po.nr_sample_types = pp->nr_values;
+	return pprof__new(&po);
+}
+
+static void pp__free(struct pp *pp)
+{
+	pprof__free(pp->p);
+	arena__free(&pp->mem);
+	u64map__free(&pp->pmap_of);
+	u64map__free(&pp->pmap_keys);
+	u64map__free(&pp->locs);
+	u64map__free(&pp->sample_keys);
+	free(pp->pmaps);
+	free(pp->samples);
+	free(pp->ents);
+	free(pp->ids);
+}
+
+int out_pprof__write(const struct report *r, const struct output_opts *o, FILE *f)
+{
+	struct pp pp = { .r = r, .o = o };
+	int err;
+
+	pp.p = pp__profile(&pp);
+	if (!pp.p) {
+		err = -errno;
+		goto out;
+	}
+	err = pp__comments(&pp);
+	err = err ?: pp__collect(&pp);
+	err = err ?: pp__add_mappings(&pp);
+	err = err ?: pp__build_samples(&pp);
+	err = err ?: pp__add_samples(&pp);
+	err = err ?: pprof__write_file(pp.p, f);
+	if (!err && (fflush(f) || ferror(f)))
+		err = -EIO;
+out:
+	pp__free(&pp);
+	return err;
+}
