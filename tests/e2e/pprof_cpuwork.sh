@@ -1,0 +1,112 @@
+#!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
+#
+# stkreport -f pprof on a real recording: stkrec (BPF, root) records
+# samples/cpuwork with two threads; the profile must read back in protoc
+# and go tool pprof with the same function shares as the folded report of
+# the same capture, cpuwork as the main binary with its build-id, the
+# recorded period and times, and the process's labels.
+#
+# Exit 77 (skip) only when BPF cannot be used here (not root, no BTF) or
+# the pprof readers are not installed.
+
+NAME=pprof_cpuwork
+. "$(dirname "$0")/lib/record.sh"
+. "$top/tests/e2e/lib/pprof.sh"
+if ! pprof_tools; then
+	echo "$NAME: skipped"
+	exit 77
+fi
+
+HZ=199
+if ! "$REC" -q -F $HZ -o "$tmp/cw.stk" -- "$CW" 3 2 >/dev/null 2>"$tmp/rec.err"; then
+	echo "$NAME: stkrec failed: $(cat "$tmp/rec.err")"
+	exit 1
+fi
+P=$tmp/cw.pb.gz
+if "$REP" -f pprof -o "$P" "$tmp/cw.stk" 2>"$tmp/rep.err" && gzip -t "$P" &&
+   "$REP" -f folded "$tmp/cw.stk" >"$tmp/cw.folded" 2>>"$tmp/rep.err"; then
+	ok "stkreport writes pprof and folded from one capture"
+else
+	fail "stkreport: $(cat "$tmp/rep.err")"
+	finish
+fi
+if decode "$P" >"$tmp/cw.txt" 2>"$tmp/err" && grep -q '^string_table: ""$' "$tmp/cw.txt"; then
+	ok "protoc decodes the profile"
+else
+	fail "protoc decodes the profile: $(head -n 3 "$tmp/err")"
+fi
+gopprof -raw "$P" >"$tmp/cw.raw" 2>"$tmp/err"
+check "go tool pprof -raw reads the profile" grep -q '^Mappings' "$tmp/cw.raw"
+
+# The shares of every named function, flat and cumulative, are the folded
+# report's (within rounding of the printed percentages).
+top_shares samples "$P" >"$tmp/top.pp"
+folded_shares 0 "$tmp/cw.folded" >"$tmp/top.fo"
+if [ "$(grep -c . "$tmp/top.pp")" -ge 8 ] && same_shares "$tmp/top.fo" "$tmp/top.pp"; then
+	ok "go tool pprof -top shares equal the folded shares ($(grep -c . "$tmp/top.pp") functions)"
+else
+	fail "go tool pprof -top shares differ from folded"
+fi
+
+# cpuwork's known split, read from pprof: leaves 60/30/10 within 5 points.
+leaves=$(awk -F'\t' '$1 ~ /^leaf_[abc]$/ { f[$1] = $2; t += $2 }
+	END { if (t) printf "%.0f %.0f %.0f", 100 * f["leaf_a"] / t, 100 * f["leaf_b"] / t, 100 * f["leaf_c"] / t }' \
+	"$tmp/top.pp")
+set -- $leaves
+if [ $# = 3 ] && within "$1" 55 65 && within "$2" 25 35 && within "$3" 5 15; then
+	ok "leaf shares $1/$2/$3 (cpuwork's split 60/30/10)"
+else
+	fail "leaf shares '$leaves', cpuwork's split is 60/30/10 (+-5)"
+fi
+
+# Mapping 1 is cpuwork, with its build-id and full symbol flags.
+bid=$(readelf -n "$CW" | awk '/Build ID:/ { print $3 }')
+if grep -q "^1: 0x[0-9a-f]*/0x[0-9a-f]*/0x[0-9a-f]* $CW $bid \[FN\]\[FL\]\[LN\]\[IN\]$" "$tmp/cw.raw"; then
+	ok "mapping 1 is cpuwork with build-id $bid, functions, files, lines and inlines"
+else
+	fail "mapping 1: $(grep '^1: ' "$tmp/cw.raw")"
+fi
+# Kernel frames (folded -a marks them, if any were sampled) are in a
+# [kernel.kallsyms] mapping with the recorded build-id.
+kbid=$("$DUMP" "$tmp/cw.stk" | awk -F'\t' '$1 == "KBID" && $2 == "[kernel.kallsyms]" { print $5 }')
+"$REP" -f folded -a "$tmp/cw.stk" 2>/dev/null | grep -q '_\[k\]' && kframes=1 || kframes=0
+if grep -Eq "^[0-9]+: 0x[0-9a-f]+/0x[0-9a-f]+/0x0 \[kernel.kallsyms\] $kbid (\[FN\])?$" "$tmp/cw.raw"; then
+	kmap=1
+else
+	kmap=0
+fi
+if [ $kframes = $kmap ]; then
+	ok "kernel frames: $kframes, [kernel.kallsyms] mapping with build-id $kbid: $kmap"
+else
+	fail "kernel frames: $kframes, but kernel mapping: $(grep 'kernel' "$tmp/cw.raw" | head -3)"
+fi
+
+# Period 1e9 / -F, every cpu value count * period; times from the capture.
+period=$((1000000000 / HZ))
+wall=$(meta_of "$tmp/cw.stk" wall_start_ns)
+dur=$(meta_of "$tmp/cw.stk" duration_ns)
+if grep -q "^Period: $period$" "$tmp/cw.raw" && grep -q "^time_nanos: $wall$" "$tmp/cw.txt" &&
+   grep -q "^duration_nanos: $dur$" "$tmp/cw.txt" &&
+   awk -v p=$period '/^Samples:/ { on = 1; next } /^Locations/ { on = 0 }
+	on && $2 ~ /^[0-9]+:$/ { n++; sub(":", "", $2); if ($2 != $1 * p) bad++ }
+	END { exit !(n > 0 && !bad) }' "$tmp/cw.raw"; then
+	ok "period $period ns, cpu = count * period, start $wall and duration $dur from the capture"
+else
+	fail "period/times: $(grep '^Period' "$tmp/cw.raw"), want $period; time $wall, duration $dur"
+fi
+
+# Labels: cpuwork's pid with all its samples, its two threads, its comm.
+tgid=$(cpuwork_tgid "$tmp/cw.stk")
+total=$(samples "$tmp/cw.stk" "$tgid")
+gopprof -tags -sample_index=samples "$P" 2>/dev/null | awk '
+	/^ *[a-z_]+: Total/ { key = $1; sub(/:$/, "", key); next }
+	NF >= 3 { v = $1; sub(/\.0$/, "", v); print key, $NF, v }' >"$tmp/tags"
+if grep -q "^pid $tgid $total$" "$tmp/tags" && [ "$(grep -c '^tid ' "$tmp/tags")" = 2 ] &&
+   grep -q "^comm cpuwork $total$" "$tmp/tags"; then
+	ok "labels: pid $tgid with its $total samples, 2 tids, comm cpuwork"
+else
+	fail "labels: want pid $tgid with $total samples: $(cat "$tmp/tags")"
+fi
+
+finish
