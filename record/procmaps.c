@@ -33,29 +33,72 @@ struct procmaps {
 	struct procmaps_stats stats;
 };
 
+/* Parse hex digits at *@p up to @stop; at least one, at most 16. */
+static int parse_hex(char **p, char stop, uint64_t *out)
+{
+	uint64_t v = 0;
+	int n = 0;
+	char c;
+
+	while ((c = **p) != stop) {
+		int d;
+
+		if (c >= '0' && c <= '9')
+			d = c - '0';
+		else if (c >= 'a' && c <= 'f')
+			d = c - 'a' + 10;
+		else
+			return -EINVAL;
+		if (++n > 16)
+			return -EINVAL;
+		v = (v << 4) | (uint64_t)d;
+		(*p)++;
+	}
+	if (!n)
+		return -EINVAL;
+	(*p)++; /* the separator */
+	*out = v;
+	return 0;
+}
+
+/*
+ * By hand rather than sscanf(): a busy system starts hundreds of processes
+ * a second and each snapshot parses every line of its maps.
+ * "start-end perms offset major:minor inode   path"
+ */
 int procmaps__parse_line(char *line, struct procmaps_line *out)
 {
-	unsigned long long start, end, offset, inode;
-	unsigned int maj, min;
-	char perms[5];
-	int n = 0;
-	char *p, *nl;
+	uint64_t start, end, offset, maj, min, inode = 0;
+	char *p = line, *nl, perms[4];
+	int i;
 
 	nl = strchr(line, '\n');
 	if (nl)
 		*nl = '\0';
-	if (sscanf(line, "%llx-%llx %4s %llx %x:%x %llu%n", &start, &end, perms, &offset, &maj,
-		   &min, &inode, &n) != 7 || n == 0)
+	if (parse_hex(&p, '-', &start) || parse_hex(&p, ' ', &end) || end < start)
 		return -EINVAL;
-	if (strlen(perms) != 4 || end < start)
+	for (i = 0; i < 4; i++) {
+		if (!p[i] || p[i] == ' ')
+			return -EINVAL;
+		perms[i] = p[i];
+	}
+	if (p[4] != ' ')
 		return -EINVAL;
-	p = line + n;
+	p += 5;
+	if (parse_hex(&p, ' ', &offset) || parse_hex(&p, ':', &maj) || parse_hex(&p, ' ', &min))
+		return -EINVAL;
+	if (*p < '0' || *p > '9')
+		return -EINVAL;
+	while (*p >= '0' && *p <= '9')
+		inode = inode * 10 + (uint64_t)(*p++ - '0');
+	if (*p && *p != ' ')
+		return -EINVAL;
 	while (*p == ' ' || *p == '\t')
 		p++;
 	out->start = start;
 	out->end = end;
 	out->offset = offset;
-	out->dev = makedev(maj, min);
+	out->dev = makedev((unsigned int)maj, (unsigned int)min);
 	out->inode = inode;
 	out->prot = (perms[0] == 'r' ? PROT_READ : 0) | (perms[1] == 'w' ? PROT_WRITE : 0) |
 		    (perms[2] == 'x' ? PROT_EXEC : 0);
@@ -309,16 +352,16 @@ out:
 	return err;
 }
 
-/* 1 if a mapping of the same file as @l is executable in @lines. */
-static int file_is_exec(const struct procmaps_line *lines, size_t n, const struct procmaps_line *l)
+/* Index of the first executable mapping of the same file as @l, or -1. */
+static long exec_mapping_of(const struct procmaps_line *lines, size_t n, const struct procmaps_line *l)
 {
 	size_t i;
 
 	for (i = 0; i < n; i++)
 		if ((lines[i].prot & PROT_EXEC) && lines[i].inode == l->inode &&
 		    lines[i].dev == l->dev && strcmp(lines[i].path, l->path) == 0)
-			return 1;
-	return 0;
+			return (long)i;
+	return -1;
 }
 
 int procmaps__snapshot(struct procmaps *pm, const char *proc_root, uint32_t tgid,
@@ -362,9 +405,14 @@ int procmaps__snapshot(struct procmaps *pm, const char *proc_root, uint32_t tgid
 	for (i = 0; i < nr; i++) {
 		const struct procmaps_line *l = &lines[i];
 		struct stk_mapping *m = &maps[nmaps];
+		size_t j;
 		int n = 0;
 
-		if (!(l->prot & PROT_EXEC) && !(l->inode && file_is_exec(lines, nr, l)))
+		/* Executable mappings, and the offset-0 mapping of each file
+		 * with one (the reporter's load bias); data mappings tell a
+		 * report nothing. */
+		if (!(l->prot & PROT_EXEC) &&
+		    !(l->inode && l->offset == 0 && exec_mapping_of(lines, nr, l) >= 0))
 			continue;
 		m->path = strdup(l->path);
 		if (!m->path) {
@@ -378,7 +426,15 @@ int procmaps__snapshot(struct procmaps *pm, const char *proc_root, uint32_t tgid
 		m->dev = l->dev;
 		m->inode = l->inode;
 		m->prot = l->prot;
-		if (l->inode)
+		/* Each file once per snapshot: a library has several mappings. */
+		for (j = 0; j < nmaps - 1; j++)
+			if (l->inode && maps[j].inode == l->inode && maps[j].dev == l->dev &&
+			    strcmp(maps[j].path, l->path) == 0)
+				break;
+		if (l->inode && j < nmaps - 1) {
+			n = (int)maps[j].build_id_size;
+			memcpy(m->build_id, maps[j].build_id, (size_t)n);
+		} else if (l->inode)
 			n = file_build_id(pm, proc_root, tgid, l, m->build_id);
 		else if (strcmp(l->path, "[vdso]") == 0)
 			n = vdso_build_id(pm, m->build_id);

@@ -3,9 +3,9 @@
  * procmaps.h - snapshots of /proc/PID/maps with the GNU build-id of every
  * mapped ELF file, taken while the process is alive.
  *
- * A snapshot keeps the executable mappings, plus the other mappings of the
- * files that have an executable mapping (so the reporter sees the file's
- * offset-0 mapping and can compute its load bias).  Build-ids are read
+ * A snapshot keeps the executable mappings, plus the offset-0 mapping of
+ * each file that has an executable mapping (so the reporter can compute
+ * the file's load bias); data mappings tell a report nothing.  Build-ids are read
  * through /proc/PID/map_files/START-END, which works for deleted files and
  * other mount namespaces, else through /proc/PID/root/PATH, and are cached
  * by (device, inode) so a library is read once.

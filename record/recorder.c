@@ -90,10 +90,12 @@ struct recorder {
 	const char *end_reason;
 	int cmd_exit_code;
 
-	/* Stacks: written to the file, and resident in the BPF map (id ->
-	 * last flush that referenced it), and queued for the next STCK. */
+	/* Stacks: written to the file (BPF id -> file id), resident in the
+	 * BPF map (BPF id -> last flush that referenced it), and queued for
+	 * the next STCK. */
 	struct idmap *written;
 	struct idmap *resident;
+	uint64_t last_file_id;
 	struct stk_stack *pend_stacks;
 	size_t nr_pend_stacks, cap_pend_stacks;
 	uint64_t *pend_frames;
@@ -297,7 +299,7 @@ static int write_stats(struct recorder *rec, uint64_t now)
 {
 	struct procmaps_stats ps;
 	struct stk_stat st[STKREC_NR_STATS + 20];
-	size_t n = 0, i;
+	size_t n = 0, i, k;
 
 	read_bpf_stats(rec);
 	procmaps__stats(rec->pm, &ps);
@@ -321,7 +323,13 @@ static int write_stats(struct recorder *rec, uint64_t now)
 	st[n++] = (struct stk_stat){ "build_id_errors", ps.build_id_errors };
 	st[n++] = (struct stk_stat){ "ksyms_written", rec->st_ksyms_written };
 	st[n++] = (struct stk_stat){ "kaddr_unknown", rec->st_kaddr_unknown };
-	return rec_wrote(rec, stk_writer__add_stats(rec->w, st, n));
+	/* A counter not in the STAT chunk is 0: leave zeros out (most loss
+	 * counters, in most captures), except the ones a reader always wants. */
+	for (i = 0, k = 0; i < n; i++)
+		if (st[i].value || strcmp(st[i].name, "samples") == 0 ||
+		    strcmp(st[i].name, "duration_ns") == 0 || strcmp(st[i].name, "flushes") == 0)
+			st[k++] = st[i];
+	return rec_wrote(rec, stk_writer__add_stats(rec->w, st, k));
 }
 
 /* ---- processes --------------------------------------------------------- */
@@ -549,28 +557,37 @@ static int check_user_stack(struct recorder *rec, uint32_t tgid, const struct st
 	return 0;
 }
 
+/*
+ * The file numbers stacks 1, 2, 3... in the order they are written, not by
+ * their 62-bit BPF hash: small ids cost one or two bytes in every count row
+ * instead of nine, and compress.  The BPF id stays internal.
+ */
 int recorder__see_stack(struct recorder *rec, uint32_t tgid, int64_t *ref)
 {
-	uint64_t id;
+	uint64_t id, *file_id;
 	int err;
 
 	if (*ref < 0)
 		return 0;
 	id = (uint64_t)*ref;
-	if (idmap__find(rec->written, id))
+	file_id = idmap__find(rec->written, id);
+	if (file_id) {
+		*ref = (int64_t)*file_id;
 		/* Re-inserted by BPF if we evicted it: resident again. */
 		return idmap__set(rec->resident, id, rec->seq);
+	}
 	if (bpf_map_lookup_elem(rec->maps.stacks_fd, &id, &rec->stack_buf)) {
 		/* Cannot happen: only written stacks are ever deleted. */
 		rec->st_stack_missing++;
 		*ref = -ENOENT;
 		return 0;
 	}
-	err = queue_stack(rec, id, &rec->stack_buf);
-	err = err ?: idmap__set(rec->written, id, 1);
+	err = queue_stack(rec, rec->last_file_id + 1, &rec->stack_buf);
+	err = err ?: idmap__set(rec->written, id, rec->last_file_id + 1);
 	err = err ?: idmap__set(rec->resident, id, rec->seq);
 	if (err)
 		return err;
+	*ref = (int64_t)++rec->last_file_id;
 	rec->st_stacks_written++;
 	if (id & STKREC_STACK_KERNEL_BIT) {
 		uint32_t i;

@@ -69,6 +69,9 @@ START_TEST(malformed_lines_are_einval)
 	char c[] = "1000-2000 r-xp";
 	char d[] = "2000-1000 r-xp 00000000 00:00 0 x";
 	char e[] = "1000-2000 r-x 00000000 00:00 0 x";
+	char f[] = "1000-2000 r-xp 00000000 00:00 x";
+	char g[] = "10000000000000000-10000000000000001 r-xp 00000000 00:00 0";
+	char h[] = "1000-2000 r-xp 0000zz00 00:00 0";
 	struct procmaps_line l;
 
 	ck_assert_int_eq(procmaps__parse_line(a, &l), -EINVAL);
@@ -76,6 +79,9 @@ START_TEST(malformed_lines_are_einval)
 	ck_assert_int_eq(procmaps__parse_line(c, &l), -EINVAL);
 	ck_assert_int_eq(procmaps__parse_line(d, &l), -EINVAL);
 	ck_assert_int_eq(procmaps__parse_line(e, &l), -EINVAL);
+	ck_assert_int_eq(procmaps__parse_line(f, &l), -EINVAL);
+	ck_assert_int_eq(procmaps__parse_line(g, &l), -EINVAL);
+	ck_assert_int_eq(procmaps__parse_line(h, &l), -EINVAL);
 }
 END_TEST
 
@@ -179,16 +185,20 @@ START_TEST(snapshot_keeps_exec_mappings_and_their_files_other_mappings)
 	ck_assert_uint_eq(snap.tgid, 42);
 	ck_assert_str_eq(snap.comm, "app");
 	ck_assert_uint_eq(snap.time_ns, 123);
-	/* app r--, r-x, rw- ; gone r-x ; [vdso]: not the anon rw, data.bin
-	 * (no exec mapping) or [stack]. */
-	ck_assert_uint_eq(snap.nr_mappings, 5);
+	/* app r-- at offset 0 and r-x; gone r-x; [vdso]: not app's rw- data,
+	 * the anonymous rw-, data.bin (no exec mapping) or [stack]. */
+	ck_assert_uint_eq(snap.nr_mappings, 4);
 	ck_assert_uint_eq(snap.mappings[0].start, 0x400000);
+	ck_assert_uint_eq(snap.mappings[0].end, 0x401000);
 	ck_assert_uint_eq(snap.mappings[0].prot, PROT_READ);
+	ck_assert_uint_eq(snap.mappings[0].offset, 0);
+	ck_assert_str_eq(snap.mappings[1].path, "/lib/app");
 	ck_assert_uint_eq(snap.mappings[1].prot, PROT_READ | PROT_EXEC);
 	ck_assert_uint_eq(snap.mappings[1].offset, 0x1000);
-	ck_assert_str_eq(snap.mappings[2].path, "/lib/app");
-	ck_assert_str_eq(snap.mappings[3].path, "/lib/gone (deleted)");
-	ck_assert_str_eq(snap.mappings[4].path, "[vdso]");
+	ck_assert_str_eq(snap.mappings[2].path, "/lib/gone (deleted)");
+	ck_assert_uint_eq(snap.mappings[2].dev, makedev(8, 1));
+	ck_assert_uint_eq(snap.mappings[2].inode, 778);
+	ck_assert_str_eq(snap.mappings[3].path, "[vdso]");
 	procmaps__free_snapshot(&snap);
 	procmaps__free(pm);
 }
@@ -202,12 +212,12 @@ START_TEST(snapshot_reads_build_id_once_per_file_through_the_process_root)
 	int i;
 
 	ck_assert_int_eq(procmaps__snapshot(pm, fake, 42, "app", 1, &snap), 0);
-	for (i = 0; i < 3; i++) {
+	for (i = 0; i < 2; i++) {
 		ck_assert_uint_eq(snap.mappings[i].build_id_size, 20);
 		ck_assert_mem_eq(snap.mappings[i].build_id, id20, 20);
 	}
 	/* A deleted file without map_files cannot be read. */
-	ck_assert_uint_eq(snap.mappings[3].build_id_size, 0);
+	ck_assert_uint_eq(snap.mappings[2].build_id_size, 0);
 	procmaps__free_snapshot(&snap);
 	/* A second snapshot hits the cache. */
 	ck_assert_int_eq(procmaps__snapshot(pm, fake, 42, "app", 2, &snap), 0);
