@@ -321,4 +321,31 @@ else
 	fail "offcpu_top_shares_equal_folded_shares"
 fi
 
+# ---- property: random stacks over real binaries ------------------------------
+# mkcapture --synthetic: thousands of unique stacks of 4..32 frames drawn
+# from functions of real ELF files (recursion, shared call sites, DWARF
+# inline scopes in ours); every function's flat and cum share must be the
+# same in pprof and folded.  These captures record no frequency: the
+# profile then has sample counts only (no time can be claimed).
+L=/usr/lib/x86_64-linux-gnu
+for seed in 1 7; do
+	name="synthetic_seed_${seed}_shares_equal_folded_and_count_only"
+	set -- "$REP" "$FX/root/fx/fx_cpp" "$FX/root/fx/libfx.so"
+	[ "$seed" = 7 ] && set -- "$@" "$L/libc.so.6" "$L/libstdc++.so.6"
+	if ! "$MK" --synthetic 3000 --seed $seed "$tmp/syn.stk" "$@" ||
+	   ! "$REP" -f pprof -o "$tmp/syn.pb.gz" "$tmp/syn.stk" 2>/dev/null ||
+	   ! "$REP" -f folded -o "$tmp/syn.folded" "$tmp/syn.stk" 2>/dev/null; then
+		fail "$name" "mkcapture or stkreport failed"
+		continue
+	fi
+	top_shares samples "$tmp/syn.pb.gz" >"$tmp/syn.pp" 2>/dev/null
+	folded_shares 0 "$tmp/syn.folded" >"$tmp/syn.fo"
+	if [ "$(grep -c . "$tmp/syn.pp")" -gt 100 ] && same_shares "$tmp/syn.fo" "$tmp/syn.pp" >"$tmp/diff" &&
+	   gopprof -raw "$tmp/syn.pb.gz" 2>/dev/null | grep -qx 'samples/count'; then
+		pass "$name"
+	else
+		fail "$name" "$(grep -c . "$tmp/syn.pp") functions; $(head -n 3 "$tmp/diff")"
+	fi
+done
+
 finish

@@ -40,7 +40,7 @@ top_shares() {
 	on && NF >= 6 {
 		name = $6
 		for (i = 7; i <= NF; i++) name = name " " $i
-		sub(/ \(inline\)$/, "", name)
+		sub(/ \((partial-)?inline\)$/, "", name)
 		if (name ~ /^\[/ || name ~ /^-+$/ || name ~ /^0x[0-9a-f]+$/) next
 		f = $2; c = $5; sub(/%$/, "", f); sub(/%$/, "", c)
 		printf "%s\t%.2f\t%.2f\n", name, f, c
