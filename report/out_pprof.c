@@ -645,7 +645,7 @@ static int pp__merge(struct pp *pp, const struct rsample *s, size_t n, const int
 	if (offwake)
 		h = task_hash(h, &s->waker);
 	for (ps = u64map__get(&pp->sample_keys, h); ps; ps = ps->next) {
-		if (ps->nr_locs == n && memcmp(ps->loc_ids, pp->ids, n * sizeof(*pp->ids)) == 0 &&
+		if (ps->nr_locs == n && (!n || memcmp(ps->loc_ids, pp->ids, n * sizeof(*pp->ids)) == 0) &&
 		    same_task(&ps->first->task, &s->task) &&
 		    (!offwake || same_task(&ps->first->waker, &s->waker))) {
 			for (v = 0; v < pp->nr_values; v++)
@@ -667,7 +667,8 @@ static int pp__merge(struct pp *pp, const struct rsample *s, size_t n, const int
 		return -ENOMEM;
 	ps->first = s;
 	ps->loc_ids = (uint64_t *)(ps + 1);
-	memcpy(ps->loc_ids, pp->ids, n * sizeof(*pp->ids));
+	if (n)	/* pp->ids is NULL until a sample had a frame */
+		memcpy(ps->loc_ids, pp->ids, n * sizeof(*pp->ids));
 	ps->nr_locs = n;
 	memcpy(ps->values, values, pp->nr_values * sizeof(*values));
 	ps->next = u64map__get(&pp->sample_keys, h);
@@ -878,8 +879,13 @@ int out_pprof__write(const struct report *r, const struct output_opts *o, FILE *
 	err = err ?: pp__build_samples(&pp);
 	err = err ?: pp__add_samples(&pp);
 	err = err ?: pprof__write_file(pp.p, f);
-	if (!err && (fflush(f) || ferror(f)))
-		err = -EIO;
+	if (!err) {
+		/* Most of the bytes are still buffered: say why they failed
+		 * (ENOSPC, EPIPE...), not just that they did. */
+		errno = 0;
+		if (fflush(f) || ferror(f))
+			err = errno ? -errno : -EIO;
+	}
 out:
 	pp__free(&pp);
 	return err;
