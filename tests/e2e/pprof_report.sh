@@ -105,6 +105,18 @@ else
 	fail "terminal_without_o_is_refused_with_a_hint" "script(1) missing (bsdutils)"
 fi
 
+# A full disk: one line with the reason, exit 1.
+if [ -w /dev/full ]; then
+	# shellcheck disable=SC2086
+	"$REP" -f pprof $SYMS -o /dev/full "$tmp/pprof_report.stk" >/dev/null 2>"$tmp/full.err"
+	rc=$?
+	if [ $rc = 1 ] && [ "$(cat "$tmp/full.err")" = "stkreport: writing /dev/full: No space left on device" ]; then
+		pass "write_error_is_one_line_with_its_reason_and_exit_1"
+	else
+		fail "write_error_is_one_line_with_its_reason_and_exit_1" "exit $rc: $(cat "$tmp/full.err")"
+	fi
+fi
+
 if decode "$P" >"$tmp/p.txt" 2>"$tmp/err" && no_bids <"$tmp/p.txt" >"$tmp/p.nobid.txt" &&
    golden pprof_report_profile.txt "$tmp/p.nobid.txt"; then
 	pass "protoc_decodes_profile_as_golden_text"
