@@ -53,6 +53,7 @@ fi
 leaves=$(awk -F'\t' '$1 ~ /^leaf_[abc]$/ { f[$1] = $2; t += $2 }
 	END { if (t) printf "%.0f %.0f %.0f", 100 * f["leaf_a"] / t, 100 * f["leaf_b"] / t, 100 * f["leaf_c"] / t }' \
 	"$tmp/top.pp")
+# shellcheck disable=SC2086
 set -- $leaves
 if [ $# = 3 ] && within "$1" 55 65 && within "$2" 25 35 && within "$3" 5 15; then
 	ok "leaf shares $1/$2/$3 (cpuwork's split 60/30/10)"
@@ -76,7 +77,7 @@ if grep -Eq "^[0-9]+: 0x[0-9a-f]+/0x[0-9a-f]+/0x0 \[kernel.kallsyms\] $kbid (\[F
 else
 	kmap=0
 fi
-if [ $kframes = $kmap ]; then
+if [ "$kframes" = "$kmap" ]; then
 	ok "kernel frames: $kframes, [kernel.kallsyms] mapping with build-id $kbid: $kmap"
 else
 	fail "kernel frames: $kframes, but kernel mapping: $(grep 'kernel' "$tmp/cw.raw" | head -3)"

@@ -16,7 +16,7 @@ pprof_tools() {
 	proto_dir=${proto%/*}
 	# go tool pprof wants a home and a cache: keep both in $tmp.  UTC makes
 	# printed times stable.
-	export HOME="$tmp" GOCACHE="$tmp/gocache" GOFLAGS= TZ=UTC PPROF_TMPDIR="$tmp"
+	export HOME="$tmp" GOCACHE="$tmp/gocache" GOFLAGS='' TZ=UTC PPROF_TMPDIR="$tmp"
 	return 0
 }
 
