@@ -1,0 +1,156 @@
+#!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
+#
+# make bench: stkrec against perf on the same all-CPU busy workload.
+#
+# For each frequency (99 and 999 Hz), REPS times (default 3, medians
+# printed): samples/cpuwork runs a fixed amount of work (~10 s, one thread
+# per CPU) three ways: alone, under "stkrec -F HZ" and under
+# "perf record -F HZ -g -a".  Each recorder samples all CPUs from before
+# the workload starts until it ends.  Printed, with stkrec/perf ratios:
+#  - recorder CPU time (user+sys of the recorder process, including perf's
+#    build-id pass at exit and stkrec's final flush);
+#  - file size;
+#  - workload slowdown against the unprofiled run, in wall time and in the
+#    workload's CPU time (the in-kernel cost of both recorders is charged
+#    to the interrupted workload, so it shows here and not in the
+#    recorder's CPU time; CPU time is steadier on a shared machine).
+# Then the file sizes of a 30 s, all-CPU, 99 Hz capture of the same load
+# (stkrec with the kernel symbols it needs, and with --kallsyms=full).
+#
+# Targets (issue 3): recorder CPU <= 1/10 of perf's, file <= 1/10 of
+# perf.data, slowdown <= 1% at 99 Hz.  Needs root.  Environment: O, REPS,
+# SECONDS_PER_RUN (default 10), LONG_SECONDS (default 30).
+
+O=${O:-build}
+REC=$O/stkrec
+CW=$O/samples/cpuwork
+REPS=${REPS:-3}
+RUN_S=${SECONDS_PER_RUN:-10}
+LONG_S=${LONG_SECONDS:-30}
+PERF=${PERF:-perf}
+
+if [ "$(id -u)" != 0 ]; then
+	echo "bench: needs root (BPF, system-wide perf)" >&2
+	exit 1
+fi
+for f in "$REC" "$CW"; do
+	[ -x "$f" ] || { echo "bench: $f missing; run make" >&2; exit 1; }
+done
+command -v "$PERF" > /dev/null || { echo "bench: perf not found (apt-get install linux-perf)" >&2; exit 1; }
+[ -x /usr/bin/time ] || { echo "bench: /usr/bin/time not found (apt-get install time)" >&2; exit 1; }
+
+tmp=$(mktemp -d)
+rec_pid=
+trap '[ -n "$rec_pid" ] && kill -KILL $rec_pid 2>/dev/null; rm -rf "$tmp"' EXIT
+trap 'exit 1' INT TERM
+
+ncpu=$(nproc)
+
+# workload ROUNDS: run it, print its wall time and CPU time (user+sys) in
+# ms.  CPU time is the steadier measure of the cost the recorders add to
+# it when other work shares the machine; wall time is what users feel.
+workload() {
+	/usr/bin/time -f '%e %U %S' -o "$tmp/wl.time" "$CW" -n "$1" "$ncpu"
+	tail -1 "$tmp/wl.time" | awk '{ printf "%d %d\n", $1 * 1000, ($2 + $3) * 1000 }'
+}
+
+# Calibrate: rounds for RUN_S seconds.
+t=$(workload 50 | cut -d' ' -f1)
+[ "$t" -gt 0 ] || t=1
+rounds=$((50 * RUN_S * 1000 / t))
+echo "bench: $ncpu CPUs, cpuwork -n $rounds $ncpu (~${RUN_S} s alone), $REPS runs each, medians"
+
+# start_recorder OUT_CPU CMD...: start a recorder under time(1), wait until
+# it is sampling.
+start_recorder() {
+	cpu_file=$1
+	shift
+	/usr/bin/time -f '%U %S' -o "$cpu_file" "$@" > "$tmp/rec.out" 2>&1 &
+	rec_pid=$!
+	sleep 1.5 # both need well under a second to attach
+}
+
+# stop_recorder: SIGINT the recorder (not time), wait for both.
+stop_recorder() {
+	kill -INT $(pgrep -P "$rec_pid") 2>/dev/null
+	wait "$rec_pid"
+	rec_pid=
+}
+
+# cpu_ms FILE: user+sys ms from time(1)'s last line (the line before says
+# the recorder was ended by a signal).
+cpu_ms() {
+	tail -1 "$1" | awk '{ printf "%d\n", ($1 + $2) * 1000 }'
+}
+
+median() {
+	sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'
+}
+
+results=
+for hz in 99 999; do
+	for f in base s_wl p_wl s_cpu p_cpu s_size p_size; do : > "$tmp/$f"; done
+	r=0
+	while [ $r -lt "$REPS" ]; do
+		workload "$rounds" >> "$tmp/base"
+
+		rm -f "$tmp/s.stk"
+		start_recorder "$tmp/s.cpu" "$REC" -q -F $hz -o "$tmp/s.stk"
+		workload "$rounds" >> "$tmp/s_wl"
+		stop_recorder
+		cpu_ms "$tmp/s.cpu" >> "$tmp/s_cpu"
+		stat -c %s "$tmp/s.stk" >> "$tmp/s_size"
+
+		rm -f "$tmp/p.data"
+		start_recorder "$tmp/p.cpu" "$PERF" record -q -F $hz -g -a -o "$tmp/p.data"
+		workload "$rounds" >> "$tmp/p_wl"
+		stop_recorder
+		cpu_ms "$tmp/p.cpu" >> "$tmp/p_cpu"
+		stat -c %s "$tmp/p.data" >> "$tmp/p_size"
+		r=$((r + 1))
+	done
+	base=$(cut -d' ' -f1 "$tmp/base" | median); basec=$(cut -d' ' -f2 "$tmp/base" | median)
+	sw=$(cut -d' ' -f1 "$tmp/s_wl" | median); swc=$(cut -d' ' -f2 "$tmp/s_wl" | median)
+	pw=$(cut -d' ' -f1 "$tmp/p_wl" | median); pwc=$(cut -d' ' -f2 "$tmp/p_wl" | median)
+	sc=$(median < "$tmp/s_cpu"); pc=$(median < "$tmp/p_cpu")
+	ss=$(median < "$tmp/s_size"); ps=$(median < "$tmp/p_size")
+	results="$results
+$hz $base $sw $pw $sc $pc $ss $ps $basec $swc $pwc"
+done
+
+echo
+echo "$results" | awk 'NF {
+	hz = $1; base = $2; sw = $3; pw = $4; sc = $5; pc = $6; ss = $7; ps = $8
+	basec = $9; swc = $10; pwc = $11
+	sd = 100 * (sw - base) / base; pd = 100 * (pw - base) / base
+	sdc = 100 * (swc - basec) / basec; pdc = 100 * (pwc - basec) / basec
+	printf "%d Hz, all CPUs, %.1f s of work (%.1f s of CPU):\n", hz, base / 1000, basec / 1000
+	printf "  recorder CPU:      stkrec %7.3f s   perf %7.3f s   ratio %.3f\n", sc / 1000, pc / 1000, pc ? sc / pc : 0
+	printf "  file size:         stkrec %7.1f KiB perf %7.1f KiB ratio %.3f\n", ss / 1024, ps / 1024, ps ? ss / ps : 0
+	ratio = (pd > 0.05) ? sprintf("%.2f", sd / pd) : "n/a (perf within noise)"
+	printf "  slowdown (wall):   stkrec %+6.2f %%   perf %+6.2f %%   ratio %s\n", sd, pd, ratio
+	ratio = (pdc > 0.05) ? sprintf("%.2f", sdc / pdc) : "n/a (perf within noise)"
+	printf "  slowdown (CPU):    stkrec %+6.2f %%   perf %+6.2f %%   ratio %s\n", sdc, pdc, ratio
+}'
+
+# ---- 30 s captures ---------------------------------------------------------
+echo
+echo "$LONG_S s, all CPUs, 99 Hz, all CPUs busy (the recorders one after the other):"
+"$CW" $((2 * LONG_S + 10)) "$ncpu" &
+cw=$!
+/usr/bin/time -f '%U %S' -o "$tmp/long.cpu" "$REC" -q -F 99 -o "$tmp/long.stk" "$LONG_S" &
+s1=$!
+"$REC" -q -F 99 --kallsyms=full -o "$tmp/longfull.stk" "$LONG_S" &
+s2=$!
+wait $s1 $s2
+/usr/bin/time -f '%U %S' -o "$tmp/plong.cpu" \
+	"$PERF" record -q -F 99 -g -a -o "$tmp/long.data" -- sleep "$LONG_S" > /dev/null 2>&1
+kill $cw 2>/dev/null
+wait $cw 2>/dev/null
+s=$(stat -c %s "$tmp/long.stk"); f=$(stat -c %s "$tmp/longfull.stk"); p=$(stat -c %s "$tmp/long.data")
+awk -v s="$s" -v f="$f" -v p="$p" -v sc="$(cpu_ms "$tmp/long.cpu")" -v pc="$(cpu_ms "$tmp/plong.cpu")" 'BEGIN {
+	printf "  recorder CPU:  stkrec %7.3f s   perf %7.3f s   ratio %.3f\n", sc / 1000, pc / 1000, pc ? sc / pc : 0
+	printf "  file size:     stkrec %7.1f KiB perf %7.1f KiB ratio %.3f   (kernel symbols covering the samples)\n", s / 1024, p / 1024, s / p
+	printf "                 stkrec %7.1f KiB                   ratio %.3f   (--kallsyms=full)\n", f / 1024, f / p
+}'
