@@ -91,6 +91,13 @@ struct {
 	__uint(max_entries, 256 * 1024);
 } events SEC(".maps");
 
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__type(key, __u32);
+	__type(value, struct stkrec_ksym_io);
+	__uint(max_entries, 1);
+} ksym_io SEC(".maps");
+
 static __always_inline void stat_inc(__u32 idx)
 {
 	__u64 *v = bpf_map_lookup_elem(&stats, &idx);
@@ -215,6 +222,39 @@ static __always_inline void proc_announce(__u32 tgid, __u32 tid, const char *com
 	e->pad = 0;
 	__builtin_memcpy(e->comm, comm, STKREC_COMM_LEN);
 	bpf_ringbuf_submit(e, 0);
+}
+
+/*
+ * Run by user space (BPF_PROG_RUN, Linux 5.16+ for the helpers): name the
+ * kernel addresses in ksym_io.  The kernel's own %pS gives the covering
+ * symbol, its size and module, so stkrec need not read and sort the whole
+ * of /proc/kallsyms (over 100k lines, most of stkrec's start-up cost) to
+ * name the few hundred addresses a capture holds.
+ */
+SEC("syscall")
+int symbolize_kaddrs(void *ctx)
+{
+	struct stkrec_ksym_io *io;
+	__u32 zero = 0, i;
+	long ret;
+
+	(void)ctx;
+	io = bpf_map_lookup_elem(&ksym_io, &zero);
+	if (!io)
+		return 1;
+	for (i = 0; i < STKREC_KSYM_BATCH; i++) {
+		if (i >= io->nr)
+			break;
+		bpf_snprintf(io->out[i], STKREC_KSYM_TEXT, "%pS", &io->addrs[i], sizeof(__u64));
+	}
+	/* -EPERM without CAP_SYSLOG (as kallsyms would show zeros). */
+	ret = bpf_kallsyms_lookup_name("_text", sizeof("_text"), 0, &io->text);
+	ret = ret ?: bpf_kallsyms_lookup_name("_etext", sizeof("_etext"), 0, &io->etext);
+	ret = ret ?: bpf_kallsyms_lookup_name("_sinittext", sizeof("_sinittext"), 0, &io->inittext);
+	ret = ret ?: bpf_kallsyms_lookup_name("_einittext", sizeof("_einittext"), 0, &io->einittext);
+	if (ret)
+		io->text = io->etext = io->inittext = io->einittext = 0;
+	return 0;
 }
 
 /* BPF_PROG() defines a ctx parameter these programs do not use. */

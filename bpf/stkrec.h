@@ -94,6 +94,29 @@ struct stkrec_offcpu_value {
 #define STKREC_STAT_OFFCPU_FILTERED	12 /* episodes outside -m/-M */
 #define STKREC_NR_STATS			13
 
+/*
+ * Value of the one-element "ksym_io" array, the buffer of the
+ * symbolize_kaddrs program that user space runs (BPF_PROG_RUN) to name
+ * kernel addresses without reading all of /proc/kallsyms: in, @nr
+ * addresses; out, for each, bpf_snprintf("%pS"), i.e.
+ * "name+0xoffset/0xsize [module]" or the bare "0x..." address when no
+ * symbol covers it; and the bounds of the kernel's text, _text.._etext
+ * and _sinittext.._einittext (0 when kallsyms hides them: no CAP_SYSLOG).
+ */
+#define STKREC_KSYM_BATCH 128
+#define STKREC_KSYM_TEXT  128
+
+struct stkrec_ksym_io {
+	__u32 nr;
+	__u32 pad;
+	__u64 text;
+	__u64 etext;
+	__u64 inittext;
+	__u64 einittext;
+	__u64 addrs[STKREC_KSYM_BATCH];
+	char out[STKREC_KSYM_BATCH][STKREC_KSYM_TEXT];
+};
+
 /* Ring buffer events, BPF -> user space. */
 #define STKREC_EV_NEW_PROC 1 /* first sample of a process (or first since its exec) */
 #define STKREC_EV_EXIT	   2 /* a process announced before has exited */

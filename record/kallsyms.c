@@ -264,3 +264,63 @@ uint64_t kallsyms__addr_of(const struct kallsyms *ks, const char *name)
 			return ks->syms[i].addr;
 	return 0;
 }
+
+/* Hex number after "0x" at *@p; advances *@p. */
+static int parse_0x(char **p, uint64_t *out)
+{
+	uint64_t v = 0;
+	int n = 0, d;
+
+	if ((*p)[0] != '0' || (*p)[1] != 'x')
+		return -EINVAL;
+	*p += 2;
+	while ((d = hexval(**p)) >= 0) {
+		if (++n > 16)
+			return -EINVAL;
+		v = (v << 4) | (uint64_t)d;
+		(*p)++;
+	}
+	if (!n)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+int kallsyms__parse_symoff(char *s, uint64_t addr, struct stk_ksym *out)
+{
+	uint64_t off, size;
+	char *sp, *plus, *p;
+	const char *mod = "";
+
+	if (s[0] == '0' && s[1] == 'x')
+		return -ENOENT; /* what %pS prints for an address without symbol */
+	sp = strchr(s, ' ');
+	if (sp) {
+		/* " [module]" */
+		*sp++ = '\0';
+		if (sp[0] != '[')
+			return -EINVAL;
+		p = strchr(sp, ']');
+		if (!p || p[1] || p == sp + 1)
+			return -EINVAL;
+		*p = '\0';
+		mod = sp + 1;
+	}
+	/* Names have dots ("x.cold", "x.isra.0") but no '+': the last '+'
+	 * starts the offset. */
+	plus = strrchr(s, '+');
+	if (!plus || plus == s)
+		return -EINVAL;
+	*plus = '\0';
+	p = plus + 1;
+	if (parse_0x(&p, &off) || *p++ != '/' || parse_0x(&p, &size) || *p)
+		return -EINVAL;
+	if (off >= size || off > addr)
+		return -EINVAL;
+	out->addr = addr - off;
+	out->size = size;
+	out->type = 't';
+	out->name = s;
+	out->module = mod;
+	return 0;
+}

@@ -54,6 +54,17 @@ long kallsyms__find(const struct kallsyms *ks, uint64_t addr);
  * that kptr_restrict hides them from (or an empty table). */
 int kallsyms__all_zero(const struct kallsyms *ks);
 
+/*
+ * kallsyms__parse_symoff() - read the kernel's "%pS" form of @addr,
+ * "name+0xoffset/0xsize" optionally followed by " [module]", into @out:
+ * addr = @addr - offset, size, type 't' (%pS does not tell the type),
+ * name and module pointing into @s, which is modified.
+ * Returns 0, or -ENOENT when @s is a bare address (no symbol covers
+ * @addr), or -EINVAL when it does not parse or the offset is not within
+ * the size.
+ */
+int kallsyms__parse_symoff(char *s, uint64_t addr, struct stk_ksym *out);
+
 /* Address of the first symbol named @name, or 0. */
 uint64_t kallsyms__addr_of(const struct kallsyms *ks, const char *name);
 

@@ -32,20 +32,15 @@ static int kobjs__push(struct kobjs *ko, const char *name, uint64_t base, uint64
 	return 0;
 }
 
-int kobjs__read(struct kobjs *ko, const char *sys_root, const char *proc_modules,
-		const struct kallsyms *ks)
+int kobjs__read(struct kobjs *ko, const char *sys_root, const char *proc_modules, uint64_t text,
+		uint64_t etext)
 {
-	uint64_t text = 0, etext = 0;
 	char path[4096], line[1024];
 	size_t cap = 0;
 	FILE *f = NULL;
 	int n, err;
 
 	memset(ko, 0, sizeof(*ko));
-	if (ks) {
-		text = kallsyms__addr_of(ks, "_text");
-		etext = kallsyms__addr_of(ks, "_etext");
-	}
 	err = kobjs__push(ko, "[kernel.kallsyms]", text, etext > text ? etext - text : 0, &cap);
 	if (err)
 		goto out;

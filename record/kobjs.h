@@ -8,8 +8,8 @@
 #define STKREC_KOBJS_H
 
 #include <stddef.h>
+#include <stdint.h>
 
-#include "kallsyms.h"
 #include "stk.h"
 
 struct kobjs {
@@ -21,15 +21,15 @@ struct kobjs {
  * kobjs__read() - read the kernel's build-id from @sys_root/kernel/notes,
  * the modules from @proc_modules (name, size, address) and each module's
  * build-id from @sys_root/module/NAME/notes/.note.gnu.build-id.
- * @ks: when not NULL, gives the kernel image's base (_text) and size (to
- *      _etext); else they are 0.
+ * @text, @etext: the kernel's _text and _etext, giving the image's base
+ *      and size; 0 when unknown.
  *
  * Missing files are not errors: a kernel without modules has no
  * /proc/modules; an unreadable note leaves build_id_size 0.
  * Returns 0 or -ENOMEM.  Free with kobjs__free().
  */
-int kobjs__read(struct kobjs *ko, const char *sys_root, const char *proc_modules,
-		const struct kallsyms *ks);
+int kobjs__read(struct kobjs *ko, const char *sys_root, const char *proc_modules, uint64_t text,
+		uint64_t etext);
 
 void kobjs__free(struct kobjs *ko);
 

@@ -26,6 +26,11 @@ struct rec_maps {
 	int events_fd;	/* ring buffer of struct stkrec_event */
 	int tgids_fd;	/* u32 -> u8 */
 	int tids_fd;	/* u32 -> u8 */
+	/* The kernel address symbolizer (struct stkrec_ksym_io and the
+	 * symbolize_kaddrs program), or -1: the recorder then reads
+	 * /proc/kallsyms instead. */
+	int ksym_io_fd;
+	int ksym_prog_fd;
 };
 
 struct rec_mode;

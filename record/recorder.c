@@ -106,6 +106,17 @@ struct recorder {
 	uint8_t *ksym_written;
 	struct stk_ksym *pend_ksyms;
 	size_t nr_pend_ksyms, cap_pend_ksyms;
+	/* Or, named by the BPF symbolizer (bpf_ksyms): addresses seen, symbol
+	 * starts written, addresses waiting to be named; pending KSYM names
+	 * are then malloc'ed. */
+	int bpf_ksyms;
+	struct idmap *kaddrs_seen;
+	struct idmap *ksyms_done;
+	uint64_t *pend_kaddrs;
+	size_t nr_pend_kaddrs, cap_pend_kaddrs;
+	struct stkrec_ksym_io *ksym_io;
+	uint64_t ktext, ketext;		/* _text, _etext; 0 if unknown */
+	uint64_t kinittext, keinittext;	/* _sinittext, _einittext */
 
 	/* Processes: tgid -> struct snap *, and snapshots queued for MAPS. */
 	struct idmap *procs;
@@ -181,6 +192,7 @@ struct recorder *recorder__new(const struct recorder_opts *opts)
 	rec->end_reason = "error";
 	rec->maps.stacks_fd = rec->maps.stats_fd = rec->maps.events_fd = -1;
 	rec->maps.tgids_fd = rec->maps.tids_fd = -1;
+	rec->maps.ksym_io_fd = rec->maps.ksym_prog_fd = -1;
 	rec->written = idmap__new();
 	rec->resident = idmap__new();
 	rec->procs = idmap__new();
@@ -231,6 +243,19 @@ static int write_stacks(struct recorder *rec)
 	return rec_wrote(rec, err);
 }
 
+static void free_pend_ksyms(struct recorder *rec)
+{
+	size_t i;
+
+	/* From the BPF symbolizer the names are ours; from kallsyms, the
+	 * table's. */
+	for (i = 0; rec->bpf_ksyms && i < rec->nr_pend_ksyms; i++) {
+		free((char *)rec->pend_ksyms[i].name);
+		free((char *)rec->pend_ksyms[i].module);
+	}
+	rec->nr_pend_ksyms = 0;
+}
+
 static int write_ksyms(struct recorder *rec)
 {
 	int err;
@@ -238,7 +263,7 @@ static int write_ksyms(struct recorder *rec)
 	if (!rec->nr_pend_ksyms)
 		return 0;
 	err = stk_writer__add_ksyms(rec->w, rec->pend_ksyms, rec->nr_pend_ksyms);
-	rec->nr_pend_ksyms = 0;
+	free_pend_ksyms(rec);
 	return rec_wrote(rec, err);
 }
 
@@ -475,22 +500,8 @@ static int on_event(void *ctx, void *data, size_t size)
 
 /* ---- stacks and kernel addresses -------------------------------------- */
 
-int recorder__see_kaddr(struct recorder *rec, uint64_t addr)
+static int push_ksym(struct recorder *rec, const struct stk_ksym *sym)
 {
-	long idx;
-
-	/* Only kernel-half addresses: a return IP read above a frame without
-	 * a frame pointer can be any word, and is not worth a symbol. */
-	if (!rec->ks || rec->o.kallsyms_full || (int64_t)addr >= 0)
-		return 0;
-	idx = kallsyms__find(rec->ks, addr);
-	if (idx < 0 || !strchr("tTwW", kallsyms__get(rec->ks, (size_t)idx)->type)) {
-		/* Code is in text symbols; a data symbol explains nothing. */
-		rec->st_kaddr_unknown++;
-		return 0;
-	}
-	if (rec->ksym_written[idx / 8] & (1u << (idx % 8)))
-		return 0;
 	if (rec->nr_pend_ksyms == rec->cap_pend_ksyms) {
 		size_t cap = rec->cap_pend_ksyms ? rec->cap_pend_ksyms * 2 : 256;
 		struct stk_ksym *p = realloc(rec->pend_ksyms, cap * sizeof(*p));
@@ -500,9 +511,132 @@ int recorder__see_kaddr(struct recorder *rec, uint64_t addr)
 		rec->pend_ksyms = p;
 		rec->cap_pend_ksyms = cap;
 	}
-	rec->pend_ksyms[rec->nr_pend_ksyms++] = *kallsyms__get(rec->ks, (size_t)idx);
-	rec->ksym_written[idx / 8] |= (uint8_t)(1u << (idx % 8));
+	rec->pend_ksyms[rec->nr_pend_ksyms++] = *sym;
 	rec->st_ksyms_written++;
+	return 0;
+}
+
+/* 1 if @addr is in the core kernel's text, boot-time init text included
+ * (the idle task's stack still returns into it). */
+static int kernel_text(const struct recorder *rec, uint64_t addr)
+{
+	return (addr >= rec->ktext && addr < rec->ketext) ||
+	       (addr >= rec->kinittext && addr < rec->keinittext);
+}
+
+/*
+ * Name the addresses queued by recorder__see_kaddr() with the BPF
+ * symbolizer, a batch per BPF_PROG_RUN, and queue each symbol not written
+ * yet.  A symbol of the core kernel outside its text is data, which no
+ * code address is in: such an address (a return IP read above a frame
+ * without frame pointer can be any word) counts as unknown.
+ */
+static int resolve_kaddrs(struct recorder *rec)
+{
+	LIBBPF_OPTS(bpf_test_run_opts, opts);
+	struct stkrec_ksym_io *io = rec->ksym_io;
+	size_t i, j, nb;
+	__u32 zero = 0;
+	int err = 0;
+
+	for (i = 0; i < rec->nr_pend_kaddrs && !err; i += nb) {
+		nb = rec->nr_pend_kaddrs - i;
+		if (nb > STKREC_KSYM_BATCH)
+			nb = STKREC_KSYM_BATCH;
+		io->nr = (__u32)nb;
+		memcpy(io->addrs, rec->pend_kaddrs + i, nb * sizeof(uint64_t));
+		if (bpf_map_update_elem(rec->maps.ksym_io_fd, &zero, io, BPF_ANY) ||
+		    bpf_prog_test_run_opts(rec->maps.ksym_prog_fd, &opts) ||
+		    bpf_map_lookup_elem(rec->maps.ksym_io_fd, &zero, io)) {
+			err = -errno;
+			return recorder__errorf(rec, err, "name kernel addresses: %s", strerror(-err));
+		}
+		for (j = 0; j < nb && !err; j++) {
+			struct stk_ksym sym;
+
+			io->out[j][STKREC_KSYM_TEXT - 1] = '\0';
+			if (kallsyms__parse_symoff(io->out[j], io->addrs[j], &sym) ||
+			    (!sym.module[0] && rec->ketext && !kernel_text(rec, sym.addr))) {
+				rec->st_kaddr_unknown++;
+				continue;
+			}
+			if (idmap__find(rec->ksyms_done, sym.addr))
+				continue;
+			sym.name = strdup(sym.name);
+			sym.module = strdup(sym.module);
+			err = !sym.name || !sym.module ? -ENOMEM : 0;
+			err = err ?: idmap__set(rec->ksyms_done, sym.addr, 1);
+			err = err ?: push_ksym(rec, &sym);
+			if (err) {
+				free((char *)sym.name);
+				free((char *)sym.module);
+			}
+		}
+	}
+	rec->nr_pend_kaddrs = 0;
+	return err ? recorder__errorf(rec, err, "out of memory") : 0;
+}
+
+/* Run the symbolizer once without addresses: it tells _text and _etext
+ * (0 without CAP_SYSLOG).  Returns 0 or -errno. */
+static int kernel_text_bounds(struct recorder *rec)
+{
+	LIBBPF_OPTS(bpf_test_run_opts, opts);
+	__u32 zero = 0;
+
+	memset(rec->ksym_io, 0, sizeof(*rec->ksym_io));
+	if (bpf_map_update_elem(rec->maps.ksym_io_fd, &zero, rec->ksym_io, BPF_ANY) ||
+	    bpf_prog_test_run_opts(rec->maps.ksym_prog_fd, &opts) ||
+	    bpf_map_lookup_elem(rec->maps.ksym_io_fd, &zero, rec->ksym_io))
+		return -errno;
+	rec->ktext = rec->ksym_io->text;
+	rec->ketext = rec->ksym_io->etext;
+	rec->kinittext = rec->ksym_io->inittext;
+	rec->keinittext = rec->ksym_io->einittext;
+	return 0;
+}
+
+int recorder__see_kaddr(struct recorder *rec, uint64_t addr)
+{
+	long idx;
+	int err;
+
+	/* Only kernel-half addresses: a return IP read above a frame without
+	 * a frame pointer can be any word, and is not worth a symbol. */
+	if ((int64_t)addr >= 0)
+		return 0;
+	if (rec->bpf_ksyms) {
+		if (idmap__find(rec->kaddrs_seen, addr))
+			return 0;
+		err = idmap__set(rec->kaddrs_seen, addr, 1);
+		if (err)
+			return err;
+		if (rec->nr_pend_kaddrs == rec->cap_pend_kaddrs) {
+			size_t cap = rec->cap_pend_kaddrs ? rec->cap_pend_kaddrs * 2 : 256;
+			uint64_t *p = realloc(rec->pend_kaddrs, cap * sizeof(*p));
+
+			if (!p)
+				return -ENOMEM;
+			rec->pend_kaddrs = p;
+			rec->cap_pend_kaddrs = cap;
+		}
+		rec->pend_kaddrs[rec->nr_pend_kaddrs++] = addr;
+		return 0;
+	}
+	if (!rec->ks || rec->o.kallsyms_full)
+		return 0;
+	idx = kallsyms__find(rec->ks, addr);
+	if (idx < 0 || !strchr("tTwW", kallsyms__get(rec->ks, (size_t)idx)->type)) {
+		/* Code is in text symbols; a data symbol explains nothing. */
+		rec->st_kaddr_unknown++;
+		return 0;
+	}
+	if (rec->ksym_written[idx / 8] & (1u << (idx % 8)))
+		return 0;
+	err = push_ksym(rec, kallsyms__get(rec->ks, (size_t)idx));
+	if (err)
+		return err;
+	rec->ksym_written[idx / 8] |= (uint8_t)(1u << (idx % 8));
 	return 0;
 }
 
@@ -654,6 +788,11 @@ static int recorder__flush(struct recorder *rec, int final)
 	err = rec->ops->collect(rec->mode, rec, final);
 	if (err)
 		return err;
+	if (rec->bpf_ksyms) {
+		err = resolve_kaddrs(rec);
+		if (err)
+			return err;
+	}
 	err = write_stacks(rec);
 	err = err ?: write_ksyms(rec);
 	err = err ?: write_maps(rec);
@@ -800,7 +939,11 @@ static int write_kernel_info(struct recorder *rec)
 	struct kobjs ko;
 	int err;
 
-	err = kobjs__read(&ko, "/sys", "/proc/modules", rec->ks);
+	if (rec->ks) {
+		rec->ktext = kallsyms__addr_of(rec->ks, "_text");
+		rec->ketext = kallsyms__addr_of(rec->ks, "_etext");
+	}
+	err = kobjs__read(&ko, "/sys", "/proc/modules", rec->ktext, rec->ketext);
 	if (err)
 		return recorder__errorf(rec, err, "out of memory");
 	err = rec_wrote(rec, stk_writer__add_kobjs(rec->w, ko.objs, ko.n));
@@ -820,6 +963,43 @@ static int write_kernel_info(struct recorder *rec)
 		rec->st_ksyms_written = total;
 	}
 	return err;
+}
+
+/* Read /proc/kallsyms; refuse if it hides the addresses. */
+static int load_kallsyms(struct recorder *rec)
+{
+	rec->ks = kallsyms__load("/proc/kallsyms");
+	if (!rec->ks)
+		return recorder__errorf(rec, -errno, "/proc/kallsyms: %s", strerror(errno));
+	if (kallsyms__all_zero(rec->ks))
+		return recorder__errorf(rec, -EPERM,
+					"/proc/kallsyms: kernel addresses are hidden from this process "
+					"(kernel.kptr_restrict); run as root with CAP_SYSLOG, "
+					"or use -U for user stacks only");
+	rec->ksym_written = calloc(kallsyms__count(rec->ks) / 8 + 1, 1);
+	if (!rec->ksym_written)
+		return recorder__errorf(rec, -ENOMEM, "out of memory");
+	return 0;
+}
+
+/* Kernel symbols from the BPF symbolizer if the mode has one and it runs,
+ * else from /proc/kallsyms. */
+static int setup_ksyms(struct recorder *rec)
+{
+	if (rec->o.user_stacks_only || rec->o.kallsyms_full)
+		return 0;
+	if (rec->maps.ksym_prog_fd >= 0) {
+		rec->ksym_io = calloc(1, sizeof(*rec->ksym_io));
+		rec->kaddrs_seen = idmap__new();
+		rec->ksyms_done = idmap__new();
+		if (!rec->ksym_io || !rec->kaddrs_seen || !rec->ksyms_done)
+			return recorder__errorf(rec, -ENOMEM, "out of memory");
+		if (kernel_text_bounds(rec) == 0) {
+			rec->bpf_ksyms = 1;
+			return 0;
+		}
+	}
+	return load_kallsyms(rec);
 }
 
 static int fill_id_map(int fd, const uint32_t *ids, size_t n)
@@ -857,19 +1037,13 @@ int recorder__start(struct recorder *rec)
 	struct stk_writer_opts wo = { .sz = sizeof(wo) };
 	int err;
 
-	/* Kernel symbols first: refusing to run must not leave a file. */
-	if (!o->user_stacks_only) {
-		rec->ks = kallsyms__load("/proc/kallsyms");
-		if (!rec->ks)
-			return recorder__errorf(rec, -errno, "/proc/kallsyms: %s", strerror(errno));
-		if (kallsyms__all_zero(rec->ks))
-			return recorder__errorf(rec, -EPERM,
-						"/proc/kallsyms: kernel addresses are hidden from this process "
-						"(kernel.kptr_restrict); run as root with CAP_SYSLOG, "
-						"or use -U for user stacks only");
-		rec->ksym_written = calloc(kallsyms__count(rec->ks) / 8 + 1, 1);
-		if (!rec->ksym_written)
-			return recorder__errorf(rec, -ENOMEM, "out of memory");
+	/* The whole symbol table first: refusing to run must not leave a
+	 * file.  Otherwise the mode's BPF symbolizer names kernel addresses
+	 * as they come, and /proc/kallsyms is read only without one. */
+	if (!o->user_stacks_only && o->kallsyms_full) {
+		err = load_kallsyms(rec);
+		if (err)
+			return err;
 	}
 
 	/* The output, before anything is attached. */
@@ -883,7 +1057,6 @@ int recorder__start(struct recorder *rec)
 		return recorder__errorf(rec, -errno, "%s: %s", o->output, strerror(errno));
 	rec->output_created = 1;
 	err = write_start_meta(rec);
-	err = err ?: write_kernel_info(rec);
 	if (err)
 		goto fail;
 
@@ -895,6 +1068,8 @@ int recorder__start(struct recorder *rec)
 		}
 	}
 	err = rec->ops->open(&rec->mode, o, rec->child != NULL, &rec->maps, rec);
+	err = err ?: setup_ksyms(rec);
+	err = err ?: write_kernel_info(rec);
 	if (err)
 		goto fail;
 	err = fill_id_map(rec->maps.tgids_fd, o->pids, o->nr_pids);
@@ -1116,6 +1291,11 @@ void recorder__free(struct recorder *rec)
 	procmaps__free(rec->pm);
 	kallsyms__free(rec->ks);
 	free(rec->ksym_written);
+	free_pend_ksyms(rec);
+	idmap__free(rec->kaddrs_seen);
+	idmap__free(rec->ksyms_done);
+	free(rec->pend_kaddrs);
+	free(rec->ksym_io);
 	free(rec->pend_stacks);
 	free(rec->pend_frames);
 	free(rec->pend_ksyms);

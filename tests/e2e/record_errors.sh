@@ -100,14 +100,26 @@ if command -v setpriv > /dev/null; then
 	expect_priv 1 "stkrec: missing CAP_PERFMON (needed to sample all CPUs); run as root without dropping capabilities" \
 		--bounding-set=-sys_admin,-perfmon
 	# Without CAP_SYSLOG kallsyms shows zeros (unless perf_event_paranoid
-	# allows addresses to everyone); then stkrec refuses rather than
-	# write kernel stacks nothing could ever symbolize.
+	# allows addresses to everyone).  --kallsyms=full then refuses rather
+	# than write a table nothing could use; by default the kernel's own
+	# %pS still names the addresses recorded.
 	if [ "$(cat /proc/sys/kernel/perf_event_paranoid)" -ge 2 ]; then
-		expect_priv 1 "stkrec: /proc/kallsyms: kernel addresses are hidden from this process (kernel.kptr_restrict); run as root with CAP_SYSLOG, or use -U for user stacks only" \
-			--bounding-set=-sys_admin,-syslog
+		rm -f "$out"
+		setpriv --bounding-set=-sys_admin,-syslog "$REC" --kallsyms=full -o "$out" 1 \
+			> /dev/null 2> "$tmp/stderr"
+		rc=$?
+		want="stkrec: /proc/kallsyms: kernel addresses are hidden from this process (kernel.kptr_restrict); run as root with CAP_SYSLOG, or use -U for user stacks only"
+		check "without CAP_SYSLOG, --kallsyms=full: exit 1, '$(cat "$tmp/stderr")'" \
+			[ "$rc" -eq 1 -a "$(cat "$tmp/stderr")" = "$want" -a ! -e "$out" ]
+		setpriv --bounding-set=-sys_admin,-syslog "$REC" -q -o "$out" -- \
+			sh -c 'dd if=/dev/zero of=/dev/null bs=512 count=300000 2>/dev/null' 2> "$tmp/stderr"
+		rc=$?
+		nk=$("$DUMP" "$out" | grep -c '^KSYM')
+		check "without CAP_SYSLOG: kernel stacks still named ($nk KSYM, exit $rc $(cat "$tmp/stderr"))" \
+			[ "$rc" -eq 0 -a "$nk" -gt 0 ]
 		rm -f "$out"
 		setpriv --bounding-set=-sys_admin,-syslog "$REC" -q -U -o "$out" 1 2> "$tmp/stderr"
-		check "without CAP_SYSLOG, -U still records ($(cat "$tmp/stderr"))" [ $? -eq 0 -a -s "$out" ]
+		check "without CAP_SYSLOG, -U records ($(cat "$tmp/stderr"))" [ $? -eq 0 -a -s "$out" ]
 	fi
 fi
 

@@ -104,6 +104,12 @@ uncovered=$(awk -F'\t' "$AWK_HEX"'
 	}
 	END { print bad + 0 }' "$tmp/kern.dump")
 check "kernel workload: every kernel frame is covered by a KSYM symbol ($uncovered not)" [ "$uncovered" -eq 0 ]
+# The symbols come from the kernel's own %pS (BPF symbolizer): each one is
+# the symbol /proc/kallsyms has at that address.
+awk '{ print $1, $3 }' /proc/kallsyms | sort -u > "$tmp/kallsyms.txt"
+notin=$(awk -F'\t' '$1 == "KSYM" { sub(/^0x/, "", $2); print $2, $5 }' "$tmp/kern.dump" | sort -u |
+	comm -23 - "$tmp/kallsyms.txt" | wc -l)
+check "kernel workload: every KSYM symbol is /proc/kallsyms' symbol at that address ($notin not)" [ "$notin" -eq 0 ]
 # A stack is either a user or a kernel stack: never referenced as both,
 # user stacks start at a user address, kernel stacks hold only kernel
 # addresses.

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
  * check_record_kallsyms: stkrec's /proc/kallsyms table: parsing, sizes up to
- * the next symbol, aliases, modules, and finding the covering symbol.
+ * the next symbol, aliases, modules, and finding the covering symbol; and
+ * reading the kernel's "%pS" text from the BPF symbolizer.
  */
 #include <check.h>
 #include <errno.h>
@@ -169,6 +170,65 @@ START_TEST(running_kernel_table_finds_a_known_function)
 }
 END_TEST
 
+START_TEST(symoff_of_core_kernel_symbol)
+{
+	char s[] = "vfs_write+0x26b/0x450";
+	struct stk_ksym k;
+
+	ck_assert_int_eq(kallsyms__parse_symoff(s, 0xffffffff816b94ab, &k), 0);
+	ck_assert_uint_eq(k.addr, 0xffffffff816b9240);
+	ck_assert_uint_eq(k.size, 0x450);
+	ck_assert_str_eq(k.name, "vfs_write");
+	ck_assert_str_eq(k.module, "");
+	ck_assert_int_eq(k.type, 't');
+}
+END_TEST
+
+START_TEST(symoff_with_module_and_dotted_name)
+{
+	char s[] = "ext4_fn.isra.0+0x0/0x1c [ext4]";
+	struct stk_ksym k;
+
+	ck_assert_int_eq(kallsyms__parse_symoff(s, 0xffffffffc0001000, &k), 0);
+	ck_assert_uint_eq(k.addr, 0xffffffffc0001000);
+	ck_assert_uint_eq(k.size, 0x1c);
+	ck_assert_str_eq(k.name, "ext4_fn.isra.0");
+	ck_assert_str_eq(k.module, "ext4");
+}
+END_TEST
+
+START_TEST(symoff_bare_address_is_enoent)
+{
+	char s[] = "0xffffffffc0123456";
+	struct stk_ksym k;
+
+	ck_assert_int_eq(kallsyms__parse_symoff(s, 0xffffffffc0123456, &k), -ENOENT);
+}
+END_TEST
+
+START_TEST(symoff_malformed_is_einval)
+{
+	char a[] = "nooffset";
+	char b[] = "+0x1/0x2";
+	char c[] = "f+0x10/0x10";		/* offset not within the size */
+	char d[] = "f+0x1/0x2 ext4";		/* module without brackets */
+	char e[] = "f+0x1/0x2 []";
+	char f[] = "f+0x1";
+	char g[] = "f+1/2";
+	char h[] = "f+0x1/0x2 [m]x";
+	struct stk_ksym k;
+
+	ck_assert_int_eq(kallsyms__parse_symoff(a, 0x1000, &k), -EINVAL);
+	ck_assert_int_eq(kallsyms__parse_symoff(b, 0x1000, &k), -EINVAL);
+	ck_assert_int_eq(kallsyms__parse_symoff(c, 0x1000, &k), -EINVAL);
+	ck_assert_int_eq(kallsyms__parse_symoff(d, 0x1000, &k), -EINVAL);
+	ck_assert_int_eq(kallsyms__parse_symoff(e, 0x1000, &k), -EINVAL);
+	ck_assert_int_eq(kallsyms__parse_symoff(f, 0x1000, &k), -EINVAL);
+	ck_assert_int_eq(kallsyms__parse_symoff(g, 0x1000, &k), -EINVAL);
+	ck_assert_int_eq(kallsyms__parse_symoff(h, 0x1000, &k), -EINVAL);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("record_kallsyms");
@@ -185,6 +245,10 @@ int main(void)
 	tcase_add_test(tc, hidden_addresses_are_reported_as_all_zero);
 	tcase_add_test(tc, missing_file_sets_errno);
 	tcase_add_test(tc, running_kernel_table_finds_a_known_function);
+	tcase_add_test(tc, symoff_of_core_kernel_symbol);
+	tcase_add_test(tc, symoff_with_module_and_dotted_name);
+	tcase_add_test(tc, symoff_bare_address_is_enoent);
+	tcase_add_test(tc, symoff_malformed_is_einval);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
