@@ -4,7 +4,7 @@
  * following a command's process tree, the stack store, the statistics and
  * the process events that tell user space when to read /proc/PID/maps.
  *
- * Included by exactly one .bpf.c per skeleton (profile now, offcpu later),
+ * Included by exactly one .bpf.c per skeleton (profile.bpf.c, offcpu.bpf.c),
  * so every skeleton has the same maps with the same names and record/ can
  * drive them the same way.
  */

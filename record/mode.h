@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * mode.h - what a recording mode (profile; offcpu and offwake later)
+ * mode.h - what a recording mode (profile, offcpu, offwake)
  * provides to the recorder, and what the recorder offers back.
  *
  * A mode owns one BPF skeleton.  Every skeleton includes bpf/common.bpf.h,
