@@ -201,12 +201,14 @@ static __always_inline __s64 stack_store(void *ctx, int kernel)
  * /proc/PID/maps while the process is alive rather than at the next flush. */
 static __always_inline void proc_announce(__u32 tgid, __u32 tid, const char *comm)
 {
-	struct task_struct *task = bpf_get_current_task_btf();
+	/* bpf_get_current_task() and a CO-RE read rather than the trusted
+	 * bpf_get_current_task_btf() (Linux 5.11+): older kernels load it. */
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
 	struct stkrec_event *e;
 	__u8 one = 1;
 
 	/* The idle task and kernel threads have no maps to read. */
-	if (tgid == 0 || !task->mm)
+	if (tgid == 0 || !BPF_CORE_READ(task, mm))
 		return;
 	if (bpf_map_lookup_elem(&seen, &tgid))
 		return;
