@@ -72,24 +72,17 @@ static int switch_has_prev_state(void)
 
 static void offcpu_free(struct rec_mode *m);
 
-static int offcpu_open(struct rec_mode **out, const struct recorder_opts *o, int follow,
-		       struct rec_maps *maps, struct recorder *rec, int wakers)
+/* Open and load the skeleton; @symbolizer: load symbolize_kaddrs too. */
+static int offcpu_load(struct rec_mode *m, const struct recorder_opts *o, int follow,
+		       int symbolizer, struct recorder *rec)
 {
 	uint32_t tgid_entries, tid_entries;
-	struct rec_mode *m;
+	int wakers = m->wakers;
 	int err;
 
-	m = calloc(1, sizeof(*m));
-	if (!m)
-		return recorder__errorf(rec, -ENOMEM, "out of memory");
-	m->wakers = wakers;
 	m->skel = offcpu_bpf__open();
-	if (!m->skel) {
-		err = recorder__errorf(rec, -errno, "open BPF object: %s", strerror(errno));
-		goto fail;
-	}
-	m->counts_entries = o->stack_storage_size > COUNTS_MIN_ENTRIES ? o->stack_storage_size
-								       : COUNTS_MIN_ENTRIES;
+	if (!m->skel)
+		return recorder__errorf(rec, -errno, "open BPF object: %s", strerror(errno));
 	tgid_entries = follow ? FOLLOW_ENTRIES : (o->nr_pids ? (uint32_t)o->nr_pids : 1);
 	tid_entries = o->nr_tids ? (uint32_t)o->nr_tids : 1;
 
@@ -115,17 +108,44 @@ static int offcpu_open(struct rec_mode **out, const struct recorder_opts *o, int
 	/* Only -- CMD follows forks, only offwake needs wakers. */
 	err = err ?: bpf_program__set_autoload(m->skel->progs.on_process_fork, follow != 0);
 	err = err ?: bpf_program__set_autoload(m->skel->progs.on_sched_waking, wakers != 0);
-	if (err) {
-		err = recorder__errorf(rec, err, "configure BPF object: %s", strerror(-err));
-		goto fail;
-	}
+	err = err ?: bpf_program__set_autoload(m->skel->progs.symbolize_kaddrs, symbolizer);
+	if (err)
+		return recorder__errorf(rec, err, "configure BPF object: %s", strerror(-err));
 	err = offcpu_bpf__load(m->skel);
-	if (err) {
-		err = recorder__errorf(rec, err, "load BPF programs: %s%s", strerror(-err),
-				       err == -EPERM ? " (need CAP_BPF and CAP_PERFMON, or root)"
-						     : " (run with -v for the verifier's log)");
-		goto fail;
+	if (err)
+		return recorder__errorf(rec, err, "load BPF programs: %s%s", strerror(-err),
+					err == -EPERM ? " (need CAP_BPF and CAP_PERFMON, or root)"
+						      : " (run with -v for the verifier's log)");
+	return 0;
+}
+
+static int offcpu_open(struct rec_mode **out, const struct recorder_opts *o, int follow,
+		       struct rec_maps *maps, struct recorder *rec, int wakers)
+{
+	/* Kernel addresses are named by the kernel's %pS, as in profile
+	 * mode, unless there are none (-U) or the whole table is kept. */
+	int symbolizer = !o->user_stacks_only && !o->kallsyms_full;
+	struct rec_mode *m;
+	int err;
+
+	m = calloc(1, sizeof(*m));
+	if (!m)
+		return recorder__errorf(rec, -ENOMEM, "out of memory");
+	m->wakers = wakers;
+	m->counts_entries = o->stack_storage_size > COUNTS_MIN_ENTRIES ? o->stack_storage_size
+								       : COUNTS_MIN_ENTRIES;
+	err = offcpu_load(m, o, follow, symbolizer, rec);
+	if (err && symbolizer) {
+		/* The symbolizer needs Linux 5.16 helpers (bpf_snprintf's %pS
+		 * from 5.13, bpf_kallsyms_lookup_name from 5.16); without it
+		 * the recorder reads /proc/kallsyms instead. */
+		offcpu_bpf__destroy(m->skel);
+		m->skel = NULL;
+		symbolizer = 0;
+		err = offcpu_load(m, o, follow, symbolizer, rec);
 	}
+	if (err)
+		goto fail;
 	m->keys = calloc(m->counts_entries, sizeof(*m->keys));
 	m->values = calloc(m->counts_entries, sizeof(*m->values));
 	if (!m->keys || !m->values) {
@@ -137,6 +157,8 @@ static int offcpu_open(struct rec_mode **out, const struct recorder_opts *o, int
 	maps->events_fd = bpf_map__fd(m->skel->maps.events);
 	maps->tgids_fd = bpf_map__fd(m->skel->maps.tgids);
 	maps->tids_fd = bpf_map__fd(m->skel->maps.tids);
+	maps->ksym_io_fd = symbolizer ? bpf_map__fd(m->skel->maps.ksym_io) : -1;
+	maps->ksym_prog_fd = symbolizer ? bpf_program__fd(m->skel->progs.symbolize_kaddrs) : -1;
 	*out = m;
 	return 0;
 fail:

@@ -128,6 +128,7 @@ struct recorder {
 	uint64_t st_stacks_written, st_stacks_evicted, st_stack_missing;
 	uint64_t st_maps_gone, st_maps_errors, st_resnapshots;
 	uint64_t st_ksyms_written, st_kaddr_unknown, st_exits;
+	uint64_t st_kaddrs_bpf;		/* kernel addresses named by the BPF symbolizer */
 
 	int nr_cpus_possible;
 	uint64_t *stat_vals;		/* per-CPU values of one stat */
@@ -348,6 +349,8 @@ static int write_stats(struct recorder *rec, uint64_t now)
 	st[n++] = (struct stk_stat){ "build_id_errors", ps.build_id_errors };
 	st[n++] = (struct stk_stat){ "ksyms_written", rec->st_ksyms_written };
 	st[n++] = (struct stk_stat){ "kaddr_unknown", rec->st_kaddr_unknown };
+	/* Says which path named the kernel: absent (0) means /proc/kallsyms. */
+	st[n++] = (struct stk_stat){ "kaddrs_named_bpf", rec->st_kaddrs_bpf };
 	/* A counter not in the STAT chunk is 0: leave zeros out (most loss
 	 * counters, in most captures), except the ones a reader always wants. */
 	for (i = 0, k = 0; i < n; i++)
@@ -560,6 +563,7 @@ static int resolve_kaddrs(struct recorder *rec)
 				rec->st_kaddr_unknown++;
 				continue;
 			}
+			rec->st_kaddrs_bpf++;
 			if (idmap__find(rec->ksyms_done, sym.addr))
 				continue;
 			sym.name = strdup(sym.name);
