@@ -51,7 +51,6 @@ PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 CHECK_CFLAGS := $(shell pkg-config --cflags check 2>/dev/null)
 CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null)
-DEBUGINFOD_LIBS := $(shell pkg-config --libs libdebuginfod 2>/dev/null)
 
 CFLAGS ?= -O2 -g
 WARN := -Wall -Wextra -Werror
@@ -145,7 +144,7 @@ $(LIBREPORT): $(REPORT_OBJS)
 
 $(O)/stkreport: $(O)/report/main.o $(LIBREPORT) $(LIBSTK)
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(CFLAGS) $^ $(PKG_LIBS) $(DEBUGINFOD_LIBS) -o $@
+	$(Q)$(CC) $(CFLAGS) $^ $(PKG_LIBS) -o $@
 
 # ---- samples (frame pointers everywhere) ----------------------------------
 $(O)/samples/%: samples/%.c
@@ -173,7 +172,7 @@ $(O)/tests/check_%: tests/unit/check_%.c $(LIBREPORT) $(LIBRECORD) $(LIBSTK)
 	$(call msg,CC-TEST,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(ALL_CFLAGS) $(CHECK_CFLAGS) $< $(LIBREPORT) $(LIBRECORD) $(LIBSTK) \
-		$(CHECK_LIBS) $(PKG_LIBS) $(DEBUGINFOD_LIBS) -o $@
+		$(CHECK_LIBS) $(PKG_LIBS) -o $@
 
 # A static pattern rule: an explicit rule, so it wins over check_% above.
 $(SAN_UNIT:%=$(O)/tests/%): $(O)/tests/%: tests/unit/%.c $(O)/san/libstk.a

@@ -8,6 +8,7 @@
  */
 #include <elfutils/debuginfod.h>
 #include <elfutils/libdwelf.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
@@ -21,6 +22,63 @@
 #include "util.h"
 
 #define BID_MAX 64
+
+/* The header gives the prototypes; the library comes from dlopen(). */
+struct debuginfod {
+	void *so;
+	debuginfod_client *client;
+	__typeof__(&debuginfod_begin) begin;
+	__typeof__(&debuginfod_end) end;
+	__typeof__(&debuginfod_find_executable) find_executable;
+	__typeof__(&debuginfod_find_debuginfo) find_debuginfo;
+};
+
+struct debuginfod *debuginfod__open(void)
+{
+	const char *urls = getenv("DEBUGINFOD_URLS");
+	struct debuginfod *d;
+	int err = -ENOSYS;
+
+	if (!urls || !urls[0]) {
+		errno = ENOENT;
+		return NULL;
+	}
+	d = calloc(1, sizeof(*d));
+	if (!d) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	d->so = dlopen("libdebuginfod.so.1", RTLD_NOW | RTLD_LOCAL);
+	if (!d->so)
+		goto fail;
+	d->begin = (__typeof__(d->begin))dlsym(d->so, "debuginfod_begin");
+	d->end = (__typeof__(d->end))dlsym(d->so, "debuginfod_end");
+	d->find_executable = (__typeof__(d->find_executable))dlsym(d->so,
+								 "debuginfod_find_executable");
+	d->find_debuginfo = (__typeof__(d->find_debuginfo))dlsym(d->so,
+							       "debuginfod_find_debuginfo");
+	if (!d->begin || !d->end || !d->find_executable || !d->find_debuginfo)
+		goto fail;
+	d->client = d->begin();
+	if (!d->client)
+		goto fail;
+	return d;
+fail:
+	debuginfod__close(d);
+	errno = -err;
+	return NULL;
+}
+
+void debuginfod__close(struct debuginfod *d)
+{
+	if (!d)
+		return;
+	if (d->client)
+		d->end(d->client);
+	if (d->so)
+		dlclose(d->so);
+	free(d);
+}
 
 const char *elf_source__name(enum elf_source src)
 {
@@ -180,15 +238,15 @@ static int try_prefixed(const char *prefix, const char *path, enum elf_source sr
 	return r;
 }
 
-static int try_debuginfod(debuginfod_client *c, const uint8_t *bid, uint32_t bid_size,
+static int try_debuginfod(struct debuginfod *d, const uint8_t *bid, uint32_t bid_size,
 			  struct elffind_result *res)
 {
 	char *p = NULL;
 	int fd, r;
 
-	fd = debuginfod_find_executable(c, bid, (int)bid_size, &p);
+	fd = d->find_executable(d->client, bid, (int)bid_size, &p);
 	if (fd < 0)
-		fd = debuginfod_find_debuginfo(c, bid, (int)bid_size, &p);
+		fd = d->find_debuginfo(d->client, bid, (int)bid_size, &p);
 	if (fd < 0)
 		return 0;
 	close(fd);

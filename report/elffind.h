@@ -29,8 +29,23 @@ struct elffind_opts {
 	const char *const *debug_dirs;	/* tried in order */
 	size_t nr_debug_dirs;
 	const char *system_debug_dir;	/* normally "/usr/lib/debug"; NULL: skipped */
-	void *debuginfod;		/* a debuginfod_client *, or NULL: not asked */
+	struct debuginfod *debuginfod;	/* NULL: not asked */
 };
+
+/*
+ * debuginfod__open() - a debuginfod client, with libdebuginfod loaded now.
+ *
+ * The library is opened with dlopen() rather than linked: loading it and
+ * the ~30 libraries it needs (curl, gnutls, krb5...) and running their
+ * constructors costs ~6 ms at every start of the program, several times the
+ * whole report of a small capture, for a service only asked when
+ * DEBUGINFOD_URLS is set.
+ *
+ * Returns NULL with errno ENOENT (DEBUGINFOD_URLS unset or empty), ENOSYS
+ * (no usable libdebuginfod.so.1), ENOMEM.  Free with debuginfod__close().
+ */
+struct debuginfod *debuginfod__open(void);
+void debuginfod__close(struct debuginfod *d);	/* accepts NULL */
 
 /* Result of a search. */
 struct elffind_result {

@@ -9,7 +9,6 @@
  * addresses, so one ELF serves every process that mapped it, whatever its
  * load address there.
  */
-#include <elfutils/debuginfod.h>
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
 #include <dwarf.h>
@@ -62,7 +61,7 @@ struct symbolizer {
 	char *debuginfo_path;		/* for libdwfl's standard find_debuginfo */
 	Dwfl_Callbacks cb;
 	struct demangler *dm;
-	debuginfod_client *dbgd;
+	struct debuginfod *dbgd;
 	struct sym_module **mods;
 	size_t nr_mods, cap_mods;
 	struct u64map by_key;		/* key hash -> first sym_module */
@@ -153,12 +152,9 @@ struct symbolizer *symbolizer__new(const struct symbolizer_opts *opts)
 	s->cb.find_debuginfo = dwfl_standard_find_debuginfo;
 	s->cb.section_address = dwfl_offline_section_address;
 	s->cb.debuginfo_path = &s->debuginfo_path;
-	if (opts->debuginfod) {
-		const char *urls = getenv("DEBUGINFOD_URLS");
-
-		if (urls && urls[0])
-			s->dbgd = debuginfod_begin();
-	}
+	/* Best effort, as before: without the library we just do not ask. */
+	if (opts->debuginfod)
+		s->dbgd = debuginfod__open();
 	return s;
 fail:
 	strbuf__free(&sb);
@@ -274,8 +270,7 @@ void symbolizer__free(struct symbolizer *s)
 	free(s->sysroot);
 	free(s->system_debug_dir);
 	free(s->debuginfo_path);
-	if (s->dbgd)
-		debuginfod_end(s->dbgd);
+	debuginfod__close(s->dbgd);
 	demangler__free(s->dm);
 	arena__free(&s->results);
 	free(s);
