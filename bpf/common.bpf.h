@@ -107,6 +107,14 @@ static __always_inline void stat_inc(__u32 idx)
 		(*v)++;
 }
 
+static __always_inline void stat_add(__u32 idx, __u64 n)
+{
+	__u64 *v = bpf_map_lookup_elem(&stats, &idx);
+
+	if (v)
+		*v += n;
+}
+
 static __always_inline int task_wanted(__u32 tgid, __u32 tid)
 {
 	if (filter_tgids && !bpf_map_lookup_elem(&tgids, &tgid))

@@ -213,6 +213,9 @@ static __always_inline void switch_in(struct task_struct *next, __u64 now)
 		return;
 	}
 	stat_inc(STKREC_STAT_SAMPLES);
+	/* Per-CPU running total, so the status line can show blocked time
+	 * without draining the counts maps. */
+	stat_add(STKREC_STAT_BLOCKED_NS, delta);
 	if (*(volatile __u32 *)&counts_idx)
 		count_add(&counts1, &key, delta);
 	else

@@ -92,7 +92,8 @@ struct stkrec_offcpu_value {
 #define STKREC_STAT_START_FULL		10 /* blocking not tracked: "start" map full */
 #define STKREC_STAT_WAKER_FULL		11 /* waker not kept: "wakers" map full */
 #define STKREC_STAT_OFFCPU_FILTERED	12 /* episodes outside -m/-M */
-#define STKREC_NR_STATS			13
+#define STKREC_STAT_BLOCKED_NS		13 /* total off-CPU time of the episodes counted */
+#define STKREC_NR_STATS			14
 
 /*
  * Value of the one-element "ksym_io" array, the buffer of the

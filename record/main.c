@@ -705,8 +705,17 @@ int main(int argc, char **argv)
 		char size[32];
 
 		status__format_size(res.bytes, size, sizeof(size));
-		errorf("wrote %s: %llu %s, %llu stacks, %s", o.output, (unsigned long long)res.samples,
-		       offcpu ? "blocking episodes" : "samples", (unsigned long long)res.stacks, size);
+		if (offcpu) {
+			char blocked[32];
+
+			status__format_seconds(res.blocked_ns, blocked, sizeof(blocked));
+			errorf("wrote %s: %llu blocking episodes (%s blocked), %llu stacks, %s",
+			       o.output, (unsigned long long)res.samples, blocked,
+			       (unsigned long long)res.stacks, size);
+		} else {
+			errorf("wrote %s: %llu samples, %llu stacks, %s", o.output,
+			       (unsigned long long)res.samples, (unsigned long long)res.stacks, size);
+		}
 	}
 	ret = cmd && res.cmd_exit_code >= 0 ? res.cmd_exit_code : 0;
 out:

@@ -51,6 +51,7 @@ static const char *const bpf_stat_names[STKREC_NR_STATS] = {
 	[STKREC_STAT_START_FULL] = "offcpu_start_map_full",
 	[STKREC_STAT_WAKER_FULL] = "offcpu_waker_map_full",
 	[STKREC_STAT_OFFCPU_FILTERED] = "offcpu_filtered_block_time",
+	[STKREC_STAT_BLOCKED_NS] = "offcpu_blocked_ns",
 };
 
 static const struct rec_mode_ops *const modes[] = {
@@ -324,7 +325,7 @@ static void read_bpf_stats(struct recorder *rec)
 static int write_stats(struct recorder *rec, uint64_t now)
 {
 	struct procmaps_stats ps;
-	struct stk_stat st[STKREC_NR_STATS + 20];
+	struct stk_stat st[STKREC_NR_STATS + 32];
 	size_t n = 0, i, k;
 
 	read_bpf_stats(rec);
@@ -822,7 +823,9 @@ static void recorder__status(struct recorder *rec, uint64_t now)
 		return;
 	read_bpf_stats(rec);
 	st.elapsed_ns = now - rec->mono_start;
+	st.offcpu = rec->ops != &profile_mode_ops;
 	st.samples = rec->bpf_stats[STKREC_STAT_SAMPLES];
+	st.blocked_ns = rec->bpf_stats[STKREC_STAT_BLOCKED_NS];
 	st.stacks = idmap__count(rec->written);
 	st.stack_fill_pct = (unsigned int)(idmap__count(rec->resident) * 100 / rec->o.stack_storage_size);
 	st.lost = rec->bpf_stats[STKREC_STAT_COUNTS_FULL] + rec->bpf_stats[STKREC_STAT_USTACK_ENOMEM] +
@@ -1252,6 +1255,7 @@ int recorder__finish(struct recorder *rec, struct recorder_result *res)
 		res->end_reason = rec->end_reason;
 		res->cmd_exit_code = rec->cmd_exit_code;
 		res->samples = rec->bpf_stats[STKREC_STAT_SAMPLES];
+		res->blocked_ns = rec->bpf_stats[STKREC_STAT_BLOCKED_NS];
 		res->stacks = idmap__count(rec->written);
 		res->stacks_lost = rec->bpf_stats[STKREC_STAT_USTACK_ENOMEM] +
 				   rec->bpf_stats[STKREC_STAT_KSTACK_ENOMEM];

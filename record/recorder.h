@@ -18,7 +18,9 @@
 
 struct recorder_status {
 	uint64_t elapsed_ns;
-	uint64_t samples;
+	int offcpu;			/* an off-CPU mode: samples are episodes */
+	uint64_t samples;		/* samples, or blocking episodes (offcpu) */
+	uint64_t blocked_ns;		/* offcpu: their total time off CPU */
 	uint64_t stacks;		/* distinct stacks written so far */
 	unsigned int stack_fill_pct;	/* stacks resident in the BPF map / capacity */
 	uint64_t lost;			/* samples or stacks lost: maps full, errors */
@@ -60,7 +62,8 @@ struct recorder_opts {
 struct recorder_result {
 	const char *end_reason;	/* "duration", "signal", "command", "error" */
 	int cmd_exit_code;	/* CMD's status as a shell gives it, or -1 */
-	uint64_t samples;
+	uint64_t samples;	/* samples, or blocking episodes (off-CPU modes) */
+	uint64_t blocked_ns;	/* off-CPU modes: total time blocked */
 	uint64_t stacks;	/* distinct stacks written */
 	uint64_t stacks_lost;	/* stacks not stored: stacks map full */
 	uint64_t chunks;	/* chunks written */

@@ -4,10 +4,31 @@
 
 #include "status.h"
 
+void status__format_seconds(uint64_t ns, char *buf, size_t size)
+{
+	/* Tenths, rounded down: a status line never claims time not yet spent. */
+	snprintf(buf, size, "%" PRIu64 ".%" PRIu64 "s", ns / UINT64_C(1000000000),
+		 ns / UINT64_C(100000000) % 10);
+}
+
 void status__format(const struct recorder_status *st, char *buf, size_t size)
 {
+	uint64_t secs = st->elapsed_ns / UINT64_C(1000000000);
+	char blocked[32];
+
+	if (st->offcpu) {
+		/* Off-CPU modes count blocking episodes, and the time they
+		 * lasted (summed over threads, so it can exceed the elapsed
+		 * time), not samples. */
+		status__format_seconds(st->blocked_ns, blocked, sizeof(blocked));
+		snprintf(buf, size,
+			 "%" PRIu64 "s  %" PRIu64 " episodes  %s blocked  %" PRIu64
+			 " stacks  stack map %u%%  %" PRIu64 " lost",
+			 secs, st->samples, blocked, st->stacks, st->stack_fill_pct, st->lost);
+		return;
+	}
 	snprintf(buf, size, "%" PRIu64 "s  %" PRIu64 " samples  %" PRIu64 " stacks  stack map %u%%  %" PRIu64 " lost",
-		 st->elapsed_ns / UINT64_C(1000000000), st->samples, st->stacks, st->stack_fill_pct, st->lost);
+		 secs, st->samples, st->stacks, st->stack_fill_pct, st->lost);
 }
 
 void status__format_size(uint64_t bytes, char *buf, size_t size)

@@ -96,9 +96,10 @@ samples() {
 		'$1 == "CNTS" && (t == "" || $2 == t) { n += $9 } END { print n + 0 }'
 }
 
-# stat FILE NAME: the last value of STAT NAME.
+# stat FILE NAME: the last value of STAT NAME (an integer: mawk's print
+# would turn values above 2^31 into 1.2e+09).
 stat_of() {
-	"$DUMP" "$1" | awk -F'\t' -v k="$2" '$1 == "STAT" && $2 == k { v = $3 } END { print v + 0 }'
+	"$DUMP" "$1" | awk -F'\t' -v k="$2" '$1 == "STAT" && $2 == k { v = $3 } END { printf "%.0f\n", v + 0 }'
 }
 
 # meta FILE KEY: the last value of META KEY.
