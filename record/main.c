@@ -325,6 +325,31 @@ int main(int argc, char **argv)
 	sigset_t block, orig;
 	uint64_t v;
 
+	/*
+	 * Signals first, before anything else.  SIGINT/SIGTERM only stop the
+	 * recording, and are only delivered while the recorder waits
+	 * (epoll_pwait with @orig), so a stop is never missed between
+	 * checking the flag and sleeping.  Installed this early because a
+	 * background job of a non-interactive shell starts with SIGINT
+	 * ignored (POSIX), and a stop sent while the options are checked or
+	 * the BPF programs load must neither be lost (stkrec would then run
+	 * to its end) nor kill stkrec with the default action: it stays
+	 * pending and ends the recording, with a closed file, as soon as it
+	 * starts.  Only the window between exec and main() remains.
+	 */
+	sa.sa_handler = on_stop_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	sigemptyset(&block);
+	sigaddset(&block, SIGINT);
+	sigaddset(&block, SIGTERM);
+	sigprocmask(SIG_BLOCK, &block, &orig);
+	/* Even if whoever started us had them blocked: waiting takes them. */
+	sigdelset(&orig, SIGINT);
+	sigdelset(&orig, SIGTERM);
+
 	cmdline = join_args(argc, argv);
 	/* Everything after "--" is CMD; getopt never sees it. */
 	for (i = 1; i < (size_t)argc; i++) {
@@ -647,19 +672,6 @@ int main(int argc, char **argv)
 
 	/* ---- record ---- */
 	libbpf_set_print(verbose ? libbpf_print_verbose : libbpf_print_silent);
-	/* SIGINT/SIGTERM only stop the recording, and are only delivered while
-	 * the recorder waits (epoll_pwait), so a stop is never missed between
-	 * checking the flag and sleeping. */
-	sa.sa_handler = on_stop_signal;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	signal(SIGPIPE, SIG_IGN);
-	sigemptyset(&block);
-	sigaddset(&block, SIGINT);
-	sigaddset(&block, SIGTERM);
-	sigprocmask(SIG_BLOCK, &block, &orig);
-
 	o.pids = pids;
 	o.nr_pids = nr_pids;
 	o.tids = tids;

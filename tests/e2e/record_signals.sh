@@ -1,0 +1,113 @@
+#!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
+#
+# record_signals: stkrec started as a background job of a non-interactive
+# shell (which starts it with SIGINT ignored) and sent SIGINT or SIGTERM as
+# soon as it catches them -- which it now does first thing in main(), so
+# the signal lands while it checks options, opens the output or loads its
+# BPF programs -- stops by itself (within a bound of 20 s, far below its
+# 30 s duration: a lost signal would leave it running) with exit 0 and a
+# closed file ending for the reason "signal", in profile and offwake mode.
+#
+# Not tested, because no program can help it: a SIGINT sent before main()
+# runs (in the forked shell, or while ld.so loads stkrec's libraries) meets
+# the inherited SIG_IGN and the kernel discards it.  A script that must
+# stop stkrec should wait until the output file exists.
+# Exit 77 only when BPF cannot be used (not root, or no BTF).
+
+NAME=record_signals
+. "$(dirname "$0")/lib/record.sh"
+
+# sig_bits PID FIELD: bits = the hex mask FIELD (SigIgn, SigCgt, ...) of
+# /proc/PID/status as a number, or empty once PID is gone.  Shell builtins
+# only, no command substitution: no fork, so a poll loop reacts quickly.
+sig_bits() {
+	bits=
+	while read -r _k _m; do
+		[ "$_k" = "$2:" ] && bits=$((0x$_m))
+	done < "/proc/$1/status"
+} 2>/dev/null
+
+# The premise: sh starts a background job with SIGINT ignored.
+sh -c 'sleep 3 & echo $! > '"$tmp/sleep.pid"'; wait' &
+bg_pids="$bg_pids $!"
+while [ ! -s "$tmp/sleep.pid" ]; do sleep 0.01; done
+sig_bits "$(cat "$tmp/sleep.pid")" SigIgn
+ign=$bits
+check "premise: a background job of sh starts with SIGINT ignored (SigIgn $ign)" \
+	[ -n "$ign" ] && [ $((ign & 2)) -eq 2 ]
+
+# stop_early SIG MODE: start "stkrec MODE -q -o FILE 30 &" and send SIG as
+# soon as stkrec catches SIGINT and SIGTERM (which stkrec now sets up
+# first thing in main, before checking options, opening the output or
+# loading BPF), then wait up to 20 s for it to end.
+stop_early() {
+	sig=$1 mode=$2 f=$tmp/$1-$2.stk
+	"$REC" "$mode" -q -o "$f" 30 2> "$tmp/$sig-$mode.err" &
+	pid=$!
+	bg_pids="$bg_pids $pid"
+	i=0
+	while [ $i -lt 100000 ]; do
+		# After the exec: until then the forked shell has the test's
+		# own INT/TERM traps.  exec resets caught signals, so then
+		# SigCgt is stkrec's.
+		comm=
+		read -r comm < "/proc/$pid/comm" 2>/dev/null
+		i=$((i + 1))
+		[ "$comm" = stkrec ] || continue
+		sig_bits "$pid" SigCgt
+		[ -n "$bits" ] && [ $((bits & 0x4002)) -eq $((0x4002)) ] && break
+	done
+	existed=no
+	[ -e "$f" ] && existed=yes
+	kill "-$sig" "$pid"
+	i=0
+	while kill -0 "$pid" 2>/dev/null && [ $i -lt 200 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	if kill -0 "$pid" 2>/dev/null; then
+		fail "$mode, SIG$sig at start (output existed: $existed): still running after 20 s"
+		kill -KILL "$pid"
+		wait "$pid" 2>/dev/null
+		return
+	fi
+	wait "$pid"
+	rc=$?
+	check "$mode, SIG$sig at start (output existed: $existed): stopped, exit 0 (got $rc: $(cat "$tmp/$sig-$mode.err"))" \
+		[ "$rc" -eq 0 ]
+	"$REP" info "$f" > "$tmp/$sig-$mode.info" 2>&1
+	check "$mode, SIG$sig at start: the file is closed cleanly" grep -q '^verdict: OK' "$tmp/$sig-$mode.info"
+	check "$mode, SIG$sig at start: META end_reason signal" [ "$(meta_of "$f" end_reason)" = signal ]
+}
+
+stop_early INT profile
+stop_early TERM profile
+stop_early INT offwake
+stop_early TERM offwake
+
+# The same shell, a signal once stkrec records: the usual stop.
+"$REC" -q -o "$tmp/late.stk" 30 &
+pid=$!
+bg_pids="$bg_pids $pid"
+i=0
+while [ ! -s "$tmp/late.stk" ] && [ $i -lt 200 ]; do
+	sleep 0.1
+	i=$((i + 1))
+done
+sleep 1
+kill -INT "$pid"
+i=0
+while kill -0 "$pid" 2>/dev/null && [ $i -lt 200 ]; do
+	sleep 0.1
+	i=$((i + 1))
+done
+alive=no
+kill -0 "$pid" 2>/dev/null && alive=yes
+check "profile, SIGINT while recording (background job): stopped within 20 s" [ $alive = no ]
+wait "$pid"
+check "profile, SIGINT while recording: exit 0" [ $? -eq 0 ]
+"$REP" info "$tmp/late.stk" > "$tmp/late.info" 2>&1
+check "profile, SIGINT while recording: the file is closed cleanly" grep -q '^verdict: OK' "$tmp/late.info"
+
+finish
