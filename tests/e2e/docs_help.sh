@@ -1,0 +1,152 @@
+#!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
+#
+# README.md and the man pages say what --help says: every option of
+# `stkrec --help`, `stkrec offcpu --help`, `stkrec offwake --help`,
+# `stkreport --help` and `stkreport info --help` is in the option table of
+# its README section and in the OPTIONS of its man page, and every option
+# those list is one the tool's help names.  Also: the README quick start is
+# exactly the two commands `make demo` and `make check`.  No BPF needed.
+
+top=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$top" || exit 1
+O=${O:-build}
+REC=$O/stkrec
+REP=$O/stkreport
+
+passed=0
+failed=0
+pass() { passed=$((passed + 1)); echo "ok   $1"; }
+fail() { failed=$((failed + 1)); echo "FAIL $1${2:+: $2}"; }
+finish() { echo "$passed passed, $failed failed"; [ $failed -eq 0 ]; exit $?; }
+
+for x in "$REC" "$REP"; do
+	if [ ! -x "$x" ]; then
+		echo "docs_help: $x not built (run make)"
+		echo "0 passed, 1 failed"
+		exit 1
+	fi
+done
+if ! command -v man > /dev/null 2>&1; then
+	echo "docs_help: no man command"
+	echo "0 passed, 1 failed"
+	exit 1
+fi
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+trap 'exit 1' INT TERM
+
+# opts FILE: the option names (-X, --long) on the option lines of a --help
+# text (indented by 2 to 6 spaces, starting with '-'), one per line.
+opts() {
+	grep -E '^ {2,6}-' "$1" | grep -oE '(^|[ ,])--?[A-Za-z][A-Za-z-]*' |
+		sed 's/^[ ,]*//' | sort -u
+}
+
+# section FILE HEADING: the README lines from the '### HEADING' line to the
+# next heading.
+section() {
+	awk -v h="### $2" 'index($0, h) == 1 { on = 1; next } /^##/ { on = 0 } on' "$1"
+}
+
+# table_opts FILE: the option names in the first cell of markdown table rows.
+table_opts() {
+	grep -E '^\| `' "$1" | cut -d'|' -f2 | grep -oE '(^|[ ,`])--?[A-Za-z][A-Za-z-]*' |
+		sed 's/^[ ,`]*//' | sort -u
+}
+
+# man_opts FILE: the option names of a rendered man page's OPTIONS section
+# (tagged paragraphs: 7 spaces, then '-').
+man_opts() {
+	awk '/^OPTIONS/ { on = 1; next } /^[A-Z]/ { on = 0 } on' "$1" | grep -E '^ {7}-' |
+		grep -oE '(^|[ ,])--?[A-Za-z][A-Za-z-]*' | sed 's/^[ ,]*//' | sort -u
+}
+
+# same WHAT HELP_OPTS DOC_OPTS: every option of HELP_OPTS is in DOC_OPTS and
+# the other way round.
+same() {
+	missing=$(comm -23 "$2" "$3" | tr '\n' ' ')
+	extra=$(comm -13 "$2" "$3" | tr '\n' ' ')
+	n=$(wc -l < "$2")
+	if [ "$n" -lt 5 ]; then
+		fail "$1: only $n options found in --help (parsing broke?)"
+	elif [ -z "$missing" ] && [ -z "$extra" ]; then
+		pass "$1: the same $n options as --help"
+	else
+		fail "$1" "${missing:+missing: $missing}${extra:+ not in --help: $extra}"
+	fi
+}
+
+"$REC" --help > "$tmp/profile.help"
+"$REC" offcpu --help > "$tmp/offcpu.help"
+"$REC" offwake --help > "$tmp/offwake.help"
+"$REP" --help > "$tmp/report.help"
+"$REP" info --help > "$tmp/info.help"
+for h in profile offcpu offwake report info; do
+	opts "$tmp/$h.help" > "$tmp/$h.opts"
+done
+if cmp -s "$tmp/offcpu.opts" "$tmp/offwake.opts"; then
+	pass "offcpu and offwake --help list the same options"
+else
+	fail "offcpu and offwake --help differ; README documents them in one table"
+fi
+
+# README: one table per tool and mode.
+section README.md "Recording: stkrec" > "$tmp/readme.profile"
+section README.md "Off-CPU time: stkrec offcpu" > "$tmp/readme.offcpu"
+section README.md "Reporting: stkreport" > "$tmp/readme.report"
+section README.md "Inspecting a capture: stkreport info" > "$tmp/readme.info"
+for h in profile offcpu report info; do
+	table_opts "$tmp/readme.$h" > "$tmp/readme.$h.opts"
+done
+same "README stkrec profile table" "$tmp/profile.opts" "$tmp/readme.profile.opts"
+same "README stkrec offcpu/offwake table" "$tmp/offcpu.opts" "$tmp/readme.offcpu.opts"
+same "README stkreport table" "$tmp/report.opts" "$tmp/readme.report.opts"
+# info's --help names --sysroot and --debug-dir in the text of --symbols,
+# not on option lines of their own.
+for o in --sysroot --debug-dir; do
+	if grep -qF -- "$o DIR" "$tmp/info.help"; then
+		echo "$o" >> "$tmp/info.opts"
+	fi
+done
+sort -u -o "$tmp/info.opts" "$tmp/info.opts"
+n=$(wc -l < "$tmp/info.opts")
+missing=$(comm -23 "$tmp/info.opts" "$tmp/readme.info.opts" | tr '\n' ' ')
+extra=$(comm -13 "$tmp/info.opts" "$tmp/readme.info.opts" | tr '\n' ' ')
+if [ "$n" -ge 4 ] && [ -z "$missing" ] && [ -z "$extra" ]; then
+	pass "README stkreport info table: the same $n options as --help"
+else
+	fail "README stkreport info table" "missing: $missing not in --help: $extra"
+fi
+
+# Man pages: stkrec.1 covers every mode, stkreport.1 the report and info.
+MANWIDTH=200 man -l man/stkrec.1 2> /dev/null > "$tmp/stkrec.man"
+MANWIDTH=200 man -l man/stkreport.1 2> /dev/null > "$tmp/stkreport.man"
+man_opts "$tmp/stkrec.man" > "$tmp/stkrec.man.opts"
+man_opts "$tmp/stkreport.man" > "$tmp/stkreport.man.opts"
+sort -u "$tmp/profile.opts" "$tmp/offcpu.opts" "$tmp/offwake.opts" > "$tmp/stkrec.opts"
+sort -u "$tmp/report.opts" "$tmp/info.opts" > "$tmp/stkreport.opts"
+same "man/stkrec.1 OPTIONS" "$tmp/stkrec.opts" "$tmp/stkrec.man.opts"
+same "man/stkreport.1 OPTIONS" "$tmp/stkreport.opts" "$tmp/stkreport.man.opts"
+
+# The quick start: exactly two commands.
+awk '/^## Quick start/ { on = 1; next } /^##/ { on = 0 } on && /^    [^ ]/' README.md |
+	sed 's/ *#.*//; s/^ *//' > "$tmp/quick"
+if [ "$(tr '\n' ';' < "$tmp/quick")" = "make demo;make check;" ]; then
+	pass "README quick start is 'make demo' and 'make check'"
+else
+	fail "README quick start" "$(tr '\n' ';' < "$tmp/quick")"
+fi
+
+# The versions the man pages name are the release's.
+version=$(sed -n 's/^#define STK_VERSION_STRING "\(.*\)"$/\1/p' format/stk.h)
+for page in man/stkrec.1 man/stkreport.1; do
+	if grep -q "^\.TH .* \"stk $version\"" "$page"; then
+		pass "$page is for stk $version"
+	else
+		fail "$page .TH does not name stk $version"
+	fi
+done
+
+finish
