@@ -222,10 +222,14 @@ demo: all
 bench: all $(TEST_EXTRA_DEPS)
 	$(Q)O=$(O) tests/bench/bench.sh
 
+# The tools and their man pages (man/*.1); tests/e2e/install.sh checks it.
+MAN_PAGES := $(wildcard man/*.1)
+MANDIR ?= $(PREFIX)/share/man
+
 install: all
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(MANDIR)/man1
 	install -m 0755 $(O)/stkrec $(O)/stkreport $(DESTDIR)$(PREFIX)/bin/
-	install -m 0644 $(wildcard man/*.1) $(DESTDIR)$(PREFIX)/share/man/man1/
+	$(if $(MAN_PAGES),install -m 0644 $(MAN_PAGES) $(DESTDIR)$(MANDIR)/man1/)
 
 deps:
 	$(Q)scripts/install-deps.sh

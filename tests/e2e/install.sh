@@ -1,0 +1,107 @@
+#!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
+#
+# make install into a temporary DESTDIR: both tools and both man pages land
+# where PREFIX and MANDIR say, the installed tools run (--version names the
+# release in format/stk.h), the installed man pages are man/*.1 unchanged and
+# render with man -l without warnings.  No BPF needed.
+
+top=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$top" || exit 1
+O=${O:-build}
+
+passed=0
+failed=0
+pass() { passed=$((passed + 1)); echo "ok   $1"; }
+fail() { failed=$((failed + 1)); echo "FAIL $1${2:+: $2}"; }
+finish() { echo "$passed passed, $failed failed"; [ $failed -eq 0 ]; exit $?; }
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+trap 'exit 1' INT TERM
+
+version=$(sed -n 's/^#define STK_VERSION_STRING "\(.*\)"$/\1/p' format/stk.h)
+if [ -z "$version" ]; then
+	fail "STK_VERSION_STRING not found in format/stk.h"
+	finish
+fi
+pages=$(ls man/*.1 2>/dev/null)
+if [ -z "$pages" ]; then
+	fail "no man pages in man/"
+	finish
+fi
+
+# Everything is built already (make check builds first); this only copies.
+# --no-print-directory: the parent make may have exported -w.
+if make --no-print-directory -C "$top" O="$O" DESTDIR="$tmp/root" PREFIX=/opt/stk \
+	install > "$tmp/install.log" 2>&1; then
+	pass "make install DESTDIR=... PREFIX=/opt/stk exits 0"
+else
+	fail "make install failed" "$(tail -3 "$tmp/install.log")"
+	finish
+fi
+
+bin=$tmp/root/opt/stk/bin
+man1=$tmp/root/opt/stk/share/man/man1
+for tool in stkrec stkreport; do
+	if [ -f "$bin/$tool" ] && [ -x "$bin/$tool" ]; then
+		pass "$tool installed executable in PREFIX/bin"
+	else
+		fail "$bin/$tool missing or not executable"
+		continue
+	fi
+	out=$("$bin/$tool" --version 2>&1)
+	rc=$?
+	if [ $rc -eq 0 ] && [ "$out" = "$tool $version" ]; then
+		pass "installed $tool --version prints '$out'"
+	else
+		fail "installed $tool --version" "exit $rc, '$out', want '$tool $version'"
+	fi
+	if cmp -s "$bin/$tool" "$O/$tool"; then
+		pass "installed $tool is $O/$tool"
+	else
+		fail "installed $tool differs from $O/$tool"
+	fi
+done
+
+for page in $pages; do
+	name=${page##*/}
+	if [ ! -f "$man1/$name" ]; then
+		fail "$name not installed in PREFIX/share/man/man1"
+		continue
+	fi
+	if cmp -s "$page" "$man1/$name"; then
+		pass "$name installed unchanged"
+	else
+		fail "installed $name differs from $page"
+	fi
+	mode=$(stat -c %a "$man1/$name")
+	if [ "$mode" = 644 ]; then pass "$name mode 644"; else fail "$name mode $mode, want 644"; fi
+	if command -v man > /dev/null 2>&1; then
+		# man --warnings reports troff's complaints (bad macros, escapes)
+		# on stderr; a page that renders cleanly prints none.
+		MANWIDTH=80 man --warnings -l "$man1/$name" > "$tmp/$name.txt" 2> "$tmp/$name.err"
+		rc=$?
+		title=$(echo "${name%.1}" | tr '[:lower:]' '[:upper:]')
+		if [ $rc -eq 0 ] && [ ! -s "$tmp/$name.err" ] && grep -q "^$title(1)" "$tmp/$name.txt" &&
+			grep -q '^NAME' "$tmp/$name.txt" && grep -q '^SYNOPSIS' "$tmp/$name.txt"; then
+			pass "man -l $name renders with NAME and SYNOPSIS, no warnings"
+		else
+			fail "man -l $name" "exit $rc, $(head -3 "$tmp/$name.err")"
+		fi
+	else
+		echo "skip man -l $name: no man command"
+	fi
+done
+
+# DESTDIR alone, with the default PREFIX: the paths the Makefile documents.
+if make --no-print-directory -C "$top" O="$O" DESTDIR="$tmp/def" install > "$tmp/def.log" 2>&1 &&
+	[ -x "$tmp/def/usr/local/bin/stkrec" ] && [ -x "$tmp/def/usr/local/bin/stkreport" ] &&
+	[ -f "$tmp/def/usr/local/share/man/man1/stkrec.1" ] &&
+	[ -f "$tmp/def/usr/local/share/man/man1/stkreport.1" ]; then
+	pass "default PREFIX installs under DESTDIR/usr/local"
+else
+	fail "make install DESTDIR=... (default PREFIX)" "$(tail -3 "$tmp/def.log")"
+fi
+
+finish
