@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "demangle.h"
+#include "dwarfload.h"
 #include "symbolize.h"
 
 #define MAX_INLINE_DEPTH 64
@@ -67,6 +68,8 @@ struct sym_module_priv {
 	struct fsym *syms;
 	size_t nr_syms;
 	int dwarf_tried;		/* module__dwarf() ran */
+	struct dwarf_load *dl;		/* DWARF read by dwarfload.c, or NULL: libdwfl's */
+	uint64_t dl_bias;		/* module address = DWARF address + dl_bias */
 	Dwfl *dwfl;
 	Dwfl_Module *mod;
 	uint64_t bias;			/* module address = ELF vaddr + bias */
@@ -279,6 +282,7 @@ static void sym_module__free(struct symbolizer *s, struct sym_module *m)
 		for (i = 0; i < m->priv->cus.cap; i++)
 			cu_index__free(u64map__slot_val(&m->priv->cus, i));
 		u64map__free(&m->priv->cus);
+		dwarf_load__close(m->priv->dl);
 		if (m->priv->dwfl)
 			dwfl_end(m->priv->dwfl);
 		free(m->priv->segs);
@@ -579,8 +583,9 @@ int symbolizer__open_module(struct symbolizer *s, struct sym_module *m)
 		return 0;
 	/* This goes looking for separate debuginfo through the callbacks when
 	 * the binary has no .symtab.  DWARF is only loaded when a lookup needs
-	 * it (module__dwarf()): libdw inflates compressed debug sections at
-	 * once, ~40 ms for libc's, wasted when no inline frame or line is asked. */
+	 * it (module__dwarf()): compressed debuginfo costs ~60 ms for libc's
+	 * when libdw inflates it all, wasted when no inline frame or line is
+	 * asked. */
 	syms = dwfl_module_getsymtab(p->mod);
 	dwfl_module_info(p->mod, NULL, NULL, NULL, NULL, NULL, &mainfile, &debugfile);
 	if (debugfile && strcmp(debugfile, m->elf_path) != 0) {
@@ -695,23 +700,92 @@ static int sym_line__set_file(struct sym_line *l, const char *file)
 	return l->file ? 0 : -ENOMEM;
 }
 
-/* Loads the module's DWARF on first need; 1 if it has some. */
-static int module__dwarf(struct sym_module *m)
+/*
+ * The file libdwfl takes the DWARF from: the binary itself when it has any
+ * (dwarf_begin_elf() accepts .debug_info, .debug_line or .debug_frame), else
+ * the separate debuginfo libdwfl found for the symbol table.  NULL when only
+ * libdwfl's own search would tell, or for a prelinked binary (its debug
+ * addresses need libdwfl's prelink arithmetic).
+ */
+static const char *module__dwarf_file(struct sym_module *m)
 {
+	static const char *const dwarf_secs[] = { ".debug_info", ".debug_line", ".debug_frame" };
+	Elf_Scn *scn = NULL;
+	GElf_Addr bias;
+	size_t shstrndx, i;
+	int main_has = 0;
+	Elf *elf = dwfl_module_getelf(m->priv->mod, &bias);
+
+	if (!elf || elf_getshdrstrndx(elf, &shstrndx))
+		return NULL;
+	while ((scn = elf_nextscn(elf, scn))) {
+		const char *name;
+		GElf_Shdr sh;
+
+		if (!gelf_getshdr(scn, &sh) || !(name = elf_strptr(elf, shstrndx, sh.sh_name)))
+			return NULL;
+		if (strcmp(name, ".gnu.prelink_undo") == 0)
+			return NULL;
+		for (i = 0; i < sizeof(dwarf_secs) / sizeof(dwarf_secs[0]); i++)
+			if (sh.sh_type != SHT_NOBITS && strcmp(name, dwarf_secs[i]) == 0)
+				main_has = 1;
+	}
+	return main_has ? m->elf_path : m->debug_path;
+}
+
+/*
+ * Loads the module's DWARF on first need; 1 if it has some.  Compressed
+ * debuginfo (a distribution's, e.g. libc's) is read by dwarfload.c, which
+ * inflates only what lookups need; anything else by libdwfl.
+ */
+static int module__dwarf(struct symbolizer *s, struct sym_module *m)
+{
+	struct sym_module_priv *p = m->priv;
+	const char *file;
 	Dwarf_Addr bias;
 
-	if (!m->priv->dwarf_tried) {
-		m->priv->dwarf_tried = 1;
-		m->has_dwarf = dwfl_module_getdwarf(m->priv->mod, &bias) != NULL;
-		if (m->has_dwarf && !m->debug_path) {
-			const char *debugfile = NULL;
+	if (p->dwarf_tried)
+		return m->has_dwarf;
+	p->dwarf_tried = 1;
+	file = s->opts.dwfl_dwarf ? NULL : module__dwarf_file(m);
+	if (file)
+		p->dl = dwarf_load__open(file, s->opts.lines);
+	if (p->dl) {
+		/* libdwfl's bias for a debug file (dwfl_adjusted_dwarf_addr()):
+		 * the binary's, moved by the difference of their first
+		 * PT_LOAD segments' ends. */
+		uint64_t main_sync = p->nr_segs ? p->segs[0].vaddr + p->segs[0].memsz : 0;
 
-			dwfl_module_info(m->priv->mod, NULL, NULL, NULL, NULL, NULL, NULL, &debugfile);
-			if (debugfile && strcmp(debugfile, m->elf_path) != 0)
-				m->debug_path = strdup(debugfile);	/* best effort */
-		}
+		p->dl_bias = p->bias + main_sync - dwarf_load__address_sync(p->dl);
+		m->has_dwarf = 1;
+		return 1;
+	}
+	m->has_dwarf = dwfl_module_getdwarf(p->mod, &bias) != NULL;
+	if (m->has_dwarf && !m->debug_path) {
+		const char *debugfile = NULL;
+
+		dwfl_module_info(p->mod, NULL, NULL, NULL, NULL, NULL, NULL, &debugfile);
+		if (debugfile && strcmp(debugfile, m->elf_path) != 0)
+			m->debug_path = strdup(debugfile);	/* best effort */
 	}
 	return m->has_dwarf;
+}
+
+/* The CU DIE holding module address @pc, from whichever loader has the
+ * module's DWARF; *dbias: module address - DWARF address. */
+static Dwarf_Die *module__addrdie(struct sym_module_priv *p, uint64_t pc, Dwarf_Die *mem,
+				  Dwarf_Addr *dbias, int *err)
+{
+	int r;
+
+	*err = 0;
+	if (!p->dl)
+		return dwfl_module_addrdie(p->mod, pc, dbias);
+	*dbias = p->dl_bias;
+	r = dwarf_load__addrdie(p->dl, pc - p->dl_bias, mem);
+	if (r == -ENOMEM)
+		*err = r;
+	return r ? NULL : mem;
 }
 
 /* The DIEs that libdw's scope walk descends into (libdw_visit_scopes.c). */
@@ -1020,7 +1094,7 @@ static int module__resolve(struct symbolizer *s, struct sym_module *m, uint64_t 
 {
 	struct sym_module_priv *p = m->priv;
 	struct scope_frame fr[MAX_INLINE_DEPTH];
-	Dwarf_Die *cudie = NULL;
+	Dwarf_Die *cudie = NULL, cumem;
 	Dwarf_Files *files = NULL;
 	struct sym_result *r = NULL;
 	const char *symname;
@@ -1030,8 +1104,12 @@ static int module__resolve(struct symbolizer *s, struct sym_module *m, uint64_t 
 
 	*out = NULL;
 	symname = module__sym(p, pc);
-	if ((!s->opts.no_inline || s->opts.lines) && module__dwarf(m))
-		cudie = dwfl_module_addrdie(p->mod, pc, &dbias);
+	if ((!s->opts.no_inline || s->opts.lines) && module__dwarf(s, m)) {
+		cudie = module__addrdie(p, pc, &cumem, &dbias, &err);
+		if (err)
+			goto out;
+		err = -ENOMEM;
+	}
 	if (cudie) {
 		nfr = s->opts.exact_scopes ? SCOPES_EXACT
 					   : module__fast_scopes(p, cudie, pc - dbias, fr);
@@ -1078,12 +1156,23 @@ static int module__resolve(struct symbolizer *s, struct sym_module *m, uint64_t 
 			l->start_line = (uint32_t)decl;
 	}
 	if (s->opts.lines) {
-		Dwfl_Line *dl = dwfl_module_getsrc(p->mod, pc);
 		const char *file = NULL;
 		int lineno = 0;
 
-		if (dl)
-			file = dwfl_lineinfo(dl, NULL, &lineno, NULL, NULL, NULL);
+		/* dwfl_module_getsrc() is dwarf_getsrc_die() on the CU of pc. */
+		if (p->dl) {
+			Dwarf_Line *dl = cudie ? dwarf_getsrc_die(cudie, pc - dbias) : NULL;
+
+			if (dl) {
+				file = dwarf_linesrc(dl, NULL, NULL);
+				dwarf_lineno(dl, &lineno);
+			}
+		} else {
+			Dwfl_Line *dl = dwfl_module_getsrc(p->mod, pc);
+
+			if (dl)
+				file = dwfl_lineinfo(dl, NULL, &lineno, NULL, NULL, NULL);
+		}
 		err = sym_line__set_file(&r->lines[0], file);
 		if (err)
 			goto out;
