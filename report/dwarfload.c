@@ -206,6 +206,18 @@ static int dw_sec__chdr(struct dw_sec *s, int class, const unsigned char *file, 
 		return -ENOTSUP;
 	s->raw += hdr;
 	s->raw_size = sh->sh_size - hdr;
+	/*
+	 * Past the zlib header (RFC 1950: deflate, no preset dictionary) the
+	 * stream is inflated raw, which spares zlib the Adler-32 of the output
+	 * (15% of a report's instructions when it reads libc's debuginfo).
+	 * The build-id match is what says this is the right file; a damaged
+	 * stream still fails to inflate, or to parse as DWARF.
+	 */
+	if (s->raw_size < 2 || (s->raw[0] & 0x0f) != 8 || (s->raw[0] >> 4) > 7 ||
+	    ((s->raw[0] << 8) | s->raw[1]) % 31 || (s->raw[1] & 0x20))
+		return -ENOTSUP;
+	s->raw += 2;
+	s->raw_size -= 2;
 	return 0;
 }
 
@@ -242,12 +254,23 @@ static int hide_section(Elf_Scn *scn)
 
 static int dw_sec__inflate_all(struct dwarf_load *d, struct dw_sec *s)
 {
-	uLongf n = s->size;
+	z_stream zs = { 0 };
+	int r;
 
+	if (s->size > UINT32_MAX || s->raw_size > UINT32_MAX)
+		return -ENOTSUP;
 	s->buf = malloc(s->size);
 	if (!s->buf)
 		return -ENOMEM;
-	if (uncompress(s->buf, &n, s->raw, s->raw_size) != Z_OK || n != s->size)
+	if (inflateInit2(&zs, -MAX_WBITS) != Z_OK)
+		return -ENOMEM;
+	zs.next_in = (Bytef *)s->raw;
+	zs.avail_in = (uInt)s->raw_size;
+	zs.next_out = s->buf;
+	zs.avail_out = (uInt)s->size;
+	r = inflate(&zs, Z_FINISH);
+	inflateEnd(&zs);
+	if (r != Z_STREAM_END || zs.total_out != s->size)
 		return -EBADMSG;
 	s->done = s->size;
 	d->inflated_other += s->size;
@@ -308,13 +331,41 @@ static uint64_t rd_u(const unsigned char *p, unsigned int n)
 	return v;
 }
 
-static int arange_cmp(const void *a, const void *b)
+/*
+ * Sorts by address, keeping section order among equal addresses as
+ * dwarf_getaranges()'s merge sort (glibc's qsort) does: an LSD radix sort
+ * is stable, and sorts libc's 37000 ranges in a tenth of qsort's time.
+ */
+static int aranges_sort(struct dwarf_load *d)
 {
-	const struct arange *x = a, *y = b;
+	struct arange *src = d->ar, *dst = malloc(d->nr_ar * sizeof(*dst)), *t;
+	unsigned int shift;
+	size_t i, n = d->nr_ar;
 
-	if (x->addr != y->addr)
-		return x->addr < y->addr ? -1 : 1;
-	return x->order < y->order ? -1 : x->order > y->order;
+	if (!dst)
+		return -ENOMEM;
+	for (shift = 0; shift < 64; shift += 8) {
+		size_t cnt[256] = { 0 }, sum = 0;
+
+		for (i = 0; i < n; i++)
+			cnt[(src[i].addr >> shift) & 0xff]++;
+		if (cnt[(src[0].addr >> shift) & 0xff] == n)
+			continue;	/* one digit for all: nothing moves */
+		for (i = 0; i < 256; i++) {
+			size_t c = cnt[i];
+
+			cnt[i] = sum;
+			sum += c;
+		}
+		for (i = 0; i < n; i++)
+			dst[cnt[(src[i].addr >> shift) & 0xff]++] = src[i];
+		t = src;
+		src = dst;
+		dst = t;
+	}
+	d->ar = src;
+	free(dst);
+	return 0;
 }
 
 /*
@@ -390,7 +441,8 @@ static int dwarf_load__read_aranges(struct dwarf_load *d)
 	}
 	if (!d->nr_ar)
 		return -ENOTSUP;
-	qsort(d->ar, d->nr_ar, sizeof(*d->ar), arange_cmp);
+	if (aranges_sort(d))
+		return -ENOMEM;
 	d->grp = calloc(d->nr_ar, sizeof(*d->grp));
 	if (!d->grp)
 		return -ENOMEM;
@@ -721,7 +773,7 @@ struct dwarf_load *dwarf_load__open(const char *path, int lines)
 		err = -ENOMEM;
 		goto fail;
 	}
-	if (inflateInit(&d->zs) != Z_OK) {
+	if (inflateInit2(&d->zs, -MAX_WBITS) != Z_OK) {
 		err = -ENOMEM;
 		goto fail;
 	}
