@@ -457,6 +457,59 @@ static int fsym_cmp(const void *a, const void *b)
 	return strcmp(x->name, y->name);
 }
 
+/*
+ * The order qsort(fsym_cmp) gives, for a fraction of the comparisons: a
+ * stable LSD radix sort by address, then each run of aliases at one
+ * address by binding and name.  qsort was half of the instructions of a
+ * --no-inline report that reads libc's 10000 symbols.
+ */
+static int fsyms_sort(struct sym_module_priv *p)
+{
+	struct fsym *src = p->syms, *dst, *t;
+	size_t n = p->nr_syms, i, j, run;
+	unsigned int shift;
+
+	if (n < 2)
+		return 0;
+	dst = malloc(n * sizeof(*dst));
+	if (!dst)
+		return -ENOMEM;
+	for (shift = 0; shift < 64; shift += 8) {
+		size_t cnt[256] = { 0 }, sum = 0;
+
+		for (i = 0; i < n; i++)
+			cnt[(src[i].addr >> shift) & 0xff]++;
+		if (cnt[(src[0].addr >> shift) & 0xff] == n)
+			continue;	/* one digit for all: nothing moves */
+		for (i = 0; i < 256; i++) {
+			size_t c = cnt[i];
+
+			cnt[i] = sum;
+			sum += c;
+		}
+		for (i = 0; i < n; i++)
+			dst[cnt[(src[i].addr >> shift) & 0xff]++] = src[i];
+		t = src;
+		src = dst;
+		dst = t;
+	}
+	p->syms = src;
+	free(dst);
+	for (i = 0; i < n; i = run) {
+		for (run = i + 1; run < n && src[run].addr == src[i].addr; run++)
+			;
+		for (j = i + 1; j < run; j++) {	/* insertion sort: stable, runs are short */
+			struct fsym x = src[j];
+			size_t k = j;
+
+			for (; k > i && fsym_cmp(&src[k - 1], &x) > 0; k--)
+				src[k] = src[k - 1];
+			src[k] = x;
+		}
+	}
+	return 0;
+}
+
 /* The function symbols of the module, sorted; aliases at one address
  * keep the global one first (as dwfl prefers it), then weak, then local. */
 static int module__build_syms(struct sym_module_priv *p)
@@ -485,7 +538,8 @@ static int module__build_syms(struct sym_module_priv *p)
 			.rank = bind == STB_GLOBAL ? 0 : bind == STB_WEAK ? 1 : 2,
 		};
 	}
-	qsort(p->syms, p->nr_syms, sizeof(*p->syms), fsym_cmp);
+	if (fsyms_sort(p))
+		return -ENOMEM;
 	/* Drop aliases after the preferred one; sizeless symbols end at the next. */
 	for (i = 0; i < p->nr_syms; i++) {
 		if (w && p->syms[w - 1].addr == p->syms[i].addr)
