@@ -27,6 +27,8 @@ struct procmaps {
 	struct idmap *index;	/* hash of the key -> entry index */
 	struct bid_entry *entries;
 	size_t nr_entries, cap_entries;
+	int vsyscall_read;	/* 1 once vsyscall is known */
+	struct procmaps_line vsyscall;	/* end == 0: none */
 	int vdso_read;		/* 1 once vdso_state is known */
 	int vdso_state;		/* as bid_entry.state */
 	uint8_t vdso_id[STK_MAX_BUILD_ID];
@@ -211,15 +213,66 @@ static void cache_add(struct procmaps *pm, const struct stat *st, int state, con
 		memcpy(e->id, id, (size_t)state);
 }
 
+/*
+ * Build-id of the file open on @fd (closed here), through the cache, or 0
+ * / -errno.  With @inode != 0, the file must be that (@dev, @inode), else
+ * -ESTALE: a path can name another file by now.
+ */
+static int fd_build_id(struct procmaps *pm, int fd, uint64_t dev, uint64_t inode, uint8_t *id)
+{
+	struct bid_entry *e;
+	struct stat st;
+	int n;
+
+	if (fstat(fd, &st) < 0) {
+		n = -errno;
+		close(fd);
+		pm->stats.build_id_errors++;
+		return n;
+	}
+	if (inode && ((uint64_t)st.st_ino != inode || (uint64_t)st.st_dev != dev)) {
+		close(fd);
+		pm->stats.build_id_errors++;
+		return -ESTALE;
+	}
+	e = cache_find(pm, &st);
+	if (e) {
+		close(fd);
+		if (e->state > 0)
+			memcpy(id, e->id, (size_t)e->state);
+		return e->state;
+	}
+	n = buildid__from_elf_fd(fd, id, STK_MAX_BUILD_ID);
+	close(fd);
+	if (n > 0)
+		pm->stats.build_ids_read++;
+	else if (n == 0)
+		pm->stats.build_id_missing++;
+	else
+		pm->stats.build_id_errors++;
+	cache_add(pm, &st, n, id);
+	return n;
+}
+
+int procmaps__path_build_id(struct procmaps *pm, const char *path, uint64_t dev, uint64_t inode,
+			    uint8_t *id)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0) {
+		pm->stats.build_id_errors++;
+		return -errno;
+	}
+	return fd_build_id(pm, fd, dev, inode, id);
+}
+
 /* Build-id of the file mapped at @l, or 0 / -errno. */
 static int file_build_id(struct procmaps *pm, const char *proc_root, uint32_t tgid,
 			 const struct procmaps_line *l, uint8_t *id)
 {
 	static const char deleted[] = " (deleted)";
-	struct bid_entry *e;
 	char path[4096 + 64];
-	struct stat st;
-	int fd, n;
+	int fd;
 
 	snprintf(path, sizeof(path), "%s/%u/map_files/%" PRIx64 "-%" PRIx64, proc_root, tgid,
 		 l->start, l->end);
@@ -241,29 +294,7 @@ static int file_build_id(struct procmaps *pm, const char *proc_root, uint32_t tg
 			return -errno;
 		}
 	}
-	if (fstat(fd, &st) < 0) {
-		n = -errno;
-		close(fd);
-		pm->stats.build_id_errors++;
-		return n;
-	}
-	e = cache_find(pm, &st);
-	if (e) {
-		close(fd);
-		if (e->state > 0)
-			memcpy(id, e->id, (size_t)e->state);
-		return e->state;
-	}
-	n = buildid__from_elf_fd(fd, id, STK_MAX_BUILD_ID);
-	close(fd);
-	if (n > 0)
-		pm->stats.build_ids_read++;
-	else if (n == 0)
-		pm->stats.build_id_missing++;
-	else
-		pm->stats.build_id_errors++;
-	cache_add(pm, &st, n, id);
-	return n;
+	return fd_build_id(pm, fd, 0, 0, id);
 }
 
 /* Size of our own [vDSO] mapping, or 0. */
@@ -288,9 +319,35 @@ static uint64_t self_vdso_size(unsigned long base)
 	return size;
 }
 
+int procmaps__vsyscall(struct procmaps *pm, struct procmaps_line *out)
+{
+	char line[512];
+	FILE *f;
+
+	if (!pm->vsyscall_read) {
+		pm->vsyscall_read = 1;
+		f = fopen("/proc/self/maps", "re");
+		while (f && fgets(line, sizeof(line), f)) {
+			struct procmaps_line l;
+
+			if (procmaps__parse_line(line, &l) == 0 && strcmp(l.path, "[vsyscall]") == 0) {
+				pm->vsyscall = l;
+				pm->vsyscall.path = "[vsyscall]";
+				break;
+			}
+		}
+		if (f)
+			fclose(f);
+	}
+	if (!pm->vsyscall.end)
+		return 0;
+	*out = pm->vsyscall;
+	return 1;
+}
+
 /* The vDSO is the same image in every process of this kernel and ABI:
  * read its build-id once from our own (bounded by our own mapping). */
-static int vdso_build_id(struct procmaps *pm, uint8_t *id)
+int procmaps__vdso_build_id(struct procmaps *pm, uint8_t *id)
 {
 	if (!pm->vdso_read) {
 		unsigned long base = getauxval(AT_SYSINFO_EHDR);
@@ -437,12 +494,12 @@ int procmaps__snapshot(struct procmaps *pm, const char *proc_root, uint32_t tgid
 		} else if (l->inode)
 			n = file_build_id(pm, proc_root, tgid, l, m->build_id);
 		else if (strcmp(l->path, "[vdso]") == 0)
-			n = vdso_build_id(pm, m->build_id);
+			n = procmaps__vdso_build_id(pm, m->build_id);
 		m->build_id_size = n > 0 ? (uint32_t)n : 0;
 	}
 	out->tgid = tgid;
-	memcpy(out->comm, comm, sizeof(out->comm));
-	out->comm[sizeof(out->comm) - 1] = '\0';
+	/* Up to its NUL: a caller's string may be shorter than 16 bytes. */
+	memcpy(out->comm, comm, strnlen(comm, sizeof(out->comm) - 1));
 	out->time_ns = time_ns;
 	out->nr_mappings = (uint32_t)nmaps;
 	out->mappings = maps;

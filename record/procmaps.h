@@ -56,6 +56,31 @@ int procmaps__snapshot(struct procmaps *pm, const char *proc_root, uint32_t tgid
 void procmaps__free_snapshot(struct stk_proc_maps *snap);
 
 /*
+ * procmaps__path_build_id() - the build-id of the file at @path (in our
+ * own mount namespace), through the cache, into @id (STK_MAX_BUILD_ID
+ * bytes).  With @inode != 0 the file must still be (@dev, @inode).
+ * Returns its size (> 0), 0 when the file has none, -ESTALE when @path now
+ * names another file, or the open()/read() -errno.
+ */
+int procmaps__path_build_id(struct procmaps *pm, const char *path, uint64_t dev, uint64_t inode,
+			    uint8_t *id);
+
+/*
+ * procmaps__vdso_build_id() - the build-id of the vDSO (the same image in
+ * every process of this kernel and ABI; read once, from our own).
+ * Returns its size, or 0 if it has none or cannot be read.
+ */
+int procmaps__vdso_build_id(struct procmaps *pm, uint8_t *id);
+
+/*
+ * procmaps__vsyscall() - the [vsyscall] page (x86-64: the same fixed
+ * address in every process, never mmap'ed, so no mmap record tells it), as
+ * our own /proc/self/maps shows it (read once).  Returns 1 and fills @out
+ * (path "[vsyscall]"), or 0 when there is none.
+ */
+int procmaps__vsyscall(struct procmaps *pm, struct procmaps_line *out);
+
+/*
  * procmaps__covers() - 1 if @addr lies in an executable mapping of @snap.
  */
 int procmaps__covers(const struct stk_proc_maps *snap, uint64_t addr);
