@@ -1,0 +1,119 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * mmapwatch.h - every executable mapping of the processes stkrec follows,
+ * as it happens, from the kernel's perf side-band records: a dummy
+ * software event (PERF_COUNT_SW_DUMMY, counts nothing) per CPU with
+ * mmap2, build_id, comm_exec and task set, read through its ring buffer.
+ *
+ * This is how stkrec knows the mappings of processes that live for less
+ * than a flush interval, such as the compilers and test binaries of a CI
+ * job: by the time the recorder would read /proc/PID/maps they are gone,
+ * or were read while ld.so had not mapped the libraries yet.  A process
+ * is "complete" when the watcher saw its exec (or its fork from a complete
+ * process): then the watcher knows every executable mapping it has, each
+ * with the build-id the kernel read when it was mapped (Linux 5.12+).
+ *
+ * Use: mmapwatch__new() -> mmapwatch__add() (-p, -- CMD) ->
+ * mmapwatch__open() -> mmapwatch__drain() when an fd is readable and
+ * before using the state -> mmapwatch__snapshot() -> mmapwatch__purge()
+ * -> mmapwatch__free().  Tests feed records with mmapwatch__process().
+ */
+#ifndef STKREC_MMAPWATCH_H
+#define STKREC_MMAPWATCH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "procmaps.h"
+#include "stk.h"
+
+/* Which processes to keep state for (the file only ever gets the ones
+ * with samples; this bounds the memory on a busy machine). */
+enum mmapwatch_follow {
+	MMAPWATCH_ALL,		/* every process started after mmapwatch__open() */
+	MMAPWATCH_LISTED,	/* the mmapwatch__add()ed processes only (-p) */
+	MMAPWATCH_TREE,		/* the added processes and their descendants (-- CMD) */
+};
+
+struct mmapwatch_stats {
+	uint64_t records;		/* side-band records read */
+	uint64_t lost;			/* records the kernel dropped (ring buffer full) */
+	uint64_t execs;			/* execs seen of followed processes */
+	uint64_t mmaps;			/* executable mappings recorded */
+	uint64_t kernel_build_ids;	/* of which with the kernel's build-id */
+	uint64_t snapshots;		/* mmapwatch__snapshot() calls that succeeded */
+	uint64_t build_id_reads;	/* build-ids read from the file instead */
+	uint64_t build_id_errors;	/* ... that could not be */
+};
+
+struct mmapwatch;
+
+/* A watcher with no events open.  NULL with errno = ENOMEM or EINVAL. */
+struct mmapwatch *mmapwatch__new(enum mmapwatch_follow follow);
+
+/* Frees @w, closing its events.  Accepts NULL. */
+void mmapwatch__free(struct mmapwatch *w);
+
+/*
+ * mmapwatch__add() - follow process @tgid (LISTED, TREE).  It is not
+ * complete until the watcher sees it exec.  Returns 0 or -ENOMEM.
+ */
+int mmapwatch__add(struct mmapwatch *w, uint32_t tgid);
+
+/*
+ * mmapwatch__open() - open the dummy event on each of @cpus (all online
+ * CPUs: a process maps on whichever CPU it runs), each with a ring buffer
+ * of @pages pages (a power of 2).  Asks for build-ids in the records;
+ * on kernels before 5.12, which refuse that, opens without them (the
+ * files' build-ids are then read by path, see mmapwatch__snapshot()).
+ * Returns 0, or perf_event_open()'s / mmap()'s -errno (nothing stays open).
+ */
+int mmapwatch__open(struct mmapwatch *w, const int *cpus, size_t nr_cpus, size_t pages);
+
+/* 1 if the kernel puts build-ids in the records (after a successful open). */
+int mmapwatch__kernel_build_ids(const struct mmapwatch *w);
+
+/* Number of event fds, and fd @i, for epoll (readable: records waiting). */
+size_t mmapwatch__nr_fds(const struct mmapwatch *w);
+int mmapwatch__fd(const struct mmapwatch *w, size_t i);
+
+/*
+ * mmapwatch__drain() - read every record waiting in the ring buffers and
+ * apply them in time order.  Returns 0 or -ENOMEM (records not applied
+ * are lost, and counted so).
+ */
+int mmapwatch__drain(struct mmapwatch *w);
+
+/*
+ * mmapwatch__process() - apply the records in @buf (@len bytes of whole
+ * perf records laid out as in a ring buffer: MMAP2, COMM, FORK, EXIT,
+ * LOST with a {pid, tid, time} sample_id trailer), sorted by time first.
+ * For tests.  Returns 0, -EINVAL for a malformed record, or -ENOMEM.
+ */
+int mmapwatch__process(struct mmapwatch *w, const void *buf, size_t len);
+
+/*
+ * mmapwatch__complete() - 1 if the watcher knows every executable mapping
+ * of @tgid, else 0.  @gen (may be NULL) receives a number that changes
+ * whenever the mappings change, @exited whether the process has exited.
+ */
+int mmapwatch__complete(const struct mmapwatch *w, uint32_t tgid, uint64_t *gen, int *exited);
+
+/*
+ * mmapwatch__snapshot() - the executable mappings of complete process
+ * @tgid now, sorted by address, as procmaps__snapshot() gives them (and
+ * freed by procmaps__free_snapshot()); time_ns is the CLOCK_MONOTONIC time
+ * of its last change (exec or mapping).  Build-ids come from the records,
+ * else from the file by path when it is still the same (device, inode),
+ * the vDSO's from @pm.
+ * Returns 0, -ENOENT (not complete) or -ENOMEM.
+ */
+int mmapwatch__snapshot(struct mmapwatch *w, struct procmaps *pm, uint32_t tgid,
+			const char *comm, struct stk_proc_maps *out);
+
+/* Forget processes that exited before @before_ns (CLOCK_MONOTONIC). */
+void mmapwatch__purge(struct mmapwatch *w, uint64_t before_ns);
+
+void mmapwatch__stats(const struct mmapwatch *w, struct mmapwatch_stats *st);
+
+#endif
