@@ -66,6 +66,9 @@ static void usage(FILE *f)
 		"                             (default %d)\n"
 		"      --kallsyms=WHICH       'covering' (default): store the kernel symbols that\n"
 		"                             cover recorded addresses; 'full': the whole table\n"
+		"      --no-mmap-events       read process mappings from /proc/PID/maps only, not\n"
+		"                             as they happen (short-lived processes then lose\n"
+		"                             their user frames)\n"
 		"  -o, --output FILE          write to FILE (default trace.stk)\n"
 		"      --flush-interval SECS  write recorded data every SECS seconds (default 1)\n"
 		"  -q, --quiet                no status line and no summary\n"
@@ -120,6 +123,7 @@ static void usage_offcpu(FILE *f)
 		"      --stack-storage-size N number of unique stacks the kernel map holds\n"
 		"                             (default %d)\n"
 		"      --kallsyms=WHICH       'covering' (default) or 'full' kernel symbols\n"
+		"      --no-mmap-events       read process mappings from /proc/PID/maps only\n"
 		"  -o, --output FILE          write to FILE (default trace.stk)\n"
 		"      --flush-interval SECS  write recorded data every SECS seconds (default 1)\n"
 		"  -q, --quiet                no status line and no summary\n"
@@ -273,6 +277,7 @@ enum {
 	OPT_KALLSYMS,
 	OPT_VERSION,
 	OPT_STATE,
+	OPT_NO_MMAP_EVENTS,
 };
 
 static const struct option long_opts[] = {
@@ -289,6 +294,7 @@ static const struct option long_opts[] = {
 	{ "cpu", required_argument, NULL, 'C' },
 	{ "stack-storage-size", required_argument, NULL, OPT_STACK_STORAGE },
 	{ "kallsyms", required_argument, NULL, OPT_KALLSYMS },
+	{ "no-mmap-events", no_argument, NULL, OPT_NO_MMAP_EVENTS },
 	{ "output", required_argument, NULL, 'o' },
 	{ "flush-interval", required_argument, NULL, OPT_FLUSH_INTERVAL },
 	{ "quiet", no_argument, NULL, 'q' },
@@ -493,6 +499,9 @@ int main(int argc, char **argv)
 				ret = EXIT_USAGE;
 				goto out;
 			}
+			break;
+		case OPT_NO_MMAP_EVENTS:
+			o.no_mmap_events = 1;
 			break;
 		case ':':
 			errorf("option %s needs a value (see stkrec --help)", argv[optind - 1]);

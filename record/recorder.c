@@ -24,10 +24,12 @@
 #include <bpf/libbpf.h>
 
 #include "child.h"
+#include "cpulist.h"
 #include "idmap.h"
 #include "kobjs.h"
 #include "kallsyms.h"
 #include "meta.h"
+#include "mmapwatch.h"
 #include "mode.h"
 #include "procmaps.h"
 #include "recorder.h"
@@ -35,6 +37,15 @@
 
 #define NSEC_PER_SEC 1000000000ULL
 #define STATUS_INTERVAL_NS NSEC_PER_SEC
+/* Ring buffer pages per CPU for the mmap side-band records: 256 KiB holds
+ * the exec, mmap and exit records of ~100 processes, and the recorder
+ * drains it when a quarter is used. */
+#define MMAPWATCH_PAGES 64
+
+/* epoll data: what became readable. */
+#define EV_RINGBUF 0
+#define EV_CHILD 1
+#define EV_MMAPWATCH 2
 
 /* Names of the BPF statistics (STKREC_STAT_* order) in the STAT chunk. */
 static const char *const bpf_stat_names[STKREC_NR_STATS] = {
@@ -68,6 +79,8 @@ struct snap {
 	int orphan;		/* replaced or purged: free once written */
 	int failed;		/* could not be read: nothing to write */
 	uint64_t purge_seq;	/* exited: forget at this flush (0: alive) */
+	int from_events;	/* built by the mmap watcher, ... */
+	uint64_t mw_gen;	/* ... from this state of the process */
 };
 
 struct recorder {
@@ -80,6 +93,8 @@ struct recorder {
 	struct child *child;
 	struct kallsyms *ks;
 	struct procmaps *pm;
+	struct mmapwatch *mw;		/* mmap side-band records, or NULL */
+	char mw_state[128];		/* META mmap_events */
 	int epfd;
 	int output_created;
 	int write_failed;
@@ -130,6 +145,7 @@ struct recorder {
 	uint64_t st_maps_gone, st_maps_errors, st_resnapshots;
 	uint64_t st_ksyms_written, st_kaddr_unknown, st_exits;
 	uint64_t st_kaddrs_bpf;		/* kernel addresses named by the BPF symbolizer */
+	uint64_t st_maps_events;	/* snapshots built from mmap records */
 
 	int nr_cpus_possible;
 	uint64_t *stat_vals;		/* per-CPU values of one stat */
@@ -352,6 +368,19 @@ static int write_stats(struct recorder *rec, uint64_t now)
 	st[n++] = (struct stk_stat){ "kaddr_unknown", rec->st_kaddr_unknown };
 	/* Says which path named the kernel: absent (0) means /proc/kallsyms. */
 	st[n++] = (struct stk_stat){ "kaddrs_named_bpf", rec->st_kaddrs_bpf };
+	st[n++] = (struct stk_stat){ "maps_from_events", rec->st_maps_events };
+	if (rec->mw) {
+		struct mmapwatch_stats ms;
+
+		mmapwatch__stats(rec->mw, &ms);
+		st[n++] = (struct stk_stat){ "mmap_event_records", ms.records };
+		st[n++] = (struct stk_stat){ "mmap_events_lost", ms.lost };
+		st[n++] = (struct stk_stat){ "mmap_event_execs", ms.execs };
+		st[n++] = (struct stk_stat){ "mmap_event_mappings", ms.mmaps };
+		st[n++] = (struct stk_stat){ "mmap_event_build_ids", ms.kernel_build_ids };
+		st[n++] = (struct stk_stat){ "mmap_build_ids_read", ms.build_id_reads };
+		st[n++] = (struct stk_stat){ "mmap_build_id_errors", ms.build_id_errors };
+	}
 	/* A counter not in the STAT chunk is 0: leave zeros out (most loss
 	 * counters, in most captures), except the ones a reader always wants. */
 	for (i = 0, k = 0; i < n; i++)
@@ -393,7 +422,28 @@ static int snapshot(struct recorder *rec, uint32_t tgid, const char *comm)
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return -ENOMEM;
-	err = procmaps__snapshot(rec->pm, "/proc", tgid, comm, now_ns(CLOCK_MONOTONIC), &s->maps);
+	err = -ENOENT;
+	if (rec->mw) {
+		uint64_t gen;
+		int exited;
+
+		/* A process whose exec the watcher saw: its mappings as they
+		 * are now, even if it has exited or ld.so is still mapping
+		 * its libraries (a /proc snapshot then would miss them). */
+		mmapwatch__drain(rec->mw);
+		if (mmapwatch__complete(rec->mw, tgid, &gen, &exited)) {
+			err = mmapwatch__snapshot(rec->mw, rec->pm, tgid, comm, &s->maps);
+			if (!err) {
+				s->from_events = 1;
+				s->mw_gen = gen;
+				rec->st_maps_events++;
+				if (exited)
+					s->purge_seq = rec->seq + 2;
+			}
+		}
+	}
+	if (err && err != -ENOMEM)
+		err = procmaps__snapshot(rec->pm, "/proc", tgid, comm, now_ns(CLOCK_MONOTONIC), &s->maps);
 	if (err == -ENOMEM) {
 		free(s);
 		return err;
@@ -476,6 +526,53 @@ static int purge_procs(struct recorder *rec)
 	}
 	free(dead);
 	return 0;
+}
+
+/*
+ * Snapshots built from mmap records go stale when the process maps more
+ * (ld.so mapping libraries after the first sample, dlopen) or execs:
+ * take them again, before this flush writes MAPS, so the rows of this
+ * interval find every mapping.  A snapshot's time is that of the last
+ * change it includes, which is before the interval's end.
+ */
+static int refresh_event_snaps(struct recorder *rec)
+{
+	uint64_t key, val, gen, *stale = NULL;
+	size_t it = 0, n = 0, cap = 0, i;
+	int err = 0, exited;
+
+	if (!rec->mw)
+		return 0;
+	mmapwatch__drain(rec->mw);
+	while (idmap__next(rec->procs, &it, &key, &val)) {
+		struct snap *s = (struct snap *)(uintptr_t)val;
+
+		/* Not complete any more (records were lost, or purged): the
+		 * snapshot taken stays the best there is. */
+		if (!s->from_events || !mmapwatch__complete(rec->mw, (uint32_t)key, &gen, &exited) ||
+		    gen == s->mw_gen)
+			continue;
+		if (n == cap) {
+			uint64_t *p = realloc(stale, (cap ? cap * 2 : 64) * sizeof(*p));
+
+			if (!p) {
+				err = -ENOMEM;
+				break;
+			}
+			stale = p;
+			cap = cap ? cap * 2 : 64;
+		}
+		stale[n++] = key;
+	}
+	for (i = 0; i < n && !err; i++) {
+		const struct snap *s = (struct snap *)(uintptr_t)*idmap__find(rec->procs, stale[i]);
+		char comm[16];
+
+		memcpy(comm, s->maps.comm, sizeof(comm));
+		err = snapshot(rec, (uint32_t)stale[i], comm);
+	}
+	free(stale);
+	return err;
 }
 
 static int on_event(void *ctx, void *data, size_t size)
@@ -689,6 +786,15 @@ static int check_user_stack(struct recorder *rec, uint32_t tgid, const struct st
 	snap = (struct snap *)(uintptr_t)*v;
 	if (snap->failed || snap->purge_seq || procmaps__covers(&snap->maps, s->ips[0]))
 		return 0;
+	/* Built from mmap records that have not changed since: every
+	 * mapping is in it, reading again would add nothing (the stack is
+	 * from before an exec, or its leaf is garbage). */
+	if (snap->from_events && rec->mw) {
+		uint64_t gen;
+
+		if (mmapwatch__complete(rec->mw, tgid, &gen, NULL) && gen == snap->mw_gen)
+			return 0;
+	}
 	if (!snap->pending) {
 		rec->st_resnapshots++;
 		return snapshot(rec, tgid, snap->maps.comm);
@@ -790,6 +896,9 @@ static int recorder__flush(struct recorder *rec, int final)
 	 * row's process is not read twice. */
 	if (rec->rb)
 		ring_buffer__consume(rec->rb);
+	err = refresh_event_snaps(rec);
+	if (err)
+		return recorder__errorf(rec, err, "out of memory");
 	err = rec->ops->collect(rec->mode, rec, final);
 	if (err)
 		return err;
@@ -809,6 +918,10 @@ static int recorder__flush(struct recorder *rec, int final)
 		err = write_stats(rec, t1);
 	if (err)
 		return err;
+	/* Processes that exited before the previous flush have had their
+	 * last rows drained and their maps taken by now. */
+	if (rec->mw)
+		mmapwatch__purge(rec->mw, rec->t0);
 	rec->t0 = t1;
 	evict_stacks(rec);
 	purge_procs(rec);
@@ -912,6 +1025,7 @@ static int write_start_meta(struct recorder *rec)
 			       (unsigned long long)o->flush_interval_ns);
 	err = err ?: meta__add(&m, "kallsyms", "%s",
 			       o->user_stacks_only ? "none" : o->kallsyms_full ? "full" : "covering");
+	err = err ?: meta__add(&m, "mmap_events", "%s", rec->mw_state);
 	if (o->duration_ns)
 		err = err ?: meta__add(&m, "requested_duration_ns", "%llu",
 				       (unsigned long long)o->duration_ns);
@@ -1027,14 +1141,65 @@ static int setup_epoll(struct recorder *rec)
 	rec->epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (rec->epfd < 0)
 		return -errno;
-	ev.data.u32 = 0;
+	size_t i;
+
+	ev.data.u32 = EV_RINGBUF;
 	if (epoll_ctl(rec->epfd, EPOLL_CTL_ADD, ring_buffer__epoll_fd(rec->rb), &ev) < 0)
 		return -errno;
 	if (rec->child && child__pidfd(rec->child) >= 0) {
-		ev.data.u32 = 1;
+		ev.data.u32 = EV_CHILD;
 		if (epoll_ctl(rec->epfd, EPOLL_CTL_ADD, child__pidfd(rec->child), &ev) < 0)
 			return -errno;
 	}
+	for (i = 0; rec->mw && i < mmapwatch__nr_fds(rec->mw); i++) {
+		ev.data.u32 = EV_MMAPWATCH;
+		if (epoll_ctl(rec->epfd, EPOLL_CTL_ADD, mmapwatch__fd(rec->mw, i), &ev) < 0)
+			return -errno;
+	}
+	return 0;
+}
+
+/*
+ * The mmap watcher (mmapwatch.h), for the processes this capture can
+ * sample: -p's, -- CMD's tree, or all.  Without it (--no-mmap-events, or
+ * perf_event_open() refused) every snapshot comes from /proc/PID/maps, as
+ * META mmap_events says; that is no reason not to record.
+ * Returns 0 or -ENOMEM.
+ */
+static int open_mmapwatch(struct recorder *rec)
+{
+	const struct recorder_opts *o = &rec->o;
+	enum mmapwatch_follow follow;
+	size_t nr_online = 0, i;
+	int *online = NULL, err;
+
+	if (o->no_mmap_events) {
+		snprintf(rec->mw_state, sizeof(rec->mw_state), "off (--no-mmap-events)");
+		return 0;
+	}
+	follow = o->cmd ? MMAPWATCH_TREE : o->nr_pids ? MMAPWATCH_LISTED : MMAPWATCH_ALL;
+	rec->mw = mmapwatch__new(follow);
+	if (!rec->mw)
+		return recorder__errorf(rec, -ENOMEM, "out of memory");
+	for (i = 0; i < o->nr_pids; i++)
+		if (mmapwatch__add(rec->mw, o->pids[i]))
+			return recorder__errorf(rec, -ENOMEM, "out of memory");
+	/* Every online CPU, whatever -C says: a process maps on any CPU. */
+	err = cpulist__online(&online, &nr_online);
+	err = err ?: mmapwatch__open(rec->mw, online, nr_online, MMAPWATCH_PAGES);
+	free(online);
+	if (err == -ENOMEM)
+		return recorder__errorf(rec, err, "out of memory");
+	if (err) {
+		snprintf(rec->mw_state, sizeof(rec->mw_state), "unavailable (%s)", strerror(-err));
+		mmapwatch__free(rec->mw);
+		rec->mw = NULL;
+		return 0;
+	}
+	/* MMAP2 build-ids need Linux 5.12+; before, the files are read. */
+	snprintf(rec->mw_state, sizeof(rec->mw_state), "%s",
+		 mmapwatch__kernel_build_ids(rec->mw) ? "on, build-ids from the kernel"
+						      : "on, build-ids from the files (kernel before 5.12)");
 	return 0;
 }
 
@@ -1063,7 +1228,8 @@ int recorder__start(struct recorder *rec)
 	if (!rec->w)
 		return recorder__errorf(rec, -errno, "%s: %s", o->output, strerror(errno));
 	rec->output_created = 1;
-	err = write_start_meta(rec);
+	err = open_mmapwatch(rec);
+	err = err ?: write_start_meta(rec);
 	if (err)
 		goto fail;
 
@@ -1071,6 +1237,11 @@ int recorder__start(struct recorder *rec)
 		rec->child = child__spawn(o->cmd);
 		if (!rec->child) {
 			err = recorder__errorf(rec, -errno, "fork: %s", strerror(errno));
+			goto fail;
+		}
+		/* Stopped before its exec: the watcher sees the exec. */
+		if (rec->mw && mmapwatch__add(rec->mw, (uint32_t)child__pid(rec->child))) {
+			err = recorder__errorf(rec, -ENOMEM, "out of memory");
 			goto fail;
 		}
 	}
@@ -1116,6 +1287,8 @@ fail:
 	/* Nothing stays attached and no half-made file stays behind. */
 	ring_buffer__free(rec->rb);
 	rec->rb = NULL;
+	mmapwatch__free(rec->mw);
+	rec->mw = NULL;
 	if (rec->mode) {
 		rec->ops->detach(rec->mode);
 		rec->ops->free(rec->mode);
@@ -1137,7 +1310,7 @@ int recorder__run(struct recorder *rec)
 	uint64_t start = rec->mono_start, interval = rec->o.flush_interval_ns;
 	uint64_t next_flush = start + interval, next_status = start + STATUS_INTERVAL_NS;
 	uint64_t deadline = rec->o.duration_ns ? start + rec->o.duration_ns : 0;
-	struct epoll_event evs[4];
+	struct epoll_event evs[16];
 	int err, n, i, code;
 
 	for (;;) {
@@ -1177,7 +1350,7 @@ int recorder__run(struct recorder *rec)
 		timeout_ms = wake > now ? (int)((wake - now + 999999) / 1000000) : 0;
 		if (rec->child && child__pidfd(rec->child) < 0 && timeout_ms > 100)
 			timeout_ms = 100;
-		n = epoll_pwait(rec->epfd, evs, 4, timeout_ms, rec->o.wait_mask);
+		n = epoll_pwait(rec->epfd, evs, 16, timeout_ms, rec->o.wait_mask);
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
@@ -1185,8 +1358,10 @@ int recorder__run(struct recorder *rec)
 			return recorder__errorf(rec, err, "epoll_wait: %s", strerror(-err));
 		}
 		for (i = 0; i < n; i++) {
-			if (evs[i].data.u32 == 0) {
+			if (evs[i].data.u32 == EV_RINGBUF) {
 				ring_buffer__consume(rec->rb);
+			} else if (evs[i].data.u32 == EV_MMAPWATCH) {
+				mmapwatch__drain(rec->mw);
 			} else if (child__try_wait(rec->child, &code) == 1) {
 				rec->cmd_exit_code = code;
 				rec->end_reason = "command";
@@ -1227,6 +1402,9 @@ int recorder__finish(struct recorder *rec, struct recorder_result *res)
 		if (!err)
 			err = write_stats(rec, now_ns(CLOCK_MONOTONIC));
 	}
+	/* The final flush has taken every snapshot it needs. */
+	mmapwatch__free(rec->mw);
+	rec->mw = NULL;
 	if (rec->w) {
 		uint64_t bytes = stk_writer__bytes(rec->w);
 
@@ -1278,6 +1456,7 @@ void recorder__free(struct recorder *rec)
 		rec->ops->free(rec->mode);
 	}
 	ring_buffer__free(rec->rb);
+	mmapwatch__free(rec->mw);
 	if (rec->w)
 		stk_writer__close(rec->w);
 	child__free(rec->child);
