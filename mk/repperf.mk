@@ -26,3 +26,9 @@ $(ZD)/root/stkreport_s: $(O)/stkreport
 
 $(O)/tests/check_scopes: $(FIXTURES) $(O)/stkreport $(O)/stkrec
 $(O)/tests/check_dwarfload: $(ZD_FIXTURES)
+
+# make bench runs stkreport's part too (tests/bench/bench.sh is stkrec's).
+bench: bench-report
+bench-report: all $(TEST_EXTRA_DEPS)
+	$(Q)O=$(O) sh tests/bench/bench_report.sh
+.PHONY: bench-report
