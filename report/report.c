@@ -23,6 +23,8 @@ struct report_priv {
 	struct u64map ustacks;		/* hash -> stack_ent chain */
 	struct u64map kstacks;
 	struct u64map map_mods;		/* (uintptr_t)mapping -> sym_module */
+	struct u64map maps_mods;	/* (uintptr_t)cap_maps -> its mappings' modules,
+					 * by index (NULL: not asked yet) */
 	struct arena mem;		/* stack_ent, rstack and rframe memory */
 };
 
@@ -82,12 +84,28 @@ static struct sym_module *report__module(struct report *r, const struct stk_mapp
 	return m;
 }
 
+/* The module slots of @maps' mappings: a frame's module is then an index
+ * away, not a hash lookup per frame (stacks hop between libraries). */
+static struct sym_module **report__maps_mods(struct report *r, const struct cap_maps *maps)
+{
+	struct report_priv *p = r->priv;
+	struct sym_module **mods = u64map__get(&p->maps_mods, (uintptr_t)maps);
+
+	if (mods)
+		return mods;
+	mods = arena__alloc(&p->mem, (maps->nr_mappings ? maps->nr_mappings : 1) * sizeof(*mods));
+	if (!mods)
+		return NULL;
+	memset(mods, 0, (maps->nr_mappings ? maps->nr_mappings : 1) * sizeof(*mods));
+	return u64map__put(&p->maps_mods, (uintptr_t)maps, mods) ? NULL : mods;
+}
+
 static int report__user_stack(struct report *r, const struct cap_segment *seg,
 			      const struct cap_maps *maps, int64_t ref, const struct rstack **out)
 {
 	struct report_priv *p = r->priv;
 	const struct stk_mapping *last_map = NULL;
-	struct sym_module *last_mod = NULL;
+	struct sym_module *last_mod = NULL, **mods = NULL;
 	const struct cap_stack *cs;
 	struct stack_ent *e;
 	struct rstack *st;
@@ -110,6 +128,11 @@ static int report__user_stack(struct report *r, const struct cap_segment *seg,
 	st = rstack__new(p, cs->nr_frames);
 	if (!st)
 		return -ENOMEM;
+	if (maps) {
+		mods = report__maps_mods(r, maps);
+		if (!mods)
+			return -ENOMEM;
+	}
 	for (i = 0; i < cs->nr_frames; i++) {
 		struct rframe *f = &st->frames[i];
 
@@ -125,9 +148,13 @@ static int report__user_stack(struct report *r, const struct cap_segment *seg,
 			if (f->map == last_map) {
 				f->mod = last_mod;
 			} else {
-				f->mod = report__module(r, f->map);
-				if (!f->mod)
+				struct sym_module **slot = &mods[f->map - maps->mappings];
+
+				if (!*slot)
+					*slot = report__module(r, f->map);
+				if (!*slot)
 					return -ENOMEM;
+				f->mod = *slot;
 				last_map = f->map;
 				last_mod = f->mod;
 			}
@@ -534,6 +561,7 @@ void report__free(struct report *r)
 		u64map__free(&r->priv->ustacks);
 		u64map__free(&r->priv->kstacks);
 		u64map__free(&r->priv->map_mods);
+		u64map__free(&r->priv->maps_mods);
 		free(r->priv);
 	}
 	free(r->samples);

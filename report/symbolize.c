@@ -75,6 +75,7 @@ struct sym_module_priv {
 	uint64_t bias;			/* module address = ELF vaddr + bias */
 	struct seg *segs;
 	size_t nr_segs;
+	size_t last_seg;		/* where the last address was (a guess) */
 	int debug_only;			/* segment offsets are not the binary's */
 	struct u64map cache;		/* lookup address -> struct sym_result* or &unknown */
 	struct u64map cus;		/* CU DIE offset -> struct cu_index */
@@ -574,7 +575,15 @@ static const char *module__sym(const struct sym_module_priv *p, uint64_t pc)
 	return NULL;
 }
 
+static int module__open(struct symbolizer *s, struct sym_module *m);
+
+/* Called for every frame: the test is all it costs once the module is open. */
 int symbolizer__open_module(struct symbolizer *s, struct sym_module *m)
+{
+	return m->status == SYM_MOD_PENDING ? module__open(s, m) : 0;
+}
+
+static int module__open(struct symbolizer *s, struct sym_module *m)
 {
 	struct sym_module_priv *p = m->priv;
 	struct elffind_opts fo = {
@@ -658,25 +667,28 @@ int symbolizer__open_module(struct symbolizer *s, struct sym_module *m)
 	return 0;
 }
 
-int symbolizer__vaddr(struct symbolizer *s, struct sym_module *m, const struct stk_mapping *map,
-		      uint64_t addr, uint64_t *vaddr)
+/* symbolizer__vaddr() of an open module. */
+static int module__vaddr(struct sym_module_priv *p, const struct stk_mapping *map, uint64_t addr,
+			 uint64_t *vaddr)
 {
-	struct sym_module_priv *p = m->priv;
+	const struct seg *g;
 	uint64_t off;
 	size_t i;
-	int err;
 
-	err = symbolizer__open_module(s, m);
-	if (err)
-		return err;
 	if (!p->segs || addr < map->start)
 		return -ENOENT;
 	off = addr - map->start + map->offset;
 	if (!p->debug_only) {
+		/* Frames come in runs from one segment: try the last one first. */
+		g = &p->segs[p->last_seg];
+		if (p->last_seg < p->nr_segs && off >= g->offset && off < g->offset + g->filesz) {
+			*vaddr = off - g->offset + g->vaddr;
+			return 0;
+		}
 		for (i = 0; i < p->nr_segs; i++) {
-			const struct seg *g = &p->segs[i];
-
+			g = &p->segs[i];
 			if (off >= g->offset && off < g->offset + g->filesz) {
+				p->last_seg = i;
 				*vaddr = off - g->offset + g->vaddr;
 				return 0;
 			}
@@ -692,9 +704,9 @@ int symbolizer__vaddr(struct symbolizer *s, struct sym_module *m, const struct s
 	if (!(map->prot & PROT_EXEC))
 		return -ENOENT;
 	for (i = 0; i < p->nr_segs; i++) {
-		const struct seg *g = &p->segs[i];
 		size_t j, nx = 0;
 
+		g = &p->segs[i];
 		if (!(g->flags & PF_X))
 			continue;
 		for (j = 0; j < p->nr_segs; j++)
@@ -706,6 +718,14 @@ int symbolizer__vaddr(struct symbolizer *s, struct sym_module *m, const struct s
 		return 0;
 	}
 	return -ENOENT;
+}
+
+int symbolizer__vaddr(struct symbolizer *s, struct sym_module *m, const struct stk_mapping *map,
+		      uint64_t addr, uint64_t *vaddr)
+{
+	int err = symbolizer__open_module(s, m);
+
+	return err ? err : module__vaddr(m->priv, map, addr, vaddr);
 }
 
 struct scope_frame {
@@ -1283,10 +1303,7 @@ int symbolizer__lookup(struct symbolizer *s, struct sym_module *m, const struct 
 		return err;
 	if (!p->mod)
 		return 0;
-	err = symbolizer__vaddr(s, m, map, addr, &vaddr);
-	if (err == -ENOMEM)
-		return err;
-	if (err)
+	if (module__vaddr(p, map, addr, &vaddr))
 		return 0;
 	pc = vaddr + p->bias - (is_return && vaddr ? 1 : 0);
 	r = u64map__get(&p->cache, pc);
