@@ -42,7 +42,7 @@ static const struct option long_opts[] = {
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"Usage: stkreport info [--chunks] FILE.stk\n"
+		"Usage: stkreport info [--chunks] [--symbols [--sysroot DIR] [--debug-dir DIR]...] FILE.stk\n"
 		"\n"
 		"Print what a .stk capture holds (META facts, file header, chunk counts,\n"
 		"totals, the recorder's last statistics) and validate every chunk.\n"
@@ -236,7 +236,7 @@ int info_main(int argc, char **argv)
 		}
 	}
 	if (argc - optind != 1) {
-		fprintf(stderr, "stkreport: info: %s; usage: stkreport info [--chunks] FILE.stk\n",
+		fprintf(stderr, "stkreport: info: %s; usage: stkreport info [--chunks] [--symbols] FILE.stk\n",
 			argc - optind ? "one FILE only" : "missing FILE");
 		return 2;
 	}
