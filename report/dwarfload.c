@@ -27,6 +27,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -119,6 +120,9 @@ struct dwarf_load {
 	struct u64map checked;	/* unit start + 1 -> (void *)1: abbreviations checked */
 	uint64_t address_sync;
 	uint64_t inflated_other;	/* bytes of the sections other than .debug_info */
+	pthread_t helper;	/* inflating the other sections */
+	int helper_live;
+	int helper_err;		/* read after dwarf_load__join() */
 };
 
 uint64_t dwarf_load__address_sync(const struct dwarf_load *d)
@@ -126,8 +130,19 @@ uint64_t dwarf_load__address_sync(const struct dwarf_load *d)
 	return d->address_sync;
 }
 
-uint64_t dwarf_load__inflated(const struct dwarf_load *d)
+/* Waits for the helper; then every section but .debug_info is inflated. */
+static int dwarf_load__join(struct dwarf_load *d)
 {
+	if (d->helper_live) {
+		pthread_join(d->helper, NULL);
+		d->helper_live = 0;
+	}
+	return d->helper_err;
+}
+
+uint64_t dwarf_load__inflated(struct dwarf_load *d)
+{
+	dwarf_load__join(d);
 	return d->sec[SEC_INFO].done + d->inflated_other;
 }
 
@@ -135,6 +150,7 @@ void dwarf_load__close(struct dwarf_load *d)
 {
 	if (!d)
 		return;
+	dwarf_load__join(d);
 	/* libdw and libelf first: they point into our buffers. */
 	if (d->dw)
 		dwarf_end(d->dw);
@@ -222,9 +238,10 @@ static int dw_sec__chdr(struct dw_sec *s, int class, const unsigned char *file, 
 	return 0;
 }
 
-/* Hands the section to libdw as @buf (NULL: as libelf reads it) after
- * clearing SHF_COMPRESSED in libelf's copy of its header. */
-static int dw_sec__install(struct dw_sec *s)
+/* Hands the section to libdw as our buffer, @size bytes of it, after
+ * clearing SHF_COMPRESSED in libelf's copy of its header.  libdw keeps the
+ * descriptor and reads the bytes only when a lookup needs them. */
+static int dw_sec__install(struct dw_sec *s, uint64_t size)
 {
 	GElf_Shdr sh;
 
@@ -237,7 +254,7 @@ static int dw_sec__install(struct dw_sec *s)
 	if (!s->data)
 		return -EBADMSG;
 	s->data->d_buf = s->buf;
-	s->data->d_size = s->done;
+	s->data->d_size = size;
 	s->data->d_type = ELF_T_BYTE;
 	s->data->d_align = s->align ? s->align : 1;
 	return 0;
@@ -258,8 +275,6 @@ static int dw_sec__inflate_all(struct dwarf_load *d, struct dw_sec *s)
 	z_stream zs = { 0 };
 	int r;
 
-	if (s->size > UINT32_MAX || s->raw_size > UINT32_MAX)
-		return -ENOTSUP;
 	if (inflateInit2(&zs, -MAX_WBITS) != Z_OK)
 		return -ENOMEM;
 	zs.next_in = (Bytef *)s->raw;
@@ -615,6 +630,7 @@ int dwarf_load__addrdie(struct dwarf_load *d, uint64_t addr, Dwarf_Die *cudie)
 	if (!a)
 		return -ENOENT;
 	err = dwarf_load__unit_at(d, a->unit, &u);
+	err = err ?: dwarf_load__join(d);
 	if (err)
 		return err;
 	/* As intern_cu(): an offset at the very end is no CU. */
@@ -692,6 +708,8 @@ static int dwarf_load__classify(struct dwarf_load *d, int lines)
 				err = dw_sec__chdr(s, class, file, file_size, &sh);
 				if (err)
 					return err;
+				if (s->size > UINT32_MAX || s->raw_size > UINT32_MAX)
+					return -ENOTSUP;	/* zlib counts in 32 bits */
 			}
 			continue;
 		}
@@ -705,8 +723,6 @@ static int dwarf_load__classify(struct dwarf_load *d, int lines)
 	}
 	/* Uncompressed .debug_info: libdw maps it for free, nothing to gain. */
 	if (!d->sec[SEC_INFO].raw || !d->sec[SEC_ARANGES].scn)
-		return -ENOTSUP;
-	if (d->sec[SEC_INFO].raw_size > UINT32_MAX)
 		return -ENOTSUP;
 	return 0;
 }
@@ -762,6 +778,23 @@ static int dwarf_load__map_buffers(struct dwarf_load *d)
 	return 0;
 }
 
+/*
+ * Inflates every section but .debug_info and .debug_aranges, on another
+ * CPU while the caller inflates .debug_info up to the first CU asked for:
+ * each is about a fifth of the work for libc.  It only writes its own
+ * buffers; libdw reads them after dwarf_load__join().
+ */
+static void *dwarf_load__helper(void *arg)
+{
+	struct dwarf_load *d = arg;
+	int i;
+
+	for (i = 0; i < NR_SECS && !d->helper_err; i++)
+		if (i != SEC_INFO && i != SEC_ARANGES && d->sec[i].raw)
+			d->helper_err = dw_sec__inflate_all(d, &d->sec[i]);
+	return NULL;
+}
+
 struct dwarf_load *dwarf_load__open(const char *path, int lines)
 {
 	struct dwarf_load *d = calloc(1, sizeof(*d));
@@ -788,14 +821,15 @@ struct dwarf_load *dwarf_load__open(const char *path, int lines)
 	err = dwarf_load__map_buffers(d);
 	if (err)
 		goto fail;
+	/* .debug_aranges now, to find CUs; the others by the helper. */
 	for (i = 0; i < NR_SECS; i++) {
 		struct dw_sec *s = &d->sec[i];
 
 		if (i == SEC_INFO || !s->scn)
 			continue;
 		if (s->raw) {
-			err = dw_sec__inflate_all(d, s);
-			err = err ?: dw_sec__install(s);
+			err = i == SEC_ARANGES ? dw_sec__inflate_all(d, s) : 0;
+			err = err ?: dw_sec__install(s, s->size);
 		} else {
 			s->data = elf_getdata(s->scn, NULL);
 			err = s->data ? 0 : -EBADMSG;
@@ -803,6 +837,10 @@ struct dwarf_load *dwarf_load__open(const char *path, int lines)
 		if (err)
 			goto fail;
 	}
+	if (pthread_create(&d->helper, NULL, dwarf_load__helper, d) == 0)
+		d->helper_live = 1;
+	else
+		dwarf_load__helper(d);	/* no thread: inflate them here */
 	info = &d->sec[SEC_INFO];
 	if (inflateInit2(&d->zs, -MAX_WBITS) != Z_OK) {
 		err = -ENOMEM;
@@ -813,7 +851,7 @@ struct dwarf_load *dwarf_load__open(const char *path, int lines)
 	d->zs.avail_in = (uInt)info->raw_size;
 	/* libdw ignores an empty section: show it a first step. */
 	err = info__inflate_to(d, 1);
-	err = err ?: dw_sec__install(info);
+	err = err ?: dw_sec__install(info, info->done);
 	err = err ?: dwarf_load__read_aranges(d);
 	if (err)
 		goto fail;

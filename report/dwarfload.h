@@ -51,6 +51,6 @@ int dwarf_load__addrdie(struct dwarf_load *d, uint64_t addr, Dwarf_Die *cudie);
 uint64_t dwarf_load__address_sync(const struct dwarf_load *d);
 
 /* Bytes of section data inflated so far, for tests and measurements. */
-uint64_t dwarf_load__inflated(const struct dwarf_load *d);
+uint64_t dwarf_load__inflated(struct dwarf_load *d);
 
 #endif
