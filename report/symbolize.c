@@ -1292,9 +1292,24 @@ out:
 int symbolizer__lookup(struct symbolizer *s, struct sym_module *m, const struct stk_mapping *map,
 		       uint64_t addr, int is_return, const struct sym_result **res)
 {
+	uint64_t vaddr;
+	int err;
+
+	*res = NULL;
+	err = symbolizer__open_module(s, m);
+	if (err)
+		return err;
+	if (!m->priv->mod || module__vaddr(m->priv, map, addr, &vaddr))
+		return 0;
+	return symbolizer__lookup_vaddr(s, m, vaddr, is_return, res);
+}
+
+int symbolizer__lookup_vaddr(struct symbolizer *s, struct sym_module *m, uint64_t vaddr,
+			     int is_return, const struct sym_result **res)
+{
 	struct sym_module_priv *p = m->priv;
 	struct sym_result *r;
-	uint64_t vaddr, pc;
+	uint64_t pc;
 	int err;
 
 	*res = NULL;
@@ -1302,8 +1317,6 @@ int symbolizer__lookup(struct symbolizer *s, struct sym_module *m, const struct 
 	if (err)
 		return err;
 	if (!p->mod)
-		return 0;
-	if (module__vaddr(p, map, addr, &vaddr))
 		return 0;
 	pc = vaddr + p->bias - (is_return && vaddr ? 1 : 0);
 	r = u64map__get(&p->cache, pc);

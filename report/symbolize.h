@@ -123,6 +123,15 @@ struct sym_module *symbolizer__module_at(const struct symbolizer *s, size_t i);
 int symbolizer__lookup(struct symbolizer *s, struct sym_module *m, const struct stk_mapping *map,
 		       uint64_t addr, int is_return, const struct sym_result **res);
 
+/*
+ * symbolizer__lookup_vaddr() - as symbolizer__lookup(), for an address
+ * already turned into an ELF virtual address of @m (e.g. a kernel address
+ * minus its KASLR slide): no mapping is involved.  @is_return: looked up at
+ * @vaddr - 1.  Returns 0, or -ENOMEM.
+ */
+int symbolizer__lookup_vaddr(struct symbolizer *s, struct sym_module *m, uint64_t vaddr,
+			     int is_return, const struct sym_result **res);
+
 /* Opens @m now if not yet done (status set).  0 or -ENOMEM. */
 int symbolizer__open_module(struct symbolizer *s, struct sym_module *m);
 
