@@ -83,8 +83,8 @@ START_TEST(uncompressed_dwarf_is_left_to_libdwfl)
 END_TEST
 
 /*
- * Every CU of the uncompressed original, asked for by its lowest address,
- * is found at the same offset in the compressed copy, and looking up the
+ * Every CU that libdw reads in the same file (inflating it all), asked for
+ * by its lowest address, is found at the same offset, and looking up the
  * first one inflates only part of the sections.
  */
 START_TEST(each_cu_is_found_where_libdw_has_it_inflating_only_what_precedes)
@@ -98,7 +98,7 @@ START_TEST(each_cu_is_found_where_libdw_has_it_inflating_only_what_precedes)
 	Dwarf *ref;
 
 	ck_assert_ptr_nonnull(d);
-	fd = open(out_file("stkreport"), O_RDONLY);
+	fd = open(zpath, O_RDONLY);
 	ck_assert_int_ge(fd, 0);
 	ref = dwarf_begin(fd, DWARF_C_READ);
 	ck_assert_ptr_nonnull(ref);
