@@ -8,6 +8,12 @@
  * Each module gets its own Dwfl with the module reported at its link-time
  * addresses, so one ELF serves every process that mapped it, whatever its
  * load address there.
+ *
+ * Where the work would follow the size of the debuginfo rather than the
+ * number of addresses, we do it ourselves, giving libdw's answers: symbols
+ * are sorted once per module, inline scopes come from a per-CU index of
+ * its functions (module__fast_scopes()), and compressed debuginfo is read
+ * by dwarfload.c, which inflates only what the lookups reach.
  */
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
