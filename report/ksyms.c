@@ -118,6 +118,14 @@ size_t ksyms__count(const struct ksyms *k)
 	return k->n;
 }
 
+const char *ksyms__at(const struct ksyms *k, size_t i, uint64_t *addr)
+{
+	if (!k || i >= k->n)
+		return NULL;
+	*addr = k->syms[i].addr;
+	return k->syms[i].name;
+}
+
 static int ksym_cmp(const void *a, const void *b)
 {
 	const struct ksym *x = a, *y = b;

@@ -39,6 +39,15 @@ int ksyms__load_kallsyms(struct ksyms *k, const char *path);
 size_t ksyms__count(const struct ksyms *k);
 
 /*
+ * ksyms__at() - symbol @i, 0 <= @i < ksyms__count(), for walking the table
+ * (e.g. to match names against a vmlinux): sets *@addr and returns its name
+ * ("name", or "name [module]"), owned by @k; NULL when @i is out of range.
+ * The order is unspecified, and a ksyms__lookup() may reorder the table and
+ * drop duplicates: do not interleave the two.
+ */
+const char *ksyms__at(const struct ksyms *k, size_t i, uint64_t *addr);
+
+/*
  * ksyms__lookup() - the symbol covering @addr (sorting the table on first
  * use after adds).  Returns a result owned by @k (valid until ksyms__free()),
  * or NULL when no symbol covers @addr or memory ran out.
