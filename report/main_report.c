@@ -14,6 +14,7 @@
 
 #include "capture.h"
 #include "cmds.h"
+#include "kvmlinux.h"
 #include "output.h"
 #include "report.h"
 #include "stk.h"
@@ -59,7 +60,8 @@ static void usage(FILE *f)
 "                       repeatable; /usr/lib/debug is always searched\n"
 "      --no-debuginfod  do not ask debuginfod (asked when DEBUGINFOD_URLS is set)\n"
 "      --kallsyms FILE  kernel symbols from FILE instead of the capture\n"
-"      --vmlinux FILE   check FILE against the capture's kernel build-id\n"
+"      --vmlinux FILE   kernel image frames from FILE: inline frames, --lines\n"
+"                       (used only if its build-id is the recorded kernel's)\n"
 "  -h, --help           this help\n"
 "      --version        print the version\n"
 "\n"
@@ -178,35 +180,51 @@ static void print_summary(const struct report *r)
 	strbuf__free(&sb);
 }
 
-/* --vmlinux: only a file with the recorded kernel build-id may be used. */
-static int check_vmlinux(const struct capture *cap, const char *path)
+/*
+ * --vmlinux: a file whose build-id is the recorded kernel's gives the
+ * kernel image's frames (inline frames, lines).  Returns 0 with *@out the
+ * vmlinux, or NULL when it cannot be used (said in one line: the kernel
+ * names then come from the capture); 1 when the file cannot be read (said).
+ */
+static int open_vmlinux(const struct capture *cap, const char *path,
+			const struct symbolizer_opts *so, struct kvmlinux **out)
 {
-	uint8_t bid[STK_MAX_BUILD_ID];
-	size_t i;
-	int n = elf_file__build_id(path, bid);
+	char mine[2 * STK_MAX_BUILD_ID + 1], rec[2 * STK_MAX_BUILD_ID + 1];
+	const struct kvmlinux_info *in;
+	struct kvmlinux *kv;
+	int err;
 
-	if (n < 0) {
+	*out = NULL;
+	kv = kvmlinux__open(path, cap, so);
+	if (!kv) {
+		err = errno;
 		fprintf(stderr, PROG ": --vmlinux %s: %s\n", path,
-			n == -ENOEXEC ? "not an ELF file" : n == -ENODATA ? "no build-id" : strerror(-n));
+			err == ENOEXEC ? "not an ELF file" : err == ENODATA ? "no build-id" :
+			strerror(err));
 		return 1;
 	}
-	for (i = 0; i < cap->nr_kobjs; i++) {
-		const struct cap_kobj *k = &cap->kobjs[i];
-
-		if (strcmp(k->name, "[kernel.kallsyms]") != 0 || !k->build_id_size)
-			continue;
-		if ((uint32_t)n != k->build_id_size || memcmp(bid, k->build_id, (size_t)n) != 0) {
-			fprintf(stderr, PROG ": --vmlinux %s: build-id mismatch with the recorded kernel; not used\n",
-				path);
-			return 1;
-		}
-		/* Matches: its symbols equal the capture's kallsyms; inline
-		 * frames and lines from its DWARF are not read yet. */
+	in = kvmlinux__info(kv);
+	switch (in->status) {
+	case KVMLINUX_OK:
+		*out = kv;
 		return 0;
+	case KVMLINUX_NO_KERNEL_BID:
+		fprintf(stderr, PROG ": --vmlinux %s: the capture has no kernel build-id to check it against; not used, kernel names from the capture\n",
+			path);
+		break;
+	case KVMLINUX_MISMATCH:
+		hexstr(mine, in->build_id, in->build_id_size);
+		hexstr(rec, in->kernel->build_id, in->kernel->build_id_size);
+		fprintf(stderr, PROG ": --vmlinux %s: build-id %s, the recorded kernel's is build-id %s; not used, kernel names from the capture\n",
+			path, mine, rec);
+		break;
+	case KVMLINUX_NO_SLIDE:
+		fprintf(stderr, PROG ": --vmlinux %s: where the kernel was loaded (KASLR) is unknown: no kernel base and no kernel symbol of the capture found in it; not used, kernel names from the capture\n",
+			path);
+		break;
 	}
-	fprintf(stderr, PROG ": --vmlinux %s: the capture has no kernel build-id to check it against; not used\n",
-		path);
-	return 1;
+	kvmlinux__free(kv);
+	return 0;
 }
 
 int report_main(int argc, char **argv)
@@ -305,7 +323,7 @@ int report_main(int argc, char **argv)
 			fprintf(stderr, PROG ": %s\n", stk_open_errmsg());
 		return 1;
 	}
-	if (vmlinux && check_vmlinux(cap, vmlinux))
+	if (vmlinux && open_vmlinux(cap, vmlinux, &ro.sym, &ro.vmlinux))
 		goto out;
 	r = report__new(cap, &ro);
 	if (!r) {
@@ -352,6 +370,7 @@ int report_main(int argc, char **argv)
 	}
 out:
 	report__free(r);
+	kvmlinux__free(ro.vmlinux);
 	capture__free(cap);
 	return ret;
 }

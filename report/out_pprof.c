@@ -419,8 +419,10 @@ static void pmap__account(struct pmap *pm, const struct rframe *f, const struct 
 			pm->line_numbers = 0;
 	}
 	/* Inline frames are known only where DWARF was read and asked for;
-	 * kernel symbols come from kallsyms, which has none. */
-	if (f->kind == RFRAME_KERNEL || o->no_inline || !f->mod || !f->mod->has_dwarf)
+	 * kernel symbols come from kallsyms, which has none, unless --vmlinux
+	 * gave them. */
+	if (o->no_inline || (f->kind == RFRAME_KERNEL ? !f->kernel_dwarf
+						       : !f->mod || !f->mod->has_dwarf))
 		pm->inline_frames = 0;
 }
 

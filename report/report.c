@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kvmlinux.h"
 #include "report.h"
 
 struct stack_ent {
@@ -187,6 +188,12 @@ static const struct cap_kobj *kobj_find(const struct capture *c, uint64_t addr)
 	return kernel;
 }
 
+/* The kernel image, or an address in no recorded object. */
+static int kobj_is_image(const struct cap_kobj *k)
+{
+	return !k || strcmp(k->name, "[kernel.kallsyms]") == 0;
+}
+
 /* A function of the tracing machinery between a tracepoint and the BPF
  * program that took the stack (bpf_trace_run4, __bpf_trace_sched_switch,
  * __traceiter_sched_switch, a bpf_prog_* symbol). */
@@ -285,7 +292,15 @@ static int report__kernel_stack(struct report *r, const struct cap_segment *seg,
 		 * return address too. */
 		f->is_return = i > 0 || (r->kind != REPORT_PROFILE && start > 0);
 		f->kobj = kobj_find(r->cap, f->addr);
-		f->sym = ksyms__lookup(r->ksyms, f->is_return ? f->addr - 1 : f->addr);
+		/* The kernel image from --vmlinux (inline frames, lines);
+		 * modules, and whatever it does not cover, from kallsyms. */
+		if (p->opts->vmlinux && kobj_is_image(f->kobj)) {
+			if (kvmlinux__lookup(p->opts->vmlinux, f->addr, f->is_return, &f->sym))
+				return -ENOMEM;
+			f->kernel_dwarf = f->sym && kvmlinux__has_dwarf(p->opts->vmlinux);
+		}
+		if (!f->sym)
+			f->sym = ksyms__lookup(r->ksyms, f->is_return ? f->addr - 1 : f->addr);
 		st->nr_unknown += !f->sym;
 	}
 	if (ent_add(p, &p->kstacks, h, seg->index, (uint64_t)ref, kip, kret, st))

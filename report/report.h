@@ -20,6 +20,8 @@
 #include "capture.h"
 #include "symbolize.h"
 
+struct kvmlinux;
+
 enum rframe_kind {
 	RFRAME_USER = 0,
 	RFRAME_KERNEL = 1,
@@ -37,6 +39,8 @@ struct rframe {
 	};
 	uint8_t kind;			/* enum rframe_kind */
 	uint8_t is_return;		/* looked up at addr - 1 */
+	uint8_t kernel_dwarf;		/* kernel: sym from --vmlinux's DWARF, so
+					 * inline frames are known */
 };
 
 /* Offset of the frame in its object: the file offset in the mapping for
@@ -89,6 +93,8 @@ struct report_opts {
 	size_t nr_tids;
 	const char *comm;		/* --comm: exact task comm */
 	const char *kallsyms;		/* --kallsyms FILE instead of the capture's */
+	struct kvmlinux *vmlinux;	/* --vmlinux: kernel-image frames from it
+					 * (kvmlinux.h), else NULL; borrowed */
 	struct symbolizer_opts sym;	/* user-space symbolization */
 };
 
