@@ -19,7 +19,15 @@
  *       after the call), the address of FILE as mapped by the last map line
  *   ksym ADDR SIZE TYPE NAME [MODULE]
  *   kobj NAME BASE SIZE [BIDHEX]
- *   count PID TID COMM USTACK KSTACK KIP KRET N   stack refs: id, -EFAULT...
+ *   kernel FILE SLIDE [bid=HEX|bid=FILE2] [nobase] [noksyms]
+ *                      FILE is the kernel image (a vmlinux) loaded SLIDE bytes
+ *                      above its link address (KASLR): frames FILE:... are
+ *                      slid; records kobj [kernel.kallsyms] at _text + SLIDE
+ *                      (0 with nobase) up to _etext with FILE's build-id, and
+ *                      (unless noksyms) a ksym per function, as kallsyms
+ *                      would list them (sized up to the next one)
+ *   count PID TID COMM USTACK KSTACK KIP KRET N   stack refs: id, -EFAULT...;
+ *                      KIP, KRET: a number or a FILE:... frame
  *   offc TPID TTID TCOMM TU TK WPID WTID WCOMM WU WK N NS
  *   stat NAME VALUE
  *   interval T0 T1     times of the next CNTS/OFFC chunk (default 1 2)
@@ -247,6 +255,112 @@ static void do_special(struct script *s, char **tok, int n)
 	m->path = keep(s, tok[5]);
 }
 
+static int fn_cmp(const void *a, const void *b)
+{
+	const GElf_Sym *x = a, *y = b;
+
+	return x->st_value < y->st_value ? -1 : x->st_value > y->st_value;
+}
+
+/* The functions of kernel image @file at @slide, as KSYM entries. */
+static void kernel_ksyms(struct script *s, const char *file, uint64_t slide)
+{
+	GElf_Sym *fns = NULL;
+	char **names = NULL;
+	Elf_Scn *scn = NULL;
+	size_t n = 0, i;
+	int fd;
+	Elf *elf = fx_elf_open(file, &fd);
+
+	while (elf && (scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_SYMTAB || !sh.sh_entsize)
+			continue;
+		d = elf_getdata(scn, NULL);
+		for (i = 0; d && i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Sym sy;
+
+			if (!gelf_getsym(d, (int)i, &sy) || GELF_ST_TYPE(sy.st_info) != STT_FUNC)
+				continue;
+			fns = grow(fns, n, sizeof(*fns));
+			names = grow(names, n, sizeof(*names));
+			fns[n] = sy;
+			names[n] = keep(s, elf_strptr(elf, sh.sh_link, sy.st_name));
+			/* Its index in names[] rides along through the sort. */
+			fns[n].st_name = (uint32_t)n;
+			n++;
+		}
+	}
+	fx_elf_close(elf, fd);
+	if (!n)
+		die(s, "no functions in the kernel image");
+	qsort(fns, n, sizeof(*fns), fn_cmp);
+	for (i = 0; i < n; i++) {
+		struct stk_ksym *k;
+
+		s->ksyms = grow(s->ksyms, s->nr_ksyms, sizeof(*s->ksyms));
+		k = &s->ksyms[s->nr_ksyms++];
+		k->addr = fns[i].st_value + slide;
+		k->size = i + 1 < n ? fns[i + 1].st_value - fns[i].st_value : fns[i].st_size;
+		k->type = GELF_ST_BIND(fns[i].st_info) == STB_LOCAL ? 't' : 'T';
+		k->name = names[fns[i].st_name];
+		k->module = "";
+	}
+	free(fns);
+	free(names);
+}
+
+static void do_kernel(struct script *s, char **tok, int n)
+{
+	char file[4096], bidfile[4096];
+	uint64_t slide, text, etext;
+	struct stk_kobj *k;
+	int i, base = 1, ksyms = 1, bn;
+
+	if (n < 3)
+		die(s, "kernel FILE SLIDE [bid=HEX|bid=FILE2] [nobase] [noksyms]");
+	fullpath(s, tok[1], file, sizeof(file));
+	slide = num(s, tok[2]);
+	if (fx_sym(file, "_text", &text, NULL) || fx_sym(file, "_etext", &etext, NULL))
+		die(s, "kernel image without _text and _etext");
+	if (s->nr_kobjs == 64 || s->nr_loads == 256)
+		die(s, "too many objects");
+	k = &s->kobjs[s->nr_kobjs++];
+	memset(k, 0, sizeof(*k));
+	k->name = "[kernel.kallsyms]";
+	k->size = etext - text;
+	snprintf(bidfile, sizeof(bidfile), "%s", file);
+	for (i = 3; i < n; i++) {
+		if (strcmp(tok[i], "nobase") == 0) {
+			base = 0;
+		} else if (strcmp(tok[i], "noksyms") == 0) {
+			ksyms = 0;
+		} else if (strncmp(tok[i], "bid=0x", 6) == 0) {
+			hex_decode(s, tok[i] + 6, k->build_id, &k->build_id_size);
+			bidfile[0] = '\0';
+		} else if (strncmp(tok[i], "bid=", 4) == 0) {
+			fullpath(s, tok[i] + 4, bidfile, sizeof(bidfile));
+		} else {
+			die(s, "unknown kernel option");
+		}
+	}
+	if (bidfile[0]) {
+		bn = fx_build_id(bidfile, k->build_id);
+		if (bn <= 0)
+			die(s, "no build-id in file");
+		k->build_id_size = (uint32_t)bn;
+	}
+	k->base = base ? text + slide : 0;
+	if (ksyms)
+		kernel_ksyms(s, file, slide);
+	snprintf(s->loads[s->nr_loads].file, sizeof(s->loads[0].file), "%s", file);
+	snprintf(s->loads[s->nr_loads].syms, sizeof(s->loads[0].syms), "%s", file);
+	s->loads[s->nr_loads].bias = slide;
+	s->nr_loads++;
+}
+
 static uint64_t frame_addr(struct script *s, const char *t)
 {
 	char buf[4096], file[4096];
@@ -383,6 +497,8 @@ static void do_line(struct script *s, char *line)
 		k->size = num(s, tok[3]);
 		if (n > 4)
 			hex_decode(s, tok[4], k->build_id, &k->build_id_size);
+	} else if (strcmp(tok[0], "kernel") == 0) {
+		do_kernel(s, tok, n);
 	} else if (strcmp(tok[0], "count") == 0 && n == 9) {
 		struct stk_count *c;
 
@@ -394,8 +510,8 @@ static void do_line(struct script *s, char *line)
 		snprintf(c->comm, sizeof(c->comm), "%s", tok[3]);
 		c->user_stack = stack_ref(s, tok[4]);
 		c->kernel_stack = stack_ref(s, tok[5]);
-		c->kernel_ip = num(s, tok[6]);
-		c->kernel_ret_ip = num(s, tok[7]);
+		c->kernel_ip = strchr(tok[6], ':') ? frame_addr(s, tok[6]) : num(s, tok[6]);
+		c->kernel_ret_ip = strchr(tok[7], ':') ? frame_addr(s, tok[7]) : num(s, tok[7]);
 		c->count = num(s, tok[8]);
 	} else if (strcmp(tok[0], "offc") == 0 && n == 13) {
 		struct stk_offcpu *o;
