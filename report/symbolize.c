@@ -101,6 +101,8 @@ struct symbolizer {
 	size_t nr_mods, cap_mods;
 	struct u64map by_key;		/* key hash -> first sym_module */
 	struct sym_result unknown;	/* cache marker for "no symbol" */
+	struct u64map demangled;	/* symbol name (libdwfl's, stable) -> its
+					 * demangled copy, or &demangled: none */
 	struct arena results;		/* every cached sym_result, packed */
 };
 
@@ -313,6 +315,13 @@ void symbolizer__free(struct symbolizer *s)
 		sym_module__free(s, s->mods[i]);
 	free(s->mods);
 	u64map__free(&s->by_key);
+	for (i = 0; i < s->demangled.cap; i++) {
+		char *dm = u64map__slot_val(&s->demangled, i);
+
+		if (dm && dm != (char *)&s->demangled)
+			free(dm);
+	}
+	u64map__free(&s->demangled);
 	if (s->debug_dirs)
 		for (i = 0; i < s->opts.nr_debug_dirs; i++)
 			free(s->debug_dirs[i]);
@@ -772,6 +781,40 @@ static int sym_line__set_name(struct symbolizer *s, struct sym_line *l, char *ra
 	return 0;
 }
 
+/*
+ * sym_line__set_name() for a symbol table name: its demangled form is kept,
+ * since every sampled address in a function asks for it again and
+ * __cxa_demangle() is the dearest step of a C++ lookup.
+ */
+static int sym_line__set_sym(struct symbolizer *s, struct sym_line *l, const char *symname)
+{
+	char *none = (char *)&s->demangled, *dm;
+
+	l->raw = l->name = strdup(symname);
+	if (!l->raw)
+		return -ENOMEM;
+	if (s->opts.no_demangle)
+		return 0;
+	dm = u64map__get(&s->demangled, (uintptr_t)symname);
+	if (!dm) {
+		dm = demangler__demangle(s->dm, symname);
+		if (u64map__put(&s->demangled, (uintptr_t)symname, dm ? dm : none)) {
+			free(dm);
+			return -ENOMEM;
+		}
+		if (!dm)
+			dm = none;
+	}
+	if (dm != none) {
+		l->name = strdup(dm);
+		if (!l->name) {
+			l->name = l->raw;
+			return -ENOMEM;
+		}
+	}
+	return 0;
+}
+
 static int sym_line__set_file(struct sym_line *l, const char *file)
 {
 	if (!file)
@@ -1212,7 +1255,7 @@ static int module__resolve(struct symbolizer *s, struct sym_module *m, uint64_t 
 	if (!r->lines)
 		goto out;
 	if (!nfr) {
-		err = sym_line__set_name(s, &r->lines[0], strdup(symname));
+		err = sym_line__set_sym(s, &r->lines[0], symname);
 		if (err)
 			goto out;
 	}
@@ -1223,13 +1266,15 @@ static int module__resolve(struct symbolizer *s, struct sym_module *m, uint64_t 
 
 		/* The outermost function is named as its symbol (what every
 		 * profiler shows, e.g. "foo.cold"); inlined ones from DWARF. */
-		if (i == nfr - 1 && fr[i].tag == DW_TAG_subprogram && symname)
-			raw = strdup(symname);
-		else
+		raw = NULL;
+		if (!(i == nfr - 1 && fr[i].tag == DW_TAG_subprogram && symname))
 			raw = die_raw_name(&fr[i].die);
-		if (!raw)
-			raw = strdup(symname ? symname : "[unknown]");
-		err = sym_line__set_name(s, l, raw);
+		if (raw)
+			err = sym_line__set_name(s, l, raw);
+		else if (symname)
+			err = sym_line__set_sym(s, l, symname);
+		else
+			err = sym_line__set_name(s, l, strdup("[unknown]"));
 		if (err)
 			goto out;
 		if (s->opts.lines && dwarf_decl_line(&fr[i].die, &decl) == 0 && decl > 0)
