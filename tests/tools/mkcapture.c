@@ -68,6 +68,7 @@ struct script {
 	struct stk_proc_maps procs[64]; size_t nr_procs;
 	struct stk_mapping maps[64][64];
 	char *paths[MAX_MAPS]; size_t nr_paths;
+	char **knames; size_t nr_knames;	/* kernel image function names */
 	struct stk_ksym *ksyms; size_t nr_ksyms;
 	struct stk_kobj kobjs[64]; size_t nr_kobjs;
 	struct stk_stat stats[64]; size_t nr_stats;
@@ -287,7 +288,9 @@ static void kernel_ksyms(struct script *s, const char *file, uint64_t slide)
 			fns = grow(fns, n, sizeof(*fns));
 			names = grow(names, n, sizeof(*names));
 			fns[n] = sy;
-			names[n] = keep(s, elf_strptr(elf, sh.sh_link, sy.st_name));
+			names[n] = strdup(elf_strptr(elf, sh.sh_link, sy.st_name));
+			if (!names[n])
+				die(s, "out of memory");
 			/* Its index in names[] rides along through the sort. */
 			fns[n].st_name = (uint32_t)n;
 			n++;
@@ -297,6 +300,10 @@ static void kernel_ksyms(struct script *s, const char *file, uint64_t slide)
 	if (!n)
 		die(s, "no functions in the kernel image");
 	qsort(fns, n, sizeof(*fns), fn_cmp);
+	/* A real vmlinux has ~100k functions: more than keep() holds. */
+	s->knames = grow(s->knames, s->nr_knames + n - 1, sizeof(*s->knames));
+	memcpy(s->knames + s->nr_knames, names, n * sizeof(*names));
+	s->nr_knames += n;
 	for (i = 0; i < n; i++) {
 		struct stk_ksym *k;
 
@@ -752,6 +759,9 @@ int main(int argc, char **argv)
 		free((void *)s.stacks[i].frames);
 	for (i = 0; i < s.nr_paths; i++)
 		free(s.paths[i]);
+	for (i = 0; i < s.nr_knames; i++)
+		free(s.knames[i]);
+	free(s.knames);
 	free(s.stacks);
 	free(s.counts);
 	free(s.offc);
