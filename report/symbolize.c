@@ -932,6 +932,18 @@ static int may_have_scopes(int tag)
 	return 0;
 }
 
+/*
+ * Whether dwarf_ranges() can find any range in @die: it needs the DIE's own
+ * DW_AT_low_pc (DW_AT_high_pc may come from an abstract origin) or its own
+ * DW_AT_ranges, and without either returns 0 -- after searching the
+ * origin chain for DW_AT_high_pc.  The abbreviation tells it for nothing,
+ * and most top-level DIEs are types and declarations.
+ */
+static int die_may_have_pc(Dwarf_Die *die)
+{
+	return dwarf_hasattr(die, DW_AT_low_pc) || dwarf_hasattr(die, DW_AT_ranges);
+}
+
 static int cu_range_cmp(const void *a, const void *b)
 {
 	const struct cu_range *x = a, *y = b;
@@ -999,9 +1011,11 @@ static struct cu_index *cu_index__build(Dwarf_Die *cudie)
 		}
 		if (cu_index__add_top(ci, &cap_t, dwarf_dieoffset(&child)))
 			goto nomem;
-		while ((off = dwarf_ranges(&child, off, &base, &begin, &end)) > 0)
-			if (begin < end && cu_index__add_range(ci, &cap_r, begin, end, order, &child))
-				goto nomem;
+		if (die_may_have_pc(&child))
+			while ((off = dwarf_ranges(&child, off, &base, &begin, &end)) > 0)
+				if (begin < end &&
+				    cu_index__add_range(ci, &cap_r, begin, end, order, &child))
+					goto nomem;
 		if (off < 0)
 			ci->exact = 1;
 		order++;
@@ -1126,7 +1140,7 @@ static int module__fast_scopes(struct sym_module_priv *p, Dwarf_Die *cudie, uint
 			if (dwarf_tag(&c) == DW_TAG_imported_unit)
 				return SCOPES_EXACT;
 			if (!found) {
-				r = dwarf_haspc(&c, pc);
+				r = die_may_have_pc(&c) ? dwarf_haspc(&c, pc) : 0;
 				if (r < 0)
 					return SCOPES_EXACT;
 				if (r > 0) {
