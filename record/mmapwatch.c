@@ -95,6 +95,7 @@ struct wproc {
 	int exited;
 	uint64_t exit_ns;
 	uint64_t gen;		/* changes with every change of maps */
+	uint64_t image;		/* changes with exec (and a new process) */
 	uint64_t changed_ns;	/* time of the last change */
 	struct wmap *maps;	/* sorted by start, not overlapping */
 	size_t nr, cap;
@@ -167,6 +168,7 @@ static struct wproc *proc_new(struct mmapwatch *w, uint32_t tgid)
 	}
 	proc_free(old);
 	p->gen = ++w->gen;
+	p->image = p->gen;
 	return p;
 }
 
@@ -343,6 +345,7 @@ static void on_exec(struct mmapwatch *w, uint32_t tgid, uint64_t time)
 	p->complete = 1;
 	p->exited = 0;
 	p->gen = ++w->gen;
+	p->image = p->gen;
 	p->changed_ns = time;
 	w->st.execs++;
 }
@@ -713,6 +716,13 @@ size_t mmapwatch__nr_fds(const struct mmapwatch *w)
 int mmapwatch__fd(const struct mmapwatch *w, size_t i)
 {
 	return i < w->nr_cpus ? w->cpus[i].fd : -1;
+}
+
+uint64_t mmapwatch__image(const struct mmapwatch *w, uint32_t tgid)
+{
+	const struct wproc *p = proc_find(w, tgid);
+
+	return p ? p->image : 0;
 }
 
 int mmapwatch__complete(const struct mmapwatch *w, uint32_t tgid, uint64_t *gen, int *exited)

@@ -100,6 +100,14 @@ int mmapwatch__process(struct mmapwatch *w, const void *buf, size_t len);
 int mmapwatch__complete(const struct mmapwatch *w, uint32_t tgid, uint64_t *gen, int *exited);
 
 /*
+ * mmapwatch__image() - a number for @tgid's current image: it changes when
+ * the process execs (or its pid is reused), not when it maps more, so two
+ * snapshots with the same image differ only by what was mapped in
+ * between.  0 if the watcher has no state for @tgid.
+ */
+uint64_t mmapwatch__image(const struct mmapwatch *w, uint32_t tgid);
+
+/*
  * mmapwatch__snapshot() - the executable mappings of complete process
  * @tgid now, sorted by address, as procmaps__snapshot() gives them (and
  * freed by procmaps__free_snapshot()); time_ns is the CLOCK_MONOTONIC time

@@ -80,7 +80,10 @@ struct snap {
 	int failed;		/* could not be read: nothing to write */
 	uint64_t purge_seq;	/* exited: forget at this flush (0: alive) */
 	int from_events;	/* built by the mmap watcher, ... */
-	uint64_t mw_gen;	/* ... from this state of the process */
+	uint64_t mw_gen;	/* ... from this state of the process, */
+	uint64_t mw_image;	/* ... of this image of it */
+	int superseded;		/* a later one of the same image replaced it
+				 * before it was written: not written */
 };
 
 struct recorder {
@@ -303,7 +306,7 @@ static int write_maps(struct recorder *rec)
 	for (i = 0; i < rec->nr_pend_snaps; i++) {
 		struct snap *s = rec->pend_snaps[i];
 
-		if (!s->failed && s->maps.nr_mappings)
+		if (!s->failed && !s->superseded && s->maps.nr_mappings)
 			rec->maps_buf[n++] = s->maps;
 	}
 	if (n)
@@ -436,6 +439,7 @@ static int snapshot(struct recorder *rec, uint32_t tgid, const char *comm)
 			if (!err) {
 				s->from_events = 1;
 				s->mw_gen = gen;
+				s->mw_image = mmapwatch__image(rec->mw, tgid);
 				rec->st_maps_events++;
 				if (exited)
 					s->purge_seq = rec->seq + 2;
@@ -471,6 +475,13 @@ static int snapshot(struct recorder *rec, uint32_t tgid, const char *comm)
 		return -ENOMEM;
 	}
 	if (old) {
+		/* Not written yet, and the same image: the new one is its
+		 * current state, and rows are resolved in the latest
+		 * snapshot anyway (refreshes would otherwise write one per
+		 * library ld.so maps between two flushes). */
+		if (old->pending && old->from_events && s->from_events && !s->failed &&
+		    old->mw_image == s->mw_image)
+			old->superseded = 1;
 		old->orphan = 1;
 		if (!old->pending)
 			snap_free(old);

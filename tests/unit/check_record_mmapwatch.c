@@ -200,17 +200,25 @@ END_TEST
 START_TEST(exec_forgets_the_old_image)
 {
 	struct stk_proc_maps s;
-	uint64_t gen1, gen2;
+	uint64_t gen1, gen2, image1, image2;
 
+	ck_assert_uint_eq(mmapwatch__image(w, 100), 0);
 	exec_rec(&rb, 100, 10);
+	feed();
+	image1 = mmapwatch__image(w, 100);
 	mmap_rec(&rb, 100, 0x1000, 0x1000, 0, RX, BID_X, 0, 0, "/bin/sh", 11);
 	feed();
+	/* Mapping more is the same image; an exec is a new one. */
+	ck_assert_uint_ne(image1, 0);
+	ck_assert_uint_eq(mmapwatch__image(w, 100), image1);
 	mmapwatch__complete(w, 100, &gen1, NULL);
 	exec_rec(&rb, 100, 20);
 	mmap_rec(&rb, 100, 0x9000, 0x1000, 0, RX, BID_L, 0, 0, "/bin/cpuwork", 21);
 	feed();
 	mmapwatch__complete(w, 100, &gen2, NULL);
+	image2 = mmapwatch__image(w, 100);
 	ck_assert_uint_ne(gen1, gen2);
+	ck_assert_uint_ne(image1, image2);
 	ck_assert_int_eq(mmapwatch__snapshot(w, pm, 100, "cpuwork", &s), 0);
 	ck_assert_uint_eq(s.nr_mappings, 1 + vsys_n);
 	ck_assert_str_eq(s.mappings[0].path, "/bin/cpuwork");
