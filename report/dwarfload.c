@@ -576,7 +576,7 @@ static int uleb(const unsigned char **p, const unsigned char *end, uint64_t *v)
 		if (!(b & 0x80))
 			return 0;
 	}
-	return -1;
+	return -EBADMSG;	/* truncated */
 }
 
 /* 1 if a DIE of a unit with these abbreviations may point outside it, or
