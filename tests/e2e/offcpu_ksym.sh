@@ -65,6 +65,7 @@ for mode in offwake offcpu; do
 	nksym=$(grep -c '^KSYM' "$tmp/$mode.dump")
 	check "$mode: kernel addresses named in the kernel (kaddrs_named_bpf $nb, $nksym KSYM)" \
 		[ "$nb" -gt 0 -a "$nksym" -gt 0 ]
+	# shellcheck disable=SC2046 # two numbers, split on purpose
 	set -- $(uncovered "$tmp/$mode.dump")
 	check "$mode: every kernel frame of $2 kernel stacks is covered by a KSYM symbol ($1 not)" \
 		[ "$1" -eq 0 -a "$2" -gt 0 ]

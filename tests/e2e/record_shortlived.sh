@@ -77,6 +77,7 @@ verify() {
 	for t in $tgids; do
 		"$REP" -f folded --pid "$t" "$f" 2> /dev/null
 	done > "$tmp/$label.folded"
+	# shellcheck disable=SC2046 # three numbers, split on purpose
 	set -- $(awk '
 		/^cpuwork;/ {
 			v = $NF; total += v
