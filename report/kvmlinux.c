@@ -346,8 +346,10 @@ struct kvmlinux *kvmlinux__open(const char *path, const struct capture *cap,
 	so.sz = sizeof(so);
 	so.sysroot = NULL;
 	kv->sym = symbolizer__new(&so);
-	if (!kv->sym)
+	if (!kv->sym) {
+		err = -errno;
 		goto fail;
+	}
 	kv->mod = symbolizer__module(kv->sym, abs, in->build_id, in->build_id_size);
 	if (!kv->mod)
 		goto fail;

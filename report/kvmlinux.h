@@ -55,7 +55,8 @@ struct kvmlinux;
 
 /*
  * kvmlinux__open() - check @path against @cap's kernel build-id and, if it
- * matches, work out the KASLR slide from @cap's KBID base and KSYM symbols.
+ * matches, work out the KASLR slide from @cap's KBID base and KSYM symbols
+ * (@cap must outlive the kvmlinux: its info points into it).
  * Nothing else is read yet: the symbol table and DWARF are loaded by the
  * first lookup, DWARF per CU as lookups need it.
  * @opts: how to symbolize (lines, inline, demangling, debug dirs for a
