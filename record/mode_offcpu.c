@@ -14,6 +14,7 @@
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
+#include "drain.h"
 #include "mode.h"
 #include "offcpu.skel.h"
 #include "stkrec.h"
@@ -30,8 +31,6 @@
  * (offcpu_start_map_full), never misattributed.
  */
 #define START_ENTRIES 32768
-/* See mode_profile.c: a tracepoint program runs for microseconds. */
-#define FLIP_GRACE_NS 2000000L
 
 struct rec_mode {
 	struct offcpu_bpf *skel;
@@ -269,60 +268,32 @@ static int add_rows(struct rec_mode *m, struct recorder *rec, size_t n)
 	return 0;
 }
 
-/* Drain one counts map no program writes to any more (as profile does). */
+/* Drain one counts map that no program writes to any more. */
 static int drain_map(struct rec_mode *m, struct recorder *rec, int fd)
 {
-	struct stkrec_offcpu_key next;
-	__u8 batch[64]; /* opaque batch cursor; hash maps use 4 bytes */
-	void *in = NULL;
-	size_t n = 0;
-	__u32 count;
-	int err;
+	size_t n;
+	int err, err2;
 
-	for (;;) {
-		count = m->counts_entries - (uint32_t)n;
-		if (!count)
-			break;
-		err = bpf_map_lookup_and_delete_batch(fd, in, batch, m->keys + n, m->values + n,
-						      &count, NULL);
-		if (err && errno != ENOENT)
-			break;
-		n += count;
-		if (err)
-			return add_rows(m, rec, n); /* ENOENT: done */
-		in = batch;
-	}
-	if (n == 0 && (errno == EINVAL || errno == ENOTSUP || errno == EOPNOTSUPP)) {
-		/* No batch operations (before Linux 5.6): key by key. */
-		while (n < m->counts_entries && bpf_map_get_next_key(fd, NULL, &next) == 0) {
-			if (bpf_map_lookup_and_delete_elem(fd, &next, &m->values[n]) &&
-			    (bpf_map_lookup_elem(fd, &next, &m->values[n]) ||
-			     bpf_map_delete_elem(fd, &next)))
-				break;
-			m->keys[n++] = next;
-		}
-		return add_rows(m, rec, n);
-	}
-	err = -errno;
-	if (n)
-		add_rows(m, rec, n);
-	return recorder__errorf(rec, err, "drain counts map: %s", strerror(-err));
+	err = drain__map(fd, m->keys, sizeof(*m->keys), m->values, sizeof(*m->values),
+			 m->counts_entries, &n);
+	err2 = n ? add_rows(m, rec, n) : 0;
+	if (err)
+		return recorder__errorf(rec, err, "drain counts map: %s", strerror(-err));
+	return err2;
 }
 
 static int offcpu_collect(struct rec_mode *m, struct recorder *rec, int final)
 {
-	struct timespec grace = { 0, FLIP_GRACE_NS };
-	__u32 idle;
 	int err;
 
 	if (final) {
+		/* Detached: nothing writes either map. */
 		err = drain_map(m, rec, bpf_map__fd(m->skel->maps.counts0));
 		return err ?: drain_map(m, rec, bpf_map__fd(m->skel->maps.counts1));
 	}
-	idle = m->skel->bss->counts_idx;
-	__atomic_store_n(&m->skel->bss->counts_idx, idle ^ 1, __ATOMIC_SEQ_CST);
-	nanosleep(&grace, NULL);
-	return drain_map(m, rec, bpf_map__fd(idle ? m->skel->maps.counts1 : m->skel->maps.counts0));
+	if (drain__flip(&m->skel->bss->counts_idx))
+		return drain_map(m, rec, bpf_map__fd(m->skel->maps.counts1));
+	return drain_map(m, rec, bpf_map__fd(m->skel->maps.counts0));
 }
 
 static int offcpu_write(struct rec_mode *m, struct stk_writer *w, uint64_t t0, uint64_t t1)

@@ -14,6 +14,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "drain.h"
 #include "mode.h"
 #include "profile.skel.h"
 #include "stkrec.h"
@@ -23,15 +24,6 @@
 #define COUNTS_MIN_ENTRIES 8192
 /* Processes that -- CMD may have alive at once (make -j, test suites). */
 #define FOLLOW_ENTRIES 65536
-/*
- * After flipping counts_idx, samples that read the old index may still be
- * updating the old map.  A sample handler runs for microseconds with
- * interrupts off, so 2 ms is ample.  The race we accept: a handler that
- * outlives the grace period adds to a map being drained; its count lands in
- * a later interval (the entry survives the drain) or, if it hits an entry
- * being deleted, is lost.  Never a wrong stack.
- */
-#define FLIP_GRACE_NS 2000000L
 
 struct rec_mode {
 	struct profile_bpf *skel;
@@ -254,50 +246,19 @@ static int add_rows(struct rec_mode *m, struct recorder *rec, size_t n)
 /* Drain one counts map that no program writes to any more. */
 static int drain_map(struct rec_mode *m, struct recorder *rec, int fd)
 {
-	struct stkrec_count_key next;
-	__u32 count;
-	size_t n = 0;
-	int err;
-	void *in = NULL;
-	__u8 batch[64]; /* opaque batch cursor; hash maps use 4 bytes */
+	size_t n;
+	int err, err2;
 
-	/* One lookup-and-delete batch syscall empties the map (Linux 5.6+);
-	 * buffers hold max_entries, so a batch never runs out of room. */
-	for (;;) {
-		count = m->counts_entries - (uint32_t)n;
-		if (!count)
-			break;
-		err = bpf_map_lookup_and_delete_batch(fd, in, batch, m->keys + n, m->values + n,
-						      &count, NULL);
-		if (err && errno != ENOENT)
-			break;
-		n += count;
-		if (err)
-			return add_rows(m, rec, n); /* ENOENT: done */
-		in = batch;
-	}
-	if (n == 0 && (errno == EINVAL || errno == ENOTSUP || errno == EOPNOTSUPP)) {
-		/* No batch operations: key by key.  The map is idle, so
-		 * iterating while deleting is safe. */
-		while (n < m->counts_entries && bpf_map_get_next_key(fd, NULL, &next) == 0) {
-			if (bpf_map_lookup_and_delete_elem(fd, &next, &m->values[n]) &&
-			    (bpf_map_lookup_elem(fd, &next, &m->values[n]) ||
-			     bpf_map_delete_elem(fd, &next)))
-				break;
-			m->keys[n++] = next;
-		}
-		return add_rows(m, rec, n);
-	}
-	err = -errno;
-	if (n)
-		add_rows(m, rec, n);
-	return recorder__errorf(rec, err, "drain counts map: %s", strerror(-err));
+	err = drain__map(fd, m->keys, sizeof(*m->keys), m->values, sizeof(*m->values),
+			 m->counts_entries, &n);
+	err2 = n ? add_rows(m, rec, n) : 0;
+	if (err)
+		return recorder__errorf(rec, err, "drain counts map: %s", strerror(-err));
+	return err2;
 }
 
 static int profile_collect(struct rec_mode *m, struct recorder *rec, int final)
 {
-	struct timespec grace = { 0, FLIP_GRACE_NS };
-	__u32 idle;
 	int err;
 
 	if (final) {
@@ -305,10 +266,9 @@ static int profile_collect(struct rec_mode *m, struct recorder *rec, int final)
 		err = drain_map(m, rec, bpf_map__fd(m->skel->maps.counts0));
 		return err ?: drain_map(m, rec, bpf_map__fd(m->skel->maps.counts1));
 	}
-	idle = m->skel->bss->counts_idx;
-	__atomic_store_n(&m->skel->bss->counts_idx, idle ^ 1, __ATOMIC_SEQ_CST);
-	nanosleep(&grace, NULL);
-	return drain_map(m, rec, bpf_map__fd(idle ? m->skel->maps.counts1 : m->skel->maps.counts0));
+	if (drain__flip(&m->skel->bss->counts_idx))
+		return drain_map(m, rec, bpf_map__fd(m->skel->maps.counts1));
+	return drain_map(m, rec, bpf_map__fd(m->skel->maps.counts0));
 }
 
 static int profile_write(struct rec_mode *m, struct stk_writer *w, uint64_t t0, uint64_t t1)
