@@ -196,6 +196,6 @@ run usagebad --bogus "$tmp/known.stk"
 status usagebad 2
 run help --help
 status help 0
-expect help "Usage: stkreport info [--chunks] FILE.stk"
+expect help "Usage: stkreport info [--chunks] [--symbols [--sysroot DIR] [--debug-dir DIR]...] FILE.stk"
 
 finish
