@@ -232,6 +232,14 @@ int stk_writer__add_ksyms(struct stk_writer *w, const struct stk_ksym *syms, siz
 int stk_writer__add_kobjs(struct stk_writer *w, const struct stk_kobj *objs, size_t n);
 int stk_writer__add_esym(struct stk_writer *w, const uint8_t *build_id, uint32_t build_id_size,
 			 const void *blob, size_t blob_size);
+
+/*
+ * ESYM blob kinds (SPEC.md §ESYM): the blob's first byte.  libstk does not
+ * look inside blobs; the tools agree on these.  A reader ignores a blob
+ * of a kind it does not know.
+ */
+#define STK_ESYM_ELF_IMAGE 1u	/* then a complete ELF file with that build-id (the vDSO) */
+
 int stk_writer__add_stats(struct stk_writer *w, const struct stk_stat *stats, size_t n);
 
 /*

@@ -758,15 +758,17 @@ static int exec_mapping_of(const struct wproc *p, const struct wmap *d)
 	return 0;
 }
 
-/* The build-id of @m, read from its file if the record had none. */
-static void resolve_build_id(struct mmapwatch *w, struct procmaps *pm, struct wmap *m)
+/* The build-id of @m, read from its file if the record had none (the
+ * vDSO's from the memory of @tgid, which may have another one than ours). */
+static void resolve_build_id(struct mmapwatch *w, struct procmaps *pm, uint32_t tgid,
+			     struct wmap *m)
 {
 	int n = 0;
 
 	if (m->bid_known)
 		return;
 	if (strcmp(m->path, "[vdso]") == 0)
-		n = procmaps__vdso_build_id(pm, m->bid);
+		n = procmaps__proc_vdso_build_id(pm, "/proc", tgid, m->start, m->end, m->bid);
 	else if (m->path[0] == '/' && m->ino)
 		n = procmaps__path_build_id(pm, m->path, m->dev, m->ino, m->bid);
 	if (n > 0)
@@ -797,7 +799,7 @@ int mmapwatch__snapshot(struct mmapwatch *w, struct procmaps *pm, uint32_t tgid,
 
 		if (!(m->prot & PROT_EXEC) && !exec_mapping_of(p, m))
 			continue;
-		resolve_build_id(w, pm, m);
+		resolve_build_id(w, pm, tgid, m);
 		o->path = strdup(m->path);
 		if (!o->path) {
 			while (n--)

@@ -32,6 +32,8 @@ struct procmaps {
 	int vdso_read;		/* 1 once vdso_state is known */
 	int vdso_state;		/* as bid_entry.state */
 	uint8_t vdso_id[STK_MAX_BUILD_ID];
+	const void *vdso_image;	/* our own vDSO, mapped for our whole life */
+	size_t vdso_size;	/* 0: we have none */
 	struct procmaps_stats stats;
 };
 
@@ -345,21 +347,79 @@ int procmaps__vsyscall(struct procmaps *pm, struct procmaps_line *out)
 	return 1;
 }
 
-/* The vDSO is the same image in every process of this kernel and ABI:
- * read its build-id once from our own (bounded by our own mapping). */
+/* Our own vDSO, read once, bounded by our own mapping. */
+static void vdso_read_self(struct procmaps *pm)
+{
+	unsigned long base;
+
+	if (pm->vdso_read)
+		return;
+	pm->vdso_read = 1;
+	base = getauxval(AT_SYSINFO_EHDR);
+	pm->vdso_size = base ? self_vdso_size(base) : 0;
+	pm->vdso_image = (const void *)base;
+	pm->vdso_state = pm->vdso_size ? buildid__from_elf_mem(pm->vdso_image, pm->vdso_size,
+							       pm->vdso_id, sizeof(pm->vdso_id))
+				       : 0;
+}
+
 int procmaps__vdso_build_id(struct procmaps *pm, uint8_t *id)
 {
-	if (!pm->vdso_read) {
-		unsigned long base = getauxval(AT_SYSINFO_EHDR);
-		uint64_t size = base ? self_vdso_size(base) : 0;
+	vdso_read_self(pm);
+	if (pm->vdso_state <= 0)
+		return 0;
+	memcpy(id, pm->vdso_id, (size_t)pm->vdso_state);
+	return pm->vdso_state;
+}
 
-		pm->vdso_read = 1;
-		pm->vdso_state = size ? buildid__from_elf_mem((const void *)base, size, pm->vdso_id,
-							       sizeof(pm->vdso_id))
-				      : 0;
+int procmaps__vdso_image(struct procmaps *pm, const void **img, size_t *size)
+{
+	vdso_read_self(pm);
+	if (pm->vdso_state <= 0)
+		return 0;
+	*img = pm->vdso_image;
+	*size = pm->vdso_size;
+	return pm->vdso_state;
+}
+
+/* The vDSO is a few pages; anything larger is not one we know. */
+#define VDSO_MAX_SIZE (1u << 20)
+
+int procmaps__proc_vdso_build_id(struct procmaps *pm, const char *proc_root, uint32_t tgid,
+				 uint64_t start, uint64_t end, uint8_t *id)
+{
+	size_t size = end > start ? end - start : 0;
+	char path[4096];
+	uint8_t *buf = NULL;
+	ssize_t got = -1;
+	int fd, n;
+
+	vdso_read_self(pm);
+	if (!size || size > VDSO_MAX_SIZE)
+		return 0;
+	/* Root (or a ptrace-capable caller) reads any process's memory; the
+	 * vDSO pages are ordinary pages there (gdb reads them the same way). */
+	snprintf(path, sizeof(path), "%s/%u/mem", proc_root, tgid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		buf = malloc(size);
+		if (buf)
+			got = pread(fd, buf, size, (off_t)start);
+		close(fd);
 	}
-	if (pm->vdso_state > 0)
-		memcpy(id, pm->vdso_id, (size_t)pm->vdso_state);
+	n = got == (ssize_t)size ? buildid__from_elf_mem(buf, size, id, STK_MAX_BUILD_ID) : 0;
+	free(buf);
+	if (n > 0) {
+		if (n != pm->vdso_state || memcmp(id, pm->vdso_id, (size_t)n) != 0)
+			pm->stats.vdso_other++;
+		return n;
+	}
+	/* Unreadable (the process is gone or has exec'd since, or we may not
+	 * ptrace it): the kernel's vDSO images (64-bit, 32-bit, x32) differ
+	 * in size, so one of our size is taken to be ours. */
+	if (size != pm->vdso_size || pm->vdso_state <= 0)
+		return 0;
+	memcpy(id, pm->vdso_id, (size_t)pm->vdso_state);
 	return pm->vdso_state;
 }
 
@@ -494,7 +554,8 @@ int procmaps__snapshot(struct procmaps *pm, const char *proc_root, uint32_t tgid
 		} else if (l->inode)
 			n = file_build_id(pm, proc_root, tgid, l, m->build_id);
 		else if (strcmp(l->path, "[vdso]") == 0)
-			n = procmaps__vdso_build_id(pm, m->build_id);
+			n = procmaps__proc_vdso_build_id(pm, proc_root, tgid, l->start, l->end,
+							 m->build_id);
 		m->build_id_size = n > 0 ? (uint32_t)n : 0;
 	}
 	out->tgid = tgid;

@@ -73,6 +73,25 @@ int procmaps__path_build_id(struct procmaps *pm, const char *path, uint64_t dev,
 int procmaps__vdso_build_id(struct procmaps *pm, uint8_t *id);
 
 /*
+ * procmaps__vdso_image() - our own vDSO's ELF image: *@img, *@size bytes,
+ * valid for the life of the process.  Returns its build-id size (> 0), or
+ * 0 (no vDSO, or one without a build-id; *@img and *@size untouched).
+ */
+int procmaps__vdso_image(struct procmaps *pm, const void **img, size_t *size);
+
+/*
+ * procmaps__proc_vdso_build_id() - the build-id of the [vdso] mapped at
+ * [@start, @end) in process @tgid, read from its memory
+ * (@proc_root/@tgid/mem), into @id (STK_MAX_BUILD_ID bytes).  A process
+ * may have another vDSO than ours (a 32-bit process); one that differs
+ * counts in procmaps_stats.vdso_other.  When its memory cannot be read,
+ * ours is assumed if the mapping has our vDSO's size.
+ * Returns the build-id size, or 0 when unknown.
+ */
+int procmaps__proc_vdso_build_id(struct procmaps *pm, const char *proc_root, uint32_t tgid,
+				 uint64_t start, uint64_t end, uint8_t *id);
+
+/*
  * procmaps__vsyscall() - the [vsyscall] page (x86-64: the same fixed
  * address in every process, never mmap'ed, so no mmap record tells it), as
  * our own /proc/self/maps shows it (read once).  Returns 1 and fills @out
@@ -91,6 +110,7 @@ struct procmaps_stats {
 	uint64_t build_id_missing;	/* files with no build-id note */
 	uint64_t build_id_errors;	/* mappings whose file could not be opened, or
 					 * files that could not be parsed */
+	uint64_t vdso_other;		/* [vdso] mappings read with another build-id than ours */
 };
 
 void procmaps__stats(const struct procmaps *pm, struct procmaps_stats *st);

@@ -149,6 +149,7 @@ struct recorder {
 	uint64_t st_ksyms_written, st_kaddr_unknown, st_exits;
 	uint64_t st_kaddrs_bpf;		/* kernel addresses named by the BPF symbolizer */
 	uint64_t st_maps_events;	/* snapshots built from mmap records */
+	uint64_t st_vdso_embedded;	/* 1 once the vDSO's image is in an ESYM chunk */
 
 	int nr_cpus_possible;
 	uint64_t *stat_vals;		/* per-CPU values of one stat */
@@ -296,6 +297,49 @@ static void snap_free(struct snap *s)
 	free(s);
 }
 
+/*
+ * The vDSO is no file the reporter could find, so its image goes into the
+ * capture (as perf copies it into its build-id cache): once, just before
+ * the first MAPS chunk with a [vdso] mapping of our vDSO's build-id.  A
+ * process with another vDSO (32-bit) keeps its own build-id, unclaimed.
+ */
+static int write_vdso_esym(struct recorder *rec, const struct stk_proc_maps *maps, size_t n)
+{
+	uint8_t bid[STK_MAX_BUILD_ID], *blob;
+	const void *img;
+	size_t size, i, j;
+	int bid_size, err;
+
+	if (rec->st_vdso_embedded)
+		return 0;
+	bid_size = procmaps__vdso_image(rec->pm, &img, &size);
+	if (bid_size <= 0 || procmaps__vdso_build_id(rec->pm, bid) != bid_size)
+		return 0;
+	for (i = 0; i < n; i++) {
+		for (j = 0; j < maps[i].nr_mappings; j++) {
+			const struct stk_mapping *m = &maps[i].mappings[j];
+
+			if (strcmp(m->path, "[vdso]") == 0 && m->build_id_size == (uint32_t)bid_size &&
+			    memcmp(m->build_id, bid, (size_t)bid_size) == 0)
+				break;
+		}
+		if (j < maps[i].nr_mappings)
+			break;
+	}
+	if (i == n)
+		return 0;
+	blob = malloc(size + 1);
+	if (!blob)
+		return recorder__errorf(rec, -ENOMEM, "out of memory");
+	blob[0] = STK_ESYM_ELF_IMAGE;
+	memcpy(blob + 1, img, size);
+	err = rec_wrote(rec, stk_writer__add_esym(rec->w, bid, (uint32_t)bid_size, blob, size + 1));
+	free(blob);
+	if (!err)
+		rec->st_vdso_embedded = 1;
+	return err;
+}
+
 static int write_maps(struct recorder *rec)
 {
 	size_t i, n = 0;
@@ -310,6 +354,8 @@ static int write_maps(struct recorder *rec)
 			rec->maps_buf[n++] = s->maps;
 	}
 	if (n)
+		err = write_vdso_esym(rec, rec->maps_buf, n);
+	if (n && !err)
 		err = rec_wrote(rec, stk_writer__add_maps(rec->w, rec->maps_buf, n));
 	for (i = 0; i < rec->nr_pend_snaps; i++) {
 		struct snap *s = rec->pend_snaps[i];
@@ -372,6 +418,8 @@ static int write_stats(struct recorder *rec, uint64_t now)
 	/* Says which path named the kernel: absent (0) means /proc/kallsyms. */
 	st[n++] = (struct stk_stat){ "kaddrs_named_bpf", rec->st_kaddrs_bpf };
 	st[n++] = (struct stk_stat){ "maps_from_events", rec->st_maps_events };
+	st[n++] = (struct stk_stat){ "vdso_embedded", rec->st_vdso_embedded };
+	st[n++] = (struct stk_stat){ "vdso_other", ps.vdso_other };
 	if (rec->mw) {
 		struct mmapwatch_stats ms;
 
