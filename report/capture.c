@@ -321,6 +321,38 @@ static int capture__set_stats(struct capture *c, const struct stk_chunk *ch)
 	return 0;
 }
 
+/* An ESYM chunk (SPEC.md §ESYM): kind 1 images are kept, one per build-id;
+ * other kinds are for later versions and ignored. */
+static int capture__add_esym(struct capture *c, const struct stk_chunk *ch)
+{
+	const uint8_t *blob = ch->u.esym.blob;
+	struct cap_esym *p, *e;
+	size_t i;
+
+	if (ch->u.esym.blob_size < 2 || blob[0] != STK_ESYM_ELF_IMAGE ||
+	    !ch->u.esym.build_id_size || ch->u.esym.build_id_size > STK_MAX_BUILD_ID)
+		return 0;
+	for (i = 0; i < c->nr_esyms; i++)
+		if (c->esyms[i].build_id_size == ch->u.esym.build_id_size &&
+		    memcmp(c->esyms[i].build_id, ch->u.esym.build_id, ch->u.esym.build_id_size) == 0)
+			return 0;
+	p = realloc(c->esyms, (c->nr_esyms + 1) * sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	c->esyms = p;
+	e = &p[c->nr_esyms];
+	memset(e, 0, sizeof(*e));
+	e->elf_size = ch->u.esym.blob_size - 1;
+	e->elf = malloc(e->elf_size);
+	if (!e->elf)
+		return -ENOMEM;
+	memcpy(e->elf, blob + 1, e->elf_size);
+	e->build_id_size = ch->u.esym.build_id_size;
+	memcpy(e->build_id, ch->u.esym.build_id, e->build_id_size);
+	c->nr_esyms++;
+	return 0;
+}
+
 static int capture__add_chunk(struct capture *c, struct stk_reader *r, const struct stk_chunk *ch)
 {
 	struct cap_segment *s = capture__segment(c, ch->segment, r);
@@ -358,8 +390,11 @@ static int capture__add_chunk(struct capture *c, struct stk_reader *r, const str
 	case STK_CHUNK_STAT:
 		err = capture__set_stats(c, ch);
 		break;
+	case STK_CHUNK_ESYM:
+		err = capture__add_esym(c, ch);
+		break;
 	default:
-		break;	/* ESYM, INDX and unknown ancillary chunks: not needed here */
+		break;	/* INDX and unknown ancillary chunks: not needed here */
 	}
 	return err;
 }
@@ -458,6 +493,9 @@ void capture__free(struct capture *c)
 	for (i = 0; i < c->nr_kobjs; i++)
 		free(c->kobjs[i].name);
 	free(c->kobjs);
+	for (i = 0; i < c->nr_esyms; i++)
+		free(c->esyms[i].elf);
+	free(c->esyms);
 	for (i = 0; i < c->nr_meta; i++) {
 		free((char *)c->meta[i].key);
 		free((char *)c->meta[i].value);

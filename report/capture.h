@@ -69,12 +69,22 @@ struct cap_kobj {
 	uint8_t build_id[STK_MAX_BUILD_ID];
 };
 
+/* An ELF image embedded in the capture (ESYM kind 1), e.g. the vDSO. */
+struct cap_esym {
+	uint8_t build_id[STK_MAX_BUILD_ID];
+	uint32_t build_id_size;		/* > 0 */
+	void *elf;			/* the image (copied) */
+	size_t elf_size;
+};
+
 struct capture {
 	struct cap_segment *segs;
 	size_t nr_segs;
 	struct ksyms *ksyms;		/* from every KSYM chunk */
 	struct cap_kobj *kobjs;
 	size_t nr_kobjs;
+	struct cap_esym *esyms;		/* one per build-id, first chunk wins */
+	size_t nr_esyms;
 	struct stk_kv *meta;		/* every META pair, in order (copied) */
 	size_t nr_meta;
 	struct stk_stat *stats;		/* the last STAT chunk (copied) */

@@ -83,6 +83,7 @@ void debuginfod__close(struct debuginfod *d)
 const char *elf_source__name(enum elf_source src)
 {
 	switch (src) {
+	case ELF_SRC_EMBEDDED: return "embedded";
 	case ELF_SRC_PATH: return "path";
 	case ELF_SRC_SYSROOT: return "sysroot";
 	case ELF_SRC_DEBUG_DIR: return "debug-dir";

@@ -14,6 +14,7 @@
 /* Where a file was found, in search order. */
 enum elf_source {
 	ELF_SRC_NONE = 0,
+	ELF_SRC_EMBEDDED,	/* an image in the capture (ESYM), e.g. the vDSO */
 	ELF_SRC_PATH,		/* the path recorded in the capture */
 	ELF_SRC_SYSROOT,	/* --sysroot DIR + path */
 	ELF_SRC_DEBUG_DIR,	/* --debug-dir DIR: .build-id/xx/rest[.debug] or DIR + path */
@@ -21,7 +22,7 @@ enum elf_source {
 	ELF_SRC_DEBUGINFOD,	/* downloaded by libdebuginfod */
 };
 
-/* Name of a source ("path", "sysroot", "debug-dir", "system", "debuginfod"). */
+/* Name of a source ("embedded", "path", "sysroot", "debug-dir", "system", "debuginfod"). */
 const char *elf_source__name(enum elf_source src);
 
 struct elffind_opts {

@@ -526,6 +526,7 @@ struct report *report__new(const struct capture *cap, const struct report_opts *
 {
 	struct report *r = NULL;
 	int err = -EINVAL;
+	size_t i;
 
 	if (!cap || !opts || opts->sz < sizeof(*opts) || (opts->user_only && opts->kernel_only))
 		goto fail;
@@ -544,6 +545,15 @@ struct report *report__new(const struct capture *cap, const struct report_opts *
 		err = -errno;
 		goto fail;
 	}
+	for (i = 0; i < cap->nr_esyms; i++) {
+		const struct cap_esym *e = &cap->esyms[i];
+
+		err = symbolizer__add_embedded(r->sym, e->build_id, e->build_id_size, e->elf,
+					       e->elf_size);
+		if (err)
+			goto fail;
+	}
+	err = -ENOMEM;
 	if (opts->kallsyms) {
 		r->own_ksyms = ksyms__new();
 		if (!r->own_ksyms)

@@ -83,13 +83,24 @@ struct sym_module_priv {
 	size_t nr_segs;
 	size_t last_seg;		/* where the last address was (a guess) */
 	int debug_only;			/* segment offsets are not the binary's */
+	int esym_fd;			/* memfd holding the embedded image, or -1 */
 	struct u64map cache;		/* lookup address -> struct sym_result* or &unknown */
 	struct u64map cus;		/* CU DIE offset -> struct cu_index */
 	struct sym_module *next;	/* same hash */
 };
 
+/* An ELF image from the capture (ESYM), borrowed. */
+struct embedded {
+	uint8_t build_id[STK_MAX_BUILD_ID];
+	uint32_t build_id_size;
+	const void *image;
+	size_t size;
+};
+
 struct symbolizer {
 	struct symbolizer_opts opts;
+	struct embedded *embedded;
+	size_t nr_embedded;
 	char **debug_dirs;		/* absolute copies */
 	char *sysroot;
 	char *system_debug_dir;		/* NULL: skipped */
@@ -296,6 +307,8 @@ static void sym_module__free(struct symbolizer *s, struct sym_module *m)
 			dwfl_end(m->priv->dwfl);
 		free(m->priv->segs);
 		free(m->priv->syms);
+		if (m->priv->esym_fd >= 0)
+			close(m->priv->esym_fd);
 		free(m->priv);
 	}
 	free(m->path);
@@ -314,6 +327,7 @@ void symbolizer__free(struct symbolizer *s)
 	for (i = 0; i < s->nr_mods; i++)
 		sym_module__free(s, s->mods[i]);
 	free(s->mods);
+	free(s->embedded);
 	u64map__free(&s->by_key);
 	for (i = 0; i < s->demangled.cap; i++) {
 		char *dm = u64map__slot_val(&s->demangled, i);
@@ -333,6 +347,30 @@ void symbolizer__free(struct symbolizer *s)
 	demangler__free(s->dm);
 	arena__free(&s->results);
 	free(s);
+}
+
+int symbolizer__add_embedded(struct symbolizer *s, const uint8_t *bid, uint32_t bid_size,
+			     const void *image, size_t size)
+{
+	struct embedded *p;
+	size_t i;
+
+	if (!bid_size || bid_size > STK_MAX_BUILD_ID)
+		return -EINVAL;
+	for (i = 0; i < s->nr_embedded; i++)
+		if (s->embedded[i].build_id_size == bid_size &&
+		    memcmp(s->embedded[i].build_id, bid, bid_size) == 0)
+			return 0;
+	p = realloc(s->embedded, (s->nr_embedded + 1) * sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	s->embedded = p;
+	p = &p[s->nr_embedded++];
+	memcpy(p->build_id, bid, bid_size);
+	p->build_id_size = bid_size;
+	p->image = image;
+	p->size = size;
+	return 0;
 }
 
 size_t symbolizer__nr_modules(const struct symbolizer *s)
@@ -411,6 +449,7 @@ struct sym_module *symbolizer__module(struct symbolizer *s, const char *path,
 		free(m);
 		goto nomem;
 	}
+	m->priv->esym_fd = -1;
 	m->path = clean;
 	clean = NULL;
 	memcpy(m->build_id, bid, bid_size);
@@ -598,6 +637,132 @@ int symbolizer__open_module(struct symbolizer *s, struct sym_module *m)
 	return m->status == SYM_MOD_PENDING ? module__open(s, m) : 0;
 }
 
+/*
+ * Reports @file to a new Dwfl as @m's ELF and reads what every lookup
+ * needs.  0 with m->status set (SYM_MOD_ERROR when libdwfl refuses the
+ * file), or -ENOMEM.
+ */
+static int module__load(struct symbolizer *s, struct sym_module *m, const char *file)
+{
+	struct sym_module_priv *p = m->priv;
+	const char *mainfile = NULL, *debugfile = NULL, *name;
+	GElf_Addr bias = 0;
+	Elf *elf;
+	int err, syms;
+
+	m->status = SYM_MOD_ERROR;
+	p->dwfl = dwfl_begin(&s->cb);
+	if (!p->dwfl)
+		return 0;
+	name = strrchr(m->path, '/');
+	name = name ? name + 1 : m->path;
+	dwfl_report_begin(p->dwfl);
+	p->mod = dwfl_report_elf(p->dwfl, name, file, -1, 0, false);
+	dwfl_report_end(p->dwfl, NULL, NULL);
+	if (!p->mod)
+		return 0;
+	elf = dwfl_module_getelf(p->mod, &bias);
+	if (!elf)
+		return 0;
+	p->bias = bias;
+	err = module__read_segs(p, elf);
+	if (err == -ENOMEM)
+		return err;
+	if (err)
+		return 0;
+	/* This goes looking for separate debuginfo through the callbacks when
+	 * the binary has no .symtab.  DWARF is only loaded when a lookup needs
+	 * it (module__dwarf()): compressed debuginfo costs ~60 ms for libc's
+	 * when libdw inflates it all, wasted when no inline frame or line is
+	 * asked. */
+	syms = dwfl_module_getsymtab(p->mod);
+	dwfl_module_info(p->mod, NULL, NULL, NULL, NULL, NULL, &mainfile, &debugfile);
+	if (debugfile && (!mainfile || strcmp(debugfile, mainfile) != 0)) {
+		m->debug_path = strdup(debugfile);
+		if (!m->debug_path)
+			return -ENOMEM;
+	}
+	err = module__build_syms(p);
+	if (err)
+		return err;
+	/* .dynsym alone names only exported functions: call that stripped.
+	 * Not so for an embedded image: the vDSO has only .dynsym, and every
+	 * function in it is exported. */
+	if (syms <= 0 || (!elf_has_symtab(elf) && !m->debug_path && m->source != ELF_SRC_EMBEDDED))
+		m->status = SYM_MOD_NO_SYMBOLS;
+	else
+		m->status = SYM_MOD_OK;
+	return 0;
+}
+
+/*
+ * The capture's image for @m's build-id, if any: written to a memfd kept
+ * for the module's life, so libdwfl (and dwarfload.c) open it by its
+ * /proc/self/fd name like any file.  Returns 1 when @m is loaded from it,
+ * 0 to search files instead (no image, or one libdwfl refused or whose
+ * build-id note is not @m's), or -ENOMEM.
+ */
+static int module__open_embedded(struct symbolizer *s, struct sym_module *m)
+{
+	struct sym_module_priv *p = m->priv;
+	const struct embedded *e = NULL;
+	const unsigned char *bits;
+	GElf_Addr bid_vaddr;
+	char file[64];
+	size_t i, done;
+	int err, n;
+
+	for (i = 0; i < s->nr_embedded && !e; i++)
+		if (s->embedded[i].build_id_size == m->build_id_size &&
+		    memcmp(s->embedded[i].build_id, m->build_id, m->build_id_size) == 0)
+			e = &s->embedded[i];
+	if (!e)
+		return 0;
+	p->esym_fd = memfd_create("stk-esym", MFD_CLOEXEC);
+	if (p->esym_fd < 0)
+		return errno == ENOMEM ? -ENOMEM : 0;
+	for (done = 0; done < e->size;) {
+		ssize_t w = write(p->esym_fd, (const char *)e->image + done, e->size - done);
+
+		if (w <= 0)
+			goto refuse;
+		done += (size_t)w;
+	}
+	snprintf(file, sizeof(file), "/proc/self/fd/%d", p->esym_fd);
+	m->source = ELF_SRC_EMBEDDED;
+	m->elf_path = strdup(m->path);
+	if (!m->elf_path)
+		return -ENOMEM;
+	err = module__load(s, m, file);
+	if (err)
+		return err;
+	n = p->mod ? dwfl_module_build_id(p->mod, &bits, &bid_vaddr) : 0;
+	if (m->status != SYM_MOD_ERROR && n == (int)m->build_id_size &&
+	    memcmp(bits, m->build_id, m->build_id_size) == 0)
+		return 1;
+refuse:
+	/* Undo, so the file search starts from a clean module. */
+	if (p->dwfl)
+		dwfl_end(p->dwfl);
+	p->dwfl = NULL;
+	p->mod = NULL;
+	free(p->segs);
+	p->segs = NULL;
+	p->nr_segs = 0;
+	free(p->syms);
+	p->syms = NULL;
+	p->nr_syms = 0;
+	free(m->elf_path);
+	m->elf_path = NULL;
+	free(m->debug_path);
+	m->debug_path = NULL;
+	m->source = ELF_SRC_NONE;
+	m->status = SYM_MOD_PENDING;
+	close(p->esym_fd);
+	p->esym_fd = -1;
+	return 0;
+}
+
 static int module__open(struct symbolizer *s, struct sym_module *m)
 {
 	struct sym_module_priv *p = m->priv;
@@ -609,13 +774,16 @@ static int module__open(struct symbolizer *s, struct sym_module *m)
 		.debuginfod = s->dbgd,
 	};
 	struct elffind_result fr;
-	const char *mainfile = NULL, *debugfile = NULL, *name;
-	GElf_Addr bias = 0;
-	Elf *elf;
-	int err, syms;
+	int err;
 
 	if (m->status != SYM_MOD_PENDING)
 		return 0;
+	/* The capture's own images come first (DESIGN.md section 3). */
+	if (m->build_id_size) {
+		err = module__open_embedded(s, m);
+		if (err)
+			return err < 0 ? err : 0;
+	}
 	if (m->path[0] != '/' && !m->build_id_size) {
 		m->status = SYM_MOD_NOT_FILE;
 		return 0;
@@ -638,48 +806,7 @@ static int module__open(struct symbolizer *s, struct sym_module *m)
 	fr.path = NULL;
 	p->debug_only = fr.debug_only;
 	elffind_result__clear(&fr);
-
-	m->status = SYM_MOD_ERROR;
-	p->dwfl = dwfl_begin(&s->cb);
-	if (!p->dwfl)
-		return 0;
-	name = strrchr(m->path, '/');
-	name = name ? name + 1 : m->path;
-	dwfl_report_begin(p->dwfl);
-	p->mod = dwfl_report_elf(p->dwfl, name, m->elf_path, -1, 0, false);
-	dwfl_report_end(p->dwfl, NULL, NULL);
-	if (!p->mod)
-		return 0;
-	elf = dwfl_module_getelf(p->mod, &bias);
-	if (!elf)
-		return 0;
-	p->bias = bias;
-	err = module__read_segs(p, elf);
-	if (err == -ENOMEM)
-		return err;
-	if (err)
-		return 0;
-	/* This goes looking for separate debuginfo through the callbacks when
-	 * the binary has no .symtab.  DWARF is only loaded when a lookup needs
-	 * it (module__dwarf()): compressed debuginfo costs ~60 ms for libc's
-	 * when libdw inflates it all, wasted when no inline frame or line is
-	 * asked. */
-	syms = dwfl_module_getsymtab(p->mod);
-	dwfl_module_info(p->mod, NULL, NULL, NULL, NULL, NULL, &mainfile, &debugfile);
-	if (debugfile && strcmp(debugfile, m->elf_path) != 0) {
-		m->debug_path = strdup(debugfile);
-		if (!m->debug_path)
-			return -ENOMEM;
-	}
-	err = module__build_syms(p);
-	if (err)
-		return err;
-	/* .dynsym alone names only exported functions: call that stripped. */
-	if (syms <= 0 || (!elf_has_symtab(elf) && !m->debug_path))
-		m->status = SYM_MOD_NO_SYMBOLS;
-	else
-		m->status = SYM_MOD_OK;
-	return 0;
+	return module__load(s, m, m->elf_path);
 }
 
 /* symbolizer__vaddr() of an open module. */
@@ -838,6 +965,7 @@ static const char *module__dwarf_file(struct sym_module *m)
 	size_t shstrndx, i;
 	int main_has = 0;
 	Elf *elf = dwfl_module_getelf(m->priv->mod, &bias);
+	const char *mainfile = NULL;
 
 	if (!elf || elf_getshdrstrndx(elf, &shstrndx))
 		return NULL;
@@ -853,7 +981,10 @@ static const char *module__dwarf_file(struct sym_module *m)
 			if (sh.sh_type != SHT_NOBITS && strcmp(name, dwarf_secs[i]) == 0)
 				main_has = 1;
 	}
-	return main_has ? m->elf_path : m->debug_path;
+	/* libdwfl's name of the main file: m->elf_path, or for an embedded
+	 * image its memfd's /proc/self/fd name. */
+	dwfl_module_info(m->priv->mod, NULL, NULL, NULL, NULL, NULL, &mainfile, NULL);
+	return main_has ? mainfile : m->debug_path;
 }
 
 /*
@@ -885,10 +1016,10 @@ static int module__dwarf(struct symbolizer *s, struct sym_module *m)
 	}
 	m->has_dwarf = dwfl_module_getdwarf(p->mod, &bias) != NULL;
 	if (m->has_dwarf && !m->debug_path) {
-		const char *debugfile = NULL;
+		const char *mainfile = NULL, *debugfile = NULL;
 
-		dwfl_module_info(p->mod, NULL, NULL, NULL, NULL, NULL, NULL, &debugfile);
-		if (debugfile && strcmp(debugfile, m->elf_path) != 0)
+		dwfl_module_info(p->mod, NULL, NULL, NULL, NULL, NULL, &mainfile, &debugfile);
+		if (debugfile && (!mainfile || strcmp(debugfile, mainfile) != 0))
 			m->debug_path = strdup(debugfile);	/* best effort */
 	}
 	return m->has_dwarf;

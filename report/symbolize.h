@@ -99,6 +99,17 @@ struct symbolizer *symbolizer__new(const struct symbolizer_opts *opts);
 void symbolizer__free(struct symbolizer *s);	/* accepts NULL */
 
 /*
+ * symbolizer__add_embedded() - an ELF image carried by the capture (ESYM),
+ * the first place searched for a module with build-id @bid (before any
+ * file); it is used only if its own build-id note is @bid.  A second image
+ * for the same build-id is ignored.
+ * @image: borrowed, @size bytes; must stay valid until symbolizer__free().
+ * Returns 0, -EINVAL (@bid_size 0 or > STK_MAX_BUILD_ID), -ENOMEM.
+ */
+int symbolizer__add_embedded(struct symbolizer *s, const uint8_t *bid, uint32_t bid_size,
+			     const void *image, size_t size);
+
+/*
  * symbolizer__module() - the module for a mapping's file (interned: the same
  * build-id, or path when @bid_size is 0, always gives the same module).
  * Nothing is opened yet.  Returns NULL with errno ENOMEM.
