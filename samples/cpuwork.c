@@ -7,6 +7,9 @@
  *   cpuwork -n ROUNDS [THREADS]      a fixed amount of work instead: each
  *                                    thread runs ROUNDS rounds (for
  *                                    measuring slowdown by elapsed time)
+ *   cpuwork -c SECONDS               only read the clock (clock_gettime()
+ *                                    in a loop: time in the vDSO, whose
+ *                                    frames have no file on disk)
  *
  * Every thread runs this call tree until SECONDS have passed:
  *
@@ -126,10 +129,20 @@ NOINLINE void *thread_main(void *arg)
 	return NULL;
 }
 
+/* -c: nearly all samples in the vDSO's clock_gettime. */
+NOINLINE static void clock_loop(double seconds)
+{
+	double end = now() + seconds;
+
+	while (now() < end)
+		;
+}
+
 static int usage(void)
 {
 	fprintf(stderr, "usage: cpuwork [SECONDS [THREADS]]\n"
-			"       cpuwork -n ROUNDS [THREADS]\n");
+			"       cpuwork -n ROUNDS [THREADS]\n"
+			"       cpuwork -c SECONDS\n");
 	return 2;
 }
 
@@ -141,6 +154,13 @@ int main(int argc, char **argv)
 	char *end;
 	int arg = 1;
 
+	if (argc == 3 && strcmp(argv[1], "-c") == 0) {
+		seconds = strtod(argv[2], &end);
+		if (*end || !(seconds > 0))
+			return usage();
+		clock_loop(seconds);
+		return 0;
+	}
 	if (argc > 2 && strcmp(argv[1], "-n") == 0) {
 		rounds = strtol(argv[2], &end, 10);
 		if (*end || rounds < 1)
