@@ -1,0 +1,69 @@
+#!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
+#
+# End to end: frames in the vDSO get names.  No file on disk holds the
+# vDSO, so stkrec embeds its image in an ESYM chunk and stkreport reads it
+# from there.  Records "cpuwork -c" (clock_gettime() in a loop) and checks:
+#  - the capture has one ESYM chunk, STAT vdso_embedded 1, and the [vdso]
+#    mapping's build-id is the one read here from a process's own vDSO
+#    (dd of /proc/PID/mem, readelf -n): the real one, not a made-up one,
+#  - with --addresses no frame prints as [[vdso]+0xOFFSET] (unresolved),
+#    and samples in the vDSO are named __vdso_clock_gettime,
+#  - info --symbols names "embedded" as the source of [vdso], with no
+#    sample left with an unknown frame there.
+#
+# Exit 77 (skip) only when BPF cannot be used here: not root, or no BTF.
+
+NAME=report_vdso
+. "$(dirname "$0")/lib/record.sh"
+
+if ! "$REC" -q -F 199 -o "$tmp/c.stk" -- "$CW" -c 2 >/dev/null 2>"$tmp/rec.err"; then
+	echo "$NAME: stkrec failed: $(cat "$tmp/rec.err")"
+	exit 1
+fi
+
+"$REP" info "$tmp/c.stk" >"$tmp/info" 2>&1
+check "one ESYM chunk (embedded symbol table)" grep -qx 'embedded symbol tables: 1' "$tmp/info"
+check "STAT vdso_embedded is 1" test "$(stat_of "$tmp/c.stk" vdso_embedded)" = 1
+
+# The vDSO's build-id, read independently: a sleeping process's [vdso]
+# mapping copied out of its memory.
+sleep 5 &
+spid=$!
+bg_pids="$bg_pids $spid"
+range=$(awk '$NF == "[vdso]" { print $1 }' "/proc/$spid/maps")
+start=$((0x${range%-*}))
+end=$((0x${range#*-}))
+dd if="/proc/$spid/mem" of="$tmp/vdso.so" iflag=skip_bytes,count_bytes skip="$start" \
+	count=$((end - start)) 2>/dev/null
+want=$(readelf -n "$tmp/vdso.so" 2>/dev/null | awk '/Build ID:/ { print $3 }')
+got=$("$DUMP" "$tmp/c.stk" | awk -F'\t' '$1 == "MAP" && $10 == "[vdso]" { print $9 }' | sort -u)
+if [ -n "$want" ] && [ "$got" = "$want" ]; then
+	ok "[vdso] mappings carry the vDSO's build-id $want"
+else
+	fail "[vdso] build-id: recorded '$got', the vDSO's is '$want'"
+fi
+
+"$REP" -f folded --addresses "$tmp/c.stk" >"$tmp/folded" 2>"$tmp/rep.err"
+n_vdso=$(awk '{ line = $0; sub(/ [0-9]+$/, "", line); k = split(line, f, ";")
+		if (f[k] == "__vdso_clock_gettime") n += $NF } END { print n + 0 }' "$tmp/folded")
+if [ "$n_vdso" -gt 0 ]; then
+	ok "$n_vdso samples with __vdso_clock_gettime as the leaf"
+else
+	fail "no sample in __vdso_clock_gettime: $(head -3 "$tmp/folded")"
+fi
+if grep -q '\[\[vdso\]+0x' "$tmp/folded"; then
+	fail "unresolved vDSO frames: $(grep -m3 '\[\[vdso\]+0x' "$tmp/folded")"
+else
+	ok "no vDSO frame prints as [[vdso]+0xOFFSET]"
+fi
+
+"$REP" info --symbols "$tmp/c.stk" >"$tmp/syms" 2>&1
+awk '/^module: \[vdso\]$/ { on = 1; next } /^module: / { on = 0 } on' "$tmp/syms" >"$tmp/vdso.syms"
+check "info --symbols: [vdso] from the embedded image" grep -qx '  elf: \[vdso\] (embedded)' \
+	"$tmp/vdso.syms"
+check "info --symbols: [vdso] symbols found" grep -qx '  symbols: symbols found' "$tmp/vdso.syms"
+check "info --symbols: no [vdso] sample with an unknown frame" \
+	grep -qx '  samples with unknown frames: 0' "$tmp/vdso.syms"
+
+finish
