@@ -356,6 +356,73 @@ START_TEST(missing_file_and_special_mappings_say_why)
 }
 END_TEST
 
+/* @path's bytes, malloc'ed, into *@size. */
+static void *slurp(const char *path, size_t *size)
+{
+	FILE *f = fopen(path, "rb");
+	char *buf;
+	long n;
+
+	ck_assert_ptr_nonnull(f);
+	ck_assert_int_eq(fseek(f, 0, SEEK_END), 0);
+	n = ftell(f);
+	ck_assert_int_gt(n, 0);
+	rewind(f);
+	buf = malloc((size_t)n);
+	ck_assert_ptr_nonnull(buf);
+	ck_assert_uint_eq(fread(buf, 1, (size_t)n, f), (size_t)n);
+	fclose(f);
+	*size = (size_t)n;
+	return buf;
+}
+
+START_TEST(embedded_image_names_a_mapping_with_no_file)
+{
+	const char *f = fxpath("root/fx/fx_pie");
+	struct symbolizer *s = new_sym(NULL, NULL, 0);
+	struct stk_mapping map;
+	struct sym_module *m = load(s, f, "[vdso]", f, BASE, &map);
+	const struct sym_result *r;
+	size_t size;
+	void *img = slurp(f, &size);
+
+	ck_assert_int_eq(symbolizer__add_embedded(s, m->build_id, m->build_id_size, img, size), 0);
+	r = lookup(s, m, &map, BASE + sym_addr(f, "fx_leaf") + 1, 0);
+	ck_assert_ptr_nonnull(r);
+	ck_assert_str_eq(r->lines[0].name, "fx_leaf");
+	ck_assert_int_eq(m->status, SYM_MOD_OK);
+	ck_assert_int_eq(m->source, ELF_SRC_EMBEDDED);
+	ck_assert_str_eq(m->elf_path, "[vdso]");
+	ck_assert_str_eq(elf_source__name(m->source), "embedded");
+	symbolizer__free(s);
+	free(img);
+}
+END_TEST
+
+START_TEST(embedded_image_with_another_build_id_is_not_used)
+{
+	const char *f = fxpath("root/fx/fx_pie");
+	struct symbolizer *s = new_sym(NULL, NULL, 0);
+	uint8_t bid[20] = { 0xde, 0xad, 0xbe, 0xef };
+	struct stk_mapping map;
+	struct sym_module *m;
+	size_t size;
+	void *img = slurp(f, &size);
+
+	/* fx_pie's image filed under a build-id that is not its own. */
+	ck_assert_int_eq(symbolizer__add_embedded(s, bid, 20, img, size), 0);
+	ck_assert_int_eq(symbolizer__add_embedded(s, bid, 0, img, size), -EINVAL);
+	m = load(s, f, "[vdso]", f, BASE, &map);
+	m = symbolizer__module(s, "[vdso]", bid, 20);
+	ck_assert_ptr_null(lookup(s, m, &map, BASE + sym_addr(f, "fx_leaf") + 1, 0));
+	ck_assert_int_eq(m->status, SYM_MOD_NOT_FILE);
+	ck_assert_int_eq(m->source, ELF_SRC_NONE);
+	ck_assert_ptr_null(m->elf_path);
+	symbolizer__free(s);
+	free(img);
+}
+END_TEST
+
 START_TEST(modules_are_interned_and_lookups_cached)
 {
 	const char *f = fxpath("root/fx/fx_pie");
@@ -422,6 +489,8 @@ int main(void)
 	tcase_add_test(tc, separate_debuginfo_alone_still_symbolizes);
 	tcase_add_test(tc, rebuilt_binary_at_same_path_is_refused);
 	tcase_add_test(tc, missing_file_and_special_mappings_say_why);
+	tcase_add_test(tc, embedded_image_names_a_mapping_with_no_file);
+	tcase_add_test(tc, embedded_image_with_another_build_id_is_not_used);
 	tcase_add_test(tc, modules_are_interned_and_lookups_cached);
 	tcase_add_test(tc, rust_legacy_names_lose_hash_and_escapes);
 	suite_add_tcase(su, tc);
