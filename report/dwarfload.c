@@ -24,6 +24,7 @@
  */
 #include <dwarf.h>
 #include <elf.h>
+#include <elfutils/libdwfl.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
@@ -795,12 +796,25 @@ static void *dwarf_load__helper(void *arg)
 	return NULL;
 }
 
+/*
+ * The elfutils release whose libelf/libdw behaviour this loader was checked
+ * against, byte for byte (check_dwarfload): it relies on how libdw 0.188
+ * takes section data from libelf and re-reads .debug_info's d_size.  Any
+ * other release gets libdwfl's own loader: slower, never wrong.
+ */
+#define DWARFLOAD_CHECKED_ELFUTILS "0.188"
+
 struct dwarf_load *dwarf_load__open(const char *path, int lines)
 {
-	struct dwarf_load *d = calloc(1, sizeof(*d));
+	struct dwarf_load *d = NULL;
 	struct dw_sec *info;
-	int err = -ENOMEM, i;
+	int err = -ENOTSUP, i;
+	const char *ver = dwfl_version(NULL);
 
+	if (!ver || strcmp(ver, DWARFLOAD_CHECKED_ELFUTILS) != 0)
+		goto fail;
+	err = -ENOMEM;
+	d = calloc(1, sizeof(*d));
 	if (!d)
 		goto fail;
 	d->fd = open(path, O_RDONLY | O_CLOEXEC);

@@ -27,7 +27,8 @@ struct dwarf_load;
  * zlib-compressed: otherwise libdw maps it for free and this gains nothing).
  * @lines: source lines will be asked for (.debug_line is read).
  *
- * Returns NULL with errno: ENOTSUP when the file is not one this loader
+ * Returns NULL with errno: ENOTSUP when elfutils is not the release this loader was checked
+ * against (0.188), or the file is not one this loader
  * handles exactly (uncompressed, zstd or .zdebug sections, no .debug_aranges,
  * type units in .debug_types, a dwz alt file, another byte order...; use
  * libdwfl's loader), ENOMEM, or an open()/libelf failure.
