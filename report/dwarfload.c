@@ -29,6 +29,7 @@
 #include <fcntl.h>
 #include <gelf.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -352,34 +353,11 @@ static uint64_t rd_u(const unsigned char *p, unsigned int n)
  */
 static int aranges_sort(struct dwarf_load *d)
 {
-	struct arange *src = d->ar, *dst = malloc(d->nr_ar * sizeof(*dst)), *t;
-	unsigned int shift;
-	size_t i, n = d->nr_ar;
+	void *ar = d->ar;
+	int err = radix_sort_u64(&ar, d->nr_ar, sizeof(*d->ar), offsetof(struct arange, addr));
 
-	if (!dst)
-		return -ENOMEM;
-	for (shift = 0; shift < 64; shift += 8) {
-		size_t cnt[256] = { 0 }, sum = 0;
-
-		for (i = 0; i < n; i++)
-			cnt[(src[i].addr >> shift) & 0xff]++;
-		if (cnt[(src[0].addr >> shift) & 0xff] == n)
-			continue;	/* one digit for all: nothing moves */
-		for (i = 0; i < 256; i++) {
-			size_t c = cnt[i];
-
-			cnt[i] = sum;
-			sum += c;
-		}
-		for (i = 0; i < n; i++)
-			dst[cnt[(src[i].addr >> shift) & 0xff]++] = src[i];
-		t = src;
-		src = dst;
-		dst = t;
-	}
-	d->ar = src;
-	free(dst);
-	return 0;
+	d->ar = ar;
+	return err;
 }
 
 /*

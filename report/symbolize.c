@@ -21,6 +21,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -520,36 +521,15 @@ static int fsym_cmp(const void *a, const void *b)
  */
 static int fsyms_sort(struct sym_module_priv *p)
 {
-	struct fsym *src = p->syms, *dst, *t;
+	struct fsym *src;
 	size_t n = p->nr_syms, i, j, run;
-	unsigned int shift;
+	void *syms = p->syms;
+	int err;
 
-	if (n < 2)
-		return 0;
-	dst = malloc(n * sizeof(*dst));
-	if (!dst)
-		return -ENOMEM;
-	for (shift = 0; shift < 64; shift += 8) {
-		size_t cnt[256] = { 0 }, sum = 0;
-
-		for (i = 0; i < n; i++)
-			cnt[(src[i].addr >> shift) & 0xff]++;
-		if (cnt[(src[0].addr >> shift) & 0xff] == n)
-			continue;	/* one digit for all: nothing moves */
-		for (i = 0; i < 256; i++) {
-			size_t c = cnt[i];
-
-			cnt[i] = sum;
-			sum += c;
-		}
-		for (i = 0; i < n; i++)
-			dst[cnt[(src[i].addr >> shift) & 0xff]++] = src[i];
-		t = src;
-		src = dst;
-		dst = t;
-	}
-	p->syms = src;
-	free(dst);
+	err = radix_sort_u64(&syms, n, sizeof(*p->syms), offsetof(struct fsym, addr));
+	if (err)
+		return err;
+	p->syms = src = syms;
 	for (i = 0; i < n; i = run) {
 		for (run = i + 1; run < n && src[run].addr == src[i].addr; run++)
 			;

@@ -254,3 +254,49 @@ void arena__free(struct arena *a)
 	a->head = NULL;
 	a->used = a->size = 0;
 }
+
+static uint64_t key_at(const char *elem, size_t key_off)
+{
+	uint64_t k;
+
+	memcpy(&k, elem + key_off, sizeof(k));
+	return k;
+}
+
+int radix_sort_u64(void **base, size_t n, size_t size, size_t key_off)
+{
+	char *src = *base, *dst, *t;
+	unsigned int shift;
+	size_t i;
+
+	if (n < 2)
+		return 0;
+	dst = malloc(n * size);
+	if (!dst)
+		return -ENOMEM;
+	for (shift = 0; shift < 64; shift += 8) {
+		size_t cnt[256] = { 0 }, sum = 0;
+
+		for (i = 0; i < n; i++)
+			cnt[(key_at(src + i * size, key_off) >> shift) & 0xff]++;
+		if (cnt[(key_at(src, key_off) >> shift) & 0xff] == n)
+			continue;	/* one digit for all: nothing moves */
+		for (i = 0; i < 256; i++) {
+			size_t c = cnt[i];
+
+			cnt[i] = sum;
+			sum += c;
+		}
+		for (i = 0; i < n; i++) {
+			const char *e = src + i * size;
+
+			memcpy(dst + cnt[(key_at(e, key_off) >> shift) & 0xff]++ * size, e, size);
+		}
+		t = src;
+		src = dst;
+		dst = t;
+	}
+	*base = src;
+	free(dst);
+	return 0;
+}

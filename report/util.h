@@ -77,4 +77,13 @@ uint64_t hash_bytes(uint64_t h, const void *p, size_t n);
 /* Lowercase hex of @n bytes into @out (2n+1 bytes). */
 void hex_encode(char *out, const uint8_t *p, size_t n);
 
+/*
+ * radix_sort_u64() - stable LSD radix sort of @n elements of @size bytes at
+ * *@base, by the uint64_t at byte @key_off of each.  Stability keeps the
+ * order qsort() gives equal keys when the input is pre-ordered by the
+ * secondary key.  *@base may be replaced by another malloc()ed array (the
+ * old one is freed).  Returns 0 or -ENOMEM (then *@base is unchanged).
+ */
+int radix_sort_u64(void **base, size_t n, size_t size, size_t key_off);
+
 #endif
