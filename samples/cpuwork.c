@@ -19,8 +19,8 @@
  *
  * (threads other than the first start from thread_main instead of main).
  * All time is spent in the three leaves, which have identical bodies and
- * are called 6, 3 and 1 times per round, so the split holds by call counts
- * whatever the CPU.  The Makefile builds samples with frame pointers and
+ * are called 6, 3 and 1 times per round (in a shuffled order, see run()),
+ * so the split holds by call counts whatever the CPU.  The Makefile builds samples with frame pointers and
  * without inlining; noipa also stops GCC from merging the identical leaves
  * into one function, which would make their samples indistinguishable.
  *
@@ -108,17 +108,36 @@ NOINLINE void work_c(void)
 	leaf_c();
 }
 
+/*
+ * One round calls work_a 6 times, work_b 3 times and work_c once, in an
+ * order shuffled every round.  A fixed order would make the ~1 ms round a
+ * periodic signal: at a sampling period close to a multiple of it (99 Hz
+ * is 10.1 ms), samples hit the same part of the round for seconds at a
+ * time and the measured split drifts by several points.
+ */
 NOINLINE void run(void)
 {
+	static void (*const calls[10])(void) = {
+		work_a, work_a, work_a, work_a, work_a, work_a, work_b, work_b, work_b, work_c,
+	};
+	void (*order[10])(void);
+	uint64_t rnd = (uint64_t)(uintptr_t)&rnd; /* per thread */
 	long r = 0;
-	int i;
+	int i, j;
 
+	memcpy(order, calls, sizeof(order));
 	while (rounds ? r++ < rounds : now() < stop_at) {
-		for (i = 0; i < 6; i++)
-			work_a();
-		for (i = 0; i < 3; i++)
-			work_b();
-		work_c();
+		for (i = 9; i > 0; i--) { /* Fisher-Yates */
+			void (*t)(void);
+
+			rnd = rnd * 6364136223846793005ULL + 1442695040888963407ULL;
+			j = (int)((rnd >> 33) % (uint64_t)(i + 1));
+			t = order[i];
+			order[i] = order[j];
+			order[j] = t;
+		}
+		for (i = 0; i < 10; i++)
+			order[i]();
 	}
 }
 
