@@ -22,10 +22,11 @@
 #define STKREC_COMM_LEN 16
 
 /*
- * Stack ids are a 64-bit hash of the frames computed in BPF.  Ids are
- * stored as non-negative int64 in the file (negative values are -errno), so
- * bit 63 is always clear; bit 62 says "kernel stack", so that a user and a
- * kernel stack with the same frames can never share an id.
+ * In the kernel, a stack's id is a 64-bit hash of its frames, computed in
+ * BPF; counts keys carry it as a non-negative __s64 (negative values are
+ * -errno), so bit 63 is always clear; bit 62 says "kernel stack", so that a
+ * user and a kernel stack with the same frames can never share an id.
+ * record/ renumbers stacks 1, 2, 3... in the file: small ids compress.
  */
 #define STKREC_STACK_KERNEL_BIT (1ULL << 62)
 #define STKREC_STACK_HASH_MASK	((1ULL << 62) - 1)

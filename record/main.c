@@ -129,6 +129,7 @@ static void usage_offcpu(FILE *f)
 		"  -q, --quiet                no status line and no summary\n"
 		"  -v, --verbose              print libbpf's messages\n"
 		"  -h, --help                 show this help\n"
+		"      --version              show the version\n"
 		"  DURATION                   seconds to record (default: until Ctrl-C)\n"
 		"  -- CMD [ARGS...]           run CMD once everything is attached, trace it and\n"
 		"                             every process it starts, stop when it exits\n"
