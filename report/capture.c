@@ -532,9 +532,9 @@ const struct cap_stack *cap_segment__stack(const struct cap_segment *seg, uint64
 }
 
 const struct cap_maps *cap_segment__maps(const struct cap_segment *seg, uint32_t tgid,
-					 uint64_t time_ns)
+					 const char *comm, uint64_t time_ns)
 {
-	const struct cap_maps *best = NULL, *oldest = NULL;
+	const struct cap_maps *best = NULL, *best_comm = NULL, *oldest = NULL;
 	size_t i;
 
 	for (i = 0; i < seg->nr_maps; i++) {
@@ -544,9 +544,16 @@ const struct cap_maps *cap_segment__maps(const struct cap_segment *seg, uint32_t
 			continue;
 		if (!oldest || m->time_ns < oldest->time_ns)
 			oldest = m;
-		if (m->time_ns <= time_ns && (!best || m->time_ns >= best->time_ns))
+		if (m->time_ns > time_ns)
+			continue;
+		if (!best || m->time_ns >= best->time_ns)
 			best = m;
+		if (comm && strncmp(m->comm, comm, sizeof(m->comm)) == 0 &&
+		    (!best_comm || m->time_ns >= best_comm->time_ns))
+			best_comm = m;
 	}
+	if (best_comm)
+		return best_comm;
 	return best ? best : oldest;
 }
 

@@ -120,12 +120,16 @@ uint64_t capture__stat(const struct capture *c, const char *name);
 const struct cap_stack *cap_segment__stack(const struct cap_segment *seg, uint64_t id);
 
 /*
- * cap_segment__maps() - the maps snapshot of @tgid that applies at @time_ns:
- * the newest one taken at or before it, else the oldest one.  NULL when the
- * process has no snapshot in @seg.
+ * cap_segment__maps() - the maps snapshot of @tgid that applies to a row
+ * of task comm @comm (may be NULL) counted up to @time_ns: the newest one
+ * taken at or before @time_ns whose comm is @comm, else the newest one taken
+ * at or before it, else the oldest one.  Rows carry no time within their
+ * interval, but exec changes the comm: a row counted before an exec in the
+ * same interval has the old comm, and so gets the old image's snapshot.
+ * NULL when the process has no snapshot in @seg.
  */
 const struct cap_maps *cap_segment__maps(const struct cap_segment *seg, uint32_t tgid,
-					 uint64_t time_ns);
+					 const char *comm, uint64_t time_ns);
 
 /* The mapping of @m containing @addr, or NULL. */
 const struct stk_mapping *cap_maps__find(const struct cap_maps *m, uint64_t addr);

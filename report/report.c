@@ -355,7 +355,7 @@ static int report__task(struct report *r, const struct cap_segment *seg,
 	out->user_ref = t->user_stack;
 	out->kernel_ref = t->kernel_stack;
 	if (!o->kernel_only) {
-		maps = cap_segment__maps(seg, t->tgid, time_ns);
+		maps = cap_segment__maps(seg, t->tgid, out->comm, time_ns);
 		err = report__user_stack(r, seg, maps, t->user_stack, &out->user);
 		if (err)
 			return err;

@@ -269,6 +269,45 @@ START_TEST(folded_merges_identical_lines_and_sorts_hottest_last)
 }
 END_TEST
 
+/* A process that execs within an interval: its rows counted before the
+ * exec carry the old comm and must get the old image's maps. */
+START_TEST(maps_snapshot_follows_the_rows_comm_across_exec)
+{
+	struct stk_mapping sh_map = { .start = 0x1000, .end = 0x2000, .prot = 5, .path = "/bin/sh" };
+	struct stk_mapping cc_map = { .start = 0x1000, .end = 0x3000, .prot = 5, .path = "/usr/bin/cc1" };
+	struct stk_proc_maps procs[] = {
+		{ .tgid = 10, .comm = "sh", .time_ns = 100, .nr_mappings = 1, .mappings = &sh_map },
+		{ .tgid = 10, .comm = "cc1", .time_ns = 200, .nr_mappings = 1, .mappings = &cc_map },
+	};
+	const struct cap_segment *seg;
+	struct stk_writer *w;
+	struct capture *c;
+	int fd;
+
+	snprintf(path, sizeof(path), "/tmp/check_report.XXXXXX");
+	fd = mkstemp(path);
+	ck_assert_int_ge(fd, 0);
+	w = stk_writer__fdopen(fd, NULL);
+	ck_assert_ptr_nonnull(w);
+	ck_assert_int_eq(stk_writer__add_maps(w, procs, 2), 0);
+	ck_assert_int_eq(stk_writer__close(w), 0);
+	c = capture__read(path);
+	ck_assert_ptr_nonnull(c);
+	unlink(path);
+	ck_assert_uint_eq(c->nr_segs, 1);
+	seg = &c->segs[0];
+	/* both snapshots precede the interval end (300) */
+	ck_assert_str_eq(cap_segment__maps(seg, 10, "sh", 300)->mappings[0].path, "/bin/sh");
+	ck_assert_str_eq(cap_segment__maps(seg, 10, "cc1", 300)->mappings[0].path, "/usr/bin/cc1");
+	/* a thread name no snapshot has: the newest snapshot, as before */
+	ck_assert_str_eq(cap_segment__maps(seg, 10, "worker", 300)->mappings[0].path, "/usr/bin/cc1");
+	/* a snapshot taken after the interval is not preferred for its comm */
+	ck_assert_str_eq(cap_segment__maps(seg, 10, "cc1", 150)->mappings[0].path, "/bin/sh");
+	ck_assert_ptr_null(cap_segment__maps(seg, 11, "sh", 300));
+	capture__free(c);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *su = suite_create("report");
@@ -286,6 +325,7 @@ int main(void)
 	tcase_add_test(tc, missing_stacks_are_counted_as_profile_py_does);
 	tcase_add_test(tc, filters_keep_only_matching_tasks);
 	tcase_add_test(tc, folded_merges_identical_lines_and_sorts_hottest_last);
+	tcase_add_test(tc, maps_snapshot_follows_the_rows_comm_across_exec);
 	suite_add_tcase(su, tc);
 	sr = srunner_create(su);
 	srunner_run_all(sr, CK_NORMAL);
