@@ -13,7 +13,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cmds.h"
 #include "info.h"
@@ -194,6 +197,55 @@ static int print_verdict(const struct stk_read_summary *sum, const struct stk_re
 	return 0;
 }
 
+/*
+ * --symbols reads the capture a second time.  A pipe on stdin can be read
+ * only once, so it is first copied into a memfd that becomes stdin: both
+ * passes then map the same bytes, still under the name "-".
+ */
+static int stdin_spool(void)
+{
+	char buf[1 << 16];
+	struct stat st;
+	ssize_t n, w;
+	size_t off;
+	int fd, err = 0;
+
+	if (fstat(STDIN_FILENO, &st) < 0)
+		return -errno;
+	if (S_ISREG(st.st_mode))
+		return 0;
+	fd = memfd_create("stkreport-stdin", MFD_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	for (;;) {
+		n = read(STDIN_FILENO, buf, sizeof(buf));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			err = -errno;
+			goto out;
+		}
+		if (n == 0)
+			break;
+		for (off = 0; off < (size_t)n; off += w) {
+			w = write(fd, buf + off, n - off);
+			if (w < 0 && errno == EINTR) {
+				w = 0;
+				continue;
+			}
+			if (w < 0) {
+				err = -errno;
+				goto out;
+			}
+		}
+	}
+	if (dup2(fd, STDIN_FILENO) < 0)
+		err = -errno;
+out:
+	close(fd);
+	return err;
+}
+
 int info_main(int argc, char **argv)
 {
 	struct info_opts opts = { 0 };
@@ -242,6 +294,14 @@ int info_main(int argc, char **argv)
 	}
 	path = argv[optind];
 
+	if (opts.symbols && strcmp(path, "-") == 0) {
+		int err = stdin_spool();
+
+		if (err) {
+			fprintf(stderr, "stkreport: -: read: %s\n", strerror(-err));
+			return 1;
+		}
+	}
 	r = stk_reader__open(path);
 	if (!r) {
 		fprintf(stderr, "stkreport: %s\n", stk_open_errmsg());

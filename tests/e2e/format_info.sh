@@ -185,6 +185,13 @@ expect anc "chunks unknown: 1"
 rc=$?
 status stdin 0
 expect stdin "samples: 42"
+# --symbols reads the capture twice: a pipe must still give both passes.
+cat "$tmp/known.stk" | "$R" info --symbols - > "$tmp/pipesym.out" 2> "$tmp/pipesym.err"
+rc=$?
+status pipesym 0
+expect pipesym "samples: 42"
+expect pipesym "[symbols]"
+if [ ! -s "$tmp/pipesym.err" ]; then pass "pipesym: no error"; else fail "pipesym: $(cat "$tmp/pipesym.err")"; fi
 
 # Usage errors.
 run usage0
