@@ -139,7 +139,7 @@ static int ksym_cmp(const void *a, const void *b)
  * sizeless symbols the gap to the next one. */
 static void ksyms__sort(struct ksyms *k)
 {
-	size_t i, w = 0;
+	size_t i, j, w = 0;
 
 	qsort(k->syms, k->n, sizeof(*k->syms), ksym_cmp);
 	for (i = 0; i < k->n; i++) {
@@ -153,13 +153,23 @@ static void ksyms__sort(struct ksyms *k)
 		k->syms[w++] = k->syms[i];
 	}
 	k->n = w;
-	for (i = 0; i < k->n; i++) {
-		if (k->syms[i].size)
-			continue;
-		if (i + 1 < k->n && k->syms[i + 1].addr - k->syms[i].addr < KSYM_MAX_SIZE)
-			k->syms[i].size = k->syms[i + 1].addr - k->syms[i].addr;
-		else
-			k->syms[i].size = KSYM_MAX_SIZE;
+	/* Aliases (one address, several names) share one size: a lookup
+	 * answers with the first of them, which may be a sizeless one
+	 * (stkrec writes 0 for all but the last alias, --kallsyms gives no
+	 * sizes), and the gap to the next symbol must skip the aliases. */
+	for (i = 0; i < k->n; i = j) {
+		uint64_t size = 0;
+
+		for (j = i; j < k->n && k->syms[j].addr == k->syms[i].addr; j++)
+			if (k->syms[j].size > size)
+				size = k->syms[j].size;
+		if (!size && j < k->n && k->syms[j].addr - k->syms[i].addr < KSYM_MAX_SIZE)
+			size = k->syms[j].addr - k->syms[i].addr;
+		else if (!size)
+			size = KSYM_MAX_SIZE;
+		for (w = i; w < j; w++)
+			if (!k->syms[w].size)
+				k->syms[w].size = size;
 	}
 	k->sorted = 1;
 }

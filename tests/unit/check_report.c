@@ -308,6 +308,35 @@ START_TEST(maps_snapshot_follows_the_rows_comm_across_exec)
 }
 END_TEST
 
+START_TEST(kernel_symbol_aliases_at_one_address_cover_the_function)
+{
+	/* /proc/kallsyms names one address several times (__x64_sys_foo and
+	 * __ia32_sys_foo).  --kallsyms gives no sizes, and stkrec
+	 * --kallsyms=full writes 0 for every alias but the last: either way
+	 * the address range up to the next symbol is the function's. */
+	struct ksyms *k = ksyms__new();
+	const struct sym_result *s;
+
+	ck_assert_ptr_nonnull(k);
+	ck_assert_int_eq(ksyms__add(k, 0x1000, 0, "b_alias", NULL), 0);
+	ck_assert_int_eq(ksyms__add(k, 0x1000, 0, "a_alias", NULL), 0);
+	ck_assert_int_eq(ksyms__add(k, 0x2000, 0, "next", NULL), 0);
+	ck_assert_int_eq(ksyms__add(k, 0x3000, 0, "c_alias", NULL), 0);
+	ck_assert_int_eq(ksyms__add(k, 0x3000, 0x80, "d_sized", NULL), 0);
+	s = ksyms__lookup(k, 0x1010);
+	ck_assert_ptr_nonnull(s);
+	ck_assert_str_eq(s->lines[0].name, "a_alias");
+	s = ksyms__lookup(k, 0x1fff);
+	ck_assert_ptr_nonnull(s);
+	ck_assert_str_eq(s->lines[0].name, "a_alias");
+	s = ksyms__lookup(k, 0x3010);
+	ck_assert_ptr_nonnull(s);
+	ck_assert_str_eq(s->lines[0].name, "c_alias");
+	ck_assert_ptr_null(ksyms__lookup(k, 0x3080));
+	ksyms__free(k);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *su = suite_create("report");
@@ -326,6 +355,7 @@ int main(void)
 	tcase_add_test(tc, filters_keep_only_matching_tasks);
 	tcase_add_test(tc, folded_merges_identical_lines_and_sorts_hottest_last);
 	tcase_add_test(tc, maps_snapshot_follows_the_rows_comm_across_exec);
+	tcase_add_test(tc, kernel_symbol_aliases_at_one_address_cover_the_function);
 	suite_add_tcase(su, tc);
 	sr = srunner_create(su);
 	srunner_run_all(sr, CK_NORMAL);
