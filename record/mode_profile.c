@@ -27,7 +27,7 @@
 
 struct rec_mode {
 	struct profile_bpf *skel;
-	int *pfds;			/* perf event fd per CPU, -1 if closed */
+	int *pfds;			/* perf event fd per CPU not owned by a link yet, or -1 */
 	struct bpf_link **links;	/* BPF link per CPU */
 	size_t nr_cpus;
 	uint32_t counts_entries;
@@ -166,6 +166,10 @@ static int profile_attach(struct rec_mode *m, const struct recorder_opts *o, str
 			return recorder__errorf(rec, err, "attach BPF program to cpu %d: %s",
 						o->cpus[i], strerror(-err));
 		}
+		/* The link owns the perf event now: bpf_link__destroy()
+		 * closes it, and closing it here too would close whatever
+		 * took that fd number meanwhile. */
+		m->pfds[i] = -1;
 	}
 	return 0;
 }

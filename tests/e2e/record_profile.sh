@@ -130,4 +130,18 @@ missing=$(awk -F'\t' '
 	END { print bad + 0 }' "$tmp/kern.dump")
 check "every referenced stack is written before its count row" [ "$missing" -eq 0 ]
 
+
+# Each perf event fd is closed once: the BPF link owns it after attach
+# (bpf_link__destroy() closes it), so a second close() by stkrec would
+# fail with EBADF, or close an unrelated file that took the number.
+if command -v strace > /dev/null; then
+	strace -f -qq -e trace=close -o "$tmp/close.trace" "$REC" -q -o "$tmp/fds.stk" 0.5
+	rc=$?
+	nbad=$(grep -c EBADF "$tmp/close.trace")
+	check "detach: every fd closed once, none twice (exit $rc, $nbad close() with EBADF)" \
+		[ "$rc" -eq 0 -a "$nbad" -eq 0 ]
+else
+	echo "skip detach: every fd closed once (no strace)"
+fi
+
 finish
