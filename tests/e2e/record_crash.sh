@@ -38,8 +38,8 @@ check "kill -9: it has counts ($(samples "$tmp/k9.stk") samples)" [ "$(samples "
 check "kill -9: no trailer (SEGMENT closed 0)" grep -q "^SEGMENT	0	0	" "$tmp/k9.dump"
 "$REP" info "$tmp/k9.stk" > "$tmp/k9.info" 2>&1
 rc=$?
-check "kill -9: stkreport info exits 1 and says NOT CLOSED CLEANLY" \
-	[ "$rc" -eq 1 ] && grep -q '^verdict: NOT CLOSED CLEANLY' "$tmp/k9.info"
+check "kill -9: stkreport info exits 1 ($rc)" [ "$rc" -eq 1 ]
+check "kill -9: stkreport info says NOT CLOSED CLEANLY" grep -q '^verdict: NOT CLOSED CLEANLY' "$tmp/k9.info"
 check "kill -9: stkreport info still shows the samples" grep -q "^samples: $(samples "$tmp/k9.stk")\$" "$tmp/k9.info"
 
 # ---- ENOSPC -----------------------------------------------------------------

@@ -34,8 +34,9 @@ bg_pids="$bg_pids $!"
 while [ ! -s "$tmp/sleep.pid" ]; do sleep 0.01; done
 sig_bits "$(cat "$tmp/sleep.pid")" SigIgn
 ign=$bits
+# One command for check: "check ... [ A ] && [ B ]" would run B outside it.
 check "premise: a background job of sh starts with SIGINT ignored (SigIgn $ign)" \
-	[ -n "$ign" ] && [ $((ign & 2)) -eq 2 ]
+	[ $((${ign:-0} & 2)) -eq 2 ]
 
 # stop_early SIG MODE: start "stkrec MODE -q -o FILE 30 &" and send SIG as
 # soon as stkrec catches SIGINT and SIGTERM (which stkrec now sets up
