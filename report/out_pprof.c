@@ -786,6 +786,8 @@ static void capture_times(const struct capture *c, int64_t *start, int64_t *dura
 	for (i = 0; !*duration && i < c->nr_segs; i++) {
 		const struct cap_segment *s = &c->segs[i];
 
+		if (!s->t_last)
+			continue;	/* no rows: its interval is unknown, not 0 */
 		if (s->t_first < t0)
 			t0 = s->t_first;
 		if (s->t_last > t1)
