@@ -147,6 +147,22 @@ else
 	fail "profile_types_period_and_times_from_the_capture"
 fi
 
+# No duration recorded: it comes from the rows' intervals (all written as 2 to 3
+# by the spec).  A second segment without rows (concatenated) must not pull the
+# start to 0.
+grep -v '^meta duration_ns' "$GOLD/pprof_report.spec" >"$tmp/nodur.spec"
+if "$MK" -C "$FX/root" "$tmp/nodur.spec" "$tmp/nodur.stk" &&
+   "$O/tests/tools/stkwrite-sample" --empty "$tmp/empty.stk" &&
+   cat "$tmp/nodur.stk" "$tmp/empty.stk" >"$tmp/two.stk" &&
+   "$REP" -f pprof -o "$tmp/two.pb.gz" $SYMS "$tmp/two.stk" 2>"$tmp/err" &&
+   decode "$tmp/two.pb.gz" >"$tmp/two.txt" 2>>"$tmp/err" &&
+   grep -q '^duration_nanos: 1$' "$tmp/two.txt"; then
+	pass "duration_from_row_intervals_ignores_a_segment_without_rows"
+else
+	fail "duration_from_row_intervals_ignores_a_segment_without_rows" \
+		"$(grep duration_nanos "$tmp/two.txt" 2>/dev/null) $(head -n 3 "$tmp/err")"
+fi
+
 # Every sample: cpu nanoseconds = count * period.
 if gopprof -raw "$P" 2>/dev/null | awk '
 	/^Samples:/ { on = 1; next } /^Locations/ { on = 0 }
