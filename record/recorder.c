@@ -35,6 +35,9 @@
 #include "recorder.h"
 #include "stkrec.h"
 
+/* 100 ms steps a CMD gets to exit after SIGTERM before SIGKILL. */
+#define CMD_TERM_GRACE_STEPS 50
+
 #define NSEC_PER_SEC 1000000000ULL
 #define STATUS_INTERVAL_NS NSEC_PER_SEC
 /* Ring buffer pages per CPU for the mmap side-band records: 256 KiB holds
@@ -1479,9 +1482,23 @@ int recorder__finish(struct recorder *rec, struct recorder_result *res)
 			res->bytes = bytes;
 	}
 	if (rec->child) {
-		/* Stopped by duration or signal: CMD goes too, as with perf. */
-		if (rec->cmd_exit_code < 0 && child__try_wait(rec->child, &code) == 0)
+		/* Stopped by duration or signal: CMD goes too, as with perf.
+		 * A CMD that ignores SIGTERM gets SIGKILL after a grace period
+		 * (as timeout -k does): stkrec waits with SIGINT blocked, so a
+		 * second Ctrl-C could not end the wait. */
+		if (rec->cmd_exit_code < 0 && child__try_wait(rec->child, &code) == 0) {
+			struct timespec step = { 0, 100000000L };
+			int i;
+
 			child__kill(rec->child, SIGTERM);
+			for (i = 0; i < CMD_TERM_GRACE_STEPS; i++) {
+				if (child__try_wait(rec->child, &code) != 0)
+					break;
+				nanosleep(&step, NULL);
+			}
+			if (i == CMD_TERM_GRACE_STEPS)
+				child__kill(rec->child, SIGKILL);
+		}
 		if (child__wait(rec->child, &code) == 0)
 			rec->cmd_exit_code = code;
 	}

@@ -58,4 +58,25 @@ check "SIGTERM: META end_reason signal" [ "$(meta_of "$tmp/term.stk" end_reason)
 check "SIGTERM: stkreport info says closed cleanly" grep -q '^verdict: OK' "$tmp/term.info"
 check "SIGTERM: no CMD left behind" [ -z "$(pgrep -fx 'sleep 30.5')" ]
 
+# A CMD that ignores SIGTERM: stkrec kills it after its grace period
+# instead of waiting for it forever (a second Ctrl-C could not help: stkrec
+# waits with SIGINT blocked).  The bound below is generous, not a timing test.
+"$REC" -q -o "$tmp/deaf.stk" -- sh -c 'trap "" TERM; exec sleep 60.5' &
+rpid=$!
+bg_pids="$bg_pids $rpid"
+sleep 1
+kill -INT "$rpid"
+i=0
+while kill -0 "$rpid" 2>/dev/null && [ $i -lt 300 ]; do
+	sleep 0.1
+	i=$((i + 1))
+done
+check "CMD ignoring SIGTERM: stkrec ends without it (waited ${i}00 ms)" [ $i -lt 300 ]
+wait "$rpid"
+rc=$?
+check "CMD ignoring SIGTERM: killed with SIGKILL, exit 137 ($rc)" [ "$rc" -eq 137 ]
+check "CMD ignoring SIGTERM: no CMD left behind" [ -z "$(pgrep -fx 'sleep 60.5')" ]
+"$REP" info "$tmp/deaf.stk" > "$tmp/deaf.info" 2>&1
+check "CMD ignoring SIGTERM: stkreport info says closed cleanly" grep -q '^verdict: OK' "$tmp/deaf.info"
+
 finish
