@@ -104,32 +104,15 @@ static int folded_offwake(struct strbuf *sb, const struct rsample *s, const stru
 	return err;
 }
 
+static int folded_sample(struct strbuf *sb, const struct report *r, const struct rsample *s,
+			 const struct output_opts *o)
+{
+	if (r->kind == REPORT_OFFWAKE)
+		return folded_offwake(sb, s, o);
+	return folded_profile(sb, s, o, r->kind == REPORT_OFFCPU);
+}
+
 int out_folded__write(const struct report *r, const struct output_opts *o, FILE *f)
 {
-	struct strbuf sb = { 0 };
-	struct groups g = { 0 };
-	size_t i;
-	int err = 0;
-
-	for (i = 0; !err && i < r->nr_samples; i++) {
-		const struct rsample *s = &r->samples[i];
-
-		strbuf__reset(&sb);
-		if (r->kind == REPORT_OFFWAKE)
-			err = folded_offwake(&sb, s, o);
-		else
-			err = folded_profile(&sb, s, o, r->kind == REPORT_OFFCPU);
-		err = err ?: groups__add(&g, strbuf__str(&sb), sb.len, sample_value(r, s));
-	}
-	if (!err) {
-		groups__sort(&g);
-		for (i = 0; i < g.n; i++)
-			fprintf(f, "%s %llu\n", g.all[i]->text,
-				(unsigned long long)out_value(r, g.all[i]->value));
-		if (fflush(f) || ferror(f))
-			err = -EIO;
-	}
-	groups__free(&g);
-	strbuf__free(&sb);
-	return err;
+	return output__write_grouped(r, o, f, folded_sample, " ", "\n");
 }

@@ -162,3 +162,31 @@ void groups__free(struct groups *g)
 	u64map__free(&g->by_hash);
 	memset(g, 0, sizeof(*g));
 }
+
+int output__write_grouped(const struct report *r, const struct output_opts *o, FILE *f,
+			  output_render_fn render, const char *sep, const char *end)
+{
+	struct strbuf sb = { 0 };
+	struct groups g = { 0 };
+	size_t i;
+	int err = 0;
+
+	for (i = 0; !err && i < r->nr_samples; i++) {
+		const struct rsample *s = &r->samples[i];
+
+		strbuf__reset(&sb);
+		err = render(&sb, r, s, o);
+		err = err ?: groups__add(&g, strbuf__str(&sb), sb.len, sample_value(r, s));
+	}
+	if (!err) {
+		groups__sort(&g);
+		for (i = 0; i < g.n; i++)
+			fprintf(f, "%s%s%llu%s", g.all[i]->text, sep,
+				(unsigned long long)out_value(r, g.all[i]->value), end);
+		if (fflush(f) || ferror(f))
+			err = -EIO;
+	}
+	groups__free(&g);
+	strbuf__free(&sb);
+	return err;
+}

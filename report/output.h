@@ -80,6 +80,18 @@ struct groups {
 	struct arena mem;	/* groups and their texts */
 };
 
+/*
+ * output__write_grouped() - render every sample of @r into one text with
+ * @render, merge samples whose texts are equal (summing their values), and
+ * print the texts sorted by value, hottest last (profile.py's order), each
+ * as TEXT @sep VALUE @end.  The text and folded writers are this with their
+ * own renderer.  Returns 0, -ENOMEM, or -EIO when writing @f failed.
+ */
+typedef int (*output_render_fn)(struct strbuf *sb, const struct report *r,
+				const struct rsample *s, const struct output_opts *o);
+int output__write_grouped(const struct report *r, const struct output_opts *o, FILE *f,
+			  output_render_fn render, const char *sep, const char *end);
+
 int groups__add(struct groups *g, const char *text, size_t len, uint64_t value);
 void groups__sort(struct groups *g);	/* then read g->all[0..n) */
 void groups__free(struct groups *g);
