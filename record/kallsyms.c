@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "kallsyms.h"
+#include "readall.h"
 
 struct kallsyms {
 	struct stk_ksym *syms;
@@ -166,44 +167,13 @@ struct kallsyms *kallsyms__parse(const char *text, size_t len)
 
 struct kallsyms *kallsyms__load(const char *path)
 {
-	size_t len = 0, cap = 8 << 20; /* ~5 MiB for 120k symbols: one buffer */
-	char *buf = NULL, *nbuf;
-	int fd, err = 0;
+	char *buf = NULL;
+	size_t len = 0;
+	int err;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return NULL;
-	buf = malloc(cap);
-	if (!buf) {
-		err = -ENOMEM;
-		goto out;
-	}
-	/* /proc/kallsyms has no size; read until EOF, growing the buffer. */
-	for (;;) {
-		ssize_t n;
-
-		if (cap - len < 65536) {
-			nbuf = realloc(buf, cap * 2);
-			if (!nbuf) {
-				err = -ENOMEM;
-				goto out;
-			}
-			buf = nbuf;
-			cap *= 2;
-		}
-		n = read(fd, buf + len, cap - len - 1);
-		if (n < 0) {
-			err = -errno;
-			goto out;
-		}
-		if (n == 0)
-			break;
-		len += (size_t)n;
-	}
-out:
-	close(fd);
+	/* ~5 MiB for 120k symbols: one buffer, usually no realloc. */
+	err = read_all(path, 8 << 20, &buf, &len);
 	if (err) {
-		free(buf);
 		errno = -err;
 		return NULL;
 	}

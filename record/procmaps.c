@@ -14,6 +14,7 @@
 #include "buildid.h"
 #include "idmap.h"
 #include "procmaps.h"
+#include "readall.h"
 
 /* A file whose build-id was read.  Keyed by device, inode, size and mtime,
  * so a binary rewritten in place (same inode) is read again. */
@@ -423,52 +424,6 @@ int procmaps__proc_vdso_build_id(struct procmaps *pm, const char *proc_root, uin
 	return pm->vdso_state;
 }
 
-static int read_all(const char *path, char **buf_out, size_t *len_out)
-{
-	size_t len = 0, cap = 16384;
-	char *buf = NULL, *nbuf;
-	int fd, err = 0;
-
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	buf = malloc(cap);
-	if (!buf) {
-		err = -ENOMEM;
-		goto out;
-	}
-	for (;;) {
-		ssize_t n;
-
-		if (cap - len < 4096) {
-			nbuf = realloc(buf, cap * 2);
-			if (!nbuf) {
-				err = -ENOMEM;
-				goto out;
-			}
-			buf = nbuf;
-			cap *= 2;
-		}
-		n = read(fd, buf + len, cap - len - 1);
-		if (n < 0) {
-			/* ESRCH: the process exited while we read. */
-			err = errno == ESRCH ? -ENOENT : -errno;
-			goto out;
-		}
-		if (n == 0)
-			break;
-		len += (size_t)n;
-	}
-	buf[len] = '\0';
-	*buf_out = buf;
-	*len_out = len;
-	buf = NULL;
-out:
-	free(buf);
-	close(fd);
-	return err;
-}
-
 /* Index of the first executable mapping of the same file as @l, or -1. */
 static long exec_mapping_of(const struct procmaps_line *lines, size_t n, const struct procmaps_line *l)
 {
@@ -492,7 +447,9 @@ int procmaps__snapshot(struct procmaps *pm, const char *proc_root, uint32_t tgid
 
 	memset(out, 0, sizeof(*out));
 	snprintf(path, sizeof(path), "%s/%u/maps", proc_root, tgid);
-	err = read_all(path, &text, &len);
+	err = read_all(path, 16384, &text, &len);
+	if (err == -ESRCH)	/* the process exited while we read */
+		err = -ENOENT;
 	if (err)
 		goto out;
 	for (p = text; p < text + len; p = end + 1) {
