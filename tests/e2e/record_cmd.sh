@@ -29,7 +29,8 @@ check "-- missing command: no output file" [ ! -e "$tmp/nf.stk" ]
 # The whole process tree: sh -> (sh -> cpuwork), cpuwork started by a
 # grandchild, and a second cpuwork started after a delay.
 "$REC" -q -F 99 -o "$tmp/tree.stk" -- sh -c "sh -c '$CW 1'; sleep 0.2; $CW 1 & wait" 2> "$tmp/tree.err"
-check "process tree: exit 0 ($(cat "$tmp/tree.err"))" [ $? -eq 0 ]
+rc=$?
+check "process tree: exit 0 ($(cat "$tmp/tree.err"))" [ $rc -eq 0 ]
 "$DUMP" "$tmp/tree.stk" > "$tmp/tree.dump"
 ncw=$(awk -F'\t' '$1 == "CNTS" && $4 == "cpuwork" { t[$2] = 1 } END { for (k in t) n++; print n + 0 }' "$tmp/tree.dump")
 check "process tree: both cpuwork processes sampled ($ncw)" [ "$ncw" -eq 2 ]

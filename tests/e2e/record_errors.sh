@@ -119,7 +119,8 @@ if command -v setpriv > /dev/null; then
 			[ "$rc" -eq 0 -a "$nk" -gt 0 ]
 		rm -f "$out"
 		setpriv --bounding-set=-sys_admin,-syslog "$REC" -q -U -o "$out" 1 2> "$tmp/stderr"
-		check "without CAP_SYSLOG, -U records ($(cat "$tmp/stderr"))" [ $? -eq 0 -a -s "$out" ]
+		rc=$?
+		check "without CAP_SYSLOG, -U records ($(cat "$tmp/stderr"))" [ $rc -eq 0 -a -s "$out" ]
 	fi
 fi
 

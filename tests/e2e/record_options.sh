@@ -28,7 +28,8 @@ cw2_tid=$(ls "/proc/$cw2/task" | grep -v "^$cw2\$" | head -1)
 
 # ---- -U / -K --------------------------------------------------------------
 "$REC" -q -U -F 99 -o "$tmp/u.stk" 2 2> "$tmp/u.err"
-check "-U: exit 0 ($(cat "$tmp/u.err"))" [ $? -eq 0 ]
+rc=$?
+check "-U: exit 0 ($(cat "$tmp/u.err"))" [ $rc -eq 0 ]
 "$DUMP" "$tmp/u.stk" > "$tmp/u.dump"
 bad=$(awk -F'\t' -v e=$ENOENT '$1 == "CNTS" && ($6 != e || $7 != "0x0" || $8 != "0x0") { n++ } END { print n + 0 }' "$tmp/u.dump")
 users=$(awk -F'\t' '$1 == "CNTS" && $5 >= 0 { n += $9 } END { print n + 0 }' "$tmp/u.dump")
@@ -38,7 +39,8 @@ check "-U: no KSYM chunk" [ "$(grep -c '^KSYM' "$tmp/u.dump")" -eq 0 ]
 check "-U: META user_stacks_only 1" [ "$(meta_of "$tmp/u.stk" user_stacks_only)" = 1 ]
 
 "$REC" -q -K -F 99 -o "$tmp/k.stk" 2 2> "$tmp/k.err"
-check "-K: exit 0 ($(cat "$tmp/k.err"))" [ $? -eq 0 ]
+rc=$?
+check "-K: exit 0 ($(cat "$tmp/k.err"))" [ $rc -eq 0 ]
 "$DUMP" "$tmp/k.stk" > "$tmp/k.dump"
 bad=$(awk -F'\t' -v e=$ENOENT '$1 == "CNTS" && $5 != e { n++ } END { print n + 0 }' "$tmp/k.dump")
 check "-K: every row has user stack -ENOENT ($bad rows do not)" [ "$bad" -eq 0 ]
@@ -48,7 +50,8 @@ check "-K: META kernel_stacks_only 1" [ "$(meta_of "$tmp/k.stk" kernel_stacks_on
 
 # ---- -p / -t --------------------------------------------------------------
 "$REC" -q -p "$cw2" -F 99 -o "$tmp/p.stk" 2 2> "$tmp/p.err"
-check "-p: exit 0 ($(cat "$tmp/p.err"))" [ $? -eq 0 ]
+rc=$?
+check "-p: exit 0 ($(cat "$tmp/p.err"))" [ $rc -eq 0 ]
 mine=$(samples "$tmp/p.stk" "$cw2")
 all=$(samples "$tmp/p.stk")
 check "-p $cw2: $mine samples, all of them its own ($all)" [ "$mine" -gt 0 -a "$mine" -eq "$all" ]
@@ -59,7 +62,8 @@ check "without -p: the other burner $cw1 is sampled too" [ "$(samples "$tmp/all.
 check "-p: META pid_filter $cw2" [ "$(meta_of "$tmp/p.stk" pid_filter)" = "$cw2" ]
 
 "$REC" -q -t "$cw2_tid" -F 99 -o "$tmp/t.stk" 2 2> "$tmp/t.err"
-check "-t: exit 0 ($(cat "$tmp/t.err"))" [ $? -eq 0 ]
+rc=$?
+check "-t: exit 0 ($(cat "$tmp/t.err"))" [ $rc -eq 0 ]
 "$DUMP" "$tmp/t.stk" > "$tmp/t.dump"
 tids=$(awk -F'\t' '$1 == "CNTS" { print $3 }' "$tmp/t.dump" | sort -u | tr '\n' ' ')
 check "-t $cw2_tid: only that thread is sampled (tids: $tids)" [ "$tids" = "$cw2_tid " ]
@@ -70,7 +74,8 @@ check "-p A,B: both processes sampled" \
 
 # ---- -C ------------------------------------------------------------------
 "$REC" -q -C 0 -F 99 -o "$tmp/c.stk" 1 2> "$tmp/c.err"
-check "-C 0: exit 0 ($(cat "$tmp/c.err"))" [ $? -eq 0 ]
+rc=$?
+check "-C 0: exit 0 ($(cat "$tmp/c.err"))" [ $rc -eq 0 ]
 check "-C 0: META cpu_filter 0" [ "$(meta_of "$tmp/c.stk" cpu_filter)" = 0 ]
 
 # ---- --kallsyms=full ------------------------------------------------------
