@@ -12,33 +12,6 @@
 
 #include "output.h"
 
-static int folded_frames(struct strbuf *sb, const struct rstack *st, int root_first,
-			 const struct output_opts *o)
-{
-	uint32_t i, j, n;
-	int err = 0;
-
-	if (!st)
-		return 0;
-	for (i = 0; !err && i < st->nr_frames; i++) {
-		const struct rframe *f = &st->frames[root_first ? st->nr_frames - 1 - i : i];
-
-		n = rframe__nr_lines(f);
-		for (j = 0; !err && j < n; j++) {
-			err = strbuf__adds(sb, ";");
-			err = err ?: render_frame_line(sb, f, root_first ? n - 1 - j : j, o, 1);
-		}
-	}
-	return err;
-}
-
-static int missed(stk_stack_ref ref, const struct rstack *st)
-{
-	if (ref >= 0)
-		return !st;
-	return ref != -EFAULT && ref != -ENOENT;
-}
-
 /* profile.py -f; offcputime -f (@offcpu) also marks missed stacks. */
 static int folded_profile(struct strbuf *sb, const struct rsample *s, const struct output_opts *o,
 			  int offcpu)
@@ -48,17 +21,17 @@ static int folded_profile(struct strbuf *sb, const struct rsample *s, const stru
 	int err;
 
 	err = render_clean(sb, t->comm, 1);
-	if (!err && offcpu && !o->kernel_only && missed(t->user_ref, t->user))
+	if (!err && offcpu && !o->kernel_only && stack_missed(t->user_ref, t->user))
 		err = strbuf__adds(sb, ";[Missed User Stack]");
 	else if (!err)
-		err = folded_frames(sb, t->user, 1, o);
+		err = render_frames(sb, t->user, 1, o, ";", "", 0, 1);
 	/* offcputime: "-" only between two stacks that are both there. */
 	if (!err && need_delim && t->kernel && t->kernel->nr_frames && (!offcpu || t->user))
 		err = strbuf__adds(sb, ";-");
-	if (!err && offcpu && !o->user_only && missed(t->kernel_ref, t->kernel))
+	if (!err && offcpu && !o->user_only && stack_missed(t->kernel_ref, t->kernel))
 		err = strbuf__adds(sb, ";[Missed Kernel Stack]");
 	else if (!err)
-		err = folded_frames(sb, t->kernel, 1, o);
+		err = render_frames(sb, t->kernel, 1, o, ";", "", 0, 1);
 	return err;
 }
 
@@ -71,33 +44,33 @@ static int folded_offwake(struct strbuf *sb, const struct rsample *s, const stru
 
 	err = render_clean(sb, t->comm, 1);
 	if (!err && !o->kernel_only) {
-		if (missed(t->user_ref, t->user))
+		if (stack_missed(t->user_ref, t->user))
 			err = strbuf__addf(sb, ";[Missed User Stack] %lld", (long long)t->user_ref);
 		else
-			err = folded_frames(sb, t->user, 1, o);
+			err = render_frames(sb, t->user, 1, o, ";", "", 0, 1);
 	}
 	if (!err && !o->user_only) {
 		if (need_delim && t->kernel && t->user)
 			err = strbuf__adds(sb, ";-");
-		if (!err && missed(t->kernel_ref, t->kernel))
+		if (!err && stack_missed(t->kernel_ref, t->kernel))
 			err = strbuf__adds(sb, ";[Missed Kernel Stack]");
 		else if (!err)
-			err = folded_frames(sb, t->kernel, 1, o);
+			err = render_frames(sb, t->kernel, 1, o, ";", "", 0, 1);
 	}
 	err = err ?: strbuf__adds(sb, ";--");
 	if (!err && !o->user_only) {
-		if (missed(w->kernel_ref, w->kernel))
+		if (stack_missed(w->kernel_ref, w->kernel))
 			err = strbuf__adds(sb, ";[Missed Kernel Stack]");
 		else
-			err = folded_frames(sb, w->kernel, 0, o);
+			err = render_frames(sb, w->kernel, 0, o, ";", "", 0, 1);
 	}
 	if (!err && !o->kernel_only) {
 		if (need_delim && w->user && w->kernel)
 			err = strbuf__adds(sb, ";-");
-		if (!err && missed(w->user_ref, w->user))
+		if (!err && stack_missed(w->user_ref, w->user))
 			err = strbuf__adds(sb, ";[Missed User Stack]");
 		else if (!err)
-			err = folded_frames(sb, w->user, 0, o);
+			err = render_frames(sb, w->user, 0, o, ";", "", 0, 1);
 	}
 	err = err ?: strbuf__adds(sb, ";");
 	err = err ?: render_clean(sb, w->comm, 1);

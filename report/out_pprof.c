@@ -147,18 +147,11 @@ static int pp__push_stack(struct pp *pp, const struct rstack *st, int root_first
 }
 
 /* offwaketime's "[Missed ... Stack]": wanted but not taken (as out_folded.c). */
-static int missed(stk_stack_ref ref, const struct rstack *st)
-{
-	if (ref >= 0)
-		return !st;
-	return ref != -EFAULT && ref != -ENOENT;
-}
-
 /* One side of an offwake sample: @st, or its missed marker. */
 static int pp__push_side(struct pp *pp, stk_stack_ref ref, const struct rstack *st,
 			 enum pseudo marker, int root_first)
 {
-	if (missed(ref, st))
+	if (stack_missed(ref, st))
 		return pp__push(pp, NULL, marker);
 	return pp__push_stack(pp, st, root_first);
 }

@@ -11,42 +11,12 @@
 
 #include "output.h"
 
-static int text_frames(struct strbuf *sb, const struct rstack *st, int root_first,
-		       const struct output_opts *o)
-{
-	uint32_t i, j, n;
-	int err = 0;
-
-	if (!st)
-		return 0;
-	for (i = 0; !err && i < st->nr_frames; i++) {
-		const struct rframe *f = &st->frames[root_first ? st->nr_frames - 1 - i : i];
-
-		n = rframe__nr_lines(f);
-		for (j = 0; !err && j < n; j++) {
-			err = strbuf__adds(sb, "    ");
-			if (!err && o->addresses)
-				err = strbuf__addf(sb, "%016llx ", (unsigned long long)f->addr);
-			err = err ?: render_frame_line(sb, f, root_first ? n - 1 - j : j, o, 0);
-			err = err ?: strbuf__adds(sb, "\n");
-		}
-	}
-	return err;
-}
-
 static int has_frames(const struct rstack *st)
 {
 	return st && st->nr_frames;
 }
 
 /* offcputime / offwaketime: a stack that was wanted but not taken. */
-static int missed(stk_stack_ref ref, const struct rstack *st)
-{
-	if (ref >= 0)
-		return !st;
-	return ref != -EFAULT && ref != -ENOENT;
-}
-
 /*
  * profile.py / offcputime layout.  offcputime (@offcpu) differs: it prints
  * the thread id, not the process id (its key is per thread), and marks a
@@ -59,17 +29,17 @@ static int text_profile(struct strbuf *sb, const struct rsample *s, const struct
 	const struct rtask *t = &s->task;
 	int err = 0;
 
-	if (offcpu && !o->user_only && missed(t->kernel_ref, t->kernel))
+	if (offcpu && !o->user_only && stack_missed(t->kernel_ref, t->kernel))
 		err = strbuf__adds(sb, "    [Missed Kernel Stack]\n");
 	else
-		err = text_frames(sb, t->kernel, 0, o);
+		err = render_frames(sb, t->kernel, 0, o, "    ", "\n", 1, 0);
 	/* offcputime: "--" only between two stacks that are both there. */
 	if (!err && need_delim && has_frames(t->kernel) && (!offcpu || t->user))
 		err = strbuf__adds(sb, "    --\n");
-	if (!err && offcpu && !o->kernel_only && missed(t->user_ref, t->user))
+	if (!err && offcpu && !o->kernel_only && stack_missed(t->user_ref, t->user))
 		err = strbuf__adds(sb, "    [Missed User Stack]\n");
 	else if (!err)
-		err = text_frames(sb, t->user, 0, o);
+		err = render_frames(sb, t->user, 0, o, "    ", "\n", 1, 0);
 	err = err ?: strbuf__addf(sb, "    %-16s ", "-");
 	err = err ?: render_clean(sb, t->comm, 0);
 	err = err ?: strbuf__addf(sb, " (%u)\n", offcpu ? t->tid : t->tgid);
@@ -87,33 +57,33 @@ static int text_offwake(struct strbuf *sb, const struct rsample *s, const struct
 	err = err ?: render_clean(sb, w->comm, 0);
 	err = err ?: strbuf__addf(sb, " %u\n", w->tid);
 	if (!err && !o->kernel_only) {
-		if (missed(w->user_ref, w->user))
+		if (stack_missed(w->user_ref, w->user))
 			err = strbuf__addf(sb, "    [Missed User Stack] %lld\n", (long long)w->user_ref);
 		else
-			err = text_frames(sb, w->user, 1, o);
+			err = render_frames(sb, w->user, 1, o, "    ", "\n", 1, 0);
 	}
 	if (!err && !o->user_only) {
 		if (need_delim && w->user && w->kernel)
 			err = strbuf__adds(sb, "    -\n");
-		if (!err && missed(w->kernel_ref, w->kernel))
+		if (!err && stack_missed(w->kernel_ref, w->kernel))
 			err = strbuf__adds(sb, "    [Missed Kernel Stack]\n");
 		else if (!err)
-			err = text_frames(sb, w->kernel, 1, o);
+			err = render_frames(sb, w->kernel, 1, o, "    ", "\n", 1, 0);
 	}
 	err = err ?: strbuf__addf(sb, "    %-16s %s\n", "--", "--");
 	if (!err && !o->user_only) {
-		if (missed(t->kernel_ref, t->kernel))
+		if (stack_missed(t->kernel_ref, t->kernel))
 			err = strbuf__adds(sb, "    [Missed Kernel Stack]\n");
 		else
-			err = text_frames(sb, t->kernel, 0, o);
+			err = render_frames(sb, t->kernel, 0, o, "    ", "\n", 1, 0);
 	}
 	if (!err && !o->kernel_only) {
 		if (need_delim && t->user && t->kernel)
 			err = strbuf__adds(sb, "    -\n");
-		if (!err && missed(t->user_ref, t->user))
+		if (!err && stack_missed(t->user_ref, t->user))
 			err = strbuf__adds(sb, "    [Missed User Stack]\n");
 		else if (!err)
-			err = text_frames(sb, t->user, 0, o);
+			err = render_frames(sb, t->user, 0, o, "    ", "\n", 1, 0);
 	}
 	err = err ?: strbuf__addf(sb, "    %-16s ", "target:");
 	err = err ?: render_clean(sb, t->comm, 0);

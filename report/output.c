@@ -190,3 +190,34 @@ int output__write_grouped(const struct report *r, const struct output_opts *o, F
 	strbuf__free(&sb);
 	return err;
 }
+
+int stack_missed(stk_stack_ref ref, const struct rstack *st)
+{
+	if (ref >= 0)
+		return !st;
+	return ref != -EFAULT && ref != -ENOENT;
+}
+
+int render_frames(struct strbuf *sb, const struct rstack *st, int root_first,
+		  const struct output_opts *o, const char *before, const char *after,
+		  int addresses, int folded)
+{
+	uint32_t i, j, n;
+	int err = 0;
+
+	if (!st)
+		return 0;
+	for (i = 0; !err && i < st->nr_frames; i++) {
+		const struct rframe *f = &st->frames[root_first ? st->nr_frames - 1 - i : i];
+
+		n = rframe__nr_lines(f);
+		for (j = 0; !err && j < n; j++) {
+			err = strbuf__adds(sb, before);
+			if (!err && addresses && o->addresses)
+				err = strbuf__addf(sb, "%016llx ", (unsigned long long)f->addr);
+			err = err ?: render_frame_line(sb, f, root_first ? n - 1 - j : j, o, folded);
+			err = err ?: strbuf__adds(sb, after);
+		}
+	}
+	return err;
+}

@@ -81,6 +81,24 @@ struct groups {
 };
 
 /*
+ * stack_missed() - 1 when the stack @ref names should be shown but is not
+ * there ("[Missed User Stack]" as offcputime/offwaketime print): a stack
+ * id whose frames are gone, or an error other than "none in this context"
+ * (-EFAULT) or "not requested" (-ENOENT).
+ */
+int stack_missed(stk_stack_ref ref, const struct rstack *st);
+
+/*
+ * render_frames() - append every frame line of @st (inline frames
+ * included), root first when @root_first, each as @before, the address
+ * (with --addresses, when @addresses), the name, then @after.  @folded
+ * selects folded-safe names (see render_frame_line()).  0 or -ENOMEM.
+ */
+int render_frames(struct strbuf *sb, const struct rstack *st, int root_first,
+		  const struct output_opts *o, const char *before, const char *after,
+		  int addresses, int folded);
+
+/*
  * output__write_grouped() - render every sample of @r into one text with
  * @render, merge samples whose texts are equal (summing their values), and
  * print the texts sorted by value, hottest last (profile.py's order), each
