@@ -16,14 +16,25 @@ PREFIX ?= /usr/local
 DESTDIR ?=
 FUZZ_SECONDS ?= 60
 
-# Build dependencies are installed on demand (scripts/install-deps.sh says
-# what it installs), except for targets that need nothing.
+# ---- dependencies -------------------------------------------------------
+# The build changes nothing on the system.  make demo and make check install
+# what they need first (README's two commands for a new user), here, before
+# anything below asks pkg-config or looks for a tool; make -n only checks.
+# Every other goal checks (one dpkg-query) and stops with one line naming
+# the missing packages.  scripts/install-deps.sh holds the package lists:
+# building needs the build set, the test goals the test tools too.
+# Sub-makes inherit STK_DEPS_CHECKED and do not check again.
 NODEPS_GOALS := clean deps help
-ifeq ($(filter $(NODEPS_GOALS),$(MAKECMDGOALS)),)
-ifneq ($(STK_DEPS_CHECKED),1)
-DEPS_STATUS := $(shell scripts/install-deps.sh --ensure 1>&2; echo $$?)
-ifneq ($(DEPS_STATUS),0)
-$(error missing build dependencies (see the line above); run 'make deps' as root)
+TEST_GOALS := check unit e2e bench bench-report fuzz fixtures $(O)/tests/% $(O)/fuzz/%
+DEPS_GOALS := $(filter-out $(NODEPS_GOALS),$(or $(MAKECMDGOALS),all))
+ifeq ($(STK_DEPS_CHECKED),)
+ifneq ($(DEPS_GOALS),)
+DEPS_MODE := $(if $(filter demo check,$(DEPS_GOALS)),--ensure,--check)
+DEPS_MODE := $(if $(findstring n,$(firstword -$(MAKEFLAGS))),--check,$(DEPS_MODE))
+DEPS_SET := $(if $(filter $(TEST_GOALS),$(DEPS_GOALS)),,--build)
+DEPS_MSG := $(shell scripts/install-deps.sh $(DEPS_MODE) $(DEPS_SET))
+ifneq ($(.SHELLSTATUS),0)
+$(error $(or $(DEPS_MSG),could not install the missing packages (see above)))
 endif
 export STK_DEPS_CHECKED := 1
 endif
