@@ -67,7 +67,7 @@ CFLAGS ?= -O2 -g
 WARN := -Wall -Wextra -Werror
 BASE_CFLAGS := -std=gnu11 $(WARN) -MMD -MP -D_GNU_SOURCE
 INCLUDES := -Iformat -Ibpf -I$(O) -I$(O)/bpf $(PKG_CFLAGS)
-ALL_CFLAGS = $(BASE_CFLAGS) $(INCLUDES) $(CFLAGS)
+ALL_CFLAGS = $(BASE_CFLAGS) $(INCLUDES) $(CPPFLAGS) $(CFLAGS)
 SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
 # Sample workloads and test fixtures keep frame pointers everywhere, so FP
@@ -146,22 +146,26 @@ $(LIBRECORD): $(RECORD_OBJS)
 
 $(O)/stkrec: $(O)/record/main.o $(LIBRECORD) $(LIBSTK)
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(CFLAGS) $^ $(PKG_LIBS) -o $@
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ $(PKG_LIBS) -o $@
 
 # ---- stkreport ----------------------------------------------------------
+# report/dwarfload.c inflates sections on a second thread.
+$(REPORT_OBJS): ALL_CFLAGS += -pthread
+
 $(LIBREPORT): $(REPORT_OBJS)
 	$(call msg,AR,$@)
 	$(Q)rm -f $@ && ar rcs $@ $^
 
 $(O)/stkreport: $(O)/report/main.o $(LIBREPORT) $(LIBSTK)
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(CFLAGS) $^ $(PKG_LIBS) -o $@
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -pthread $^ $(PKG_LIBS) -o $@
 
 # ---- samples (frame pointers everywhere) ----------------------------------
+# Their own optimisation flags, not CFLAGS: the tests rely on their stacks.
 $(O)/samples/%: samples/%.c
 	$(call msg,CC-FP,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(FP_CFLAGS) -Wall -Wextra -Werror -MMD -MP -pthread $< -o $@
+	$(Q)$(CC) $(CPPFLAGS) $(FP_CFLAGS) -Wall -Wextra -Werror -MMD -MP -pthread $(LDFLAGS) $< -o $@
 
 # ---- tests --------------------------------------------------------------
 # Every tests/unit/check_<module>.c is one Check suite binary linked against
@@ -182,14 +186,14 @@ $(O)/san/libstk.a: $(SAN_FORMAT_OBJS)
 $(O)/tests/check_%: tests/unit/check_%.c $(LIBREPORT) $(LIBRECORD) $(LIBSTK)
 	$(call msg,CC-TEST,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(ALL_CFLAGS) $(CHECK_CFLAGS) $< $(LIBREPORT) $(LIBRECORD) $(LIBSTK) \
+	$(Q)$(CC) $(ALL_CFLAGS) $(CHECK_CFLAGS) $(LDFLAGS) $< $(LIBREPORT) $(LIBRECORD) $(LIBSTK) \
 		$(CHECK_LIBS) $(PKG_LIBS) -o $@
 
 # A static pattern rule: an explicit rule, so it wins over check_% above.
 $(SAN_UNIT:%=$(O)/tests/%): $(O)/tests/%: tests/unit/%.c $(O)/san/libstk.a
 	$(call msg,CC-SAN,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(ALL_CFLAGS) $(SAN_FLAGS) $(CHECK_CFLAGS) $< $(O)/san/libstk.a \
+	$(Q)$(CC) $(ALL_CFLAGS) $(SAN_FLAGS) $(CHECK_CFLAGS) $(LDFLAGS) $< $(O)/san/libstk.a \
 		$(CHECK_LIBS) $(PKG_LIBS) -o $@
 
 # Fuzz targets: tests/fuzz/fuzz_<name>.c.  make check replays each corpus
@@ -201,13 +205,13 @@ FUZZ_BINS := $(FUZZ_SRCS:tests/fuzz/%.c=$(O)/fuzz/%)
 $(O)/tests/fuzz_%_replay: tests/fuzz/fuzz_%.c tests/fuzz/replay.c $(O)/san/libstk.a
 	$(call msg,CC-SAN,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(ALL_CFLAGS) $(SAN_FLAGS) $^ $(PKG_LIBS) -o $@
+	$(Q)$(CC) $(ALL_CFLAGS) $(SAN_FLAGS) $(LDFLAGS) $^ $(PKG_LIBS) -o $@
 
 $(O)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(FORMAT_SRCS)
 	$(call msg,CC-FUZZ,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CLANG) -g -O1 -std=gnu11 -D_GNU_SOURCE $(INCLUDES) -fsanitize=fuzzer,address,undefined \
-		$^ $(PKG_LIBS) -o $@
+	$(Q)$(CLANG) -g -O1 -std=gnu11 -D_GNU_SOURCE $(INCLUDES) $(CPPFLAGS) \
+		-fsanitize=fuzzer,address,undefined $(LDFLAGS) $^ $(PKG_LIBS) -o $@
 
 fuzz: $(FUZZ_BINS)
 	$(Q)for f in $(FUZZ_BINS); do n=$${f##*/fuzz_}; mkdir -p $(O)/fuzz/corpus-$$n; \
