@@ -54,6 +54,7 @@ ifeq ($(origin CC),default)
 CC := gcc
 endif
 CLANG ?= clang
+LLVM_STRIP ?= llvm-strip
 BPFTOOL ?= $(shell command -v bpftool 2>/dev/null || echo /usr/sbin/bpftool)
 ARCH := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/' -e 's/ppc64le/powerpc/' -e 's/s390x/s390/')
 
@@ -88,8 +89,6 @@ UNIT_SRCS := $(wildcard tests/unit/check_*.c)
 FORMAT_OBJS := $(FORMAT_SRCS:%.c=$(O)/%.o)
 RECORD_OBJS := $(RECORD_SRCS:%.c=$(O)/%.o)
 REPORT_OBJS := $(REPORT_SRCS:%.c=$(O)/%.o)
-BPF_OBJS := $(BPF_SRCS:%.c=$(O)/%.o)
-SKELS := $(BPF_SRCS:bpf/%.bpf.c=$(O)/bpf/%.skel.h)
 SAMPLES := $(SAMPLE_SRCS:samples/%.c=$(O)/samples/%)
 UNIT_TESTS := $(UNIT_SRCS:tests/unit/%.c=$(O)/tests/%)
 
@@ -110,35 +109,45 @@ $(O)/%.o: %.c
 	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
 
 # ---- BPF ------------------------------------------------------------------
-# vmlinux.h from the running kernel's BTF, else the checked-in one; VMLINUX_H= overrides.
+# vmlinux.h is generated from the BTF in VMLINUX_BTF: the running kernel's,
+# which stkrec's CO-RE programs need at run time anyway (a vmlinux image or
+# a .btf file of another kernel works too); VMLINUX_H=FILE copies one made
+# elsewhere.  Nothing is checked in (one per architecture, megabytes each):
+# a build host without BTF sets one of the two, and the error says so.
 VMLINUX_BTF ?= /sys/kernel/btf/vmlinux
 ifneq ($(VMLINUX_H),)
 $(O)/vmlinux.h: $(VMLINUX_H)
+	$(call msg,CP,$@)
 	$(Q)mkdir -p $(@D) && cp $< $@
-else ifneq ($(wildcard $(VMLINUX_BTF)),)
+else
 $(O)/vmlinux.h:
 	$(call msg,GEN,$@)
+	$(Q)test -r $(VMLINUX_BTF) || { echo "no kernel BTF at $(VMLINUX_BTF) to generate $@" \
+		"from; set VMLINUX_BTF=FILE (a vmlinux or BTF file) or VMLINUX_H=FILE" >&2; exit 1; }
 	$(Q)mkdir -p $(@D)
 	$(Q)$(BPFTOOL) btf dump file $(VMLINUX_BTF) format c > $@
-else
-$(O)/vmlinux.h: bpf/vmlinux/vmlinux_$(ARCH).h
-	$(Q)mkdir -p $(@D) && cp $< $@
 endif
 
+# The skeleton embeds the object: strip its DWARF (BTF stays).  A failed
+# strip fails the build (.DELETE_ON_ERROR removes the object).
 $(O)/bpf/%.bpf.o: bpf/%.bpf.c $(O)/vmlinux.h
 	$(call msg,BPF,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CLANG) -g -O2 --target=bpf -D__TARGET_ARCH_$(ARCH) -Wall -Wextra -Werror \
-		-MMD -MP -MT $@ -I$(O) -Ibpf $(shell pkg-config --cflags libbpf) -c $< -o $@.tmp
-	$(Q)llvm-strip -g $@.tmp -o $@ 2>/dev/null || mv $@.tmp $@
-	$(Q)rm -f $@.tmp
+		-MMD -MP -MT $@ -I$(O) -Ibpf $(shell pkg-config --cflags libbpf) -c $< -o $@
+	$(Q)$(LLVM_STRIP) -g $@
 
 $(O)/bpf/%.skel.h: $(O)/bpf/%.bpf.o
 	$(call msg,GEN-SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< > $@
 
 # ---- stkrec -------------------------------------------------------------
-$(RECORD_OBJS) $(O)/record/main.o: $(SKELS)
+# Only the objects that include a skeleton wait for it: -MMD records the
+# include once they are built, but a first build needs the order.  Which
+# objects those are is read from the sources ('#include "x.skel.h"').
+SKEL_DEPS := $(shell grep -o '^.include "[a-z0-9_]*\.skel\.h"' record/*.c | \
+	sed 's|^\(.*\)\.c:.include "\(.*\)"$$|$(O)/\1.o:$(O)/bpf/\2|')
+$(foreach d,$(SKEL_DEPS),$(eval $(d)))
 
 $(LIBRECORD): $(RECORD_OBJS)
 	$(call msg,AR,$@)

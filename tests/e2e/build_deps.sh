@@ -7,7 +7,9 @@
 # with one line naming it and 'make deps', and never run apt-get (a fake one
 # on PATH logs every call); make deps, make demo and make check do ask
 # apt-get to install it, before building anything.  With nothing missing,
-# make deps says so.  Debian only (dpkg-query); no BPF needed.
+# make deps says so.  A build host without kernel BTF and no VMLINUX_H is one
+# clear error, and a failed llvm-strip fails the BPF object.  Debian only
+# (dpkg-query); no BPF needed.
 
 top=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$top" || exit 1
@@ -147,6 +149,31 @@ if [ $rc -eq 0 ] && grep -qx 'install-deps: all dependencies are installed' "$tm
 	pass "make deps with nothing missing says so and runs no apt-get"
 else
 	fail "make deps with nothing missing" "exit $rc, $(cat "$tmp/alldeps.out" "$tmp/alldeps.err" | head -c 300)"
+fi
+
+# No BTF to generate vmlinux.h from: the error says what to set.
+mk nobtf O="$tmp/o" VMLINUX_BTF="$tmp/no-btf" "$tmp/o/vmlinux.h"
+rc=$?
+if [ $rc -ne 0 ] && grep -q "no kernel BTF at $tmp/no-btf.*VMLINUX_H=" "$tmp/nobtf.err" &&
+	[ ! -e "$tmp/o/vmlinux.h" ]; then
+	pass "no kernel BTF and no VMLINUX_H: one error naming VMLINUX_BTF and VMLINUX_H"
+else
+	fail "vmlinux.h without BTF" "exit $rc, $(head -c 300 "$tmp/nobtf.err")"
+fi
+
+# A failing llvm-strip fails the BPF object and leaves none behind.
+if [ -f "$O/vmlinux.h" ]; then
+	path=$tmp/badstrip:$tmp/bin:$PATH
+	mk strip O="$tmp/o" VMLINUX_H="$O/vmlinux.h" "$tmp/o/bpf/profile.bpf.o"
+	rc=$?
+	if [ $rc -ne 0 ] && grep -q 'profile\.bpf\.o\] Error' "$tmp/strip.err" &&
+		[ ! -e "$tmp/o/bpf/profile.bpf.o" ]; then
+		pass "a failed llvm-strip fails the build, no profile.bpf.o left"
+	else
+		fail "failed llvm-strip" "exit $rc, $(ls "$tmp/o/bpf" 2>&1), $(head -c 300 "$tmp/strip.err")"
+	fi
+else
+	echo "skip llvm-strip: no $O/vmlinux.h (make all first)"
 fi
 
 finish
