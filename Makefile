@@ -3,13 +3,23 @@
 # stk: stkrec (BPF recorder), stkreport (offline reporter), libstk (format).
 #
 #   make            build everything into $(O) (default build/)
-#   make check      build and run every test (BPF tests need root)
-#   make demo       record the bundled sample workload and print its report
+#   make check      install missing packages, build and run every test
+#                   (BPF tests need root)
+#   make demo       install missing packages, record the bundled sample
+#                   workload and print its report (needs root)
 #   make bench      compare stkrec/stkreport against perf, printed as ratios
 #   make fuzz       run the reader's libFuzzer target for FUZZ_SECONDS
-#   make install    PREFIX=/usr/local DESTDIR=
-#   make deps       install missing Debian packages
+#   make install    PREFIX=/usr/local DESTDIR= MANDIR=$(PREFIX)/share/man
+#   make deps       install missing Debian packages (as root)
 #   V=1             show the commands
+#   CFLAGS= CPPFLAGS= LDFLAGS=   honoured by the host compiles and links, but
+#                   not the BPF programs' or the test fixtures' (the samples
+#                   keep their own -O and frame-pointer flags)
+#   VMLINUX_H=FILE  use this vmlinux.h instead of one generated from
+#                   VMLINUX_BTF (default /sys/kernel/btf/vmlinux)
+#
+# Only make deps, make demo and make check install packages; every other
+# goal stops with one line naming what is missing.
 
 O ?= build
 PREFIX ?= /usr/local
@@ -262,7 +272,8 @@ clean:
 	$(call msg,CLEAN,$(O))
 	$(Q)rm -rf $(O)
 
+# The comment block at the top of this file, from its third line.
 help:
-	@sed -n '3,14p' Makefile | sed 's/^# \{0,1\}//'
+	@sed -n '3,/^[^#]/{/^#/s/^# \{0,1\}//p}' Makefile
 
 -include $(shell find $(O) -name '*.d' 2>/dev/null)
