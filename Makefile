@@ -3,27 +3,48 @@
 # stk: stkrec (BPF recorder), stkreport (offline reporter), libstk (format).
 #
 #   make            build everything into $(O) (default build/)
-#   make check      build and run every test (BPF tests need root)
-#   make demo       record the bundled sample workload and print its report
+#   make check      install missing packages, build and run every test
+#                   (BPF tests need root)
+#   make demo       install missing packages, record the bundled sample
+#                   workload and print its report (needs root)
 #   make bench      compare stkrec/stkreport against perf, printed as ratios
 #   make fuzz       run the reader's libFuzzer target for FUZZ_SECONDS
-#   make install    PREFIX=/usr/local DESTDIR=
-#   make deps       install missing Debian packages
+#   make install    PREFIX=/usr/local DESTDIR= MANDIR=$(PREFIX)/share/man
+#   make deps       install missing Debian packages (as root)
 #   V=1             show the commands
+#   CFLAGS= CPPFLAGS= LDFLAGS=   honoured by the host compiles and links, but
+#                   not the BPF programs' or the test fixtures' (the samples
+#                   keep their own -O and frame-pointer flags)
+#   VMLINUX_H=FILE  use this vmlinux.h instead of one generated from
+#                   VMLINUX_BTF (default /sys/kernel/btf/vmlinux)
+#
+# Only make deps, make demo and make check install packages; every other
+# goal stops with one line naming what is missing.
 
 O ?= build
 PREFIX ?= /usr/local
 DESTDIR ?=
 FUZZ_SECONDS ?= 60
 
-# Build dependencies are installed on demand (scripts/install-deps.sh says
-# what it installs), except for targets that need nothing.
+# ---- dependencies -------------------------------------------------------
+# The build changes nothing on the system.  make demo and make check install
+# what they need first (README's two commands for a new user), here, before
+# anything below asks pkg-config or looks for a tool; make -n only checks.
+# Every other goal checks (one dpkg-query) and stops with one line naming
+# the missing packages.  scripts/install-deps.sh holds the package lists:
+# building needs the build set, the test goals the test tools too.
+# Sub-makes inherit STK_DEPS_CHECKED and do not check again.
 NODEPS_GOALS := clean deps help
-ifeq ($(filter $(NODEPS_GOALS),$(MAKECMDGOALS)),)
-ifneq ($(STK_DEPS_CHECKED),1)
-DEPS_STATUS := $(shell scripts/install-deps.sh --ensure 1>&2; echo $$?)
-ifneq ($(DEPS_STATUS),0)
-$(error missing build dependencies (see the line above); run 'make deps' as root)
+TEST_GOALS := check unit e2e bench bench-report fuzz fixtures $(O)/tests/% $(O)/fuzz/%
+DEPS_GOALS := $(filter-out $(NODEPS_GOALS),$(or $(MAKECMDGOALS),all))
+ifeq ($(STK_DEPS_CHECKED),)
+ifneq ($(DEPS_GOALS),)
+DEPS_MODE := $(if $(filter demo check,$(DEPS_GOALS)),--ensure,--check)
+DEPS_MODE := $(if $(findstring n,$(firstword -$(MAKEFLAGS))),--check,$(DEPS_MODE))
+DEPS_SET := $(if $(filter $(TEST_GOALS),$(DEPS_GOALS)),,--build)
+DEPS_MSG := $(shell scripts/install-deps.sh $(DEPS_MODE) $(DEPS_SET))
+ifneq ($(.SHELLSTATUS),0)
+$(error $(or $(DEPS_MSG),could not install the missing packages (see above)))
 endif
 export STK_DEPS_CHECKED := 1
 endif
@@ -43,6 +64,7 @@ ifeq ($(origin CC),default)
 CC := gcc
 endif
 CLANG ?= clang
+LLVM_STRIP ?= llvm-strip
 BPFTOOL ?= $(shell command -v bpftool 2>/dev/null || echo /usr/sbin/bpftool)
 ARCH := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/' -e 's/ppc64le/powerpc/' -e 's/s390x/s390/')
 
@@ -56,7 +78,7 @@ CFLAGS ?= -O2 -g
 WARN := -Wall -Wextra -Werror
 BASE_CFLAGS := -std=gnu11 $(WARN) -MMD -MP -D_GNU_SOURCE
 INCLUDES := -Iformat -Ibpf -I$(O) -I$(O)/bpf $(PKG_CFLAGS)
-ALL_CFLAGS = $(BASE_CFLAGS) $(INCLUDES) $(CFLAGS)
+ALL_CFLAGS = $(BASE_CFLAGS) $(INCLUDES) $(CPPFLAGS) $(CFLAGS)
 SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
 # Sample workloads and test fixtures keep frame pointers everywhere, so FP
@@ -77,8 +99,6 @@ UNIT_SRCS := $(wildcard tests/unit/check_*.c)
 FORMAT_OBJS := $(FORMAT_SRCS:%.c=$(O)/%.o)
 RECORD_OBJS := $(RECORD_SRCS:%.c=$(O)/%.o)
 REPORT_OBJS := $(REPORT_SRCS:%.c=$(O)/%.o)
-BPF_OBJS := $(BPF_SRCS:%.c=$(O)/%.o)
-SKELS := $(BPF_SRCS:bpf/%.bpf.c=$(O)/bpf/%.skel.h)
 SAMPLES := $(SAMPLE_SRCS:samples/%.c=$(O)/samples/%)
 UNIT_TESTS := $(UNIT_SRCS:tests/unit/%.c=$(O)/tests/%)
 
@@ -99,35 +119,45 @@ $(O)/%.o: %.c
 	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
 
 # ---- BPF ------------------------------------------------------------------
-# vmlinux.h from the running kernel's BTF, else the checked-in one; VMLINUX_H= overrides.
+# vmlinux.h is generated from the BTF in VMLINUX_BTF: the running kernel's,
+# which stkrec's CO-RE programs need at run time anyway (a vmlinux image or
+# a .btf file of another kernel works too); VMLINUX_H=FILE copies one made
+# elsewhere.  Nothing is checked in (one per architecture, megabytes each):
+# a build host without BTF sets one of the two, and the error says so.
 VMLINUX_BTF ?= /sys/kernel/btf/vmlinux
 ifneq ($(VMLINUX_H),)
 $(O)/vmlinux.h: $(VMLINUX_H)
+	$(call msg,CP,$@)
 	$(Q)mkdir -p $(@D) && cp $< $@
-else ifneq ($(wildcard $(VMLINUX_BTF)),)
+else
 $(O)/vmlinux.h:
 	$(call msg,GEN,$@)
+	$(Q)test -r $(VMLINUX_BTF) || { echo "no kernel BTF at $(VMLINUX_BTF) to generate $@" \
+		"from; set VMLINUX_BTF=FILE (a vmlinux or BTF file) or VMLINUX_H=FILE" >&2; exit 1; }
 	$(Q)mkdir -p $(@D)
 	$(Q)$(BPFTOOL) btf dump file $(VMLINUX_BTF) format c > $@
-else
-$(O)/vmlinux.h: bpf/vmlinux/vmlinux_$(ARCH).h
-	$(Q)mkdir -p $(@D) && cp $< $@
 endif
 
+# The skeleton embeds the object: strip its DWARF (BTF stays).  A failed
+# strip fails the build (.DELETE_ON_ERROR removes the object).
 $(O)/bpf/%.bpf.o: bpf/%.bpf.c $(O)/vmlinux.h
 	$(call msg,BPF,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CLANG) -g -O2 --target=bpf -D__TARGET_ARCH_$(ARCH) -Wall -Wextra -Werror \
-		-MMD -MP -MT $@ -I$(O) -Ibpf $(shell pkg-config --cflags libbpf) -c $< -o $@.tmp
-	$(Q)llvm-strip -g $@.tmp -o $@ 2>/dev/null || mv $@.tmp $@
-	$(Q)rm -f $@.tmp
+		-MMD -MP -MT $@ -I$(O) -Ibpf $(shell pkg-config --cflags libbpf) -c $< -o $@
+	$(Q)$(LLVM_STRIP) -g $@
 
 $(O)/bpf/%.skel.h: $(O)/bpf/%.bpf.o
 	$(call msg,GEN-SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< > $@
 
 # ---- stkrec -------------------------------------------------------------
-$(RECORD_OBJS) $(O)/record/main.o: $(SKELS)
+# Only the objects that include a skeleton wait for it: -MMD records the
+# include once they are built, but a first build needs the order.  Which
+# objects those are is read from the sources ('#include "x.skel.h"').
+SKEL_DEPS := $(shell grep -o '^.include "[a-z0-9_]*\.skel\.h"' record/*.c | \
+	sed 's|^\(.*\)\.c:.include "\(.*\)"$$|$(O)/\1.o:$(O)/bpf/\2|')
+$(foreach d,$(SKEL_DEPS),$(eval $(d)))
 
 $(LIBRECORD): $(RECORD_OBJS)
 	$(call msg,AR,$@)
@@ -135,22 +165,26 @@ $(LIBRECORD): $(RECORD_OBJS)
 
 $(O)/stkrec: $(O)/record/main.o $(LIBRECORD) $(LIBSTK)
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(CFLAGS) $^ $(PKG_LIBS) -o $@
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ $(PKG_LIBS) -o $@
 
 # ---- stkreport ----------------------------------------------------------
+# report/dwarfload.c inflates sections on a second thread.
+$(REPORT_OBJS): ALL_CFLAGS += -pthread
+
 $(LIBREPORT): $(REPORT_OBJS)
 	$(call msg,AR,$@)
 	$(Q)rm -f $@ && ar rcs $@ $^
 
 $(O)/stkreport: $(O)/report/main.o $(LIBREPORT) $(LIBSTK)
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(CFLAGS) $^ $(PKG_LIBS) -o $@
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -pthread $^ $(PKG_LIBS) -o $@
 
 # ---- samples (frame pointers everywhere) ----------------------------------
+# Their own optimisation flags, not CFLAGS: the tests rely on their stacks.
 $(O)/samples/%: samples/%.c
 	$(call msg,CC-FP,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(FP_CFLAGS) -Wall -Wextra -Werror -MMD -MP -pthread $< -o $@
+	$(Q)$(CC) $(CPPFLAGS) $(FP_CFLAGS) -Wall -Wextra -Werror -MMD -MP -pthread $(LDFLAGS) $< -o $@
 
 # ---- tests --------------------------------------------------------------
 # Every tests/unit/check_<module>.c is one Check suite binary linked against
@@ -171,14 +205,14 @@ $(O)/san/libstk.a: $(SAN_FORMAT_OBJS)
 $(O)/tests/check_%: tests/unit/check_%.c $(LIBREPORT) $(LIBRECORD) $(LIBSTK)
 	$(call msg,CC-TEST,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(ALL_CFLAGS) $(CHECK_CFLAGS) $< $(LIBREPORT) $(LIBRECORD) $(LIBSTK) \
+	$(Q)$(CC) $(ALL_CFLAGS) $(CHECK_CFLAGS) $(LDFLAGS) $< $(LIBREPORT) $(LIBRECORD) $(LIBSTK) \
 		$(CHECK_LIBS) $(PKG_LIBS) -o $@
 
 # A static pattern rule: an explicit rule, so it wins over check_% above.
 $(SAN_UNIT:%=$(O)/tests/%): $(O)/tests/%: tests/unit/%.c $(O)/san/libstk.a
 	$(call msg,CC-SAN,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(ALL_CFLAGS) $(SAN_FLAGS) $(CHECK_CFLAGS) $< $(O)/san/libstk.a \
+	$(Q)$(CC) $(ALL_CFLAGS) $(SAN_FLAGS) $(CHECK_CFLAGS) $(LDFLAGS) $< $(O)/san/libstk.a \
 		$(CHECK_LIBS) $(PKG_LIBS) -o $@
 
 # Fuzz targets: tests/fuzz/fuzz_<name>.c.  make check replays each corpus
@@ -190,13 +224,13 @@ FUZZ_BINS := $(FUZZ_SRCS:tests/fuzz/%.c=$(O)/fuzz/%)
 $(O)/tests/fuzz_%_replay: tests/fuzz/fuzz_%.c tests/fuzz/replay.c $(O)/san/libstk.a
 	$(call msg,CC-SAN,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(ALL_CFLAGS) $(SAN_FLAGS) $^ $(PKG_LIBS) -o $@
+	$(Q)$(CC) $(ALL_CFLAGS) $(SAN_FLAGS) $(LDFLAGS) $^ $(PKG_LIBS) -o $@
 
 $(O)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(FORMAT_SRCS)
 	$(call msg,CC-FUZZ,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CLANG) -g -O1 -std=gnu11 -D_GNU_SOURCE $(INCLUDES) -fsanitize=fuzzer,address,undefined \
-		$^ $(PKG_LIBS) -o $@
+	$(Q)$(CLANG) -g -O1 -std=gnu11 -D_GNU_SOURCE $(INCLUDES) $(CPPFLAGS) \
+		-fsanitize=fuzzer,address,undefined $(LDFLAGS) $^ $(PKG_LIBS) -o $@
 
 fuzz: $(FUZZ_BINS)
 	$(Q)for f in $(FUZZ_BINS); do n=$${f##*/fuzz_}; mkdir -p $(O)/fuzz/corpus-$$n; \
@@ -238,7 +272,8 @@ clean:
 	$(call msg,CLEAN,$(O))
 	$(Q)rm -rf $(O)
 
+# The comment block at the top of this file, from its third line.
 help:
-	@sed -n '3,14p' Makefile | sed 's/^# \{0,1\}//'
+	@sed -n '3,/^[^#]/{/^#/s/^# \{0,1\}//p}' Makefile
 
 -include $(shell find $(O) -name '*.d' 2>/dev/null)

@@ -9,6 +9,6 @@ STKWRITE := $(O)/tests/tools/stkwrite-sample
 $(STKWRITE): tests/tools/stkwrite-sample.c $(LIBSTK)
 	$(call msg,CC-TOOL,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(ALL_CFLAGS) -Itests/tools $< $(LIBSTK) $(PKG_LIBS) -o $@
+	$(Q)$(CC) $(ALL_CFLAGS) $(LDFLAGS) -Itests/tools $< $(LIBSTK) $(PKG_LIBS) -o $@
 
 TEST_EXTRA_DEPS += $(STKWRITE)

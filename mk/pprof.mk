@@ -11,7 +11,7 @@ PPROF_OBJS := $(O)/report/pb.o $(O)/report/pprof.o
 $(MKPPROF): tests/tools/mkpprof.c $(PPROF_OBJS)
 	$(call msg,CC-TOOL,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(ALL_CFLAGS) -Ireport $< $(PPROF_OBJS) $(PKG_LIBS) -o $@
+	$(Q)$(CC) $(ALL_CFLAGS) $(LDFLAGS) -Ireport $< $(PPROF_OBJS) $(PKG_LIBS) -o $@
 
 TEST_EXTRA_DEPS += $(MKPPROF)
 

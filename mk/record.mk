@@ -8,7 +8,7 @@ STKDUMP := $(O)/tests/tools/stkdump
 $(STKDUMP): tests/tools/stkdump.c $(LIBSTK)
 	$(call msg,CC-TOOL,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(ALL_CFLAGS) $< $(LIBSTK) $(PKG_LIBS) -o $@
+	$(Q)$(CC) $(ALL_CFLAGS) $(LDFLAGS) $< $(LIBSTK) $(PKG_LIBS) -o $@
 
 TEST_EXTRA_DEPS += $(STKDUMP)
 

@@ -75,7 +75,7 @@ $(FX)/bid.stamp: $(FX_ROOT)/fx_pie_v2
 $(MKCAPTURE): tests/tools/mkcapture.c $(LIBSTK)
 	$(call msg,CC-TOOL,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(ALL_CFLAGS) $< $(LIBSTK) $(PKG_LIBS) -o $@
+	$(Q)$(CC) $(ALL_CFLAGS) $(LDFLAGS) $< $(LIBSTK) $(PKG_LIBS) -o $@
 
 fixtures: $(FIXTURES) $(MKCAPTURE)
 .PHONY: fixtures
