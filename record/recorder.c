@@ -25,6 +25,7 @@
 
 #include "child.h"
 #include "cpulist.h"
+#include "drain.h"
 #include "idmap.h"
 #include "kobjs.h"
 #include "kallsyms.h"
@@ -961,7 +962,7 @@ static int recorder__flush(struct recorder *rec, int final)
 	err = refresh_event_snaps(rec);
 	if (err)
 		return recorder__errorf(rec, err, "out of memory");
-	err = rec->ops->collect(rec->mode, rec, final);
+	err = drain__collect(rec->maps.drain, rec, final);
 	if (err)
 		return err;
 	if (rec->bpf_ksyms) {
@@ -972,8 +973,8 @@ static int recorder__flush(struct recorder *rec, int final)
 	err = write_stacks(rec);
 	err = err ?: write_ksyms(rec);
 	err = err ?: write_maps(rec);
-	if (!err && rec->ops->pending(rec->mode))
-		err = rec_wrote(rec, rec->ops->write(rec->mode, rec->w, rec->t0, t1));
+	if (!err && drain__pending(rec->maps.drain))
+		err = rec_wrote(rec, drain__write(rec->maps.drain, rec->w, rec->t0, t1));
 	rec->seq++;
 	/* The final STAT comes after the final META (recorder__finish()). */
 	if (!err && !final)
@@ -1355,6 +1356,7 @@ fail:
 		rec->ops->detach(rec->mode);
 		rec->ops->free(rec->mode);
 		rec->mode = NULL;
+		rec->maps.drain = NULL;
 	}
 	child__free(rec->child);
 	rec->child = NULL;
