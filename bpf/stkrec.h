@@ -77,7 +77,7 @@ struct stkrec_offcpu_value {
 
 /*
  * Indices of the per-CPU "stats" array.  Names for the STAT chunk are in
- * record/ (stat_names[]); keep both in the same order.
+ * record/recorder.c (bpf_stat_names[]); keep both in the same order.
  */
 #define STKREC_STAT_SAMPLES		 0 /* samples (off-CPU: episodes) counted */
 #define STKREC_STAT_COUNTS_FULL		 1 /* samples dropped: counts map full */
@@ -130,5 +130,44 @@ struct stkrec_event {
 	__u32 pad;
 	char comm[STKREC_COMM_LEN];
 };
+
+/*
+ * The layout rules above, enforced: each struct has the size its fields
+ * add up to (no padding the compiler inserted, which BPF and the host
+ * could place differently), and every 64-bit field is 8-byte aligned.
+ * __builtin_offsetof and _Static_assert work alike in clang --target=bpf
+ * (where vmlinux.h gives no <stddef.h>) and in the C11 host build.
+ */
+#define STKREC_ASSERT_SIZE(type, size) \
+	_Static_assert(sizeof(struct type) == (size), "struct " #type ": size")
+#define STKREC_ASSERT_AT(type, field, off)                         \
+	_Static_assert(__builtin_offsetof(struct type, field) == (off), \
+		       "struct " #type ": offset of " #field)
+
+STKREC_ASSERT_AT(stkrec_stack, ips, 8);
+STKREC_ASSERT_SIZE(stkrec_stack, 8 + 8 * STKREC_MAX_DEPTH);
+
+STKREC_ASSERT_AT(stkrec_count_key, comm, 8);
+STKREC_ASSERT_AT(stkrec_count_key, user_stack, 8 + STKREC_COMM_LEN);
+STKREC_ASSERT_AT(stkrec_count_key, kernel_ret_ip, 8 + STKREC_COMM_LEN + 24);
+STKREC_ASSERT_SIZE(stkrec_count_key, 8 + STKREC_COMM_LEN + 32);
+
+STKREC_ASSERT_AT(stkrec_offcpu_key, comm, 16);
+STKREC_ASSERT_AT(stkrec_offcpu_key, user_stack, 16 + 2 * STKREC_COMM_LEN);
+STKREC_ASSERT_AT(stkrec_offcpu_key, waker_kernel_stack, 16 + 2 * STKREC_COMM_LEN + 24);
+STKREC_ASSERT_SIZE(stkrec_offcpu_key, 16 + 2 * STKREC_COMM_LEN + 32);
+
+STKREC_ASSERT_SIZE(stkrec_offcpu_value, 16);
+
+STKREC_ASSERT_AT(stkrec_ksym_io, text, 8);
+STKREC_ASSERT_AT(stkrec_ksym_io, addrs, 40);
+STKREC_ASSERT_AT(stkrec_ksym_io, out, 40 + 8 * STKREC_KSYM_BATCH);
+STKREC_ASSERT_SIZE(stkrec_ksym_io, 40 + 8 * STKREC_KSYM_BATCH + STKREC_KSYM_BATCH * STKREC_KSYM_TEXT);
+
+STKREC_ASSERT_AT(stkrec_event, comm, 16);
+STKREC_ASSERT_SIZE(stkrec_event, 16 + STKREC_COMM_LEN);
+
+#undef STKREC_ASSERT_SIZE
+#undef STKREC_ASSERT_AT
 
 #endif /* STKREC_H */

@@ -1,11 +1,23 @@
 // SPDX-License-Identifier: BSD-2-Clause
-/* Emptying a mode's double-buffered counts maps (see drain.h). */
+/* Emptying a mode's double-buffered counts maps into rows, and writing
+ * them (see drain.h). */
 #include <errno.h>
+#include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include <bpf/bpf.h>
 
 #include "drain.h"
+#include "mode.h"
+
+struct drain {
+	struct drain_opts o;
+	size_t row_size;
+	void *keys, *values;	/* one map's worth of entries */
+	char *rows;		/* rows built, not written yet */
+	size_t nr_rows, cap_rows;
+};
 
 uint32_t drain__flip(uint32_t *idx)
 {
@@ -58,4 +70,121 @@ int drain__map(int fd, void *keys, size_t key_size, void *values, size_t value_s
 		(*n)++;
 	}
 	return 0;
+}
+
+struct drain *drain__new(const struct drain_opts *o)
+{
+	struct drain *d = calloc(1, sizeof(*d));
+
+	if (!d)
+		return NULL;
+	d->o = *o;
+	d->row_size = o->chunk == DRAIN_CNTS ? sizeof(struct stk_count) : sizeof(struct stk_offcpu);
+	if (o->chunk != DRAIN_CNTS && o->chunk != DRAIN_OFFC) {
+		free(d);
+		errno = EINVAL;
+		return NULL;
+	}
+	d->keys = calloc(o->entries, o->key_size);
+	d->values = calloc(o->entries, o->value_size);
+	if (!d->keys || !d->values) {
+		drain__free(d);
+		errno = ENOMEM;
+		return NULL;
+	}
+	return d;
+}
+
+void drain__free(struct drain *d)
+{
+	if (!d)
+		return;
+	free(d->keys);
+	free(d->values);
+	free(d->rows);
+	free(d);
+}
+
+static int rows_reserve(struct drain *d, size_t more)
+{
+	char *rows;
+	size_t cap;
+
+	if (d->nr_rows + more <= d->cap_rows)
+		return 0;
+	cap = d->cap_rows ? d->cap_rows : 1024;
+	while (cap < d->nr_rows + more)
+		cap *= 2;
+	rows = realloc(d->rows, cap * d->row_size);
+	if (!rows)
+		return -ENOMEM;
+	d->rows = rows;
+	d->cap_rows = cap;
+	return 0;
+}
+
+/* Turn @n drained entries into rows, announcing what they need. */
+static int add_rows(struct drain *d, struct recorder *rec, size_t n)
+{
+	const char *k = d->keys, *v = d->values;
+	size_t i;
+	int err;
+
+	err = rows_reserve(d, n);
+	if (err)
+		return recorder__errorf(rec, err, "out of memory");
+	for (i = 0; i < n; i++) {
+		err = d->o.add_row(rec, k + i * d->o.key_size, v + i * d->o.value_size,
+				   d->rows + d->nr_rows * d->row_size);
+		if (err)
+			return recorder__errorf(rec, err, "out of memory");
+		d->nr_rows++;
+	}
+	return 0;
+}
+
+/* Drain one counts map that no program writes to any more. */
+static int drain_one(struct drain *d, struct recorder *rec, int fd)
+{
+	size_t n;
+	int err, err2;
+
+	err = drain__map(fd, d->keys, d->o.key_size, d->values, d->o.value_size, d->o.entries, &n);
+	err2 = n ? add_rows(d, rec, n) : 0;
+	if (err)
+		return recorder__errorf(rec, err, "drain counts map: %s", strerror(-err));
+	return err2;
+}
+
+int drain__collect(struct drain *d, struct recorder *rec, int final)
+{
+	int err;
+
+	if (final) {
+		/* Detached: nothing writes either map. */
+		err = drain_one(d, rec, d->o.fds[0]);
+		return err ?: drain_one(d, rec, d->o.fds[1]);
+	}
+	return drain_one(d, rec, d->o.fds[drain__flip(d->o.idx)]);
+}
+
+int drain__write(struct drain *d, struct stk_writer *w, uint64_t t0_ns, uint64_t t1_ns)
+{
+	int err;
+
+	if (!d->nr_rows)
+		return 0;
+	if (d->o.chunk == DRAIN_CNTS)
+		err = stk_writer__add_counts(w, t0_ns, t1_ns, (const struct stk_count *)d->rows,
+					     d->nr_rows);
+	else
+		err = stk_writer__add_offcpu(w, t0_ns, t1_ns, (const struct stk_offcpu *)d->rows,
+					     d->nr_rows);
+	d->nr_rows = 0;
+	return err;
+}
+
+size_t drain__pending(const struct drain *d)
+{
+	return d->nr_rows;
 }

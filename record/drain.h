@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * drain.h - take a mode's in-kernel counts out of its two BPF hash maps.
+ * drain.h - take a mode's in-kernel counts out of its two BPF hash maps,
+ * and keep the rows built from them until they are written.
  *
  * Every mode counts into counts0 or counts1, chosen by a counts_idx
  * variable in the skeleton's .bss.  Each flush flips the index, waits a
@@ -9,12 +10,20 @@
  * running longer than the grace period either lands its count in the
  * entry after the drain (a later interval) or loses it when its entry is
  * being deleted; a count never moves to another key.
+ *
+ * A mode hands its struct drain to the recorder (struct rec_maps), which
+ * collects, writes and checks for pending rows through it at every flush;
+ * the mode only says how one drained entry becomes one row (add_row) and
+ * which chunk the rows go into (chunk).
  */
 #ifndef STKREC_DRAIN_H
 #define STKREC_DRAIN_H
 
 #include <stddef.h>
 #include <stdint.h>
+
+#include "recorder.h"
+#include "stk.h"
 
 /* How long programs get to finish with the old map after a flip. */
 #define DRAIN_FLIP_GRACE_NS 2000000L
@@ -37,5 +46,52 @@ uint32_t drain__flip(uint32_t *idx);
  */
 int drain__map(int fd, void *keys, size_t key_size, void *values, size_t value_size,
 	       uint32_t cap, size_t *n);
+
+/* The chunk a mode's rows go into, and so the rows' type. */
+enum drain_chunk {
+	DRAIN_CNTS,		/* struct stk_count rows (profile) */
+	DRAIN_OFFC,		/* struct stk_offcpu rows (offcpu, offwake) */
+};
+
+struct drain_opts {
+	enum drain_chunk chunk;
+	int fds[2];		/* the counts0 and counts1 maps */
+	uint32_t *idx;		/* the mmap'ed .bss counts_idx */
+	uint32_t entries;	/* max_entries of each counts map */
+	size_t key_size;	/* of the maps' keys and values */
+	size_t value_size;
+	/*
+	 * Build the file row @row from one drained @key and @value, and
+	 * report its tasks, stacks and kernel addresses to @rec
+	 * (recorder__see_*()).  Returns 0 or -ENOMEM.
+	 */
+	int (*add_row)(struct recorder *rec, const void *key, const void *value, void *row);
+};
+
+struct drain;
+
+/* Buffers for one map of @o->entries entries (@o is copied).  NULL with
+ * errno = ENOMEM, or EINVAL for an unknown chunk. */
+struct drain *drain__new(const struct drain_opts *o);
+
+/* Frees @d and the rows not written.  Accepts NULL. */
+void drain__free(struct drain *d);
+
+/*
+ * drain__collect() - take this interval's rows out of the kernel: flip
+ * the index and drain the map that became idle (@final: sampling is
+ * detached, drain both), turning every entry into a row with add_row(),
+ * which reports its tasks, stacks and kernel addresses to @rec.
+ * Returns 0 or -errno, with recorder__errorf() called.
+ */
+int drain__collect(struct drain *d, struct recorder *rec, int final);
+
+/* Write the collected rows as one chunk (covering @t0_ns..@t1_ns), if
+ * there are any, then forget them.  Returns 0 or stk_writer__add_*()'s
+ * -errno. */
+int drain__write(struct drain *d, struct stk_writer *w, uint64_t t0_ns, uint64_t t1_ns);
+
+/* Rows collected and not yet written. */
+size_t drain__pending(const struct drain *d);
 
 #endif

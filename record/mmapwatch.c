@@ -523,7 +523,8 @@ int mmapwatch__process(struct mmapwatch *w, const void *buf, size_t len)
 	return 0;
 }
 
-/* Take every whole record out of one CPU's ring buffer. */
+/* Take every whole record out of one CPU's ring buffer.  -ENOMEM: the
+ * records that did not fit were dropped. */
 static int cpu_gather(struct mmapwatch *w, struct wcpu *c)
 {
 	struct perf_event_mmap_page *mp = c->base;
@@ -548,7 +549,6 @@ static int cpu_gather(struct mmapwatch *w, struct wcpu *c)
 		first = size - pos < h.size ? size - pos : h.size;
 		err = gather(w, data + pos, first, data, h.size - first);
 		if (err) {
-			w->st.lost++;
 			tail = head;
 			break;
 		}
@@ -558,18 +558,20 @@ static int cpu_gather(struct mmapwatch *w, struct wcpu *c)
 	return err;
 }
 
-int mmapwatch__drain(struct mmapwatch *w)
+void mmapwatch__drain(struct mmapwatch *w)
 {
-	int err = 0, e;
+	uint64_t dropped = 0;
 	size_t i;
 
-	for (i = 0; i < w->nr_cpus; i++) {
-		e = cpu_gather(w, &w->cpus[i]);
-		if (e && !err)
-			err = e;
-	}
+	for (i = 0; i < w->nr_cpus; i++)
+		if (cpu_gather(w, &w->cpus[i]))
+			dropped++;
 	apply_gathered(w);
-	return err;
+	/* Out of memory: what was left in a ring buffer is gone, as if the
+	 * kernel had dropped it, so no process state can be trusted (it
+	 * was before: the records applied are older than those dropped). */
+	if (dropped)
+		on_lost(w, dropped);
 }
 
 struct mmapwatch *mmapwatch__new(enum mmapwatch_follow follow)

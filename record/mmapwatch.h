@@ -79,10 +79,11 @@ int mmapwatch__fd(const struct mmapwatch *w, size_t i);
 
 /*
  * mmapwatch__drain() - read every record waiting in the ring buffers and
- * apply them in time order.  Returns 0 or -ENOMEM (records not applied
- * are lost, and counted so).
+ * apply them in time order.  Records that do not fit in memory are lost
+ * and handled as records the kernel dropped: counted in
+ * mmapwatch_stats.lost, and no process is complete until it execs again.
  */
-int mmapwatch__drain(struct mmapwatch *w);
+void mmapwatch__drain(struct mmapwatch *w);
 
 /*
  * mmapwatch__process() - apply the records in @buf (@len bytes of whole

@@ -6,11 +6,11 @@
  * A mode owns one BPF skeleton.  Every skeleton includes bpf/common.bpf.h,
  * so the maps the recorder drives itself (stacks, stats, events, tgids,
  * tids) exist in all of them under the same names; the mode hands their
- * fds over in struct rec_maps.  The mode drains its own counts and writes
- * its own row chunk (CNTS for profile, OFFC for off-CPU modes), telling the
- * recorder about every task, stack and kernel address in its rows first,
- * so that the recorder writes STCK, MAPS and KSYM before the rows that
- * need them.
+ * fds over in struct rec_maps.  Its counts maps it hands over as a struct
+ * drain (drain.h), which says how an entry becomes a row of the mode's
+ * chunk (CNTS for profile, OFFC for off-CPU modes) and tells the recorder
+ * about every task, stack and kernel address in the rows first, so that
+ * the recorder writes STCK, MAPS and KSYM before the rows that need them.
  */
 #ifndef STKREC_MODE_H
 #define STKREC_MODE_H
@@ -31,6 +31,8 @@ struct rec_maps {
 	 * /proc/kallsyms instead. */
 	int ksym_io_fd;
 	int ksym_prog_fd;
+	/* The counts maps, into rows (owned by the mode). */
+	struct drain *drain;
 };
 
 struct rec_mode;
@@ -48,16 +50,6 @@ struct rec_mode_ops {
 	int (*attach)(struct rec_mode *m, const struct recorder_opts *o, struct recorder *rec);
 	/* Stop sampling: close perf fds and links.  Idempotent. */
 	void (*detach)(struct rec_mode *m);
-	/*
-	 * Take this interval's rows out of the kernel and report their
-	 * tasks, stacks and kernel addresses to @rec.  @final: sampling is
-	 * detached, take everything.  0 or -errno (errorf'd).
-	 */
-	int (*collect)(struct rec_mode *m, struct recorder *rec, int final);
-	/* Write the collected rows as one chunk, then forget them. */
-	int (*write)(struct rec_mode *m, struct stk_writer *w, uint64_t t0_ns, uint64_t t1_ns);
-	/* Rows collected and not yet written. */
-	size_t (*pending)(const struct rec_mode *m);
 	void (*free)(struct rec_mode *m);
 };
 
@@ -66,7 +58,7 @@ extern const struct rec_mode_ops offcpu_mode_ops;	/* mode_offcpu.c */
 extern const struct rec_mode_ops offwake_mode_ops;
 
 /*
- * For modes, during collect(): a row references @tgid (with @comm), so its
+ * For modes, while their rows are collected (drain.h add_row()): a row references @tgid (with @comm), so its
  * maps must be in the file.  Returns 0 or -ENOMEM.
  */
 int recorder__see_task(struct recorder *rec, uint32_t tgid, const char comm[16]);

@@ -16,13 +16,10 @@
 
 #include "drain.h"
 #include "mode.h"
+#include "modeobj.h"
 #include "offcpu.skel.h"
 #include "stkrec.h"
 
-/* Entries of each counts map, at least (as profile). */
-#define COUNTS_MIN_ENTRIES 8192
-/* Processes that -- CMD may have alive at once. */
-#define FOLLOW_ENTRIES 65536
 /*
  * Threads that can be off CPU at once and tracked ("start"), and wakeups
  * pending ("wakers").  Both maps are preallocated (a sched_switch program
@@ -36,10 +33,7 @@ struct rec_mode {
 	struct offcpu_bpf *skel;
 	int wakers;			/* offwake */
 	uint32_t counts_entries;
-	struct stkrec_offcpu_key *keys;
-	struct stkrec_offcpu_value *values;
-	struct stk_offcpu *rows;
-	size_t nr_rows, cap_rows;
+	struct drain *drain;		/* the counts maps, into OFFC rows */
 };
 
 /*
@@ -70,21 +64,18 @@ static int switch_has_prev_state(void)
 }
 
 static void offcpu_free(struct rec_mode *m);
+static int add_row(struct recorder *rec, const void *key, const void *value, void *row);
 
 /* Open and load the skeleton; @symbolizer: load symbolize_kaddrs too. */
 static int offcpu_load(struct rec_mode *m, const struct recorder_opts *o, int follow,
 		       int symbolizer, struct recorder *rec)
 {
-	uint32_t tgid_entries, tid_entries;
 	int wakers = m->wakers;
 	int err;
 
 	m->skel = offcpu_bpf__open();
 	if (!m->skel)
 		return recorder__errorf(rec, -errno, "open BPF object: %s", strerror(errno));
-	tgid_entries = follow ? FOLLOW_ENTRIES : (o->nr_pids ? (uint32_t)o->nr_pids : 1);
-	tid_entries = o->nr_tids ? (uint32_t)o->nr_tids : 1;
-
 	m->skel->rodata->filter_tgids = follow || o->nr_pids;
 	m->skel->rodata->filter_tids = o->nr_tids > 0;
 	m->skel->rodata->follow_children = follow != 0;
@@ -97,72 +88,52 @@ static int offcpu_load(struct rec_mode *m, const struct recorder_opts *o, int fo
 	m->skel->rodata->min_block_us = o->min_block_us;
 	m->skel->rodata->max_block_us = o->max_block_us;
 	m->skel->rodata->switch_has_prev_state = (__u8)switch_has_prev_state();
-	err = bpf_map__set_max_entries(m->skel->maps.counts0, m->counts_entries);
-	err = err ?: bpf_map__set_max_entries(m->skel->maps.counts1, m->counts_entries);
-	err = err ?: bpf_map__set_max_entries(m->skel->maps.stacks, o->stack_storage_size);
-	err = err ?: bpf_map__set_max_entries(m->skel->maps.tgids, tgid_entries);
-	err = err ?: bpf_map__set_max_entries(m->skel->maps.tids, tid_entries);
-	err = err ?: bpf_map__set_max_entries(m->skel->maps.start, START_ENTRIES);
+	err = modeobj__configure(m->skel->obj, o, follow, symbolizer, m->counts_entries, rec);
+	if (err)
+		return err;
+	err = bpf_map__set_max_entries(m->skel->maps.start, START_ENTRIES);
 	err = err ?: bpf_map__set_max_entries(m->skel->maps.wakers, wakers ? START_ENTRIES : 1);
-	/* Only -- CMD follows forks, only offwake needs wakers. */
-	err = err ?: bpf_program__set_autoload(m->skel->progs.on_process_fork, follow != 0);
+	/* Only offwake needs wakers. */
 	err = err ?: bpf_program__set_autoload(m->skel->progs.on_sched_waking, wakers != 0);
-	err = err ?: bpf_program__set_autoload(m->skel->progs.symbolize_kaddrs, symbolizer);
 	if (err)
 		return recorder__errorf(rec, err, "configure BPF object: %s", strerror(-err));
 	err = offcpu_bpf__load(m->skel);
-	if (err)
-		return recorder__errorf(rec, err, "load BPF programs: %s%s", strerror(-err),
-					err == -EPERM ? " (need CAP_BPF and CAP_PERFMON, or root)"
-						      : " (run with -v for the verifier's log)");
-	return 0;
+	return err ? modeobj__load_failed(rec, err) : 0;
+}
+
+static void offcpu_unload(struct rec_mode *m)
+{
+	offcpu_bpf__destroy(m->skel);
+	m->skel = NULL;
 }
 
 static int offcpu_open(struct rec_mode **out, const struct recorder_opts *o, int follow,
 		       struct rec_maps *maps, struct recorder *rec, int wakers)
 {
-	/* Kernel addresses are named by the kernel's %pS, as in profile
-	 * mode, unless there are none (-U) or the whole table is kept. */
-	int symbolizer = !o->user_stacks_only && !o->kallsyms_full;
 	struct rec_mode *m;
-	int err;
+	int symbolizer, err;
 
 	m = calloc(1, sizeof(*m));
 	if (!m)
 		return recorder__errorf(rec, -ENOMEM, "out of memory");
 	m->wakers = wakers;
-	m->counts_entries = o->stack_storage_size > COUNTS_MIN_ENTRIES ? o->stack_storage_size
-								       : COUNTS_MIN_ENTRIES;
-	err = offcpu_load(m, o, follow, symbolizer, rec);
-	if (err && symbolizer) {
-		/* The symbolizer needs Linux 5.16 helpers (bpf_snprintf's %pS
-		 * from 5.13, bpf_kallsyms_lookup_name from 5.16); without it
-		 * the recorder reads /proc/kallsyms instead. */
-		offcpu_bpf__destroy(m->skel);
-		m->skel = NULL;
-		symbolizer = 0;
-		err = offcpu_load(m, o, follow, symbolizer, rec);
+	m->counts_entries = modeobj__counts_entries(o);
+	/* Kernel addresses are named by the kernel's %pS, as in profile
+	 * mode, unless there are none (-U) or the whole table is kept. */
+	err = modeobj__load(m, o, follow, rec, offcpu_load, offcpu_unload, &symbolizer);
+	err = err ?: modeobj__hand_over(m->skel->obj, &m->skel->bss->counts_idx, symbolizer,
+					&(struct drain_opts){ .chunk = DRAIN_OFFC,
+							      .entries = m->counts_entries,
+							      .key_size = sizeof(struct stkrec_offcpu_key),
+							      .value_size = sizeof(struct stkrec_offcpu_value),
+							      .add_row = add_row },
+					&m->drain, maps, rec);
+	if (err) {
+		offcpu_free(m);
+		return err;
 	}
-	if (err)
-		goto fail;
-	m->keys = calloc(m->counts_entries, sizeof(*m->keys));
-	m->values = calloc(m->counts_entries, sizeof(*m->values));
-	if (!m->keys || !m->values) {
-		err = recorder__errorf(rec, -ENOMEM, "out of memory");
-		goto fail;
-	}
-	maps->stacks_fd = bpf_map__fd(m->skel->maps.stacks);
-	maps->stats_fd = bpf_map__fd(m->skel->maps.stats);
-	maps->events_fd = bpf_map__fd(m->skel->maps.events);
-	maps->tgids_fd = bpf_map__fd(m->skel->maps.tgids);
-	maps->tids_fd = bpf_map__fd(m->skel->maps.tids);
-	maps->ksym_io_fd = symbolizer ? bpf_map__fd(m->skel->maps.ksym_io) : -1;
-	maps->ksym_prog_fd = symbolizer ? bpf_program__fd(m->skel->progs.symbolize_kaddrs) : -1;
 	*out = m;
 	return 0;
-fail:
-	offcpu_free(m);
-	return err;
 }
 
 static int offcpu_open_offcpu(struct rec_mode **out, const struct recorder_opts *o, int follow,
@@ -198,24 +169,6 @@ static void offcpu_detach(struct rec_mode *m)
 		offcpu_bpf__detach(m->skel);
 }
 
-static int rows_reserve(struct rec_mode *m, size_t more)
-{
-	struct stk_offcpu *rows;
-	size_t cap;
-
-	if (m->nr_rows + more <= m->cap_rows)
-		return 0;
-	cap = m->cap_rows ? m->cap_rows : 1024;
-	while (cap < m->nr_rows + more)
-		cap *= 2;
-	rows = realloc(m->rows, cap * sizeof(*rows));
-	if (!rows)
-		return -ENOMEM;
-	m->rows = rows;
-	m->cap_rows = cap;
-	return 0;
-}
-
 static void copy_comm(char dst[16], const char src[STKREC_COMM_LEN])
 {
 	memcpy(dst, src, 16);
@@ -234,82 +187,29 @@ static int see_side(struct recorder *rec, struct stk_task_stacks *t)
 	return err;
 }
 
-static int add_rows(struct rec_mode *m, struct recorder *rec, size_t n)
+/* One drained counts entry into an OFFC row, announcing what it needs. */
+static int add_row(struct recorder *rec, const void *key, const void *value, void *row)
 {
-	size_t i;
+	const struct stkrec_offcpu_key *k = key;
+	const struct stkrec_offcpu_value *v = value;
+	struct stk_offcpu *r = row;
 	int err;
 
-	err = rows_reserve(m, n);
-	if (err)
-		return recorder__errorf(rec, err, "out of memory");
-	for (i = 0; i < n; i++) {
-		const struct stkrec_offcpu_key *k = &m->keys[i];
-		struct stk_offcpu *r = &m->rows[m->nr_rows];
-
-		memset(r, 0, sizeof(*r));
-		r->target.tgid = k->tgid;
-		r->target.tid = k->tid;
-		copy_comm(r->target.comm, k->comm);
-		r->target.user_stack = k->user_stack;
-		r->target.kernel_stack = k->kernel_stack;
-		r->waker.tgid = k->waker_tgid;
-		r->waker.tid = k->waker_tid;
-		copy_comm(r->waker.comm, k->waker_comm);
-		r->waker.user_stack = k->waker_user_stack;
-		r->waker.kernel_stack = k->waker_kernel_stack;
-		r->count = m->values[i].count;
-		r->blocked_ns = m->values[i].blocked_ns;
-		err = see_side(rec, &r->target);
-		err = err ?: see_side(rec, &r->waker);
-		if (err)
-			return recorder__errorf(rec, err, "out of memory");
-		m->nr_rows++;
-	}
-	return 0;
-}
-
-/* Drain one counts map that no program writes to any more. */
-static int drain_map(struct rec_mode *m, struct recorder *rec, int fd)
-{
-	size_t n;
-	int err, err2;
-
-	err = drain__map(fd, m->keys, sizeof(*m->keys), m->values, sizeof(*m->values),
-			 m->counts_entries, &n);
-	err2 = n ? add_rows(m, rec, n) : 0;
-	if (err)
-		return recorder__errorf(rec, err, "drain counts map: %s", strerror(-err));
-	return err2;
-}
-
-static int offcpu_collect(struct rec_mode *m, struct recorder *rec, int final)
-{
-	int err;
-
-	if (final) {
-		/* Detached: nothing writes either map. */
-		err = drain_map(m, rec, bpf_map__fd(m->skel->maps.counts0));
-		return err ?: drain_map(m, rec, bpf_map__fd(m->skel->maps.counts1));
-	}
-	if (drain__flip(&m->skel->bss->counts_idx))
-		return drain_map(m, rec, bpf_map__fd(m->skel->maps.counts1));
-	return drain_map(m, rec, bpf_map__fd(m->skel->maps.counts0));
-}
-
-static int offcpu_write(struct rec_mode *m, struct stk_writer *w, uint64_t t0, uint64_t t1)
-{
-	int err;
-
-	if (!m->nr_rows)
-		return 0;
-	err = stk_writer__add_offcpu(w, t0, t1, m->rows, m->nr_rows);
-	m->nr_rows = 0;
-	return err;
-}
-
-static size_t offcpu_pending(const struct rec_mode *m)
-{
-	return m->nr_rows;
+	memset(r, 0, sizeof(*r));
+	r->target.tgid = k->tgid;
+	r->target.tid = k->tid;
+	copy_comm(r->target.comm, k->comm);
+	r->target.user_stack = k->user_stack;
+	r->target.kernel_stack = k->kernel_stack;
+	r->waker.tgid = k->waker_tgid;
+	r->waker.tid = k->waker_tid;
+	copy_comm(r->waker.comm, k->waker_comm);
+	r->waker.user_stack = k->waker_user_stack;
+	r->waker.kernel_stack = k->waker_kernel_stack;
+	r->count = v->count;
+	r->blocked_ns = v->blocked_ns;
+	err = see_side(rec, &r->target);
+	return err ?: see_side(rec, &r->waker);
 }
 
 static void offcpu_free(struct rec_mode *m)
@@ -318,9 +218,7 @@ static void offcpu_free(struct rec_mode *m)
 		return;
 	offcpu_detach(m);
 	offcpu_bpf__destroy(m->skel);
-	free(m->keys);
-	free(m->values);
-	free(m->rows);
+	drain__free(m->drain);
 	free(m);
 }
 
@@ -329,9 +227,6 @@ const struct rec_mode_ops offcpu_mode_ops = {
 	.open = offcpu_open_offcpu,
 	.attach = offcpu_attach,
 	.detach = offcpu_detach,
-	.collect = offcpu_collect,
-	.write = offcpu_write,
-	.pending = offcpu_pending,
 	.free = offcpu_free,
 };
 
@@ -340,8 +235,5 @@ const struct rec_mode_ops offwake_mode_ops = {
 	.open = offcpu_open_offwake,
 	.attach = offcpu_attach,
 	.detach = offcpu_detach,
-	.collect = offcpu_collect,
-	.write = offcpu_write,
-	.pending = offcpu_pending,
 	.free = offcpu_free,
 };

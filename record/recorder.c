@@ -1,6 +1,10 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
- * recorder.c - the recording engine common to all modes.
+ * recorder.c - the recording engine common to all modes: its lifecycle
+ * (start, run, finish), the order of a flush, META and STAT.  The stacks
+ * (stackstore.c), kernel symbols (ksymtab.c) and processes (procs.c) each
+ * keep their own state; the recorder tells them what the rows reference
+ * and when to write.
  *
  * Each flush writes, in this order: STCK (stacks not in the file yet), KSYM
  * (kernel symbols not in the file yet), MAPS (process snapshots taken since
@@ -24,15 +28,14 @@
 #include <bpf/libbpf.h>
 
 #include "child.h"
-#include "cpulist.h"
-#include "idmap.h"
+#include "drain.h"
 #include "kobjs.h"
-#include "kallsyms.h"
+#include "ksymtab.h"
 #include "meta.h"
-#include "mmapwatch.h"
 #include "mode.h"
-#include "procmaps.h"
+#include "procs.h"
 #include "recorder.h"
+#include "stackstore.h"
 #include "stkrec.h"
 
 /* 100 ms steps a CMD gets to exit after SIGTERM before SIGKILL. */
@@ -40,10 +43,6 @@
 
 #define NSEC_PER_SEC 1000000000ULL
 #define STATUS_INTERVAL_NS NSEC_PER_SEC
-/* Ring buffer pages per CPU for the mmap side-band records: 256 KiB holds
- * the exec, mmap and exit records of ~100 processes, and the recorder
- * drains it when a quarter is used. */
-#define MMAPWATCH_PAGES 64
 
 /* epoll data: what became readable. */
 #define EV_RINGBUF 0
@@ -74,21 +73,6 @@ static const struct rec_mode_ops *const modes[] = {
 	&offwake_mode_ops,
 };
 
-/* A process maps snapshot.  The latest one per live process stays in
- * memory so new user stacks can be checked against it. */
-struct snap {
-	struct stk_proc_maps maps;
-	int pending;		/* not written yet */
-	int orphan;		/* replaced or purged: free once written */
-	int failed;		/* could not be read: nothing to write */
-	uint64_t purge_seq;	/* exited: forget at this flush (0: alive) */
-	int from_events;	/* built by the mmap watcher, ... */
-	uint64_t mw_gen;	/* ... from this state of the process, */
-	uint64_t mw_image;	/* ... of this image of it */
-	int superseded;		/* a later one of the same image replaced it
-				 * before it was written: not written */
-};
-
 struct recorder {
 	struct recorder_opts o;
 	const struct rec_mode_ops *ops;
@@ -97,9 +81,9 @@ struct recorder {
 	struct ring_buffer *rb;
 	struct stk_writer *w;
 	struct child *child;
-	struct kallsyms *ks;
-	struct procmaps *pm;
-	struct mmapwatch *mw;		/* mmap side-band records, or NULL */
+	struct stackstore *stacks;
+	struct ksymtab *ksyms;
+	struct procs *procs;
 	char mw_state[128];		/* META mmap_events */
 	int epfd;
 	int output_created;
@@ -111,49 +95,6 @@ struct recorder {
 	uint64_t chunks;
 	const char *end_reason;
 	int cmd_exit_code;
-
-	/* Stacks: written to the file (BPF id -> file id), resident in the
-	 * BPF map (BPF id -> last flush that referenced it), and queued for
-	 * the next STCK. */
-	struct idmap *written;
-	struct idmap *resident;
-	uint64_t last_file_id;
-	struct stk_stack *pend_stacks;
-	size_t nr_pend_stacks, cap_pend_stacks;
-	uint64_t *pend_frames;
-	size_t nr_pend_frames, cap_pend_frames;
-	struct stkrec_stack stack_buf;
-
-	/* Kernel symbols: written (bit per table index) and queued. */
-	uint8_t *ksym_written;
-	struct stk_ksym *pend_ksyms;
-	size_t nr_pend_ksyms, cap_pend_ksyms;
-	/* Or, named by the BPF symbolizer (bpf_ksyms): addresses seen, symbol
-	 * starts written, addresses waiting to be named; pending KSYM names
-	 * are then malloc'ed. */
-	int bpf_ksyms;
-	struct idmap *kaddrs_seen;
-	struct idmap *ksyms_done;
-	uint64_t *pend_kaddrs;
-	size_t nr_pend_kaddrs, cap_pend_kaddrs;
-	struct stkrec_ksym_io *ksym_io;
-	uint64_t ktext, ketext;		/* _text, _etext; 0 if unknown */
-	uint64_t kinittext, keinittext;	/* _sinittext, _einittext */
-
-	/* Processes: tgid -> struct snap *, and snapshots queued for MAPS. */
-	struct idmap *procs;
-	struct snap **pend_snaps;
-	size_t nr_pend_snaps, cap_pend_snaps;
-	struct stk_proc_maps *maps_buf;
-
-	/* User-space statistics. */
-	uint64_t st_stacks_written, st_stacks_evicted, st_stack_missing;
-	uint64_t st_maps_gone, st_maps_errors, st_resnapshots;
-	uint64_t st_ksyms_written, st_kaddr_unknown, st_exits;
-	uint64_t st_kaddrs_bpf;		/* kernel addresses named by the BPF symbolizer */
-	uint64_t st_maps_events;	/* snapshots built from mmap records */
-	uint64_t st_vdso_embedded;	/* 1 once the vDSO's image is in an ESYM chunk */
-
 	int nr_cpus_possible;
 	uint64_t *stat_vals;		/* per-CPU values of one stat */
 	uint64_t bpf_stats[STKREC_NR_STATS];
@@ -218,14 +159,13 @@ struct recorder *recorder__new(const struct recorder_opts *opts)
 	rec->maps.stacks_fd = rec->maps.stats_fd = rec->maps.events_fd = -1;
 	rec->maps.tgids_fd = rec->maps.tids_fd = -1;
 	rec->maps.ksym_io_fd = rec->maps.ksym_prog_fd = -1;
-	rec->written = idmap__new();
-	rec->resident = idmap__new();
-	rec->procs = idmap__new();
-	rec->pm = procmaps__new();
+	rec->stacks = stackstore__new(opts->stack_storage_size);
+	rec->ksyms = ksymtab__new();
+	rec->procs = procs__new();
 	rec->nr_cpus_possible = libbpf_num_possible_cpus();
 	if (rec->nr_cpus_possible > 0)
 		rec->stat_vals = calloc((size_t)rec->nr_cpus_possible, sizeof(uint64_t));
-	if (!rec->written || !rec->resident || !rec->procs || !rec->pm || !rec->stat_vals) {
+	if (!rec->stacks || !rec->ksyms || !rec->procs || !rec->stat_vals) {
 		recorder__free(rec);
 		errno = ENOMEM;
 		return NULL;
@@ -235,14 +175,10 @@ struct recorder *recorder__new(const struct recorder_opts *opts)
 
 /* ---- writing chunks -------------------------------------------------- */
 
-/* Account for one add_*() call; a failed write fails the recording. */
-static int rec_wrote(struct recorder *rec, int err)
+/* A failed write fails the recording. */
+static int rec_write_err(struct recorder *rec, int err)
 {
-	if (!err) {
-		rec->chunks++;
-		return 0;
-	}
-	if (!rec->write_failed) {
+	if (err && !rec->write_failed) {
 		rec->write_failed = 1;
 		recorder__errorf(rec, err, "%s: %s while writing; %llu chunks kept", rec->o.output,
 				 strerror(-err), (unsigned long long)rec->chunks);
@@ -250,125 +186,12 @@ static int rec_wrote(struct recorder *rec, int err)
 	return err;
 }
 
-static int write_stacks(struct recorder *rec)
+/* Account for one add_*() call. */
+static int rec_wrote(struct recorder *rec, int err)
 {
-	size_t i, off = 0;
-	int err;
-
-	if (!rec->nr_pend_stacks)
-		return 0;
-	/* Frames were appended to one growing buffer: point into it now. */
-	for (i = 0; i < rec->nr_pend_stacks; i++) {
-		rec->pend_stacks[i].frames = rec->pend_frames + off;
-		off += rec->pend_stacks[i].nr_frames;
-	}
-	err = stk_writer__add_stacks(rec->w, rec->pend_stacks, rec->nr_pend_stacks);
-	rec->nr_pend_stacks = 0;
-	rec->nr_pend_frames = 0;
-	return rec_wrote(rec, err);
-}
-
-static void free_pend_ksyms(struct recorder *rec)
-{
-	size_t i;
-
-	/* From the BPF symbolizer the names are ours; from kallsyms, the
-	 * table's. */
-	for (i = 0; rec->bpf_ksyms && i < rec->nr_pend_ksyms; i++) {
-		free((char *)rec->pend_ksyms[i].name);
-		free((char *)rec->pend_ksyms[i].module);
-	}
-	rec->nr_pend_ksyms = 0;
-}
-
-static int write_ksyms(struct recorder *rec)
-{
-	int err;
-
-	if (!rec->nr_pend_ksyms)
-		return 0;
-	err = stk_writer__add_ksyms(rec->w, rec->pend_ksyms, rec->nr_pend_ksyms);
-	free_pend_ksyms(rec);
-	return rec_wrote(rec, err);
-}
-
-static void snap_free(struct snap *s)
-{
-	if (!s)
-		return;
-	procmaps__free_snapshot(&s->maps);
-	free(s);
-}
-
-/*
- * The vDSO is no file the reporter could find, so its image goes into the
- * capture (as perf copies it into its build-id cache): once, just before
- * the first MAPS chunk with a [vdso] mapping of our vDSO's build-id.  A
- * process with another vDSO (32-bit) keeps its own build-id, unclaimed.
- */
-static int write_vdso_esym(struct recorder *rec, const struct stk_proc_maps *maps, size_t n)
-{
-	uint8_t bid[STK_MAX_BUILD_ID], *blob;
-	const void *img;
-	size_t size, i, j;
-	int bid_size, err;
-
-	if (rec->st_vdso_embedded)
-		return 0;
-	bid_size = procmaps__vdso_image(rec->pm, &img, &size);
-	if (bid_size <= 0 || procmaps__vdso_build_id(rec->pm, bid) != bid_size)
-		return 0;
-	for (i = 0; i < n; i++) {
-		for (j = 0; j < maps[i].nr_mappings; j++) {
-			const struct stk_mapping *m = &maps[i].mappings[j];
-
-			if (strcmp(m->path, "[vdso]") == 0 && m->build_id_size == (uint32_t)bid_size &&
-			    memcmp(m->build_id, bid, (size_t)bid_size) == 0)
-				break;
-		}
-		if (j < maps[i].nr_mappings)
-			break;
-	}
-	if (i == n)
-		return 0;
-	blob = malloc(size + 1);
-	if (!blob)
-		return recorder__errorf(rec, -ENOMEM, "out of memory");
-	blob[0] = STK_ESYM_ELF_IMAGE;
-	memcpy(blob + 1, img, size);
-	err = rec_wrote(rec, stk_writer__add_esym(rec->w, bid, (uint32_t)bid_size, blob, size + 1));
-	free(blob);
 	if (!err)
-		rec->st_vdso_embedded = 1;
-	return err;
-}
-
-static int write_maps(struct recorder *rec)
-{
-	size_t i, n = 0;
-	int err = 0;
-
-	if (!rec->nr_pend_snaps)
-		return 0;
-	for (i = 0; i < rec->nr_pend_snaps; i++) {
-		struct snap *s = rec->pend_snaps[i];
-
-		if (!s->failed && !s->superseded && s->maps.nr_mappings)
-			rec->maps_buf[n++] = s->maps;
-	}
-	if (n)
-		err = write_vdso_esym(rec, rec->maps_buf, n);
-	if (n && !err)
-		err = rec_wrote(rec, stk_writer__add_maps(rec->w, rec->maps_buf, n));
-	for (i = 0; i < rec->nr_pend_snaps; i++) {
-		struct snap *s = rec->pend_snaps[i];
-
-		s->pending = 0;
-		if (s->orphan)
-			snap_free(s);
-	}
-	rec->nr_pend_snaps = 0;
-	return err;
+		rec->chunks++;
+	return rec_write_err(rec, err);
 }
 
 /* Sum the per-CPU BPF statistics into rec->bpf_stats. */
@@ -392,12 +215,16 @@ static void read_bpf_stats(struct recorder *rec)
 
 static int write_stats(struct recorder *rec, uint64_t now)
 {
-	struct procmaps_stats ps;
+	struct stackstore_stats ss;
+	struct ksymtab_stats ks;
+	struct procs_stats ps;
 	struct stk_stat st[STKREC_NR_STATS + 32];
 	size_t n = 0, i, k;
 
 	read_bpf_stats(rec);
-	procmaps__stats(rec->pm, &ps);
+	stackstore__stats(rec->stacks, &ss);
+	ksymtab__stats(rec->ksyms, &ks);
+	procs__stats(rec->procs, &ps);
 	for (i = 0; i < STKREC_NR_STATS; i++)
 		st[n++] = (struct stk_stat){ bpf_stat_names[i], rec->bpf_stats[i] };
 	st[n++] = (struct stk_stat){ "stacks_map_full",
@@ -405,35 +232,32 @@ static int write_stats(struct recorder *rec, uint64_t now)
 					     rec->bpf_stats[STKREC_STAT_KSTACK_ENOMEM] };
 	st[n++] = (struct stk_stat){ "duration_ns", now - rec->mono_start };
 	st[n++] = (struct stk_stat){ "flushes", rec->seq };
-	st[n++] = (struct stk_stat){ "stacks_written", rec->st_stacks_written };
-	st[n++] = (struct stk_stat){ "stacks_evicted", rec->st_stacks_evicted };
-	st[n++] = (struct stk_stat){ "stack_lookup_missing", rec->st_stack_missing };
-	st[n++] = (struct stk_stat){ "processes_snapshotted", ps.snapshots };
-	st[n++] = (struct stk_stat){ "processes_exited", rec->st_exits };
-	st[n++] = (struct stk_stat){ "maps_err_gone", rec->st_maps_gone };
-	st[n++] = (struct stk_stat){ "maps_err_other", rec->st_maps_errors };
-	st[n++] = (struct stk_stat){ "maps_resnapshots", rec->st_resnapshots };
-	st[n++] = (struct stk_stat){ "build_ids_read", ps.build_ids_read };
-	st[n++] = (struct stk_stat){ "build_id_missing", ps.build_id_missing };
-	st[n++] = (struct stk_stat){ "build_id_errors", ps.build_id_errors };
-	st[n++] = (struct stk_stat){ "ksyms_written", rec->st_ksyms_written };
-	st[n++] = (struct stk_stat){ "kaddr_unknown", rec->st_kaddr_unknown };
+	st[n++] = (struct stk_stat){ "stacks_written", ss.written };
+	st[n++] = (struct stk_stat){ "stacks_evicted", ss.evicted };
+	st[n++] = (struct stk_stat){ "stack_lookup_missing", ss.missing };
+	st[n++] = (struct stk_stat){ "processes_snapshotted", ps.pm.snapshots };
+	st[n++] = (struct stk_stat){ "processes_exited", ps.exits };
+	st[n++] = (struct stk_stat){ "maps_err_gone", ps.maps_gone };
+	st[n++] = (struct stk_stat){ "maps_err_other", ps.maps_errors };
+	st[n++] = (struct stk_stat){ "maps_resnapshots", ps.resnapshots };
+	st[n++] = (struct stk_stat){ "build_ids_read", ps.pm.build_ids_read };
+	st[n++] = (struct stk_stat){ "build_id_missing", ps.pm.build_id_missing };
+	st[n++] = (struct stk_stat){ "build_id_errors", ps.pm.build_id_errors };
+	st[n++] = (struct stk_stat){ "ksyms_written", ks.written };
+	st[n++] = (struct stk_stat){ "kaddr_unknown", ks.unknown };
 	/* Says which path named the kernel: absent (0) means /proc/kallsyms. */
-	st[n++] = (struct stk_stat){ "kaddrs_named_bpf", rec->st_kaddrs_bpf };
-	st[n++] = (struct stk_stat){ "maps_from_events", rec->st_maps_events };
-	st[n++] = (struct stk_stat){ "vdso_embedded", rec->st_vdso_embedded };
-	st[n++] = (struct stk_stat){ "vdso_other", ps.vdso_other };
-	if (rec->mw) {
-		struct mmapwatch_stats ms;
-
-		mmapwatch__stats(rec->mw, &ms);
-		st[n++] = (struct stk_stat){ "mmap_event_records", ms.records };
-		st[n++] = (struct stk_stat){ "mmap_events_lost", ms.lost };
-		st[n++] = (struct stk_stat){ "mmap_event_execs", ms.execs };
-		st[n++] = (struct stk_stat){ "mmap_event_mappings", ms.mmaps };
-		st[n++] = (struct stk_stat){ "mmap_event_build_ids", ms.kernel_build_ids };
-		st[n++] = (struct stk_stat){ "mmap_build_ids_read", ms.build_id_reads };
-		st[n++] = (struct stk_stat){ "mmap_build_id_errors", ms.build_id_errors };
+	st[n++] = (struct stk_stat){ "kaddrs_named_bpf", ks.named_bpf };
+	st[n++] = (struct stk_stat){ "maps_from_events", ps.maps_events };
+	st[n++] = (struct stk_stat){ "vdso_embedded", ps.vdso_embedded };
+	st[n++] = (struct stk_stat){ "vdso_other", ps.pm.vdso_other };
+	if (ps.watching) {
+		st[n++] = (struct stk_stat){ "mmap_event_records", ps.mw.records };
+		st[n++] = (struct stk_stat){ "mmap_events_lost", ps.mw.lost };
+		st[n++] = (struct stk_stat){ "mmap_event_execs", ps.mw.execs };
+		st[n++] = (struct stk_stat){ "mmap_event_mappings", ps.mw.mmaps };
+		st[n++] = (struct stk_stat){ "mmap_event_build_ids", ps.mw.kernel_build_ids };
+		st[n++] = (struct stk_stat){ "mmap_build_ids_read", ps.mw.build_id_reads };
+		st[n++] = (struct stk_stat){ "mmap_build_id_errors", ps.mw.build_id_errors };
 	}
 	/* A counter not in the STAT chunk is 0: leave zeros out (most loss
 	 * counters, in most captures), except the ones a reader always wants. */
@@ -444,198 +268,7 @@ static int write_stats(struct recorder *rec, uint64_t now)
 	return rec_wrote(rec, stk_writer__add_stats(rec->w, st, k));
 }
 
-/* ---- processes --------------------------------------------------------- */
-
-static int pend_snap(struct recorder *rec, struct snap *s)
-{
-	if (rec->nr_pend_snaps == rec->cap_pend_snaps) {
-		size_t cap = rec->cap_pend_snaps ? rec->cap_pend_snaps * 2 : 64;
-		struct snap **p = realloc(rec->pend_snaps, cap * sizeof(*p));
-		struct stk_proc_maps *b = realloc(rec->maps_buf, cap * sizeof(*b));
-
-		if (p)
-			rec->pend_snaps = p;
-		if (b)
-			rec->maps_buf = b;
-		if (!p || !b)
-			return -ENOMEM;
-		rec->cap_pend_snaps = cap;
-	}
-	rec->pend_snaps[rec->nr_pend_snaps++] = s;
-	s->pending = 1;
-	return 0;
-}
-
-/* Take a new snapshot of @tgid now; it replaces the previous one. */
-static int snapshot(struct recorder *rec, uint32_t tgid, const char *comm)
-{
-	struct snap *s, *old = NULL;
-	uint64_t *v;
-	int err;
-
-	s = calloc(1, sizeof(*s));
-	if (!s)
-		return -ENOMEM;
-	err = -ENOENT;
-	if (rec->mw) {
-		uint64_t gen;
-		int exited;
-
-		/* A process whose exec the watcher saw: its mappings as they
-		 * are now, even if it has exited or ld.so is still mapping
-		 * its libraries (a /proc snapshot then would miss them). */
-		mmapwatch__drain(rec->mw);
-		if (mmapwatch__complete(rec->mw, tgid, &gen, &exited)) {
-			err = mmapwatch__snapshot(rec->mw, rec->pm, tgid, comm, &s->maps);
-			if (!err) {
-				s->from_events = 1;
-				s->mw_gen = gen;
-				s->mw_image = mmapwatch__image(rec->mw, tgid);
-				rec->st_maps_events++;
-				if (exited)
-					s->purge_seq = rec->seq + 2;
-			}
-		}
-	}
-	if (err && err != -ENOMEM)
-		err = procmaps__snapshot(rec->pm, "/proc", tgid, comm, now_ns(CLOCK_MONOTONIC), &s->maps);
-	if (err == -ENOMEM) {
-		free(s);
-		return err;
-	}
-	if (err) {
-		/* Not readable: remember, so it is not retried every flush. */
-		s->failed = 1;
-		if (err == -ENOENT || err == -ESRCH) {
-			rec->st_maps_gone++;
-			s->purge_seq = rec->seq + 2; /* gone: its pid may come back */
-		} else {
-			rec->st_maps_errors++;
-		}
-	} else if (pend_snap(rec, s)) {
-		snap_free(s);
-		return -ENOMEM;
-	}
-	v = idmap__find(rec->procs, tgid);
-	if (v)
-		old = (struct snap *)(uintptr_t)*v;
-	if (idmap__set(rec->procs, tgid, (uint64_t)(uintptr_t)s)) {
-		if (s->pending)
-			rec->nr_pend_snaps--; /* it was the last one queued */
-		snap_free(s);
-		return -ENOMEM;
-	}
-	if (old) {
-		/* Not written yet, and the same image: the new one is its
-		 * current state, and rows are resolved in the latest
-		 * snapshot anyway (refreshes would otherwise write one per
-		 * library ld.so maps between two flushes). */
-		if (old->pending && old->from_events && s->from_events && !s->failed &&
-		    old->mw_image == s->mw_image)
-			old->superseded = 1;
-		old->orphan = 1;
-		if (!old->pending)
-			snap_free(old);
-	}
-	return 0;
-}
-
-int recorder__see_task(struct recorder *rec, uint32_t tgid, const char comm[16])
-{
-	if (tgid == 0 || idmap__find(rec->procs, tgid))
-		return 0;
-	return snapshot(rec, tgid, comm);
-}
-
-/* The process exited: keep its snapshot for rows still to be drained (an
- * interval or two), then forget it. */
-static void proc_exited(struct recorder *rec, uint32_t tgid)
-{
-	uint64_t *v = idmap__find(rec->procs, tgid);
-
-	rec->st_exits++;
-	if (v)
-		((struct snap *)(uintptr_t)*v)->purge_seq = rec->seq + 2;
-}
-
-static int purge_procs(struct recorder *rec)
-{
-	uint64_t key, val, *dead = NULL;
-	size_t it = 0, n = 0, cap = 0, i;
-
-	while (idmap__next(rec->procs, &it, &key, &val)) {
-		struct snap *s = (struct snap *)(uintptr_t)val;
-
-		if (!s->purge_seq || s->purge_seq > rec->seq)
-			continue;
-		if (n == cap) {
-			uint64_t *d = realloc(dead, (cap ? cap * 2 : 64) * sizeof(*d));
-
-			if (!d)
-				break; /* try again next flush */
-			dead = d;
-			cap = cap ? cap * 2 : 64;
-		}
-		dead[n++] = key;
-	}
-	for (i = 0; i < n; i++) {
-		struct snap *s = (struct snap *)(uintptr_t)*idmap__find(rec->procs, dead[i]);
-
-		idmap__remove(rec->procs, dead[i]);
-		s->orphan = 1;
-		if (!s->pending)
-			snap_free(s);
-	}
-	free(dead);
-	return 0;
-}
-
-/*
- * Snapshots built from mmap records go stale when the process maps more
- * (ld.so mapping libraries after the first sample, dlopen) or execs:
- * take them again, before this flush writes MAPS, so the rows of this
- * interval find every mapping.  A snapshot's time is that of the last
- * change it includes, which is before the interval's end.
- */
-static int refresh_event_snaps(struct recorder *rec)
-{
-	uint64_t key, val, gen, *stale = NULL;
-	size_t it = 0, n = 0, cap = 0, i;
-	int err = 0, exited;
-
-	if (!rec->mw)
-		return 0;
-	mmapwatch__drain(rec->mw);
-	while (idmap__next(rec->procs, &it, &key, &val)) {
-		struct snap *s = (struct snap *)(uintptr_t)val;
-
-		/* Not complete any more (records were lost, or purged): the
-		 * snapshot taken stays the best there is. */
-		if (!s->from_events || !mmapwatch__complete(rec->mw, (uint32_t)key, &gen, &exited) ||
-		    gen == s->mw_gen)
-			continue;
-		if (n == cap) {
-			uint64_t *p = realloc(stale, (cap ? cap * 2 : 64) * sizeof(*p));
-
-			if (!p) {
-				err = -ENOMEM;
-				break;
-			}
-			stale = p;
-			cap = cap ? cap * 2 : 64;
-		}
-		stale[n++] = key;
-	}
-	for (i = 0; i < n && !err; i++) {
-		const struct snap *s = (struct snap *)(uintptr_t)*idmap__find(rec->procs, stale[i]);
-		char comm[16];
-
-		memcpy(comm, s->maps.comm, sizeof(comm));
-		err = snapshot(rec, (uint32_t)stale[i], comm);
-	}
-	free(stale);
-	return err;
-}
+/* ---- what the rows reference (mode.h) ------------------------------------ */
 
 static int on_event(void *ctx, void *data, size_t size)
 {
@@ -652,297 +285,45 @@ static int on_event(void *ctx, void *data, size_t size)
 		/* Returning an error would stop ring_buffer__consume(); a
 		 * snapshot that fails for lack of memory is retried when a
 		 * row of the process is drained. */
-		snapshot(rec, e->tgid, comm);
+		procs__snapshot(rec->procs, e->tgid, comm, rec->seq);
 		break;
 	case STKREC_EV_EXIT:
-		proc_exited(rec, e->tgid);
+		procs__exited(rec->procs, e->tgid, rec->seq);
 		break;
 	}
 	return 0;
 }
 
-/* ---- stacks and kernel addresses -------------------------------------- */
-
-static int push_ksym(struct recorder *rec, const struct stk_ksym *sym)
+int recorder__see_task(struct recorder *rec, uint32_t tgid, const char comm[16])
 {
-	if (rec->nr_pend_ksyms == rec->cap_pend_ksyms) {
-		size_t cap = rec->cap_pend_ksyms ? rec->cap_pend_ksyms * 2 : 256;
-		struct stk_ksym *p = realloc(rec->pend_ksyms, cap * sizeof(*p));
-
-		if (!p)
-			return -ENOMEM;
-		rec->pend_ksyms = p;
-		rec->cap_pend_ksyms = cap;
-	}
-	rec->pend_ksyms[rec->nr_pend_ksyms++] = *sym;
-	rec->st_ksyms_written++;
-	return 0;
-}
-
-/* 1 if @addr is in the core kernel's text, boot-time init text included
- * (the idle task's stack still returns into it). */
-static int kernel_text(const struct recorder *rec, uint64_t addr)
-{
-	return (addr >= rec->ktext && addr < rec->ketext) ||
-	       (addr >= rec->kinittext && addr < rec->keinittext);
-}
-
-/*
- * Name the addresses queued by recorder__see_kaddr() with the BPF
- * symbolizer, a batch per BPF_PROG_RUN, and queue each symbol not written
- * yet.  A symbol of the core kernel outside its text is data, which no
- * code address is in: such an address (a return IP read above a frame
- * without frame pointer can be any word) counts as unknown.
- */
-static int resolve_kaddrs(struct recorder *rec)
-{
-	LIBBPF_OPTS(bpf_test_run_opts, opts);
-	struct stkrec_ksym_io *io = rec->ksym_io;
-	size_t i, j, nb;
-	__u32 zero = 0;
-	int err = 0;
-
-	for (i = 0; i < rec->nr_pend_kaddrs && !err; i += nb) {
-		nb = rec->nr_pend_kaddrs - i;
-		if (nb > STKREC_KSYM_BATCH)
-			nb = STKREC_KSYM_BATCH;
-		io->nr = (__u32)nb;
-		memcpy(io->addrs, rec->pend_kaddrs + i, nb * sizeof(uint64_t));
-		if (bpf_map_update_elem(rec->maps.ksym_io_fd, &zero, io, BPF_ANY) ||
-		    bpf_prog_test_run_opts(rec->maps.ksym_prog_fd, &opts) ||
-		    bpf_map_lookup_elem(rec->maps.ksym_io_fd, &zero, io)) {
-			err = -errno;
-			return recorder__errorf(rec, err, "name kernel addresses: %s", strerror(-err));
-		}
-		for (j = 0; j < nb && !err; j++) {
-			struct stk_ksym sym;
-
-			io->out[j][STKREC_KSYM_TEXT - 1] = '\0';
-			if (kallsyms__parse_symoff(io->out[j], io->addrs[j], &sym) ||
-			    (!sym.module[0] && rec->ketext && !kernel_text(rec, sym.addr))) {
-				rec->st_kaddr_unknown++;
-				continue;
-			}
-			rec->st_kaddrs_bpf++;
-			if (idmap__find(rec->ksyms_done, sym.addr))
-				continue;
-			sym.name = strdup(sym.name);
-			sym.module = strdup(sym.module);
-			err = !sym.name || !sym.module ? -ENOMEM : 0;
-			err = err ?: idmap__set(rec->ksyms_done, sym.addr, 1);
-			err = err ?: push_ksym(rec, &sym);
-			if (err) {
-				free((char *)sym.name);
-				free((char *)sym.module);
-			}
-		}
-	}
-	rec->nr_pend_kaddrs = 0;
-	return err ? recorder__errorf(rec, err, "out of memory") : 0;
-}
-
-/* Run the symbolizer once without addresses: it tells _text and _etext
- * (0 without CAP_SYSLOG).  Returns 0 or -errno. */
-static int kernel_text_bounds(struct recorder *rec)
-{
-	LIBBPF_OPTS(bpf_test_run_opts, opts);
-	__u32 zero = 0;
-
-	memset(rec->ksym_io, 0, sizeof(*rec->ksym_io));
-	if (bpf_map_update_elem(rec->maps.ksym_io_fd, &zero, rec->ksym_io, BPF_ANY) ||
-	    bpf_prog_test_run_opts(rec->maps.ksym_prog_fd, &opts) ||
-	    bpf_map_lookup_elem(rec->maps.ksym_io_fd, &zero, rec->ksym_io))
-		return -errno;
-	rec->ktext = rec->ksym_io->text;
-	rec->ketext = rec->ksym_io->etext;
-	rec->kinittext = rec->ksym_io->inittext;
-	rec->keinittext = rec->ksym_io->einittext;
-	return 0;
+	return procs__see(rec->procs, tgid, comm, rec->seq);
 }
 
 int recorder__see_kaddr(struct recorder *rec, uint64_t addr)
 {
-	long idx;
-	int err;
-
-	/* Only kernel-half addresses: a return IP read above a frame without
-	 * a frame pointer can be any word, and is not worth a symbol. */
-	if ((int64_t)addr >= 0)
-		return 0;
-	if (rec->bpf_ksyms) {
-		if (idmap__find(rec->kaddrs_seen, addr))
-			return 0;
-		err = idmap__set(rec->kaddrs_seen, addr, 1);
-		if (err)
-			return err;
-		if (rec->nr_pend_kaddrs == rec->cap_pend_kaddrs) {
-			size_t cap = rec->cap_pend_kaddrs ? rec->cap_pend_kaddrs * 2 : 256;
-			uint64_t *p = realloc(rec->pend_kaddrs, cap * sizeof(*p));
-
-			if (!p)
-				return -ENOMEM;
-			rec->pend_kaddrs = p;
-			rec->cap_pend_kaddrs = cap;
-		}
-		rec->pend_kaddrs[rec->nr_pend_kaddrs++] = addr;
-		return 0;
-	}
-	if (!rec->ks || rec->o.kallsyms_full)
-		return 0;
-	idx = kallsyms__find(rec->ks, addr);
-	if (idx < 0 || !strchr("tTwW", kallsyms__get(rec->ks, (size_t)idx)->type)) {
-		/* Code is in text symbols; a data symbol explains nothing. */
-		rec->st_kaddr_unknown++;
-		return 0;
-	}
-	if (rec->ksym_written[idx / 8] & (1u << (idx % 8)))
-		return 0;
-	err = push_ksym(rec, kallsyms__get(rec->ks, (size_t)idx));
-	if (err)
-		return err;
-	rec->ksym_written[idx / 8] |= (uint8_t)(1u << (idx % 8));
-	return 0;
+	return ksymtab__see(rec->ksyms, addr);
 }
 
-static int queue_stack(struct recorder *rec, uint64_t id, const struct stkrec_stack *s)
-{
-	uint32_t nr = s->nr < STKREC_MAX_DEPTH ? s->nr : STKREC_MAX_DEPTH;
-
-	if (rec->nr_pend_stacks == rec->cap_pend_stacks) {
-		size_t cap = rec->cap_pend_stacks ? rec->cap_pend_stacks * 2 : 256;
-		struct stk_stack *p = realloc(rec->pend_stacks, cap * sizeof(*p));
-
-		if (!p)
-			return -ENOMEM;
-		rec->pend_stacks = p;
-		rec->cap_pend_stacks = cap;
-	}
-	if (rec->nr_pend_frames + nr > rec->cap_pend_frames) {
-		size_t cap = rec->cap_pend_frames ? rec->cap_pend_frames : 4096;
-		uint64_t *p;
-
-		while (cap < rec->nr_pend_frames + nr)
-			cap *= 2;
-		p = realloc(rec->pend_frames, cap * sizeof(*p));
-		if (!p)
-			return -ENOMEM;
-		rec->pend_frames = p;
-		rec->cap_pend_frames = cap;
-	}
-	memcpy(rec->pend_frames + rec->nr_pend_frames, s->ips, nr * sizeof(uint64_t));
-	rec->nr_pend_frames += nr;
-	rec->pend_stacks[rec->nr_pend_stacks++] = (struct stk_stack){ .id = id, .nr_frames = nr };
-	return 0;
-}
-
-/* A new user stack whose leaf IP is outside the process's known mappings
- * means the process mapped something since its snapshot (dlopen, JIT):
- * read its maps again, at most once per flush. */
-static int check_user_stack(struct recorder *rec, uint32_t tgid, const struct stkrec_stack *s)
-{
-	uint64_t *v = idmap__find(rec->procs, tgid);
-	struct snap *snap;
-
-	if (!v || !s->nr)
-		return 0;
-	snap = (struct snap *)(uintptr_t)*v;
-	if (snap->failed || snap->purge_seq || procmaps__covers(&snap->maps, s->ips[0]))
-		return 0;
-	/* Built from mmap records that have not changed since: every
-	 * mapping is in it, reading again would add nothing (the stack is
-	 * from before an exec, or its leaf is garbage). */
-	if (snap->from_events && rec->mw) {
-		uint64_t gen;
-
-		if (mmapwatch__complete(rec->mw, tgid, &gen, NULL) && gen == snap->mw_gen)
-			return 0;
-	}
-	if (!snap->pending) {
-		rec->st_resnapshots++;
-		return snapshot(rec, tgid, snap->maps.comm);
-	}
-	return 0;
-}
-
-/*
- * The file numbers stacks 1, 2, 3... in the order they are written, not by
- * their 62-bit BPF hash: small ids cost one or two bytes in every count row
- * instead of nine, and compress.  The BPF id stays internal.
- */
+/* A new kernel stack's frames need symbols; a new user stack may show
+ * that its process mapped more since its snapshot. */
 int recorder__see_stack(struct recorder *rec, uint32_t tgid, int64_t *ref)
 {
-	uint64_t id, *file_id;
+	const struct stkrec_stack *s;
+	uint64_t id = (uint64_t)*ref;
+	uint32_t i;
 	int err;
 
-	if (*ref < 0)
-		return 0;
-	id = (uint64_t)*ref;
-	file_id = idmap__find(rec->written, id);
-	if (file_id) {
-		*ref = (int64_t)*file_id;
-		/* Re-inserted by BPF if we evicted it: resident again. */
-		return idmap__set(rec->resident, id, rec->seq);
-	}
-	if (bpf_map_lookup_elem(rec->maps.stacks_fd, &id, &rec->stack_buf)) {
-		/* Cannot happen: only written stacks are ever deleted. */
-		rec->st_stack_missing++;
-		*ref = -ENOENT;
-		return 0;
-	}
-	err = queue_stack(rec, rec->last_file_id + 1, &rec->stack_buf);
-	err = err ?: idmap__set(rec->written, id, rec->last_file_id + 1);
-	err = err ?: idmap__set(rec->resident, id, rec->seq);
-	if (err)
+	err = stackstore__see(rec->stacks, ref, rec->seq, &s);
+	if (err || !s)
 		return err;
-	*ref = (int64_t)++rec->last_file_id;
-	rec->st_stacks_written++;
-	if (id & STKREC_STACK_KERNEL_BIT) {
-		uint32_t i;
-
-		for (i = 0; i < rec->stack_buf.nr && i < STKREC_MAX_DEPTH; i++) {
-			err = recorder__see_kaddr(rec, rec->stack_buf.ips[i]);
-			if (err)
-				return err;
-		}
-		return 0;
+	if (!(id & STKREC_STACK_KERNEL_BIT))
+		return procs__check_stack(rec->procs, tgid, s, rec->seq);
+	for (i = 0; i < s->nr && i < STKREC_MAX_DEPTH; i++) {
+		err = ksymtab__see(rec->ksyms, s->ips[i]);
+		if (err)
+			return err;
 	}
-	return check_user_stack(rec, tgid, &rec->stack_buf);
-}
-
-/*
- * Keep room in the BPF stacks map: every stack there is already in the
- * file, so deleting one only costs a re-insert if it is sampled again (its
- * id is a hash of its frames and does not change).  Past half full, drop
- * the stacks not referenced in the interval just flushed (resident values
- * are the flush number that referenced them; rec->seq is already one
- * past it); past three quarters, all.
- */
-static void evict_stacks(struct recorder *rec)
-{
-	uint32_t cap = rec->o.stack_storage_size;
-	size_t it, n = 0, i, pass;
-	uint64_t key, val, *victims;
-
-	if (idmap__count(rec->resident) * 2 <= cap)
-		return;
-	victims = malloc(idmap__count(rec->resident) * sizeof(*victims));
-	if (!victims)
-		return;
-	for (pass = 0; pass < 2; pass++) {
-		n = 0;
-		it = 0;
-		while (idmap__next(rec->resident, &it, &key, &val))
-			if (pass == 1 || val + 1 < rec->seq)
-				victims[n++] = key;
-		for (i = 0; i < n; i++) {
-			bpf_map_delete_elem(rec->maps.stacks_fd, &victims[i]);
-			idmap__remove(rec->resident, victims[i]);
-		}
-		rec->st_stacks_evicted += n;
-		if (idmap__count(rec->resident) * 4 <= (size_t)cap * 3)
-			break;
-	}
-	free(victims);
+	return 0;
 }
 
 /* ---- flushing ---------------------------------------------------------- */
@@ -958,22 +339,22 @@ static int recorder__flush(struct recorder *rec, int final)
 	 * row's process is not read twice. */
 	if (rec->rb)
 		ring_buffer__consume(rec->rb);
-	err = refresh_event_snaps(rec);
+	err = procs__refresh(rec->procs, rec->seq);
 	if (err)
 		return recorder__errorf(rec, err, "out of memory");
-	err = rec->ops->collect(rec->mode, rec, final);
+	err = drain__collect(rec->maps.drain, rec, final);
 	if (err)
 		return err;
-	if (rec->bpf_ksyms) {
-		err = resolve_kaddrs(rec);
-		if (err)
-			return err;
-	}
-	err = write_stacks(rec);
-	err = err ?: write_ksyms(rec);
-	err = err ?: write_maps(rec);
-	if (!err && rec->ops->pending(rec->mode))
-		err = rec_wrote(rec, rec->ops->write(rec->mode, rec->w, rec->t0, t1));
+	err = ksymtab__resolve(rec->ksyms);
+	if (err == -ENOMEM)
+		return recorder__errorf(rec, err, "out of memory");
+	if (err)
+		return recorder__errorf(rec, err, "name kernel addresses: %s", strerror(-err));
+	err = rec_write_err(rec, stackstore__write(rec->stacks, rec->w, &rec->chunks));
+	err = err ?: rec_write_err(rec, ksymtab__write(rec->ksyms, rec->w, &rec->chunks));
+	err = err ?: rec_write_err(rec, procs__write(rec->procs, rec->w, &rec->chunks));
+	if (!err && drain__pending(rec->maps.drain))
+		err = rec_wrote(rec, drain__write(rec->maps.drain, rec->w, rec->t0, t1));
 	rec->seq++;
 	/* The final STAT comes after the final META (recorder__finish()). */
 	if (!err && !final)
@@ -982,11 +363,9 @@ static int recorder__flush(struct recorder *rec, int final)
 		return err;
 	/* Processes that exited before the previous flush have had their
 	 * last rows drained and their maps taken by now. */
-	if (rec->mw)
-		mmapwatch__purge(rec->mw, rec->t0);
+	procs__purge(rec->procs, rec->seq, rec->t0);
 	rec->t0 = t1;
-	evict_stacks(rec);
-	purge_procs(rec);
+	stackstore__evict(rec->stacks, rec->seq);
 	return 0;
 }
 
@@ -1001,8 +380,8 @@ static void recorder__status(struct recorder *rec, uint64_t now)
 	st.offcpu = rec->ops != &profile_mode_ops;
 	st.samples = rec->bpf_stats[STKREC_STAT_SAMPLES];
 	st.blocked_ns = rec->bpf_stats[STKREC_STAT_BLOCKED_NS];
-	st.stacks = idmap__count(rec->written);
-	st.stack_fill_pct = (unsigned int)(idmap__count(rec->resident) * 100 / rec->o.stack_storage_size);
+	st.stacks = stackstore__count(rec->stacks);
+	st.stack_fill_pct = stackstore__fill_pct(rec->stacks);
 	st.lost = rec->bpf_stats[STKREC_STAT_COUNTS_FULL] + rec->bpf_stats[STKREC_STAT_USTACK_ENOMEM] +
 		  rec->bpf_stats[STKREC_STAT_KSTACK_ENOMEM] + rec->bpf_stats[STKREC_STAT_USTACK_OTHER] +
 		  rec->bpf_stats[STKREC_STAT_KSTACK_OTHER] + rec->bpf_stats[STKREC_STAT_EVENTS_LOST];
@@ -1119,49 +498,34 @@ out:
 
 static int write_kernel_info(struct recorder *rec)
 {
+	uint64_t text, etext;
 	struct kobjs ko;
 	int err;
 
-	if (rec->ks) {
-		rec->ktext = kallsyms__addr_of(rec->ks, "_text");
-		rec->ketext = kallsyms__addr_of(rec->ks, "_etext");
-	}
-	err = kobjs__read(&ko, "/sys", "/proc/modules", rec->ktext, rec->ketext);
+	ksymtab__text(rec->ksyms, &text, &etext);
+	err = kobjs__read(&ko, "/sys", "/proc/modules", text, etext);
 	if (err)
 		return recorder__errorf(rec, err, "out of memory");
 	err = rec_wrote(rec, stk_writer__add_kobjs(rec->w, ko.objs, ko.n));
 	kobjs__free(&ko);
-	if (err || !rec->ks || !rec->o.kallsyms_full)
+	if (err || !rec->o.kallsyms_full)
 		return err;
-	/* --kallsyms=full: the whole table, once.  Split so that no chunk
-	 * comes near the format's raw size limit. */
-	{
-		size_t total = kallsyms__count(rec->ks), i, step = 32768;
-
-		for (i = 0; i < total && !err; i += step) {
-			size_t n = total - i < step ? total - i : step;
-
-			err = rec_wrote(rec, stk_writer__add_ksyms(rec->w, kallsyms__get(rec->ks, i), n));
-		}
-		rec->st_ksyms_written = total;
-	}
-	return err;
+	/* --kallsyms=full: the whole table, once. */
+	return rec_write_err(rec, ksymtab__write_all(rec->ksyms, rec->w, &rec->chunks));
 }
 
 /* Read /proc/kallsyms; refuse if it hides the addresses. */
 static int load_kallsyms(struct recorder *rec)
 {
-	rec->ks = kallsyms__load("/proc/kallsyms");
-	if (!rec->ks)
-		return recorder__errorf(rec, -errno, "/proc/kallsyms: %s", strerror(errno));
-	if (kallsyms__all_zero(rec->ks))
+	int err = ksymtab__load_kallsyms(rec->ksyms, "/proc/kallsyms");
+
+	if (err)
+		return recorder__errorf(rec, err, "/proc/kallsyms: %s", strerror(-err));
+	if (ksymtab__kallsyms_hidden(rec->ksyms))
 		return recorder__errorf(rec, -EPERM,
 					"/proc/kallsyms: kernel addresses are hidden from this process "
 					"(kernel.kptr_restrict); run as root with CAP_SYSLOG, "
 					"or use -U for user stacks only");
-	rec->ksym_written = calloc(kallsyms__count(rec->ks) / 8 + 1, 1);
-	if (!rec->ksym_written)
-		return recorder__errorf(rec, -ENOMEM, "out of memory");
 	return 0;
 }
 
@@ -1171,17 +535,9 @@ static int setup_ksyms(struct recorder *rec)
 {
 	if (rec->o.user_stacks_only || rec->o.kallsyms_full)
 		return 0;
-	if (rec->maps.ksym_prog_fd >= 0) {
-		rec->ksym_io = calloc(1, sizeof(*rec->ksym_io));
-		rec->kaddrs_seen = idmap__new();
-		rec->ksyms_done = idmap__new();
-		if (!rec->ksym_io || !rec->kaddrs_seen || !rec->ksyms_done)
-			return recorder__errorf(rec, -ENOMEM, "out of memory");
-		if (kernel_text_bounds(rec) == 0) {
-			rec->bpf_ksyms = 1;
-			return 0;
-		}
-	}
+	if (rec->maps.ksym_prog_fd >= 0 &&
+	    ksymtab__use_bpf(rec->ksyms, rec->maps.ksym_io_fd, rec->maps.ksym_prog_fd) == 0)
+		return 0;
 	return load_kallsyms(rec);
 }
 
@@ -1213,9 +569,9 @@ static int setup_epoll(struct recorder *rec)
 		if (epoll_ctl(rec->epfd, EPOLL_CTL_ADD, child__pidfd(rec->child), &ev) < 0)
 			return -errno;
 	}
-	for (i = 0; rec->mw && i < mmapwatch__nr_fds(rec->mw); i++) {
+	for (i = 0; i < procs__nr_fds(rec->procs); i++) {
 		ev.data.u32 = EV_MMAPWATCH;
-		if (epoll_ctl(rec->epfd, EPOLL_CTL_ADD, mmapwatch__fd(rec->mw, i), &ev) < 0)
+		if (epoll_ctl(rec->epfd, EPOLL_CTL_ADD, procs__fd(rec->procs, i), &ev) < 0)
 			return -errno;
 	}
 	return 0;
@@ -1232,36 +588,25 @@ static int open_mmapwatch(struct recorder *rec)
 {
 	const struct recorder_opts *o = &rec->o;
 	enum mmapwatch_follow follow;
-	size_t nr_online = 0, i;
-	int *online = NULL, err;
+	int err;
 
 	if (o->no_mmap_events) {
 		snprintf(rec->mw_state, sizeof(rec->mw_state), "off (--no-mmap-events)");
 		return 0;
 	}
 	follow = o->cmd ? MMAPWATCH_TREE : o->nr_pids ? MMAPWATCH_LISTED : MMAPWATCH_ALL;
-	rec->mw = mmapwatch__new(follow);
-	if (!rec->mw)
-		return recorder__errorf(rec, -ENOMEM, "out of memory");
-	for (i = 0; i < o->nr_pids; i++)
-		if (mmapwatch__add(rec->mw, o->pids[i]))
-			return recorder__errorf(rec, -ENOMEM, "out of memory");
-	/* Every online CPU, whatever -C says: a process maps on any CPU. */
-	err = cpulist__online(&online, &nr_online);
-	err = err ?: mmapwatch__open(rec->mw, online, nr_online, MMAPWATCH_PAGES);
-	free(online);
+	err = procs__watch(rec->procs, follow, o->pids, o->nr_pids);
 	if (err == -ENOMEM)
 		return recorder__errorf(rec, err, "out of memory");
 	if (err) {
 		snprintf(rec->mw_state, sizeof(rec->mw_state), "unavailable (%s)", strerror(-err));
-		mmapwatch__free(rec->mw);
-		rec->mw = NULL;
 		return 0;
 	}
 	/* MMAP2 build-ids need Linux 5.12+; before, the files are read. */
 	snprintf(rec->mw_state, sizeof(rec->mw_state), "%s",
-		 mmapwatch__kernel_build_ids(rec->mw) ? "on, build-ids from the kernel"
-						      : "on, build-ids from the files (kernel before 5.12)");
+		 procs__kernel_build_ids(rec->procs)
+			 ? "on, build-ids from the kernel"
+			 : "on, build-ids from the files (kernel before 5.12)");
 	return 0;
 }
 
@@ -1302,12 +647,14 @@ int recorder__start(struct recorder *rec)
 			goto fail;
 		}
 		/* Stopped before its exec: the watcher sees the exec. */
-		if (rec->mw && mmapwatch__add(rec->mw, (uint32_t)child__pid(rec->child))) {
+		if (procs__follow(rec->procs, (uint32_t)child__pid(rec->child))) {
 			err = recorder__errorf(rec, -ENOMEM, "out of memory");
 			goto fail;
 		}
 	}
 	err = rec->ops->open(&rec->mode, o, rec->child != NULL, &rec->maps, rec);
+	if (!err)
+		stackstore__set_map(rec->stacks, rec->maps.stacks_fd);
 	err = err ?: setup_ksyms(rec);
 	err = err ?: write_kernel_info(rec);
 	if (err)
@@ -1349,12 +696,12 @@ fail:
 	/* Nothing stays attached and no half-made file stays behind. */
 	ring_buffer__free(rec->rb);
 	rec->rb = NULL;
-	mmapwatch__free(rec->mw);
-	rec->mw = NULL;
+	procs__unwatch(rec->procs);
 	if (rec->mode) {
 		rec->ops->detach(rec->mode);
 		rec->ops->free(rec->mode);
 		rec->mode = NULL;
+		rec->maps.drain = NULL;
 	}
 	child__free(rec->child);
 	rec->child = NULL;
@@ -1423,7 +770,7 @@ int recorder__run(struct recorder *rec)
 			if (evs[i].data.u32 == EV_RINGBUF) {
 				ring_buffer__consume(rec->rb);
 			} else if (evs[i].data.u32 == EV_MMAPWATCH) {
-				mmapwatch__drain(rec->mw);
+				procs__drain_events(rec->procs);
 			} else if (child__try_wait(rec->child, &code) == 1) {
 				rec->cmd_exit_code = code;
 				rec->end_reason = "command";
@@ -1465,8 +812,7 @@ int recorder__finish(struct recorder *rec, struct recorder_result *res)
 			err = write_stats(rec, now_ns(CLOCK_MONOTONIC));
 	}
 	/* The final flush has taken every snapshot it needs. */
-	mmapwatch__free(rec->mw);
-	rec->mw = NULL;
+	procs__unwatch(rec->procs);
 	if (rec->w) {
 		uint64_t bytes = stk_writer__bytes(rec->w);
 
@@ -1510,7 +856,7 @@ int recorder__finish(struct recorder *rec, struct recorder_result *res)
 		res->cmd_exit_code = rec->cmd_exit_code;
 		res->samples = rec->bpf_stats[STKREC_STAT_SAMPLES];
 		res->blocked_ns = rec->bpf_stats[STKREC_STAT_BLOCKED_NS];
-		res->stacks = idmap__count(rec->written);
+		res->stacks = stackstore__count(rec->stacks);
 		res->stacks_lost = rec->bpf_stats[STKREC_STAT_USTACK_ENOMEM] +
 				   rec->bpf_stats[STKREC_STAT_KSTACK_ENOMEM];
 		res->chunks = rec->chunks;
@@ -1522,9 +868,6 @@ int recorder__finish(struct recorder *rec, struct recorder_result *res)
 
 void recorder__free(struct recorder *rec)
 {
-	uint64_t val;
-	size_t it = 0, i;
-
 	if (!rec)
 		return;
 	if (rec->mode) {
@@ -1532,38 +875,14 @@ void recorder__free(struct recorder *rec)
 		rec->ops->free(rec->mode);
 	}
 	ring_buffer__free(rec->rb);
-	mmapwatch__free(rec->mw);
 	if (rec->w)
 		stk_writer__close(rec->w);
 	child__free(rec->child);
 	if (rec->epfd >= 0)
 		close(rec->epfd);
-	if (rec->procs) {
-		while (idmap__next(rec->procs, &it, NULL, &val)) {
-			struct snap *s = (struct snap *)(uintptr_t)val;
-
-			if (!s->pending)
-				snap_free(s);
-		}
-	}
-	for (i = 0; i < rec->nr_pend_snaps; i++)
-		snap_free(rec->pend_snaps[i]);
-	idmap__free(rec->procs);
-	idmap__free(rec->written);
-	idmap__free(rec->resident);
-	procmaps__free(rec->pm);
-	kallsyms__free(rec->ks);
-	free(rec->ksym_written);
-	free_pend_ksyms(rec);
-	idmap__free(rec->kaddrs_seen);
-	idmap__free(rec->ksyms_done);
-	free(rec->pend_kaddrs);
-	free(rec->ksym_io);
-	free(rec->pend_stacks);
-	free(rec->pend_frames);
-	free(rec->pend_ksyms);
-	free(rec->pend_snaps);
-	free(rec->maps_buf);
+	procs__free(rec->procs);
+	stackstore__free(rec->stacks);
+	ksymtab__free(rec->ksyms);
 	free(rec->stat_vals);
 	free(rec);
 }

@@ -1,0 +1,307 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * ksymtab.c - the kernel symbols a recording writes to KSYM: naming the
+ * kernel addresses it sees, with the BPF %pS symbolizer or /proc/kallsyms,
+ * and queueing each symbol once (see ksymtab.h).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "idmap.h"
+#include "kallsyms.h"
+#include "ksymtab.h"
+#include "stkrec.h"
+
+/* Symbols of a --kallsyms=full table per KSYM chunk. */
+#define FULL_CHUNK_SYMS 32768
+
+struct ksymtab {
+	/* From /proc/kallsyms: the table, and a bit per index written. */
+	struct kallsyms *ks;
+	uint8_t *written;
+	int full;			/* the whole table is in the file */
+	/* Or, named by the BPF symbolizer (bpf): addresses seen, symbol
+	 * starts written, addresses waiting to be named; pending names are
+	 * then malloc'ed. */
+	int bpf;
+	int io_fd, prog_fd;
+	struct idmap *kaddrs_seen;
+	struct idmap *ksyms_done;
+	uint64_t *pend_kaddrs;
+	size_t nr_pend_kaddrs, cap_pend_kaddrs;
+	struct stkrec_ksym_io *io;
+	uint64_t text, etext;		/* _text, _etext; 0 if unknown */
+	uint64_t inittext, einittext;	/* _sinittext, _einittext */
+	/* Symbols queued for the next KSYM chunk. */
+	struct stk_ksym *pend;
+	size_t nr_pend, cap_pend;
+	struct ksymtab_stats st;
+};
+
+struct ksymtab *ksymtab__new(void)
+{
+	struct ksymtab *kt = calloc(1, sizeof(*kt));
+
+	if (!kt)
+		return NULL;
+	kt->io_fd = kt->prog_fd = -1;
+	kt->io = calloc(1, sizeof(*kt->io));
+	kt->kaddrs_seen = idmap__new();
+	kt->ksyms_done = idmap__new();
+	if (!kt->io || !kt->kaddrs_seen || !kt->ksyms_done) {
+		ksymtab__free(kt);
+		errno = ENOMEM;
+		return NULL;
+	}
+	return kt;
+}
+
+static void free_pend(struct ksymtab *kt)
+{
+	size_t i;
+
+	/* From the BPF symbolizer the names are ours; from kallsyms, the
+	 * table's. */
+	for (i = 0; kt->bpf && i < kt->nr_pend; i++) {
+		free((char *)kt->pend[i].name);
+		free((char *)kt->pend[i].module);
+	}
+	kt->nr_pend = 0;
+}
+
+void ksymtab__free(struct ksymtab *kt)
+{
+	if (!kt)
+		return;
+	free_pend(kt);
+	free(kt->pend);
+	kallsyms__free(kt->ks);
+	free(kt->written);
+	idmap__free(kt->kaddrs_seen);
+	idmap__free(kt->ksyms_done);
+	free(kt->pend_kaddrs);
+	free(kt->io);
+	free(kt);
+}
+
+/* One BPF_PROG_RUN of the symbolizer on kt->io, in and out. */
+static int run_symbolizer(struct ksymtab *kt)
+{
+	LIBBPF_OPTS(bpf_test_run_opts, opts);
+	__u32 zero = 0;
+
+	if (bpf_map_update_elem(kt->io_fd, &zero, kt->io, BPF_ANY) ||
+	    bpf_prog_test_run_opts(kt->prog_fd, &opts) ||
+	    bpf_map_lookup_elem(kt->io_fd, &zero, kt->io))
+		return -errno;
+	return 0;
+}
+
+int ksymtab__use_bpf(struct ksymtab *kt, int io_fd, int prog_fd)
+{
+	int err;
+
+	kt->io_fd = io_fd;
+	kt->prog_fd = prog_fd;
+	/* Without addresses it tells _text and _etext. */
+	memset(kt->io, 0, sizeof(*kt->io));
+	err = run_symbolizer(kt);
+	if (err)
+		return err;
+	kt->text = kt->io->text;
+	kt->etext = kt->io->etext;
+	kt->inittext = kt->io->inittext;
+	kt->einittext = kt->io->einittext;
+	kt->bpf = 1;
+	return 0;
+}
+
+int ksymtab__load_kallsyms(struct ksymtab *kt, const char *path)
+{
+	kt->ks = kallsyms__load(path);
+	if (!kt->ks)
+		return -errno;
+	kt->text = kallsyms__addr_of(kt->ks, "_text");
+	kt->etext = kallsyms__addr_of(kt->ks, "_etext");
+	kt->written = calloc(kallsyms__count(kt->ks) / 8 + 1, 1);
+	return kt->written ? 0 : -ENOMEM;
+}
+
+int ksymtab__kallsyms_hidden(const struct ksymtab *kt)
+{
+	return kt->ks && kallsyms__all_zero(kt->ks);
+}
+
+int ksymtab__has_kallsyms(const struct ksymtab *kt)
+{
+	return kt->ks != NULL;
+}
+
+static int push_ksym(struct ksymtab *kt, const struct stk_ksym *sym)
+{
+	if (kt->nr_pend == kt->cap_pend) {
+		size_t cap = kt->cap_pend ? kt->cap_pend * 2 : 256;
+		struct stk_ksym *p = realloc(kt->pend, cap * sizeof(*p));
+
+		if (!p)
+			return -ENOMEM;
+		kt->pend = p;
+		kt->cap_pend = cap;
+	}
+	kt->pend[kt->nr_pend++] = *sym;
+	kt->st.written++;
+	return 0;
+}
+
+static int queue_kaddr(struct ksymtab *kt, uint64_t addr)
+{
+	int err;
+
+	if (idmap__find(kt->kaddrs_seen, addr))
+		return 0;
+	err = idmap__set(kt->kaddrs_seen, addr, 1);
+	if (err)
+		return err;
+	if (kt->nr_pend_kaddrs == kt->cap_pend_kaddrs) {
+		size_t cap = kt->cap_pend_kaddrs ? kt->cap_pend_kaddrs * 2 : 256;
+		uint64_t *p = realloc(kt->pend_kaddrs, cap * sizeof(*p));
+
+		if (!p)
+			return -ENOMEM;
+		kt->pend_kaddrs = p;
+		kt->cap_pend_kaddrs = cap;
+	}
+	kt->pend_kaddrs[kt->nr_pend_kaddrs++] = addr;
+	return 0;
+}
+
+int ksymtab__see(struct ksymtab *kt, uint64_t addr)
+{
+	long idx;
+	int err;
+
+	if ((int64_t)addr >= 0)
+		return 0;
+	if (kt->bpf)
+		return queue_kaddr(kt, addr);
+	if (!kt->ks || kt->full)
+		return 0;
+	idx = kallsyms__find(kt->ks, addr);
+	if (idx < 0 || !strchr("tTwW", kallsyms__get(kt->ks, (size_t)idx)->type)) {
+		/* Code is in text symbols; a data symbol explains nothing. */
+		kt->st.unknown++;
+		return 0;
+	}
+	if (kt->written[idx / 8] & (1u << (idx % 8)))
+		return 0;
+	err = push_ksym(kt, kallsyms__get(kt->ks, (size_t)idx));
+	if (err)
+		return err;
+	kt->written[idx / 8] |= (uint8_t)(1u << (idx % 8));
+	return 0;
+}
+
+/* 1 if @addr is in the core kernel's text, boot-time init text included
+ * (the idle task's stack still returns into it). */
+static int kernel_text(const struct ksymtab *kt, uint64_t addr)
+{
+	return (addr >= kt->text && addr < kt->etext) ||
+	       (addr >= kt->inittext && addr < kt->einittext);
+}
+
+/* Queue the symbol %pS named for io->addrs[@j], if it is one. */
+static int take_name(struct ksymtab *kt, size_t j)
+{
+	struct stkrec_ksym_io *io = kt->io;
+	struct stk_ksym sym;
+	int err;
+
+	io->out[j][STKREC_KSYM_TEXT - 1] = '\0';
+	if (kallsyms__parse_symoff(io->out[j], io->addrs[j], &sym) ||
+	    (!sym.module[0] && kt->etext && !kernel_text(kt, sym.addr))) {
+		kt->st.unknown++;
+		return 0;
+	}
+	kt->st.named_bpf++;
+	if (idmap__find(kt->ksyms_done, sym.addr))
+		return 0;
+	sym.name = strdup(sym.name);
+	sym.module = strdup(sym.module);
+	err = !sym.name || !sym.module ? -ENOMEM : 0;
+	err = err ?: idmap__set(kt->ksyms_done, sym.addr, 1);
+	err = err ?: push_ksym(kt, &sym);
+	if (err) {
+		free((char *)sym.name);
+		free((char *)sym.module);
+	}
+	return err;
+}
+
+int ksymtab__resolve(struct ksymtab *kt)
+{
+	struct stkrec_ksym_io *io = kt->io;
+	size_t i, j, nb;
+	int err = 0;
+
+	for (i = 0; i < kt->nr_pend_kaddrs && !err; i += nb) {
+		nb = kt->nr_pend_kaddrs - i;
+		if (nb > STKREC_KSYM_BATCH)
+			nb = STKREC_KSYM_BATCH;
+		io->nr = (__u32)nb;
+		memcpy(io->addrs, kt->pend_kaddrs + i, nb * sizeof(uint64_t));
+		err = run_symbolizer(kt);
+		if (err)
+			return err;
+		for (j = 0; j < nb && !err; j++)
+			err = take_name(kt, j);
+	}
+	kt->nr_pend_kaddrs = 0;
+	return err;
+}
+
+int ksymtab__write(struct ksymtab *kt, struct stk_writer *w, uint64_t *chunks)
+{
+	int err;
+
+	if (!kt->nr_pend)
+		return 0;
+	err = stk_writer__add_ksyms(w, kt->pend, kt->nr_pend);
+	free_pend(kt);
+	if (!err)
+		(*chunks)++;
+	return err;
+}
+
+int ksymtab__write_all(struct ksymtab *kt, struct stk_writer *w, uint64_t *chunks)
+{
+	size_t total, i, n;
+	int err = 0;
+
+	if (!kt->ks)
+		return 0;
+	kt->full = 1;
+	total = kallsyms__count(kt->ks);
+	for (i = 0; i < total && !err; i += FULL_CHUNK_SYMS) {
+		n = total - i < FULL_CHUNK_SYMS ? total - i : FULL_CHUNK_SYMS;
+		err = stk_writer__add_ksyms(w, kallsyms__get(kt->ks, i), n);
+		if (!err)
+			(*chunks)++;
+	}
+	kt->st.written = total;
+	return err;
+}
+
+void ksymtab__text(const struct ksymtab *kt, uint64_t *text, uint64_t *etext)
+{
+	*text = kt->text;
+	*etext = kt->etext;
+}
+
+void ksymtab__stats(const struct ksymtab *kt, struct ksymtab_stats *st)
+{
+	*st = kt->st;
+}

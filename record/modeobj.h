@@ -1,0 +1,65 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * modeobj.h - what every mode's BPF object has in common: the maps and
+ * programs of bpf/common.bpf.h (stacks, stats, events, tgids, tids, the
+ * counts0/counts1 pair, on_process_fork, and the ksym_io/symbolize_kaddrs
+ * symbolizer), sized and handed to the recorder the same way whatever
+ * the mode.  Each mode keeps its own skeleton; these helpers work on the
+ * skeleton's struct bpf_object by map and program name.
+ */
+#ifndef STKREC_MODEOBJ_H
+#define STKREC_MODEOBJ_H
+
+#include <stdint.h>
+
+#include "drain.h"
+#include "mode.h"
+
+struct bpf_object;
+
+/*
+ * modeobj__counts_entries() - entries of each counts map for @o: at least
+ * a minimum, since a key is per thread and stack, so an interval can hold
+ * more keys than there are stacks.
+ */
+uint32_t modeobj__counts_entries(const struct recorder_opts *o);
+
+/*
+ * modeobj__configure() - before load: size the common maps for @o (the
+ * counts maps @counts_entries each; the filter maps for -p, -t or
+ * -- CMD, @follow), and load on_process_fork only when following CMD's
+ * children and symbolize_kaddrs only with @symbolizer.  The mode sets its
+ * .rodata itself.  Returns 0 or -errno with recorder__errorf() called.
+ */
+int modeobj__configure(struct bpf_object *obj, const struct recorder_opts *o, int follow,
+		       int symbolizer, uint32_t counts_entries, struct recorder *rec);
+
+/* The skeleton's __load() failed with @err: say so.  Returns @err. */
+int modeobj__load_failed(struct recorder *rec, int err);
+
+/*
+ * modeobj__load() - open and load the mode's skeleton with @load, with the
+ * kernel address symbolizer unless -U or --kallsyms=full make it useless;
+ * if that fails (it needs Linux 5.16 helpers), @unload what was opened and
+ * @load again without it: the recorder then reads /proc/kallsyms.
+ * @symbolizer: set to whether the loaded object has it.
+ * Returns 0 or @load's -errno (recorder__errorf()'d).
+ */
+int modeobj__load(struct rec_mode *m, const struct recorder_opts *o, int follow,
+		  struct recorder *rec,
+		  int (*load)(struct rec_mode *m, const struct recorder_opts *o, int follow,
+			      int symbolizer, struct recorder *rec),
+		  void (*unload)(struct rec_mode *m), int *symbolizer);
+
+/*
+ * modeobj__hand_over() - after load: a drain of the object's counts0 and
+ * counts1 maps (@d, its fds and @idx, the .bss counts_idx, filled in here)
+ * into *@drain, owned by the mode; the fds of the common maps (the
+ * symbolizer's -1 without @symbolizer) and the drain into @maps.
+ * Returns 0 or -ENOMEM (recorder__errorf()'d).
+ */
+int modeobj__hand_over(const struct bpf_object *obj, uint32_t *idx, int symbolizer,
+		       const struct drain_opts *d, struct drain **drain, struct rec_maps *maps,
+		       struct recorder *rec);
+
+#endif

@@ -1,0 +1,503 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * procs.c - the recording's processes: a maps snapshot per process its
+ * rows reference, from the mmap watcher or /proc/PID/maps, queued for
+ * MAPS, refreshed when stale and forgotten after exit (see procs.h).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cpulist.h"
+#include "idmap.h"
+#include "procs.h"
+
+/* Ring buffer pages per CPU for the mmap side-band records: 256 KiB holds
+ * the exec, mmap and exit records of ~100 processes, and the recorder
+ * drains it when a quarter is used. */
+#define MMAPWATCH_PAGES 64
+
+/* A process maps snapshot.  The latest one per live process stays in
+ * memory so new user stacks can be checked against it. */
+struct snap {
+	struct stk_proc_maps maps;
+	int pending;		/* not written yet */
+	int orphan;		/* replaced or purged: free once written */
+	int failed;		/* could not be read: nothing to write */
+	uint64_t purge_seq;	/* exited: forget at this flush (0: alive) */
+	int from_events;	/* built by the mmap watcher, ... */
+	uint64_t mw_gen;	/* ... from this state of the process, */
+	uint64_t mw_image;	/* ... of this image of it */
+	int superseded;		/* a later one of the same image replaced it
+				 * before it was written: not written */
+};
+
+struct procs {
+	struct procmaps *pm;
+	struct mmapwatch *mw;		/* mmap side-band records, or NULL */
+	/* tgid -> struct snap *, and snapshots queued for MAPS. */
+	struct idmap *snaps;
+	struct snap **pend;
+	size_t nr_pend, cap_pend;
+	struct stk_proc_maps *maps_buf;
+	/* Our vDSO's ESYM blob (kind byte + ELF image) until it is written,
+	 * or NULL: none, or written. */
+	uint8_t *vdso_blob;
+	size_t vdso_blob_size;
+	uint8_t vdso_bid[STK_MAX_BUILD_ID];
+	int vdso_bid_size;
+	struct procs_stats st;
+};
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * The vDSO is no file the reporter could find, so its image goes into the
+ * capture (as perf copies it into its build-id cache).  A process with
+ * another vDSO (32-bit) keeps its own build-id, unclaimed.  Copied now so
+ * that writing it can only fail as a write does.
+ */
+static int copy_vdso(struct procs *p)
+{
+	const void *img;
+	size_t size;
+	int bid_size;
+
+	bid_size = procmaps__vdso_image(p->pm, &img, &size);
+	if (bid_size <= 0 || procmaps__vdso_build_id(p->pm, p->vdso_bid) != bid_size)
+		return 0;
+	p->vdso_blob = malloc(size + 1);
+	if (!p->vdso_blob)
+		return -ENOMEM;
+	p->vdso_blob[0] = STK_ESYM_ELF_IMAGE;
+	memcpy(p->vdso_blob + 1, img, size);
+	p->vdso_blob_size = size + 1;
+	p->vdso_bid_size = bid_size;
+	return 0;
+}
+
+struct procs *procs__new(void)
+{
+	struct procs *p = calloc(1, sizeof(*p));
+
+	if (!p)
+		return NULL;
+	p->snaps = idmap__new();
+	p->pm = procmaps__new();
+	if (!p->snaps || !p->pm || copy_vdso(p)) {
+		procs__free(p);
+		errno = ENOMEM;
+		return NULL;
+	}
+	return p;
+}
+
+static void snap_free(struct snap *s)
+{
+	if (!s)
+		return;
+	procmaps__free_snapshot(&s->maps);
+	free(s);
+}
+
+void procs__free(struct procs *p)
+{
+	uint64_t val;
+	size_t it = 0, i;
+
+	if (!p)
+		return;
+	mmapwatch__free(p->mw);
+	if (p->snaps) {
+		while (idmap__next(p->snaps, &it, NULL, &val)) {
+			struct snap *s = (struct snap *)(uintptr_t)val;
+
+			if (!s->pending)
+				snap_free(s);
+		}
+	}
+	for (i = 0; i < p->nr_pend; i++)
+		snap_free(p->pend[i]);
+	idmap__free(p->snaps);
+	procmaps__free(p->pm);
+	free(p->pend);
+	free(p->maps_buf);
+	free(p->vdso_blob);
+	free(p);
+}
+
+/* ---- the mmap watcher -------------------------------------------------- */
+
+int procs__watch(struct procs *p, enum mmapwatch_follow follow, const uint32_t *pids,
+		 size_t nr_pids)
+{
+	size_t nr_online = 0, i;
+	int *online = NULL, err;
+
+	p->mw = mmapwatch__new(follow);
+	if (!p->mw)
+		return -ENOMEM;
+	for (i = 0; i < nr_pids; i++)
+		if (mmapwatch__add(p->mw, pids[i]))
+			return -ENOMEM;
+	err = cpulist__online(&online, &nr_online);
+	err = err ?: mmapwatch__open(p->mw, online, nr_online, MMAPWATCH_PAGES);
+	free(online);
+	if (err && err != -ENOMEM)
+		procs__unwatch(p);
+	return err;
+}
+
+int procs__kernel_build_ids(const struct procs *p)
+{
+	return p->mw && mmapwatch__kernel_build_ids(p->mw);
+}
+
+int procs__follow(struct procs *p, uint32_t pid)
+{
+	return p->mw ? mmapwatch__add(p->mw, pid) : 0;
+}
+
+size_t procs__nr_fds(const struct procs *p)
+{
+	return p->mw ? mmapwatch__nr_fds(p->mw) : 0;
+}
+
+int procs__fd(const struct procs *p, size_t i)
+{
+	return mmapwatch__fd(p->mw, i);
+}
+
+void procs__drain_events(struct procs *p)
+{
+	if (p->mw)
+		mmapwatch__drain(p->mw);
+}
+
+void procs__unwatch(struct procs *p)
+{
+	mmapwatch__free(p->mw);
+	p->mw = NULL;
+}
+
+/* ---- snapshots ----------------------------------------------------------- */
+
+static int pend_snap(struct procs *p, struct snap *s)
+{
+	if (p->nr_pend == p->cap_pend) {
+		size_t cap = p->cap_pend ? p->cap_pend * 2 : 64;
+		struct snap **q = realloc(p->pend, cap * sizeof(*q));
+		struct stk_proc_maps *b = realloc(p->maps_buf, cap * sizeof(*b));
+
+		if (q)
+			p->pend = q;
+		if (b)
+			p->maps_buf = b;
+		if (!q || !b)
+			return -ENOMEM;
+		p->cap_pend = cap;
+	}
+	p->pend[p->nr_pend++] = s;
+	s->pending = 1;
+	return 0;
+}
+
+/* Fill @s from the watcher if it saw @tgid's exec: its mappings as they are
+ * now, even if it has exited or ld.so is still mapping its libraries (a
+ * /proc snapshot then would miss them).  -ENOENT when it cannot. */
+static int snapshot_from_events(struct procs *p, struct snap *s, uint32_t tgid,
+				const char *comm, uint64_t seq)
+{
+	uint64_t gen;
+	int exited, err;
+
+	if (!p->mw)
+		return -ENOENT;
+	mmapwatch__drain(p->mw);
+	if (!mmapwatch__complete(p->mw, tgid, &gen, &exited))
+		return -ENOENT;
+	err = mmapwatch__snapshot(p->mw, p->pm, tgid, comm, &s->maps);
+	if (err)
+		return err;
+	s->from_events = 1;
+	s->mw_gen = gen;
+	s->mw_image = mmapwatch__image(p->mw, tgid);
+	p->st.maps_events++;
+	if (exited)
+		s->purge_seq = seq + 2;
+	return 0;
+}
+
+int procs__snapshot(struct procs *p, uint32_t tgid, const char *comm, uint64_t seq)
+{
+	struct snap *s, *old = NULL;
+	uint64_t *v;
+	int err;
+
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	err = snapshot_from_events(p, s, tgid, comm, seq);
+	if (err && err != -ENOMEM)
+		err = procmaps__snapshot(p->pm, "/proc", tgid, comm, mono_ns(), &s->maps);
+	if (err == -ENOMEM) {
+		free(s);
+		return err;
+	}
+	if (err) {
+		/* Not readable: remember, so it is not retried every flush. */
+		s->failed = 1;
+		if (err == -ENOENT || err == -ESRCH) {
+			p->st.maps_gone++;
+			s->purge_seq = seq + 2; /* gone: its pid may come back */
+		} else {
+			p->st.maps_errors++;
+		}
+	} else if (pend_snap(p, s)) {
+		snap_free(s);
+		return -ENOMEM;
+	}
+	v = idmap__find(p->snaps, tgid);
+	if (v)
+		old = (struct snap *)(uintptr_t)*v;
+	if (idmap__set(p->snaps, tgid, (uint64_t)(uintptr_t)s)) {
+		if (s->pending)
+			p->nr_pend--; /* it was the last one queued */
+		snap_free(s);
+		return -ENOMEM;
+	}
+	if (old) {
+		/* Not written yet, and the same image: the new one is its
+		 * current state, and rows are resolved in the latest
+		 * snapshot anyway (refreshes would otherwise write one per
+		 * library ld.so maps between two flushes). */
+		if (old->pending && old->from_events && s->from_events && !s->failed &&
+		    old->mw_image == s->mw_image)
+			old->superseded = 1;
+		old->orphan = 1;
+		if (!old->pending)
+			snap_free(old);
+	}
+	return 0;
+}
+
+int procs__see(struct procs *p, uint32_t tgid, const char comm[16], uint64_t seq)
+{
+	if (tgid == 0 || idmap__find(p->snaps, tgid))
+		return 0;
+	return procs__snapshot(p, tgid, comm, seq);
+}
+
+void procs__exited(struct procs *p, uint32_t tgid, uint64_t seq)
+{
+	uint64_t *v = idmap__find(p->snaps, tgid);
+
+	p->st.exits++;
+	if (v)
+		((struct snap *)(uintptr_t)*v)->purge_seq = seq + 2;
+}
+
+int procs__check_stack(struct procs *p, uint32_t tgid, const struct stkrec_stack *s,
+		       uint64_t seq)
+{
+	uint64_t *v = idmap__find(p->snaps, tgid);
+	struct snap *snap;
+
+	if (!v || !s->nr)
+		return 0;
+	snap = (struct snap *)(uintptr_t)*v;
+	if (snap->failed || snap->purge_seq || procmaps__covers(&snap->maps, s->ips[0]))
+		return 0;
+	/* Built from mmap records that have not changed since: every
+	 * mapping is in it, reading again would add nothing (the stack is
+	 * from before an exec, or its leaf is garbage). */
+	if (snap->from_events && p->mw) {
+		uint64_t gen;
+
+		if (mmapwatch__complete(p->mw, tgid, &gen, NULL) && gen == snap->mw_gen)
+			return 0;
+	}
+	if (!snap->pending) {
+		p->st.resnapshots++;
+		return procs__snapshot(p, tgid, snap->maps.comm, seq);
+	}
+	return 0;
+}
+
+/* The keys of the snapshots @pick()s, malloc'ed into *@keys; -ENOMEM when
+ * they do not all fit (*@keys then holds *@n of them). */
+static int collect_keys(const struct procs *p, int (*pick)(const struct procs *p,
+							   uint64_t key, const struct snap *s,
+							   uint64_t seq),
+			uint64_t seq, uint64_t **keys, size_t *n)
+{
+	uint64_t key, val, *out = NULL;
+	size_t it = 0, cap = 0;
+
+	*n = 0;
+	while (idmap__next(p->snaps, &it, &key, &val)) {
+		if (!pick(p, key, (const struct snap *)(uintptr_t)val, seq))
+			continue;
+		if (*n == cap) {
+			uint64_t *q = realloc(out, (cap ? cap * 2 : 64) * sizeof(*q));
+
+			if (!q) {
+				*keys = out;
+				return -ENOMEM;
+			}
+			out = q;
+			cap = cap ? cap * 2 : 64;
+		}
+		out[(*n)++] = key;
+	}
+	*keys = out;
+	return 0;
+}
+
+/* Built from mmap records, and the process has changed since.  Not
+ * complete any more (records were lost, or purged): the snapshot taken
+ * stays the best there is. */
+static int is_stale(const struct procs *p, uint64_t key, const struct snap *s, uint64_t seq)
+{
+	uint64_t gen;
+	int exited;
+
+	(void)seq;
+	return s->from_events && mmapwatch__complete(p->mw, (uint32_t)key, &gen, &exited) &&
+	       gen != s->mw_gen;
+}
+
+int procs__refresh(struct procs *p, uint64_t seq)
+{
+	uint64_t *stale;
+	size_t n, i;
+	int err;
+
+	if (!p->mw)
+		return 0;
+	mmapwatch__drain(p->mw);
+	err = collect_keys(p, is_stale, seq, &stale, &n);
+	for (i = 0; i < n && !err; i++) {
+		const struct snap *s = (struct snap *)(uintptr_t)*idmap__find(p->snaps, stale[i]);
+		char comm[16];
+
+		memcpy(comm, s->maps.comm, sizeof(comm));
+		err = procs__snapshot(p, (uint32_t)stale[i], comm, seq);
+	}
+	free(stale);
+	return err;
+}
+
+/* Exited before the flush @seq - 2. */
+static int is_dead(const struct procs *p, uint64_t key, const struct snap *s, uint64_t seq)
+{
+	(void)p;
+	(void)key;
+	return s->purge_seq && s->purge_seq <= seq;
+}
+
+void procs__purge(struct procs *p, uint64_t seq, uint64_t before_ns)
+{
+	uint64_t *dead;
+	size_t n, i;
+
+	if (p->mw)
+		mmapwatch__purge(p->mw, before_ns);
+	/* Out of memory: purge those there was room for, the others at the
+	 * next flush. */
+	collect_keys(p, is_dead, seq, &dead, &n);
+	for (i = 0; i < n; i++) {
+		struct snap *s = (struct snap *)(uintptr_t)*idmap__find(p->snaps, dead[i]);
+
+		idmap__remove(p->snaps, dead[i]);
+		s->orphan = 1;
+		if (!s->pending)
+			snap_free(s);
+	}
+	free(dead);
+}
+
+/* ---- writing ------------------------------------------------------------- */
+
+/* Once, just before the first MAPS chunk with a [vdso] mapping of our
+ * vDSO's build-id. */
+static int write_vdso_esym(struct procs *p, struct stk_writer *w, size_t n, uint64_t *chunks)
+{
+	size_t i, j;
+	int err;
+
+	if (!p->vdso_blob)
+		return 0;
+	for (i = 0; i < n; i++) {
+		for (j = 0; j < p->maps_buf[i].nr_mappings; j++) {
+			const struct stk_mapping *m = &p->maps_buf[i].mappings[j];
+
+			if (strcmp(m->path, "[vdso]") == 0 &&
+			    m->build_id_size == (uint32_t)p->vdso_bid_size &&
+			    memcmp(m->build_id, p->vdso_bid, (size_t)p->vdso_bid_size) == 0)
+				break;
+		}
+		if (j < p->maps_buf[i].nr_mappings)
+			break;
+	}
+	if (i == n)
+		return 0;
+	err = stk_writer__add_esym(w, p->vdso_bid, (uint32_t)p->vdso_bid_size, p->vdso_blob,
+				   p->vdso_blob_size);
+	if (err)
+		return err;
+	(*chunks)++;
+	free(p->vdso_blob);
+	p->vdso_blob = NULL;
+	p->st.vdso_embedded = 1;
+	return 0;
+}
+
+int procs__write(struct procs *p, struct stk_writer *w, uint64_t *chunks)
+{
+	size_t i, n = 0;
+	int err = 0;
+
+	if (!p->nr_pend)
+		return 0;
+	for (i = 0; i < p->nr_pend; i++) {
+		struct snap *s = p->pend[i];
+
+		if (!s->failed && !s->superseded && s->maps.nr_mappings)
+			p->maps_buf[n++] = s->maps;
+	}
+	if (n)
+		err = write_vdso_esym(p, w, n, chunks);
+	if (n && !err) {
+		err = stk_writer__add_maps(w, p->maps_buf, n);
+		if (!err)
+			(*chunks)++;
+	}
+	for (i = 0; i < p->nr_pend; i++) {
+		struct snap *s = p->pend[i];
+
+		s->pending = 0;
+		if (s->orphan)
+			snap_free(s);
+	}
+	p->nr_pend = 0;
+	return err;
+}
+
+void procs__stats(const struct procs *p, struct procs_stats *st)
+{
+	*st = p->st;
+	procmaps__stats(p->pm, &st->pm);
+	st->watching = p->mw != NULL;
+	if (p->mw)
+		mmapwatch__stats(p->mw, &st->mw);
+	else
+		memset(&st->mw, 0, sizeof(st->mw));
+}

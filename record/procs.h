@@ -1,0 +1,134 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * procs.h - the processes of a recording: a maps snapshot of every process
+ * its rows reference, taken once (and again when it maps more or execs),
+ * queued for the next MAPS chunk, and kept while the process lives so new
+ * user stacks can be checked against it.
+ *
+ * Snapshots come from the mmap watcher (mmapwatch.h) for processes whose
+ * exec it saw, else from /proc/PID/maps (procmaps.h).  The vDSO's image,
+ * which no reporter could find on disk, goes once into an ESYM chunk just
+ * before the first MAPS chunk that maps it.
+ *
+ * Functions taking @seq get the number of flushes done: the flush whose
+ * rows are being collected.  A process that exited is forgotten two
+ * flushes later, once its last rows are drained and its maps written.
+ *
+ * Use: procs__new() -> procs__watch() -> procs__see() / procs__snapshot()
+ * / procs__exited() / procs__check_stack() while collecting ->
+ * procs__refresh() before and procs__write() after collecting ->
+ * procs__purge() once per flush -> procs__unwatch() -> procs__free().
+ */
+#ifndef STKREC_PROCS_H
+#define STKREC_PROCS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mmapwatch.h"
+#include "procmaps.h"
+#include "stk.h"
+#include "stkrec.h"
+
+struct procs;
+
+struct procs_stats {
+	uint64_t exits;			/* processes seen exiting */
+	uint64_t maps_gone;		/* snapshots failed: the process was gone */
+	uint64_t maps_errors;		/* ... for another reason */
+	uint64_t resnapshots;		/* taken again: a stack left the known mappings */
+	uint64_t maps_events;		/* snapshots built from mmap records */
+	uint64_t vdso_embedded;		/* 1 once the vDSO's image is in an ESYM chunk */
+	struct procmaps_stats pm;	/* /proc/PID/maps reader and build-ids */
+	int watching;			/* the mmap watcher runs: @mw is valid */
+	struct mmapwatch_stats mw;
+};
+
+/*
+ * procs__new() - no processes, no watcher.  Takes a copy of our own vDSO
+ * image now, for its ESYM chunk.  NULL with errno = ENOMEM.
+ */
+struct procs *procs__new(void);
+
+/* Frees @p, its snapshots and its watcher.  Accepts NULL. */
+void procs__free(struct procs *p);
+
+/*
+ * procs__watch() - start the mmap watcher for @follow's processes (@pids:
+ * -p's, followed from now on) on every online CPU, whatever -C says: a
+ * process maps on any CPU.  Returns 0, -ENOMEM, or the -errno that keeps
+ * the watcher from opening (perf_event_open() refused...): then there is
+ * none, and every snapshot comes from /proc/PID/maps.
+ */
+int procs__watch(struct procs *p, enum mmapwatch_follow follow, const uint32_t *pids,
+		 size_t nr_pids);
+
+/* 1 if the watcher runs and the kernel puts build-ids in its records
+ * (MMAP2 build-ids need Linux 5.12+). */
+int procs__kernel_build_ids(const struct procs *p);
+
+/* Follow @pid too (-- CMD, stopped before its exec).  0 without a
+ * watcher.  Returns 0 or -ENOMEM. */
+int procs__follow(struct procs *p, uint32_t pid);
+
+/* The watcher's fds, for epoll (readable: call procs__drain_events()). */
+size_t procs__nr_fds(const struct procs *p);
+int procs__fd(const struct procs *p, size_t i);
+
+/* Read the mmap records waiting, if there is a watcher. */
+void procs__drain_events(struct procs *p);
+
+/* Stop and free the watcher (snapshots taken stay).  Idempotent. */
+void procs__unwatch(struct procs *p);
+
+/*
+ * procs__snapshot() - take a new snapshot of @tgid (@comm: 16 bytes,
+ * NUL-terminated) now; it replaces the previous one.  A process that
+ * cannot be read is remembered as such, so it is not retried every
+ * flush.  Returns 0 or -ENOMEM.
+ */
+int procs__snapshot(struct procs *p, uint32_t tgid, const char *comm, uint64_t seq);
+
+/* A row references @tgid: snapshot it if it has none yet.  0 or -ENOMEM. */
+int procs__see(struct procs *p, uint32_t tgid, const char comm[16], uint64_t seq);
+
+/* @tgid exited: keep its snapshot for rows still to be drained (an
+ * interval or two), then forget it. */
+void procs__exited(struct procs *p, uint32_t tgid, uint64_t seq);
+
+/*
+ * procs__check_stack() - @s is a new user stack of @tgid.  A leaf IP
+ * outside the process's known mappings means it mapped something since
+ * its snapshot (dlopen, JIT): read its maps again, at most once per flush.
+ * Returns 0 or -ENOMEM.
+ */
+int procs__check_stack(struct procs *p, uint32_t tgid, const struct stkrec_stack *s,
+		       uint64_t seq);
+
+/*
+ * procs__refresh() - snapshots built from mmap records go stale when the
+ * process maps more (ld.so mapping libraries after the first sample,
+ * dlopen) or execs: take them again, before this flush writes MAPS, so
+ * the rows of this interval find every mapping.  Returns 0 or -ENOMEM.
+ */
+int procs__refresh(struct procs *p, uint64_t seq);
+
+/*
+ * procs__write() - write the snapshots queued since the last call as one
+ * MAPS chunk, the vDSO's ESYM chunk first if this is the first to map our
+ * vDSO, and forget the queue (also on error).  @chunks is incremented for
+ * every chunk written.  Returns 0 or stk_writer__add_*()'s -errno.
+ */
+int procs__write(struct procs *p, struct stk_writer *w, uint64_t *chunks);
+
+/*
+ * procs__purge() - after flush @seq - 1 was written (@seq: flushes done),
+ * forget the processes that exited before the previous flush, in the
+ * watcher too (those that exited before @before_ns, CLOCK_MONOTONIC):
+ * their last rows are drained and their maps taken by now.
+ */
+void procs__purge(struct procs *p, uint64_t seq, uint64_t before_ns);
+
+void procs__stats(const struct procs *p, struct procs_stats *st);
+
+#endif

@@ -1,0 +1,86 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * stackstore.h - the stacks of a recording: which BPF stacks are in the
+ * file already (and under which file id), which are still resident in the
+ * BPF "stacks" map, and the frames of new ones queued for the next STCK
+ * chunk.  It also keeps that map from filling up (stackstore__evict()).
+ *
+ * The file numbers stacks 1, 2, 3... in the order they are written, not by
+ * their 62-bit BPF hash: small ids cost one or two bytes in every count row
+ * instead of nine, and compress.  The BPF id stays internal.
+ *
+ * Use: stackstore__new() -> stackstore__set_map() -> stackstore__see() for
+ * every stack a row references -> stackstore__write() -> stackstore__evict()
+ * once per flush -> stackstore__free().
+ */
+#ifndef STKREC_STACKSTORE_H
+#define STKREC_STACKSTORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "stk.h"
+#include "stkrec.h"
+
+struct stackstore;
+
+struct stackstore_stats {
+	uint64_t written;	/* stacks queued for the file */
+	uint64_t evicted;	/* deleted from the BPF map to make room */
+	uint64_t missing;	/* referenced but not in the BPF map (never happens) */
+};
+
+/*
+ * stackstore__new() - an empty store for a BPF stacks map of @capacity
+ * entries.  Returns NULL with errno = ENOMEM.
+ */
+struct stackstore *stackstore__new(uint32_t capacity);
+
+/* Frees @ss and the stacks still queued.  Accepts NULL. */
+void stackstore__free(struct stackstore *ss);
+
+/* The BPF "stacks" map (u64 id -> struct stkrec_stack) to read and evict
+ * from; set once the mode's BPF object is loaded. */
+void stackstore__set_map(struct stackstore *ss, int stacks_fd);
+
+/*
+ * stackstore__see() - a row drained in flush @seq references *@ref (a BPF
+ * stack id, or -errno, which is left alone).  A stack already in the file
+ * gets its file id; a new one is read from the BPF map, queued for STCK
+ * and numbered.  A stack the map does not have (it never should: only
+ * written stacks are deleted) becomes -ENOENT, so the file never
+ * references a missing stack.
+ * @added: set to the frames of the stack when this call queued it, else to
+ *         NULL (borrowed, valid until the next call on @ss).
+ *
+ * Returns 0 or -ENOMEM.
+ */
+int stackstore__see(struct stackstore *ss, int64_t *ref, uint64_t seq,
+		    const struct stkrec_stack **added);
+
+/*
+ * stackstore__write() - write the queued stacks as one STCK chunk, if there
+ * are any, and forget them (also on error).  @chunks is incremented when
+ * the chunk is written.  Returns 0 or stk_writer__add_stacks()'s -errno.
+ */
+int stackstore__write(struct stackstore *ss, struct stk_writer *w, uint64_t *chunks);
+
+/*
+ * stackstore__evict() - keep room in the BPF stacks map after flush @seq - 1
+ * was written (@seq: flushes done).  Every stack in the map is already in
+ * the file, so deleting one only costs a re-insert if it is sampled again
+ * (its id is a hash of its frames and does not change).  Past half full,
+ * drop the stacks not referenced in the interval just flushed; past three
+ * quarters, all.
+ */
+void stackstore__evict(struct stackstore *ss, uint64_t seq);
+
+/* Distinct stacks in the file so far. */
+size_t stackstore__count(const struct stackstore *ss);
+
+/* Stacks resident in the BPF map, in percent of its capacity. */
+unsigned int stackstore__fill_pct(const struct stackstore *ss);
+
+void stackstore__stats(const struct stackstore *ss, struct stackstore_stats *st);
+
+#endif
