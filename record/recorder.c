@@ -1296,6 +1296,9 @@ int recorder__start(struct recorder *rec)
 		sigprocmask(SIG_SETMASK, &blocked, NULL);
 	if (err == -EINTR)
 		return recorder__errorf(rec, err, "%s: stopped while opening it", o->output);
+	if (err == -EINVAL)
+		return recorder__errorf(rec, err, "%s: not a regular file, character device or FIFO",
+					o->output);
 	if (err)
 		return recorder__errorf(rec, err, "%s: %s", o->output, strerror(-err));
 	rec->output_created = 1;
@@ -1353,6 +1356,12 @@ int recorder__start(struct recorder *rec)
 			goto fail;
 		}
 	}
+	/* Started: the capture takes -o's place (see stk_writer__open). */
+	err = stk_writer__commit(rec->w);
+	if (err) {
+		err = recorder__errorf(rec, err, "%s", stk_writer__errmsg(rec->w));
+		goto fail;
+	}
 	return 0;
 fail:
 	/* Nothing stays attached and no half-made file stays behind. */
@@ -1367,9 +1376,9 @@ fail:
 	}
 	child__free(rec->child);
 	rec->child = NULL;
-	stk_writer__close(rec->w);
+	/* Only the temporary file we made goes: -o is as it was. */
+	stk_writer__discard(rec->w);
 	rec->w = NULL;
-	unlink(o->output);
 	rec->output_created = 0;
 	return err;
 }
