@@ -190,14 +190,45 @@ struct stk_writer_opts {
 };
 
 /*
- * stk_writer__open() - create (or truncate) @path and write the file header.
- * @path: file to write.
+ * stk_writer__open() - start a capture at @path and write the file header.
+ * @path: where the capture goes.
  * @opts: may be NULL for defaults.
  *
- * Returns a writer, or NULL with errno set (the open()/write() errno, or
- * ENOMEM).  The file is opened O_WRONLY|O_CREAT|O_TRUNC|O_CLOEXEC, 0644.
+ * Nothing at @path is truncated or removed before the capture has
+ * started: the file is created mode 0600 (whatever the umask: captures
+ * hold the kernel's addresses) under a temporary name beside @path,
+ * ".NAME.XXXXXX", and takes @path's place (rename(), replacing a regular
+ * file or a symbolic link there, never following it) at
+ * stk_writer__commit() or stk_writer__close().  A character device or a
+ * FIFO at @path (/dev/null, a pipe to another program) is written in
+ * place, neither truncated nor removed; opening a FIFO waits for its
+ * reader.
+ *
+ * Returns a writer, or NULL with errno set: the open()/mkostemp()/write()
+ * errno, EISDIR, EINVAL when @path is something else that cannot hold a
+ * capture (a block device, a socket), EAGAIN when it was replaced while
+ * being opened, or ENOMEM.  On failure nothing is left behind.
  */
 struct stk_writer *stk_writer__open(const char *path, const struct stk_writer_opts *opts);
+
+/*
+ * stk_writer__commit() - give a capture from stk_writer__open() its name:
+ * rename the temporary file over @path.  Until then a killed writer
+ * leaves its capture under the temporary name and @path as it was.  Does
+ * nothing for a writer from stk_writer__fdopen(), for a device or FIFO, or
+ * once done.
+ * Returns 0, -EEXIST when @path has become something other than a regular
+ * file or a symbolic link (it is left alone), or the rename() -errno.
+ */
+int stk_writer__commit(struct stk_writer *w);
+
+/*
+ * stk_writer__discard() - abandon a capture: close the fd without index
+ * or trailer and free @w.  Before stk_writer__commit(), the temporary
+ * file is removed and @path is as it was before stk_writer__open(); after
+ * it, the file stays as written so far.  Accepts NULL.
+ */
+void stk_writer__discard(struct stk_writer *w);
 
 /*
  * stk_writer__fdopen() - as stk_writer__open() on an open fd, which may be a
@@ -251,8 +282,10 @@ int stk_writer__add_raw(struct stk_writer *w, const char tag[4], uint64_t t0_ns,
 			const void *payload, size_t size);
 
 /*
- * stk_writer__close() - write the index and trailer, fsync, close the fd
- * and free @w (always, even on error).  Accepts NULL.
+ * stk_writer__close() - write the index and trailer, fsync, commit (see
+ * stk_writer__commit(); if that fails, the capture stays under its
+ * temporary name), close the fd and free @w (always, even on error).
+ * Accepts NULL.
  *
  * Returns 0, or the first error that made the file incomplete (then the
  * file has no trailer, and readers report it as not closed cleanly).  No

@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -24,6 +25,8 @@
 
 struct stk_writer {
 	int fd;
+	char *path;			/* the name to rename the temporary to, or NULL */
+	char *tmp;			/* the temporary file we created, or NULL */
 	int failed;			/* first error that left the file incomplete */
 	uint64_t bytes;			/* bytes written by this writer */
 	int64_t base;			/* file offset where it started, -1 if not a file */
@@ -202,18 +205,139 @@ fail:
 	return NULL;
 }
 
+/* "DIR/.NAME.XXXXXX" beside @path (NAME cut to fit NAME_MAX), or NULL. */
+static char *tmp_template(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	const char *base = slash ? slash + 1 : path;
+	int dir_len = slash ? (int)(slash - path) + 1 : 0;
+	int base_len = (int)strlen(base);
+	char *t;
+
+	if (base_len > NAME_MAX - 8)
+		base_len = NAME_MAX - 8;
+	if (asprintf(&t, "%.*s.%.*s.XXXXXX", dir_len, path, base_len, base) < 0)
+		return NULL;
+	return t;
+}
+
+/* Removes the temporary if it still is the file open on @w->fd. */
+static void tmp_remove(struct stk_writer *w)
+{
+	struct stat a, b;
+
+	if (w->tmp && fstat(w->fd, &a) == 0 && lstat(w->tmp, &b) == 0 && a.st_dev == b.st_dev &&
+	    a.st_ino == b.st_ino)
+		unlink(w->tmp);
+	free(w->tmp);
+	w->tmp = NULL;
+}
+
+/*
+ * Where a capture at @path goes: a character device or FIFO (/dev/null, a
+ * pipe to another program) is written in place, never truncated; any
+ * other name (none yet, a regular file, a symbolic link) gets a new file
+ * beside it that replaces it at stk_writer__commit().  Nothing else is
+ * written to (a directory, a block device, a socket).
+ * Returns the fd, with *@tmp the temporary's name (malloc'ed) or NULL.
+ */
+static int open_output(const char *path, char **tmp)
+{
+	struct stat st;
+	int fd, err;
+
+	*tmp = NULL;
+	if (lstat(path, &st) < 0) {
+		if (errno != ENOENT)
+			return -errno;
+	} else if (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode)) {
+		/* Opening a FIFO waits for its reader, as for any writer. */
+		fd = open(path, O_WRONLY | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC);
+		if (fd < 0)
+			return -errno;
+		if (fstat(fd, &st) == 0 && (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode)))
+			return fd;
+		/* Replaced since: never write into what we did not check. */
+		close(fd);
+		return -EAGAIN;
+	} else if (!S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode)) {
+		return S_ISDIR(st.st_mode) ? -EISDIR : -EINVAL;
+	}
+	*tmp = tmp_template(path);
+	if (!*tmp)
+		return -ENOMEM;
+	/* O_EXCL, mode 0600 whatever the umask: captures hold kernel addresses. */
+	fd = mkostemp(*tmp, O_CLOEXEC);
+	if (fd < 0) {
+		err = -errno;
+		free(*tmp);
+		*tmp = NULL;
+		return err;
+	}
+	return fd;
+}
+
 struct stk_writer *stk_writer__open(const char *path, const struct stk_writer_opts *opts)
 {
-	int fd;
+	struct stk_writer *w;
+	char *tmp = NULL, *name;
+	int fd, err;
 
 	if (!path) {
 		errno = EINVAL;
 		return NULL;
 	}
-	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0)
+	errno = 0;
+	fd = open_output(path, &tmp);
+	if (fd < 0) {
+		errno = -fd;
 		return NULL;
-	return stk_writer__fdopen(fd, opts);
+	}
+	name = tmp ? strdup(path) : NULL;
+	if (tmp && !name) {
+		unlink(tmp);
+		free(tmp);
+		close(fd);
+		errno = ENOMEM;
+		return NULL;
+	}
+	w = stk_writer__fdopen(fd, opts);
+	if (!w) {
+		err = errno;
+		if (tmp)
+			unlink(tmp);	/* ours, just made: no header in it */
+		free(tmp);
+		free(name);
+		errno = err;
+		return NULL;
+	}
+	w->tmp = tmp;
+	w->path = name;
+	return w;
+}
+
+int stk_writer__commit(struct stk_writer *w)
+{
+	struct stat st;
+	int err;
+
+	if (!w)
+		return -EINVAL;
+	if (!w->tmp)
+		return 0;
+	/* What the name holds now: only a file or a link is replaced. */
+	if (lstat(w->path, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode)) {
+		writer_msg(w, "%s: not a regular file any more", w->path);
+		return -EEXIST;
+	}
+	if (rename(w->tmp, w->path) < 0) {
+		err = -errno;
+		writer_msg(w, "rename to %s: %s", w->path, strerror(-err));
+		return err;
+	}
+	free(w->tmp);
+	w->tmp = NULL;
+	return 0;
 }
 
 static int index_add(struct stk_writer *w, const struct stk_index_entry *e)
@@ -537,10 +661,20 @@ int stk_writer__close(struct stk_writer *w)
 		writer_msg(w, "fsync: %s", strerror(-err));
 	}
 out:
+	/* Not committed yet: the file, complete or not, takes its name now
+	 * (its complete chunks are readable, as after a kill). */
+	if (w->tmp) {
+		int err2 = stk_writer__commit(w);
+
+		if (err2 && !err)
+			err = err2;	/* the capture stays under w->tmp */
+		free(w->tmp);
+	}
 	if (close(w->fd) < 0 && !err) {
 		err = -errno;
 		writer_msg(w, "close: %s", strerror(-err));
 	}
+	free(w->path);
 	ZSTD_freeCCtx(w->cctx);
 	sbuf_free(&w->payload);
 	free(w->out);
@@ -557,4 +691,18 @@ uint64_t stk_writer__bytes(const struct stk_writer *w)
 const char *stk_writer__errmsg(const struct stk_writer *w)
 {
 	return w ? w->errmsg : "no writer";
+}
+
+void stk_writer__discard(struct stk_writer *w)
+{
+	if (!w)
+		return;
+	tmp_remove(w);
+	close(w->fd);
+	ZSTD_freeCCtx(w->cctx);
+	sbuf_free(&w->payload);
+	free(w->out);
+	free(w->index);
+	free(w->path);
+	free(w);
 }

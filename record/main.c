@@ -333,29 +333,36 @@ int main(int argc, char **argv)
 	uint64_t v;
 
 	/*
-	 * Signals first, before anything else.  SIGINT/SIGTERM only stop the
-	 * recording, and are only delivered while the recorder waits
-	 * (epoll_pwait with @orig), so a stop is never missed between
-	 * checking the flag and sleeping.  Installed this early because a
+	 * Signals first, before anything else.  SIGINT, SIGTERM and SIGHUP
+	 * (the terminal closed) only stop the recording: the handler sets a
+	 * flag, installed without SA_RESTART so that a blocking call they
+	 * interrupt returns EINTR.  Installed this early because a
 	 * background job of a non-interactive shell starts with SIGINT
 	 * ignored (POSIX), and a stop sent while the options are checked or
 	 * the BPF programs load must neither be lost (stkrec would then run
-	 * to its end) nor kill stkrec with the default action: it stays
-	 * pending and ends the recording, with a closed file, as soon as it
-	 * starts.  Only the window between exec and main() remains.
+	 * to its end) nor kill stkrec with the default action.  Blocked
+	 * while stkrec sets up, where an EINTR would only fail the start:
+	 * a stop stays pending and ends the recording, with a closed file,
+	 * as soon as it starts.  The recorder takes them (@orig) while it
+	 * waits for the output's reader and from the start of the
+	 * recording on, in the wait and in any work that could block.  Only
+	 * the window between exec and main() remains.
 	 */
 	sa.sa_handler = on_stop_signal;
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	sigemptyset(&block);
 	sigaddset(&block, SIGINT);
 	sigaddset(&block, SIGTERM);
+	sigaddset(&block, SIGHUP);
 	sigprocmask(SIG_BLOCK, &block, &orig);
-	/* Even if whoever started us had them blocked: waiting takes them. */
+	/* Even if whoever started us had them blocked: the recorder takes them. */
 	sigdelset(&orig, SIGINT);
 	sigdelset(&orig, SIGTERM);
+	sigdelset(&orig, SIGHUP);
 
 	cmdline = join_args(argc, argv);
 	/* Everything after "--" is CMD; getopt never sees it. */

@@ -771,8 +771,14 @@ static void resolve_build_id(struct mmapwatch *w, struct procmaps *pm, uint32_t 
 		return;
 	if (strcmp(m->path, "[vdso]") == 0)
 		n = procmaps__proc_vdso_build_id(pm, "/proc", tgid, m->start, m->end, m->bid);
-	else if (m->path[0] == '/' && m->ino)
-		n = procmaps__path_build_id(pm, m->path, m->dev, m->ino, m->bid);
+	else if (m->path[0] == '/' && m->ino) {
+		struct procmaps_line l = {
+			.start = m->start, .end = m->end, .offset = m->pgoff,
+			.dev = m->dev, .inode = m->ino, .prot = m->prot, .path = m->path,
+		};
+
+		n = procmaps__file_build_id(pm, "/proc", tgid, &l, m->bid);
+	}
 	if (n > 0)
 		w->st.build_id_reads++;
 	else if (m->path[0] == '/')

@@ -5,9 +5,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/openat2.h>
 #include <sys/auxv.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
@@ -257,47 +259,107 @@ static int fd_build_id(struct procmaps *pm, int fd, uint64_t dev, uint64_t inode
 	return n;
 }
 
-int procmaps__path_build_id(struct procmaps *pm, const char *path, uint64_t dev, uint64_t inode,
-			    uint8_t *id)
+/*
+ * A path a traced process names is the process's to change: by the time
+ * we open it, it may be a FIFO (an open() for reading blocks until a
+ * writer comes, forever), a device (opening one has effects of its own), a
+ * terminal, or a symbolic link to any of these or to a file of ours.  So
+ * the file is looked up with O_PATH, which opens nothing, checked on that
+ * fd (a regular file, and the mapped one where the device and inode are
+ * known), and only then opened for reading through /proc/self/fd, which
+ * reopens that same inode without resolving any path again.  O_NONBLOCK
+ * and O_NOCTTY stay as a second guard.
+ */
+static int reopen_regular(int pfd, uint64_t dev, uint64_t inode)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	char self[64];
+	struct stat st;
+	int fd, err;
+
+	if (fstat(pfd, &st) < 0) {
+		err = -errno;
+		goto out;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		err = -EINVAL;
+		goto out;
+	}
+	if (inode && ((uint64_t)st.st_ino != inode || (uint64_t)st.st_dev != dev)) {
+		err = -ESTALE;
+		goto out;
+	}
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", pfd);
+	fd = open(self, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	err = fd < 0 ? -errno : fd;
+out:
+	close(pfd);
+	return err;
+}
+
+/*
+ * O_PATH fd of @path under @dirfd.  The kernel writes mapping paths with
+ * d_path(), which resolves every symbolic link, so a path that meets one
+ * has been tampered with: RESOLVE_NO_SYMLINKS (openat2, Linux 5.6+;
+ * before it, O_NOFOLLOW guards the last component only).  @in_root:
+ * @dirfd is the process's root, ".." stops there (RESOLVE_IN_ROOT).
+ */
+static int open_path(int dirfd, const char *path, int in_root)
+{
+	struct open_how how = {
+		.flags = O_PATH | O_NOFOLLOW | O_CLOEXEC,
+		.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | (in_root ? RESOLVE_IN_ROOT : 0),
+	};
+	int fd;
+
+	fd = (int)syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
+	if (fd < 0 && errno == ENOSYS)
+		fd = openat(dirfd, in_root && path[0] == '/' ? path + 1 : path,
+			    O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	return fd < 0 ? -errno : fd;
+}
+
+/* Opens the file mapped at @l in @tgid for reading, or -errno. */
+static int open_mapped(const char *proc_root, uint32_t tgid, const struct procmaps_line *l)
+{
+	static const char deleted[] = " (deleted)";
+	size_t len = strlen(l->path);
+	char path[4096 + 64];
+	int pfd, rootfd, err;
+
+	/* The mapped file itself, whatever its path names now; needs
+	 * CAP_CHECKPOINT_RESTORE or CAP_SYS_ADMIN and a live process.  The
+	 * link is the kernel's own ("magic"), so it is followed. */
+	snprintf(path, sizeof(path), "%s/%u/map_files/%" PRIx64 "-%" PRIx64, proc_root, tgid,
+		 l->start, l->end);
+	pfd = open(path, O_PATH | O_CLOEXEC);
+	if (pfd >= 0)
+		return reopen_regular(pfd, l->dev, l->inode);
+	err = -errno;
+	if (l->path[0] != '/' ||
+	    (len > sizeof(deleted) - 1 && strcmp(l->path + len - (sizeof(deleted) - 1), deleted) == 0))
+		return err;
+	/* The path in the process's root (its mount namespace, its chroot);
+	 * once the process is gone, in ours. */
+	snprintf(path, sizeof(path), "%s/%u/root", proc_root, tgid);
+	rootfd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	pfd = open_path(rootfd >= 0 ? rootfd : AT_FDCWD, l->path, rootfd >= 0);
+	if (rootfd >= 0)
+		close(rootfd);
+	if (pfd < 0)
+		return pfd;
+	return reopen_regular(pfd, l->dev, l->inode);
+}
+
+int procmaps__file_build_id(struct procmaps *pm, const char *proc_root, uint32_t tgid,
+			    const struct procmaps_line *l, uint8_t *id)
+{
+	int fd = open_mapped(proc_root, tgid, l);
 
 	if (fd < 0) {
 		pm->stats.build_id_errors++;
-		return -errno;
+		return fd;
 	}
-	return fd_build_id(pm, fd, dev, inode, id);
-}
-
-/* Build-id of the file mapped at @l, or 0 / -errno. */
-static int file_build_id(struct procmaps *pm, const char *proc_root, uint32_t tgid,
-			 const struct procmaps_line *l, uint8_t *id)
-{
-	static const char deleted[] = " (deleted)";
-	char path[4096 + 64];
-	int fd;
-
-	snprintf(path, sizeof(path), "%s/%u/map_files/%" PRIx64 "-%" PRIx64, proc_root, tgid,
-		 l->start, l->end);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		size_t len = strlen(l->path);
-
-		/* map_files needs CAP_CHECKPOINT_RESTORE or CAP_SYS_ADMIN; the
-		 * process root works for files that still exist. */
-		if (l->path[0] != '/' ||
-		    (len > sizeof(deleted) - 1 && strcmp(l->path + len - (sizeof(deleted) - 1), deleted) == 0)) {
-			pm->stats.build_id_errors++;
-			return -errno;
-		}
-		snprintf(path, sizeof(path), "%s/%u/root%s", proc_root, tgid, l->path);
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-		if (fd < 0) {
-			pm->stats.build_id_errors++;
-			return -errno;
-		}
-	}
-	return fd_build_id(pm, fd, 0, 0, id);
+	return fd_build_id(pm, fd, l->dev, l->inode, id);
 }
 
 /* Size of our own [vDSO] mapping, or 0. */
@@ -509,7 +571,7 @@ int procmaps__snapshot(struct procmaps *pm, const char *proc_root, uint32_t tgid
 			n = (int)maps[j].build_id_size;
 			memcpy(m->build_id, maps[j].build_id, (size_t)n);
 		} else if (l->inode)
-			n = file_build_id(pm, proc_root, tgid, l, m->build_id);
+			n = procmaps__file_build_id(pm, proc_root, tgid, l, m->build_id);
 		else if (strcmp(l->path, "[vdso]") == 0)
 			n = procmaps__proc_vdso_build_id(pm, proc_root, tgid, l->start, l->end,
 							 m->build_id);

@@ -56,14 +56,24 @@ int procmaps__snapshot(struct procmaps *pm, const char *proc_root, uint32_t tgid
 void procmaps__free_snapshot(struct stk_proc_maps *snap);
 
 /*
- * procmaps__path_build_id() - the build-id of the file at @path (in our
- * own mount namespace), through the cache, into @id (STK_MAX_BUILD_ID
- * bytes).  With @inode != 0 the file must still be (@dev, @inode).
- * Returns its size (> 0), 0 when the file has none, -ESTALE when @path now
- * names another file, or the open()/read() -errno.
+ * procmaps__file_build_id() - the build-id of the file that process @tgid
+ * maps at @l (a line of its maps, or a mapping an MMAP2 record told),
+ * through the cache, into @id (STK_MAX_BUILD_ID bytes).
+ * @proc_root: as for procmaps__snapshot().
+ *
+ * The file is reached through /proc/PID/map_files, else by @l->path in
+ * the process's root, else (the process is gone) in ours; a path is the
+ * traced process's to change, so it is resolved without following any
+ * symbolic link, and only a regular file is read, never opened before it
+ * is known to be one (no FIFO, device or terminal is ever opened).  With
+ * @l->inode != 0 the file must be (@l->dev, @l->inode).
+ * Returns its size (> 0), 0 when the file has none, -ESTALE when the path
+ * now names another file, -EINVAL when it names no regular file (a
+ * symbolic link included), -ELOOP when a directory on the way is a
+ * symbolic link, or the open()/read() -errno.
  */
-int procmaps__path_build_id(struct procmaps *pm, const char *path, uint64_t dev, uint64_t inode,
-			    uint8_t *id);
+int procmaps__file_build_id(struct procmaps *pm, const char *proc_root, uint32_t tgid,
+			    const struct procmaps_line *l, uint8_t *id);
 
 /*
  * procmaps__vdso_build_id() - the build-id of the vDSO (the same image in

@@ -614,6 +614,7 @@ int recorder__start(struct recorder *rec)
 {
 	const struct recorder_opts *o = &rec->o;
 	struct stk_writer_opts wo = { .sz = sizeof(wo) };
+	sigset_t blocked;
 	int err;
 
 	/* The whole symbol table first: refusing to run must not leave a
@@ -631,9 +632,20 @@ int recorder__start(struct recorder *rec)
 	rec->t0 = rec->mono_start;
 	wo.wall_start_ns = rec->wall_start;
 	wo.mono_start_ns = rec->mono_start;
+	/* A FIFO's open waits for its reader: a stop ends that wait. */
+	if (o->wait_mask)
+		sigprocmask(SIG_SETMASK, o->wait_mask, &blocked);
 	rec->w = stk_writer__open(o->output, &wo);
-	if (!rec->w)
-		return recorder__errorf(rec, -errno, "%s: %s", o->output, strerror(errno));
+	err = rec->w ? 0 : -errno;
+	if (o->wait_mask)
+		sigprocmask(SIG_SETMASK, &blocked, NULL);
+	if (err == -EINTR)
+		return recorder__errorf(rec, err, "%s: stopped while opening it", o->output);
+	if (err == -EINVAL)
+		return recorder__errorf(rec, err, "%s: not a regular file, character device or FIFO",
+					o->output);
+	if (err)
+		return recorder__errorf(rec, err, "%s: %s", o->output, strerror(-err));
 	rec->output_created = 1;
 	err = open_mmapwatch(rec);
 	err = err ?: write_start_meta(rec);
@@ -691,6 +703,12 @@ int recorder__start(struct recorder *rec)
 			goto fail;
 		}
 	}
+	/* Started: the capture takes -o's place (see stk_writer__open). */
+	err = stk_writer__commit(rec->w);
+	if (err) {
+		err = recorder__errorf(rec, err, "%s", stk_writer__errmsg(rec->w));
+		goto fail;
+	}
 	return 0;
 fail:
 	/* Nothing stays attached and no half-made file stays behind. */
@@ -705,9 +723,9 @@ fail:
 	}
 	child__free(rec->child);
 	rec->child = NULL;
-	stk_writer__close(rec->w);
+	/* Only the temporary file we made goes: -o is as it was. */
+	stk_writer__discard(rec->w);
 	rec->w = NULL;
-	unlink(o->output);
 	rec->output_created = 0;
 	return err;
 }
@@ -720,8 +738,19 @@ int recorder__run(struct recorder *rec)
 	uint64_t next_flush = start + interval, next_status = start + STATUS_INTERVAL_NS;
 	uint64_t deadline = rec->o.duration_ns ? start + rec->o.duration_ns : 0;
 	struct epoll_event evs[16];
+	sigset_t blocked;
 	int err, n, i, code;
 
+	/*
+	 * The stop signals come in while we work, not only while we wait:
+	 * a step that blocks (a read of a file a traced process controls)
+	 * then fails with EINTR, as the handlers have no SA_RESTART, and
+	 * the flag ends the recording.  They are blocked only from the
+	 * last look at the flag into the wait, which takes them, so a stop
+	 * is never missed in between.
+	 */
+	if (rec->o.wait_mask)
+		sigprocmask(SIG_SETMASK, rec->o.wait_mask, &blocked);
 	for (;;) {
 		uint64_t now = now_ns(CLOCK_MONOTONIC), wake;
 		int timeout_ms;
@@ -759,7 +788,14 @@ int recorder__run(struct recorder *rec)
 		timeout_ms = wake > now ? (int)((wake - now + 999999) / 1000000) : 0;
 		if (rec->child && child__pidfd(rec->child) < 0 && timeout_ms > 100)
 			timeout_ms = 100;
+		if (rec->o.wait_mask) {
+			sigprocmask(SIG_SETMASK, &blocked, NULL);
+			if (rec->o.stop && *rec->o.stop)
+				timeout_ms = 0;
+		}
 		n = epoll_pwait(rec->epfd, evs, 16, timeout_ms, rec->o.wait_mask);
+		if (rec->o.wait_mask)
+			sigprocmask(SIG_SETMASK, rec->o.wait_mask, NULL);
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;

@@ -54,7 +54,9 @@ struct recorder_opts {
 	char *const *cmd;		/* -- CMD ARGS, NULL-terminated, or NULL */
 	const char *cmdline;		/* stkrec's own command line, for META */
 	volatile sig_atomic_t *stop;	/* set (by a signal handler) to stop */
-	const sigset_t *wait_mask;	/* signal mask while waiting, or NULL */
+	/* The signal mask with the stop signals unblocked, or NULL: taken
+	 * while opening the output and from recorder__run() on (see there). */
+	const sigset_t *wait_mask;
 	/* Called about once a second while recording, if not NULL. */
 	void (*on_status)(const struct recorder_status *st, void *ctx);
 	void *ctx;
@@ -95,9 +97,12 @@ int recorder__start(struct recorder *rec);
 
 /*
  * recorder__run() - record until the duration ends, *opts.stop is set, or
- * CMD exits, flushing every flush interval.  Returns 0 or -errno: a write
- * error such as -ENOSPC stops the recording (complete chunks stay in the
- * file).
+ * CMD exits, flushing every flush interval.  With opts.wait_mask, the
+ * stop signals are taken while it works too (it needs their handlers
+ * without SA_RESTART: a call they interrupt returns EINTR), and stay
+ * unblocked when it returns, for recorder__finish().  Returns 0 or -errno:
+ * a write error such as -ENOSPC stops the recording (complete chunks stay
+ * in the file).
  */
 int recorder__run(struct recorder *rec);
 

@@ -739,8 +739,10 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	s.w = stk_writer__open(argv[a + 1], NULL);
-	if (!s.w) {
-		fprintf(stderr, "mkcapture: %s: %s\n", argv[a + 1], strerror(errno));
+	/* As stkrec once started: a "noclose" capture stays at its name. */
+	if (!s.w || stk_writer__commit(s.w)) {
+		fprintf(stderr, "mkcapture: %s: %s\n", argv[a + 1],
+			s.w ? stk_writer__errmsg(s.w) : strerror(errno));
 		return 1;
 	}
 	while (fgets(line, sizeof(line), in)) {

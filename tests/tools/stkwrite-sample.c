@@ -167,6 +167,13 @@ int main(int argc, char **argv)
 		fprintf(stderr, "stkwrite-sample: %s: %s\n", argv[optind], strerror(errno));
 		return 1;
 	}
+	/* As stkrec once started: a --no-close run leaves the file at its name. */
+	err = stk_writer__commit(w);
+	if (err) {
+		fprintf(stderr, "stkwrite-sample: %s\n", stk_writer__errmsg(w));
+		stk_writer__discard(w);
+		return 1;
+	}
 	if (empty) {
 		err = 0;
 	} else if (seeded) {

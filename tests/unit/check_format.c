@@ -1138,6 +1138,150 @@ START_TEST(decoded_memory_budget_is_enforced)
 }
 END_TEST
 
+/* ---- where stk_writer__open() writes ---- */
+
+/* A fresh directory for one test, and the number of entries it holds. */
+static void dir_make(char *dir)
+{
+	strcpy(dir, "/tmp/check_format_dir.XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+}
+
+static int dir_entries(const char *dir)
+{
+	char cmd[128];
+	FILE *f;
+	int n = -1;
+
+	snprintf(cmd, sizeof(cmd), "ls -A %s | wc -l", dir);
+	f = popen(cmd, "r");
+	ck_assert_ptr_nonnull(f);
+	ck_assert_int_eq(fscanf(f, "%d", &n), 1);
+	pclose(f);
+	return n;
+}
+
+static void dir_remove(const char *dir)
+{
+	char cmd[128];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	ck_assert_int_eq(system(cmd), 0);
+}
+
+START_TEST(writer_creates_captures_0600_whatever_the_umask)
+{
+	char dir[64], path[128];
+	struct stat st;
+	mode_t old = umask(0);
+
+	dir_make(dir);
+	snprintf(path, sizeof(path), "%s/x.stk", dir);
+	ck_assert_int_eq(stk_writer__close(stk_writer__open(path, NULL)), 0);
+	umask(old);
+	ck_assert_int_eq(stat(path, &st), 0);
+	ck_assert_int_eq(st.st_mode & 07777, 0600);
+	ck_assert_int_eq(dir_entries(dir), 1);
+	dir_remove(dir);
+}
+END_TEST
+
+START_TEST(writer_replaces_an_existing_file_only_at_commit)
+{
+	char dir[64], path[128], buf[16] = "";
+	struct stk_writer *w;
+	struct stat st;
+	int fd;
+
+	dir_make(dir);
+	snprintf(path, sizeof(path), "%s/x.stk", dir);
+	file_store(path, "old bytes", 9);
+	w = stk_writer__open(path, NULL);
+	ck_assert_ptr_nonnull(w);
+	/* Until then the capture has a name of its own beside it. */
+	ck_assert_int_eq(dir_entries(dir), 2);
+	fd = open(path, O_RDONLY);
+	ck_assert_int_eq(read(fd, buf, sizeof(buf)), 9);
+	close(fd);
+	ck_assert_str_eq(buf, "old bytes");
+	ck_assert_int_eq(stk_writer__commit(w), 0);
+	ck_assert_int_eq(dir_entries(dir), 1);
+	ck_assert_int_eq(stk_writer__commit(w), 0); /* once done, nothing */
+	ck_assert_int_eq(stk_writer__close(w), 0);
+	ck_assert_int_eq(stat(path, &st), 0);
+	ck_assert_int_gt(st.st_size, 9);
+	dir_remove(dir);
+}
+END_TEST
+
+START_TEST(writer_discarded_before_commit_leaves_the_name_as_it_was)
+{
+	char dir[64], path[128], link[128], buf[16] = "";
+	int fd;
+
+	dir_make(dir);
+	snprintf(path, sizeof(path), "%s/x.stk", dir);
+	snprintf(link, sizeof(link), "%s/link.stk", dir);
+	file_store(path, "old bytes", 9);
+	ck_assert_int_eq(symlink("x.stk", link), 0);
+	stk_writer__discard(stk_writer__open(path, NULL));
+	stk_writer__discard(stk_writer__open(link, NULL));
+	snprintf(buf, sizeof(buf), "%s", "");
+	fd = open(path, O_RDONLY);
+	ck_assert_int_eq(read(fd, buf, sizeof(buf)), 9);
+	close(fd);
+	ck_assert_str_eq(buf, "old bytes");
+	ck_assert_int_eq(readlink(link, buf, sizeof(buf)), 5);
+	/* No temporary left, and a new name is not created. */
+	ck_assert_int_eq(dir_entries(dir), 2);
+	snprintf(path, sizeof(path), "%s/new.stk", dir);
+	stk_writer__discard(stk_writer__open(path, NULL));
+	ck_assert_int_eq(dir_entries(dir), 2);
+	dir_remove(dir);
+}
+END_TEST
+
+START_TEST(writer_writes_a_fifo_in_place_and_refuses_a_directory)
+{
+	char dir[64], path[128];
+	struct stk_writer *w;
+	struct stat st;
+	int rfd;
+
+	dir_make(dir);
+	snprintf(path, sizeof(path), "%s/fifo", dir);
+	ck_assert_int_eq(mkfifo(path, 0600), 0);
+	rfd = open(path, O_RDONLY | O_NONBLOCK);
+	ck_assert_int_ge(rfd, 0);
+	w = stk_writer__open(path, NULL);
+	ck_assert_ptr_nonnull(w);
+	ck_assert_int_eq(stk_writer__commit(w), 0);
+	stk_writer__discard(w);
+	ck_assert_int_eq(lstat(path, &st), 0);
+	ck_assert(S_ISFIFO(st.st_mode));
+	close(rfd);
+	errno = 0;
+	ck_assert_ptr_null(stk_writer__open(dir, NULL));
+	ck_assert_int_eq(errno, EISDIR);
+	ck_assert_int_eq(dir_entries(dir), 1);
+	dir_remove(dir);
+}
+END_TEST
+
+START_TEST(writer_header_failure_leaves_nothing_behind)
+{
+	char dir[64], path[128];
+
+	dir_make(dir);
+	snprintf(path, sizeof(path), "%s/x.stk", dir);
+	errno = 0;
+	ck_assert_ptr_null(stk_writer__open(path, &(struct stk_writer_opts){ .sz = 1 }));
+	ck_assert_int_eq(errno, EINVAL);
+	ck_assert_int_eq(dir_entries(dir), 0);
+	dir_remove(dir);
+}
+END_TEST
+
 /* ---- writer errors ---- */
 
 START_TEST(writer_to_dev_full_fails_with_enospc)
@@ -1375,6 +1519,11 @@ static Suite *format_suite(void)
 	tcase_add_test(tc, writer_appends_a_segment_to_an_existing_capture);
 	tcase_add_test(tc, chunk_over_raw_limit_is_efbig_for_the_writer);
 	tcase_add_test(tc, zstd_level_option_is_honoured);
+	tcase_add_test(tc, writer_creates_captures_0600_whatever_the_umask);
+	tcase_add_test(tc, writer_replaces_an_existing_file_only_at_commit);
+	tcase_add_test(tc, writer_discarded_before_commit_leaves_the_name_as_it_was);
+	tcase_add_test(tc, writer_writes_a_fifo_in_place_and_refuses_a_directory);
+	tcase_add_test(tc, writer_header_failure_leaves_nothing_behind);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -310,6 +310,113 @@ START_TEST(own_process_snapshot_has_our_executable_with_its_build_id)
 }
 END_TEST
 
+/* A mapping line for the file at fake@path, with its device and inode
+ * when @known (else 0: not known, as a record without them). */
+static struct procmaps_line fake_line(const char *path, int known)
+{
+	struct procmaps_line l = { .start = 0x700000, .end = 0x701000, .prot = PROT_READ | PROT_EXEC };
+	char p[PATH_MAX + 64];
+	struct stat st;
+
+	snprintf(p, sizeof(p), "%s%s", fake, path);
+	if (known && lstat(p, &st) == 0) {
+		l.dev = st.st_dev;
+		l.inode = st.st_ino;
+	}
+	l.path = path;
+	return l;
+}
+
+/* The attack of a user who renames a file it mapped and puts a FIFO at
+ * its path: an open() for reading would wait for a writer for good (this
+ * test then times out). */
+START_TEST(fifo_at_mapped_path_is_never_opened)
+{
+	struct procmaps *pm = procmaps__new();
+	struct procmaps_line l;
+	char p[PATH_MAX + 64];
+	uint8_t id[STK_MAX_BUILD_ID];
+
+	snprintf(p, sizeof(p), "%s/lib/fifo", fake);
+	ck_assert_int_eq(mkfifo(p, 0644), 0);
+	l = fake_line("/lib/fifo", 1);
+	ck_assert_int_eq(procmaps__file_build_id(pm, fake, 42, &l, id), -EINVAL);
+	l = fake_line("/lib/fifo", 0);
+	ck_assert_int_eq(procmaps__file_build_id(pm, fake, 42, &l, id), -EINVAL);
+	procmaps__free(pm);
+}
+END_TEST
+
+START_TEST(device_at_mapped_path_is_never_opened)
+{
+	struct procmaps *pm = procmaps__new();
+	struct procmaps_line l;
+	char p[PATH_MAX + 64];
+	uint8_t id[STK_MAX_BUILD_ID];
+
+	/* A FIFO only needs a directory of ours; a device node root. */
+	snprintf(p, sizeof(p), "%s/lib/tty", fake);
+	if (mknod(p, S_IFCHR | 0600, makedev(5, 0)) != 0)
+		return;
+	l = fake_line("/lib/tty", 1);
+	ck_assert_int_eq(procmaps__file_build_id(pm, fake, 42, &l, id), -EINVAL);
+	procmaps__free(pm);
+}
+END_TEST
+
+START_TEST(symlink_in_mapped_path_is_not_followed)
+{
+	struct procmaps *pm = procmaps__new();
+	struct procmaps_line l;
+	char p[PATH_MAX + 64];
+	uint8_t id[STK_MAX_BUILD_ID];
+
+	/* The kernel writes paths with every link resolved: a link met on
+	 * the way was put there since.  As the last component it is itself no
+	 * regular file; as a directory on the way it stops the lookup. */
+	snprintf(p, sizeof(p), "%s/lib/link", fake);
+	ck_assert_int_eq(symlink("app", p), 0);
+	snprintf(p, sizeof(p), "%s/libdir", fake);
+	ck_assert_int_eq(symlink("lib", p), 0);
+	l = fake_line("/lib/link", 0);
+	ck_assert_int_eq(procmaps__file_build_id(pm, fake, 42, &l, id), -EINVAL);
+	l = fake_line("/libdir/app", 0);
+	ck_assert_int_eq(procmaps__file_build_id(pm, fake, 42, &l, id), -ELOOP);
+	/* The file itself, by its own path, is read. */
+	l = fake_line("/lib/app", 1);
+	ck_assert_int_eq(procmaps__file_build_id(pm, fake, 42, &l, id), 20);
+	ck_assert_mem_eq(id, id20, 20);
+	procmaps__free(pm);
+}
+END_TEST
+
+START_TEST(mapped_path_resolves_inside_the_process_root)
+{
+	struct procmaps *pm = procmaps__new();
+	struct procmaps_line l;
+	uint8_t id[STK_MAX_BUILD_ID];
+
+	/* ".." stops at the process's root, as it does for the process. */
+	l = fake_line("/lib/app", 1);
+	l.path = "/../../../lib/app";
+	ck_assert_int_eq(procmaps__file_build_id(pm, fake, 42, &l, id), 20);
+	procmaps__free(pm);
+}
+END_TEST
+
+START_TEST(other_file_at_mapped_path_is_estale)
+{
+	struct procmaps *pm = procmaps__new();
+	struct procmaps_line l;
+	uint8_t id[STK_MAX_BUILD_ID];
+
+	l = fake_line("/lib/app", 1);
+	l.inode++;
+	ck_assert_int_eq(procmaps__file_build_id(pm, fake, 42, &l, id), -ESTALE);
+	procmaps__free(pm);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("record_procmaps");
@@ -330,6 +437,11 @@ int main(void)
 	tcase_add_test(tc, covers_only_executable_mappings);
 	tcase_add_test(tc, missing_process_is_enoent);
 	tcase_add_test(tc, own_process_snapshot_has_our_executable_with_its_build_id);
+	tcase_add_test(tc, fifo_at_mapped_path_is_never_opened);
+	tcase_add_test(tc, device_at_mapped_path_is_never_opened);
+	tcase_add_test(tc, symlink_in_mapped_path_is_not_followed);
+	tcase_add_test(tc, mapped_path_resolves_inside_the_process_root);
+	tcase_add_test(tc, other_file_at_mapped_path_is_estale);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

@@ -1,0 +1,111 @@
+#!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
+#
+# record_output: what -o names is safe.  A capture is created mode 0600
+# whatever the umask (it holds the kernel's real addresses).  A start that
+# fails after the output was opened (CMD passes the checks but its exec
+# fails: its ELF interpreter does not exist) leaves whatever -o named as
+# it was -- a regular file with its bytes, a symbolic link and its target,
+# a device node, a FIFO -- and removes only the temporary file stkrec made
+# (nothing named .NAME.* is left).  A recording that starts replaces a
+# regular file or a symbolic link (never writing through it) and writes to
+# a character device or FIFO in place, without removing it; a block device
+# is refused with one line and left alone.
+# Exit 77 only when BPF cannot be used (not root, or no BTF).
+
+NAME=record_output
+. "$(dirname "$0")/lib/record.sh"
+
+od=$tmp/out
+mkdir "$od"
+
+# leftovers: the temporary files left in $od (none expected).
+leftovers() {
+	ls -A "$od" | grep '^\..*\.......$' | tr '\n' ' '
+}
+
+# A deterministic failure after the output is opened.
+sed 's|ld-linux-x86-64.so.2|ld-linux-x86-64.so.X|' /bin/true > "$tmp/badinterp"
+chmod +x "$tmp/badinterp"
+if ! grep -q 'ld-linux-x86-64.so.X' "$tmp/badinterp"; then
+	echo "$NAME: cannot make an executable with a missing interpreter here; skipped"
+	exit 77
+fi
+
+# failed_start OUT: stkrec -o OUT -- badinterp, which must fail (127).
+failed_start() {
+	"$REC" -q -o "$1" -- "$tmp/badinterp" 2> "$tmp/fail.err"
+	rc=$?
+	check "failed start -o $(basename "$1"): exit 127 (got $rc: $(cat "$tmp/fail.err"))" [ "$rc" -eq 127 ]
+}
+
+# -o a name that does not exist: nothing is left.
+failed_start "$od/new.stk"
+check "failed start, -o a new name: no file at it" [ ! -e "$od/new.stk" ]
+check "failed start, -o a new name: no temporary left ($(leftovers))" [ -z "$(leftovers)" ]
+
+# -o an existing regular file: its bytes and mode stay.
+echo "precious data" > "$od/old.stk"
+chmod 640 "$od/old.stk"
+failed_start "$od/old.stk"
+check "failed start, -o an existing file: its bytes stay" [ "$(cat "$od/old.stk" 2>/dev/null)" = "precious data" ]
+check "failed start, -o an existing file: its mode stays" [ "$(stat -c %a "$od/old.stk" 2>/dev/null)" = 640 ]
+
+# -o a symbolic link: the link and its target stay.
+echo "target data" > "$od/target"
+ln -s target "$od/link.stk"
+failed_start "$od/link.stk"
+check "failed start, -o a symlink: the link stays" [ "$(readlink "$od/link.stk")" = target ]
+check "failed start, -o a symlink: its target's bytes stay" [ "$(cat "$od/target")" = "target data" ]
+
+# -o a character device node (a null device of our own).
+mknod "$od/mynull" c 1 3
+failed_start "$od/mynull"
+check "failed start, -o a device node: it is still there" [ -c "$od/mynull" ]
+
+# -o a FIFO with a reader.
+mkfifo "$od/fifo"
+cat "$od/fifo" > "$tmp/fifo.got" &
+bg_pids="$bg_pids $!"
+failed_start "$od/fifo"
+check "failed start, -o a FIFO: it is still there" [ -p "$od/fifo" ]
+check "failed start: no temporary left ($(leftovers))" [ -z "$(leftovers)" ]
+
+# Recordings that start.
+(umask 022; "$REC" -q -o "$od/new.stk" 1)
+check "umask 022: a new capture is mode 600 (got $(stat -c %a "$od/new.stk"))" \
+	[ "$(stat -c %a "$od/new.stk")" = 600 ]
+(umask 000; "$REC" -q -o "$od/old.stk" 1)
+check "umask 000: a capture replacing a 640 file is mode 600 (got $(stat -c %a "$od/old.stk"))" \
+	[ "$(stat -c %a "$od/old.stk")" = 600 ]
+"$REP" info "$od/old.stk" > "$tmp/old.info" 2>&1
+check "-o an existing file: replaced by a capture closed cleanly" grep -q '^verdict: OK' "$tmp/old.info"
+
+"$REC" -q -o "$od/link.stk" 1
+check "-o a symlink: the link is replaced by the capture" test -f "$od/link.stk" -a ! -L "$od/link.stk"
+check "-o a symlink: its target is not written through" [ "$(cat "$od/target")" = "target data" ]
+
+"$REC" -q -o "$od/mynull" 1
+check "-o a device node: records (exit $?) and the node stays" [ -c "$od/mynull" ]
+
+cat "$od/fifo" > "$tmp/fifo.stk" &
+reader=$!
+bg_pids="$bg_pids $reader"
+"$REC" -q -o "$od/fifo" 1
+rc=$?
+wait "$reader"
+check "-o a FIFO: records (exit $rc) and the FIFO stays" [ -p "$od/fifo" ]
+"$REP" info "$tmp/fifo.stk" > "$tmp/fifo.info" 2>&1
+check "-o a FIFO: the reader gets a capture closed cleanly" grep -q '^verdict: OK' "$tmp/fifo.info"
+
+# A block device: refused, left alone (major 240: local use, no driver).
+mknod "$od/blk" b 240 0
+"$REC" -q -o "$od/blk" 1 2> "$tmp/blk.err"
+rc=$?
+said=no
+[ "$(cat "$tmp/blk.err")" = "stkrec: $od/blk: not a regular file, character device or FIFO" ] && said=yes
+check "-o a block device: exit 1, one line ($(cat "$tmp/blk.err"))" test "$rc" -eq 1 -a $said = yes
+check "-o a block device: it is still there" [ -b "$od/blk" ]
+check "no temporary left at the end ($(leftovers))" [ -z "$(leftovers)" ]
+
+finish
