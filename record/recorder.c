@@ -86,7 +86,6 @@ struct recorder {
 	struct procs *procs;
 	char mw_state[128];		/* META mmap_events */
 	int epfd;
-	int output_created;
 	int write_failed;
 	int cmd_exec_errno;
 	uint64_t wall_start, mono_start;
@@ -646,7 +645,6 @@ int recorder__start(struct recorder *rec)
 					o->output);
 	if (err)
 		return recorder__errorf(rec, err, "%s: %s", o->output, strerror(-err));
-	rec->output_created = 1;
 	err = open_mmapwatch(rec);
 	err = err ?: write_start_meta(rec);
 	if (err)
@@ -726,7 +724,6 @@ fail:
 	/* Only the temporary file we made goes: -o is as it was. */
 	stk_writer__discard(rec->w);
 	rec->w = NULL;
-	rec->output_created = 0;
 	return err;
 }
 
