@@ -30,6 +30,7 @@
 #include "demangle.h"
 #include "dwarfload.h"
 #include "symbolize.h"
+#include "stk_escape.h"
 
 #define MAX_INLINE_DEPTH 64
 
@@ -231,7 +232,7 @@ void sym_line__measure(struct sym_line *l)
 	size_t n = strlen(l->name);
 
 	l->name_len = (uint32_t)n;
-	l->plain = strpbrk(l->name, ";\n\r") == NULL;
+	l->plain = strpbrk(l->name, ";\n\r") == NULL && !stk_escape_needed(l->name, n);
 }
 
 /* One block in the arena for the result, its lines and their strings:
