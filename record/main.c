@@ -22,6 +22,7 @@
 #include "recorder.h"
 #include "status.h"
 #include "stk.h"
+#include "stk_escape.h"
 
 #define EXIT_USAGE 2
 #define EXIT_CMD_NOT_FOUND 127 /* as shells, env and timeout */
@@ -146,19 +147,26 @@ static void usage_offcpu(FILE *f)
 
 static void errorf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/*
+ * One line on stderr.  The text is escaped as a whole (stk_escape.h):
+ * it may name a path or command a traced process or a user chose, and a
+ * newline or a terminal escape in one must not split or hijack the line.
+ */
 static void errorf(const char *fmt, ...)
 {
+	char msg[2048], esc[STK_ESCAPE_SIZE(sizeof(msg))];
 	va_list ap;
 
 	if (status_shown) {
 		fputs("\r\033[K", stderr);
 		status_shown = 0;
 	}
-	fputs("stkrec: ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	if (vsnprintf(msg, sizeof(msg), fmt, ap) < 0)
+		msg[0] = '\0';
 	va_end(ap);
-	fputc('\n', stderr);
+	stk_escape(esc, sizeof(esc), msg, strnlen(msg, sizeof(msg)));
+	fprintf(stderr, "stkrec: %s\n", esc);
 }
 
 static int libbpf_print_verbose(enum libbpf_print_level level, const char *fmt, va_list ap)

@@ -5,12 +5,19 @@
  * the .build-id layout, the system debug directory, then debuginfod.
  * Every candidate's build-id note is read and compared: a path alone never
  * proves anything (the binary may have been rebuilt since the capture).
+ *
+ * Recorded paths come from the capture, so under --sysroot and --debug-dir
+ * they are resolved inside the directory (rootopen.h: ".." and symlinks
+ * never leave it), and only regular files are opened, without blocking.
+ * The file chosen is handed on as the fd that was checked, under its real
+ * name (/proc/self/fd), so nothing opens the recorded name again.
  */
 #include <elfutils/debuginfod.h>
 #include <elfutils/libdwelf.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <gelf.h>
 #include <libelf.h>
 #include <stdio.h>
@@ -19,6 +26,7 @@
 #include <unistd.h>
 
 #include "elffind.h"
+#include "rootopen.h"
 #include "util.h"
 
 #define BID_MAX 64
@@ -145,29 +153,23 @@ out:
 
 int elf_file__build_id(const char *path, uint8_t *bid)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = regular_open(path);
 	int err;
 
 	if (fd < 0)
-		return -errno;
+		return fd == -EISDIR || fd == -ENXIO ? -ENOENT : fd;
 	err = elf_fd__inspect(fd, bid, NULL);
 	close(fd);
 	return err;
 }
 
-/* 1: @path exists and has the build-id (or there is none to compare);
- * 0: no such usable file; -1: it exists with a different build-id. */
-static int candidate__check(const char *path, const uint8_t *bid, uint32_t bid_size,
-			    int *debug_only)
+/* 1: @fd has the build-id (or there is none to compare); 0: not a usable
+ * file; -1: an ELF file with a different build-id. */
+static int candidate__check(int fd, const uint8_t *bid, uint32_t bid_size, int *debug_only)
 {
 	uint8_t got[BID_MAX];
-	int fd, n;
+	int n = elf_fd__inspect(fd, got, debug_only);
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	n = elf_fd__inspect(fd, got, debug_only);
-	close(fd);
 	if (n == -ENOEXEC)
 		return 0;
 	if (!bid_size)
@@ -177,65 +179,129 @@ static int candidate__check(const char *path, const uint8_t *bid, uint32_t bid_s
 	return (uint32_t)n == bid_size && memcmp(got, bid, bid_size) == 0 ? 1 : -1;
 }
 
-/* Tries @cand; on a match stores it in @res and returns 1.  Remembers the
- * first mismatching file for the "build-id mismatch" diagnosis. */
-static int try_candidate(const char *cand, enum elf_source src, const uint8_t *bid,
+/* Where an opened candidate really is: the name the kernel gives its fd
+ * (no "..", no symlink), malloc'd; NULL without /proc or memory. */
+static char *fd_real_path(int fd)
+{
+	char link[64], buf[PATH_MAX];
+	ssize_t n;
+
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	n = readlink(link, buf, sizeof(buf));
+	if (n <= 0 || (size_t)n >= sizeof(buf))
+		return NULL;
+	return strndup(buf, (size_t)n);
+}
+
+/* How to open a candidate: a plain path, or @name inside @rootfd. */
+struct cand {
+	const char *path;	/* plain path, when rootfd < 0 */
+	int rootfd;
+	const char *name;	/* inside rootfd */
+};
+
+/* Tries @c; on a match stores it (fd and real path) in @res and returns
+ * 1.  Remembers the first mismatching file for the "build-id mismatch"
+ * diagnosis.  0: no match; -ENOMEM. */
+static int try_candidate(const struct cand *c, enum elf_source src, const uint8_t *bid,
 			 uint32_t bid_size, struct elffind_result *res)
 {
-	int debug_only = 0;
-	int r = candidate__check(cand, bid, bid_size, &debug_only);
+	int debug_only = 0, fd, r;
+	char *real = NULL;
 
-	if (r < 0 && !res->mismatch_path) {
-		res->mismatch_path = strdup(cand);
-		if (!res->mismatch_path)
-			return -ENOMEM;
+	fd = c->rootfd >= 0 ? root_open(c->rootfd, c->name) : regular_open(c->path);
+	if (fd < 0)
+		return fd == -ENOMEM ? fd : 0;
+	r = candidate__check(fd, bid, bid_size, &debug_only);
+	if (r != 0) {
+		real = c->rootfd >= 0 ? fd_real_path(fd) : strdup(c->path);
+		if (!real) {
+			/* Confined, yet its place is unknown (no /proc): a
+			 * name to reopen it by would not be safe. */
+			int nomem = c->rootfd < 0 || errno == ENOMEM;
+
+			close(fd);
+			return nomem ? -ENOMEM : 0;
+		}
 	}
-	if (r <= 0)
+	if (r < 0 && !res->mismatch_path) {
+		res->mismatch_path = real;
+		real = NULL;
+	}
+	if (r <= 0) {
+		free(real);
+		close(fd);
 		return 0;
-	res->path = strdup(cand);
-	if (!res->path)
-		return -ENOMEM;
+	}
+	res->path = real;
+	res->fd = fd;
 	res->source = src;
 	res->debug_only = debug_only;
 	return 1;
 }
 
-/* DIR/.build-id/xx/rest and DIR/.build-id/xx/rest.debug. */
-static int try_build_id_dir(const char *dir, enum elf_source src, const uint8_t *bid,
-			    uint32_t bid_size, struct elffind_result *res)
+static int try_plain(const char *path, enum elf_source src, const uint8_t *bid,
+		     uint32_t bid_size, struct elffind_result *res)
+{
+	struct cand c = { .path = path, .rootfd = -1 };
+
+	return try_candidate(&c, src, bid, bid_size, res);
+}
+
+/*
+ * DIR/.build-id/xx/rest and DIR/.build-id/xx/rest.debug; with @confine
+ * resolved inside DIR (a --debug-dir), else as plain paths (the system's
+ * own debug directory, whose links point into the rest of the system).
+ */
+static int try_build_id_dir(const char *dir, int confine, enum elf_source src,
+			    const uint8_t *bid, uint32_t bid_size, struct elffind_result *res)
 {
 	char hex[2 * BID_MAX + 1];
 	struct strbuf sb = { 0 };
+	struct cand c = { .rootfd = -1 };
 	int r;
 
 	hex_encode(hex, bid, bid_size);
-	r = strbuf__addf(&sb, "%s/.build-id/%.2s/%s", dir, hex, hex + 2);
+	if (confine) {
+		c.rootfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (c.rootfd < 0)
+			return 0;
+		r = strbuf__addf(&sb, ".build-id/%.2s/%s", hex, hex + 2);
+	} else {
+		r = strbuf__addf(&sb, "%s/.build-id/%.2s/%s", dir, hex, hex + 2);
+	}
 	if (r)
 		goto out;
-	r = try_candidate(strbuf__str(&sb), src, bid, bid_size, res);
+	c.path = c.name = strbuf__str(&sb);
+	r = try_candidate(&c, src, bid, bid_size, res);
 	if (r)
 		goto out;
 	r = strbuf__adds(&sb, ".debug");
 	if (r)
 		goto out;
-	r = try_candidate(strbuf__str(&sb), src, bid, bid_size, res);
+	c.path = c.name = strbuf__str(&sb);
+	r = try_candidate(&c, src, bid, bid_size, res);
 out:
+	if (c.rootfd >= 0)
+		close(c.rootfd);
 	strbuf__free(&sb);
 	return r;
 }
 
-static int try_prefixed(const char *prefix, const char *path, enum elf_source src,
-			const uint8_t *bid, uint32_t bid_size, struct elffind_result *res)
+/* The recorded @path inside @root (a sysroot or debug dir). */
+static int try_in_root(const char *root, const char *path, enum elf_source src,
+		       const uint8_t *bid, uint32_t bid_size, struct elffind_result *res)
 {
-	struct strbuf sb = { 0 };
+	struct cand c = { .name = path };
 	int r;
 
 	if (path[0] != '/')
 		return 0;
-	r = strbuf__addf(&sb, "%s%s", prefix, path);
-	if (!r)
-		r = try_candidate(strbuf__str(&sb), src, bid, bid_size, res);
-	strbuf__free(&sb);
+	c.rootfd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (c.rootfd < 0)
+		return 0;
+	r = try_candidate(&c, src, bid, bid_size, res);
+	close(c.rootfd);
 	return r;
 }
 
@@ -251,7 +317,7 @@ static int try_debuginfod(struct debuginfod *d, const uint8_t *bid, uint32_t bid
 	if (fd < 0)
 		return 0;
 	close(fd);
-	r = try_candidate(p, ELF_SRC_DEBUGINFOD, bid, bid_size, res);
+	r = try_plain(p, ELF_SRC_DEBUGINFOD, bid, bid_size, res);
 	free(p);
 	return r;
 }
@@ -263,24 +329,26 @@ int elffind__locate(const struct elffind_opts *o, const char *path, const uint8_
 	int r;
 
 	memset(res, 0, sizeof(*res));
+	res->fd = -1;
 	if (path && path[0] == '/') {
-		r = try_candidate(path, ELF_SRC_PATH, bid, bid_size, res);
+		r = try_plain(path, ELF_SRC_PATH, bid, bid_size, res);
 		if (r)
 			goto out;
 	}
 	if (o->sysroot && path) {
-		r = try_prefixed(o->sysroot, path, ELF_SRC_SYSROOT, bid, bid_size, res);
+		r = try_in_root(o->sysroot, path, ELF_SRC_SYSROOT, bid, bid_size, res);
 		if (r)
 			goto out;
 	}
 	for (i = 0; i < o->nr_debug_dirs; i++) {
 		if (bid_size) {
-			r = try_build_id_dir(o->debug_dirs[i], ELF_SRC_DEBUG_DIR, bid, bid_size, res);
+			r = try_build_id_dir(o->debug_dirs[i], 1, ELF_SRC_DEBUG_DIR, bid, bid_size,
+					     res);
 			if (r)
 				goto out;
 		}
 		if (path) {
-			r = try_prefixed(o->debug_dirs[i], path, ELF_SRC_DEBUG_DIR, bid, bid_size, res);
+			r = try_in_root(o->debug_dirs[i], path, ELF_SRC_DEBUG_DIR, bid, bid_size, res);
 			if (r)
 				goto out;
 		}
@@ -291,7 +359,7 @@ int elffind__locate(const struct elffind_opts *o, const char *path, const uint8_
 		goto out;
 	}
 	if (o->system_debug_dir) {
-		r = try_build_id_dir(o->system_debug_dir, ELF_SRC_SYSTEM, bid, bid_size, res);
+		r = try_build_id_dir(o->system_debug_dir, 0, ELF_SRC_SYSTEM, bid, bid_size, res);
 		if (r)
 			goto out;
 	}
@@ -310,5 +378,8 @@ void elffind_result__clear(struct elffind_result *res)
 {
 	free(res->path);
 	free(res->mismatch_path);
+	if (res->fd >= 0)
+		close(res->fd);
 	memset(res, 0, sizeof(*res));
+	res->fd = -1;
 }

@@ -51,13 +51,26 @@ void debuginfod__close(struct debuginfod *d);	/* accepts NULL */
 /* Result of a search. */
 struct elffind_result {
 	enum elf_source source;	/* ELF_SRC_NONE when nothing matched */
-	char *path;		/* malloc'd path of the file to use, or NULL */
+	char *path;		/* malloc'd: the file's real path (symlinks and ".."
+				 * resolved, for one found in a root), or NULL */
+	int fd;			/* that file, open, checked; -1 when none.  Take it
+				 * (set -1) or elffind_result__clear() closes it */
 	int debug_only;		/* 1 if the file is separate debuginfo, not the binary */
 	char *mismatch_path;	/* malloc'd: first file seen whose build-id differed, or NULL */
 };
 
 /*
- * elffind__locate() - search for @path with build-id @bid.
+ * elffind__locate() - search for @path with build-id @bid, in this order:
+ *   1. @path itself (the host's own file at the recorded path);
+ *   2. @path inside o->sysroot;
+ *   3. for each o->debug_dirs[i]: DIR/.build-id/xx/rest, then
+ *      DIR/.build-id/xx/rest.debug (xx/rest: the build-id in hex), then
+ *      @path inside DIR;
+ *   then, only with a build-id: 4. o->system_debug_dir/.build-id/xx/rest
+ *   and rest.debug; 5. debuginfod.
+ * "Inside" a directory is as if it were "/" (root_open(): ".." and
+ * symlinks, absolute or not, never leave it); 1, 4 and 5 are the host's
+ * own paths.  Only regular files are opened (never a FIFO or device).
  * @path: path as recorded (" (deleted)" already removed).
  * @bid, @bid_size: recorded build-id; with @bid_size 0 the recorded path
  *   (or sysroot + path) is used unverified, since nothing can be compared.

@@ -22,6 +22,7 @@
 #include "info.h"
 #include "stk.h"
 #include "symbols_info.h"
+#include "textsafe.h"
 
 /* Errors printed one per line; the rest are only counted. */
 #define MAX_ERROR_LINES 100
@@ -150,15 +151,16 @@ static void print_segment(const struct info *in, const struct stk_reader *r, uin
 	}
 	printf("closed: %s\n", seg->closed ? "yes" : "no");
 	for (k = 0; k < s->nr_meta; k++)
-		printf("meta %s: %s\n", s->meta[k].key, s->meta[k].value);
+		textline__printf(stdout, "meta %s: %s", s->meta[k].key, s->meta[k].value);
 	print_totals(&s->t);
 	for (k = 0; k < s->nr_stats; k++)
-		printf("stat %s: %" PRIu64 "\n", s->stats[k].name, s->stats[k].value);
+		textline__printf(stdout, "stat %s: %" PRIu64, s->stats[k].name, s->stats[k].value);
 }
 
 static void print_chunk(const struct stk_chunk *ch)
 {
-	printf("%u %u %" PRIu64 " %s %u %u %" PRIu64 " %" PRIu64 "\n", ch->segment, ch->seq,
+	/* An unknown chunk's tag is four bytes from the file. */
+	textline__printf(stdout, "%u %u %" PRIu64 " %s %u %u %" PRIu64 " %" PRIu64, ch->segment, ch->seq,
 	       ch->offset, ch->tag, ch->comp_size, ch->raw_size, ch->t0_ns, ch->t1_ns);
 }
 
@@ -178,14 +180,14 @@ static int print_verdict(const struct stk_read_summary *sum, const struct stk_re
 	/* A file that only stops early (a copy cut short, a full disk) is an
 	 * unfinished capture, not a damaged one: everything before is sound. */
 	if (sum->errors == 1 && sum->truncated) {
-		printf("verdict: NOT CLOSED CLEANLY: %s\n", first_error);
+		textline__printf(stdout, "verdict: NOT CLOSED CLEANLY: %s", first_error);
 		return 1;
 	}
 	if (sum->errors) {
-		printf("verdict: DAMAGED: %" PRIu64 " error%s, %" PRIu64 " chunks recovered, %" PRIu64
-		       " bytes skipped%s; first: %s\n", sum->errors, sum->errors == 1 ? "" : "s",
-		       sum->chunks, sum->bytes_skipped, sum->truncated ? ", truncated" : "",
-		       first_error);
+		textline__printf(stdout, "verdict: DAMAGED: %" PRIu64 " error%s, %" PRIu64
+				 " chunks recovered, %" PRIu64 " bytes skipped%s; first: %s", sum->errors,
+				 sum->errors == 1 ? "" : "s", sum->chunks, sum->bytes_skipped,
+				 sum->truncated ? ", truncated" : "", first_error);
 		return 1;
 	}
 	if (open) {
@@ -304,10 +306,10 @@ int info_main(int argc, char **argv)
 	}
 	r = stk_reader__open(path);
 	if (!r) {
-		fprintf(stderr, "stkreport: %s\n", stk_open_errmsg());
+		textline__printf(stderr, "stkreport: %s", stk_open_errmsg());
 		return 1;
 	}
-	printf("file: %s\n", path);
+	textline__printf(stdout, "file: %s", path);
 	if (opts.chunks)
 		printf("\n[chunks]\nsegment seq offset tag comp raw t0_ns t1_ns\n");
 	while ((ret = stk_reader__next(r, &ch)) != 0) {
@@ -315,7 +317,7 @@ int info_main(int argc, char **argv)
 			if (!first_error)
 				first_error = strdup(stk_reader__errmsg(r));
 			if (++errors <= MAX_ERROR_LINES)
-				fprintf(stderr, "stkreport: %s: %s\n", path, stk_reader__errmsg(r));
+				textline__printf(stderr, "stkreport: %s: %s", path, stk_reader__errmsg(r));
 			continue;
 		}
 		if (opts.chunks)

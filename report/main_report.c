@@ -18,6 +18,7 @@
 #include "output.h"
 #include "report.h"
 #include "stk.h"
+#include "textsafe.h"
 
 #define PROG "stkreport"
 #define MAX_DEBUG_DIRS 64
@@ -176,7 +177,8 @@ static void print_summary(const struct report *r)
 				    ? "some addresses not in the kernel symbols"
 				    : "no kernel symbols in the capture; try --kallsyms");
 	}
-	fprintf(stderr, PROG ": %s\n", strbuf__str(&sb));
+	/* Module paths come from the capture: one escaped line. */
+	textline__printf(stderr, PROG ": %s", strbuf__str(&sb));
 	strbuf__free(&sb);
 }
 
@@ -320,7 +322,7 @@ int report_main(int argc, char **argv)
 		if (err == ENOMEM)
 			fprintf(stderr, PROG ": %s: out of memory\n", path);
 		else
-			fprintf(stderr, PROG ": %s\n", stk_open_errmsg());
+			textline__printf(stderr, PROG ": %s", stk_open_errmsg());
 		return 1;
 	}
 	if (vmlinux && open_vmlinux(cap, vmlinux, &ro.sym, &ro.vmlinux))
@@ -359,12 +361,12 @@ int report_main(int argc, char **argv)
 	print_summary(r);
 	ret = 0;
 	if (cap->damaged) {
-		fprintf(stderr, PROG ": %s: damaged: %s; reported the %llu chunks recovered\n", path,
+		textline__printf(stderr, PROG ": %s: damaged: %s; reported the %llu chunks recovered", path,
 			cap->first_error ? cap->first_error : "unknown damage",
 			(unsigned long long)cap->summary.chunks);
 		ret = 1;
 	} else if (!cap->summary.closed) {
-		fprintf(stderr, PROG ": %s: not closed cleanly (recording killed?)%s%s; reported the %llu chunks written\n",
+		textline__printf(stderr, PROG ": %s: not closed cleanly (recording killed?)%s%s; reported the %llu chunks written",
 			path, cap->first_error ? ": " : "", cap->first_error ? cap->first_error : "",
 			(unsigned long long)cap->summary.chunks);
 	}

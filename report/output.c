@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "output.h"
+#include "textsafe.h"
 
 static const struct output_format formats[] = {
 	{ "text", 0, out_text__write },
@@ -29,19 +30,21 @@ const char *output_format__names(void)
 
 int render_clean(struct strbuf *sb, const char *s, int folded)
 {
-	size_t start = sb->len;
-	int err = strbuf__adds(sb, s);
-	size_t i;
+	int err = 0;
+	size_t k;
 
-	if (err)
-		return err;
-	for (i = start; i < sb->len; i++) {
-		if (sb->buf[i] == '\n' || sb->buf[i] == '\r')
-			sb->buf[i] = ' ';
-		else if (folded && sb->buf[i] == ';')
-			sb->buf[i] = ':';
+	/* Newlines -> ' ' and (folded) ';' -> ':' first, as they always were;
+	 * every other byte that is not printable text is escaped. */
+	for (;;) {
+		k = strcspn(s, folded ? ";\n\r" : "\n\r");
+		err = strbuf__add_escaped(sb, s, k);
+		if (err || !s[k])
+			return err;
+		err = strbuf__add(sb, s[k] == ';' ? ":" : " ", 1);
+		if (err)
+			return err;
+		s += k + 1;
 	}
-	return 0;
 }
 
 static const char *base_name(const char *p)

@@ -30,6 +30,7 @@
 #include "demangle.h"
 #include "dwarfload.h"
 #include "symbolize.h"
+#include "stk_escape.h"
 
 #define MAX_INLINE_DEPTH 64
 
@@ -231,7 +232,7 @@ void sym_line__measure(struct sym_line *l)
 	size_t n = strlen(l->name);
 
 	l->name_len = (uint32_t)n;
-	l->plain = strpbrk(l->name, ";\n\r") == NULL;
+	l->plain = strpbrk(l->name, ";\n\r") == NULL && !stk_escape_needed(l->name, n);
 }
 
 /* One block in the arena for the result, its lines and their strings:
@@ -622,7 +623,9 @@ int symbolizer__open_module(struct symbolizer *s, struct sym_module *m)
  * needs.  0 with m->status set (SYM_MOD_ERROR when libdwfl refuses the
  * file), or -ENOMEM.
  */
-static int module__load(struct symbolizer *s, struct sym_module *m, const char *file)
+/* Loads @m from @file; @fd: that file already open and checked (consumed),
+ * or -1 to let libdwfl open @file. */
+static int module__load(struct symbolizer *s, struct sym_module *m, const char *file, int fd)
 {
 	struct sym_module_priv *p = m->priv;
 	const char *mainfile = NULL, *debugfile = NULL, *name;
@@ -632,15 +635,22 @@ static int module__load(struct symbolizer *s, struct sym_module *m, const char *
 
 	m->status = SYM_MOD_ERROR;
 	p->dwfl = dwfl_begin(&s->cb);
-	if (!p->dwfl)
+	if (!p->dwfl) {
+		if (fd >= 0)
+			close(fd);
 		return 0;
+	}
 	name = strrchr(m->path, '/');
 	name = name ? name + 1 : m->path;
 	dwfl_report_begin(p->dwfl);
-	p->mod = dwfl_report_elf(p->dwfl, name, file, -1, 0, false);
+	/* On success libdwfl owns @fd. */
+	p->mod = dwfl_report_elf(p->dwfl, name, file, fd, 0, false);
 	dwfl_report_end(p->dwfl, NULL, NULL);
-	if (!p->mod)
+	if (!p->mod) {
+		if (fd >= 0)
+			close(fd);
 		return 0;
+	}
 	elf = dwfl_module_getelf(p->mod, &bias);
 	if (!elf)
 		return 0;
@@ -713,7 +723,7 @@ static int module__open_embedded(struct symbolizer *s, struct sym_module *m)
 	m->elf_path = strdup(m->path);
 	if (!m->elf_path)
 		return -ENOMEM;
-	err = module__load(s, m, file);
+	err = module__load(s, m, file, -1);
 	if (err)
 		return err;
 	n = p->mod ? dwfl_module_build_id(p->mod, &bits, &bid_vaddr) : 0;
@@ -754,7 +764,7 @@ static int module__open(struct symbolizer *s, struct sym_module *m)
 		.debuginfod = s->dbgd,
 	};
 	struct elffind_result fr;
-	int err;
+	int err, fd;
 
 	if (m->status != SYM_MOD_PENDING)
 		return 0;
@@ -785,8 +795,10 @@ static int module__open(struct symbolizer *s, struct sym_module *m)
 	m->elf_path = fr.path;
 	fr.path = NULL;
 	p->debug_only = fr.debug_only;
+	fd = fr.fd;
+	fr.fd = -1;
 	elffind_result__clear(&fr);
-	return module__load(s, m, m->elf_path);
+	return module__load(s, m, m->elf_path, fd);
 }
 
 /* symbolizer__vaddr() of an open module. */

@@ -27,7 +27,8 @@ struct sym_line {
 	uint32_t line;		/* 0 if unknown */
 	uint32_t start_line;	/* line of the function's declaration, 0 if unknown */
 	uint32_t name_len;	/* strlen(name) */
-	uint32_t plain;		/* name has no ';', '\n' or '\r' (prints as is) */
+	uint32_t plain;		/* name has no ';', '\n', '\r' nor anything stk_escape()
+				 * changes: prints as is */
 };
 
 /* Sets name_len and plain for @l->name. */

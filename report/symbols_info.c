@@ -8,6 +8,7 @@
 #include "capture.h"
 #include "report.h"
 #include "symbols_info.h"
+#include "textsafe.h"
 
 static int by_samples(const void *a, const void *b)
 {
@@ -55,16 +56,16 @@ int symbols_info__print(const char *path, const struct symbolizer_opts *so, FILE
 			continue;
 		if (m->build_id_size)
 			hex_encode(hex, m->build_id, m->build_id_size);
-		fprintf(f, "module: %s\n", m->path[0] ? m->path : "[anon]");
+		textline__printf(f, "module: %s", m->path[0] ? m->path : "[anon]");
 		fprintf(f, "  build-id: %s\n", hex);
 		fprintf(f, "  samples: %" PRIu64 "\n", m->samples);
 		fprintf(f, "  samples with unknown frames: %" PRIu64 "\n", m->unknown_samples);
 		if (m->elf_path)
-			fprintf(f, "  elf: %s (%s)\n", m->elf_path, elf_source__name(m->source));
+			textline__printf(f, "  elf: %s (%s)", m->elf_path, elf_source__name(m->source));
 		if (m->debug_path)
-			fprintf(f, "  debuginfo: %s\n", m->debug_path);
+			textline__printf(f, "  debuginfo: %s", m->debug_path);
 		if (m->mismatch_path)
-			fprintf(f, "  refused: %s (another build-id)\n", m->mismatch_path);
+			textline__printf(f, "  refused: %s (another build-id)", m->mismatch_path);
 		fprintf(f, "  symbols: %s\n", sym_module_status__reason(m->status));
 	}
 	if (r->kernel_samples) {
@@ -79,7 +80,7 @@ int symbols_info__print(const char *path, const struct symbolizer_opts *so, FILE
 		}
 		fprintf(f, "  samples: %" PRIu64 "\n", r->kernel_samples);
 		fprintf(f, "  samples with unknown frames: %" PRIu64 "\n", r->kernel_unknown_samples);
-		fprintf(f, "  symbols: %s (%zu kernel symbols)\n",
+		textline__printf(f, "  symbols: %s (%zu kernel symbols)",
 			r->kernel_syms_source ? r->kernel_syms_source : "none in the capture",
 			ksyms__count(r->ksyms));
 	}

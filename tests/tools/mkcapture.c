@@ -8,7 +8,8 @@
  *   mkcapture --synthetic N [--seed S] OUT.stk FILE...
  *
  * Script lines ('#' starts a comment; FILE is relative to -C DIR and is
- * recorded as "/FILE" unless as=PATH is given):
+ * recorded as "/FILE" unless as=PATH is given; in any word "\xNN" is the
+ * byte NN and "\\" a backslash, so names can hold any byte):
  *   meta KEY VALUE
  *   map PID COMM FILE BASE [as=PATH] [bid=FILE2|bid=none|bid=HEX]
  *   special PID COMM START END PATH          e.g. [vdso]
@@ -39,6 +40,7 @@
  * .dynsym), each mapped in its own range of one process: the reporter's
  * benchmark input.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -443,6 +445,28 @@ static void task(struct script *s, struct stk_task_stacks *t, char **tok)
 	t->kernel_stack = stack_ref(s, tok[4]);
 }
 
+/* "\xNN" -> that byte, "\\" -> '\', in place: any byte in a name. */
+static char *unescape(char *t)
+{
+	char *r = t, *w = t;
+	unsigned int b;
+
+	while (*r) {
+		if (r[0] == '\\' && r[1] == '\\') {
+			*w++ = '\\';
+			r += 2;
+		} else if (r[0] == '\\' && r[1] == 'x' && isxdigit((unsigned char)r[2]) &&
+			   isxdigit((unsigned char)r[3]) && sscanf(r + 2, "%2x", &b) == 1) {
+			*w++ = (char)b;
+			r += 4;
+		} else {
+			*w++ = *r++;
+		}
+	}
+	*w = '\0';
+	return t;
+}
+
 static void do_line(struct script *s, char *line)
 {
 	char *tok[MAX_TOK];
@@ -452,7 +476,7 @@ static void do_line(struct script *s, char *line)
 	if (p)
 		*p = '\0';
 	for (p = strtok(line, " \t\n"); p && n < MAX_TOK; p = strtok(NULL, " \t\n"))
-		tok[n++] = p;
+		tok[n++] = unescape(p);
 	if (!n)
 		return;
 	if (strcmp(tok[0], "meta") == 0 && n >= 3) {

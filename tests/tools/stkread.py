@@ -14,7 +14,7 @@ sizes, signature, versions, flags, tags, sequence numbers, segment ids, the
 zstd frame's content size and checksum flag, every record, the index and
 the trailer), recovers from damage as section 7.1 says, and prints, per
 segment and (for several segments) in total, lines named like those of
-`stkreport info`:
+`stkreport info` (strings escaped as it escapes them, see text()):
 
     segments: N
     [segment I]           closed, meta KEY: VALUE, stat NAME: VALUE
@@ -726,6 +726,35 @@ def print_records(ch):
         print("  %r" % (r,))
 
 
+def text(s):
+    """A capture string as stkreport prints it, by the rule of
+    format/stk_escape.h (written here from its description, not its code):
+    printable ASCII kept but a backslash doubled; C0, DEL, UTF-8 encoded C1
+    controls and bytes that are not well-formed UTF-8 as \\xNN."""
+    b = s.encode("utf-8", "surrogateescape")
+    out = []
+    i = 0
+    while i < len(b):
+        c = b[i]
+        if 0x20 <= c < 0x7f:
+            out.append("\\\\" if c == 0x5c else chr(c))
+            i += 1
+            continue
+        n = 2 if 0xc2 <= c <= 0xdf else 3 if 0xe0 <= c <= 0xef else 4 if 0xf0 <= c <= 0xf4 else 0
+        if n and i + n <= len(b):
+            try:
+                ch = b[i:i + n].decode("utf-8")  # strict: no overlongs, surrogates
+            except UnicodeDecodeError:
+                ch = ""
+            if len(ch) == 1 and not 0x80 <= ord(ch) <= 0x9f:
+                out.append(ch)
+                i += n
+                continue
+        out.append("\\x%02x" % c)
+        i += 1
+    return "".join(out)
+
+
 def main(argv):
     args = [a for a in argv[1:]]
     opts = {a for a in args if a.startswith("--")}
@@ -741,7 +770,7 @@ def main(argv):
     def on_chunk(ch):
         if "--chunks" in opts:
             listing.append("%d %d %d %s %d %d %d %d" % (ch["segment"], ch["seq"], ch["offset"],
-                                                        ch["tag"], ch["comp"], ch["raw"],
+                                                        text(ch["tag"]), ch["comp"], ch["raw"],
                                                         ch["t0"], ch["t1"]))
         if "--records" in opts:
             print_records(ch)
@@ -772,10 +801,10 @@ def main(argv):
             print("mono start ns: %d" % h["mono"])
         print("closed: %s" % ("yes" if s.closed else "no"))
         for k, v in s.meta.items():
-            print("meta %s: %s" % (k, v))
+            print("meta %s: %s" % (text(k), text(v)))
         print("\n".join(s.totals.lines()))
         for k, v in s.stats:
-            print("stat %s: %d" % (k, v))
+            print("stat %s: %d" % (text(k), v))
         for k, v in vars(s.totals).items():
             if k == "by_tag":
                 for t, n in v.items():
