@@ -12,8 +12,7 @@
  * Where the work would follow the size of the debuginfo rather than the
  * number of addresses, we do it ourselves, giving libdw's answers: symbols
  * are sorted once per module, inline scopes come from a per-CU index of
- * its functions (module__fast_scopes()), and compressed debuginfo is read
- * by dwarfload.c, which inflates only what the lookups reach.
+ * its functions (module__fast_scopes()).
  */
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
@@ -28,7 +27,6 @@
 #include <unistd.h>
 
 #include "demangle.h"
-#include "dwarfload.h"
 #include "symbolize.h"
 
 #define MAX_INLINE_DEPTH 64
@@ -75,8 +73,6 @@ struct sym_module_priv {
 	struct fsym *syms;
 	size_t nr_syms;
 	int dwarf_tried;		/* module__dwarf() ran */
-	struct dwarf_load *dl;		/* DWARF read by dwarfload.c, or NULL: libdwfl's */
-	uint64_t dl_bias;		/* module address = DWARF address + dl_bias */
 	Dwfl *dwfl;
 	Dwfl_Module *mod;
 	uint64_t bias;			/* module address = ELF vaddr + bias */
@@ -303,7 +299,6 @@ static void sym_module__free(struct symbolizer *s, struct sym_module *m)
 		for (i = 0; i < m->priv->cus.cap; i++)
 			cu_index__free(u64map__slot_val(&m->priv->cus, i));
 		u64map__free(&m->priv->cus);
-		dwarf_load__close(m->priv->dl);
 		if (m->priv->dwfl)
 			dwfl_end(m->priv->dwfl);
 		free(m->priv->segs);
@@ -652,7 +647,7 @@ static int module__load(struct symbolizer *s, struct sym_module *m, const char *
 		return 0;
 	/* This goes looking for separate debuginfo through the callbacks when
 	 * the binary has no .symtab.  DWARF is only loaded when a lookup needs
-	 * it (module__dwarf()): compressed debuginfo costs ~60 ms for libc's
+	 * it (module__dwarf()): compressed debuginfo costs ~25 ms for libc's
 	 * when libdw inflates it all, wasted when no inline frame or line is
 	 * asked. */
 	syms = dwfl_module_getsymtab(p->mod);
@@ -677,7 +672,7 @@ static int module__load(struct symbolizer *s, struct sym_module *m, const char *
 
 /*
  * The capture's image for @m's build-id, if any: written to a memfd kept
- * for the module's life, so libdwfl (and dwarfload.c) open it by its
+ * for the module's life, so libdwfl opens it by its
  * /proc/self/fd name like any file.  Returns 1 when @m is loaded from it,
  * 0 to search files instead (no image, or one libdwfl refused or whose
  * build-id note is not @m's), or -ENOMEM.
@@ -930,70 +925,15 @@ static int sym_line__set_file(struct sym_line *l, const char *file)
 	return l->file ? 0 : -ENOMEM;
 }
 
-/*
- * The file libdwfl takes the DWARF from: the binary itself when it has any
- * (dwarf_begin_elf() accepts .debug_info, .debug_line or .debug_frame), else
- * the separate debuginfo libdwfl found for the symbol table.  NULL when only
- * libdwfl's own search would tell, or for a prelinked binary (its debug
- * addresses need libdwfl's prelink arithmetic).
- */
-static const char *module__dwarf_file(struct sym_module *m)
-{
-	static const char *const dwarf_secs[] = { ".debug_info", ".debug_line", ".debug_frame" };
-	Elf_Scn *scn = NULL;
-	GElf_Addr bias;
-	size_t shstrndx, i;
-	int main_has = 0;
-	Elf *elf = dwfl_module_getelf(m->priv->mod, &bias);
-	const char *mainfile = NULL;
-
-	if (!elf || elf_getshdrstrndx(elf, &shstrndx))
-		return NULL;
-	while ((scn = elf_nextscn(elf, scn))) {
-		const char *name;
-		GElf_Shdr sh;
-
-		if (!gelf_getshdr(scn, &sh) || !(name = elf_strptr(elf, shstrndx, sh.sh_name)))
-			return NULL;
-		if (strcmp(name, ".gnu.prelink_undo") == 0)
-			return NULL;
-		for (i = 0; i < sizeof(dwarf_secs) / sizeof(dwarf_secs[0]); i++)
-			if (sh.sh_type != SHT_NOBITS && strcmp(name, dwarf_secs[i]) == 0)
-				main_has = 1;
-	}
-	/* libdwfl's name of the main file: m->elf_path, or for an embedded
-	 * image its memfd's /proc/self/fd name. */
-	dwfl_module_info(m->priv->mod, NULL, NULL, NULL, NULL, NULL, &mainfile, NULL);
-	return main_has ? mainfile : m->debug_path;
-}
-
-/*
- * Loads the module's DWARF on first need; 1 if it has some.  Compressed
- * debuginfo (a distribution's, e.g. libc's) is read by dwarfload.c, which
- * inflates only what lookups need; anything else by libdwfl.
- */
-static int module__dwarf(struct symbolizer *s, struct sym_module *m)
+/* Loads the module's DWARF on first need; 1 if it has some. */
+static int module__dwarf(struct sym_module *m)
 {
 	struct sym_module_priv *p = m->priv;
-	const char *file;
 	Dwarf_Addr bias;
 
 	if (p->dwarf_tried)
 		return m->has_dwarf;
 	p->dwarf_tried = 1;
-	file = s->opts.dwfl_dwarf ? NULL : module__dwarf_file(m);
-	if (file)
-		p->dl = dwarf_load__open(file, s->opts.lines);
-	if (p->dl) {
-		/* libdwfl's bias for a debug file (dwfl_adjusted_dwarf_addr()):
-		 * the binary's, moved by the difference of their first
-		 * PT_LOAD segments' ends. */
-		uint64_t main_sync = p->nr_segs ? p->segs[0].vaddr + p->segs[0].memsz : 0;
-
-		p->dl_bias = p->bias + main_sync - dwarf_load__address_sync(p->dl);
-		m->has_dwarf = 1;
-		return 1;
-	}
 	m->has_dwarf = dwfl_module_getdwarf(p->mod, &bias) != NULL;
 	if (m->has_dwarf && !m->debug_path) {
 		const char *mainfile = NULL, *debugfile = NULL;
@@ -1003,23 +943,6 @@ static int module__dwarf(struct symbolizer *s, struct sym_module *m)
 			m->debug_path = strdup(debugfile);	/* best effort */
 	}
 	return m->has_dwarf;
-}
-
-/* The CU DIE holding module address @pc, from whichever loader has the
- * module's DWARF; *dbias: module address - DWARF address. */
-static Dwarf_Die *module__addrdie(struct sym_module_priv *p, uint64_t pc, Dwarf_Die *mem,
-				  Dwarf_Addr *dbias, int *err)
-{
-	int r;
-
-	*err = 0;
-	if (!p->dl)
-		return dwfl_module_addrdie(p->mod, pc, dbias);
-	*dbias = p->dl_bias;
-	r = dwarf_load__addrdie(p->dl, pc - p->dl_bias, mem);
-	if (r == -ENOMEM)
-		*err = r;
-	return r ? NULL : mem;
 }
 
 /* The DIEs that libdw's scope walk descends into (libdw_visit_scopes.c). */
@@ -1342,7 +1265,7 @@ static int module__resolve(struct symbolizer *s, struct sym_module *m, uint64_t 
 {
 	struct sym_module_priv *p = m->priv;
 	struct scope_frame fr[MAX_INLINE_DEPTH];
-	Dwarf_Die *cudie = NULL, cumem;
+	Dwarf_Die *cudie = NULL;
 	Dwarf_Files *files = NULL;
 	struct sym_result *r = NULL;
 	const char *symname;
@@ -1352,12 +1275,8 @@ static int module__resolve(struct symbolizer *s, struct sym_module *m, uint64_t 
 
 	*out = NULL;
 	symname = module__sym(p, pc);
-	if ((!s->opts.no_inline || s->opts.lines) && module__dwarf(s, m)) {
-		cudie = module__addrdie(p, pc, &cumem, &dbias, &err);
-		if (err)
-			goto out;
-		err = -ENOMEM;
-	}
+	if ((!s->opts.no_inline || s->opts.lines) && module__dwarf(m))
+		cudie = dwfl_module_addrdie(p->mod, pc, &dbias);
 	if (cudie) {
 		nfr = s->opts.exact_scopes ? SCOPES_EXACT
 					   : module__fast_scopes(p, cudie, pc - dbias, fr);
@@ -1409,20 +1328,10 @@ static int module__resolve(struct symbolizer *s, struct sym_module *m, uint64_t 
 		const char *file = NULL;
 		int lineno = 0;
 
-		/* dwfl_module_getsrc() is dwarf_getsrc_die() on the CU of pc. */
-		if (p->dl) {
-			Dwarf_Line *dl = cudie ? dwarf_getsrc_die(cudie, pc - dbias) : NULL;
+		Dwfl_Line *dl = dwfl_module_getsrc(p->mod, pc);
 
-			if (dl) {
-				file = dwarf_linesrc(dl, NULL, NULL);
-				dwarf_lineno(dl, &lineno);
-			}
-		} else {
-			Dwfl_Line *dl = dwfl_module_getsrc(p->mod, pc);
-
-			if (dl)
-				file = dwfl_lineinfo(dl, NULL, &lineno, NULL, NULL, NULL);
-		}
+		if (dl)
+			file = dwfl_lineinfo(dl, NULL, &lineno, NULL, NULL, NULL);
 		err = sym_line__set_file(&r->lines[0], file);
 		if (err)
 			goto out;

@@ -87,9 +87,6 @@ struct symbolizer_opts {
 	int exact_scopes;		/* for tests: find inline scopes with libdw's
 					 * walk of the whole CU at every address, not
 					 * with the per-CU index (same answers) */
-	int dwfl_dwarf;			/* for tests: always load DWARF with libdwfl,
-					 * inflating every compressed section first,
-					 * not with dwarfload.c (same answers) */
 };
 
 struct symbolizer;
