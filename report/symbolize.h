@@ -84,9 +84,6 @@ struct symbolizer_opts {
 	int no_inline;			/* outermost function only */
 	int lines;			/* fill sym_line.file/line */
 	int debuginfod;			/* ask debuginfod (if DEBUGINFOD_URLS is set) */
-	int exact_scopes;		/* for tests: find inline scopes with libdw's
-					 * walk of the whole CU at every address, not
-					 * with the per-CU index (same answers) */
 };
 
 struct symbolizer;
