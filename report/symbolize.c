@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
- * User-space symbolization: libdwfl does the ELF loading, separate
- * debuginfo (by build-id and .gnu_debuglink), symbol tables, DWARF inline
- * scopes and source lines.  We only choose the file (elffind.c), turn a
- * sampled address into an ELF address, and cache every answer.
+ * ELF symbolization: the registry of modules (one per build-id, or path),
+ * the choice of each module's file (the capture's embedded image, else
+ * elffind.c), sampled address to ELF address, and a cache of every
+ * answer.  libdwfl does the ELF loading, separate debuginfo (by build-id
+ * and .gnu_debuglink), symbol tables, DWARF and source lines.
  *
  * Each module gets its own Dwfl with the module reported at its link-time
  * addresses, so one ELF serves every process that mapped it, whatever its

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * symbolize.h - user-space symbolization with libdwfl, and the symbol
- * part of the reporter's frame model.
+ * symbolize.h - ELF symbolization with libdwfl (user binaries through the
+ * capture's mappings, a vmlinux through kernel addresses, kvmlinux.h), and
+ * the symbol part of the reporter's frame model.
  *
  * A sym_module is one ELF identity (build-id, or path when none was
  * recorded), shared by every process that mapped it.  Each unique
