@@ -168,16 +168,13 @@ $(O)/stkrec: $(O)/record/main.o $(LIBRECORD) $(LIBSTK)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ $(PKG_LIBS) -o $@
 
 # ---- stkreport ----------------------------------------------------------
-# report/dwarfload.c inflates sections on a second thread.
-$(REPORT_OBJS): ALL_CFLAGS += -pthread
-
 $(LIBREPORT): $(REPORT_OBJS)
 	$(call msg,AR,$@)
 	$(Q)rm -f $@ && ar rcs $@ $^
 
 $(O)/stkreport: $(O)/report/main.o $(LIBREPORT) $(LIBSTK)
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -pthread $^ $(PKG_LIBS) -o $@
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ $(PKG_LIBS) -o $@
 
 # ---- samples (frame pointers everywhere) ----------------------------------
 # Their own optimisation flags, not CFLAGS: the tests rely on their stacks.

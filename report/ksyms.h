@@ -3,8 +3,8 @@
  * ksyms.h - kernel symbol table of a capture (KSYM chunks) or of a
  * kallsyms file (--kallsyms), and kernel address lookups.
  *
- * Names of module symbols read "name [module]", as the issue and BCC's
- * ksym(show_module) print them.
+ * Names of module symbols read "name [module]", as BCC's
+ * ksym(show_module) prints them.
  */
 #ifndef STK_REPORT_KSYMS_H
 #define STK_REPORT_KSYMS_H

@@ -2,9 +2,9 @@
 /*
  * kvmlinux.h - kernel frames symbolized from a vmlinux (--vmlinux FILE):
  * function names, inline frames and source lines from its symbol table
- * and DWARF.  Lookups go through the user-space symbolizer (symbolize.h),
- * so kernel frames get the same frame model (struct sym_result, inline
- * lines leaf first, file:line) as user ones.
+ * and DWARF.  Lookups go through the same ELF symbolizer as user frames
+ * (symbolize.h), so kernel frames get the same frame model (struct
+ * sym_result, inline lines leaf first, file:line) as user ones.
  *
  * A vmlinux is used only when its GNU build-id is the one the capture
  * recorded for the kernel image (KBID "[kernel.kallsyms]").  Only the

@@ -345,10 +345,15 @@ int info_main(int argc, char **argv)
 	if (opts.symbols) {
 		int err = symbols_info__print(path, &so, stdout);
 
-		if (err) {
+		/* -EIO: stdout failed, said below. */
+		if (err && err != -EIO) {
 			fprintf(stderr, "stkreport: %s: symbols: %s\n", path, strerror(-err));
 			ret = 1;
 		}
+	}
+	if (fflush(stdout) || ferror(stdout)) {
+		fprintf(stderr, "stkreport: info: writing the output: %s\n", strerror(EIO));
+		ret = 1;
 	}
 out:
 	free(first_error);

@@ -139,18 +139,19 @@ static void hexstr(char *out, const uint8_t *b, uint32_t n)
 	hex_encode(out, b, n);
 }
 
-/* The closing line: how much is symbolized, and what is missing and why. */
-static void print_summary(const struct report *r)
+/* The closing line into @sb: how much is symbolized, and what is missing
+ * and why.  0 or -ENOMEM. */
+static int summary_line(const struct report *r, struct strbuf *sb)
 {
-	struct strbuf sb = { 0 };
 	size_t i, n = symbolizer__nr_modules(r->sym), listed = 0;
 	double pct = r->total_count ? 100.0 * (double)r->symbolized_count / (double)r->total_count
 				    : 100.0;
+	int err;
 
-	strbuf__addf(&sb, "%.1f%% of %llu %s fully symbolized", pct,
-		     (unsigned long long)r->total_count,
-		     r->kind == REPORT_PROFILE ? "samples" : "blocking events");
-	for (i = 0; i < n; i++) {
+	err = strbuf__addf(sb, "%.1f%% of %llu %s fully symbolized", pct,
+			   (unsigned long long)r->total_count,
+			   r->kind == REPORT_PROFILE ? "samples" : "blocking events");
+	for (i = 0; i < n && !err; i++) {
 		const struct sym_module *m = symbolizer__module_at(r->sym, i);
 		char hex[2 * STK_MAX_BUILD_ID + 1];
 		const char *why;
@@ -159,27 +160,42 @@ static void print_summary(const struct report *r)
 			continue;
 		why = m->status == SYM_MOD_OK ? "some addresses have no symbol"
 					      : sym_module_status__reason(m->status);
-		strbuf__adds(&sb, listed++ ? ", " : "; no symbols for: ");
-		strbuf__adds(&sb, m->path[0] ? m->path : "[anon]");
-		if (m->build_id_size) {
+		err = strbuf__adds(sb, listed++ ? ", " : "; no symbols for: ");
+		if (!err)
+			err = strbuf__adds(sb, m->path[0] ? m->path : "[anon]");
+		if (!err && m->build_id_size) {
 			hexstr(hex, m->build_id, m->build_id_size);
-			strbuf__addf(&sb, " (build-id %s: %s", hex, why);
-		} else {
-			strbuf__addf(&sb, " (%s", why);
+			err = strbuf__addf(sb, " (build-id %s: %s", hex, why);
+		} else if (!err) {
+			err = strbuf__addf(sb, " (%s", why);
 		}
-		if (m->status == SYM_MOD_MISMATCH && m->mismatch_path)
-			strbuf__addf(&sb, ": %s has another one", m->mismatch_path);
-		strbuf__adds(&sb, ")");
+		if (!err && m->status == SYM_MOD_MISMATCH && m->mismatch_path)
+			err = strbuf__addf(sb, ": %s has another one", m->mismatch_path);
+		if (!err)
+			err = strbuf__adds(sb, ")");
 	}
-	if (r->kernel_unknown_samples) {
-		strbuf__adds(&sb, listed++ ? ", " : "; no symbols for: ");
-		strbuf__addf(&sb, "[kernel] (%s)", r->kernel_syms_source
-				    ? "some addresses not in the kernel symbols"
-				    : "no kernel symbols in the capture; try --kallsyms");
+	if (!err && r->kernel_unknown_samples) {
+		err = strbuf__adds(sb, listed++ ? ", " : "; no symbols for: ");
+		if (!err)
+			err = strbuf__addf(sb, "[kernel] (%s)", r->kernel_syms_source
+					   ? "some addresses not in the kernel symbols"
+					   : "no kernel symbols in the capture; try --kallsyms");
 	}
-	/* Module paths come from the capture: one escaped line. */
-	textline__printf(stderr, PROG ": %s", strbuf__str(&sb));
+	return err;
+}
+
+/* Prints the closing line; 1 when out of memory (said), else 0. */
+static int print_summary(const struct report *r)
+{
+	struct strbuf sb = { 0 };
+	int err = summary_line(r, &sb);
+
+	if (err)
+		fprintf(stderr, PROG ": summary: %s\n", strerror(-err));
+	else	/* Module paths come from the capture: one escaped line. */
+		textline__printf(stderr, PROG ": %s", strbuf__str(&sb));
 	strbuf__free(&sb);
+	return err ? 1 : 0;
 }
 
 /*
@@ -358,8 +374,7 @@ int report_main(int argc, char **argv)
 			(unsigned long long)r->missing_stacks,
 			r->kind == REPORT_OFFWAKE ? "lost and " : "",
 			r->missing_map_full ? " Consider increasing --stack-storage-size." : "");
-	print_summary(r);
-	ret = 0;
+	ret = print_summary(r);
 	if (cap->damaged) {
 		textline__printf(stderr, PROG ": %s: damaged: %s; reported the %llu chunks recovered", path,
 			cap->first_error ? cap->first_error : "unknown damage",

@@ -95,7 +95,8 @@ struct report_opts {
 	const char *kallsyms;		/* --kallsyms FILE instead of the capture's */
 	struct kvmlinux *vmlinux;	/* --vmlinux: kernel-image frames from it
 					 * (kvmlinux.h), else NULL; borrowed */
-	struct symbolizer_opts sym;	/* user-space symbolization */
+	struct symbolizer_opts sym;	/* symbolization of user frames (and,
+					 * via --vmlinux, of kernel ones) */
 };
 
 struct report {

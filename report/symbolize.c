@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
- * User-space symbolization: libdwfl does the ELF loading, separate
- * debuginfo (by build-id and .gnu_debuglink), symbol tables, DWARF inline
- * scopes and source lines.  We only choose the file (elffind.c), turn a
- * sampled address into an ELF address, and cache every answer.
+ * ELF symbolization: the registry of modules (one per build-id, or path),
+ * the choice of each module's file (the capture's embedded image, else
+ * elffind.c), sampled address to ELF address, and a cache of every
+ * answer.  libdwfl does the ELF loading, separate debuginfo (by build-id
+ * and .gnu_debuglink), symbol tables, DWARF and source lines.
  *
  * Each module gets its own Dwfl with the module reported at its link-time
  * addresses, so one ELF serves every process that mapped it, whatever its
@@ -11,9 +12,8 @@
  *
  * Where the work would follow the size of the debuginfo rather than the
  * number of addresses, we do it ourselves, giving libdw's answers: symbols
- * are sorted once per module, inline scopes come from a per-CU index of
- * its functions (module__fast_scopes()), and compressed debuginfo is read
- * by dwarfload.c, which inflates only what the lookups reach.
+ * are sorted once per module (symtab.c), inline scopes come from a per-CU
+ * index of its functions (scopes.c).
  */
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
@@ -28,56 +28,19 @@
 #include <unistd.h>
 
 #include "demangle.h"
-#include "dwarfload.h"
+#include "scopes.h"
 #include "symbolize.h"
 #include "stk_escape.h"
-
-#define MAX_INLINE_DEPTH 64
+#include "symtab.h"
 
 struct seg {
 	uint64_t offset, vaddr, filesz, memsz;
 	uint32_t flags;
 };
 
-/* A function symbol: dwfl_module_addrinfo() scans the whole symbol table
- * on every call (elfutils 0.188), far too slow for 10^5 addresses, so each
- * module gets a sorted table once and lookups binary-search it. */
-struct fsym {
-	uint64_t addr, end;	/* module addresses, [addr, end) */
-	const char *name;	/* owned by libdwfl, valid while the Dwfl lives */
-	int rank;		/* binding preference among aliases: lower wins */
-};
-
-/* A top-level DIE of a CU with an address range (a function, mostly). */
-struct cu_range {
-	uint64_t begin, end;	/* DWARF addresses, [begin, end) */
-	uint64_t max_end;	/* max end of this and every earlier range (sorted) */
-	uint32_t order;		/* DIE order among the CU's children */
-	Dwarf_Die die;
-};
-
-/*
- * What dwarf_getscopes() finds by walking every top-level DIE of the CU on
- * each call (then twice more for an inlined address: the abstract origin,
- * dwarf_getscopes_die()), read once per CU: at 10^5 addresses those walks
- * were a third of the report's instructions.  @exact: the CU has
- * something this index does not model (imported units, a DWARF error), so
- * its addresses take libdw's own walk.
- */
-struct cu_index {
-	int exact;
-	struct cu_range *ranges;	/* sorted by begin, then DIE order */
-	size_t nr_ranges;
-	Dwarf_Off *tops;		/* offsets of every top-level DIE, ascending */
-	size_t nr_tops;
-};
-
 struct sym_module_priv {
-	struct fsym *syms;
-	size_t nr_syms;
+	struct symtab *syms;		/* function symbols, or NULL until loaded */
 	int dwarf_tried;		/* module__dwarf() ran */
-	struct dwarf_load *dl;		/* DWARF read by dwarfload.c, or NULL: libdwfl's */
-	uint64_t dl_bias;		/* module address = DWARF address + dl_bias */
 	Dwfl *dwfl;
 	Dwfl_Module *mod;
 	uint64_t bias;			/* module address = ELF vaddr + bias */
@@ -87,7 +50,7 @@ struct sym_module_priv {
 	int debug_only;			/* segment offsets are not the binary's */
 	int esym_fd;			/* memfd holding the embedded image, or -1 */
 	struct u64map cache;		/* lookup address -> struct sym_result* or &unknown */
-	struct u64map cus;		/* CU DIE offset -> struct cu_index */
+	struct scope_index *scopes;	/* inline scopes, or NULL until DWARF is read */
 	struct sym_module *next;	/* same hash */
 };
 
@@ -283,32 +246,18 @@ static struct sym_result *sym_result__pack(struct arena *a, const struct sym_res
 	return r;
 }
 
-static void cu_index__free(struct cu_index *ci)
-{
-	if (!ci)
-		return;
-	free(ci->ranges);
-	free(ci->tops);
-	free(ci);
-}
-
 static void sym_module__free(struct symbolizer *s, struct sym_module *m)
 {
-	size_t i;
-
 	(void)s;
 	if (!m)
 		return;
 	if (m->priv) {
 		u64map__free(&m->priv->cache);
-		for (i = 0; i < m->priv->cus.cap; i++)
-			cu_index__free(u64map__slot_val(&m->priv->cus, i));
-		u64map__free(&m->priv->cus);
-		dwarf_load__close(m->priv->dl);
+		scope_index__free(m->priv->scopes);
 		if (m->priv->dwfl)
 			dwfl_end(m->priv->dwfl);
 		free(m->priv->segs);
-		free(m->priv->syms);
+		symtab__free(m->priv->syms);
 		if (m->priv->esym_fd >= 0)
 			close(m->priv->esym_fd);
 		free(m->priv);
@@ -502,114 +451,6 @@ static int elf_has_symtab(Elf *elf)
 	return 0;
 }
 
-
-static int fsym_cmp(const void *a, const void *b)
-{
-	const struct fsym *x = a, *y = b;
-
-	if (x->addr != y->addr)
-		return x->addr < y->addr ? -1 : 1;
-	if (x->rank != y->rank)
-		return x->rank - y->rank;
-	return strcmp(x->name, y->name);
-}
-
-/*
- * The order qsort(fsym_cmp) gives, for a fraction of the comparisons: a
- * stable LSD radix sort by address, then each run of aliases at one
- * address by binding and name.  qsort was half of the instructions of a
- * --no-inline report that reads libc's 10000 symbols.
- */
-static int fsyms_sort(struct sym_module_priv *p)
-{
-	struct fsym *src;
-	size_t n = p->nr_syms, i, j, run;
-	void *syms = p->syms;
-	int err;
-
-	err = radix_sort_u64(&syms, n, sizeof(*p->syms), offsetof(struct fsym, addr));
-	if (err)
-		return err;
-	p->syms = src = syms;
-	for (i = 0; i < n; i = run) {
-		for (run = i + 1; run < n && src[run].addr == src[i].addr; run++)
-			;
-		for (j = i + 1; j < run; j++) {	/* insertion sort: stable, runs are short */
-			struct fsym x = src[j];
-			size_t k = j;
-
-			for (; k > i && fsym_cmp(&src[k - 1], &x) > 0; k--)
-				src[k] = src[k - 1];
-			src[k] = x;
-		}
-	}
-	return 0;
-}
-
-/* The function symbols of the module, sorted; aliases at one address
- * keep the global one first (as dwfl prefers it), then weak, then local. */
-static int module__build_syms(struct sym_module_priv *p)
-{
-	int n = dwfl_module_getsymtab(p->mod);
-	size_t i, w = 0;
-
-	if (n <= 0)
-		return 0;
-	p->syms = calloc((size_t)n, sizeof(*p->syms));
-	if (!p->syms)
-		return -ENOMEM;
-	for (i = 0; i < (size_t)n; i++) {
-		GElf_Sym sym;
-		GElf_Addr addr;
-		GElf_Word shndx;
-		const char *name = dwfl_module_getsym_info(p->mod, (int)i, &sym, &addr, &shndx,
-							   NULL, NULL);
-		int type = GELF_ST_TYPE(sym.st_info), bind = GELF_ST_BIND(sym.st_info);
-
-		if (!name || !name[0] || (type != STT_FUNC && type != STT_GNU_IFUNC) ||
-		    shndx == SHN_UNDEF || !addr)
-			continue;
-		p->syms[p->nr_syms++] = (struct fsym){
-			.addr = addr, .end = addr + sym.st_size, .name = name,
-			.rank = bind == STB_GLOBAL ? 0 : bind == STB_WEAK ? 1 : 2,
-		};
-	}
-	if (fsyms_sort(p))
-		return -ENOMEM;
-	/* Drop aliases after the preferred one; sizeless symbols end at the next. */
-	for (i = 0; i < p->nr_syms; i++) {
-		if (w && p->syms[w - 1].addr == p->syms[i].addr)
-			continue;
-		p->syms[w++] = p->syms[i];
-	}
-	p->nr_syms = w;
-	for (i = 0; i < p->nr_syms; i++)
-		if (p->syms[i].end == p->syms[i].addr)
-			p->syms[i].end = i + 1 < p->nr_syms ? p->syms[i + 1].addr : p->syms[i].addr + 1;
-	return 0;
-}
-
-/* Name of the function containing module address @pc, or NULL. */
-static const char *module__sym(const struct sym_module_priv *p, uint64_t pc)
-{
-	size_t lo = 0, hi = p->nr_syms, i, back;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (p->syms[mid].addr <= pc)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	/* Usually the nearest symbol below; look a little further back for
-	 * a larger symbol that encloses a smaller one (rare, e.g. asm). */
-	for (i = lo, back = 0; i > 0 && back < 8; i--, back++)
-		if (pc < p->syms[i - 1].end)
-			return p->syms[i - 1].name;
-	return NULL;
-}
-
 static int module__open(struct symbolizer *s, struct sym_module *m);
 
 /* Called for every frame: the test is all it costs once the module is open. */
@@ -662,7 +503,7 @@ static int module__load(struct symbolizer *s, struct sym_module *m, const char *
 		return 0;
 	/* This goes looking for separate debuginfo through the callbacks when
 	 * the binary has no .symtab.  DWARF is only loaded when a lookup needs
-	 * it (module__dwarf()): compressed debuginfo costs ~60 ms for libc's
+	 * it (module__dwarf()): compressed debuginfo costs ~25 ms for libc's
 	 * when libdw inflates it all, wasted when no inline frame or line is
 	 * asked. */
 	syms = dwfl_module_getsymtab(p->mod);
@@ -672,9 +513,9 @@ static int module__load(struct symbolizer *s, struct sym_module *m, const char *
 		if (!m->debug_path)
 			return -ENOMEM;
 	}
-	err = module__build_syms(p);
-	if (err)
-		return err;
+	p->syms = symtab__new(p->mod);
+	if (!p->syms)
+		return -ENOMEM;
 	/* .dynsym alone names only exported functions: call that stripped.
 	 * Not so for an embedded image: the vDSO has only .dynsym, and every
 	 * function in it is exported. */
@@ -687,7 +528,7 @@ static int module__load(struct symbolizer *s, struct sym_module *m, const char *
 
 /*
  * The capture's image for @m's build-id, if any: written to a memfd kept
- * for the module's life, so libdwfl (and dwarfload.c) open it by its
+ * for the module's life, so libdwfl opens it by its
  * /proc/self/fd name like any file.  Returns 1 when @m is loaded from it,
  * 0 to search files instead (no image, or one libdwfl refused or whose
  * build-id note is not @m's), or -ENOMEM.
@@ -739,9 +580,8 @@ refuse:
 	free(p->segs);
 	p->segs = NULL;
 	p->nr_segs = 0;
-	free(p->syms);
+	symtab__free(p->syms);
 	p->syms = NULL;
-	p->nr_syms = 0;
 	free(m->elf_path);
 	m->elf_path = NULL;
 	free(m->debug_path);
@@ -862,11 +702,6 @@ int symbolizer__vaddr(struct symbolizer *s, struct sym_module *m, const struct s
 	return err ? err : module__vaddr(m->priv, map, addr, vaddr);
 }
 
-struct scope_frame {
-	Dwarf_Die die;
-	int tag;
-};
-
 static char *die_raw_name(Dwarf_Die *die)
 {
 	Dwarf_Attribute a;
@@ -942,70 +777,19 @@ static int sym_line__set_file(struct sym_line *l, const char *file)
 	return l->file ? 0 : -ENOMEM;
 }
 
-/*
- * The file libdwfl takes the DWARF from: the binary itself when it has any
- * (dwarf_begin_elf() accepts .debug_info, .debug_line or .debug_frame), else
- * the separate debuginfo libdwfl found for the symbol table.  NULL when only
- * libdwfl's own search would tell, or for a prelinked binary (its debug
- * addresses need libdwfl's prelink arithmetic).
- */
-static const char *module__dwarf_file(struct sym_module *m)
-{
-	static const char *const dwarf_secs[] = { ".debug_info", ".debug_line", ".debug_frame" };
-	Elf_Scn *scn = NULL;
-	GElf_Addr bias;
-	size_t shstrndx, i;
-	int main_has = 0;
-	Elf *elf = dwfl_module_getelf(m->priv->mod, &bias);
-	const char *mainfile = NULL;
-
-	if (!elf || elf_getshdrstrndx(elf, &shstrndx))
-		return NULL;
-	while ((scn = elf_nextscn(elf, scn))) {
-		const char *name;
-		GElf_Shdr sh;
-
-		if (!gelf_getshdr(scn, &sh) || !(name = elf_strptr(elf, shstrndx, sh.sh_name)))
-			return NULL;
-		if (strcmp(name, ".gnu.prelink_undo") == 0)
-			return NULL;
-		for (i = 0; i < sizeof(dwarf_secs) / sizeof(dwarf_secs[0]); i++)
-			if (sh.sh_type != SHT_NOBITS && strcmp(name, dwarf_secs[i]) == 0)
-				main_has = 1;
-	}
-	/* libdwfl's name of the main file: m->elf_path, or for an embedded
-	 * image its memfd's /proc/self/fd name. */
-	dwfl_module_info(m->priv->mod, NULL, NULL, NULL, NULL, NULL, &mainfile, NULL);
-	return main_has ? mainfile : m->debug_path;
-}
-
-/*
- * Loads the module's DWARF on first need; 1 if it has some.  Compressed
- * debuginfo (a distribution's, e.g. libc's) is read by dwarfload.c, which
- * inflates only what lookups need; anything else by libdwfl.
- */
-static int module__dwarf(struct symbolizer *s, struct sym_module *m)
+/* Loads the module's DWARF on first need: 1 if it has some, 0 if not, or
+ * -ENOMEM. */
+static int module__dwarf(struct sym_module *m)
 {
 	struct sym_module_priv *p = m->priv;
-	const char *file;
 	Dwarf_Addr bias;
 
 	if (p->dwarf_tried)
 		return m->has_dwarf;
+	p->scopes = scope_index__new();
+	if (!p->scopes)
+		return -ENOMEM;
 	p->dwarf_tried = 1;
-	file = s->opts.dwfl_dwarf ? NULL : module__dwarf_file(m);
-	if (file)
-		p->dl = dwarf_load__open(file, s->opts.lines);
-	if (p->dl) {
-		/* libdwfl's bias for a debug file (dwfl_adjusted_dwarf_addr()):
-		 * the binary's, moved by the difference of their first
-		 * PT_LOAD segments' ends. */
-		uint64_t main_sync = p->nr_segs ? p->segs[0].vaddr + p->segs[0].memsz : 0;
-
-		p->dl_bias = p->bias + main_sync - dwarf_load__address_sync(p->dl);
-		m->has_dwarf = 1;
-		return 1;
-	}
 	m->has_dwarf = dwfl_module_getdwarf(p->mod, &bias) != NULL;
 	if (m->has_dwarf && !m->debug_path) {
 		const char *mainfile = NULL, *debugfile = NULL;
@@ -1017,344 +801,13 @@ static int module__dwarf(struct symbolizer *s, struct sym_module *m)
 	return m->has_dwarf;
 }
 
-/* The CU DIE holding module address @pc, from whichever loader has the
- * module's DWARF; *dbias: module address - DWARF address. */
-static Dwarf_Die *module__addrdie(struct sym_module_priv *p, uint64_t pc, Dwarf_Die *mem,
-				  Dwarf_Addr *dbias, int *err)
-{
-	int r;
-
-	*err = 0;
-	if (!p->dl)
-		return dwfl_module_addrdie(p->mod, pc, dbias);
-	*dbias = p->dl_bias;
-	r = dwarf_load__addrdie(p->dl, pc - p->dl_bias, mem);
-	if (r == -ENOMEM)
-		*err = r;
-	return r ? NULL : mem;
-}
-
-/* The DIEs that libdw's scope walk descends into (libdw_visit_scopes.c). */
-static int may_have_scopes(int tag)
-{
-	switch (tag) {
-	case DW_TAG_compile_unit:
-	case DW_TAG_module:
-	case DW_TAG_lexical_block:
-	case DW_TAG_with_stmt:
-	case DW_TAG_catch_block:
-	case DW_TAG_try_block:
-	case DW_TAG_entry_point:
-	case DW_TAG_inlined_subroutine:
-	case DW_TAG_subprogram:
-	case DW_TAG_namespace:
-	case DW_TAG_class_type:
-	case DW_TAG_structure_type:
-		return 1;
-	}
-	return 0;
-}
-
-/*
- * Whether dwarf_ranges() can find any range in @die: it needs the DIE's own
- * DW_AT_low_pc (DW_AT_high_pc may come from an abstract origin) or its own
- * DW_AT_ranges, and without either returns 0 -- after searching the
- * origin chain for DW_AT_high_pc.  The abbreviation tells it for nothing,
- * and most top-level DIEs are types and declarations.
- */
-static int die_may_have_pc(Dwarf_Die *die)
-{
-	return dwarf_hasattr(die, DW_AT_low_pc) || dwarf_hasattr(die, DW_AT_ranges);
-}
-
-static int cu_range_cmp(const void *a, const void *b)
-{
-	const struct cu_range *x = a, *y = b;
-
-	if (x->begin != y->begin)
-		return x->begin < y->begin ? -1 : 1;
-	return x->order < y->order ? -1 : x->order > y->order;
-}
-
-static int cu_index__add_range(struct cu_index *ci, size_t *cap, uint64_t begin, uint64_t end,
-			       uint32_t order, const Dwarf_Die *die)
-{
-	if (ci->nr_ranges == *cap) {
-		size_t n = *cap ? 2 * *cap : 64;
-		struct cu_range *p = realloc(ci->ranges, n * sizeof(*p));
-
-		if (!p)
-			return -ENOMEM;
-		ci->ranges = p;
-		*cap = n;
-	}
-	ci->ranges[ci->nr_ranges++] = (struct cu_range){ .begin = begin, .end = end,
-							 .order = order, .die = *die };
-	return 0;
-}
-
-static int cu_index__add_top(struct cu_index *ci, size_t *cap, Dwarf_Off off)
-{
-	if (ci->nr_tops == *cap) {
-		size_t n = *cap ? 2 * *cap : 64;
-		Dwarf_Off *p = realloc(ci->tops, n * sizeof(*p));
-
-		if (!p)
-			return -ENOMEM;
-		ci->tops = p;
-		*cap = n;
-	}
-	ci->tops[ci->nr_tops++] = off;
-	return 0;
-}
-
-/* Reads the address ranges of the top-level DIEs of @cudie.  Any DWARF
- * error marks the index exact: libdw's walk then decides, errors and all. */
-static struct cu_index *cu_index__build(Dwarf_Die *cudie)
-{
-	struct cu_index *ci = calloc(1, sizeof(*ci));
-	size_t cap_r = 0, cap_t = 0, i;
-	uint32_t order = 0;
-	Dwarf_Die child;
-	int r;
-
-	if (!ci)
-		return NULL;
-	r = dwarf_child(cudie, &child);
-	if (r < 0)
-		ci->exact = 1;
-	while (r == 0 && !ci->exact) {
-		Dwarf_Addr base, begin, end;
-		ptrdiff_t off = 0;
-
-		/* libdw walks an imported unit's children in place. */
-		if (dwarf_tag(&child) == DW_TAG_imported_unit) {
-			ci->exact = 1;
-			break;
-		}
-		if (cu_index__add_top(ci, &cap_t, dwarf_dieoffset(&child)))
-			goto nomem;
-		if (die_may_have_pc(&child))
-			while ((off = dwarf_ranges(&child, off, &base, &begin, &end)) > 0)
-				if (begin < end &&
-				    cu_index__add_range(ci, &cap_r, begin, end, order, &child))
-					goto nomem;
-		if (off < 0)
-			ci->exact = 1;
-		order++;
-		r = dwarf_siblingof(&child, &child);
-		if (r < 0)
-			ci->exact = 1;
-	}
-	if (ci->exact)
-		return ci;
-	qsort(ci->ranges, ci->nr_ranges, sizeof(*ci->ranges), cu_range_cmp);
-	for (i = 0; i < ci->nr_ranges; i++) {
-		uint64_t prev = i ? ci->ranges[i - 1].max_end : 0;
-
-		ci->ranges[i].max_end = ci->ranges[i].end > prev ? ci->ranges[i].end : prev;
-	}
-	return ci;
-nomem:
-	cu_index__free(ci);
-	errno = ENOMEM;
-	return NULL;
-}
-
-/* The first top-level DIE (in DIE order, as libdw walks them) whose ranges
- * hold @pc, or NULL. */
-static const struct cu_range *cu_index__find(const struct cu_index *ci, uint64_t pc)
-{
-	const struct cu_range *best = NULL;
-	size_t lo = 0, hi = ci->nr_ranges, i;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (ci->ranges[mid].begin <= pc)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	/* Every range that can hold pc is at or before lo - 1; max_end says
-	 * when no earlier one reaches it. */
-	for (i = lo; i > 0 && ci->ranges[i - 1].max_end > pc; i--) {
-		const struct cu_range *c = &ci->ranges[i - 1];
-
-		if (pc < c->end && (!best || c->order < best->order))
-			best = c;
-	}
-	return best;
-}
-
-static int cu_index__is_top(const struct cu_index *ci, Dwarf_Off off)
-{
-	size_t lo = 0, hi = ci->nr_tops;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (ci->tops[mid] == off)
-			return 1;
-		if (ci->tops[mid] < off)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return 0;
-}
-
-#define MAX_SCOPE_PATH 256
-
-/*
- * The function-like scopes at @pc, leaf first, as module__exact_scopes()
- * finds them with dwarf_getscopes() and dwarf_getscopes_die(), from the
- * CU's index and a walk of the one function that holds @pc.
- * Returns the number of frames (0: no function-like scope holds @pc),
- * 1 + MAX_INLINE_DEPTH when only libdw's walk can tell (then use it), or
- * -ENOMEM.
- */
-#define SCOPES_EXACT (MAX_INLINE_DEPTH + 1)
-
-static int module__fast_scopes(struct sym_module_priv *p, Dwarf_Die *cudie, uint64_t pc,
-			       struct scope_frame *fr)
-{
-	Dwarf_Die path[MAX_SCOPE_PATH], origin, c;
-	const struct cu_range *top;
-	struct cu_index *ci;
-	Dwarf_Off cuoff = dwarf_dieoffset(cudie);
-	int depth, i, inl = -1, nfr = 0, r, tag;
-
-	ci = u64map__get(&p->cus, cuoff);
-	if (!ci) {
-		ci = cu_index__build(cudie);
-		if (!ci)
-			return -ENOMEM;
-		if (u64map__put(&p->cus, cuoff, ci)) {
-			cu_index__free(ci);
-			return -ENOMEM;
-		}
-	}
-	if (ci->exact)
-		return SCOPES_EXACT;
-	top = cu_index__find(ci, pc);
-	if (!top)
-		return 0;
-	/* Down the first child holding pc at each level, as libdw does; the
-	 * rest of each level is still read, since libdw's walk fails on a
-	 * DWARF error anywhere in it. */
-	path[0] = top->die;
-	depth = 1;
-	for (;;) {
-		Dwarf_Die *cur = &path[depth - 1];
-		int found = 0;
-
-		tag = dwarf_tag(cur);
-		if (tag == DW_TAG_inlined_subroutine)
-			inl = depth - 1;
-		if (!may_have_scopes(tag) || !dwarf_haschildren(cur))
-			break;
-		r = dwarf_child(cur, &c);
-		if (r < 0)
-			return SCOPES_EXACT;
-		if (r > 0)
-			break;
-		do {
-			if (dwarf_tag(&c) == DW_TAG_imported_unit)
-				return SCOPES_EXACT;
-			if (!found) {
-				r = die_may_have_pc(&c) ? dwarf_haspc(&c, pc) : 0;
-				if (r < 0)
-					return SCOPES_EXACT;
-				if (r > 0) {
-					if (depth == MAX_SCOPE_PATH)
-						return SCOPES_EXACT;
-					path[depth] = c;
-					found = 1;
-				}
-			}
-		} while ((r = dwarf_siblingof(&c, &c)) == 0);
-		if (r < 0)
-			return SCOPES_EXACT;
-		if (!found)
-			break;
-		depth++;
-	}
-	/*
-	 * dwarf_getscopes() fails when the innermost inlined instance has no
-	 * abstract origin it can read (we then show no DWARF frames, as
-	 * before), and only succeeds when it finds the origin by walking the
-	 * CU: certain for a top-level DIE, the usual place; elsewhere ask libdw.
-	 */
-	if (inl >= 0) {
-		Dwarf_Attribute am, *a = dwarf_attr(&path[inl], DW_AT_abstract_origin, &am);
-
-		if (!dwarf_formref_die(a, &origin))
-			return 0;
-		if (!cu_index__is_top(ci, dwarf_dieoffset(&origin)))
-			return SCOPES_EXACT;
-	}
-	for (i = depth - 1; i >= 0 && nfr < MAX_INLINE_DEPTH; i--) {
-		tag = dwarf_tag(&path[i]);
-		if (tag != DW_TAG_inlined_subroutine && tag != DW_TAG_subprogram)
-			continue;
-		fr[nfr].die = path[i];
-		fr[nfr].tag = tag;
-		nfr++;
-		if (tag == DW_TAG_subprogram)
-			break;
-	}
-	return nfr;
-}
-
-/* libdw's own walks: dwarf_getscopes() for the innermost function-like
- * scope, then dwarf_getscopes_die() for the functions it was inlined into
- * (dwarf_getscopes() continues past an inlined subroutine with the scopes
- * of its abstract definition, not with its caller). */
-static int module__exact_scopes(Dwarf_Die *cudie, uint64_t pc, struct scope_frame *fr)
-{
-	Dwarf_Die *scopes = NULL;
-	int nsc, nfr = 0, i;
-
-	nsc = dwarf_getscopes(cudie, pc, &scopes);
-	for (i = 0; i < nsc; i++) {
-		int tag = dwarf_tag(&scopes[i]);
-
-		if (tag == DW_TAG_inlined_subroutine || tag == DW_TAG_subprogram) {
-			fr[0].die = scopes[i];
-			fr[0].tag = tag;
-			nfr = 1;
-			break;
-		}
-	}
-	free(scopes);
-	if (nfr && fr[0].tag == DW_TAG_inlined_subroutine) {
-		Dwarf_Die *parents = NULL;
-		int np = dwarf_getscopes_die(&fr[0].die, &parents);
-
-		for (i = 1; i < np && nfr < MAX_INLINE_DEPTH; i++) {
-			int tag = dwarf_tag(&parents[i]);
-
-			if (tag != DW_TAG_inlined_subroutine && tag != DW_TAG_subprogram)
-				continue;
-			fr[nfr].die = parents[i];
-			fr[nfr].tag = tag;
-			nfr++;
-			if (tag == DW_TAG_subprogram)
-				break;
-		}
-		free(parents);
-	}
-	return nfr;
-}
-
 /* Builds the result for module address @pc; *out = NULL when unknown. */
 static int module__resolve(struct symbolizer *s, struct sym_module *m, uint64_t pc,
 			   struct sym_result **out)
 {
 	struct sym_module_priv *p = m->priv;
-	struct scope_frame fr[MAX_INLINE_DEPTH];
-	Dwarf_Die *cudie = NULL, cumem;
+	struct scope_frame fr[SCOPE_MAX_FRAMES];
+	Dwarf_Die *cudie = NULL;
 	Dwarf_Files *files = NULL;
 	struct sym_result *r = NULL;
 	const char *symname;
@@ -1363,20 +816,19 @@ static int module__resolve(struct symbolizer *s, struct sym_module *m, uint64_t 
 	int nfr = 0, first, i, err = -ENOMEM;
 
 	*out = NULL;
-	symname = module__sym(p, pc);
-	if ((!s->opts.no_inline || s->opts.lines) && module__dwarf(s, m)) {
-		cudie = module__addrdie(p, pc, &cumem, &dbias, &err);
-		if (err)
+	symname = symtab__find(p->syms, pc);
+	if (!s->opts.no_inline || s->opts.lines) {
+		err = module__dwarf(m);
+		if (err < 0)
 			goto out;
+		if (err)
+			cudie = dwfl_module_addrdie(p->mod, pc, &dbias);
 		err = -ENOMEM;
 	}
 	if (cudie) {
-		nfr = s->opts.exact_scopes ? SCOPES_EXACT
-					   : module__fast_scopes(p, cudie, pc - dbias, fr);
+		nfr = scope_index__find(p->scopes, cudie, pc - dbias, fr);
 		if (nfr < 0)
 			goto out;
-		if (nfr == SCOPES_EXACT)
-			nfr = module__exact_scopes(cudie, pc - dbias, fr);
 		if (s->opts.lines)
 			dwarf_getsrcfiles(cudie, &files, &nfiles);
 	}
@@ -1421,20 +873,10 @@ static int module__resolve(struct symbolizer *s, struct sym_module *m, uint64_t 
 		const char *file = NULL;
 		int lineno = 0;
 
-		/* dwfl_module_getsrc() is dwarf_getsrc_die() on the CU of pc. */
-		if (p->dl) {
-			Dwarf_Line *dl = cudie ? dwarf_getsrc_die(cudie, pc - dbias) : NULL;
+		Dwfl_Line *dl = dwfl_module_getsrc(p->mod, pc);
 
-			if (dl) {
-				file = dwarf_linesrc(dl, NULL, NULL);
-				dwarf_lineno(dl, &lineno);
-			}
-		} else {
-			Dwfl_Line *dl = dwfl_module_getsrc(p->mod, pc);
-
-			if (dl)
-				file = dwfl_lineinfo(dl, NULL, &lineno, NULL, NULL, NULL);
-		}
+		if (dl)
+			file = dwfl_lineinfo(dl, NULL, &lineno, NULL, NULL, NULL);
 		err = sym_line__set_file(&r->lines[0], file);
 		if (err)
 			goto out;

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * symbolize.h - user-space symbolization with libdwfl, and the symbol
- * part of the reporter's frame model.
+ * symbolize.h - ELF symbolization with libdwfl (user binaries through the
+ * capture's mappings, a vmlinux through kernel addresses, kvmlinux.h), and
+ * the symbol part of the reporter's frame model.
  *
  * A sym_module is one ELF identity (build-id, or path when none was
  * recorded), shared by every process that mapped it.  Each unique
@@ -85,12 +86,6 @@ struct symbolizer_opts {
 	int no_inline;			/* outermost function only */
 	int lines;			/* fill sym_line.file/line */
 	int debuginfod;			/* ask debuginfod (if DEBUGINFOD_URLS is set) */
-	int exact_scopes;		/* for tests: find inline scopes with libdw's
-					 * walk of the whole CU at every address, not
-					 * with the per-CU index (same answers) */
-	int dwfl_dwarf;			/* for tests: always load DWARF with libdwfl,
-					 * inflating every compressed section first,
-					 * not with dwarfload.c (same answers) */
 };
 
 struct symbolizer;

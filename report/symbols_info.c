@@ -84,6 +84,8 @@ int symbols_info__print(const char *path, const struct symbolizer_opts *so, FILE
 			r->kernel_syms_source ? r->kernel_syms_source : "none in the capture",
 			ksyms__count(r->ksyms));
 	}
+	if (fflush(f) || ferror(f))
+		err = -EIO;
 out:
 	free(mods);
 	report__free(r);

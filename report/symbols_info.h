@@ -15,7 +15,8 @@
  * would (with @so's search options) and print a "[symbols]" section to @f:
  * one block per module that has samples, most samples first, then one for
  * the kernel.  Returns 0, or -errno with errno's meaning: the capture could
- * not be opened (message from stk_open_errmsg()), or -ENOMEM.
+ * not be opened (message from stk_open_errmsg()), -ENOMEM, or -EIO when
+ * writing to @f failed (flushed before returning).
  */
 int symbols_info__print(const char *path, const struct symbolizer_opts *so, FILE *f);
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-2-Clause
-/* Growable strings and a 64-bit keyed hash map for the reporter. */
+/* The reporter's small helpers (util.h): strings, hash map, arena, sort. */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>

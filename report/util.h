@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * util.h - small containers shared by the reporter: a growable string
- * buffer and a hash map from 64-bit keys to pointers.
+ * util.h - small helpers shared by the reporter: a growable string buffer,
+ * a hash map from 64-bit keys to pointers, a bump allocator, hashing, hex
+ * encoding and a stable radix sort.
  */
 #ifndef STK_REPORT_UTIL_H
 #define STK_REPORT_UTIL_H

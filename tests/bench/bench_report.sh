@@ -108,8 +108,8 @@ printf 'bench_report:   stkreport (default)          %6.3f s  %5.1fx faster (tar
 printf 'bench_report:   stkreport --no-inline        %6.3f s  %5.1fx faster (target >= 10x: %s)\n' \
 	"$tn" "$rn" "$(verdict "$rn")"
 # Only the default reads DWARF (inline frames, which perf script -F ip,sym
-# does not show); its time over --no-inline is mostly inflating the zlib
-# stream of libc's separate debuginfo up to the CUs the stacks touch.
+# does not show); its time over --no-inline is mostly libdw inflating every
+# compressed debug section of libc's separate debuginfo when it opens it.
 dbg=no
 bid=$(readelf -n "$L/libc.so.6" 2>/dev/null | awk '/Build ID:/ { print $3 }')
 [ -n "$bid" ] && [ -e "/usr/lib/debug/.build-id/$(echo "$bid" | cut -c1-2)/$(echo "$bid" | cut -c3-).debug" ] &&

@@ -193,6 +193,17 @@ expect pipesym "samples: 42"
 expect pipesym "[symbols]"
 if [ ! -s "$tmp/pipesym.err" ]; then pass "pipesym: no error"; else fail "pipesym: $(cat "$tmp/pipesym.err")"; fi
 
+# Output that cannot be written is an error, said once, with and without
+# the --symbols section.
+"$R" info "$tmp/known.stk" > /dev/full 2> "$tmp/full.err"
+rc=$?
+status full 1
+one_error full "^stkreport: info: writing the output: "
+"$R" info --symbols "$tmp/known.stk" > /dev/full 2> "$tmp/fullsym.err"
+rc=$?
+status fullsym 1
+one_error fullsym "^stkreport: info: writing the output: "
+
 # Usage errors.
 run usage0
 status usage0 2

@@ -15,6 +15,7 @@
 #include "../../report/capture.h"
 #include "../../report/output.h"
 #include "../../report/report.h"
+#include "../../report/symbols_info.h"
 
 #define K(n) (0xffffffff81000000ull + (n) * 0x1000ull)
 
@@ -337,6 +338,44 @@ START_TEST(kernel_symbol_aliases_at_one_address_cover_the_function)
 }
 END_TEST
 
+/* info --symbols (symbols_info.c) says when its output could not be
+ * written, instead of returning 0 with the section lost. */
+START_TEST(symbols_section_that_cannot_be_written_is_eio)
+{
+	uint64_t frames[] = { K(1) + 8 };
+	struct stk_stack st = { .id = 7, .nr_frames = 1, .frames = frames };
+	struct stk_count row = { .tgid = 10, .tid = 11, .comm = "task", .user_stack = -EFAULT,
+				 .kernel_stack = 7, .count = 5 };
+	struct symbolizer_opts so = { .sz = sizeof(so), .system_debug_dir = "" };
+	char file[] = "/tmp/check_report.XXXXXX", buf[4096];
+	struct stk_writer *w;
+	FILE *f;
+	size_t n;
+	int fd = mkstemp(file);
+
+	ck_assert_int_ge(fd, 0);
+	w = stk_writer__fdopen(fd, NULL);
+	ck_assert_ptr_nonnull(w);
+	ck_assert_int_eq(stk_writer__add_ksyms(w, ksyms, sizeof(ksyms) / sizeof(ksyms[0])), 0);
+	ck_assert_int_eq(stk_writer__add_stacks(w, &st, 1), 0);
+	ck_assert_int_eq(stk_writer__add_counts(w, 1, 2, &row, 1), 0);
+	ck_assert_int_eq(stk_writer__close(w), 0);
+	f = tmpfile();
+	ck_assert_ptr_nonnull(f);
+	ck_assert_int_eq(symbols_info__print(file, &so, f), 0);
+	rewind(f);
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	buf[n] = '\0';
+	ck_assert_ptr_nonnull(strstr(buf, "\n[symbols]\nsamples: 5\n"));
+	fclose(f);
+	f = fopen("/dev/full", "w");
+	ck_assert_ptr_nonnull(f);
+	ck_assert_int_eq(symbols_info__print(file, &so, f), -EIO);
+	fclose(f);
+	unlink(file);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *su = suite_create("report");
@@ -356,6 +395,7 @@ int main(void)
 	tcase_add_test(tc, folded_merges_identical_lines_and_sorts_hottest_last);
 	tcase_add_test(tc, maps_snapshot_follows_the_rows_comm_across_exec);
 	tcase_add_test(tc, kernel_symbol_aliases_at_one_address_cover_the_function);
+	tcase_add_test(tc, symbols_section_that_cannot_be_written_is_eio);
 	suite_add_tcase(su, tc);
 	sr = srunner_create(su);
 	srunner_run_all(sr, CK_NORMAL);

@@ -1,111 +1,109 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
- * The symbolizer finds inline scopes from a per-CU index of the top-level
- * DIEs instead of libdw's walk of the whole CU at every address
- * (dwarf_getscopes, dwarf_getscopes_die).  These tests prove the two give
- * the same frames, names, files and lines at every address of real
- * optimized binaries full of inlined code: our own tools, built -O2 -g.
+ * The inline-scope index (report/scopes.c) finds the function-like scopes
+ * at an address from a per-CU index of the top-level DIEs instead of
+ * libdw's walk of the whole CU at every address (dwarf_getscopes,
+ * dwarf_getscopes_die).  These tests prove the two give the same frames --
+ * the same DIEs, so the same names, files and lines -- at every address of
+ * real optimized binaries full of inlined code: our own tools, built -O2 -g.
+ * The DWARF is opened with libdwfl as the symbolizer opens it.
  */
 #include <check.h>
+#include <dwarf.h>
+#include <elfutils/libdwfl.h>
+#include <gelf.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../report/elffind.h"
-#include "../../report/symbolize.h"
-#include "../tools/fxelf.h"
+#include "../../report/scopes.h"
 
 static char out_dir[PATH_MAX];
 
-static struct symbolizer *new_sym(int exact)
+static const Dwfl_Callbacks dwfl_cb = {
+	.find_elf = dwfl_build_id_find_elf,
+	.find_debuginfo = dwfl_standard_find_debuginfo,
+	.section_address = dwfl_offline_section_address,
+};
+
+static int same_frames(const struct scope_frame *a, int na, const struct scope_frame *b, int nb)
 {
-	struct symbolizer_opts o = {
-		.sz = sizeof(o),
-		.system_debug_dir = "",
-		.lines = 1,
-		.exact_scopes = exact,
-	};
-	struct symbolizer *s = symbolizer__new(&o);
+	int i;
 
-	ck_assert_ptr_nonnull(s);
-	return s;
-}
-
-static int same_line(const struct sym_line *a, const struct sym_line *b)
-{
-	if (strcmp(a->name, b->name) || strcmp(a->raw, b->raw))
+	if (na != nb)
 		return 0;
-	if (a->line != b->line || a->start_line != b->start_line)
-		return 0;
-	if (!a->file || !b->file)
-		return a->file == b->file;
-	return strcmp(a->file, b->file) == 0;
-}
-
-static int same_result(const struct sym_result *a, const struct sym_result *b)
-{
-	uint32_t i;
-
-	if (!a || !b)
-		return a == b;
-	if (a->nr_lines != b->nr_lines || a->inlined != b->inlined)
-		return 0;
-	for (i = 0; i < a->nr_lines; i++)
-		if (!same_line(&a->lines[i], &b->lines[i]))
+	for (i = 0; i < na; i++)
+		if (a[i].tag != b[i].tag || dwarf_dieoffset((Dwarf_Die *)&a[i].die) !=
+					    dwarf_dieoffset((Dwarf_Die *)&b[i].die))
 			return 0;
 	return 1;
 }
 
 /*
- * Looks up every @step-th address of @file's executable mapping, as a leaf
- * and as a return address, with both scope finders; returns the number of
- * addresses whose answers differ and counts those with inline frames.
+ * Asks both scope finders about every @step-th address of @file's
+ * executable segment, and about the address before it (where a return
+ * address is looked up); returns the number of addresses whose answers
+ * differ and counts those with inline frames.
  */
 static long compare_file(const char *file, unsigned int step, long *inlined)
 {
-	struct symbolizer *fast = new_sym(0), *exact = new_sym(1);
-	struct sym_module *mf, *me;
-	struct stk_mapping maps[8], *x = NULL;
-	uint8_t bid[STK_MAX_BUILD_ID];
-	uint64_t addr;
+	struct scope_frame ff[SCOPE_MAX_FRAMES], fe[SCOPE_MAX_FRAMES];
+	struct scope_index *si = scope_index__new();
+	Dwfl *dwfl = dwfl_begin(&dwfl_cb);
+	uint64_t lo = 0, hi = 0, addr;
+	Dwfl_Module *mod;
+	GElf_Addr bias;
+	Dwarf_Addr dbias;
+	size_t nph, i;
 	long diffs = 0;
-	int n, i, bn;
+	Elf *elf;
 
-	bn = elf_file__build_id(file, bid);
-	ck_assert_int_gt(bn, 0);
-	n = fx_mappings(file, 0x7f0000000000ull, maps, 8);
-	for (i = 0; i < n; i++)
-		if (maps[i].prot & PROT_EXEC)
-			x = &maps[i];
-	ck_assert_ptr_nonnull(x);
-	mf = symbolizer__module(fast, file, bid, (uint32_t)bn);
-	me = symbolizer__module(exact, file, bid, (uint32_t)bn);
-	ck_assert_ptr_nonnull(mf);
-	ck_assert_ptr_nonnull(me);
+	ck_assert_ptr_nonnull(si);
+	ck_assert_ptr_nonnull(dwfl);
+	dwfl_report_begin(dwfl);
+	mod = dwfl_report_elf(dwfl, "fx", file, -1, 0, false);
+	dwfl_report_end(dwfl, NULL, NULL);
+	ck_assert_ptr_nonnull(mod);
+	elf = dwfl_module_getelf(mod, &bias);
+	ck_assert_ptr_nonnull(elf);
+	ck_assert_ptr_nonnull(dwfl_module_getdwarf(mod, &dbias));
+	ck_assert_int_eq(elf_getphdrnum(elf, &nph), 0);
+	for (i = 0; i < nph; i++) {
+		GElf_Phdr ph;
+
+		if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_LOAD && (ph.p_flags & PF_X)) {
+			lo = ph.p_vaddr + bias;
+			hi = lo + ph.p_memsz;
+		}
+	}
+	ck_assert_uint_lt(lo, hi);
 	*inlined = 0;
-	for (addr = x->start; addr < x->end; addr += step) {
+	for (addr = lo; addr < hi; addr += step) {
 		int is_ret;
 
 		for (is_ret = 0; is_ret < 2; is_ret++) {
-			const struct sym_result *rf = NULL, *re = NULL;
+			uint64_t pc = addr - (uint64_t)is_ret;
+			Dwarf_Die *cudie = dwfl_module_addrdie(mod, pc, &dbias);
+			int nf, ne;
 
-			ck_assert_int_eq(symbolizer__lookup(fast, mf, x, addr, is_ret, &rf), 0);
-			ck_assert_int_eq(symbolizer__lookup(exact, me, x, addr, is_ret, &re), 0);
-			if (!same_result(rf, re)) {
+			if (!cudie)
+				continue;
+			nf = scope_index__find(si, cudie, pc - dbias, ff);
+			ne = scope_index__find_exact(cudie, pc - dbias, fe);
+			ck_assert_int_ge(nf, 0);
+			if (!same_frames(ff, nf, fe, ne)) {
 				if (diffs++ < 5)
-					fprintf(stderr, "%s+%#llx: %s (exact %s)\n", file,
-						(unsigned long long)(addr - x->start + x->offset),
-						rf ? rf->lines[0].name : "-",
-						re ? re->lines[0].name : "-");
+					fprintf(stderr, "%s: %#llx: %d frames, %s (exact %d, %s)\n",
+						file, (unsigned long long)(pc - bias), nf,
+						nf ? dwarf_diename(&ff[0].die) : "-", ne,
+						ne ? dwarf_diename(&fe[0].die) : "-");
 			}
-			*inlined += !is_ret && re && re->inlined;
+			*inlined += !is_ret && ne > 1;
 		}
 	}
-	ck_assert_int_eq(mf->status, SYM_MOD_OK);
-	ck_assert(mf->has_dwarf);
-	symbolizer__free(fast);
-	symbolizer__free(exact);
+	scope_index__free(si);
+	dwfl_end(dwfl);
 	return diffs;
 }
 

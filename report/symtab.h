@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * symtab.h - the function symbols of one libdwfl module, sorted once, for
+ * naming addresses by binary search.
+ *
+ * dwfl_module_addrinfo() scans the whole symbol table on every call
+ * (elfutils 0.188), far too slow for 10^5 addresses.  The table gives the
+ * same names: of aliases at one address the global one first (as libdwfl
+ * prefers it), then weak, then local, then by name; a sizeless symbol ends
+ * at the next one.
+ */
+#ifndef STK_REPORT_SYMTAB_H
+#define STK_REPORT_SYMTAB_H
+
+#include <elfutils/libdwfl.h>
+#include <stdint.h>
+
+struct symtab;
+
+/*
+ * symtab__new() - the STT_FUNC and STT_GNU_IFUNC symbols of @mod (its
+ * .symtab, else .dynsym, as dwfl_module_getsymtab() chooses), at module
+ * addresses.  An empty table when @mod has none.
+ * The names are libdwfl's: the table must be freed before @mod's Dwfl ends.
+ * Returns the table, or NULL with errno ENOMEM.
+ */
+struct symtab *symtab__new(Dwfl_Module *mod);
+void symtab__free(struct symtab *t);	/* accepts NULL */
+
+/* The name of the function holding module address @addr, or NULL; borrowed
+ * from libdwfl, valid while @mod's Dwfl lives. */
+const char *symtab__find(const struct symtab *t, uint64_t addr);
+
+#endif
