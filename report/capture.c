@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "capture.h"
+#include "hash.h"
 
 static int grow(void **arr, size_t *cap, size_t n, size_t size)
 {

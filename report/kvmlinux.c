@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "elffind.h"
+#include "hash.h"
 #include "kvmlinux.h"
 #include "util.h"
 

@@ -37,6 +37,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "hash.h"
 #include "output.h"
 #include "pprof.h"
 

@@ -29,6 +29,7 @@
 
 #include "demangle.h"
 #include "dwarfload.h"
+#include "hash.h"
 #include "symbolize.h"
 
 #define MAX_INLINE_DEPTH 64

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hash.h"
 #include "util.h"
 
 static int strbuf__grow(struct strbuf *sb, size_t extra)
@@ -81,40 +82,6 @@ void strbuf__free(struct strbuf *sb)
 	free(sb->buf);
 	sb->buf = NULL;
 	sb->len = sb->cap = 0;
-}
-
-uint64_t hash64(uint64_t h, uint64_t v)
-{
-	/* splitmix64 finaliser over the combined value: cheap and well mixed,
-	 * so a power-of-two table can use the low bits directly. */
-	uint64_t z = h ^ (v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2));
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
-
-uint64_t hash_bytes(uint64_t h, const void *p, size_t n)
-{
-	const unsigned char *c = p;
-	uint64_t acc = h ^ (n * 0x9e3779b97f4a7c15ull);
-	size_t i = 0;
-
-	/* Eight bytes per step: folded lines are long and all get hashed. */
-	for (; i + 8 <= n; i += 8) {
-		uint64_t w;
-
-		memcpy(&w, c + i, 8);
-		acc = (acc ^ w) * 0xff51afd7ed558ccdull;
-		acc ^= acc >> 32;
-	}
-	if (i < n) {
-		uint64_t w = 0;
-
-		memcpy(&w, c + i, n - i);
-		acc = (acc ^ w) * 0xc4ceb9fe1a85ec53ull;
-	}
-	return hash64(h, acc);
 }
 
 static size_t u64map__find(const struct u64map *m, uint64_t key)

@@ -69,11 +69,6 @@ void *arena__alloc(struct arena *a, size_t size);
 char *arena__strndup(struct arena *a, const char *s, size_t n);
 void arena__free(struct arena *a);
 
-/* A well-mixing 64-bit hash step (for composite keys). */
-uint64_t hash64(uint64_t h, uint64_t v);
-/* FNV-1a style hash of bytes, mixed with hash64. */
-uint64_t hash_bytes(uint64_t h, const void *p, size_t n);
-
 /* Lowercase hex of @n bytes into @out (2n+1 bytes). */
 void hex_encode(char *out, const uint8_t *p, size_t n);
 
