@@ -37,6 +37,7 @@
 #include <zlib.h>
 
 #include "dwarfload.h"
+#include "idmap.h"
 #include "util.h"
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
@@ -119,7 +120,7 @@ struct dwarf_load {
 	struct unit *units;	/* read so far, in order */
 	size_t nr_units, cap_units;
 	uint64_t next_unit;	/* offset of the first unit not read yet */
-	struct u64map checked;	/* unit start + 1 -> (void *)1: abbreviations checked */
+	struct idmap checked;	/* unit start + 1 -> (void *)1: abbreviations checked */
 	uint64_t address_sync;
 	uint64_t inflated_other;	/* bytes of the sections other than .debug_info */
 	pthread_t helper;	/* inflating the other sections */
@@ -167,7 +168,7 @@ void dwarf_load__close(struct dwarf_load *d)
 	free(d->ar);
 	free(d->grp);
 	free(d->units);
-	u64map__free(&d->checked);
+	idmap__release(&d->checked);
 	free(d);
 }
 
@@ -617,7 +618,7 @@ int dwarf_load__addrdie(struct dwarf_load *d, uint64_t addr, Dwarf_Die *cudie)
 		return -ENOENT;
 	if (!dwarf_offdie(d->dw, u->die, cudie))
 		return -ENOENT;
-	if (!u64map__get(&d->checked, u->start + 1)) {
+	if (!idmap__find_ptr(&d->checked, u->start + 1)) {
 		/* Before anyone reads a DIE of it: a unit that can lead
 		 * elsewhere gets the whole section. */
 		if (dwarf_cu_info(cudie->cu, NULL, &unit_type, NULL, NULL, NULL, NULL, NULL))
@@ -627,7 +628,7 @@ int dwarf_load__addrdie(struct dwarf_load *d, uint64_t addr, Dwarf_Die *cudie)
 			if (err)
 				return err;
 		}
-		if (u64map__put(&d->checked, u->start + 1, (void *)1))
+		if (idmap__set_ptr(&d->checked, u->start + 1, (void *)1))
 			return -ENOMEM;
 	}
 	return 0;

@@ -1,12 +1,11 @@
 // SPDX-License-Identifier: BSD-2-Clause
-/* Growable strings and a 64-bit keyed hash map for the reporter. */
+/* Growable strings, a bump allocator, hex and a radix sort for the reporter. */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "hash.h"
 #include "util.h"
 
 static int strbuf__grow(struct strbuf *sb, size_t extra)
@@ -82,71 +81,6 @@ void strbuf__free(struct strbuf *sb)
 	free(sb->buf);
 	sb->buf = NULL;
 	sb->len = sb->cap = 0;
-}
-
-static size_t u64map__find(const struct u64map *m, uint64_t key)
-{
-	size_t mask = m->cap - 1;
-	size_t i = hash64(0, key) & mask;
-
-	while (m->slots[i].val && m->slots[i].key != key)
-		i = (i + 1) & mask;
-	return i;
-}
-
-void *u64map__get(const struct u64map *m, uint64_t key)
-{
-	if (!m->cap)
-		return NULL;
-	return m->slots[u64map__find(m, key)].val;
-}
-
-static int u64map__rehash(struct u64map *m, size_t cap)
-{
-	struct u64map nm = { 0 };
-	size_t i;
-
-	nm.slots = calloc(cap, sizeof(*nm.slots));
-	if (!nm.slots)
-		return -ENOMEM;
-	nm.cap = cap;
-	for (i = 0; i < m->cap; i++) {
-		if (!m->slots[i].val)
-			continue;
-		nm.slots[u64map__find(&nm, m->slots[i].key)] = m->slots[i];
-		nm.n++;
-	}
-	free(m->slots);
-	*m = nm;
-	return 0;
-}
-
-int u64map__put(struct u64map *m, uint64_t key, void *val)
-{
-	size_t s;
-	int err;
-
-	if (!val)
-		return -EINVAL;
-	/* Keep the load factor under 1/2 so probes stay short. */
-	if ((m->n + 1) * 2 > m->cap) {
-		err = u64map__rehash(m, m->cap ? m->cap * 2 : 64);
-		if (err)
-			return err;
-	}
-	s = u64map__find(m, key);
-	if (!m->slots[s].val)
-		m->n++;
-	m->slots[s].key = key;
-	m->slots[s].val = val;
-	return 0;
-}
-
-void u64map__free(struct u64map *m)
-{
-	free(m->slots);
-	m->slots = NULL;
-	m->cap = m->n = 0;
 }
 
 void hex_encode(char *out, const uint8_t *p, size_t n)

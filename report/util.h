@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * util.h - small containers shared by the reporter: a growable string
- * buffer and a hash map from 64-bit keys to pointers.
+ * util.h - small helpers of the reporter: a growable string buffer, a bump
+ * allocator, hex encoding and a radix sort.  The hash map and the hashes
+ * both tools use are util/idmap.h and util/hash.h.
  */
 #ifndef STK_REPORT_UTIL_H
 #define STK_REPORT_UTIL_H
@@ -24,33 +25,6 @@ int strbuf__addf(struct strbuf *sb, const char *fmt, ...) __attribute__((format(
 const char *strbuf__str(const struct strbuf *sb);
 void strbuf__reset(struct strbuf *sb);	/* length 0, keeps the memory */
 void strbuf__free(struct strbuf *sb);	/* releases the memory, back to empty */
-
-/*
- * A hash map from uint64_t keys to non-NULL pointers (open addressing).
- * Zero-initialised is an empty, valid map.  It does not own the values.
- */
-struct u64map_slot {
-	uint64_t key;
-	void *val;		/* NULL marks an empty slot */
-};
-
-struct u64map {
-	struct u64map_slot *slots;	/* key and value side by side: one cache miss */
-	size_t cap;		/* power of two, or 0 */
-	size_t n;
-};
-
-/* Value of slot @i (0 <= i < cap), NULL if empty: for iterating. */
-static inline void *u64map__slot_val(const struct u64map *m, size_t i)
-{
-	return m->slots[i].val;
-}
-
-/* The value for @key, or NULL. */
-void *u64map__get(const struct u64map *m, uint64_t key);
-/* Insert or replace.  @val must not be NULL.  0 or -ENOMEM (map unchanged). */
-int u64map__put(struct u64map *m, uint64_t key, void *val);
-void u64map__free(struct u64map *m);
 
 /*
  * A bump allocator: many small objects that live and die together (stacks,
