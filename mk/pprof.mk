@@ -15,5 +15,6 @@ $(MKPPROF): tests/tools/mkpprof.c $(PPROF_OBJS) $(LIBUTIL)
 
 TEST_EXTRA_DEPS += $(MKPPROF)
 
-# The suite includes report/pb.h and report/pprof.h by name.
-$(O)/tests/check_pprof: ALL_CFLAGS += -Ireport
+# The suites include report/pb.h and report/pprof.h by name (check_pprof_intern
+# builds report/pprof.c itself, with a colliding hash).
+$(O)/tests/check_pprof $(O)/tests/check_pprof_intern: ALL_CFLAGS += -Ireport
