@@ -77,7 +77,7 @@ CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null)
 CFLAGS ?= -O2 -g
 WARN := -Wall -Wextra -Werror
 BASE_CFLAGS := -std=gnu11 $(WARN) -MMD -MP -D_GNU_SOURCE
-INCLUDES := -Iformat -Ibpf -I$(O) -I$(O)/bpf $(PKG_CFLAGS)
+INCLUDES := -Iformat -Iutil -Ibpf -I$(O) -I$(O)/bpf $(PKG_CFLAGS)
 ALL_CFLAGS = $(BASE_CFLAGS) $(INCLUDES) $(CPPFLAGS) $(CFLAGS)
 SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
@@ -90,6 +90,7 @@ FP_CFLAGS := -O1 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer -fno-in
 .PHONY: all check demo bench fuzz install clean deps help unit e2e
 
 FORMAT_SRCS := $(wildcard format/*.c)
+UTIL_SRCS := $(wildcard util/*.c)
 RECORD_SRCS := $(filter-out record/main.c,$(wildcard record/*.c))
 REPORT_SRCS := $(filter-out report/main.c,$(wildcard report/*.c))
 BPF_SRCS := $(wildcard bpf/*.bpf.c)
@@ -97,19 +98,28 @@ SAMPLE_SRCS := $(wildcard samples/*.c)
 UNIT_SRCS := $(wildcard tests/unit/check_*.c)
 
 FORMAT_OBJS := $(FORMAT_SRCS:%.c=$(O)/%.o)
+UTIL_OBJS := $(UTIL_SRCS:%.c=$(O)/%.o)
 RECORD_OBJS := $(RECORD_SRCS:%.c=$(O)/%.o)
 REPORT_OBJS := $(REPORT_SRCS:%.c=$(O)/%.o)
 SAMPLES := $(SAMPLE_SRCS:samples/%.c=$(O)/samples/%)
 UNIT_TESTS := $(UNIT_SRCS:tests/unit/%.c=$(O)/tests/%)
 
 LIBSTK := $(O)/libstk.a
+LIBUTIL := $(O)/libstkutil.a
 LIBRECORD := $(O)/librecord.a
 LIBREPORT := $(O)/libreport.a
 
-all: $(O)/stkrec $(O)/stkreport $(LIBSTK) $(SAMPLES)
+all: $(O)/stkrec $(O)/stkreport $(LIBSTK) $(LIBUTIL) $(SAMPLES)
 
 # ---- format (libstk) ----------------------------------------------------
 $(LIBSTK): $(FORMAT_OBJS)
+	$(call msg,AR,$@)
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+# ---- util (libstkutil): hash table and keyed hashes ----------------------
+# Beside libstk, not in it: record/ and report/ share it, but it is not part
+# of the file format.  It links libc only.
+$(LIBUTIL): $(UTIL_OBJS)
 	$(call msg,AR,$@)
 	$(Q)rm -f $@ && ar rcs $@ $^
 
@@ -163,7 +173,7 @@ $(LIBRECORD): $(RECORD_OBJS)
 	$(call msg,AR,$@)
 	$(Q)rm -f $@ && ar rcs $@ $^
 
-$(O)/stkrec: $(O)/record/main.o $(LIBRECORD) $(LIBSTK)
+$(O)/stkrec: $(O)/record/main.o $(LIBRECORD) $(LIBSTK) $(LIBUTIL)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ $(PKG_LIBS) -o $@
 
@@ -172,7 +182,7 @@ $(LIBREPORT): $(REPORT_OBJS)
 	$(call msg,AR,$@)
 	$(Q)rm -f $@ && ar rcs $@ $^
 
-$(O)/stkreport: $(O)/report/main.o $(LIBREPORT) $(LIBSTK)
+$(O)/stkreport: $(O)/report/main.o $(LIBREPORT) $(LIBSTK) $(LIBUTIL)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ $(PKG_LIBS) -o $@
 
@@ -185,7 +195,7 @@ $(O)/samples/%: samples/%.c
 
 # ---- tests --------------------------------------------------------------
 # Every tests/unit/check_<module>.c is one Check suite binary linked against
-# all three libraries.  Suites listed in SAN_UNIT run under ASan+UBSan, with
+# all four libraries.  Suites listed in SAN_UNIT run under ASan+UBSan, with
 # their own sanitized build of libstk.
 SAN_UNIT := check_damage
 SAN_FORMAT_OBJS := $(FORMAT_SRCS:%.c=$(O)/san/%.o)
@@ -199,10 +209,10 @@ $(O)/san/libstk.a: $(SAN_FORMAT_OBJS)
 	$(call msg,AR,$@)
 	$(Q)rm -f $@ && ar rcs $@ $^
 
-$(O)/tests/check_%: tests/unit/check_%.c $(LIBREPORT) $(LIBRECORD) $(LIBSTK)
+$(O)/tests/check_%: tests/unit/check_%.c $(LIBREPORT) $(LIBRECORD) $(LIBSTK) $(LIBUTIL)
 	$(call msg,CC-TEST,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(ALL_CFLAGS) $(CHECK_CFLAGS) $(LDFLAGS) $< $(LIBREPORT) $(LIBRECORD) $(LIBSTK) \
+	$(Q)$(CC) $(ALL_CFLAGS) $(CHECK_CFLAGS) $(LDFLAGS) $< $(LIBREPORT) $(LIBRECORD) $(LIBSTK) $(LIBUTIL) \
 		$(CHECK_LIBS) $(PKG_LIBS) -o $@
 
 # A static pattern rule: an explicit rule, so it wins over check_% above.

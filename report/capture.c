@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "capture.h"
+#include "hash.h"
 
 static int grow(void **arr, size_t *cap, size_t n, size_t size)
 {
@@ -53,7 +54,7 @@ static int seg__add_stacks(struct cap_segment *s, const struct stk_stack *st, si
 	for (i = 0; i < n; i++) {
 		struct cap_stack *cs;
 
-		if (u64map__get(&s->stacks, st[i].id))
+		if (idmap__find_ptr(&s->stacks, st[i].id))
 			continue;	/* ids are content-stable: same id, same frames */
 		cs = arena__alloc(&s->mem, sizeof(*cs) + st[i].nr_frames * sizeof(uint64_t));
 		if (!cs)
@@ -62,7 +63,7 @@ static int seg__add_stacks(struct cap_segment *s, const struct stk_stack *st, si
 		cs->nr_frames = st[i].nr_frames;
 		cs->frames = (uint64_t *)(cs + 1);
 		memcpy(cs->frames, st[i].frames, st[i].nr_frames * sizeof(uint64_t));
-		if (u64map__put(&s->stacks, cs->id, cs))
+		if (idmap__set_ptr(&s->stacks, cs->id, cs))
 			return -ENOMEM;
 	}
 	return 0;
@@ -103,7 +104,7 @@ static int seg__add_counts(struct cap_segment *s, const struct stk_chunk *ch)
 	for (i = 0; i < ch->u.cnts.n; i++) {
 		const struct stk_count *r = &ch->u.cnts.rows[i];
 		uint64_t k = count_key(r);
-		struct cap_count *first = u64map__get(&s->count_keys, k), *c;
+		struct cap_count *first = idmap__find_ptr(&s->count_keys, k), *c;
 
 		for (c = first; c; c = c->next)
 			if (count_eq(&c->row, r))
@@ -121,7 +122,7 @@ static int seg__add_counts(struct cap_segment *s, const struct stk_chunk *ch)
 		c->row.comm[sizeof(c->row.comm) - 1] = '\0';
 		c->t1 = ch->t1_ns;
 		c->next = first;
-		if (u64map__put(&s->count_keys, k, c))
+		if (idmap__set_ptr(&s->count_keys, k, c))
 			return -ENOMEM;
 		s->counts[s->nr_counts++] = c;
 	}
@@ -151,7 +152,7 @@ static int seg__add_offc(struct cap_segment *s, const struct stk_chunk *ch)
 	for (i = 0; i < ch->u.offc.n; i++) {
 		const struct stk_offcpu *r = &ch->u.offc.rows[i];
 		uint64_t k = task_key(task_key(7, &r->target), &r->waker);
-		struct cap_offc *first = u64map__get(&s->offc_keys, k), *c;
+		struct cap_offc *first = idmap__find_ptr(&s->offc_keys, k), *c;
 
 		for (c = first; c; c = c->next)
 			if (task_eq(&c->row.target, &r->target) && task_eq(&c->row.waker, &r->waker))
@@ -170,7 +171,7 @@ static int seg__add_offc(struct cap_segment *s, const struct stk_chunk *ch)
 		c->row.target.comm[15] = c->row.waker.comm[15] = '\0';
 		c->t1 = ch->t1_ns;
 		c->next = first;
-		if (u64map__put(&s->offc_keys, k, c)) {
+		if (idmap__set_ptr(&s->offc_keys, k, c)) {
 			free(c);
 			return -ENOMEM;
 		}
@@ -467,13 +468,13 @@ static void cap_segment__free(struct cap_segment *s)
 {
 	size_t i;
 
-	u64map__free(&s->stacks);
+	idmap__release(&s->stacks);
 	free(s->counts);
-	u64map__free(&s->count_keys);
+	idmap__release(&s->count_keys);
 	for (i = 0; i < s->nr_offc; i++)
 		free(s->offc[i]);
 	free(s->offc);
-	u64map__free(&s->offc_keys);
+	idmap__release(&s->offc_keys);
 	for (i = 0; i < s->nr_maps; i++)
 		cap_maps__free(s->maps[i]);
 	free(s->maps);
@@ -528,7 +529,7 @@ uint64_t capture__stat(const struct capture *c, const char *name)
 
 const struct cap_stack *cap_segment__stack(const struct cap_segment *seg, uint64_t id)
 {
-	return u64map__get(&seg->stacks, id);
+	return idmap__find_ptr(&seg->stacks, id);
 }
 
 const struct cap_maps *cap_segment__maps(const struct cap_segment *seg, uint32_t tgid,

@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "idmap.h"
 #include "ksyms.h"
 #include "stk.h"
 #include "util.h"
@@ -49,13 +50,13 @@ struct cap_maps {
 struct cap_segment {
 	uint32_t index;
 	struct stk_segment_info info;
-	struct u64map stacks;		/* id -> struct cap_stack * */
+	struct idmap stacks;		/* id -> struct cap_stack * */
 	struct cap_count **counts;	/* in first-seen order */
 	size_t nr_counts, cap_counts;
-	struct u64map count_keys;	/* key hash -> struct cap_count * chain */
+	struct idmap count_keys;	/* key hash -> struct cap_count * chain */
 	struct cap_offc **offc;
 	size_t nr_offc, cap_offc;
-	struct u64map offc_keys;
+	struct idmap offc_keys;
 	struct cap_maps **maps;		/* every snapshot, in file order */
 	size_t nr_maps, cap_maps;
 	uint64_t t_first, t_last;	/* earliest t0 and latest t1 of CNTS/OFFC */

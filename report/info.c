@@ -174,9 +174,9 @@ int info__add_chunk(struct info *in, const struct stk_chunk *ch)
 		for (i = 0; i < ch->u.maps.n; i++) {
 			uint64_t key = ch->u.maps.procs[i].tgid;
 
-			if (u64map__get(&s->tgids, key))
+			if (idmap__find_ptr(&s->tgids, key))
 				continue;
-			err = u64map__put(&s->tgids, key, (void *)1);
+			err = idmap__set_ptr(&s->tgids, key, (void *)1);
 			if (err)
 				return err;
 			s->t.procs_with_maps++;
@@ -214,7 +214,7 @@ void info__free(struct info *in)
 		}
 		free(s->meta);
 		stats_free(s);
-		u64map__free(&s->tgids);
+		idmap__release(&s->tgids);
 	}
 	free(in->segs);
 	memset(in, 0, sizeof(*in));

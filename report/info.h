@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "idmap.h"
 #include "stk.h"
 #include "util.h"
 
@@ -38,7 +39,7 @@ struct info_segment {
 	size_t nr_meta;
 	struct stk_stat *stats;		/* the last STAT chunk */
 	size_t nr_stats;
-	struct u64map tgids;		/* tgids seen in MAPS (values unused) */
+	struct idmap tgids;		/* tgids seen in MAPS (values unused) */
 };
 
 struct info {

@@ -20,6 +20,8 @@
 #include <unistd.h>
 
 #include "elffind.h"
+#include "hash.h"
+#include "idmap.h"
 #include "kvmlinux.h"
 #include "util.h"
 
@@ -49,7 +51,7 @@ struct want {
 struct wants {
 	struct want *w;
 	size_t n;
-	struct u64map by_hash;
+	struct idmap by_hash;
 };
 
 static uint64_t name_hash(const char *name)
@@ -61,7 +63,7 @@ static struct want *wants__find(const struct wants *ws, const char *name, uint64
 {
 	struct want *w;
 
-	for (w = u64map__get(&ws->by_hash, h); w; w = w->next)
+	for (w = idmap__find_ptr(&ws->by_hash, h); w; w = w->next)
 		if (strcmp(w->name, name) == 0)
 			return w;
 	return NULL;
@@ -93,8 +95,8 @@ static int wants__init(struct wants *ws, const struct ksyms *k)
 			continue;
 		}
 		w = &ws->w[ws->n++];
-		*w = (struct want){ .name = name, .addr = addr, .next = u64map__get(&ws->by_hash, h) };
-		if (u64map__put(&ws->by_hash, h, w))
+		*w = (struct want){ .name = name, .addr = addr, .next = idmap__find_ptr(&ws->by_hash, h) };
+		if (idmap__set_ptr(&ws->by_hash, h, w))
 			return -ENOMEM;
 	}
 	return 0;
@@ -102,7 +104,7 @@ static int wants__init(struct wants *ws, const struct ksyms *k)
 
 static void wants__free(struct wants *ws)
 {
-	u64map__free(&ws->by_hash);
+	idmap__release(&ws->by_hash);
 	free(ws->w);
 }
 

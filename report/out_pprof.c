@@ -37,6 +37,8 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "hash.h"
+#include "idmap.h"
 #include "output.h"
 #include "pprof.h"
 
@@ -99,15 +101,15 @@ struct pp {
 	const struct output_opts *o;
 	struct pprof *p;
 	struct arena mem;
-	struct u64map pmap_of;		/* (uintptr_t)stk_mapping or cap_kobj -> pmap */
-	struct u64map pmap_keys;	/* hash of a user pmap's identity -> chain */
+	struct idmap pmap_of;		/* (uintptr_t)stk_mapping or cap_kobj -> pmap */
+	struct idmap pmap_keys;	/* hash of a user pmap's identity -> chain */
 	struct pmap **pmaps;		/* in first-seen order */
 	size_t nr_pmaps, cap_pmaps;
 	struct pmap *kernel_unknown;	/* kernel frames when no object was recorded */
 	struct pmap *kernel_outside;	/* kernel frames outside every recorded object */
-	struct u64map locs;		/* hash -> ploc chain */
+	struct idmap locs;		/* hash -> ploc chain */
 	uint64_t pseudo_ids[NR_PSEUDO];
-	struct u64map sample_keys;	/* hash -> psample chain */
+	struct idmap sample_keys;	/* hash -> psample chain */
 	struct psample **samples;
 	size_t nr_samples, cap_samples;
 	struct pent *ents;		/* the stack being walked */
@@ -288,7 +290,7 @@ static struct pmap *pp__user_pmap(struct pp *pp, const struct rsample *s, const 
 	if (!path)
 		return NULL;
 	h = hash_bytes(hash64(hash64(hash64(tgid, start), limit), low->offset), path, strlen(path));
-	for (pm = u64map__get(&pp->pmap_keys, h); pm; pm = pm->next)
+	for (pm = idmap__find_ptr(&pp->pmap_keys, h); pm; pm = pm->next)
 		if (pm->tgid == tgid && pm->start == start && pm->limit == limit &&
 		    pm->offset == low->offset && strcmp(pm->filename, path) == 0)
 			return pm;
@@ -304,8 +306,8 @@ static struct pmap *pp__user_pmap(struct pp *pp, const struct rsample *s, const 
 	pm->build_id = pp__hex(pp, map->build_id, map->build_id_size);
 	if (map->build_id_size && !pm->build_id)
 		return NULL;
-	pm->next = u64map__get(&pp->pmap_keys, h);
-	if (u64map__put(&pp->pmap_keys, h, pm))
+	pm->next = idmap__find_ptr(&pp->pmap_keys, h);
+	if (idmap__set_ptr(&pp->pmap_keys, h, pm))
 		return NULL;
 	return pm;
 }
@@ -340,7 +342,7 @@ static struct pmap *pp__kernel_pmap(struct pp *pp, const struct rframe *f)
 		return pp__kernel_orphan(pp, &pp->kernel_unknown, "[kernel.kallsyms]");
 	if (k->size && f->addr - k->base >= k->size)
 		return pp__kernel_orphan(pp, &pp->kernel_outside, "[unknown]");
-	pm = u64map__get(&pp->pmap_of, (uintptr_t)k);
+	pm = idmap__find_ptr(&pp->pmap_of, (uintptr_t)k);
 	if (pm)
 		return pm;
 	pm = pp__new_pmap(pp);
@@ -362,7 +364,7 @@ static struct pmap *pp__kernel_pmap(struct pp *pp, const struct rframe *f)
 	pm->build_id = pp__hex(pp, k->build_id, k->build_id_size);
 	if (k->build_id_size && !pm->build_id)
 		return NULL;
-	if (u64map__put(&pp->pmap_of, (uintptr_t)k, pm))
+	if (idmap__set_ptr(&pp->pmap_of, (uintptr_t)k, pm))
 		return NULL;
 	return pm;
 }
@@ -379,11 +381,11 @@ static struct pmap *pp__pmap(struct pp *pp, const struct rsample *s, const struc
 	} else if (!f->map) {
 		return NULL;
 	} else {
-		pm = u64map__get(&pp->pmap_of, (uintptr_t)f->map);
+		pm = idmap__find_ptr(&pp->pmap_of, (uintptr_t)f->map);
 		if (pm)
 			return pm;
 		pm = pp__user_pmap(pp, s, t, f);
-		if (pm && u64map__put(&pp->pmap_of, (uintptr_t)f->map, pm))
+		if (pm && idmap__set_ptr(&pp->pmap_of, (uintptr_t)f->map, pm))
 			pm = NULL;
 	}
 	if (!pm)
@@ -576,7 +578,7 @@ static int pp__location(struct pp *pp, const struct pmap *pm, const struct rfram
 	uint32_t i, n = sym ? sym->nr_lines : 0;
 	int err = 0;
 
-	for (l = u64map__get(&pp->locs, h); l; l = l->next) {
+	for (l = idmap__find_ptr(&pp->locs, h); l; l = l->next) {
 		if (l->pm == pm && l->addr == f->addr && l->sym == sym) {
 			*id = l->id;
 			return 0;
@@ -612,8 +614,8 @@ static int pp__location(struct pp *pp, const struct pmap *pm, const struct rfram
 		free(lp);
 	if (err)
 		return err;
-	*l = (struct ploc){ pm, f->addr, sym, *id, u64map__get(&pp->locs, h) };
-	return u64map__put(&pp->locs, h, l);
+	*l = (struct ploc){ pm, f->addr, sym, *id, idmap__find_ptr(&pp->locs, h) };
+	return idmap__set_ptr(&pp->locs, h, l);
 }
 
 /* Labels tell samples apart as well as locations do. */
@@ -639,7 +641,7 @@ static int pp__merge(struct pp *pp, const struct rsample *s, size_t n, const int
 
 	if (offwake)
 		h = task_hash(h, &s->waker);
-	for (ps = u64map__get(&pp->sample_keys, h); ps; ps = ps->next) {
+	for (ps = idmap__find_ptr(&pp->sample_keys, h); ps; ps = ps->next) {
 		if (ps->nr_locs == n && (!n || memcmp(ps->loc_ids, pp->ids, n * sizeof(*pp->ids)) == 0) &&
 		    same_task(&ps->first->task, &s->task) &&
 		    (!offwake || same_task(&ps->first->waker, &s->waker))) {
@@ -666,8 +668,8 @@ static int pp__merge(struct pp *pp, const struct rsample *s, size_t n, const int
 		memcpy(ps->loc_ids, pp->ids, n * sizeof(*pp->ids));
 	ps->nr_locs = n;
 	memcpy(ps->values, values, pp->nr_values * sizeof(*values));
-	ps->next = u64map__get(&pp->sample_keys, h);
-	if (u64map__put(&pp->sample_keys, h, ps))
+	ps->next = idmap__find_ptr(&pp->sample_keys, h);
+	if (idmap__set_ptr(&pp->sample_keys, h, ps))
 		return -ENOMEM;
 	pp->samples[pp->nr_samples++] = ps;
 	return 0;
@@ -850,10 +852,10 @@ static void pp__free(struct pp *pp)
 {
 	pprof__free(pp->p);
 	arena__free(&pp->mem);
-	u64map__free(&pp->pmap_of);
-	u64map__free(&pp->pmap_keys);
-	u64map__free(&pp->locs);
-	u64map__free(&pp->sample_keys);
+	idmap__release(&pp->pmap_of);
+	idmap__release(&pp->pmap_keys);
+	idmap__release(&pp->locs);
+	idmap__release(&pp->sample_keys);
 	free(pp->pmaps);
 	free(pp->samples);
 	free(pp->ents);

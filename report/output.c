@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hash.h"
 #include "output.h"
 #include "textsafe.h"
 
@@ -110,7 +111,7 @@ int render_frame_line(struct strbuf *sb, const struct rframe *f, uint32_t i,
 int groups__add(struct groups *g, const char *text, size_t len, uint64_t value)
 {
 	uint64_t h = hash_bytes(0, text, len);
-	struct group *first = u64map__get(&g->by_hash, h), *e;
+	struct group *first = idmap__find_ptr(&g->by_hash, h), *e;
 
 	for (e = first; e; e = e->next) {
 		if (e->len == len && memcmp(e->text, text, len) == 0) {
@@ -136,7 +137,7 @@ int groups__add(struct groups *g, const char *text, size_t len, uint64_t value)
 	e->len = len;
 	e->value = value;
 	e->next = first;
-	if (u64map__put(&g->by_hash, h, e))
+	if (idmap__set_ptr(&g->by_hash, h, e))
 		return -ENOMEM;
 	g->all[g->n++] = e;
 	return 0;
@@ -162,7 +163,7 @@ void groups__free(struct groups *g)
 {
 	arena__free(&g->mem);
 	free(g->all);
-	u64map__free(&g->by_hash);
+	idmap__release(&g->by_hash);
 	memset(g, 0, sizeof(*g));
 }
 

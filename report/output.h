@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "idmap.h"
 #include "report.h"
 #include "util.h"
 
@@ -74,7 +75,7 @@ struct group {
 };
 
 struct groups {
-	struct u64map by_hash;
+	struct idmap by_hash;
 	struct group **all;
 	size_t n, cap;
 	struct arena mem;	/* groups and their texts */

@@ -19,6 +19,8 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "hash.h"
+#include "idmap.h"
 #include "pb.h"
 #include "pprof.h"
 
@@ -74,7 +76,7 @@ enum {
 	FUNCTION_START_LINE = 5,
 };
 
-/* Entries are numbered with uint32_t in the hash index (0 = empty slot). */
+/* Entries are chained by uint32_t numbers, 1 + entry index (0 = none). */
 #define INTERN_MAX (UINT32_MAX - 1)
 
 /* Byte strings stored back to back; entry i is bytes[off[i], off[i + 1]). */
@@ -85,11 +87,18 @@ struct blobs {
 	size_t cap; /* offsets allocated */
 };
 
-/* A blobs list with a hash index, so an equal byte string is found again. */
+/*
+ * A blobs list with a hash index, so an equal byte string is found again.
+ * The index maps the keyed hash of an entry's bytes (hash.h) to the newest
+ * entry with that hash, and next[] links it to the older ones: lookups
+ * compare the bytes, so two different strings never share an entry even
+ * when their 64-bit hashes collide.
+ */
 struct intern {
 	struct blobs list;
-	uint32_t *slots; /* 1 + entry index; 0 = empty */
-	size_t nr_slots; /* power of two, or 0 */
+	struct idmap index;	/* hash of the bytes -> 1 + newest entry index */
+	uint32_t *next;		/* per entry: 1 + older entry with its hash, or 0 */
+	size_t cap_next;	/* next[] allocated */
 };
 
 struct pprof {
@@ -115,24 +124,6 @@ struct pprof {
 static const char *or_empty(const char *s)
 {
 	return s ? s : "";
-}
-
-/* FNV-1a with a final avalanche, so that the low bits used to pick a
- * slot depend on every input byte. */
-static uint64_t hash_bytes(const void *data, size_t len)
-{
-	const uint8_t *p = data;
-	uint64_t h = 0xcbf29ce484222325ull;
-	size_t i;
-
-	for (i = 0; i < len; i++) {
-		h ^= p[i];
-		h *= 0x100000001b3ull;
-	}
-	h ^= h >> 33;
-	h *= 0xff51afd7ed558ccdull;
-	h ^= h >> 33;
-	return h;
 }
 
 static void blobs__release(struct blobs *l)
@@ -187,74 +178,65 @@ static void blobs__pop(struct blobs *l)
 static void intern__release(struct intern *t)
 {
 	blobs__release(&t->list);
-	free(t->slots);
-	t->slots = NULL;
-	t->nr_slots = 0;
+	idmap__release(&t->index);
+	free(t->next);
+	t->next = NULL;
+	t->cap_next = 0;
 }
 
-/* The slot holding an entry equal to @data, or the empty slot where it
- * would go. */
-static uint32_t *intern__slot(const struct intern *t, const void *data, size_t len)
+/* The entry equal to @data (1 + its index), or 0.  *@first: 1 + the newest
+ * entry whose bytes hash to @h, or 0. */
+static uint32_t intern__lookup(const struct intern *t, uint64_t h, const void *data, size_t len,
+			       uint32_t *first)
 {
-	size_t mask = t->nr_slots - 1, i, elen;
+	const uint64_t *v = idmap__find(&t->index, h);
 	const uint8_t *e;
-	uint32_t *slot;
+	size_t elen;
+	uint32_t i;
 
-	for (i = hash_bytes(data, len) & mask;; i = (i + 1) & mask) {
-		slot = &t->slots[i];
-		if (!*slot)
-			return slot;
-		e = blobs__get(&t->list, *slot - 1, &elen);
+	*first = v ? (uint32_t)*v : 0;
+	for (i = *first; i; i = t->next[i - 1]) {
+		e = blobs__get(&t->list, i - 1, &elen);
 		if (elen == len && memcmp(e, data, len) == 0)
-			return slot;
+			return i;
 	}
-}
-
-/* Keep the load factor at most 1/2, so probe sequences stay short. */
-static int intern__grow(struct intern *t)
-{
-	size_t nr = t->nr_slots ? t->nr_slots * 2 : 256, i, len;
-	struct intern grown = { .list = t->list, .nr_slots = nr };
-	const uint8_t *e;
-
-	if (nr > SIZE_MAX / sizeof(*grown.slots))
-		return -ENOMEM;
-	grown.slots = calloc(nr, sizeof(*grown.slots));
-	if (!grown.slots)
-		return -ENOMEM;
-	for (i = 0; i < t->list.n; i++) {
-		e = blobs__get(&t->list, i, &len);
-		*intern__slot(&grown, e, len) = (uint32_t)(i + 1);
-	}
-	free(t->slots);
-	t->slots = grown.slots;
-	t->nr_slots = nr;
 	return 0;
 }
 
 /*
  * Find @data, or add it.  @index: its entry index.  On failure nothing
- * changes (but the hash index may have grown).
+ * changes (but next[] may have grown).
  */
 static int intern__add(struct intern *t, const void *data, size_t len, size_t *index)
 {
-	uint32_t *slot;
+	uint64_t h = hash_bytes(0, data, len);
+	uint32_t first, found, *next;
+	size_t cap;
 	int err;
 
-	if ((t->list.n + 1) * 2 > t->nr_slots) {
-		err = intern__grow(t);
-		if (err)
-			return err;
-	}
-	slot = intern__slot(t, data, len);
-	if (*slot) {
-		*index = *slot - 1;
+	found = intern__lookup(t, h, data, len, &first);
+	if (found) {
+		*index = found - 1;
 		return 0;
+	}
+	if (t->list.n == t->cap_next) {
+		cap = t->cap_next ? t->cap_next * 2 : 256;
+		next = realloc(t->next, cap * sizeof(*next));
+		if (!next)
+			return -ENOMEM;
+		t->next = next;
+		t->cap_next = cap;
 	}
 	err = blobs__add(&t->list, data, len);
 	if (err)
 		return err;
-	*slot = (uint32_t)t->list.n;
+	/* The new entry heads the chain of its hash. */
+	err = idmap__set(&t->index, h, t->list.n);
+	if (err) {
+		blobs__pop(&t->list);
+		return err;
+	}
+	t->next[t->list.n - 1] = first;
 	*index = t->list.n - 1;
 	return 0;
 }
@@ -262,14 +244,11 @@ static int intern__add(struct intern *t, const void *data, size_t len, size_t *i
 /* Find @key without adding it: -ENOENT if absent. */
 static int intern__find(const struct intern *t, const void *data, size_t len, size_t *index)
 {
-	uint32_t *slot;
+	uint32_t first, found = intern__lookup(t, hash_bytes(0, data, len), data, len, &first);
 
-	if (!t->nr_slots)
+	if (!found)
 		return -ENOENT;
-	slot = intern__slot(t, data, len);
-	if (!*slot)
-		return -ENOENT;
-	*index = *slot - 1;
+	*index = found - 1;
 	return 0;
 }
 

@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hash.h"
+#include "idmap.h"
 #include "kvmlinux.h"
 #include "report.h"
 
@@ -21,10 +23,10 @@ struct stack_ent {
 
 struct report_priv {
 	const struct report_opts *opts;
-	struct u64map ustacks;		/* hash -> stack_ent chain */
-	struct u64map kstacks;
-	struct u64map map_mods;		/* (uintptr_t)mapping -> sym_module */
-	struct u64map maps_mods;	/* (uintptr_t)cap_maps -> its mappings' modules,
+	struct idmap ustacks;		/* hash -> stack_ent chain */
+	struct idmap kstacks;
+	struct idmap map_mods;		/* (uintptr_t)mapping -> sym_module */
+	struct idmap maps_mods;	/* (uintptr_t)cap_maps -> its mappings' modules,
 					 * by index (NULL: not asked yet) */
 	struct arena mem;		/* stack_ent, rstack and rframe memory */
 };
@@ -39,26 +41,26 @@ const char *report_kind__name(enum report_kind k)
 	return "?";
 }
 
-static struct stack_ent *ent_find(struct u64map *m, uint64_t h, uint64_t a, uint64_t b,
+static struct stack_ent *ent_find(struct idmap *m, uint64_t h, uint64_t a, uint64_t b,
 				  uint64_t c, uint64_t d)
 {
 	struct stack_ent *e;
 
-	for (e = u64map__get(m, h); e; e = e->next)
+	for (e = idmap__find_ptr(m, h); e; e = e->next)
 		if (e->a == a && e->b == b && e->c == c && e->d == d)
 			return e;
 	return NULL;
 }
 
-static int ent_add(struct report_priv *p, struct u64map *m, uint64_t h, uint64_t a, uint64_t b,
+static int ent_add(struct report_priv *p, struct idmap *m, uint64_t h, uint64_t a, uint64_t b,
 		   uint64_t c, uint64_t d, struct rstack *st)
 {
 	struct stack_ent *e = arena__alloc(&p->mem, sizeof(*e));
 
 	if (!e)
 		return -ENOMEM;
-	*e = (struct stack_ent){ a, b, c, d, st, u64map__get(m, h) };
-	return u64map__put(m, h, e);
+	*e = (struct stack_ent){ a, b, c, d, st, idmap__find_ptr(m, h) };
+	return idmap__set_ptr(m, h, e);
 }
 
 static struct rstack *rstack__new(struct report_priv *p, uint32_t n)
@@ -75,12 +77,12 @@ static struct rstack *rstack__new(struct report_priv *p, uint32_t n)
 static struct sym_module *report__module(struct report *r, const struct stk_mapping *map)
 {
 	struct report_priv *p = r->priv;
-	struct sym_module *m = u64map__get(&p->map_mods, (uintptr_t)map);
+	struct sym_module *m = idmap__find_ptr(&p->map_mods, (uintptr_t)map);
 
 	if (m)
 		return m;
 	m = symbolizer__module(r->sym, map->path, map->build_id, map->build_id_size);
-	if (m && u64map__put(&p->map_mods, (uintptr_t)map, m))
+	if (m && idmap__set_ptr(&p->map_mods, (uintptr_t)map, m))
 		return NULL;
 	return m;
 }
@@ -90,7 +92,7 @@ static struct sym_module *report__module(struct report *r, const struct stk_mapp
 static struct sym_module **report__maps_mods(struct report *r, const struct cap_maps *maps)
 {
 	struct report_priv *p = r->priv;
-	struct sym_module **mods = u64map__get(&p->maps_mods, (uintptr_t)maps);
+	struct sym_module **mods = idmap__find_ptr(&p->maps_mods, (uintptr_t)maps);
 
 	if (mods)
 		return mods;
@@ -98,7 +100,7 @@ static struct sym_module **report__maps_mods(struct report *r, const struct cap_
 	if (!mods)
 		return NULL;
 	memset(mods, 0, (maps->nr_mappings ? maps->nr_mappings : 1) * sizeof(*mods));
-	return u64map__put(&p->maps_mods, (uintptr_t)maps, mods) ? NULL : mods;
+	return idmap__set_ptr(&p->maps_mods, (uintptr_t)maps, mods) ? NULL : mods;
 }
 
 static int report__user_stack(struct report *r, const struct cap_segment *seg,
@@ -583,10 +585,10 @@ void report__free(struct report *r)
 		return;
 	if (r->priv) {
 		arena__free(&r->priv->mem);
-		u64map__free(&r->priv->ustacks);
-		u64map__free(&r->priv->kstacks);
-		u64map__free(&r->priv->map_mods);
-		u64map__free(&r->priv->maps_mods);
+		idmap__release(&r->priv->ustacks);
+		idmap__release(&r->priv->kstacks);
+		idmap__release(&r->priv->map_mods);
+		idmap__release(&r->priv->maps_mods);
 		free(r->priv);
 	}
 	free(r->samples);

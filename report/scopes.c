@@ -10,8 +10,8 @@
 #include <stddef.h>
 #include <stdlib.h>
 
+#include "idmap.h"
 #include "scopes.h"
-#include "util.h"
 
 /* A top-level DIE of a CU with an address range (a function, mostly). */
 struct cu_range {
@@ -38,7 +38,7 @@ struct cu_index {
 };
 
 struct scope_index {
-	struct u64map cus;		/* CU DIE offset -> struct cu_index */
+	struct idmap cus;			/* CU DIE offset -> struct cu_index */
 };
 
 static void cu_index__free(struct cu_index *ci)
@@ -57,13 +57,14 @@ struct scope_index *scope_index__new(void)
 
 void scope_index__free(struct scope_index *si)
 {
-	size_t i;
+	size_t i = 0;
+	uint64_t v;
 
 	if (!si)
 		return;
-	for (i = 0; i < si->cus.cap; i++)
-		cu_index__free(u64map__slot_val(&si->cus, i));
-	u64map__free(&si->cus);
+	while (idmap__next(&si->cus, &i, NULL, &v))
+		cu_index__free((struct cu_index *)(uintptr_t)v);
+	idmap__release(&si->cus);
 	free(si);
 }
 
@@ -257,12 +258,12 @@ static int scope_index__fast(struct scope_index *si, Dwarf_Die *cudie, uint64_t 
 	Dwarf_Off cuoff = dwarf_dieoffset(cudie);
 	int depth, i, inl = -1, nfr = 0, r, tag;
 
-	ci = u64map__get(&si->cus, cuoff);
+	ci = idmap__find_ptr(&si->cus, cuoff);
 	if (!ci) {
 		ci = cu_index__build(cudie);
 		if (!ci)
 			return -ENOMEM;
-		if (u64map__put(&si->cus, cuoff, ci)) {
+		if (idmap__set_ptr(&si->cus, cuoff, ci)) {
 			cu_index__free(ci);
 			return -ENOMEM;
 		}

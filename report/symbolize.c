@@ -28,6 +28,8 @@
 #include <unistd.h>
 
 #include "demangle.h"
+#include "hash.h"
+#include "idmap.h"
 #include "scopes.h"
 #include "symbolize.h"
 #include "stk_escape.h"
@@ -49,7 +51,7 @@ struct sym_module_priv {
 	size_t last_seg;		/* where the last address was (a guess) */
 	int debug_only;			/* segment offsets are not the binary's */
 	int esym_fd;			/* memfd holding the embedded image, or -1 */
-	struct u64map cache;		/* lookup address -> struct sym_result* or &unknown */
+	struct idmap cache;		/* lookup address -> struct sym_result* or &unknown */
 	struct scope_index *scopes;	/* inline scopes, or NULL until DWARF is read */
 	struct sym_module *next;	/* same hash */
 };
@@ -75,9 +77,9 @@ struct symbolizer {
 	struct debuginfod *dbgd;
 	struct sym_module **mods;
 	size_t nr_mods, cap_mods;
-	struct u64map by_key;		/* key hash -> first sym_module */
+	struct idmap by_key;		/* key hash -> first sym_module */
 	struct sym_result unknown;	/* cache marker for "no symbol" */
-	struct u64map demangled;	/* symbol name (libdwfl's, stable) -> its
+	struct idmap demangled;	/* symbol name (libdwfl's, stable) -> its
 					 * demangled copy, or &demangled: none */
 	struct arena results;		/* every cached sym_result, packed */
 };
@@ -252,7 +254,7 @@ static void sym_module__free(struct symbolizer *s, struct sym_module *m)
 	if (!m)
 		return;
 	if (m->priv) {
-		u64map__free(&m->priv->cache);
+		idmap__release(&m->priv->cache);
 		scope_index__free(m->priv->scopes);
 		if (m->priv->dwfl)
 			dwfl_end(m->priv->dwfl);
@@ -272,6 +274,7 @@ static void sym_module__free(struct symbolizer *s, struct sym_module *m)
 void symbolizer__free(struct symbolizer *s)
 {
 	size_t i;
+	uint64_t v;
 
 	if (!s)
 		return;
@@ -279,14 +282,14 @@ void symbolizer__free(struct symbolizer *s)
 		sym_module__free(s, s->mods[i]);
 	free(s->mods);
 	free(s->embedded);
-	u64map__free(&s->by_key);
-	for (i = 0; i < s->demangled.cap; i++) {
-		char *dm = u64map__slot_val(&s->demangled, i);
+	idmap__release(&s->by_key);
+	for (i = 0; idmap__next(&s->demangled, &i, NULL, &v);) {
+		char *dm = (char *)(uintptr_t)v;
 
-		if (dm && dm != (char *)&s->demangled)
+		if (dm != (char *)&s->demangled)
 			free(dm);
 	}
-	u64map__free(&s->demangled);
+	idmap__release(&s->demangled);
 	if (s->debug_dirs)
 		for (i = 0; i < s->opts.nr_debug_dirs; i++)
 			free(s->debug_dirs[i]);
@@ -376,7 +379,7 @@ struct sym_module *symbolizer__module(struct symbolizer *s, const char *path,
 	if (!clean)
 		goto nomem;
 	key = module_key(clean, bid, bid_size);
-	first = u64map__get(&s->by_key, key);
+	first = idmap__find_ptr(&s->by_key, key);
 	for (m = first; m; m = m->priv->next) {
 		if (module_matches(m, clean, bid, bid_size)) {
 			free(clean);
@@ -406,7 +409,7 @@ struct sym_module *symbolizer__module(struct symbolizer *s, const char *path,
 	memcpy(m->build_id, bid, bid_size);
 	m->build_id_size = bid_size;
 	m->priv->next = first;
-	if (u64map__put(&s->by_key, key, m)) {
+	if (idmap__set_ptr(&s->by_key, key, m)) {
 		sym_module__free(s, m);
 		goto nomem;
 	}
@@ -749,10 +752,10 @@ static int sym_line__set_sym(struct symbolizer *s, struct sym_line *l, const cha
 		return -ENOMEM;
 	if (s->opts.no_demangle)
 		return 0;
-	dm = u64map__get(&s->demangled, (uintptr_t)symname);
+	dm = idmap__find_ptr(&s->demangled, (uintptr_t)symname);
 	if (!dm) {
 		dm = demangler__demangle(s->dm, symname);
-		if (u64map__put(&s->demangled, (uintptr_t)symname, dm ? dm : none)) {
+		if (idmap__set_ptr(&s->demangled, (uintptr_t)symname, dm ? dm : none)) {
 			free(dm);
 			return -ENOMEM;
 		}
@@ -949,12 +952,12 @@ int symbolizer__lookup_vaddr(struct symbolizer *s, struct sym_module *m, uint64_
 	if (!p->mod)
 		return 0;
 	pc = vaddr + p->bias - (is_return && vaddr ? 1 : 0);
-	r = u64map__get(&p->cache, pc);
+	r = idmap__find_ptr(&p->cache, pc);
 	if (!r) {
 		err = module__resolve(s, m, pc, &r);
 		if (err)
 			return err;
-		err = u64map__put(&p->cache, pc, r ? r : &s->unknown);
+		err = idmap__set_ptr(&p->cache, pc, r ? r : &s->unknown);
 		if (err)
 			return err;
 	}

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-2-Clause
-/* The reporter's small helpers (util.h): strings, hash map, arena, sort. */
+/* Growable strings, a bump allocator, hex and a radix sort for the reporter. */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -81,105 +81,6 @@ void strbuf__free(struct strbuf *sb)
 	free(sb->buf);
 	sb->buf = NULL;
 	sb->len = sb->cap = 0;
-}
-
-uint64_t hash64(uint64_t h, uint64_t v)
-{
-	/* splitmix64 finaliser over the combined value: cheap and well mixed,
-	 * so a power-of-two table can use the low bits directly. */
-	uint64_t z = h ^ (v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2));
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
-
-uint64_t hash_bytes(uint64_t h, const void *p, size_t n)
-{
-	const unsigned char *c = p;
-	uint64_t acc = h ^ (n * 0x9e3779b97f4a7c15ull);
-	size_t i = 0;
-
-	/* Eight bytes per step: folded lines are long and all get hashed. */
-	for (; i + 8 <= n; i += 8) {
-		uint64_t w;
-
-		memcpy(&w, c + i, 8);
-		acc = (acc ^ w) * 0xff51afd7ed558ccdull;
-		acc ^= acc >> 32;
-	}
-	if (i < n) {
-		uint64_t w = 0;
-
-		memcpy(&w, c + i, n - i);
-		acc = (acc ^ w) * 0xc4ceb9fe1a85ec53ull;
-	}
-	return hash64(h, acc);
-}
-
-static size_t u64map__find(const struct u64map *m, uint64_t key)
-{
-	size_t mask = m->cap - 1;
-	size_t i = hash64(0, key) & mask;
-
-	while (m->slots[i].val && m->slots[i].key != key)
-		i = (i + 1) & mask;
-	return i;
-}
-
-void *u64map__get(const struct u64map *m, uint64_t key)
-{
-	if (!m->cap)
-		return NULL;
-	return m->slots[u64map__find(m, key)].val;
-}
-
-static int u64map__rehash(struct u64map *m, size_t cap)
-{
-	struct u64map nm = { 0 };
-	size_t i;
-
-	nm.slots = calloc(cap, sizeof(*nm.slots));
-	if (!nm.slots)
-		return -ENOMEM;
-	nm.cap = cap;
-	for (i = 0; i < m->cap; i++) {
-		if (!m->slots[i].val)
-			continue;
-		nm.slots[u64map__find(&nm, m->slots[i].key)] = m->slots[i];
-		nm.n++;
-	}
-	free(m->slots);
-	*m = nm;
-	return 0;
-}
-
-int u64map__put(struct u64map *m, uint64_t key, void *val)
-{
-	size_t s;
-	int err;
-
-	if (!val)
-		return -EINVAL;
-	/* Keep the load factor under 1/2 so probes stay short. */
-	if ((m->n + 1) * 2 > m->cap) {
-		err = u64map__rehash(m, m->cap ? m->cap * 2 : 64);
-		if (err)
-			return err;
-	}
-	s = u64map__find(m, key);
-	if (!m->slots[s].val)
-		m->n++;
-	m->slots[s].key = key;
-	m->slots[s].val = val;
-	return 0;
-}
-
-void u64map__free(struct u64map *m)
-{
-	free(m->slots);
-	m->slots = NULL;
-	m->cap = m->n = 0;
 }
 
 void hex_encode(char *out, const uint8_t *p, size_t n)

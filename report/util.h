@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * util.h - small helpers shared by the reporter: a growable string buffer,
- * a hash map from 64-bit keys to pointers, a bump allocator, hashing, hex
- * encoding and a stable radix sort.
+ * util.h - small helpers of the reporter: a growable string buffer, a bump
+ * allocator, hex encoding and a radix sort.  The hash map and the hashes
+ * both tools use are util/idmap.h and util/hash.h.
  */
 #ifndef STK_REPORT_UTIL_H
 #define STK_REPORT_UTIL_H
@@ -27,33 +27,6 @@ void strbuf__reset(struct strbuf *sb);	/* length 0, keeps the memory */
 void strbuf__free(struct strbuf *sb);	/* releases the memory, back to empty */
 
 /*
- * A hash map from uint64_t keys to non-NULL pointers (open addressing).
- * Zero-initialised is an empty, valid map.  It does not own the values.
- */
-struct u64map_slot {
-	uint64_t key;
-	void *val;		/* NULL marks an empty slot */
-};
-
-struct u64map {
-	struct u64map_slot *slots;	/* key and value side by side: one cache miss */
-	size_t cap;		/* power of two, or 0 */
-	size_t n;
-};
-
-/* Value of slot @i (0 <= i < cap), NULL if empty: for iterating. */
-static inline void *u64map__slot_val(const struct u64map *m, size_t i)
-{
-	return m->slots[i].val;
-}
-
-/* The value for @key, or NULL. */
-void *u64map__get(const struct u64map *m, uint64_t key);
-/* Insert or replace.  @val must not be NULL.  0 or -ENOMEM (map unchanged). */
-int u64map__put(struct u64map *m, uint64_t key, void *val);
-void u64map__free(struct u64map *m);
-
-/*
  * A bump allocator: many small objects that live and die together (stacks,
  * frames, symbol results, rendered lines) cost one malloc per 1 MiB and
  * sit next to each other in memory.  Zero-initialised is empty and valid.
@@ -69,11 +42,6 @@ void *arena__alloc(struct arena *a, size_t size);
 /* Copy of @n bytes of @s plus a NUL, or NULL. */
 char *arena__strndup(struct arena *a, const char *s, size_t n);
 void arena__free(struct arena *a);
-
-/* A well-mixing 64-bit hash step (for composite keys). */
-uint64_t hash64(uint64_t h, uint64_t v);
-/* FNV-1a style hash of bytes, mixed with hash64. */
-uint64_t hash_bytes(uint64_t h, const void *p, size_t n);
 
 /* Lowercase hex of @n bytes into @out (2n+1 bytes). */
 void hex_encode(char *out, const uint8_t *p, size_t n);
