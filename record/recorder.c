@@ -688,11 +688,40 @@ static int kernel_text(const struct recorder *rec, uint64_t addr)
 }
 
 /*
+ * 1 if @name is what %pS calls a JIT-compiled BPF program,
+ * "bpf_prog_<16 hex digit tag>[_<name>]", or a BPF trampoline,
+ * "bpf_trampoline_<digits>".  %pS gives these no module (the kernel's
+ * bpf_address_lookup() clears it) though they are no part of the core
+ * kernel; /proc/kallsyms lists them under [bpf].
+ */
+static int bpf_jit_name(const char *name)
+{
+	const char *p;
+	int i;
+
+	if (strncmp(name, "bpf_prog_", 9) == 0) {
+		for (i = 0, p = name + 9; i < 16; i++, p++)
+			if (!((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'f')))
+				return 0;
+		return *p == '\0' || *p == '_';
+	}
+	if (strncmp(name, "bpf_trampoline_", 15) == 0) {
+		for (p = name + 15; *p >= '0' && *p <= '9'; p++)
+			;
+		return p > name + 15 && *p == '\0';
+	}
+	return 0;
+}
+
+/*
  * Name the addresses queued by recorder__see_kaddr() with the BPF
  * symbolizer, a batch per BPF_PROG_RUN, and queue each symbol not written
  * yet.  A symbol of the core kernel outside its text is data, which no
  * code address is in: such an address (a return IP read above a frame
- * without frame pointer can be any word) counts as unknown.
+ * without frame pointer can be any word) counts as unknown.  A BPF
+ * program's code (off-CPU stacks start in ours; an interrupt can land in
+ * any) is no core kernel symbol: it is written under [bpf], as
+ * /proc/kallsyms has it.
  */
 static int resolve_kaddrs(struct recorder *rec)
 {
@@ -718,8 +747,13 @@ static int resolve_kaddrs(struct recorder *rec)
 			struct stk_ksym sym;
 
 			io->out[j][STKREC_KSYM_TEXT - 1] = '\0';
-			if (kallsyms__parse_symoff(io->out[j], io->addrs[j], &sym) ||
-			    (!sym.module[0] && rec->ketext && !kernel_text(rec, sym.addr))) {
+			if (kallsyms__parse_symoff(io->out[j], io->addrs[j], &sym)) {
+				rec->st_kaddr_unknown++;
+				continue;
+			}
+			if (!sym.module[0] && bpf_jit_name(sym.name) && !kernel_text(rec, sym.addr))
+				sym.module = "bpf";
+			else if (!sym.module[0] && rec->ketext && !kernel_text(rec, sym.addr)) {
 				rec->st_kaddr_unknown++;
 				continue;
 			}
