@@ -13,16 +13,16 @@
 #  the status line: on a TTY only, never with -q.
 # Exit 77 only when BPF cannot be used (not root, or no BTF).
 
-NAME=record_options
-. "$(dirname "$0")/lib/record.sh"
+. "$(dirname "$0")/lib/harness.sh"
+. "$top/tests/e2e/lib/record.sh"
 
 ENOENT=-2
 
 # Two CPU burners, so each filter has something to exclude.
 bg "$CW" 30
-cw1=$!
+cw1=$bg_pid
 bg "$CW" 30 2
-cw2=$!
+cw2=$bg_pid
 sleep 0.3
 cw2_tid=$(ls "/proc/$cw2/task" | grep -v "^$cw2\$" | head -1)
 
@@ -116,6 +116,8 @@ if command -v script > /dev/null; then
 		grep -q "$(printf '\r')stkrec: 1s  [0-9]* samples  [0-9]* stacks  stack map [0-9]*%  [0-9]* lost" "$tmp/tty.txt"
 	script -qec "$REC -q -p $cw1 -o $tmp/tty.stk 2" "$tmp/ttyq.txt" > /dev/null 2>&1
 	check "status line: none with -q" [ "$(grep -c 'samples' "$tmp/ttyq.txt")" -eq 0 ]
+else
+	skip "status line on a TTY" "script(1) (bsdutils) is needed to give stkrec a TTY"
 fi
 "$REC" -p "$cw1" -o "$tmp/notty.stk" 2 2> "$tmp/notty.err"
 check "status line: none when stderr is not a TTY, one summary line" \
