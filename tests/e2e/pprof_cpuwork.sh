@@ -9,6 +9,11 @@
 #
 # Exit 77 (skip) only when BPF cannot be used here (not root, no BTF) or
 # the pprof readers are not installed.
+#
+# Runs alone (tests/run-tests.sh): it asserts cpuwork's shares and sample
+# counts over a fixed time; next to other tests cpuwork gets a tenth of a
+# CPU and its ~600 samples drop to ~60, too few for those bounds.
+# harness: exclusive
 
 . "$(dirname "$0")/lib/harness.sh"
 . "$top/tests/e2e/lib/record.sh"

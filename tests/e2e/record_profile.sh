@@ -12,6 +12,11 @@
 #  - KBID with the kernel's build-id, and KSYM covering every kernel frame
 #    of a workload that runs in the kernel.
 # Exit 77 only when BPF cannot be used (not root, or no BTF).
+#
+# Runs alone (tests/run-tests.sh): it asserts cpuwork's shares and sample
+# counts over a fixed time; next to other tests cpuwork gets a tenth of a
+# CPU and its ~600 samples drop to ~60, too few for those bounds.
+# harness: exclusive
 
 . "$(dirname "$0")/lib/harness.sh"
 . "$top/tests/e2e/lib/record.sh"

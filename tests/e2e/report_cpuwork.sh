@@ -14,6 +14,11 @@
 #
 # Exit 77 (skipped) when BPF cannot be used here (not root, or no BTF), or
 # without perf (linux-perf) for the comparison.
+#
+# Runs alone (tests/run-tests.sh): it asserts cpuwork's shares and sample
+# counts over a fixed time; next to other tests cpuwork gets a tenth of a
+# CPU and its ~600 samples drop to ~60, too few for those bounds.
+# harness: exclusive
 
 . "$(dirname "$0")/lib/harness.sh"
 . "$top/tests/e2e/lib/record.sh"
