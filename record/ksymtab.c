@@ -213,7 +213,40 @@ static int kernel_text(const struct ksymtab *kt, uint64_t addr)
 	       (addr >= kt->inittext && addr < kt->einittext);
 }
 
-/* Queue the symbol %pS named for io->addrs[@j], if it is one. */
+/*
+ * 1 if @name is what %pS calls a JIT-compiled BPF program,
+ * "bpf_prog_<16 hex digit tag>[_<name>]", or a BPF trampoline,
+ * "bpf_trampoline_<digits>".  %pS gives these no module (the kernel's
+ * bpf_address_lookup() clears it) though they are no part of the core
+ * kernel; /proc/kallsyms lists them under [bpf].
+ */
+static int bpf_jit_name(const char *name)
+{
+	const char *p;
+	int i;
+
+	if (strncmp(name, "bpf_prog_", 9) == 0) {
+		for (i = 0, p = name + 9; i < 16; i++, p++)
+			if (!((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'f')))
+				return 0;
+		return *p == '\0' || *p == '_';
+	}
+	if (strncmp(name, "bpf_trampoline_", 15) == 0) {
+		for (p = name + 15; *p >= '0' && *p <= '9'; p++)
+			;
+		return p > name + 15 && *p == '\0';
+	}
+	return 0;
+}
+
+/*
+ * Queue the symbol %pS named for io->addrs[@j], if it is one.  A symbol of
+ * the core kernel outside its text is data, which no code address is in:
+ * such an address (a return IP read above a frame without frame pointer
+ * can be any word) counts as unknown.  A BPF program's code (off-CPU
+ * stacks start in ours; an interrupt can land in any) is no core kernel
+ * symbol: it is written under [bpf], as /proc/kallsyms has it.
+ */
 static int take_name(struct ksymtab *kt, size_t j)
 {
 	struct stkrec_ksym_io *io = kt->io;
@@ -221,8 +254,13 @@ static int take_name(struct ksymtab *kt, size_t j)
 	int err;
 
 	io->out[j][STKREC_KSYM_TEXT - 1] = '\0';
-	if (kallsyms__parse_symoff(io->out[j], io->addrs[j], &sym) ||
-	    (!sym.module[0] && kt->etext && !kernel_text(kt, sym.addr))) {
+	if (kallsyms__parse_symoff(io->out[j], io->addrs[j], &sym)) {
+		kt->st.unknown++;
+		return 0;
+	}
+	if (!sym.module[0] && bpf_jit_name(sym.name) && !kernel_text(kt, sym.addr)) {
+		sym.module = "bpf";
+	} else if (!sym.module[0] && kt->etext && !kernel_text(kt, sym.addr)) {
 		kt->st.unknown++;
 		return 0;
 	}

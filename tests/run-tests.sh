@@ -4,34 +4,139 @@
 # Run test programs (Check suites, fuzz corpus replays, e2e shell scripts)
 # and end with one line "N passed, N failed".
 #
+#   tests/run-tests.sh [-j N] TEST...
+#
 # Exit status of a test: 0 pass, 77 skip (e.g. no BPF), anything else fail.
 # With STK_REQUIRE_BPF=1 (CI) a skip counts as a failure.
+#
+# -j N runs up to N tests at once (default $STK_TEST_JOBS, else twice the
+# CPUs: most e2e time is fixed-length recordings, not CPU).  Each test's
+# output is kept and printed whole once it and every test before it have
+# finished, so the log reads in the order given whatever the timing.  An
+# e2e script with the line "# harness: exclusive" runs with no other test
+# (one whose assertions a concurrent recording would disturb); these run
+# first, one by one, then the rest.  -j 1 prints each test's output as it
+# runs.
+
+jobs=${STK_TEST_JOBS:-$(($(nproc 2>/dev/null || echo 1) * 2))}
+while getopts j: opt; do
+	case $opt in
+	j) jobs=$OPTARG ;;
+	*) echo "usage: $0 [-j N] TEST..." >&2; exit 2 ;;
+	esac
+done
+shift $((OPTIND - 1))
+case $jobs in
+'' | *[!0-9]* | 0) echo "$0: -j $jobs: expected a number of jobs, at least 1" >&2; exit 2 ;;
+esac
 
 passed=0
 failed=0
 skipped=0
 failed_names=""
 
-for t in "$@"; do
-	name=${t##*/}
-	echo "=== $name"
-	case "$t" in
-	*.sh) sh "$t" ;;
-	*) "$t" ;;
-	esac
-	rc=$?
-	if [ $rc -eq 0 ]; then
+# account NAME RC: count one finished test (its output is already out).
+account() {
+	if [ "$2" -eq 0 ]; then
 		passed=$((passed + 1))
-	elif [ $rc -eq 77 ] && [ "${STK_REQUIRE_BPF:-0}" != 1 ]; then
-		echo "--- $name: SKIPPED"
+	elif [ "$2" -eq 77 ] && [ "${STK_REQUIRE_BPF:-0}" != 1 ]; then
+		echo "--- $1: SKIPPED"
 		skipped=$((skipped + 1))
 	else
-		[ $rc -eq 77 ] && echo "--- $name: skipped, but STK_REQUIRE_BPF=1 makes that a failure"
-		echo "--- $name: FAILED (exit $rc)"
+		[ "$2" -eq 77 ] && echo "--- $1: skipped, but STK_REQUIRE_BPF=1 makes that a failure"
+		echo "--- $1: FAILED (exit $2)"
 		failed=$((failed + 1))
-		failed_names="$failed_names $name"
+		failed_names="$failed_names $1"
 	fi
-done
+}
+
+run() {
+	case "$1" in
+	*.sh) sh "$1" ;;
+	*) "$1" ;;
+	esac
+}
+
+exclusive() {
+	case "$1" in
+	*.sh) grep -qx '# harness: exclusive' "$1" ;;
+	*) return 1 ;;
+	esac
+}
+
+if [ "$jobs" -eq 1 ]; then
+	for t in "$@"; do
+		echo "=== ${t##*/}"
+		run "$t"
+		account "${t##*/}" $?
+	done
+else
+	out=$(mktemp -d "${TMPDIR:-/tmp}/stk-run-tests.XXXXXX") || exit 1
+	pids=
+	trap 'for p in $pids; do kill -TERM "$p" 2>/dev/null; done; wait; rm -rf "$out"' EXIT
+	trap 'exit 130' INT TERM
+
+	# Test i's output goes to $out/i.log, its status to $out/i.rc when it
+	# ends; $out/i.t is its path.
+	i=0
+	for t in "$@"; do
+		i=$((i + 1))
+		echo "$t" > "$out/$i.t"
+		if exclusive "$t"; then
+			echo "$i" >> "$out/exclusive"
+		else
+			echo "$i" >> "$out/shared"
+		fi
+	done
+	total=$i
+
+	started=0
+	printed=0
+	# start I: run test I in the background.
+	start() {
+		(run "$(cat "$out/$1.t")" > "$out/$1.log" 2>&1; echo $? > "$out/$1.rc.tmp";
+		 mv "$out/$1.rc.tmp" "$out/$1.rc") &
+		pids="$pids $!"
+		started=$((started + 1))
+	}
+	# flush: print the finished tests that have no unfinished one before.
+	flush() {
+		while [ $printed -lt $total ] && [ -e "$out/$((printed + 1)).rc" ]; do
+			printed=$((printed + 1))
+			_t=$(cat "$out/$printed.t")
+			echo "=== ${_t##*/}"
+			cat "$out/$printed.log"
+			account "${_t##*/}" "$(cat "$out/$printed.rc")"
+		done
+	}
+	# running: the number of started tests not finished yet.
+	running() {
+		_n=0
+		for _r in "$out"/*.rc; do
+			[ -e "$_r" ] && _n=$((_n + 1))
+		done
+		echo $((started - _n))
+	}
+
+	for e in $(cat "$out/exclusive" 2>/dev/null); do
+		start "$e"
+		while [ "$(running)" -gt 0 ]; do
+			sleep 0.1
+			flush
+		done
+	done
+	for s in $(cat "$out/shared" 2>/dev/null); do
+		while [ "$(running)" -ge "$jobs" ]; do
+			sleep 0.1
+			flush
+		done
+		start "$s"
+	done
+	while [ $printed -lt $total ]; do
+		sleep 0.1
+		flush
+	done
+fi
 
 [ -n "$failed_names" ] && echo "failed:$failed_names"
 [ $skipped -gt 0 ] && echo "$skipped skipped"

@@ -8,34 +8,10 @@
 # those list is one the tool's help names.  Also: the README quick start is
 # exactly the two commands `make demo` and `make check`.  No BPF needed.
 
-top=$(cd "$(dirname "$0")/../.." && pwd)
+. "$(dirname "$0")/lib/harness.sh"
+need_files "$REC" "$REP"
+need_cmds man
 cd "$top" || exit 1
-O=${O:-build}
-REC=$O/stkrec
-REP=$O/stkreport
-
-passed=0
-failed=0
-pass() { passed=$((passed + 1)); echo "ok   $1"; }
-fail() { failed=$((failed + 1)); echo "FAIL $1${2:+: $2}"; }
-finish() { echo "$passed passed, $failed failed"; [ $failed -eq 0 ]; exit $?; }
-
-for x in "$REC" "$REP"; do
-	if [ ! -x "$x" ]; then
-		echo "docs_help: $x not built (run make)"
-		echo "0 passed, 1 failed"
-		exit 1
-	fi
-done
-if ! command -v man > /dev/null 2>&1; then
-	echo "docs_help: no man command"
-	echo "0 passed, 1 failed"
-	exit 1
-fi
-
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-trap 'exit 1' INT TERM
 
 # opts FILE: the option names (-X, --long) on the option lines of a --help
 # text (indented by 2 to 6 spaces, starting with '-'), one per line.

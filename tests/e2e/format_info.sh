@@ -6,29 +6,10 @@
 # exit status and one-line errors for truncated, unfinished, damaged, newer,
 # empty and foreign files and for usage errors.
 
-top=$(cd "$(dirname "$0")/../.." && pwd)
-cd "$top" || exit 1
-O=${O:-build}
+. "$(dirname "$0")/lib/harness.sh"
 W=$O/tests/tools/stkwrite-sample
-R=$O/stkreport
-
-passed=0
-failed=0
-pass() { passed=$((passed + 1)); echo "ok   $1"; }
-fail() { failed=$((failed + 1)); echo "FAIL $1${2:+: $2}"; }
-finish() { echo "$passed passed, $failed failed"; [ $failed -eq 0 ]; exit $?; }
-
-for x in "$W" "$R"; do
-	if [ ! -x "$x" ]; then
-		echo "format_info: $x not built (run make)"
-		echo "0 passed, 1 failed"
-		exit 1
-	fi
-done
-
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-trap 'exit 1' INT TERM
+R=$REP
+need_files "$W" "$R"
 
 # run NAME: stkreport info with the remaining arguments; sets $rc, and
 # $tmp/NAME.out / $tmp/NAME.err.

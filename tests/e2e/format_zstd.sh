@@ -6,31 +6,10 @@
 # files, and unfinished ones; and it rejects a capture with a flipped
 # payload byte, so its checksums really cover the payloads.
 
-top=$(cd "$(dirname "$0")/../.." && pwd)
-cd "$top" || exit 1
-O=${O:-build}
+. "$(dirname "$0")/lib/harness.sh"
 W=$O/tests/tools/stkwrite-sample
-
-passed=0
-failed=0
-pass() { passed=$((passed + 1)); echo "ok   $1"; }
-fail() { failed=$((failed + 1)); echo "FAIL $1${2:+: $2}"; }
-finish() { echo "$passed passed, $failed failed"; [ $failed -eq 0 ]; exit $?; }
-
-if [ ! -x "$W" ]; then
-	echo "format_zstd: $W not built (run make $W)"
-	echo "0 passed, 1 failed"
-	exit 1
-fi
-if ! command -v zstd >/dev/null; then
-	echo "format_zstd: needs the zstd CLI (make deps)"
-	echo "0 passed, 1 failed"
-	exit 1
-fi
-
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-trap 'exit 1' INT TERM
+need_files "$W" "$REP"
+need_cmds zstd
 
 "$W" "$tmp/known.stk" || fail "stkwrite-sample known"
 if zstd -q -t "$tmp/known.stk"; then pass "zstd -t passes on a capture"; else fail "zstd -t on a capture"; fi

@@ -6,19 +6,9 @@
 # release in format/stk.h), the installed man pages are man/*.1 unchanged and
 # render with man -l without warnings.  No BPF needed.
 
-top=$(cd "$(dirname "$0")/../.." && pwd)
+. "$(dirname "$0")/lib/harness.sh"
+need_files "$REC" "$REP"
 cd "$top" || exit 1
-O=${O:-build}
-
-passed=0
-failed=0
-pass() { passed=$((passed + 1)); echo "ok   $1"; }
-fail() { failed=$((failed + 1)); echo "FAIL $1${2:+: $2}"; }
-finish() { echo "$passed passed, $failed failed"; [ $failed -eq 0 ]; exit $?; }
-
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-trap 'exit 1' INT TERM
 
 version=$(sed -n 's/^#define STK_VERSION_STRING "\(.*\)"$/\1/p' format/stk.h)
 if [ -z "$version" ]; then
@@ -90,7 +80,7 @@ for page in $pages; do
 			fail "man -l $name" "exit $rc, $(head -3 "$tmp/$name.err")"
 		fi
 	else
-		echo "skip man -l $name: no man command"
+		skip "man -l $name renders" "no man command (make deps)"
 	fi
 done
 

@@ -6,8 +6,8 @@
 # are refused in the other; --help documents every off-CPU option.
 # Exit 77 only when BPF cannot be used (not root, or no BTF).
 
-NAME=offcpu_errors
-. "$(dirname "$0")/lib/record.sh"
+. "$(dirname "$0")/lib/harness.sh"
+. "$top/tests/e2e/lib/record.sh"
 
 out=$tmp/out.stk
 
@@ -21,7 +21,7 @@ expect() {
 	rc=$?
 	got=$(cat "$tmp/stderr")
 	if [ "$rc" -eq "$code" ] && [ "$got" = "$msg" ] && [ ! -e "$out" ] && [ ! -s "$tmp/stdout" ]; then
-		ok "stkrec $*: exit $code, '$msg'"
+		pass "stkrec $*: exit $code, '$msg'"
 	else
 		fail "stkrec $*: exit $rc (want $code), stderr '$got' (want '$msg'), file $([ -e "$out" ] && echo left || echo absent)"
 	fi

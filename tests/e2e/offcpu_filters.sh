@@ -15,9 +15,9 @@
 #   -U / -K       kernel / user stacks are not taken (-ENOENT)
 # Exit 77 only when BPF cannot be used (not root, or no BTF).
 
-NAME=offcpu_filters
-. "$(dirname "$0")/lib/record.sh"
-. "$(dirname "$0")/lib/offcpu.sh"
+. "$(dirname "$0")/lib/harness.sh"
+. "$top/tests/e2e/lib/record.sh"
+. "$top/tests/e2e/lib/offcpu.sh"
 
 start_offwork 8
 a_pid=$ow_pid a_waiter=$ow_waiter a_writer=$ow_writer
@@ -29,8 +29,8 @@ pids=
 rec() {
 	n=$1
 	shift
-	"$REC" "$@" -q -o "$tmp/$n.stk" 2 > "$tmp/$n.out" 2>&1 &
-	pids="$pids $!"
+	bg "$REC" "$@" -q -o "$tmp/$n.stk" 2 > "$tmp/$n.out" 2>&1
+	pids="$pids $bg_pid"
 }
 rec all offcpu
 rec wall offwake

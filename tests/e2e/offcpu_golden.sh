@@ -13,26 +13,8 @@
 # STK_GOLDEN_UPDATE=1 rewrites the expected files (review the diff!).
 # No BPF needed.
 
-O=${O:-build}
-top=$(cd "$(dirname "$0")/../.." && pwd)
-O=$(cd "$top" && cd "$O" && pwd)
-FX=$O/tests/fixtures
-MK=$O/tests/tools/mkcapture
-REP=$O/stkreport
-GOLD=$top/tests/golden
-
-for f in "$MK" "$REP" "$FX/root/fx/fx_pie"; do
-	if [ ! -e "$f" ]; then
-		echo "offcpu_golden: $f missing; run make fixtures all"
-		exit 1
-	fi
-done
-
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-trap 'exit 1' INT TERM
-passed=0
-failed=0
+. "$(dirname "$0")/lib/harness.sh"
+need_files "$MK" "$REP" "$FX/root/fx/fx_pie"
 
 # case NAME SPEC ARGS...: stkreport ARGS on SPEC's capture exits 0 and
 # prints exactly tests/golden/NAME.out.
@@ -40,22 +22,19 @@ case_() {
 	name=$1 spec=$2
 	shift 2
 	[ -f "$tmp/$spec.stk" ] || "$MK" -C "$FX/root" "$GOLD/$spec.spec" "$tmp/$spec.stk" || {
-		echo "mkcapture $spec failed"
-		exit 1
+		fail "mkcapture $spec"
+		finish
 	}
 	(cd "$tmp" && "$REP" "$@" "$spec.stk") > "$tmp/$name.out" 2> "$tmp/$name.err"
 	rc=$?
 	[ "${STK_GOLDEN_UPDATE:-0}" = 1 ] && cp "$tmp/$name.out" "$GOLD/$name.out"
 	if [ "$rc" -ne 0 ]; then
-		echo "FAIL $name: exit $rc: $(cat "$tmp/$name.err")"
-		failed=$((failed + 1))
+		fail "$name" "exit $rc: $(cat "$tmp/$name.err")"
 	elif ! cmp -s "$tmp/$name.out" "$GOLD/$name.out"; then
-		echo "FAIL $name: stdout differs:"
+		fail "$name" "stdout differs:"
 		diff -u "$GOLD/$name.out" "$tmp/$name.out" | head -40
-		failed=$((failed + 1))
 	else
-		echo "ok   $name"
-		passed=$((passed + 1))
+		pass "$name"
 	fi
 }
 
@@ -68,5 +47,4 @@ case_ offcpu_offcpu_S1_folded offcpu_offcpu -f folded -K -S 1 $R
 case_ offcpu_offwake_text offcpu_offwake $R
 case_ offcpu_offwake_folded offcpu_offwake -f folded $R
 
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+finish

@@ -14,9 +14,9 @@
 # pointer, so the caller of read() (do_read) is skipped.
 # Exit 77 only when BPF cannot be used (not root, or no BTF).
 
-NAME=offcpu_offcpu
-. "$(dirname "$0")/lib/record.sh"
-. "$(dirname "$0")/lib/offcpu.sh"
+. "$(dirname "$0")/lib/harness.sh"
+. "$top/tests/e2e/lib/record.sh"
+. "$top/tests/e2e/lib/offcpu.sh"
 
 start_offwork 6
 "$REC" offcpu -q -p "$ow_pid" -o "$tmp/oc.stk" 3 > "$tmp/rec.out" 2>&1

@@ -11,9 +11,9 @@
 #  - offwake -- CMD follows the command and exits with its status.
 # Exit 77 only when BPF cannot be used (not root, or no BTF).
 
-NAME=offcpu_offwake
-. "$(dirname "$0")/lib/record.sh"
-. "$(dirname "$0")/lib/offcpu.sh"
+. "$(dirname "$0")/lib/harness.sh"
+. "$top/tests/e2e/lib/record.sh"
+. "$top/tests/e2e/lib/offcpu.sh"
 
 start_offwork 6
 "$REC" offwake -q -p "$ow_pid" -o "$tmp/ow.stk" 3 > "$tmp/rec.out" 2>&1

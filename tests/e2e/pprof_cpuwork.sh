@@ -9,30 +9,32 @@
 #
 # Exit 77 (skip) only when BPF cannot be used here (not root, no BTF) or
 # the pprof readers are not installed.
+#
+# Runs alone (tests/run-tests.sh): it asserts cpuwork's shares and sample
+# counts over a fixed time; next to other tests cpuwork gets a tenth of a
+# CPU and its ~600 samples drop to ~60, too few for those bounds.
+# harness: exclusive
 
-NAME=pprof_cpuwork
-. "$(dirname "$0")/lib/record.sh"
+. "$(dirname "$0")/lib/harness.sh"
+. "$top/tests/e2e/lib/record.sh"
 . "$top/tests/e2e/lib/pprof.sh"
-if ! pprof_tools; then
-	echo "$NAME: skipped"
-	exit 77
-fi
+need_pprof_tools
 
 HZ=199
 if ! "$REC" -q -F $HZ -o "$tmp/cw.stk" -- "$CW" 3 2 >/dev/null 2>"$tmp/rec.err"; then
-	echo "$NAME: stkrec failed: $(cat "$tmp/rec.err")"
-	exit 1
+	fail "stkrec -- cpuwork 3 2" "$(cat "$tmp/rec.err")"
+	finish
 fi
 P=$tmp/cw.pb.gz
 if "$REP" -f pprof -o "$P" "$tmp/cw.stk" 2>"$tmp/rep.err" && gzip -t "$P" &&
    "$REP" -f folded "$tmp/cw.stk" >"$tmp/cw.folded" 2>>"$tmp/rep.err"; then
-	ok "stkreport writes pprof and folded from one capture"
+	pass "stkreport writes pprof and folded from one capture"
 else
 	fail "stkreport: $(cat "$tmp/rep.err")"
 	finish
 fi
 if decode "$P" >"$tmp/cw.txt" 2>"$tmp/err" && grep -q '^string_table: ""$' "$tmp/cw.txt"; then
-	ok "protoc decodes the profile"
+	pass "protoc decodes the profile"
 else
 	fail "protoc decodes the profile: $(head -n 3 "$tmp/err")"
 fi
@@ -44,7 +46,7 @@ check "go tool pprof -raw reads the profile" grep -q '^Mappings' "$tmp/cw.raw"
 top_shares samples "$P" >"$tmp/top.pp"
 folded_shares 0 "$tmp/cw.folded" >"$tmp/top.fo"
 if [ "$(grep -c . "$tmp/top.pp")" -ge 8 ] && same_shares "$tmp/top.fo" "$tmp/top.pp"; then
-	ok "go tool pprof -top shares equal the folded shares ($(grep -c . "$tmp/top.pp") functions)"
+	pass "go tool pprof -top shares equal the folded shares ($(grep -c . "$tmp/top.pp") functions)"
 else
 	fail "go tool pprof -top shares differ from folded"
 fi
@@ -56,7 +58,7 @@ leaves=$(awk -F'\t' '$1 ~ /^leaf_[abc]$/ { f[$1] = $2; t += $2 }
 # shellcheck disable=SC2086
 set -- $leaves
 if [ $# = 3 ] && within "$1" 55 65 && within "$2" 25 35 && within "$3" 5 15; then
-	ok "leaf shares $1/$2/$3 (cpuwork's split 60/30/10)"
+	pass "leaf shares $1/$2/$3 (cpuwork's split 60/30/10)"
 else
 	fail "leaf shares '$leaves', cpuwork's split is 60/30/10 (+-5)"
 fi
@@ -64,7 +66,7 @@ fi
 # Mapping 1 is cpuwork, with its build-id and full symbol flags.
 bid=$(readelf -n "$CW" | awk '/Build ID:/ { print $3 }')
 if grep -q "^1: 0x[0-9a-f]*/0x[0-9a-f]*/0x[0-9a-f]* $CW $bid \[FN\]\[FL\]\[LN\]\[IN\]$" "$tmp/cw.raw"; then
-	ok "mapping 1 is cpuwork with build-id $bid, functions, files, lines and inlines"
+	pass "mapping 1 is cpuwork with build-id $bid, functions, files, lines and inlines"
 else
 	fail "mapping 1: $(grep '^1: ' "$tmp/cw.raw")"
 fi
@@ -78,7 +80,7 @@ else
 	kmap=0
 fi
 if [ "$kframes" = "$kmap" ]; then
-	ok "kernel frames: $kframes, [kernel.kallsyms] mapping with build-id $kbid: $kmap"
+	pass "kernel frames: $kframes, [kernel.kallsyms] mapping with build-id $kbid: $kmap"
 else
 	fail "kernel frames: $kframes, but kernel mapping: $(grep 'kernel' "$tmp/cw.raw" | head -3)"
 fi
@@ -92,7 +94,7 @@ if grep -q "^Period: $period$" "$tmp/cw.raw" && grep -q "^time_nanos: $wall$" "$
    awk -v p=$period '/^Samples:/ { on = 1; next } /^Locations/ { on = 0 }
 	on && $2 ~ /^[0-9]+:$/ { n++; sub(":", "", $2); if ($2 != $1 * p) bad++ }
 	END { exit !(n > 0 && !bad) }' "$tmp/cw.raw"; then
-	ok "period $period ns, cpu = count * period, start $wall and duration $dur from the capture"
+	pass "period $period ns, cpu = count * period, start $wall and duration $dur from the capture"
 else
 	fail "period/times: $(grep '^Period' "$tmp/cw.raw"), want $period; time $wall, duration $dur"
 fi
@@ -105,7 +107,7 @@ gopprof -tags -sample_index=samples "$P" 2>/dev/null | awk '
 	NF >= 3 { v = $1; sub(/\.0$/, "", v); print key, $NF, v }' >"$tmp/tags"
 if grep -q "^pid $tgid $total$" "$tmp/tags" && [ "$(grep -c '^tid ' "$tmp/tags")" = 2 ] &&
    grep -q "^comm cpuwork $total$" "$tmp/tags"; then
-	ok "labels: pid $tgid with its $total samples, 2 tids, comm cpuwork"
+	pass "labels: pid $tgid with its $total samples, 2 tids, comm cpuwork"
 else
 	fail "labels: want pid $tgid with $total samples: $(cat "$tmp/tags")"
 fi

@@ -6,53 +6,14 @@
 # read where the package installed it, never copied here) and go tool pprof.
 # Profiles come from tests/tools/mkpprof.
 #
-# STK_UPDATE_GOLDEN=1 rewrites tests/golden/pprof_basic.* from this run's
+# STK_GOLDEN_UPDATE=1 rewrites tests/golden/pprof_basic.* from this run's
 # output instead of comparing (review the diff before committing it).
 
-top=$(cd "$(dirname "$0")/../.." && pwd)
-cd "$top" || exit 1
-O=${O:-build}
+. "$(dirname "$0")/lib/harness.sh"
+. "$top/tests/e2e/lib/pprof.sh"
 MKPPROF=$O/tests/tools/mkpprof
-GOLDEN=tests/golden
-
-passed=0
-failed=0
-pass() { passed=$((passed + 1)); echo "ok   $1"; }
-fail() { failed=$((failed + 1)); echo "FAIL $1${2:+: $2}"; }
-finish() { echo "$passed passed, $failed failed"; [ $failed -eq 0 ]; exit $?; }
-
-if [ ! -x "$MKPPROF" ]; then
-	echo "pprof_encoder: $MKPPROF not built (run make $MKPPROF)"
-	echo "0 passed, 1 failed"
-	exit 1
-fi
-proto=$(dpkg -L golang-github-google-pprof-dev 2>/dev/null | grep '/proto/profile.proto$' | head -n 1)
-if [ -z "$proto" ] || ! command -v protoc >/dev/null || ! command -v go >/dev/null; then
-	echo "pprof_encoder: needs protoc, go and golang-github-google-pprof-dev (make deps)"
-	exit 77
-fi
-proto_dir=${proto%/*}
-
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-trap 'exit 1' INT TERM
-# go tool pprof wants a home and a cache; keep both inside $tmp.  UTC
-# makes the printed times stable.
-export HOME="$tmp" GOCACHE="$tmp/gocache" GOFLAGS= TZ=UTC PPROF_TMPDIR="$tmp"
-
-decode() { gzip -dc "$1" | protoc --decode=perftools.profiles.Profile -I"$proto_dir" profile.proto; }
-gopprof() { go tool pprof -symbolize=none "$@"; }
-
-# Compare $2 with golden $1, or rewrite it under STK_UPDATE_GOLDEN=1.
-golden() {
-	if [ "${STK_UPDATE_GOLDEN:-0}" = 1 ]; then
-		cp "$2" "$GOLDEN/$1" && echo "updated $GOLDEN/$1"
-		return 0
-	fi
-	diff -u "$GOLDEN/$1" "$2" >"$tmp/diff" && return 0
-	head -n 40 "$tmp/diff"
-	return 1
-}
+need_files "$MKPPROF"
+need_pprof_tools
 
 # ---- the fixture profile ----------------------------------------------------
 if ! "$MKPPROF" basic "$tmp/basic.pb.gz"; then

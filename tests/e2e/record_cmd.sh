@@ -7,8 +7,8 @@
 # run; the file says why the recording ended and how CMD ended.
 # Exit 77 only when BPF cannot be used (not root, or no BTF).
 
-NAME=record_cmd
-. "$(dirname "$0")/lib/record.sh"
+. "$(dirname "$0")/lib/harness.sh"
+. "$top/tests/e2e/lib/record.sh"
 
 "$REC" -q -o "$tmp/ok.stk" -- true
 check "-- true: exit 0" [ $? -eq 0 ]
@@ -46,9 +46,8 @@ check "DURATION with -- CMD: no output file" [ ! -e "$tmp/d.stk" ]
 
 # SIGTERM to stkrec: CMD is stopped too, the file is closed cleanly and
 # stkrec exits with CMD's status.
-"$REC" -q -o "$tmp/term.stk" -- sleep 30.5 &
-rpid=$!
-bg_pids="$bg_pids $rpid"
+bg "$REC" -q -o "$tmp/term.stk" -- sleep 30.5
+rpid=$bg_pid
 sleep 1
 kill -TERM "$rpid"
 wait "$rpid"
@@ -62,9 +61,8 @@ check "SIGTERM: no CMD left behind" [ -z "$(pgrep -fx 'sleep 30.5')" ]
 # A CMD that ignores SIGTERM: stkrec kills it after its grace period
 # instead of waiting for it forever (a second Ctrl-C could not help: stkrec
 # waits with SIGINT blocked).  The bound below is generous, not a timing test.
-"$REC" -q -o "$tmp/deaf.stk" -- sh -c 'trap "" TERM; exec sleep 60.5' &
-rpid=$!
-bg_pids="$bg_pids $rpid"
+bg "$REC" -q -o "$tmp/deaf.stk" -- sh -c 'trap "" TERM; exec sleep 60.5'
+rpid=$bg_pid
 sleep 1
 kill -INT "$rpid"
 i=0

@@ -10,16 +10,15 @@
 #    exactly those chunks, all readable.
 # Exit 77 only when BPF cannot be used (not root, or no BTF).
 
-NAME=record_crash
-. "$(dirname "$0")/lib/record.sh"
+. "$(dirname "$0")/lib/harness.sh"
+. "$top/tests/e2e/lib/record.sh"
 
 bg "$CW" 60 2
 sleep 0.2
 
 # ---- kill -9 ----------------------------------------------------------------
-"$REC" -q -F 99 -o "$tmp/k9.stk" &
-rpid=$!
-bg_pids="$bg_pids $rpid"
+bg "$REC" -q -F 99 -o "$tmp/k9.stk"
+rpid=$bg_pid
 # Wait for the third STAT chunk (three flushes), rather than for a time.
 i=0
 while [ "$(stat_of "$tmp/k9.stk" flushes 2>/dev/null)" -lt 3 ] && [ $i -lt 100 ]; do

@@ -6,8 +6,8 @@
 # output file: nothing is attached and nothing half-written is left.
 # Exit 77 only when BPF cannot be used (not root, or no BTF).
 
-NAME=record_errors
-. "$(dirname "$0")/lib/record.sh"
+. "$(dirname "$0")/lib/harness.sh"
+. "$top/tests/e2e/lib/record.sh"
 
 out=$tmp/out.stk
 
@@ -21,7 +21,7 @@ expect() {
 	rc=$?
 	got=$(cat "$tmp/stderr")
 	if [ "$rc" -eq "$code" ] && [ "$got" = "$msg" ] && [ ! -e "$out" ] && [ ! -s "$tmp/stdout" ]; then
-		ok "stkrec $*: exit $code, '$msg'"
+		pass "stkrec $*: exit $code, '$msg'"
 	else
 		fail "stkrec $*: exit $rc (want $code), stderr '$got' (want '$msg'), file $([ -e "$out" ] && echo left || echo absent)"
 	fi
@@ -61,7 +61,7 @@ gone=$(sh -c 'echo $$')
 expect 1 "stkrec: -p $gone: no such process" -p "$gone" -o "$out" 1
 expect 1 "stkrec: -t $gone: no such thread" -t "$gone" -o "$out" 1
 bg "$CW" 10 2
-cw=$!
+cw=$bg_pid
 sleep 0.3
 thr=$(ls "/proc/$cw/task" | grep -v "^$cw\$" | head -1)
 expect 1 "stkrec: -p $thr: is a thread of process $cw (use -t $thr for the thread)" -p "$thr" -o "$out" 1
@@ -76,6 +76,8 @@ if command -v setpriv > /dev/null; then
 	rc=$?
 	check "read-only directory: exit 1, '$(cat "$tmp/stderr")'" \
 		[ "$rc" -eq 1 -a "$(cat "$tmp/stderr")" = "stkrec: $tmp/ro/x.stk: Permission denied" ]
+else
+	skip "read-only directory" "no setpriv (util-linux)"
 fi
 
 # Permissions: not root, and root without each capability.
@@ -87,7 +89,7 @@ if command -v setpriv > /dev/null; then
 		setpriv "$@" "$REC" -o "$out" 1 > /dev/null 2> "$tmp/stderr"
 		rc=$?
 		if [ "$rc" -eq "$code" ] && [ "$(cat "$tmp/stderr")" = "$msg" ] && [ ! -e "$out" ]; then
-			ok "setpriv $*: exit $code, '$msg'"
+			pass "setpriv $*: exit $code, '$msg'"
 		else
 			fail "setpriv $*: exit $rc, '$(cat "$tmp/stderr")' (want $code, '$msg')"
 		fi
@@ -121,7 +123,11 @@ if command -v setpriv > /dev/null; then
 		setpriv --bounding-set=-sys_admin,-syslog "$REC" -q -U -o "$out" 1 2> "$tmp/stderr"
 		rc=$?
 		check "without CAP_SYSLOG, -U records ($(cat "$tmp/stderr"))" [ $rc -eq 0 -a -s "$out" ]
+	else
+		skip "without CAP_SYSLOG" "kernel.perf_event_paranoid < 2 shows kernel addresses to everyone"
 	fi
+else
+	skip "missing capabilities" "no setpriv (util-linux)"
 fi
 
 # A failure after the output was opened and everything was attached: CMD

@@ -19,8 +19,8 @@
 # /proc-only path) this test fails, which is what shows the path matters.
 # Exit 77 only when BPF cannot be used (not root, or no BTF).
 
-NAME=record_shortlived
-. "$(dirname "$0")/lib/record.sh"
+. "$(dirname "$0")/lib/harness.sh"
+. "$top/tests/e2e/lib/record.sh"
 
 # shellcheck disable=SC2086 # word splitting of the options is wanted
 rec() {
@@ -102,9 +102,12 @@ echo "     META mmap_events: $(meta_of "$tmp/cmd.stk" mmap_events)"
 verify "$tmp/cmd.stk" cmd
 
 # System-wide, the runs started by another process while recording.
-rec -o "$tmp/all.stk" 30 > "$tmp/all.out" 2>&1 &
-rpid=$!
-bg_pids="$bg_pids $rpid"
+# stkrec itself in the background, not rec(): the shell would fork for the
+# function, and the SIGINT below would reach that shell instead of stkrec
+# (which then recorded its whole 30 s).
+# shellcheck disable=SC2086 # word splitting of the options is wanted
+bg "$REC" -q -F 499 $STK_SHORTLIVED_OPTS -o "$tmp/all.stk" 30 > "$tmp/all.out" 2>&1
+rpid=$bg_pid
 i=0
 while [ ! -s "$tmp/all.stk" ] && [ $i -lt 100 ]; do
 	sleep 0.1

@@ -15,8 +15,8 @@
 # stop stkrec should wait until the output file exists.
 # Exit 77 only when BPF cannot be used (not root, or no BTF).
 
-NAME=record_signals
-. "$(dirname "$0")/lib/record.sh"
+. "$(dirname "$0")/lib/harness.sh"
+. "$top/tests/e2e/lib/record.sh"
 
 # sig_bits PID FIELD: bits = the hex mask FIELD (SigIgn, SigCgt, ...) of
 # /proc/PID/status as a number, or empty once PID is gone.  Shell builtins
@@ -29,8 +29,7 @@ sig_bits() {
 } 2>/dev/null
 
 # The premise: sh starts a background job with SIGINT ignored.
-sh -c 'sleep 3 & echo $! > '"$tmp/sleep.pid"'; wait' &
-bg_pids="$bg_pids $!"
+bg sh -c 'sleep 3 & echo $! > '"$tmp/sleep.pid"'; wait'
 while [ ! -s "$tmp/sleep.pid" ]; do sleep 0.01; done
 sig_bits "$(cat "$tmp/sleep.pid")" SigIgn
 ign=$bits
@@ -44,9 +43,8 @@ check "premise: a background job of sh starts with SIGINT ignored (SigIgn $ign)"
 # loading BPF), then wait up to 20 s for it to end.
 stop_early() {
 	sig=$1 mode=$2 f=$tmp/$1-$2.stk
-	"$REC" "$mode" -q -o "$f" 30 2> "$tmp/$sig-$mode.err" &
-	pid=$!
-	bg_pids="$bg_pids $pid"
+	bg "$REC" "$mode" -q -o "$f" 30 2> "$tmp/$sig-$mode.err"
+	pid=$bg_pid
 	i=0
 	while [ $i -lt 100000 ]; do
 		# After the exec: until then the forked shell has the test's
@@ -88,9 +86,8 @@ stop_early INT offwake
 stop_early TERM offwake
 
 # The same shell, a signal once stkrec records: the usual stop.
-"$REC" -q -o "$tmp/late.stk" 30 &
-pid=$!
-bg_pids="$bg_pids $pid"
+bg "$REC" -q -o "$tmp/late.stk" 30
+pid=$bg_pid
 i=0
 while [ ! -s "$tmp/late.stk" ] && [ $i -lt 200 ]; do
 	sleep 0.1

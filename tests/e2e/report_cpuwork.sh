@@ -12,45 +12,16 @@
 # the missing build-id without, and a rebuilt binary at the same path is
 # refused for its build-id.
 #
-# Exit 77 (skip) only when BPF cannot be used here: not root, or no BTF.
+# Exit 77 (skipped) when BPF cannot be used here (not root, or no BTF), or
+# without perf (linux-perf) for the comparison.
+#
+# Runs alone (tests/run-tests.sh): it asserts cpuwork's shares and sample
+# counts over a fixed time; next to other tests cpuwork gets a tenth of a
+# CPU and its ~600 samples drop to ~60, too few for those bounds.
+# harness: exclusive
 
-O=${O:-build}
-top=$(cd "$(dirname "$0")/../.." && pwd)
-O=$(cd "$top" && cd "$O" && pwd)
-REC=$O/stkrec
-REP=$O/stkreport
-CW=$O/samples/cpuwork
-
-if [ "$(id -u)" != 0 ]; then
-	echo "report_cpuwork: needs root for BPF; skipped"
-	exit 77
-fi
-if [ ! -e /sys/kernel/btf/vmlinux ]; then
-	echo "report_cpuwork: kernel without BTF; skipped"
-	exit 77
-fi
-for f in "$REC" "$REP" "$CW"; do
-	if [ ! -x "$f" ]; then
-		echo "report_cpuwork: $f missing; run make"
-		exit 1
-	fi
-done
-
-tmp=$(mktemp -d)
-cwpid=
-trap '[ -n "$cwpid" ] && kill "$cwpid" 2>/dev/null; rm -rf "$tmp"' EXIT INT TERM
-passed=0
-failed=0
-
-ok() {
-	echo "ok   $1"
-	passed=$((passed + 1))
-}
-
-fail() {
-	echo "FAIL $1"
-	failed=$((failed + 1))
-}
+. "$(dirname "$0")/lib/harness.sh"
+. "$top/tests/e2e/lib/record.sh"
 
 # share LEAF FOLDED: "samples-in-LEAF total-leaf-samples samples-with-full-chain"
 # counting lines whose last frame is a leaf_* function.
@@ -81,33 +52,32 @@ perf_fold() {
 }
 
 pct() { awk -v a="$1" -v b="$2" 'BEGIN { if (b == 0) print -100; else printf "%.1f\n", 100 * a / b }'; }
-within() { awk -v a="$1" -v b="$2" -v d="$3" 'BEGIN { x = a - b; if (x < 0) x = -x; exit !(x <= d) }'; }
+# near A B D: |A - B| <= D (decimal numbers).
+near() { awk -v a="$1" -v b="$2" -v d="$3" 'BEGIN { x = a - b; if (x < 0) x = -x; exit !(x <= d) }'; }
 
 # ---- record the same run with stkrec and perf -----------------------------
-"$CW" 6 >/dev/null &
-cwpid=$!
+bg "$CW" 6 >/dev/null
+cwpid=$bg_pid
 sleep 0.5
-have_perf=0
+perfpid=
 if command -v perf >/dev/null 2>&1; then
-	perf record -q -F 199 -e cpu-clock -g -p "$cwpid" -o "$tmp/perf.data" -- sleep 4 \
-		>"$tmp/perf.log" 2>&1 &
-	perfpid=$!
-	have_perf=1
+	bg perf record -q -F 199 -e cpu-clock -g -p "$cwpid" -o "$tmp/perf.data" -- sleep 4 \
+		>"$tmp/perf.log" 2>&1
+	perfpid=$bg_pid
 fi
 if ! "$REC" -q -F 199 -p "$cwpid" -o "$tmp/cw.stk" 4 2>"$tmp/rec.err"; then
-	echo "report_cpuwork: stkrec failed: $(cat "$tmp/rec.err")"
-	exit 1
+	fail "stkrec -p cpuwork 4" "$(cat "$tmp/rec.err")"
+	finish
 fi
-[ $have_perf = 1 ] && wait $perfpid
+[ -n "$perfpid" ] && wait "$perfpid"
 wait "$cwpid"
-cwpid=
 
 if "$REP" -f folded "$tmp/cw.stk" >"$tmp/stk.folded" 2>"$tmp/rep.err"; then
-	ok "stkreport -f folded on a real capture"
+	pass "stkreport -f folded on a real capture"
 else
 	fail "stkreport -f folded: $(cat "$tmp/rep.err")"
 fi
-grep -q "100.0% of" "$tmp/rep.err" && ok "summary: every sample fully symbolized" ||
+grep -q "100.0% of" "$tmp/rep.err" && pass "summary: every sample fully symbolized" ||
 	fail "summary: $(cat "$tmp/rep.err")"
 
 # Every sample of a leaf has the whole chain root..leaf (thread 1 starts at main).
@@ -118,28 +88,30 @@ for spec in "leaf_a main;run;work_a;leaf_a 60" "leaf_b main;run;work_b;mid_b;lea
 	set -- $(leaf_stats "$leaf" "$chain" "$tmp/stk.folded")
 	in_leaf=$1 total=$2 full=$3
 	if [ "$in_leaf" -gt 0 ] && [ "$full" = "$in_leaf" ]; then
-		ok "$leaf: all $in_leaf samples have the chain $chain"
+		pass "$leaf: all $in_leaf samples have the chain $chain"
 	else
 		fail "$leaf: $full of $in_leaf samples have the chain $chain"
 	fi
 	share=$(pct "$in_leaf" "$total")
 	eval "stk_$leaf=$share"
-	if within "$share" "$want" 5; then
-		ok "$leaf: $share% of leaf samples (cpuwork's split: $want%)"
+	if near "$share" "$want" 5; then
+		pass "$leaf: $share% of leaf samples (cpuwork's split: $want%)"
 	else
 		fail "$leaf: $share% of leaf samples, cpuwork's split is $want% (+-5)"
 	fi
 done
 
 # ---- against perf ------------------------------------------------------
-if [ $have_perf = 1 ] && [ -s "$tmp/perf.data" ]; then
+if [ -z "$perfpid" ]; then
+	skip "leaf shares against perf's" "no perf (make deps)"
+elif [ -s "$tmp/perf.data" ]; then
 	perf script -i "$tmp/perf.data" -F comm,ip,sym 2>/dev/null | perf_fold >"$tmp/perf.folded"
 	for leaf in leaf_a leaf_b leaf_c; do
 		set -- $(leaf_stats "$leaf" "" "$tmp/perf.folded")
 		p=$(pct "$1" "$2")
 		eval "s=\$stk_$leaf"
-		if [ "$2" -gt 0 ] && within "$s" "$p" 5; then
-			ok "$leaf: stk $s% vs perf $p% of $2 leaf samples"
+		if [ "$2" -gt 0 ] && near "$s" "$p" 5; then
+			pass "$leaf: stk $s% vs perf $p% of $2 leaf samples"
 		else
 			fail "$leaf: stk $s% vs perf $p% (of $2 perf leaf samples), more than 5 points apart"
 		fi
@@ -153,8 +125,8 @@ fi
 # its build-id: the recorded path no longer exists.
 cp "$CW" "$tmp/cw"
 if ! "$REC" -q -F 199 -o "$tmp/moved.stk" -- "$tmp/cw" 2 >/dev/null 2>"$tmp/rec2.err"; then
-	echo "report_cpuwork: stkrec -- cw failed: $(cat "$tmp/rec2.err")"
-	exit 1
+	fail "stkrec -- cw" "$(cat "$tmp/rec2.err")"
+	finish
 fi
 bid=$(readelf -n "$tmp/cw" | awk '/Build ID:/ { print $3 }')
 mkdir -p "$tmp/dbg/.build-id/$(echo "$bid" | cut -c1-2)"
@@ -167,13 +139,13 @@ mv "$tmp/cw" "$tmp/dbg/.build-id/$(echo "$bid" | cut -c1-2)/$(echo "$bid" | cut 
 	2>"$tmp/moved.err"
 if grep -q ';main;run;work_a;leaf_a ' "$tmp/moved.folded" &&
    ! grep -q '\[cw+0x' "$tmp/moved.folded"; then
-	ok "--debug-dir with the binary under .build-id resolves every frame of the binary"
+	pass "--debug-dir with the binary under .build-id resolves every frame of the binary"
 else
 	fail "--debug-dir: $(grep -m3 '\[cw+0x' "$tmp/moved.folded") / $(cat "$tmp/moved.err")"
 fi
 "$REP" -f folded --addresses "$tmp/moved.stk" >"$tmp/nodbg.folded" 2>/dev/null
 if grep -q '\[cw+0x' "$tmp/nodbg.folded"; then
-	ok "without --debug-dir the same frames print as [cw+0xOFFSET] (the check above can fail)"
+	pass "without --debug-dir the same frames print as [cw+0xOFFSET] (the check above can fail)"
 else
 	fail "without --debug-dir no [cw+0x...] frame: $(head -3 "$tmp/nodbg.folded")"
 fi
@@ -181,7 +153,7 @@ fi
 "$REP" -f folded "$tmp/moved.stk" >"$tmp/gone.folded" 2>"$tmp/gone.err"
 if grep -q '\[unknown\]' "$tmp/gone.folded" && ! grep -q 'leaf_a' "$tmp/gone.folded" &&
    grep -q "$tmp/cw (build-id $bid: no file found)" "$tmp/gone.err"; then
-	ok "binary gone: [unknown] frames and the summary names build-id $bid"
+	pass "binary gone: [unknown] frames and the summary names build-id $bid"
 else
 	fail "binary gone: $(head -3 "$tmp/gone.folded") / $(cat "$tmp/gone.err")"
 fi
@@ -191,10 +163,9 @@ cp "$O/tests/fixtures/root/fx/fx_pie" "$tmp/cw" 2>/dev/null || cp /bin/true "$tm
 "$REP" -f folded "$tmp/moved.stk" >"$tmp/rebuilt.folded" 2>"$tmp/rebuilt.err"
 if grep -q "build-id $bid: build-id mismatch" "$tmp/rebuilt.err" &&
    ! grep -Eq 'fx_|leaf_a' "$tmp/rebuilt.folded"; then
-	ok "rebuilt binary at the recorded path: build-id mismatch, not used"
+	pass "rebuilt binary at the recorded path: build-id mismatch, not used"
 else
 	fail "rebuilt binary: $(head -3 "$tmp/rebuilt.folded") / $(cat "$tmp/rebuilt.err")"
 fi
 
-echo "$passed passed, $failed failed"
-[ "$failed" = 0 ]
+finish

@@ -10,34 +10,12 @@
 # STK_GOLDEN_UPDATE=1 rewrites the expected files instead (review the diff!).
 # No BPF needed.
 
-O=${O:-build}
-top=$(cd "$(dirname "$0")/../.." && pwd)
-O=$(cd "$top" && cd "$O" && pwd)
-FX=$O/tests/fixtures
-MK=$O/tests/tools/mkcapture
-REP=$O/stkreport
-GOLD=$top/tests/golden
-
-for f in "$MK" "$REP" "$FX/root/fx/fx_pie"; do
-	if [ ! -e "$f" ]; then
-		echo "report_golden: $f missing; run make fixtures all"
-		exit 1
-	fi
-done
-
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT INT TERM
-passed=0
-failed=0
-
-fail() {
-	echo "FAIL $1: $2"
-	failed=$((failed + 1))
-}
+. "$(dirname "$0")/lib/harness.sh"
+need_files "$MK" "$REP" "$FX/root/fx/fx_pie"
 
 capture() {
 	[ -f "$tmp/$1.stk" ] && return 0
-	"$MK" -C "$FX/root" "$GOLD/$1.spec" "$tmp/$1.stk" || { echo "mkcapture $1 failed"; exit 1; }
+	"$MK" -C "$FX/root" "$GOLD/$1.spec" "$tmp/$1.stk" || { fail "mkcapture $1"; finish; }
 }
 
 # case NAME SPEC EXPECTED_EXIT ARGS...: compare stdout (and stderr if a
@@ -67,7 +45,7 @@ case_() {
 		diff -u "$GOLD/$name.err" "$tmp/$name.err" | head -20
 		return
 	fi
-	passed=$((passed + 1))
+	pass "$name"
 }
 
 R="--sysroot $FX/root"
@@ -99,18 +77,18 @@ case_ report_offwake_d_text report_offwake 0 -d $R
 capture report_basic
 if (cd "$tmp" && "$REP" -f folded $R $D -o out.folded report_basic.stk) >"$tmp/o.out" 2>/dev/null &&
    [ ! -s "$tmp/o.out" ] && cmp -s "$tmp/out.folded" "$GOLD/report_basic_folded.out"; then
-	passed=$((passed + 1))
+	pass output_file
 else
 	fail output_file "-o did not write the same report"
 fi
 
 # A recording killed before closing: reported, warned, exit 0.
 sed 's/^meta mode profile/noclose\nmeta mode profile/' "$GOLD/report_rebuilt.spec" >"$tmp/killed.spec"
-"$MK" -C "$FX/root" "$tmp/killed.spec" "$tmp/killed.stk" || exit 1
+"$MK" -C "$FX/root" "$tmp/killed.spec" "$tmp/killed.stk" || { fail "mkcapture killed"; finish; }
 if (cd "$tmp" && "$REP" -f folded $R --debug-dir "$FX/bid" killed.stk) >"$tmp/k.out" 2>"$tmp/k.err" &&
    grep -q "not closed cleanly" "$tmp/k.err" &&
    cmp -s "$tmp/k.out" "$GOLD/report_rebuilt_debugdir_folded.out"; then
-	passed=$((passed + 1))
+	pass killed_recording
 else
 	fail killed_recording "expected the full report, a warning and exit 0: $(cat "$tmp/k.err")"
 fi
@@ -122,7 +100,7 @@ printf '\377' | dd of="$tmp/damaged.stk" bs=1 seek=200 conv=notrunc 2>/dev/null
 (cd "$tmp" && "$REP" -f folded $R $D damaged.stk) >"$tmp/d.out" 2>"$tmp/d.err"
 rc=$?
 if [ $rc = 1 ] && grep -q "damaged" "$tmp/d.err" && [ "$(grep -c . "$tmp/d.err")" -le 3 ]; then
-	passed=$((passed + 1))
+	pass damaged_capture
 else
 	fail damaged_capture "expected exit 1 with a 'damaged' line, got $rc: $(cat "$tmp/d.err")"
 fi
@@ -134,7 +112,7 @@ if sed -n '/^module: \/fx\/fx_stripped/,/^module/p' "$tmp/i1.out" | grep -q 'sym
    sed -n '/^module: \/fx\/fx_stripped/,/^module/p' "$tmp/i2.out" | grep -q "debuginfo: $FX/debug/.build-id/" &&
    sed -n '/^module: \/fx\/fx_pie$/,/^module/p' "$tmp/i1.out" | grep -q '  samples: 136' &&
    grep -q '^module: \[vdso\]' "$tmp/i1.out"; then
-	passed=$((passed + 1))
+	pass info_symbols
 else
 	fail info_symbols "unexpected: $(cat "$tmp/i1.out" "$tmp/i2.out")"
 fi
@@ -145,7 +123,7 @@ for args in "-f nosuch x.stk" "-U -K x.stk" "" "--pid abc x.stk" "-S -1 x.stk"; 
 	"$REP" $args >/dev/null 2>"$tmp/u.err"
 	rc=$?
 	if [ $rc = 2 ] && [ "$(wc -l <"$tmp/u.err")" = 1 ] && grep -q '^stkreport: ' "$tmp/u.err"; then
-		passed=$((passed + 1))
+		pass "usage '$args'"
 	else
 		fail "usage '$args'" "exit $rc: $(cat "$tmp/u.err")"
 	fi
@@ -155,10 +133,9 @@ done
 "$REP" "$tmp/nonexistent.stk" >/dev/null 2>"$tmp/m.err"
 rc=$?
 if [ $rc = 1 ] && [ "$(wc -l <"$tmp/m.err")" = 1 ]; then
-	passed=$((passed + 1))
+	pass missing_file
 else
 	fail missing_file "exit $rc: $(cat "$tmp/m.err")"
 fi
 
-echo "$passed passed, $failed failed"
-[ "$failed" = 0 ]
+finish

@@ -14,12 +14,12 @@
 #
 # Exit 77 (skip) only when BPF cannot be used here: not root, or no BTF.
 
-NAME=report_vdso
-. "$(dirname "$0")/lib/record.sh"
+. "$(dirname "$0")/lib/harness.sh"
+. "$top/tests/e2e/lib/record.sh"
 
 if ! "$REC" -q -F 199 -o "$tmp/c.stk" -- "$CW" -c 2 >/dev/null 2>"$tmp/rec.err"; then
-	echo "$NAME: stkrec failed: $(cat "$tmp/rec.err")"
-	exit 1
+	fail "stkrec -- cpuwork -c 2" "$(cat "$tmp/rec.err")"
+	finish
 fi
 
 "$REP" info "$tmp/c.stk" >"$tmp/info" 2>&1
@@ -28,9 +28,8 @@ check "STAT vdso_embedded is 1" test "$(stat_of "$tmp/c.stk" vdso_embedded)" = 1
 
 # The vDSO's build-id, read independently: a sleeping process's [vdso]
 # mapping copied out of its memory.
-sleep 5 &
-spid=$!
-bg_pids="$bg_pids $spid"
+bg sleep 5
+spid=$bg_pid
 range=$(awk '$NF == "[vdso]" { print $1 }' "/proc/$spid/maps")
 start=$((0x${range%-*}))
 end=$((0x${range#*-}))
@@ -39,7 +38,7 @@ dd if="/proc/$spid/mem" of="$tmp/vdso.so" iflag=skip_bytes,count_bytes skip="$st
 want=$(readelf -n "$tmp/vdso.so" 2>/dev/null | awk '/Build ID:/ { print $3 }')
 got=$("$DUMP" "$tmp/c.stk" | awk -F'\t' '$1 == "MAP" && $10 == "[vdso]" { print $9 }' | sort -u)
 if [ -n "$want" ] && [ "$got" = "$want" ]; then
-	ok "[vdso] mappings carry the vDSO's build-id $want"
+	pass "[vdso] mappings carry the vDSO's build-id $want"
 else
 	fail "[vdso] build-id: recorded '$got', the vDSO's is '$want'"
 fi
@@ -48,14 +47,14 @@ fi
 n_vdso=$(awk '{ line = $0; sub(/ [0-9]+$/, "", line); k = split(line, f, ";")
 		if (f[k] == "__vdso_clock_gettime") n += $NF } END { print n + 0 }' "$tmp/folded")
 if [ "$n_vdso" -gt 0 ]; then
-	ok "$n_vdso samples with __vdso_clock_gettime as the leaf"
+	pass "$n_vdso samples with __vdso_clock_gettime as the leaf"
 else
 	fail "no sample in __vdso_clock_gettime: $(head -3 "$tmp/folded")"
 fi
 if grep -q '\[\[vdso\]+0x' "$tmp/folded"; then
 	fail "unresolved vDSO frames: $(grep -m3 '\[\[vdso\]+0x' "$tmp/folded")"
 else
-	ok "no vDSO frame prints as [[vdso]+0xOFFSET]"
+	pass "no vDSO frame prints as [[vdso]+0xOFFSET]"
 fi
 
 "$REP" info --symbols "$tmp/c.stk" >"$tmp/syms" 2>&1

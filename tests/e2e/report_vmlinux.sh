@@ -12,31 +12,9 @@
 # STK_GOLDEN_UPDATE=1 rewrites the expected files instead (review the diff!).
 # No BPF needed.
 
-O=${O:-build}
-top=$(cd "$(dirname "$0")/../.." && pwd)
-O=$(cd "$top" && cd "$O" && pwd)
-FX=$O/tests/fixtures
-MK=$O/tests/tools/mkcapture
-REP=$O/stkreport
-GOLD=$top/tests/golden
+. "$(dirname "$0")/lib/harness.sh"
 VM=$FX/kernel/vmlinux
-
-for f in "$MK" "$REP" "$FX/root/fx/fx_pie" "$VM" "$VM.other"; do
-	if [ ! -e "$f" ]; then
-		echo "report_vmlinux: $f missing; run make fixtures all"
-		echo "0 passed, 1 failed"
-		exit 1
-	fi
-done
-
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-trap 'exit 1' INT TERM
-passed=0
-failed=0
-
-pass() { passed=$((passed + 1)); echo "ok   $1"; }
-fail() { failed=$((failed + 1)); echo "FAIL $1: $2"; }
+need_files "$MK" "$REP" "$FX/root/fx/fx_pie" "$VM" "$VM.other"
 
 # The capture and its variants (options added to its "kernel" line).
 cp "$GOLD/report_kernel.spec" "$tmp/base.spec"
@@ -45,14 +23,12 @@ sed 's/^kernel .*/& nobase noksyms/' "$GOLD/report_kernel.spec" >"$tmp/noslide.s
 sed 's/^kernel .*/& bid=0x/' "$GOLD/report_kernel.spec" >"$tmp/nobid.spec"
 for v in base nobase noslide nobid; do
 	if [ $v != base ] && cmp -s "$tmp/$v.spec" "$tmp/base.spec"; then
-		echo "report_vmlinux: no \"kernel\" line in report_kernel.spec to make $v from"
-		echo "0 passed, 1 failed"
-		exit 1
+		fail "no \"kernel\" line in report_kernel.spec to make $v from"
+		finish
 	fi
 	if ! "$MK" -C "$FX/root" "$tmp/$v.spec" "$tmp/$v.stk"; then
-		echo "mkcapture $v failed"
-		echo "0 passed, 1 failed"
-		exit 1
+		fail "mkcapture $v"
+		finish
 	fi
 done
 
@@ -149,7 +125,6 @@ done
 
 # pprof: the kernel image's location holds the inline frame and the
 # function it was inlined into, and its mapping says inline frames are known.
-# shellcheck source=tests/e2e/lib/pprof.sh
 . "$top/tests/e2e/lib/pprof.sh"
 if pprof_tools; then
 	run pp base -f pprof -o "$tmp/k.pb.gz" --vmlinux "$VM" --sysroot "$FX/root"
@@ -163,8 +138,7 @@ if pprof_tools; then
 		fail pprof_kernel_locations_have_inline_lines "$(cat "$tmp/pp.err" "$tmp/k.raw")"
 	fi
 else
-	fail pprof_kernel_locations_have_inline_lines "pprof readers missing"
+	skip pprof_kernel_locations_have_inline_lines "needs $PPROF_TOOLS"
 fi
 
-echo "$passed passed, $failed failed"
-[ "$failed" = 0 ]
+finish

@@ -15,38 +15,12 @@
 # offsets and recover the same chunks (SPEC.md section 7); then, as root with
 # BPF, real stkrec profile and offwake captures.
 
-top=$(cd "$(dirname "$0")/../.." && pwd)
-cd "$top" || exit 1
-O=${O:-build}
+. "$(dirname "$0")/lib/harness.sh"
 W=$O/tests/tools/stkwrite-sample
-R=$O/stkreport
-REC=$O/stkrec
-PY=tests/tools/stkread.py
-
-passed=0
-failed=0
-pass() { passed=$((passed + 1)); echo "ok   $1"; }
-fail() { failed=$((failed + 1)); echo "FAIL $1${2:+: $2}"; }
-finish() { echo "$passed passed, $failed failed"; [ $failed -eq 0 ]; exit $?; }
-
-for x in "$W" "$R" "$REC"; do
-	if [ ! -x "$x" ]; then
-		echo "spec_reader: $x not built (run make)"
-		echo "0 passed, 1 failed"
-		exit 1
-	fi
-done
-for t in python3 zstd; do
-	if ! command -v $t > /dev/null 2>&1; then
-		echo "spec_reader: $t not found (apt-get install $t)"
-		echo "0 passed, 1 failed"
-		exit 1
-	fi
-done
-
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-trap 'exit 1' INT TERM
+R=$REP
+PY=$top/tests/tools/stkread.py
+need_files "$W" "$R" "$REC"
+need_cmds python3 zstd
 
 # The lines both readers print: the chunk list, and per segment and in
 # total the header facts, META, totals and STAT (stkreport's uuid, start
@@ -150,10 +124,8 @@ compare "a flipped byte in the second segment's file header" "$tmp/flip_seg.stk"
 # ---- real captures (root + BPF) -------------------------------------------
 
 if [ "$(id -u)" != 0 ] || [ ! -e /sys/kernel/btf/vmlinux ]; then
-	echo "spec_reader: real captures need root and a kernel with BTF; skipped them"
-	[ $failed -eq 0 ] || finish
-	echo "$passed passed, $failed failed"
-	exit 77
+	skip "stkrec profile and offwake captures" "need root and a kernel with BTF"
+	finish
 fi
 
 if "$REC" -q -o "$tmp/p.stk" 2 > "$tmp/rec.log" 2>&1; then

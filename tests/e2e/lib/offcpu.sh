@@ -1,13 +1,9 @@
 # SPDX-License-Identifier: BSD-2-Clause
 #
-# Sourced by tests/e2e/offcpu_*.sh after lib/record.sh: the offwork sample
+# Sourced by tests/e2e/offcpu_*.sh after lib/harness.sh and lib/record.sh: the offwork sample
 # and helpers over OFFC rows (stkdump) and folded reports.
 
-OW=$O/samples/offwork
-if [ ! -x "$OW" ]; then
-	echo "$NAME: $OW missing; run make"
-	exit 1
-fi
+need_files "$OW"
 
 # start_offwork ARGS...: run offwork ARGS in the background and wait for its
 # "pid P waiter T writer T" line; sets ow_pid, ow_waiter, ow_writer.
@@ -22,8 +18,8 @@ start_offwork() {
 	set -- $(cat "$_f")
 	ow_pid=$2 ow_waiter=$4 ow_writer=$6
 	if [ -z "$ow_pid" ]; then
-		echo "$NAME: offwork did not start"
-		exit 1
+		fail "offwork did not start"
+		finish
 	fi
 }
 
@@ -65,7 +61,7 @@ thread_kinds() {
 	echo "$_k $_u"
 }
 
-# meta_ns FILE: the recorded duration in ns.
+# duration_ns FILE: the recorded duration in ns.
 duration_ns() {
 	meta_of "$1" duration_ns
 }

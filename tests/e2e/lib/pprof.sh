@@ -1,16 +1,15 @@
 # SPDX-License-Identifier: BSD-2-Clause
 #
-# Sourced by tests/e2e/pprof_*.sh after $tmp exists: the pprof readers
-# (protoc with pprof's own profile.proto from Debian's
-# golang-github-google-pprof-dev, read where the package installed it and
-# never copied here; go tool pprof) and share comparisons between a
-# profile and the folded report of the same capture.
+# Sourced by tests/e2e/pprof_*.sh (and report_vmlinux.sh) after
+# lib/harness.sh: the pprof readers (protoc with pprof's own profile.proto
+# from Debian's golang-github-google-pprof-dev, read where the package
+# installed it and never copied here; go tool pprof) and share comparisons
+# between a profile and the folded report of the same capture.
 
-# pprof_tools: 0 if the readers are installed, else 1 (with a message).
+# pprof_tools: 0 if the readers are installed, else 1.
 pprof_tools() {
 	proto=$(dpkg -L golang-github-google-pprof-dev 2>/dev/null | grep '/proto/profile.proto$' | head -n 1)
 	if [ -z "$proto" ] || ! command -v protoc >/dev/null || ! command -v go >/dev/null; then
-		echo "needs protoc, go and golang-github-google-pprof-dev (make deps)"
 		return 1
 	fi
 	proto_dir=${proto%/*}
@@ -18,6 +17,12 @@ pprof_tools() {
 	# printed times stable.
 	export HOME="$tmp" GOCACHE="$tmp/gocache" GOFLAGS='' TZ=UTC PPROF_TMPDIR="$tmp"
 	return 0
+}
+PPROF_TOOLS="protoc, go and golang-github-google-pprof-dev (make deps)"
+
+# need_pprof_tools: the test cannot run without the readers: skipped.
+need_pprof_tools() {
+	pprof_tools || skip_test "needs $PPROF_TOOLS"
 }
 
 # decode FILE: the profile as protoc's text format.

@@ -1,80 +1,12 @@
 # SPDX-License-Identifier: BSD-2-Clause
 #
-# Sourced by tests/e2e/record_*.sh: paths, BPF availability, a temporary
-# directory removed on exit (with every background process the test
-# started), ok/fail counting, and awk helpers over stkdump's output
-# (tests/tools/stkdump.c documents its lines).
-#
-# A test sets NAME before sourcing this file, starts background processes
-# with "bg CMD...", and ends with "finish".
+# Sourced by the recording tests (tests/e2e/record_*.sh, offcpu_*.sh, ...)
+# after lib/harness.sh: they need the recorder, stkdump and cpuwork, and
+# BPF (else they are skipped, exit 77); and awk helpers over stkdump's
+# output (tests/tools/stkdump.c documents its lines).
 
-O=${O:-build}
-top=$(cd "$(dirname "$0")/../.." && pwd)
-O=$(cd "$top" && cd "$O" && pwd)
-REC=$O/stkrec
-REP=$O/stkreport
-DUMP=$O/tests/tools/stkdump
-CW=$O/samples/cpuwork
-
-for f in "$REC" "$REP" "$DUMP" "$CW"; do
-	if [ ! -x "$f" ]; then
-		echo "$NAME: $f missing; run make"
-		exit 1
-	fi
-done
-# BPF needs root (CAP_BPF + CAP_PERFMON) and a kernel with BTF (CO-RE).
-# Only then is a skip allowed; the runner's STK_REQUIRE_BPF=1 turns a
-# skip into a failure.
-if [ "$(id -u)" != 0 ]; then
-	echo "$NAME: needs root for BPF; skipped"
-	exit 77
-fi
-if [ ! -e /sys/kernel/btf/vmlinux ]; then
-	echo "$NAME: kernel without BTF; skipped"
-	exit 77
-fi
-
-tmp=$(mktemp -d)
-bg_pids=
-at_exit=	# shell code a test wants run first on exit (e.g. umount)
-cleanup() {
-	for p in $bg_pids; do
-		kill -KILL "$p" 2>/dev/null
-	done
-	wait 2>/dev/null
-	[ -n "$at_exit" ] && eval "$at_exit"
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
-trap 'exit 1' INT TERM
-
-# bg CMD ARGS: run in the background; $! is remembered for cleanup.
-bg() {
-	"$@" &
-	bg_pids="$bg_pids $!"
-}
-
-passed=0
-failed=0
-ok() {
-	echo "ok   $1"
-	passed=$((passed + 1))
-}
-fail() {
-	echo "FAIL $1"
-	failed=$((failed + 1))
-}
-# check DESCRIPTION COMMAND...: ok if COMMAND succeeds.
-check() {
-	d=$1
-	shift
-	if "$@"; then ok "$d"; else fail "$d"; fi
-}
-finish() {
-	echo "$passed passed, $failed failed"
-	[ "$failed" -eq 0 ]
-	exit $?
-}
+need_files "$REC" "$REP" "$DUMP" "$CW"
+need_bpf
 
 # A user address or a kernel address's low 48 bits, as a number: mawk has
 # only doubles, exact to 2^53.
@@ -110,11 +42,6 @@ meta_of() {
 # cpu_ticks PID: utime + stime of a process, in clock ticks.
 cpu_ticks() {
 	awk '{ sub(/.*\) /, ""); print $12 + $13 }' "/proc/$1/stat"
-}
-
-# within N LO HI: LO <= N <= HI (integers).
-within() {
-	[ "$1" -ge "$2" ] && [ "$1" -le "$3" ]
 }
 
 # cpuwork_tgid FILE: the cpuwork process with the most samples.
@@ -173,4 +100,66 @@ cpuwork_chains() {
 		}
 		printf "%d %d %d %d %d %d %d\n", a, b, cc, broken, other, inm, outm
 	}' "$tmp/nm.txt" "$tmp/chains.dump"
+}
+
+# kallsyms_snapshot OUT: /proc/kallsyms as "addr name module" lines (module
+# "-" for the core kernel), sorted: take it while stkrec records, so that
+# its own BPF programs are listed (as bpf_prog_TAG_NAME [bpf]).
+kallsyms_snapshot() {
+	awk '{ m = $4; gsub(/[][]/, "", m); print $1, $3, (m == "" ? "-" : m) }' /proc/kallsyms |
+		sort -u > "$1"
+}
+
+# uncovered_kframes DUMP KALLSYMS: kernel frames of the rows of DUMP (the
+# kernel stack of CNTS rows, both sides' of OFFC rows) that no KSYM symbol
+# written before the row covers.  Prints "U X S": U distinct such
+# addresses, X of them outside the kernel's text (_text.._etext and
+# _sinittext.._einittext of the KALLSYMS snapshot), S kernel stacks read.
+# An address outside the text is one the recorder may rightly leave
+# unnamed and count in STAT kaddr_unknown: a word that is no return
+# address, or a BPF program unloaded before the flush named it (another
+# recorder's, in whose code an interrupt landed).
+uncovered_kframes() {
+	awk -F'\t' "$AWK_HEX"'
+	FNR == NR {
+		split($0, f, " ")
+		if (f[2] == "_text") t0 = hex(f[1]); if (f[2] == "_etext") t1 = hex(f[1])
+		if (f[2] == "_sinittext") i0 = hex(f[1]); if (f[2] == "_einittext") i1 = hex(f[1])
+		next
+	}
+	function covered(a,    j) {
+		for (j = 1; j <= n; j++) if (a >= ka[j] && a < ke[j]) return 1
+		return 0
+	}
+	function cover(ref,    k, i, a) {
+		if (ref < 0 || !(ref in pend)) return
+		k = split(pend[ref], fr, ",")
+		for (i = 1; i <= k; i++) {
+			if (covered(hex(fr[i])) || (fr[i] in seen)) continue
+			seen[fr[i]] = 1
+			u++
+			a = hex(fr[i])
+			if (!((a >= t0 && a < t1) || (a >= i0 && a < i1))) x++
+			print "uncovered " fr[i] > "/dev/stderr"
+		}
+		delete pend[ref]
+		nk++
+	}
+	$1 == "KSYM" { n++; ka[n] = hex($2); ke[n] = hex($2) + $3 }
+	$1 == "STCK" { pend[$2] = $4 }
+	$1 == "CNTS" { cover($6) }
+	$1 == "OFFC" { cover($6); cover($11) }
+	END { print u + 0, x + 0, nk + 0 }' "$2" "$1"
+}
+
+# foreign_ksyms DUMP KALLSYMS: "N B": N KSYM symbols of DUMP that are not
+# the KALLSYMS snapshot's symbol at their address (same name and module),
+# B of them BPF programs (module bpf) missing from the snapshot altogether:
+# another recorder's, loaded and unloaded while this one ran.
+foreign_ksyms() {
+	awk -F'\t' '$1 == "KSYM" { sub(/^0x/, "", $2); print $2, $5, ($6 == "" ? "-" : $6) }' "$1" |
+		sort -u | comm -23 - "$2" > "$tmp/foreign.txt"
+	awk 'FNR == NR { have[$1] = 1; next }
+		{ n++ } $3 == "bpf" && !($1 in have) { b++ }
+		END { print n + 0, b + 0 }' "$2" "$tmp/foreign.txt"
 }
