@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "buildid.h"
+#include "readall.h"
 
 #ifndef NT_GNU_BUILD_ID
 #define NT_GNU_BUILD_ID 3
@@ -204,33 +205,16 @@ int buildid__from_elf_mem(const void *img, size_t size, uint8_t *out, size_t out
 
 int buildid__from_note_file(const char *path, uint8_t *out, size_t out_size)
 {
-	uint8_t *buf = NULL;
+	char *buf = NULL;
 	size_t len = 0;
-	int fd, err;
+	int err;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	buf = malloc(BUILDID_MAX_NOTES);
-	if (!buf) {
-		err = -ENOMEM;
-		goto out;
-	}
-	/* sysfs note files are small and may return short reads. */
-	while (len < BUILDID_MAX_NOTES) {
-		ssize_t n = read(fd, buf + len, BUILDID_MAX_NOTES - len);
-
-		if (n < 0) {
-			err = -errno;
-			goto out;
-		}
-		if (n == 0)
-			break;
-		len += (size_t)n;
-	}
-	err = buildid__from_notes(buf, len, out, out_size);
-out:
+	/* sysfs note files are small and may return short reads; as with
+	 * PT_NOTE segments, only the first BUILDID_MAX_NOTES bytes count. */
+	err = read_all(path, BUILDID_MAX_NOTES, &buf, &len);
+	if (!err)
+		err = buildid__from_notes((uint8_t *)buf, len < BUILDID_MAX_NOTES ? len : BUILDID_MAX_NOTES,
+					  out, out_size);
 	free(buf);
-	close(fd);
 	return err;
 }
