@@ -1,0 +1,94 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * nofpwork.c - a CPU workload with a known call tree, built the way
+ * distributions build (-O2, no frame pointers: mk/unwind.mk), for the
+ * .eh_frame unwinder's tests.
+ *
+ * Every round calls the same leaf, burn(), through three paths in the
+ * ratio 5:3:2, so a whole-stack profile shows
+ *   main;alpha;burn 50%   main;beta;gamma;burn 30%   main;beta;delta;burn 20%
+ * and a frame-pointer walk shows little above burn.  burn() keeps a local
+ * array, so its frame is more than a return address; qsort() (libc, no
+ * frame pointers either) calls back into the program once per round.
+ *
+ *   nofpwork [SECONDS]   run for SECONDS (default 3), then exit 0
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+#define NOINLINE __attribute__((noinline, noclone))
+
+volatile uint64_t sink;
+
+NOINLINE static uint64_t burn(unsigned int n)
+{
+	volatile uint64_t a[16];
+	uint64_t h = n;
+	unsigned int i, j;
+
+	for (i = 0; i < 16; i++)
+		a[i] = i * 0x9E3779B97F4A7C15ULL;
+	for (j = 0; j < n; j++)
+		for (i = 0; i < 16; i++)
+			h = (h ^ a[i]) * 0x100000001B3ULL;
+	return h;
+}
+
+NOINLINE static void alpha(unsigned int n)
+{
+	sink += burn(n);
+}
+
+NOINLINE static void gamma_(unsigned int n)
+{
+	sink += burn(n) + 1;
+}
+
+NOINLINE static void delta(unsigned int n)
+{
+	sink ^= burn(n);
+}
+
+NOINLINE static void beta(unsigned int n, int which)
+{
+	if (which)
+		gamma_(n);
+	else
+		delta(n);
+	sink++;
+}
+
+static int cmp(const void *a, const void *b)
+{
+	return *(const int *)a - *(const int *)b;
+}
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+int main(int argc, char **argv)
+{
+	double secs = argc > 1 ? atof(argv[1]) : 3.0, end = now() + secs;
+	int v[8] = { 5, 3, 7, 1, 8, 2, 6, 4 };
+	unsigned int round = 0, i;
+
+	while (now() < end) {
+		for (i = 0; i < 5; i++)
+			alpha(2000);
+		for (i = 0; i < 3; i++)
+			beta(2000, 1);
+		for (i = 0; i < 2; i++)
+			beta(2000, 0);
+		qsort(v, 8, sizeof(v[0]), cmp);
+		round++;
+	}
+	printf("%u rounds\n", round);
+	return 0;
+}
