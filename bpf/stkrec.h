@@ -101,8 +101,10 @@ struct stkrec_offcpu_value {
 #define STKREC_STAT_UW_STACKS		14 /* user stacks walked with unwind tables */
 #define STKREC_STAT_UW_FB_NOPROC	15 /* frame-pointer stack: process not loaded yet */
 #define STKREC_STAT_UW_FB_NOREGS	16 /* frame-pointer stack: no user registers */
-#define STKREC_STAT_UW_FP_STEPS		17 /* frames found by frame pointer (no table) */
-#define STKREC_STAT_UW_STOP_BASE	18 /* + STKREC_UW_STOP_*: walks stopped early */
+#define STKREC_STAT_UW_FB_SHORTER	17 /* frame-pointer stack: the tables stopped
+					    * earlier than the frame pointers (auto) */
+#define STKREC_STAT_UW_FP_STEPS		18 /* frames found by frame pointer (no table) */
+#define STKREC_STAT_UW_STOP_BASE	19 /* + STKREC_UW_STOP_*: walks stopped early */
 #define STKREC_NR_STATS			(STKREC_STAT_UW_STOP_BASE + STKREC_UW_NR_STOPS)
 
 /*

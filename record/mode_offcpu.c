@@ -34,6 +34,7 @@
 
 struct rec_mode {
 	struct offcpu_bpf *skel;
+	int unwind;			/* [unwind] unwind_mode for the BPF side */
 	int wakers;			/* offwake */
 	uint32_t counts_entries;
 	struct stkrec_offcpu_key *keys;
@@ -90,6 +91,7 @@ static int offcpu_load(struct rec_mode *m, const struct recorder_opts *o, int fo
 	m->skel->rodata->follow_children = follow != 0;
 	m->skel->rodata->user_stacks = !o->kernel_stacks_only;
 	m->skel->rodata->kernel_stacks = !o->user_stacks_only;
+	m->skel->rodata->unwind_mode = (__u8)m->unwind; /* [unwind] */
 	m->skel->rodata->wakers_wanted = wakers != 0;
 	m->skel->rodata->threads = o->user_threads_only ? 1 : o->kernel_threads_only ? 2 : 0;
 	m->skel->rodata->state_filter = o->state_filter != 0;
@@ -108,6 +110,7 @@ static int offcpu_load(struct rec_mode *m, const struct recorder_opts *o, int fo
 	err = err ?: bpf_program__set_autoload(m->skel->progs.on_process_fork, follow != 0);
 	err = err ?: bpf_program__set_autoload(m->skel->progs.on_sched_waking, wakers != 0);
 	err = err ?: bpf_program__set_autoload(m->skel->progs.symbolize_kaddrs, symbolizer);
+	err = err ?: unwinder__configure_obj(m->skel->obj, m->unwind, o->unwind_memory); /* [unwind] */
 	if (err)
 		return recorder__errorf(rec, err, "configure BPF object: %s", strerror(-err));
 	err = offcpu_bpf__load(m->skel);
@@ -133,7 +136,17 @@ static int offcpu_open(struct rec_mode **out, const struct recorder_opts *o, int
 	m->wakers = wakers;
 	m->counts_entries = o->stack_storage_size > COUNTS_MIN_ENTRIES ? o->stack_storage_size
 								       : COUNTS_MIN_ENTRIES;
+	m->unwind = o->kernel_stacks_only ? 0 : unwinder__bpf_mode(o->unwind); /* [unwind] */
 	err = offcpu_load(m, o, follow, symbolizer, rec);
+	if (err && m->unwind) {
+		/* [unwind] The unwinder needs bpf_loop (5.17+) and
+		 * bpf_task_pt_regs (5.15+): frame pointers without them. */
+		offcpu_bpf__destroy(m->skel);
+		m->skel = NULL;
+		m->unwind = 0;
+		maps->unwind_load_err = err;
+		err = offcpu_load(m, o, follow, symbolizer, rec);
+	}
 	if (err && symbolizer) {
 		/* The symbolizer needs Linux 5.16 helpers (bpf_snprintf's %pS
 		 * from 5.13, bpf_kallsyms_lookup_name from 5.16); without it
@@ -158,6 +171,12 @@ static int offcpu_open(struct rec_mode **out, const struct recorder_opts *o, int
 	maps->tids_fd = bpf_map__fd(m->skel->maps.tids);
 	maps->ksym_io_fd = symbolizer ? bpf_map__fd(m->skel->maps.ksym_io) : -1;
 	maps->ksym_prog_fd = symbolizer ? bpf_program__fd(m->skel->progs.symbolize_kaddrs) : -1;
+	if (m->unwind) { /* [unwind] */
+		maps->unwind.rows_fd = bpf_map__fd(m->skel->maps.unwind_rows);
+		maps->unwind.rows_cap = bpf_map__max_entries(m->skel->maps.unwind_rows);
+		maps->unwind.pages_fd = bpf_map__fd(m->skel->maps.unwind_pages);
+		maps->unwind.procs_fd = bpf_map__fd(m->skel->maps.unwind_procs);
+	}
 	*out = m;
 	return 0;
 fail:

@@ -27,6 +27,7 @@
 
 struct rec_mode {
 	struct profile_bpf *skel;
+	int unwind;			/* [unwind] unwind_mode for the BPF side */
 	int *pfds;			/* perf event fd per CPU not owned by a link yet, or -1 */
 	struct bpf_link **links;	/* BPF link per CPU */
 	size_t nr_cpus;
@@ -56,6 +57,7 @@ static int profile_load(struct rec_mode *m, const struct recorder_opts *o, int f
 	m->skel->rodata->follow_children = follow != 0;
 	m->skel->rodata->user_stacks = !o->kernel_stacks_only;
 	m->skel->rodata->kernel_stacks = !o->user_stacks_only;
+	m->skel->rodata->unwind_mode = (__u8)m->unwind; /* [unwind] */
 	err = bpf_map__set_max_entries(m->skel->maps.counts0, m->counts_entries);
 	err = err ?: bpf_map__set_max_entries(m->skel->maps.counts1, m->counts_entries);
 	err = err ?: bpf_map__set_max_entries(m->skel->maps.stacks, o->stack_storage_size);
@@ -64,6 +66,7 @@ static int profile_load(struct rec_mode *m, const struct recorder_opts *o, int f
 	/* Only -- CMD follows forks: do not load what would never run. */
 	err = err ?: bpf_program__set_autoload(m->skel->progs.on_process_fork, follow != 0);
 	err = err ?: bpf_program__set_autoload(m->skel->progs.symbolize_kaddrs, symbolizer);
+	err = err ?: unwinder__configure_obj(m->skel->obj, m->unwind, o->unwind_memory); /* [unwind] */
 	if (err)
 		return recorder__errorf(rec, err, "configure BPF object: %s", strerror(-err));
 	err = profile_bpf__load(m->skel);
@@ -86,7 +89,17 @@ static int profile_open(struct rec_mode **out, const struct recorder_opts *o, in
 		return recorder__errorf(rec, -ENOMEM, "out of memory");
 	m->counts_entries = o->stack_storage_size > COUNTS_MIN_ENTRIES ? o->stack_storage_size
 								       : COUNTS_MIN_ENTRIES;
+	m->unwind = o->kernel_stacks_only ? 0 : unwinder__bpf_mode(o->unwind); /* [unwind] */
 	err = profile_load(m, o, follow, symbolizer, rec);
+	if (err && m->unwind) {
+		/* [unwind] The unwinder needs bpf_loop (5.17+) and
+		 * bpf_task_pt_regs (5.15+): frame pointers without them. */
+		profile_bpf__destroy(m->skel);
+		m->skel = NULL;
+		m->unwind = 0;
+		maps->unwind_load_err = err;
+		err = profile_load(m, o, follow, symbolizer, rec);
+	}
 	if (err && symbolizer) {
 		/* The symbolizer needs Linux 5.16 helpers; without it the
 		 * recorder reads /proc/kallsyms instead. */
@@ -110,6 +123,12 @@ static int profile_open(struct rec_mode **out, const struct recorder_opts *o, in
 	maps->tids_fd = bpf_map__fd(m->skel->maps.tids);
 	maps->ksym_io_fd = symbolizer ? bpf_map__fd(m->skel->maps.ksym_io) : -1;
 	maps->ksym_prog_fd = symbolizer ? bpf_program__fd(m->skel->progs.symbolize_kaddrs) : -1;
+	if (m->unwind) { /* [unwind] */
+		maps->unwind.rows_fd = bpf_map__fd(m->skel->maps.unwind_rows);
+		maps->unwind.rows_cap = bpf_map__max_entries(m->skel->maps.unwind_rows);
+		maps->unwind.pages_fd = bpf_map__fd(m->skel->maps.unwind_pages);
+		maps->unwind.procs_fd = bpf_map__fd(m->skel->maps.unwind_procs);
+	}
 	*out = m;
 	return 0;
 fail:

@@ -32,6 +32,7 @@
 #include "mmapwatch.h"
 #include "mode.h"
 #include "procmaps.h"
+#include "unwinder.h" /* [unwind] */
 #include "recorder.h"
 #include "stkrec.h"
 
@@ -66,6 +67,20 @@ static const char *const bpf_stat_names[STKREC_NR_STATS] = {
 	[STKREC_STAT_WAKER_FULL] = "offcpu_waker_map_full",
 	[STKREC_STAT_OFFCPU_FILTERED] = "offcpu_filtered_block_time",
 	[STKREC_STAT_BLOCKED_NS] = "offcpu_blocked_ns",
+	/* [unwind] bpf/unwind.bpf.h */
+	[STKREC_STAT_UW_STACKS] = "unwind_stacks",
+	[STKREC_STAT_UW_FB_NOPROC] = "unwind_fallback_no_process",
+	[STKREC_STAT_UW_FB_NOREGS] = "unwind_fallback_no_regs",
+	[STKREC_STAT_UW_FB_SHORTER] = "unwind_fallback_fp_longer",
+	[STKREC_STAT_UW_FP_STEPS] = "unwind_fp_steps",
+	[STKREC_STAT_UW_STOP_BASE] = "unwind_stop_none",
+	[STKREC_STAT_UW_STOP_BASE + STKREC_UW_STOP_DEPTH] = "unwind_stop_depth",
+	[STKREC_STAT_UW_STOP_BASE + STKREC_UW_STOP_FAULT] = "unwind_stop_fault",
+	[STKREC_STAT_UW_STOP_BASE + STKREC_UW_STOP_NO_MAP] = "unwind_stop_no_mapping",
+	[STKREC_STAT_UW_STOP_BASE + STKREC_UW_STOP_NO_ROW] = "unwind_stop_no_row",
+	[STKREC_STAT_UW_STOP_BASE + STKREC_UW_STOP_UNSUPP] = "unwind_stop_unsupported",
+	[STKREC_STAT_UW_STOP_BASE + STKREC_UW_STOP_FP] = "unwind_stop_fp",
+	[STKREC_STAT_UW_STOP_BASE + STKREC_UW_STOP_LOOP] = "unwind_stop_loop",
 };
 
 static const struct rec_mode_ops *const modes[] = {
@@ -100,7 +115,9 @@ struct recorder {
 	struct kallsyms *ks;
 	struct procmaps *pm;
 	struct mmapwatch *mw;		/* mmap side-band records, or NULL */
+	struct unwinder *uw;		/* [unwind] .eh_frame tables, or NULL (fp) */
 	char mw_state[128];		/* META mmap_events */
+	char uw_state[128];		/* [unwind] META unwind_used */
 	int epfd;
 	int output_created;
 	int write_failed;
@@ -218,6 +235,7 @@ struct recorder *recorder__new(const struct recorder_opts *opts)
 	rec->maps.stacks_fd = rec->maps.stats_fd = rec->maps.events_fd = -1;
 	rec->maps.tgids_fd = rec->maps.tids_fd = -1;
 	rec->maps.ksym_io_fd = rec->maps.ksym_prog_fd = -1;
+	rec->maps.unwind.rows_fd = rec->maps.unwind.pages_fd = rec->maps.unwind.procs_fd = -1;
 	rec->written = idmap__new();
 	rec->resident = idmap__new();
 	rec->procs = idmap__new();
@@ -393,7 +411,7 @@ static void read_bpf_stats(struct recorder *rec)
 static int write_stats(struct recorder *rec, uint64_t now)
 {
 	struct procmaps_stats ps;
-	struct stk_stat st[STKREC_NR_STATS + 32];
+	struct stk_stat st[STKREC_NR_STATS + 48];
 	size_t n = 0, i, k;
 
 	read_bpf_stats(rec);
@@ -434,6 +452,24 @@ static int write_stats(struct recorder *rec, uint64_t now)
 		st[n++] = (struct stk_stat){ "mmap_event_build_ids", ms.kernel_build_ids };
 		st[n++] = (struct stk_stat){ "mmap_build_ids_read", ms.build_id_reads };
 		st[n++] = (struct stk_stat){ "mmap_build_id_errors", ms.build_id_errors };
+	}
+	if (rec->uw) { /* [unwind] */
+		struct unwinder_stats us;
+
+		unwinder__stats(rec->uw, &us);
+		st[n++] = (struct stk_stat){ "unwind_tables", us.tables };
+		st[n++] = (struct stk_stat){ "unwind_tables_built", us.tables_built };
+		st[n++] = (struct stk_stat){ "unwind_rows", us.rows };
+		st[n++] = (struct stk_stat){ "unwind_bytes", us.bytes };
+		st[n++] = (struct stk_stat){ "unwind_build_ns", us.build_ns };
+		st[n++] = (struct stk_stat){ "unwind_processes", us.processes };
+		st[n++] = (struct stk_stat){ "unwind_table_err_no_cfi", us.no_cfi };
+		st[n++] = (struct stk_stat){ "unwind_table_err_open", us.open_failed };
+		st[n++] = (struct stk_stat){ "unwind_table_err_unsupported", us.unsupported };
+		st[n++] = (struct stk_stat){ "unwind_table_err_budget", us.refused_budget };
+		st[n++] = (struct stk_stat){ "unwind_tables_evicted", us.evicted };
+		st[n++] = (struct stk_stat){ "unwind_mappings_dropped", us.mappings_dropped };
+		st[n++] = (struct stk_stat){ "unwind_map_errors", us.map_errors };
 	}
 	/* A counter not in the STAT chunk is 0: leave zeros out (most loss
 	 * counters, in most captures), except the ones a reader always wants. */
@@ -515,6 +551,10 @@ static int snapshot(struct recorder *rec, uint32_t tgid, const char *comm)
 	} else if (pend_snap(rec, s)) {
 		snap_free(s);
 		return -ENOMEM;
+	} else if (rec->uw) {
+		/* [unwind] tables for its mappings, before its next samples;
+		 * on failure they fall back to frame pointers (counted). */
+		unwinder__add_process(rec->uw, &s->maps);
 	}
 	v = idmap__find(rec->procs, tgid);
 	if (v)
@@ -554,6 +594,7 @@ static void proc_exited(struct recorder *rec, uint32_t tgid)
 	uint64_t *v = idmap__find(rec->procs, tgid);
 
 	rec->st_exits++;
+	unwinder__remove_process(rec->uw, tgid); /* [unwind] */
 	if (v)
 		((struct snap *)(uintptr_t)*v)->purge_seq = rec->seq + 2;
 }
@@ -1088,6 +1129,9 @@ static int write_start_meta(struct recorder *rec)
 	err = err ?: meta__add(&m, "kallsyms", "%s",
 			       o->user_stacks_only ? "none" : o->kallsyms_full ? "full" : "covering");
 	err = err ?: meta__add(&m, "mmap_events", "%s", rec->mw_state);
+	err = err ?: meta__add(&m, "unwind", "%s", /* [unwind] as requested */
+			       o->unwind == RECORDER_UNWIND_FP ? "fp" :
+			       o->unwind == RECORDER_UNWIND_DWARF ? "dwarf" : "auto");
 	if (o->duration_ns)
 		err = err ?: meta__add(&m, "requested_duration_ns", "%llu",
 				       (unsigned long long)o->duration_ns);
@@ -1265,6 +1309,31 @@ static int open_mmapwatch(struct recorder *rec)
 	return 0;
 }
 
+/* [unwind] The .eh_frame unwinder's manager over the mode's maps, unless
+ * it is off; says in uw_state (META unwind_used) what runs. */
+static int open_unwinder(struct recorder *rec)
+{
+	if (rec->maps.unwind.rows_fd < 0) {
+		if (rec->maps.unwind_load_err)
+			snprintf(rec->uw_state, sizeof(rec->uw_state),
+				 "fp (the unwinder did not load: %s)", strerror(-rec->maps.unwind_load_err));
+		else
+			snprintf(rec->uw_state, sizeof(rec->uw_state), "fp");
+		return 0;
+	}
+	rec->uw = unwinder__new(&rec->maps.unwind);
+	if (!rec->uw)
+		return recorder__errorf(rec, -errno, "unwind tables: %s", strerror(errno));
+	snprintf(rec->uw_state, sizeof(rec->uw_state), "%s",
+		 rec->o.unwind == RECORDER_UNWIND_DWARF ? "dwarf" : "auto");
+	return 0;
+}
+
+const char *recorder__unwind_state(const struct recorder *rec)
+{
+	return rec->uw_state;
+}
+
 int recorder__start(struct recorder *rec)
 {
 	const struct recorder_opts *o = &rec->o;
@@ -1308,6 +1377,7 @@ int recorder__start(struct recorder *rec)
 		}
 	}
 	err = rec->ops->open(&rec->mode, o, rec->child != NULL, &rec->maps, rec);
+	err = err ?: open_unwinder(rec); /* [unwind] */
 	err = err ?: setup_ksyms(rec);
 	err = err ?: write_kernel_info(rec);
 	if (err)
@@ -1351,6 +1421,8 @@ fail:
 	rec->rb = NULL;
 	mmapwatch__free(rec->mw);
 	rec->mw = NULL;
+	unwinder__free(rec->uw); /* [unwind] */
+	rec->uw = NULL;
 	if (rec->mode) {
 		rec->ops->detach(rec->mode);
 		rec->ops->free(rec->mode);
@@ -1439,6 +1511,7 @@ static int write_end_meta(struct recorder *rec, uint64_t now)
 	int err;
 
 	err = meta__add(&m, "duration_ns", "%llu", (unsigned long long)(now - rec->mono_start));
+	err = err ?: meta__add(&m, "unwind_used", "%s", rec->uw_state); /* [unwind] */
 	err = err ?: meta__add(&m, "end_reason", "%s", rec->end_reason);
 	if (!err && rec->cmd_exit_code >= 0)
 		err = meta__add(&m, "target_exit_status", "%d", rec->cmd_exit_code);
@@ -1533,6 +1606,7 @@ void recorder__free(struct recorder *rec)
 	}
 	ring_buffer__free(rec->rb);
 	mmapwatch__free(rec->mw);
+	unwinder__free(rec->uw); /* [unwind] */
 	if (rec->w)
 		stk_writer__close(rec->w);
 	child__free(rec->child);

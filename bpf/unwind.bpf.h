@@ -1,0 +1,355 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * unwind.bpf.h - the user-stack unwinder: walks a user stack from the
+ * task's registers with the .eh_frame tables record/unwinder.c loads
+ * (rows built by record/unwind_table.c), so stacks are whole in programs
+ * built without frame pointers (Debian's libc, python3, ...).
+ *
+ * Per frame, all bounded: tgid -> sorted mappings (binary search, 10
+ * steps) -> (table, bias); {table, page} -> row range; binary search of
+ * the rows (STKREC_UW_SEARCH_STEPS steps).  Frames are a bpf_loop
+ * (Linux 5.17+) over per-CPU scratch.  Callers are looked up at return
+ * address - 1 (the call may be a function's last instruction), except
+ * above a signal frame, whose saved pc is exact.  A mapping without a
+ * table takes one frame-pointer step (auto).
+ *
+ * Included after common.bpf.h by each program that takes user stacks.
+ * With unwind_mode == 0 (--unwind=fp), user_stack_store() is
+ * stack_store(ctx, 0): the frame-pointer stack, as before.
+ */
+#ifndef STKREC_UNWIND_BPF_H
+#define STKREC_UNWIND_BPF_H
+
+#include "stkrec.h"
+
+/* Set by user space before load: 0 fp, 1 auto (tables, else frame
+ * pointers), 2 dwarf (tables only). */
+const volatile __u8 unwind_mode = 0;
+
+#define UW_MODE_FP 0
+#define UW_MODE_AUTO 1
+#define UW_MODE_DWARF 2
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__type(key, __u32);
+	__type(value, struct stkrec_unwind_row);
+	__uint(max_entries, 1); /* the row budget, set by user space */
+	__uint(map_flags, BPF_F_MMAPABLE); /* user space memcpy()s tables in */
+} unwind_rows SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, struct stkrec_unwind_page_key);
+	__type(value, struct stkrec_unwind_page);
+	__uint(max_entries, 1); /* set by user space */
+} unwind_pages SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, __u32);
+	__type(value, struct stkrec_unwind_proc);
+	__uint(max_entries, 1); /* set by user space */
+	__uint(map_flags, BPF_F_NO_PREALLOC); /* 16 KiB a process: only live ones */
+} unwind_procs SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, __u32);
+	__type(value, struct stkrec_unwind_state);
+	__uint(max_entries, 1);
+} unwind_state SEC(".maps");
+
+/* The unwound frames; scratch slot 0 gets the frame-pointer stack to
+ * compare with. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, __u32);
+	__type(value, struct stkrec_stack);
+	__uint(max_entries, 1);
+} unwind_frames SEC(".maps");
+
+#define UW_MAP_STEPS 10 /* 2^10 > STKREC_UW_MAX_MAPPINGS */
+
+/* The mapping of @proc that holds @pc, or NULL. */
+static __always_inline const struct stkrec_unwind_mapping *
+uw_find_mapping(const struct stkrec_unwind_proc *proc, __u64 pc)
+{
+	__u32 lo = 0, hi = proc->nr, i;
+	const struct stkrec_unwind_mapping *m;
+
+	if (hi > STKREC_UW_MAX_MAPPINGS)
+		hi = STKREC_UW_MAX_MAPPINGS;
+	if (hi == 0)
+		return NULL;
+	/* The last mapping with start <= pc. */
+	for (i = 0; i < UW_MAP_STEPS; i++) {
+		__u32 mid;
+
+		if (hi - lo <= 1)
+			break;
+		mid = lo + (hi - lo) / 2;
+		if (proc->m[mid & (STKREC_UW_MAX_MAPPINGS - 1)].start <= pc)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	m = &proc->m[lo & (STKREC_UW_MAX_MAPPINGS - 1)];
+	if (pc < m->start || pc >= m->end)
+		return NULL;
+	return m;
+}
+
+/* The row covering ELF address @rel of @table, or NULL. */
+static __always_inline const struct stkrec_unwind_row *uw_find_row(__u32 table, __u64 rel)
+{
+	struct stkrec_unwind_page_key pk = { .table = table, .page = (__u32)(rel >> STKREC_UW_PAGE_SHIFT) };
+	const struct stkrec_unwind_page *pg;
+	const struct stkrec_unwind_row *r;
+	__u32 lo, hi, i, idx;
+
+	if (rel > 0xffffffffULL)
+		return NULL;
+	pg = bpf_map_lookup_elem(&unwind_pages, &pk);
+	if (!pg || pg->nr == 0)
+		return NULL;
+	lo = pg->first;
+	hi = pg->first + pg->nr;
+	for (i = 0; i < STKREC_UW_SEARCH_STEPS; i++) {
+		__u32 mid;
+
+		if (hi - lo <= 1)
+			break;
+		mid = lo + (hi - lo) / 2;
+		r = bpf_map_lookup_elem(&unwind_rows, &mid);
+		if (!r)
+			return NULL;
+		if (r->pc <= (__u32)rel)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	idx = lo;
+	r = bpf_map_lookup_elem(&unwind_rows, &idx);
+	if (!r || r->pc > (__u32)rel)
+		return NULL;
+	return r;
+}
+
+static __always_inline int uw_read(__u64 *out, __u64 addr)
+{
+	return bpf_probe_read_user(out, sizeof(*out), (const void *)addr) ? -1 : 0;
+}
+
+/* One frame: record the pc, find the caller.  0 to go on, 1 to stop. */
+static long uw_step(__u32 index, void *unused)
+{
+	const struct stkrec_unwind_mapping *m;
+	const struct stkrec_unwind_row *r;
+	struct stkrec_unwind_state *st;
+	struct stkrec_unwind_proc *proc;
+	struct stkrec_stack *f;
+	__u64 pc, cfa, ra, bp;
+	__u32 zero = 0, n;
+
+	(void)index;
+	(void)unused;
+	st = bpf_map_lookup_elem(&unwind_state, &zero);
+	f = bpf_map_lookup_elem(&unwind_frames, &zero);
+	if (!st || !f)
+		return 1;
+	n = st->nr;
+	if (n >= STKREC_MAX_DEPTH) {
+		st->stop = STKREC_UW_STOP_DEPTH;
+		return 1;
+	}
+	f->ips[n] = st->pc;
+	st->nr = n + 1;
+	pc = st->pc - (n > 0 && !st->signal ? 1 : 0);
+	st->signal = 0;
+
+	proc = bpf_map_lookup_elem(&unwind_procs, &st->tgid);
+	if (!proc) {
+		st->stop = STKREC_UW_STOP_NO_MAP;
+		return 1;
+	}
+	m = uw_find_mapping(proc, pc);
+	if (!m) {
+		st->stop = STKREC_UW_STOP_NO_MAP;
+		return 1;
+	}
+	if (m->table == STKREC_UW_NO_TABLE) {
+		/* No CFI for this file: one frame-pointer step. */
+		if (unwind_mode != UW_MODE_AUTO) {
+			st->stop = STKREC_UW_STOP_NO_ROW;
+			return 1;
+		}
+		bp = st->bp;
+		if (bp < st->sp || uw_read(&ra, bp + 8) || uw_read(&st->bp, bp)) {
+			st->stop = STKREC_UW_STOP_FP;
+			return 1;
+		}
+		st->fp_steps++;
+		st->sp = bp + 16;
+		goto caller;
+	}
+	r = uw_find_row(m->table, pc - m->bias);
+	if (!r) {
+		st->stop = STKREC_UW_STOP_NO_ROW;
+		return 1;
+	}
+	switch (r->kind) {
+	case STKREC_UW_CFA_RSP:
+		cfa = st->sp + r->cfa_off;
+		break;
+	case STKREC_UW_CFA_RBP:
+		cfa = st->bp + r->cfa_off;
+		break;
+	case STKREC_UW_CFA_RBP_DEREF:
+		if (uw_read(&cfa, st->bp - r->cfa_off)) {
+			st->stop = STKREC_UW_STOP_FAULT;
+			return 1;
+		}
+		break;
+	case STKREC_UW_PLT:
+		cfa = st->sp + r->cfa_off + (((st->pc & 15) >= (__u64)r->rbp_off) ? 8 : 0);
+		break;
+	case STKREC_UW_SIGNAL:
+		/* The interrupted context, from the ucontext at rsp. */
+		if (uw_read(&bp, st->sp + 120) || uw_read(&cfa, st->sp + 160) ||
+		    uw_read(&ra, st->sp + 168)) {
+			st->stop = STKREC_UW_STOP_FAULT;
+			return 1;
+		}
+		st->bp = bp;
+		st->sp = cfa;
+		st->pc = ra;
+		st->signal = 1;
+		return ra == 0;
+	case STKREC_UW_END:
+		return 1; /* the outermost frame: a whole stack */
+	case STKREC_UW_NONE:
+		st->stop = STKREC_UW_STOP_NO_ROW;
+		return 1;
+	default:
+		st->stop = STKREC_UW_STOP_UNSUPP;
+		return 1;
+	}
+	if (cfa <= st->sp) {
+		st->stop = STKREC_UW_STOP_LOOP;
+		return 1;
+	}
+	if (uw_read(&ra, cfa - 8)) {
+		st->stop = STKREC_UW_STOP_FAULT;
+		return 1;
+	}
+	if (r->rbp_off == STKREC_UW_RBP_LOST) {
+		st->bp = 0;
+	} else if (r->rbp_off && r->kind != STKREC_UW_PLT) {
+		if (uw_read(&st->bp, cfa + (__s64)r->rbp_off * 8)) {
+			st->stop = STKREC_UW_STOP_FAULT;
+			return 1;
+		}
+	}
+	st->sp = cfa;
+caller:
+	st->pc = ra;
+	return ra == 0; /* a zero return address ends the stack too */
+}
+
+/* The task's user registers into @st: @uregs (pc, sp, bp) when the
+ * caller has them, else those saved at the task's kernel entry.  0 or -1. */
+static __always_inline int uw_regs(struct stkrec_unwind_state *st, const __u64 *uregs)
+{
+	struct task_struct *task;
+	struct pt_regs *regs;
+
+	if (uregs) {
+		st->pc = uregs[0];
+		st->sp = uregs[1];
+		st->bp = uregs[2];
+		return 0;
+	}
+	task = bpf_get_current_task_btf();
+	if (!task->mm) /* kernel threads have no user stack */
+		return -1;
+	regs = (struct pt_regs *)bpf_task_pt_regs(task);
+	if (!regs)
+		return -1;
+	if (bpf_probe_read_kernel(&st->pc, sizeof(st->pc), &regs->ip) ||
+	    bpf_probe_read_kernel(&st->sp, sizeof(st->sp), &regs->sp) ||
+	    bpf_probe_read_kernel(&st->bp, sizeof(st->bp), &regs->bp))
+		return -1;
+	/* Past the user half: no user context saved there. */
+	if ((__s64)st->pc < 0 || st->pc == 0)
+		return -1;
+	return 0;
+}
+
+/*
+ * The current task's user stack, unwound with the tables, stored as
+ * stack_store() stores frame-pointer stacks.  @user_regs: pc, sp, bp as
+ * sampled if the sample was taken in user mode, else NULL (the registers
+ * saved at the task's kernel entry are used).  Falls back to
+ * the frame-pointer stack (counted) when the process has no tables yet,
+ * when there are no user registers, or, in auto mode, when the
+ * frame-pointer walk finds more frames than the tables did.
+ */
+static __always_inline __s64 user_stack_store(void *ctx, const __u64 *user_regs)
+{
+	struct stkrec_unwind_state *st;
+	struct stkrec_stack *f, *fp;
+	__u32 zero = 0, tgid;
+	long ret;
+
+	if (unwind_mode == UW_MODE_FP)
+		return stack_store(ctx, 0);
+	st = bpf_map_lookup_elem(&unwind_state, &zero);
+	f = bpf_map_lookup_elem(&unwind_frames, &zero);
+	if (!st || !f)
+		return stack_store(ctx, 0);
+	tgid = bpf_get_current_pid_tgid() >> 32;
+	if (!bpf_map_lookup_elem(&unwind_procs, &tgid)) {
+		stat_inc(STKREC_STAT_UW_FB_NOPROC);
+		return stack_store(ctx, 0);
+	}
+	if (uw_regs(st, user_regs)) {
+		stat_inc(STKREC_STAT_UW_FB_NOREGS);
+		return stack_store(ctx, 0);
+	}
+	st->tgid = tgid;
+	st->nr = 0;
+	st->stop = 0;
+	st->signal = 0;
+	st->fp_steps = 0;
+	bpf_loop(STKREC_MAX_DEPTH + 1, uw_step, NULL, 0);
+	stat_inc(STKREC_STAT_UW_STACKS);
+	if (st->fp_steps)
+		stat_add(STKREC_STAT_UW_FP_STEPS, st->fp_steps);
+	if (st->stop) {
+		__u32 nr = st->nr;
+
+		if (st->stop < STKREC_UW_NR_STOPS)
+			stat_inc(STKREC_STAT_UW_STOP_BASE + st->stop);
+		if (unwind_mode == UW_MODE_AUTO && st->stop != STKREC_UW_STOP_DEPTH) {
+			/* Never worse than the frame pointers: take theirs
+			 * if they found more. */
+			fp = bpf_map_lookup_elem(&scratch, &zero);
+			if (fp) {
+				ret = bpf_get_stack(ctx, fp->ips, sizeof(fp->ips), BPF_F_USER_STACK);
+				if (ret > 0 && (__u64)ret / sizeof(__u64) > nr) {
+					stat_inc(STKREC_STAT_UW_FB_SHORTER);
+					return stack_store_frames(fp, ret / sizeof(__u64), 0);
+				}
+			}
+		}
+		/* The last frame says why the walk stopped. */
+		if (nr >= STKREC_MAX_DEPTH)
+			nr = STKREC_MAX_DEPTH - 1;
+		f->ips[nr] = STKREC_UW_MARK | st->stop;
+		st->nr = nr + 1;
+	}
+	return stack_store_frames(f, st->nr, 0);
+}
+
+#endif /* STKREC_UNWIND_BPF_H */
