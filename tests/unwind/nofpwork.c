@@ -12,11 +12,15 @@
  * frame pointers either) calls back into the program once per round.
  *
  *   nofpwork [SECONDS]   run for SECONDS (default 3), then exit 0
+ *   nofpwork read        copy stdin to nowhere until EOF: main;reader;read
+ *                        blocks on a pipe (off-CPU tests)
  */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #define NOINLINE __attribute__((noinline, noclone))
 
@@ -65,6 +69,17 @@ static int cmp(const void *a, const void *b)
 	return *(const int *)a - *(const int *)b;
 }
 
+NOINLINE static long reader(void)
+{
+	char buf[4096];
+	long total = 0;
+	ssize_t n;
+
+	while ((n = read(0, buf, sizeof(buf))) > 0)
+		total += n;
+	return total;
+}
+
 static double now(void)
 {
 	struct timespec ts;
@@ -75,10 +90,16 @@ static double now(void)
 
 int main(int argc, char **argv)
 {
-	double secs = argc > 1 ? atof(argv[1]) : 3.0, end = now() + secs;
 	int v[8] = { 5, 3, 7, 1, 8, 2, 6, 4 };
 	unsigned int round = 0, i;
+	double secs, end;
 
+	if (argc > 1 && strcmp(argv[1], "read") == 0) {
+		printf("%ld bytes\n", reader());
+		return 0;
+	}
+	secs = argc > 1 ? atof(argv[1]) : 3.0;
+	end = now() + secs;
 	while (now() < end) {
 		for (i = 0; i < 5; i++)
 			alpha(2000);
