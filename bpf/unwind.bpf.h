@@ -71,17 +71,26 @@ struct {
 
 #define UW_MAP_STEPS 10 /* 2^10 > STKREC_UW_MAX_MAPPINGS */
 
-/* The mapping of @proc that holds @pc, or NULL. */
-static __always_inline const struct stkrec_unwind_mapping *
-uw_find_mapping(const struct stkrec_unwind_proc *proc, __u64 pc)
-{
-	__u32 lo = 0, hi = proc->nr, i;
-	const struct stkrec_unwind_mapping *m;
+/*
+ * The two searches are global functions: the verifier checks each once,
+ * on its own, instead of in every state of every frame of the loop
+ * (bpf_loop callbacks are verified iteration by iteration since Linux
+ * 6.7, which made the inlined searches cost a second of load time).
+ */
 
+/* Index in @tgid's mappings of the one holding @pc, or -1. */
+__noinline int uw_mapping_idx(__u32 tgid, __u64 pc)
+{
+	const struct stkrec_unwind_proc *proc = bpf_map_lookup_elem(&unwind_procs, &tgid);
+	__u32 lo = 0, hi, i;
+
+	if (!proc)
+		return -1;
+	hi = proc->nr;
 	if (hi > STKREC_UW_MAX_MAPPINGS)
 		hi = STKREC_UW_MAX_MAPPINGS;
 	if (hi == 0)
-		return NULL;
+		return -1;
 	/* The last mapping with start <= pc. */
 	for (i = 0; i < UW_MAP_STEPS; i++) {
 		__u32 mid;
@@ -94,25 +103,26 @@ uw_find_mapping(const struct stkrec_unwind_proc *proc, __u64 pc)
 		else
 			hi = mid;
 	}
-	m = &proc->m[lo & (STKREC_UW_MAX_MAPPINGS - 1)];
-	if (pc < m->start || pc >= m->end)
-		return NULL;
-	return m;
+	lo &= STKREC_UW_MAX_MAPPINGS - 1;
+	if (pc < proc->m[lo].start || pc >= proc->m[lo].end)
+		return -1;
+	return (int)lo;
 }
 
-/* The row covering ELF address @rel of @table, or NULL. */
-static __always_inline const struct stkrec_unwind_row *uw_find_row(__u32 table, __u64 rel)
+/* Index in unwind_rows of the row covering ELF address @rel of @table,
+ * or -1. */
+__noinline long uw_row_idx(__u32 table, __u64 rel)
 {
 	struct stkrec_unwind_page_key pk = { .table = table, .page = (__u32)(rel >> STKREC_UW_PAGE_SHIFT) };
 	const struct stkrec_unwind_page *pg;
 	const struct stkrec_unwind_row *r;
-	__u32 lo, hi, i, idx;
+	__u32 lo, hi, i;
 
 	if (rel > 0xffffffffULL)
-		return NULL;
+		return -1;
 	pg = bpf_map_lookup_elem(&unwind_pages, &pk);
 	if (!pg || pg->nr == 0)
-		return NULL;
+		return -1;
 	lo = pg->first;
 	hi = pg->first + pg->nr;
 	for (i = 0; i < STKREC_UW_SEARCH_STEPS; i++) {
@@ -123,17 +133,16 @@ static __always_inline const struct stkrec_unwind_row *uw_find_row(__u32 table, 
 		mid = lo + (hi - lo) / 2;
 		r = bpf_map_lookup_elem(&unwind_rows, &mid);
 		if (!r)
-			return NULL;
+			return -1;
 		if (r->pc <= (__u32)rel)
 			lo = mid;
 		else
 			hi = mid;
 	}
-	idx = lo;
-	r = bpf_map_lookup_elem(&unwind_rows, &idx);
+	r = bpf_map_lookup_elem(&unwind_rows, &lo);
 	if (!r || r->pc > (__u32)rel)
-		return NULL;
-	return r;
+		return -1;
+	return lo;
 }
 
 static __always_inline int uw_read(__u64 *out, __u64 addr)
@@ -150,7 +159,9 @@ static long uw_step(__u32 index, void *unused)
 	struct stkrec_unwind_proc *proc;
 	struct stkrec_stack *f;
 	__u64 pc, cfa, ra, bp;
-	__u32 zero = 0, n;
+	__u32 zero = 0, n, ri32;
+	long ri;
+	int mi;
 
 	(void)index;
 	(void)unused;
@@ -169,15 +180,12 @@ static long uw_step(__u32 index, void *unused)
 	st->signal = 0;
 
 	proc = bpf_map_lookup_elem(&unwind_procs, &st->tgid);
-	if (!proc) {
+	mi = uw_mapping_idx(st->tgid, pc);
+	if (!proc || mi < 0) {
 		st->stop = STKREC_UW_STOP_NO_MAP;
 		return 1;
 	}
-	m = uw_find_mapping(proc, pc);
-	if (!m) {
-		st->stop = STKREC_UW_STOP_NO_MAP;
-		return 1;
-	}
+	m = &proc->m[mi & (STKREC_UW_MAX_MAPPINGS - 1)];
 	if (m->table == STKREC_UW_NO_TABLE) {
 		/* No CFI for this file: one frame-pointer step. */
 		if (unwind_mode != UW_MODE_AUTO) {
@@ -193,7 +201,9 @@ static long uw_step(__u32 index, void *unused)
 		st->sp = bp + 16;
 		goto caller;
 	}
-	r = uw_find_row(m->table, pc - m->bias);
+	ri = uw_row_idx(m->table, pc - m->bias);
+	ri32 = (__u32)ri;
+	r = ri < 0 ? NULL : bpf_map_lookup_elem(&unwind_rows, &ri32);
 	if (!r) {
 		st->stop = STKREC_UW_STOP_NO_ROW;
 		return 1;

@@ -1313,6 +1313,8 @@ static int open_mmapwatch(struct recorder *rec)
  * it is off; says in uw_state (META unwind_used) what runs. */
 static int open_unwinder(struct recorder *rec)
 {
+	size_t i;
+
 	if (rec->maps.unwind.rows_fd < 0) {
 		if (rec->maps.unwind_load_err)
 			snprintf(rec->uw_state, sizeof(rec->uw_state),
@@ -1326,6 +1328,17 @@ static int open_unwinder(struct recorder *rec)
 		return recorder__errorf(rec, -errno, "unwind tables: %s", strerror(errno));
 	snprintf(rec->uw_state, sizeof(rec->uw_state), "%s",
 		 rec->o.unwind == RECORDER_UNWIND_DWARF ? "dwarf" : "auto");
+	/* -p processes run already: their tables before their first sample
+	 * (others get them when first sampled). */
+	for (i = 0; i < rec->o.nr_pids; i++) {
+		struct stk_proc_maps maps = { 0 };
+		char comm[16] = "";
+
+		if (procmaps__snapshot(rec->pm, "/proc", rec->o.pids[i], comm, now_ns(CLOCK_MONOTONIC),
+				       &maps) == 0)
+			unwinder__add_process(rec->uw, &maps);
+		procmaps__free_snapshot(&maps);
+	}
 	return 0;
 }
 
