@@ -86,9 +86,10 @@ __noinline int uw_mapping_idx(__u32 tgid, __u64 pc)
 
 	if (!proc)
 		return -1;
+	/* Not clamped to STKREC_UW_MAX_MAPPINGS here (user space never
+	 * writes more; the index is masked): bounds the verifier can track
+	 * would make it walk every iteration's range apart. */
 	hi = proc->nr;
-	if (hi > STKREC_UW_MAX_MAPPINGS)
-		hi = STKREC_UW_MAX_MAPPINGS;
 	if (hi == 0)
 		return -1;
 	/* The last mapping with start <= pc. */
@@ -297,35 +298,31 @@ static __always_inline int uw_regs(struct stkrec_unwind_state *st, const __u64 *
 }
 
 /*
- * The current task's user stack, unwound with the tables, stored as
- * stack_store() stores frame-pointer stacks.  @user_regs: pc, sp, bp as
- * sampled if the sample was taken in user mode, else NULL (the registers
- * saved at the task's kernel entry are used).  Falls back to
- * the frame-pointer stack (counted) when the process has no tables yet,
- * when there are no user registers, or, in auto mode, when the
- * frame-pointer walk finds more frames than the tables did.
+ * Walk the current task's user stack into unwind_frames.  Returns the
+ * number of frames (with the stop marker), or 0 when the frame-pointer
+ * stack is to be taken instead: the process has no tables yet, there are
+ * no user registers, or (auto) the frame pointers find more frames than
+ * the tables did.  Counted in the stats either way.
  */
-static __always_inline __s64 user_stack_store(void *ctx, const __u64 *user_regs)
+static __always_inline __u32 uw_walk(void *ctx, const __u64 *user_regs)
 {
 	struct stkrec_unwind_state *st;
 	struct stkrec_stack *f, *fp;
-	__u32 zero = 0, tgid;
+	__u32 zero = 0, tgid, nr;
 	long ret;
 
-	if (unwind_mode == UW_MODE_FP)
-		return stack_store(ctx, 0);
 	st = bpf_map_lookup_elem(&unwind_state, &zero);
 	f = bpf_map_lookup_elem(&unwind_frames, &zero);
 	if (!st || !f)
-		return stack_store(ctx, 0);
+		return 0;
 	tgid = bpf_get_current_pid_tgid() >> 32;
 	if (!bpf_map_lookup_elem(&unwind_procs, &tgid)) {
 		stat_inc(STKREC_STAT_UW_FB_NOPROC);
-		return stack_store(ctx, 0);
+		return 0;
 	}
 	if (uw_regs(st, user_regs)) {
 		stat_inc(STKREC_STAT_UW_FB_NOREGS);
-		return stack_store(ctx, 0);
+		return 0;
 	}
 	st->tgid = tgid;
 	st->nr = 0;
@@ -336,30 +333,64 @@ static __always_inline __s64 user_stack_store(void *ctx, const __u64 *user_regs)
 	stat_inc(STKREC_STAT_UW_STACKS);
 	if (st->fp_steps)
 		stat_add(STKREC_STAT_UW_FP_STEPS, st->fp_steps);
-	if (st->stop) {
-		__u32 nr = st->nr;
-
-		if (st->stop < STKREC_UW_NR_STOPS)
-			stat_inc(STKREC_STAT_UW_STOP_BASE + st->stop);
-		if (unwind_mode == UW_MODE_AUTO && st->stop != STKREC_UW_STOP_DEPTH) {
-			/* Never worse than the frame pointers: take theirs
-			 * if they found more. */
-			fp = bpf_map_lookup_elem(&scratch, &zero);
-			if (fp) {
-				ret = bpf_get_stack(ctx, fp->ips, sizeof(fp->ips), BPF_F_USER_STACK);
-				if (ret > 0 && (__u64)ret / sizeof(__u64) > nr) {
-					stat_inc(STKREC_STAT_UW_FB_SHORTER);
-					return stack_store_frames(fp, ret / sizeof(__u64), 0);
-				}
+	nr = st->nr;
+	if (!st->stop)
+		return nr;
+	if (st->stop < STKREC_UW_NR_STOPS)
+		stat_inc(STKREC_STAT_UW_STOP_BASE + st->stop);
+	if (unwind_mode == UW_MODE_AUTO && st->stop != STKREC_UW_STOP_DEPTH) {
+		/* Never worse than the frame pointers: take theirs if they
+		 * find more. */
+		fp = bpf_map_lookup_elem(&scratch, &zero);
+		if (fp) {
+			ret = bpf_get_stack(ctx, fp->ips, sizeof(fp->ips), BPF_F_USER_STACK);
+			if (ret > 0 && (__u64)ret / sizeof(__u64) > nr) {
+				stat_inc(STKREC_STAT_UW_FB_SHORTER);
+				return 0;
 			}
 		}
-		/* The last frame says why the walk stopped. */
-		if (nr >= STKREC_MAX_DEPTH)
-			nr = STKREC_MAX_DEPTH - 1;
-		f->ips[nr] = STKREC_UW_MARK | st->stop;
-		st->nr = nr + 1;
 	}
-	return stack_store_frames(f, st->nr, 0);
+	/* The last frame says why the walk stopped. */
+	if (nr >= STKREC_MAX_DEPTH)
+		nr = STKREC_MAX_DEPTH - 1;
+	f->ips[nr] = STKREC_UW_MARK | st->stop;
+	return nr + 1;
+}
+
+/*
+ * The current task's user stack, unwound with the tables, stored as
+ * stack_store() stores frame-pointer stacks; or the frame-pointer stack
+ * when uw_walk() says so.  @user_regs: pc, sp, bp as sampled if the
+ * sample was taken in user mode, else NULL (the registers saved at the
+ * task's kernel entry are used).  One stack_store_frames() call site:
+ * each costs the verifier a 127-step hash loop.
+ */
+static __always_inline __s64 user_stack_store(void *ctx, const __u64 *user_regs)
+{
+	struct stkrec_stack *s;
+	__u32 zero = 0, nr;
+	long ret;
+
+	if (unwind_mode == UW_MODE_FP)
+		return stack_store(ctx, 0);
+	nr = uw_walk(ctx, user_regs);
+	s = bpf_map_lookup_elem(nr ? (void *)&unwind_frames : (void *)&scratch, &zero);
+	if (!s)
+		return -ENOMEM;
+	if (!nr) {
+		/* As stack_store(ctx, 0). */
+		ret = bpf_get_stack(ctx, s->ips, sizeof(s->ips), BPF_F_USER_STACK);
+		if (ret == 0 || ret == -EFAULT) {
+			stat_inc(STKREC_STAT_USTACK_EFAULT);
+			return -EFAULT;
+		}
+		if (ret < 0) {
+			stat_inc(STKREC_STAT_USTACK_OTHER);
+			return ret;
+		}
+		nr = ret / sizeof(__u64);
+	}
+	return stack_store_frames(s, nr, 0);
 }
 
 #endif /* STKREC_UNWIND_BPF_H */
