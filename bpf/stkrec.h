@@ -227,12 +227,14 @@ struct stkrec_unwind_state {
 	__u32 stop;
 	__u32 signal;	/* the previous frame was a signal frame: pc is exact */
 	__u32 fp_steps;
-	__u32 pad;
+	__u32 stale;	/* an address in no known mapping was met */
 };
 
 /* Ring buffer events, BPF -> user space. */
 #define STKREC_EV_NEW_PROC 1 /* first sample of a process (or first since its exec) */
 #define STKREC_EV_EXIT	   2 /* a process announced before has exited */
+#define STKREC_EV_MAPS_STALE 3 /* [unwind] a user stack left the process's known
+				* mappings: reload them (at most every 100 ms) */
 
 struct stkrec_event {
 	__u32 type;

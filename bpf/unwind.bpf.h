@@ -60,6 +60,16 @@ struct {
 	__uint(max_entries, 1);
 } unwind_state SEC(".maps");
 
+/* tgid -> when it last asked user space to reload its mappings. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__type(key, __u32);
+	__type(value, __u64);
+	__uint(max_entries, 4096);
+} unwind_stale SEC(".maps");
+
+#define UW_STALE_NS 100000000ULL
+
 /* The unwound frames; scratch slot 0 gets the frame-pointer stack to
  * compare with. */
 struct {
@@ -183,8 +193,15 @@ static long uw_step(__u32 index, void *unused)
 	proc = bpf_map_lookup_elem(&unwind_procs, &st->tgid);
 	mi = uw_mapping_idx(st->tgid, pc);
 	if (!proc || mi < 0) {
-		st->stop = STKREC_UW_STOP_NO_MAP;
-		return 1;
+		/* JIT code, or a mapping made since the process's mappings
+		 * were loaded (a short-lived process sampled before ld.so
+		 * mapped libc): frame pointers, as without tables (auto). */
+		st->stale = 1;
+		if (unwind_mode != UW_MODE_AUTO) {
+			st->stop = STKREC_UW_STOP_NO_MAP;
+			return 1;
+		}
+		goto fp_step;
 	}
 	m = &proc->m[mi & (STKREC_UW_MAX_MAPPINGS - 1)];
 	if (m->table == STKREC_UW_NO_TABLE) {
@@ -193,14 +210,7 @@ static long uw_step(__u32 index, void *unused)
 			st->stop = STKREC_UW_STOP_NO_ROW;
 			return 1;
 		}
-		bp = st->bp;
-		if (bp < st->sp || uw_read(&ra, bp + 8) || uw_read(&st->bp, bp)) {
-			st->stop = STKREC_UW_STOP_FP;
-			return 1;
-		}
-		st->fp_steps++;
-		st->sp = bp + 16;
-		goto caller;
+		goto fp_step;
 	}
 	ri = uw_row_idx(m->table, pc - m->bias);
 	ri32 = (__u32)ri;
@@ -266,6 +276,18 @@ static long uw_step(__u32 index, void *unused)
 caller:
 	st->pc = ra;
 	return ra == 0; /* a zero return address ends the stack too */
+fp_step:
+	/* rbp = 0 ends a frame-pointer chain, as it ends the kernel's. */
+	bp = st->bp;
+	if (bp == 0)
+		return 1;
+	if (bp < st->sp || uw_read(&ra, bp + 8) || uw_read(&st->bp, bp)) {
+		st->stop = STKREC_UW_STOP_FP;
+		return 1;
+	}
+	st->fp_steps++;
+	st->sp = bp + 16;
+	goto caller;
 }
 
 /* The task's user registers into @st: @uregs (pc, sp, bp) when the
@@ -295,6 +317,29 @@ static __always_inline int uw_regs(struct stkrec_unwind_state *st, const __u64 *
 	if ((__s64)st->pc < 0 || st->pc == 0)
 		return -1;
 	return 0;
+}
+
+/* Ask user space to reload @tgid's mappings (JIT code asks at most every
+ * UW_STALE_NS, so it cannot flood the ring buffer). */
+static __always_inline void uw_report_stale(__u32 tgid)
+{
+	__u64 now = bpf_ktime_get_ns(), *last = bpf_map_lookup_elem(&unwind_stale, &tgid);
+	struct stkrec_event *e;
+
+	if (last && now - *last < UW_STALE_NS)
+		return;
+	bpf_map_update_elem(&unwind_stale, &tgid, &now, BPF_ANY);
+	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (!e) {
+		stat_inc(STKREC_STAT_EVENTS_LOST);
+		return;
+	}
+	e->type = STKREC_EV_MAPS_STALE;
+	e->tgid = tgid;
+	e->tid = 0;
+	e->pad = 0;
+	__builtin_memset(e->comm, 0, sizeof(e->comm));
+	bpf_ringbuf_submit(e, 0);
 }
 
 /*
@@ -329,7 +374,10 @@ static __always_inline __u32 uw_walk(void *ctx, const __u64 *user_regs)
 	st->stop = 0;
 	st->signal = 0;
 	st->fp_steps = 0;
+	st->stale = 0;
 	bpf_loop(STKREC_MAX_DEPTH + 1, uw_step, NULL, 0);
+	if (st->stale)
+		uw_report_stale(tgid);
 	stat_inc(STKREC_STAT_UW_STACKS);
 	if (st->fp_steps)
 		stat_add(STKREC_STAT_UW_FP_STEPS, st->fp_steps);

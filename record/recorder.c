@@ -678,6 +678,29 @@ static int refresh_event_snaps(struct recorder *rec)
 	return err;
 }
 
+/* [unwind] @tgid's stack left its mappings as the unwinder knows them:
+ * give it the current ones (the recorder's own snapshot is refreshed at
+ * the next flush, or when a leaf needs it). */
+static void unwind_refresh(struct recorder *rec, uint32_t tgid)
+{
+	struct stk_proc_maps maps = { 0 };
+	char comm[16] = "";
+	int err = -ENOENT;
+
+	if (!rec->uw)
+		return;
+	if (rec->mw) {
+		mmapwatch__drain(rec->mw);
+		if (mmapwatch__complete(rec->mw, tgid, NULL, NULL))
+			err = mmapwatch__snapshot(rec->mw, rec->pm, tgid, comm, &maps);
+	}
+	if (err)
+		err = procmaps__snapshot(rec->pm, "/proc", tgid, comm, now_ns(CLOCK_MONOTONIC), &maps);
+	if (!err)
+		unwinder__add_process(rec->uw, &maps);
+	procmaps__free_snapshot(&maps);
+}
+
 static int on_event(void *ctx, void *data, size_t size)
 {
 	struct recorder *rec = ctx;
@@ -697,6 +720,9 @@ static int on_event(void *ctx, void *data, size_t size)
 		break;
 	case STKREC_EV_EXIT:
 		proc_exited(rec, e->tgid);
+		break;
+	case STKREC_EV_MAPS_STALE: /* [unwind] */
+		unwind_refresh(rec, e->tgid);
 		break;
 	}
 	return 0;
