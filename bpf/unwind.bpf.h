@@ -360,6 +360,10 @@ static __always_inline __u32 uw_walk(void *ctx, const __u64 *user_regs)
 	f = bpf_map_lookup_elem(&unwind_frames, &zero);
 	if (!st || !f)
 		return 0;
+	/* Kernel threads have no user stack: stack_store() says so (EFAULT),
+	 * not counted as a fallback. */
+	if (!bpf_get_current_task_btf()->mm)
+		return 0;
 	tgid = bpf_get_current_pid_tgid() >> 32;
 	if (!bpf_map_lookup_elem(&unwind_procs, &tgid)) {
 		stat_inc(STKREC_STAT_UW_FB_NOPROC);
