@@ -104,7 +104,9 @@ struct stkrec_offcpu_value {
 #define STKREC_STAT_UW_FB_SHORTER	17 /* frame-pointer stack: the tables stopped
 					    * earlier than the frame pointers (auto) */
 #define STKREC_STAT_UW_FP_STEPS		18 /* frames found by frame pointer (no table) */
-#define STKREC_STAT_UW_STOP_BASE	19 /* + STKREC_UW_STOP_*: walks stopped early */
+#define STKREC_STAT_UW_FB_LEAF		19 /* frame-pointer stack: the leaf is in no
+					    * mapping the unwinder knows (yet) */
+#define STKREC_STAT_UW_STOP_BASE	20 /* + STKREC_UW_STOP_*: walks stopped early */
 #define STKREC_NR_STATS			(STKREC_STAT_UW_STOP_BASE + STKREC_UW_NR_STOPS)
 
 /*
@@ -228,6 +230,8 @@ struct stkrec_unwind_state {
 	__u32 signal;	/* the previous frame was a signal frame: pc is exact */
 	__u32 fp_steps;
 	__u32 stale;	/* an address in no known mapping was met */
+	__u32 leaf_unknown; /* ... and it was the leaf's */
+	__u32 pad;
 };
 
 /* Ring buffer events, BPF -> user space. */

@@ -197,6 +197,12 @@ static long uw_step(__u32 index, void *unused)
 		 * were loaded (a short-lived process sampled before ld.so
 		 * mapped libc): frame pointers, as without tables (auto). */
 		st->stale = 1;
+		if (n == 0) {
+			/* The leaf itself: the mappings are stale (or it is JIT
+			 * code); the frame-pointer stack, as without tables. */
+			st->leaf_unknown = 1;
+			return 1;
+		}
 		if (unwind_mode != UW_MODE_AUTO) {
 			st->stop = STKREC_UW_STOP_NO_MAP;
 			return 1;
@@ -379,9 +385,14 @@ static __always_inline __u32 uw_walk(void *ctx, const __u64 *user_regs)
 	st->signal = 0;
 	st->fp_steps = 0;
 	st->stale = 0;
+	st->leaf_unknown = 0;
 	bpf_loop(STKREC_MAX_DEPTH + 1, uw_step, NULL, 0);
 	if (st->stale)
 		uw_report_stale(tgid);
+	if (st->leaf_unknown) {
+		stat_inc(STKREC_STAT_UW_FB_LEAF);
+		return 0;
+	}
 	stat_inc(STKREC_STAT_UW_STACKS);
 	if (st->fp_steps)
 		stat_add(STKREC_STAT_UW_FP_STEPS, st->fp_steps);

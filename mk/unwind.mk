@@ -24,3 +24,26 @@ $(UW)/nofpwork_nohdr: tests/unwind/nofpwork.c
 $(O)/tests/check_record_unwind_table: $(UW_PROGS)
 
 TEST_EXTRA_DEPS += $(UW_PROGS)
+
+# The oracle (tests/tools/uworacle.c): the same BPF unwinder, plus a copy
+# of registers and stack per sample that libdwfl unwinds to compare.
+UWORACLE := $(O)/tests/tools/uworacle
+
+$(O)/tests/tools/uworacle.bpf.o: tests/tools/uworacle.bpf.c $(O)/vmlinux.h
+	$(call msg,BPF,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CLANG) -g -O2 --target=bpf -D__TARGET_ARCH_$(ARCH) -Wall -Wextra -Werror \
+		-MMD -MP -MT $@ -I$(O) -Ibpf $(shell pkg-config --cflags libbpf) -c $< -o $@.tmp
+	$(Q)llvm-strip -g $@.tmp -o $@ 2>/dev/null || mv $@.tmp $@
+	$(Q)rm -f $@.tmp
+
+$(O)/tests/tools/uworacle.skel.h: $(O)/tests/tools/uworacle.bpf.o
+	$(call msg,GEN-SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< > $@
+
+$(UWORACLE): tests/tools/uworacle.c $(O)/tests/tools/uworacle.skel.h $(LIBRECORD) $(LIBSTK)
+	$(call msg,CC-TOOL,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(ALL_CFLAGS) -Irecord -I$(O)/tests/tools $< $(LIBRECORD) $(LIBSTK) $(PKG_LIBS) -o $@
+
+TEST_EXTRA_DEPS += $(UWORACLE)

@@ -73,6 +73,7 @@ static const char *const bpf_stat_names[STKREC_NR_STATS] = {
 	[STKREC_STAT_UW_FB_NOREGS] = "unwind_fallback_no_regs",
 	[STKREC_STAT_UW_FB_SHORTER] = "unwind_fallback_fp_longer",
 	[STKREC_STAT_UW_FP_STEPS] = "unwind_fp_steps",
+	[STKREC_STAT_UW_FB_LEAF] = "unwind_fallback_leaf_unmapped",
 	[STKREC_STAT_UW_STOP_BASE] = "unwind_stop_none",
 	[STKREC_STAT_UW_STOP_BASE + STKREC_UW_STOP_DEPTH] = "unwind_stop_depth",
 	[STKREC_STAT_UW_STOP_BASE + STKREC_UW_STOP_FAULT] = "unwind_stop_fault",

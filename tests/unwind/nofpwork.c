@@ -14,8 +14,15 @@
  *   nofpwork [SECONDS]   run for SECONDS (default 3), then exit 0
  *   nofpwork read        copy stdin to nowhere until EOF: main;reader;read
  *                        blocks on a pipe (off-CPU tests)
+ *   nofpwork edge [SECS] the unwinder's hard cases, for the oracle: deep
+ *                        recursion, a signal handler that burns (so
+ *                        samples have __restore_rt under them), a frame
+ *                        that realigns its stack (CFA from rbp), qsort
+ *                        calling back into the program
  */
+#include <signal.h>
 #include <stdint.h>
+#include <sys/time.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -80,6 +87,59 @@ NOINLINE static long reader(void)
 	return total;
 }
 
+NOINLINE static uint64_t recurse(unsigned int depth)
+{
+	if (depth == 0)
+		return burn(1000);
+	return recurse(depth - 1) + depth;
+}
+
+/* A 64-byte aligned local makes GCC realign the stack: the CFA is then
+ * found through rbp (DW_CFA_def_cfa_expression). */
+NOINLINE static uint64_t realigned(unsigned int n)
+{
+	volatile uint64_t a[8] __attribute__((aligned(64)));
+	unsigned int i;
+
+	for (i = 0; i < 8; i++)
+		a[i] = i;
+	return burn(n) + a[3];
+}
+
+static void on_prof(int sig)
+{
+	(void)sig;
+	sink += burn(5000);
+}
+
+static int cmp_burn(const void *a, const void *b)
+{
+	sink += burn(2);
+	return *(const int *)a - *(const int *)b;
+}
+
+static double now(void);
+
+NOINLINE static void edge(double secs)
+{
+	struct itimerval it = { { 0, 3000 }, { 0, 3000 } };
+	int v[64];
+	double end = now() + secs;
+	unsigned int i;
+
+	signal(SIGPROF, on_prof);
+	setitimer(ITIMER_PROF, &it, NULL);
+	while (now() < end) {
+		sink += recurse(60);
+		sink += realigned(1000);
+		for (i = 0; i < 64; i++)
+			v[i] = (int)((i * 37) % 64);
+		qsort(v, 64, sizeof(v[0]), cmp_burn);
+	}
+	memset(&it, 0, sizeof(it));
+	setitimer(ITIMER_PROF, &it, NULL);
+}
+
 static double now(void)
 {
 	struct timespec ts;
@@ -96,6 +156,10 @@ int main(int argc, char **argv)
 
 	if (argc > 1 && strcmp(argv[1], "read") == 0) {
 		printf("%ld bytes\n", reader());
+		return 0;
+	}
+	if (argc > 1 && strcmp(argv[1], "edge") == 0) {
+		edge(argc > 2 ? atof(argv[2]) : 3.0);
 		return 0;
 	}
 	secs = argc > 1 ? atof(argv[1]) : 3.0;
