@@ -10,7 +10,10 @@
 #  - --unwind=fp on the same program does not get there (what this guards),
 #  - blocked on a pipe, the stack shows main;reader;read (the caller of
 #    read(), which the frame pointers never reach from libc's __read),
-#  - META says which unwinder ran, STAT counts the tables.
+#  - META says which unwinder ran, STAT counts the tables;
+#  - the same program linked without .eh_frame_hdr (no table): frame
+#    pointers, as --unwind=fp, flagged [unwind stopped: frame pointer] and
+#    counted (unwind_table_err_no_cfi).
 # Exit 77 only when BPF cannot be used (not root, or no BTF).
 
 NAME=unwind_nofp
@@ -69,6 +72,17 @@ check "fp: frame pointers do not reach main in nofpwork ($2 of $1 rooted)" \
 "$DUMP" "$tmp/fp.stk" >"$tmp/fp.dump"
 check "fp: META unwind_used fp, no unwind STAT" \
 	sh -c "grep -q '^META	unwind_used	fp$' '$tmp/fp.dump' && ! grep -q '^STAT	unwind_stacks' '$tmp/fp.dump'"
+
+"$REC" -q -F 199 -o "$tmp/nohdr.stk" -- "$NOFP"_nohdr 1 >/dev/null
+"$REP" -f folded "$tmp/nohdr.stk" >"$tmp/nohdr.folded" 2>/dev/null
+"$DUMP" "$tmp/nohdr.stk" >"$tmp/nohdr.dump"
+set -- $(awk '/^nofpwork_nohdr;/ { t += $NF; if ($0 ~ /^nofpwork_nohdr;\[unwind stopped: frame pointer\];.*burn /) m += $NF }
+	END { printf "%d %d\n", t, m }' "$tmp/nohdr.folded")
+echo "     no .eh_frame_hdr: $2 of $1 samples flagged by the frame-pointer marker"
+check "no table: >= 90% of $1 samples are frame-pointer stacks of burn, flagged ($2)" \
+	[ "$1" -gt 50 -a $(($2 * 10)) -ge $(($1 * 9)) ]
+check "no table: STAT unwind_table_err_no_cfi counts the binary" \
+	grep -q '^STAT	unwind_table_err_no_cfi	[1-9]' "$tmp/nohdr.dump"
 
 # Off-CPU: two reads blocked on a pipe.  The process's first block may come
 # before its tables are loaded (frame pointers then, counted); the second,
