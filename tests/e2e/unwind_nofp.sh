@@ -9,7 +9,8 @@
 #    main;beta;delta;burn within 3 points,
 #  - --unwind=fp on the same program does not get there (what this guards),
 #  - blocked on a pipe, the stack shows main;reader;read (the caller of
-#    read(), which the frame pointers never reach from libc's __read),
+#    read(), which the frame pointers never reach from libc's __read), and
+#    with offwake the waker's side shows write;writer;main;..;_start,
 #  - META says which unwinder ran, STAT counts the tables;
 #  - the same program linked without .eh_frame_hdr (no table): frame
 #    pointers, as --unwind=fp, flagged [unwind stopped: frame pointer] and
@@ -92,5 +93,13 @@ check "no table: STAT unwind_table_err_no_cfi counts the binary" \
 us=$(awk '/^nofpwork;_start;.*;main;reader;(__)?read;/ { s += $NF } END { print s + 0 }' "$tmp/off.folded")
 echo "     offcpu: $us us blocked under main;reader;read"
 check "offcpu: >= 0.9 s blocked under _start..main;reader;read ($us us)" [ "$us" -ge 900000 ]
+
+# Off-wake: the reader blocked in read(), woken by the writer's write().
+"$REC" offwake -q -o "$tmp/ow.stk" -- sh -c "'$NOFP' write 6 | '$NOFP' read >/dev/null" >/dev/null
+"$REP" -f folded "$tmp/ow.stk" >"$tmp/ow.folded" 2>/dev/null
+us=$(awk '/^nofpwork;_start;.*;main;reader;(__)?read;.*;--;.*;(__)?write;writer;main;.*;_start;nofpwork / { s += $NF }
+	END { print s + 0 }' "$tmp/ow.folded")
+echo "     offwake: $us us blocked in main;reader;read and woken from main;writer;write"
+check "offwake: >= 1 s with both whole stacks, the reader's and the writer's ($us us)" [ "$us" -ge 1000000 ]
 
 finish

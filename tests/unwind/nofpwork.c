@@ -14,6 +14,8 @@
  *   nofpwork [SECONDS]   run for SECONDS (default 3), then exit 0
  *   nofpwork read        copy stdin to nowhere until EOF: main;reader;read
  *                        blocks on a pipe (off-CPU tests)
+ *   nofpwork write N     write a line to stdout every 0.3 s, N times:
+ *                        main;writer;write wakes a reader (offwake tests)
  *   nofpwork edge [SECS] the unwinder's hard cases, for the oracle: deep
  *                        recursion, a signal handler that burns (so
  *                        samples have __restore_rt under them), a frame
@@ -87,6 +89,17 @@ NOINLINE static long reader(void)
 	return total;
 }
 
+NOINLINE static void writer(int n)
+{
+	struct timespec ts = { 0, 300000000 };
+
+	while (n-- > 0) {
+		nanosleep(&ts, NULL);
+		if (write(1, "line\n", 5) != 5)
+			return;
+	}
+}
+
 NOINLINE static uint64_t recurse(unsigned int depth)
 {
 	if (depth == 0)
@@ -156,6 +169,10 @@ int main(int argc, char **argv)
 
 	if (argc > 1 && strcmp(argv[1], "read") == 0) {
 		printf("%ld bytes\n", reader());
+		return 0;
+	}
+	if (argc > 1 && strcmp(argv[1], "write") == 0) {
+		writer(argc > 2 ? atoi(argv[2]) : 5);
 		return 0;
 	}
 	if (argc > 1 && strcmp(argv[1], "edge") == 0) {
