@@ -456,4 +456,23 @@ static __always_inline __s64 user_stack_store(void *ctx, const __u64 *user_regs)
 	return stack_store_frames(s, nr, 0);
 }
 
+/*
+ * After an exec the process's mappings are another image's: forget them
+ * at once, so no sample is unwound with the old tables (a non-PIE binary
+ * exec'ing another is mapped at the same addresses).  Its stacks are
+ * frame-pointer stacks until the recorder loads the new mappings.
+ */
+#pragma clang diagnostic push
+#pragma clang diagnostic ignored "-Wunused-parameter"
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(on_exec_unwind, struct task_struct *task)
+{
+	__u32 tgid = task->tgid;
+
+	if (unwind_mode != UW_MODE_FP)
+		bpf_map_delete_elem(&unwind_procs, &tgid);
+	return 0;
+}
+#pragma clang diagnostic pop
+
 #endif /* STKREC_UNWIND_BPF_H */
