@@ -19,7 +19,10 @@ if ! pprof_tools; then
 fi
 
 HZ=199
-if ! "$REC" -q -F $HZ -o "$tmp/cw.stk" -- "$CW" 3 2 >/dev/null 2>"$tmp/rec.err"; then
+# --unwind=fp: the mapping flags below say every cpuwork location has
+# lines, and .eh_frame unwinding (the default) goes on to cpuwork's _start,
+# which is crt1.o assembly without any.
+if ! "$REC" -q --unwind=fp -F $HZ -o "$tmp/cw.stk" -- "$CW" 3 2 >/dev/null 2>"$tmp/rec.err"; then
 	echo "$NAME: stkrec failed: $(cat "$tmp/rec.err")"
 	exit 1
 fi

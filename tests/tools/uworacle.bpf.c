@@ -35,11 +35,15 @@ struct {
 	__uint(max_entries, 8 * 1024 * 1024);
 } oracle SEC(".maps");
 
+/* Samples not compared: their walk met a mapping not loaded yet. */
+__u64 stale_skipped = 0;
+
 SEC("perf_event")
 int on_oracle_sample(struct bpf_perf_event_data *ctx)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	__u32 tgid = pid_tgid >> 32, zero = 0, nr, len;
+	struct stkrec_unwind_state *st;
 	struct stkrec_stack *f;
 	struct oracle_rec *r;
 	__u64 uregs[3];
@@ -56,6 +60,13 @@ int on_oracle_sample(struct bpf_perf_event_data *ctx)
 	f = bpf_map_lookup_elem(&unwind_frames, &zero);
 	if (!nr || !f)
 		return 0; /* the process's tables are not loaded yet */
+	st = bpf_map_lookup_elem(&unwind_state, &zero);
+	if (!st || st->stale) {
+		/* A frame in a mapping made after the last reload (dlopen):
+		 * not what this oracle checks (stkrec reloads on it). */
+		__sync_fetch_and_add(&stale_skipped, 1);
+		return 0;
+	}
 	r = bpf_ringbuf_reserve(&oracle, sizeof(*r), 0);
 	if (!r) {
 		stat_inc(STKREC_STAT_EVENTS_LOST);

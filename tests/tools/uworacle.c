@@ -11,7 +11,10 @@
  *   uworacle [-F HZ] [-v] -- CMD [ARGS...]
  *
  * Prints one line: "compared N samples: M mismatches, S bpf-shorter,
- * O oracle-shorter, F frames".  A mismatch is a frame that differs where
+ * O oracle-shorter, F frames; K not compared (...)".  Samples whose walk
+ * met an address outside the mappings loaded so far (a library dlopen'ed
+ * since the last reload, every 50 ms here) are not compared, only
+ * counted: what they test is the reload, not the unwinder.  A mismatch is a frame that differs where
  * both have one; bpf-shorter a stack the BPF walk ended (stop marker)
  * before libdwfl did (within the copied stack); oracle-shorter the other
  * way round (libdwfl ran out of the copy, or stopped).  With -v each
@@ -173,9 +176,16 @@ static int on_rec(void *ctx, void *data, size_t size)
 		}
 	} else if (nb < (uint32_t)g.ndw) {
 		g.bpf_shorter++;
-		if (g.verbose)
-			fprintf(stderr, "bpf shorter: %u frames (marker %llx), dwfl %d\n", nb,
+		if (g.verbose) {
+			fprintf(stderr, "bpf shorter: %u frames (marker %llx), dwfl %d\n bpf:", nb,
 				marker ? (unsigned long long)r->ips[nb] : 0ULL, g.ndw);
+			for (i = 0; i < nb; i++)
+				fprintf(stderr, " %llx", (unsigned long long)r->ips[i]);
+			fprintf(stderr, "\n dwfl:");
+			for (i = 0; i < (uint32_t)g.ndw; i++)
+				fprintf(stderr, " %llx", (unsigned long long)g.dw[i]);
+			fprintf(stderr, "\n");
+		}
 	} else if (nb > (uint32_t)g.ndw) {
 		g.oracle_shorter++;
 	}
@@ -291,10 +301,10 @@ int main(int argc, char **argv)
 	 * modules reported last are still right for them. */
 	ring_buffer__consume(rb);
 	printf("compared %llu samples: %llu mismatches, %llu bpf-shorter, %llu oracle-shorter, "
-	       "%llu frames\n",
+	       "%llu frames; %llu not compared (a mapping not loaded yet)\n",
 	       (unsigned long long)g.compared, (unsigned long long)g.mismatches,
 	       (unsigned long long)g.bpf_shorter, (unsigned long long)g.oracle_shorter,
-	       (unsigned long long)g.frames);
+	       (unsigned long long)g.frames, (unsigned long long)skel->bss->stale_skipped);
 	ret = 0;
 out:
 	for (i = 0; i < 256; i++)
