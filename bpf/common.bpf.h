@@ -156,35 +156,16 @@ static __always_inline __u64 stack_hash(const struct stkrec_stack *s, __u32 nr, 
 }
 
 /*
- * Take the current user (@kernel = 0) or kernel stack, store it in
- * "stacks" unless it is there already, and return its id, or -errno:
- * -EFAULT when there is no such stack in this context (a kernel thread's
- * user stack, the kernel stack of a sample taken in user mode), -ENOMEM
- * when the stacks map is full, else bpf_get_stack()'s error.
+ * Store the @nr frames of @s (leaf first) in "stacks" unless they are
+ * there already, and return their id, or -ENOMEM when the stacks map is
+ * full.  [unwind] Split out of stack_store() so that stacks unwound by
+ * bpf/unwind.bpf.h are hashed and stored exactly like bpf_get_stack()'s.
  */
-static __always_inline __s64 stack_store(void *ctx, int kernel)
+static __always_inline __s64 stack_store_frames(struct stkrec_stack *s, __u32 nr, int kernel)
 {
-	__u32 slot = kernel ? 1 : 0;
-	struct stkrec_stack *s;
 	__u64 id;
 	long ret;
-	__u32 nr;
 
-	s = bpf_map_lookup_elem(&scratch, &slot);
-	if (!s)
-		return -ENOMEM; /* cannot happen: array slot */
-	ret = bpf_get_stack(ctx, s->ips, sizeof(s->ips), kernel ? 0 : BPF_F_USER_STACK);
-	if (ret <= 0) {
-		/* 0 bytes: no stack in this context, which is what
-		 * bpf_get_stackid() reports as -EFAULT. */
-		if (ret == 0 || ret == -EFAULT) {
-			stat_inc(kernel ? STKREC_STAT_KSTACK_EFAULT : STKREC_STAT_USTACK_EFAULT);
-			return -EFAULT;
-		}
-		stat_inc(kernel ? STKREC_STAT_KSTACK_OTHER : STKREC_STAT_USTACK_OTHER);
-		return ret;
-	}
-	nr = ret / sizeof(__u64);
 	if (nr > STKREC_MAX_DEPTH)
 		nr = STKREC_MAX_DEPTH;
 	s->nr = nr;
@@ -203,6 +184,36 @@ static __always_inline __s64 stack_store(void *ctx, int kernel)
 	}
 	stat_inc(kernel ? STKREC_STAT_KSTACK_OTHER : STKREC_STAT_USTACK_OTHER);
 	return ret;
+}
+
+/*
+ * Take the current user (@kernel = 0) or kernel stack, store it in
+ * "stacks" unless it is there already, and return its id, or -errno:
+ * -EFAULT when there is no such stack in this context (a kernel thread's
+ * user stack, the kernel stack of a sample taken in user mode), -ENOMEM
+ * when the stacks map is full, else bpf_get_stack()'s error.
+ */
+static __always_inline __s64 stack_store(void *ctx, int kernel)
+{
+	__u32 slot = kernel ? 1 : 0;
+	struct stkrec_stack *s;
+	long ret;
+
+	s = bpf_map_lookup_elem(&scratch, &slot);
+	if (!s)
+		return -ENOMEM; /* cannot happen: array slot */
+	ret = bpf_get_stack(ctx, s->ips, sizeof(s->ips), kernel ? 0 : BPF_F_USER_STACK);
+	if (ret <= 0) {
+		/* 0 bytes: no stack in this context, which is what
+		 * bpf_get_stackid() reports as -EFAULT. */
+		if (ret == 0 || ret == -EFAULT) {
+			stat_inc(kernel ? STKREC_STAT_KSTACK_EFAULT : STKREC_STAT_USTACK_EFAULT);
+			return -EFAULT;
+		}
+		stat_inc(kernel ? STKREC_STAT_KSTACK_OTHER : STKREC_STAT_USTACK_OTHER);
+		return ret;
+	}
+	return stack_store_frames(s, ret / sizeof(__u64), kernel);
 }
 
 /* Tell user space about a process the first time it is sampled, so it reads

@@ -21,6 +21,7 @@
 #include <bpf/bpf_core_read.h>
 
 #include "common.bpf.h"
+#include "unwind.bpf.h" /* [unwind] */
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -161,7 +162,7 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev, __u3
 	s.ts = now;
 	s.tgid = tgid;
 	bpf_get_current_comm(s.comm, sizeof(s.comm));
-	s.user_stack = user_stacks ? stack_store(ctx, 0) : -ENOENT;
+	s.user_stack = user_stacks ? user_stack_store(ctx, NULL) : -ENOENT; /* [unwind] */
 	s.kernel_stack = kernel_stacks ? stack_store(ctx, 1) : -ENOENT;
 	err = bpf_map_update_elem(&start, &tid, &s, BPF_ANY);
 	if (err) {
@@ -257,7 +258,7 @@ int BPF_PROG(on_sched_waking, struct task_struct *p)
 	w.tgid = pid_tgid >> 32;
 	w.tid = (__u32)pid_tgid;
 	bpf_get_current_comm(w.comm, sizeof(w.comm));
-	w.user_stack = user_stacks ? stack_store(ctx, 0) : -ENOENT;
+	w.user_stack = user_stacks ? user_stack_store(ctx, NULL) : -ENOENT; /* [unwind] */
 	w.kernel_stack = kernel_stacks ? stack_store(ctx, 1) : -ENOENT;
 	if (bpf_map_update_elem(&wakers, &tid, &w, BPF_ANY)) {
 		stat_inc(STKREC_STAT_WAKER_FULL);

@@ -11,6 +11,7 @@
 #include <bpf/bpf_core_read.h>
 
 #include "common.bpf.h"
+#include "unwind.bpf.h" /* [unwind] */
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -70,7 +71,15 @@ int on_cpu_sample(struct bpf_perf_event_data *ctx)
 	key.tgid = tgid;
 	key.tid = tid;
 	bpf_get_current_comm(key.comm, sizeof(key.comm));
-	key.user_stack = user_stacks ? stack_store(ctx, 0) : -ENOENT;
+	/* [unwind] user stacks through the .eh_frame unwinder (fp with
+	 * --unwind=fp); the sampled registers when the sample hit user mode. */
+	if (user_stacks) {
+		__u64 uregs[3] = { ctx->regs.ip, ctx->regs.sp, ctx->regs.bp };
+
+		key.user_stack = user_stack_store(ctx, (__s64)uregs[0] >= 0 ? uregs : NULL);
+	} else {
+		key.user_stack = -ENOENT;
+	}
 	key.kernel_stack = kernel_stacks ? stack_store(ctx, 1) : -ENOENT;
 
 	if (kernel_stacks) {

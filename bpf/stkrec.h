@@ -75,6 +75,9 @@ struct stkrec_offcpu_value {
 	__u64 blocked_ns;	/* their total time off CPU */
 };
 
+/* Reasons an unwind stopped early: STKREC_UW_STOP_* below. */
+#define STKREC_UW_NR_STOPS	8
+
 /*
  * Indices of the per-CPU "stats" array.  Names for the STAT chunk are in
  * record/recorder.c (bpf_stat_names[]); keep both in the same order.
@@ -94,7 +97,17 @@ struct stkrec_offcpu_value {
 #define STKREC_STAT_WAKER_FULL		11 /* waker not kept: "wakers" map full */
 #define STKREC_STAT_OFFCPU_FILTERED	12 /* episodes outside -m/-M */
 #define STKREC_STAT_BLOCKED_NS		13 /* total off-CPU time of the episodes counted */
-#define STKREC_NR_STATS			14
+/* .eh_frame unwinding (bpf/unwind.bpf.h); 0 with --unwind=fp. */
+#define STKREC_STAT_UW_STACKS		14 /* user stacks walked with unwind tables */
+#define STKREC_STAT_UW_FB_NOPROC	15 /* frame-pointer stack: process not loaded yet */
+#define STKREC_STAT_UW_FB_NOREGS	16 /* frame-pointer stack: no user registers */
+#define STKREC_STAT_UW_FB_SHORTER	17 /* frame-pointer stack: the tables stopped
+					    * earlier than the frame pointers (auto) */
+#define STKREC_STAT_UW_FP_STEPS		18 /* frames found by frame pointer (no table) */
+#define STKREC_STAT_UW_FB_LEAF		19 /* frame-pointer stack: the leaf is in no
+					    * mapping the unwinder knows (yet) */
+#define STKREC_STAT_UW_STOP_BASE	20 /* + STKREC_UW_STOP_*: walks stopped early */
+#define STKREC_NR_STATS			(STKREC_STAT_UW_STOP_BASE + STKREC_UW_NR_STOPS)
 
 /*
  * Value of the one-element "ksym_io" array, the buffer of the
@@ -119,9 +132,113 @@ struct stkrec_ksym_io {
 	char out[STKREC_KSYM_BATCH][STKREC_KSYM_TEXT];
 };
 
+/*
+ * ---- .eh_frame unwinding (record/unwind_table.c builds the rows,
+ * record/unwinder.c loads them, bpf/unwind.bpf.h walks them) ----
+ *
+ * One row covers the addresses from its @pc up to the next row's: how to
+ * find the caller's registers there.  @pc is the ELF virtual address
+ * (file-relative, before the load bias) truncated to 32 bits: a table
+ * whose addresses do not fit is refused.  x86-64 only: the return address
+ * is always at CFA - 8 (rows whose CFI says otherwise are "unsupported").
+ */
+#define STKREC_UW_NONE		0 /* no CFI covers this address */
+#define STKREC_UW_CFA_RSP	1 /* CFA = rsp + cfa_off */
+#define STKREC_UW_CFA_RBP	2 /* CFA = rbp + cfa_off */
+#define STKREC_UW_PLT		3 /* GCC's PLT expression: CFA = rsp + cfa_off,
+				   * + 8 when (rip & 15) >= rbp_off */
+#define STKREC_UW_SIGNAL	4 /* __restore_rt: the caller's registers are in
+				   * the ucontext at rsp (rbp +120, rsp +160,
+				   * rip +168) */
+#define STKREC_UW_END		5 /* return address undefined: outermost frame */
+#define STKREC_UW_UNSUPPORTED	6 /* a rule we do not evaluate */
+#define STKREC_UW_CFA_RBP_DEREF	7 /* CFA = *(rbp - cfa_off) (stack realignment) */
+
+/* rbp_off: the caller's rbp is at CFA + 8 * rbp_off; 0 = rbp unchanged;
+ * STKREC_UW_RBP_LOST = not recoverable (the walk continues without it). */
+#define STKREC_UW_RBP_LOST	(-128)
+
+struct stkrec_unwind_row {
+	__u32 pc;
+	__u16 cfa_off;	/* CFA offsets are positive (the deref kind subtracts) */
+	__u8 kind;
+	__s8 rbp_off;
+};
+
+/*
+ * The rows of every table live in one array map, "unwind_rows"; a table
+ * is a range of it.  "unwind_pages" narrows a lookup: key {table, pc >>
+ * STKREC_UW_PAGE_SHIFT} -> the rows that can cover that page (the row
+ * covering its first byte up to the last row starting in it), at most
+ * 1 << STKREC_UW_SEARCH_STEPS of them so a binary search always ends.
+ */
+#define STKREC_UW_PAGE_SHIFT	16
+#define STKREC_UW_SEARCH_STEPS	16
+
+struct stkrec_unwind_page_key {
+	__u32 table;
+	__u32 page;
+};
+
+struct stkrec_unwind_page {
+	__u32 first;	/* index in unwind_rows */
+	__u32 nr;
+};
+
+/*
+ * "unwind_procs": tgid -> the process's executable mappings, sorted by
+ * start.  @table is 0 for a mapping without a table (no CFI, not built
+ * yet, refused): the unwinder takes one frame-pointer step there.
+ */
+#define STKREC_UW_MAX_MAPPINGS	512
+#define STKREC_UW_NO_TABLE	0
+
+struct stkrec_unwind_mapping {
+	__u64 start;
+	__u64 end;
+	__u64 bias;	/* address - bias = the ELF's virtual address */
+	__u32 table;
+	__u32 pad;
+};
+
+struct stkrec_unwind_proc {
+	__u32 nr;
+	__u32 pad;
+	struct stkrec_unwind_mapping m[STKREC_UW_MAX_MAPPINGS];
+};
+
+/*
+ * A user stack the unwinder stopped before its outermost frame ends with
+ * one marker "frame": STKREC_UW_MARK | reason.  The value is in the last
+ * page of the address space, which no code occupies (SPEC.md, STCK).
+ */
+#define STKREC_UW_MARK		0xfffffffffffff000ULL
+#define STKREC_UW_STOP_DEPTH	1 /* STKREC_MAX_DEPTH frames taken */
+#define STKREC_UW_STOP_FAULT	2 /* the stack could not be read */
+#define STKREC_UW_STOP_NO_MAP	3 /* an address in no known mapping */
+#define STKREC_UW_STOP_NO_ROW	4 /* no CFI row covers the address */
+#define STKREC_UW_STOP_UNSUPP	5 /* a CFI rule the unwinder does not evaluate */
+#define STKREC_UW_STOP_FP	6 /* a frame-pointer step (no table) went nowhere */
+#define STKREC_UW_STOP_LOOP	7 /* the stack pointer did not move up */
+
+/* Per-CPU scratch of the unwinder (too big for the BPF stack). */
+struct stkrec_unwind_state {
+	__u64 pc, sp, bp;
+	__u32 tgid;
+	__u32 nr;
+	__u32 stop;
+	__u32 signal;	/* the previous frame was a signal frame: pc is exact */
+	__u32 fp_steps;
+	__u32 stale;	/* an address in no known mapping was met */
+	__u32 leaf_unknown; /* ... and it was the leaf's */
+	__u32 pad;
+};
+
 /* Ring buffer events, BPF -> user space. */
 #define STKREC_EV_NEW_PROC 1 /* first sample of a process (or first since its exec) */
 #define STKREC_EV_EXIT	   2 /* a process announced before has exited */
+#define STKREC_EV_MAPS_STALE 3 /* [unwind] a user stack left the process's known
+				* mappings: reload them (at most every 100 ms) */
 
 struct stkrec_event {
 	__u32 type;

@@ -70,6 +70,11 @@ static void usage(FILE *f)
 		"      --no-mmap-events       read process mappings from /proc/PID/maps only, not\n"
 		"                             as they happen (short-lived processes then lose\n"
 		"                             their user frames)\n"
+		"      --unwind=HOW           user stacks: 'auto' (default) unwinds with the\n"
+		"                             binaries' .eh_frame tables where they have them\n"
+		"                             and by frame pointer elsewhere; 'dwarf' tables\n"
+		"                             only; 'fp' frame pointers only\n"
+		"      --unwind-memory MB     memory for unwind tables (default 16)\n"
 		"  -o, --output FILE          write to FILE (default trace.stk)\n"
 		"      --flush-interval SECS  write recorded data every SECS seconds (default 1)\n"
 		"  -q, --quiet                no status line and no summary\n"
@@ -125,6 +130,8 @@ static void usage_offcpu(FILE *f)
 		"                             (default %d)\n"
 		"      --kallsyms=WHICH       'covering' (default) or 'full' kernel symbols\n"
 		"      --no-mmap-events       read process mappings from /proc/PID/maps only\n"
+		"      --unwind=HOW           'auto' (default), 'dwarf' or 'fp' user stacks\n"
+		"      --unwind-memory MB     memory for unwind tables (default 16)\n"
 		"  -o, --output FILE          write to FILE (default trace.stk)\n"
 		"      --flush-interval SECS  write recorded data every SECS seconds (default 1)\n"
 		"  -q, --quiet                no status line and no summary\n"
@@ -287,6 +294,8 @@ enum {
 	OPT_VERSION,
 	OPT_STATE,
 	OPT_NO_MMAP_EVENTS,
+	OPT_UNWIND,
+	OPT_UNWIND_MEMORY,
 };
 
 static const struct option long_opts[] = {
@@ -304,6 +313,8 @@ static const struct option long_opts[] = {
 	{ "stack-storage-size", required_argument, NULL, OPT_STACK_STORAGE },
 	{ "kallsyms", required_argument, NULL, OPT_KALLSYMS },
 	{ "no-mmap-events", no_argument, NULL, OPT_NO_MMAP_EVENTS },
+	{ "unwind", required_argument, NULL, OPT_UNWIND },
+	{ "unwind-memory", required_argument, NULL, OPT_UNWIND_MEMORY },
 	{ "output", required_argument, NULL, 'o' },
 	{ "flush-interval", required_argument, NULL, OPT_FLUSH_INTERVAL },
 	{ "quiet", no_argument, NULL, 'q' },
@@ -519,6 +530,33 @@ int main(int argc, char **argv)
 		case OPT_NO_MMAP_EVENTS:
 			o.no_mmap_events = 1;
 			break;
+		case OPT_UNWIND:
+			if (strcmp(optarg, "auto") == 0) {
+				o.unwind = RECORDER_UNWIND_AUTO;
+			} else if (strcmp(optarg, "dwarf") == 0) {
+				o.unwind = RECORDER_UNWIND_DWARF;
+			} else if (strcmp(optarg, "fp") == 0) {
+				o.unwind = RECORDER_UNWIND_FP;
+			} else {
+				errorf("--unwind=%s: expected 'auto', 'dwarf' or 'fp'", optarg);
+				ret = EXIT_USAGE;
+				goto out;
+			}
+			break;
+		case OPT_UNWIND_MEMORY: {
+			char *end;
+			unsigned long long mb;
+
+			errno = 0;
+			mb = strtoull(optarg, &end, 10);
+			if (errno || end == optarg || *end || mb < 1 || mb > 16384) {
+				errorf("--unwind-memory %s: expected megabytes from 1 to 16384", optarg);
+				ret = EXIT_USAGE;
+				goto out;
+			}
+			o.unwind_memory = mb << 20;
+			break;
+		}
 		case ':':
 			errorf("option %s needs a value (see stkrec --help)", argv[optind - 1]);
 			ret = EXIT_USAGE;
@@ -722,6 +760,10 @@ int main(int argc, char **argv)
 								       : EXIT_CMD_NOT_EXECUTABLE;
 		goto out;
 	}
+	/* The one line --unwind's fallback to frame pointers gets. */
+	if (o.unwind != RECORDER_UNWIND_FP && strncmp(recorder__unwind_state(rec), "fp (", 4) == 0)
+		errorf("warning: user stacks by frame pointer only: %s",
+		       recorder__unwind_state(rec) + 4);
 	err = recorder__run(rec);
 	if (err)
 		errorf("%s", recorder__errmsg(rec));

@@ -68,7 +68,7 @@ static int add_row(struct recorder *rec, const void *key, const void *value, voi
 
 /* Open and load the skeleton; @symbolizer: load symbolize_kaddrs too. */
 static int offcpu_load(struct rec_mode *m, const struct recorder_opts *o, int follow,
-		       int symbolizer, struct recorder *rec)
+		       int symbolizer, int unwind, struct recorder *rec)
 {
 	int wakers = m->wakers;
 	int err;
@@ -81,6 +81,7 @@ static int offcpu_load(struct rec_mode *m, const struct recorder_opts *o, int fo
 	m->skel->rodata->follow_children = follow != 0;
 	m->skel->rodata->user_stacks = !o->kernel_stacks_only;
 	m->skel->rodata->kernel_stacks = !o->user_stacks_only;
+	m->skel->rodata->unwind_mode = (__u8)unwind;
 	m->skel->rodata->wakers_wanted = wakers != 0;
 	m->skel->rodata->threads = o->user_threads_only ? 1 : o->kernel_threads_only ? 2 : 0;
 	m->skel->rodata->state_filter = o->state_filter != 0;
@@ -88,7 +89,8 @@ static int offcpu_load(struct rec_mode *m, const struct recorder_opts *o, int fo
 	m->skel->rodata->min_block_us = o->min_block_us;
 	m->skel->rodata->max_block_us = o->max_block_us;
 	m->skel->rodata->switch_has_prev_state = (__u8)switch_has_prev_state();
-	err = modeobj__configure(m->skel->obj, o, follow, symbolizer, m->counts_entries, rec);
+	err = modeobj__configure(m->skel->obj, o, follow, symbolizer, unwind,
+				 m->counts_entries, rec);
 	if (err)
 		return err;
 	err = bpf_map__set_max_entries(m->skel->maps.start, START_ENTRIES);
@@ -111,7 +113,7 @@ static int offcpu_open(struct rec_mode **out, const struct recorder_opts *o, int
 		       struct rec_maps *maps, struct recorder *rec, int wakers)
 {
 	struct rec_mode *m;
-	int symbolizer, err;
+	int symbolizer, unwind, unwind_err, err;
 
 	m = calloc(1, sizeof(*m));
 	if (!m)
@@ -120,8 +122,10 @@ static int offcpu_open(struct rec_mode **out, const struct recorder_opts *o, int
 	m->counts_entries = modeobj__counts_entries(o);
 	/* Kernel addresses are named by the kernel's %pS, as in profile
 	 * mode, unless there are none (-U) or the whole table is kept. */
-	err = modeobj__load(m, o, follow, rec, offcpu_load, offcpu_unload, &symbolizer);
+	err = modeobj__load(m, o, follow, rec, offcpu_load, offcpu_unload, &symbolizer,
+			    &unwind, &unwind_err);
 	err = err ?: modeobj__hand_over(m->skel->obj, &m->skel->bss->counts_idx, symbolizer,
+					unwind, unwind_err,
 					&(struct drain_opts){ .chunk = DRAIN_OFFC,
 							      .entries = m->counts_entries,
 							      .key_size = sizeof(struct stkrec_offcpu_key),

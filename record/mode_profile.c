@@ -33,7 +33,7 @@ static int add_row(struct recorder *rec, const void *key, const void *value, voi
 
 /* Open and load the skeleton; @symbolizer: load symbolize_kaddrs too. */
 static int profile_load(struct rec_mode *m, const struct recorder_opts *o, int follow,
-			int symbolizer, struct recorder *rec)
+			int symbolizer, int unwind, struct recorder *rec)
 {
 	int err;
 
@@ -45,7 +45,9 @@ static int profile_load(struct rec_mode *m, const struct recorder_opts *o, int f
 	m->skel->rodata->follow_children = follow != 0;
 	m->skel->rodata->user_stacks = !o->kernel_stacks_only;
 	m->skel->rodata->kernel_stacks = !o->user_stacks_only;
-	err = modeobj__configure(m->skel->obj, o, follow, symbolizer, m->counts_entries, rec);
+	m->skel->rodata->unwind_mode = (__u8)unwind;
+	err = modeobj__configure(m->skel->obj, o, follow, symbolizer, unwind,
+				 m->counts_entries, rec);
 	if (err)
 		return err;
 	err = profile_bpf__load(m->skel);
@@ -62,14 +64,16 @@ static int profile_open(struct rec_mode **out, const struct recorder_opts *o, in
 			struct rec_maps *maps, struct recorder *rec)
 {
 	struct rec_mode *m;
-	int symbolizer, err;
+	int symbolizer, unwind, unwind_err, err;
 
 	m = calloc(1, sizeof(*m));
 	if (!m)
 		return recorder__errorf(rec, -ENOMEM, "out of memory");
 	m->counts_entries = modeobj__counts_entries(o);
-	err = modeobj__load(m, o, follow, rec, profile_load, profile_unload, &symbolizer);
+	err = modeobj__load(m, o, follow, rec, profile_load, profile_unload, &symbolizer,
+			    &unwind, &unwind_err);
 	err = err ?: modeobj__hand_over(m->skel->obj, &m->skel->bss->counts_idx, symbolizer,
+					unwind, unwind_err,
 					&(struct drain_opts){
 						.chunk = DRAIN_CNTS,
 						.entries = m->counts_entries,

@@ -9,6 +9,7 @@
 #include <bpf/libbpf.h>
 
 #include "modeobj.h"
+#include "unwinder.h"
 
 /* Entries of each counts map, at least. */
 #define COUNTS_MIN_ENTRIES 8192
@@ -36,7 +37,7 @@ static int set_autoload(struct bpf_object *obj, const char *name, int load)
 }
 
 int modeobj__configure(struct bpf_object *obj, const struct recorder_opts *o, int follow,
-		       int symbolizer, uint32_t counts_entries, struct recorder *rec)
+		       int symbolizer, int unwind, uint32_t counts_entries, struct recorder *rec)
 {
 	uint32_t tgid_entries = follow ? FOLLOW_ENTRIES : (o->nr_pids ? (uint32_t)o->nr_pids : 1);
 	uint32_t tid_entries = o->nr_tids ? (uint32_t)o->nr_tids : 1;
@@ -50,6 +51,7 @@ int modeobj__configure(struct bpf_object *obj, const struct recorder_opts *o, in
 	/* Only -- CMD follows forks: do not load what would never run. */
 	err = err ?: set_autoload(obj, "on_process_fork", follow);
 	err = err ?: set_autoload(obj, "symbolize_kaddrs", symbolizer);
+	err = err ?: unwinder__configure_obj(obj, unwind, o->unwind_memory);
 	if (err)
 		return recorder__errorf(rec, err, "configure BPF object: %s", strerror(-err));
 	return 0;
@@ -65,26 +67,36 @@ int modeobj__load_failed(struct recorder *rec, int err)
 int modeobj__load(struct rec_mode *m, const struct recorder_opts *o, int follow,
 		  struct recorder *rec,
 		  int (*load)(struct rec_mode *m, const struct recorder_opts *o, int follow,
-			      int symbolizer, struct recorder *rec),
-		  void (*unload)(struct rec_mode *m), int *symbolizer)
+			      int symbolizer, int unwind, struct recorder *rec),
+		  void (*unload)(struct rec_mode *m), int *symbolizer, int *unwind,
+		  int *unwind_err)
 {
 	int err;
 
 	*symbolizer = !o->user_stacks_only && !o->kallsyms_full;
-	err = load(m, o, follow, *symbolizer, rec);
+	*unwind = o->kernel_stacks_only ? 0 : unwinder__bpf_mode(o->unwind);
+	*unwind_err = 0;
+	err = load(m, o, follow, *symbolizer, *unwind, rec);
+	if (err && *unwind) {
+		/* Frame pointers where the unwinder cannot load. */
+		unload(m);
+		*unwind = 0;
+		*unwind_err = err;
+		err = load(m, o, follow, *symbolizer, 0, rec);
+	}
 	if (err && *symbolizer) {
 		/* The symbolizer needs Linux 5.16 helpers (bpf_snprintf's %pS
 		 * from 5.13, bpf_kallsyms_lookup_name from 5.16); without it
 		 * the recorder reads /proc/kallsyms instead. */
 		unload(m);
 		*symbolizer = 0;
-		err = load(m, o, follow, 0, rec);
+		err = load(m, o, follow, 0, *unwind, rec);
 	}
 	return err;
 }
 
 int modeobj__hand_over(const struct bpf_object *obj, uint32_t *idx, int symbolizer,
-		       const struct drain_opts *d, struct drain **drain, struct rec_maps *maps,
+		       int unwind, int unwind_err, const struct drain_opts *d, struct drain **drain, struct rec_maps *maps,
 		       struct recorder *rec)
 {
 	struct drain_opts opts = *d;
@@ -104,6 +116,15 @@ int modeobj__hand_over(const struct bpf_object *obj, uint32_t *idx, int symboliz
 	maps->ksym_prog_fd =
 		symbolizer ? bpf_program__fd(bpf_object__find_program_by_name(obj, "symbolize_kaddrs"))
 			   : -1;
+	if (unwind) {
+		const struct bpf_map *rows = bpf_object__find_map_by_name(obj, "unwind_rows");
+
+		maps->unwind.rows_fd = bpf_map__fd(rows);
+		maps->unwind.rows_cap = bpf_map__max_entries(rows);
+		maps->unwind.pages_fd = bpf_object__find_map_fd_by_name(obj, "unwind_pages");
+		maps->unwind.procs_fd = bpf_object__find_map_fd_by_name(obj, "unwind_procs");
+	}
+	maps->unwind_load_err = unwind_err;
 	maps->drain = *drain;
 	return 0;
 }

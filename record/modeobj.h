@@ -28,11 +28,12 @@ uint32_t modeobj__counts_entries(const struct recorder_opts *o);
  * modeobj__configure() - before load: size the common maps for @o (the
  * counts maps @counts_entries each; the filter maps for -p, -t or
  * -- CMD, @follow), and load on_process_fork only when following CMD's
- * children and symbolize_kaddrs only with @symbolizer.  The mode sets its
- * .rodata itself.  Returns 0 or -errno with recorder__errorf() called.
+ * children and symbolize_kaddrs only with @symbolizer; size the
+ * .eh_frame unwinder's maps for @unwind (its BPF mode, 0: off; see
+ * record/unwinder.h).  The mode sets its .rodata itself (unwind_mode too).  Returns 0 or -errno with recorder__errorf() called.
  */
 int modeobj__configure(struct bpf_object *obj, const struct recorder_opts *o, int follow,
-		       int symbolizer, uint32_t counts_entries, struct recorder *rec);
+		       int symbolizer, int unwind, uint32_t counts_entries, struct recorder *rec);
 
 /* The skeleton's __load() failed with @err: say so.  Returns @err. */
 int modeobj__load_failed(struct recorder *rec, int err);
@@ -43,23 +44,30 @@ int modeobj__load_failed(struct recorder *rec, int err);
  * if that fails (it needs Linux 5.16 helpers), @unload what was opened and
  * @load again without it: the recorder then reads /proc/kallsyms.
  * @symbolizer: set to whether the loaded object has it.
+ * The .eh_frame unwinder (its BPF mode for @o, unless -K) is tried first;
+ * it needs bpf_loop (5.17+) and bpf_task_pt_regs (5.15+): if the object
+ * does not load with it, it loads without (frame pointers), *@unwind is
+ * then 0 and *@unwind_err the load's -errno.
  * Returns 0 or @load's -errno (recorder__errorf()'d).
  */
 int modeobj__load(struct rec_mode *m, const struct recorder_opts *o, int follow,
 		  struct recorder *rec,
 		  int (*load)(struct rec_mode *m, const struct recorder_opts *o, int follow,
-			      int symbolizer, struct recorder *rec),
-		  void (*unload)(struct rec_mode *m), int *symbolizer);
+			      int symbolizer, int unwind, struct recorder *rec),
+		  void (*unload)(struct rec_mode *m), int *symbolizer, int *unwind,
+		  int *unwind_err);
 
 /*
  * modeobj__hand_over() - after load: a drain of the object's counts0 and
  * counts1 maps (@d, its fds and @idx, the .bss counts_idx, filled in here)
  * into *@drain, owned by the mode; the fds of the common maps (the
- * symbolizer's -1 without @symbolizer) and the drain into @maps.
+ * symbolizer's -1 without @symbolizer, the unwinder's -1 without
+ * @unwind; @unwind_err into maps->unwind_load_err) and the drain into
+ * @maps.
  * Returns 0 or -ENOMEM (recorder__errorf()'d).
  */
 int modeobj__hand_over(const struct bpf_object *obj, uint32_t *idx, int symbolizer,
-		       const struct drain_opts *d, struct drain **drain, struct rec_maps *maps,
+		       int unwind, int unwind_err, const struct drain_opts *d, struct drain **drain, struct rec_maps *maps,
 		       struct recorder *rec);
 
 #endif

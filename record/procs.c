@@ -12,6 +12,7 @@
 #include "cpulist.h"
 #include "idmap.h"
 #include "procs.h"
+#include "unwinder.h"
 
 /* Ring buffer pages per CPU for the mmap side-band records: 256 KiB holds
  * the exec, mmap and exit records of ~100 processes, and the recorder
@@ -36,6 +37,7 @@ struct snap {
 struct procs {
 	struct procmaps *pm;
 	struct mmapwatch *mw;		/* mmap side-band records, or NULL */
+	struct unwinder *uw;		/* .eh_frame tables to keep current, or NULL */
 	/* tgid -> struct snap *, and snapshots queued for MAPS. */
 	struct idmap *snaps;
 	struct snap **pend;
@@ -263,6 +265,10 @@ int procs__snapshot(struct procs *p, uint32_t tgid, const char *comm, uint64_t s
 	} else if (pend_snap(p, s)) {
 		snap_free(s);
 		return -ENOMEM;
+	} else if (p->uw) {
+		/* Tables for its mappings, before its next samples; on
+		 * failure they fall back to frame pointers (counted). */
+		unwinder__add_process(p->uw, &s->maps);
 	}
 	v = idmap__find(p->snaps, tgid);
 	if (v)
@@ -300,8 +306,45 @@ void procs__exited(struct procs *p, uint32_t tgid, uint64_t seq)
 	uint64_t *v = idmap__find(p->snaps, tgid);
 
 	p->st.exits++;
+	unwinder__remove_process(p->uw, tgid);
 	if (v)
 		((struct snap *)(uintptr_t)*v)->purge_seq = seq + 2;
+}
+
+/* The current mappings of @tgid, from the watcher if it has them whole,
+ * else /proc; into the unwinder.  The snapshot is not kept. */
+static void unwind_load(struct procs *p, uint32_t tgid)
+{
+	struct stk_proc_maps maps = { 0 };
+	char comm[16] = "";
+	int err = -ENOENT;
+
+	if (p->mw) {
+		mmapwatch__drain(p->mw);
+		if (mmapwatch__complete(p->mw, tgid, NULL, NULL))
+			err = mmapwatch__snapshot(p->mw, p->pm, tgid, comm, &maps);
+	}
+	if (err)
+		err = procmaps__snapshot(p->pm, "/proc", tgid, comm, mono_ns(), &maps);
+	if (!err)
+		unwinder__add_process(p->uw, &maps);
+	procmaps__free_snapshot(&maps);
+}
+
+void procs__set_unwinder(struct procs *p, struct unwinder *uw, const uint32_t *pids,
+			 size_t nr_pids)
+{
+	size_t i;
+
+	p->uw = uw;
+	for (i = 0; uw && i < nr_pids; i++)
+		unwind_load(p, pids[i]);
+}
+
+void procs__unwind_stale(struct procs *p, uint32_t tgid)
+{
+	if (p->uw)
+		unwind_load(p, tgid);
 }
 
 int procs__check_stack(struct procs *p, uint32_t tgid, const struct stkrec_stack *s,

@@ -96,6 +96,22 @@ int procs__see(struct procs *p, uint32_t tgid, const char comm[16], uint64_t seq
  * interval or two), then forget it. */
 void procs__exited(struct procs *p, uint32_t tgid, uint64_t seq);
 
+struct unwinder;
+
+/*
+ * procs__set_unwinder() - keep @uw's (borrowed; NULL: none) process
+ * mappings current: every snapshot taken from now on is given to it and
+ * every exit removes one.  @pids (-p) run already: their tables are
+ * loaded now, before their first sample.
+ */
+void procs__set_unwinder(struct procs *p, struct unwinder *uw, const uint32_t *pids,
+			 size_t nr_pids);
+
+/* The BPF unwinder met an address of @tgid outside the mappings it knows:
+ * give it the current ones (the snapshot is refreshed at the next flush,
+ * or when a leaf needs it). */
+void procs__unwind_stale(struct procs *p, uint32_t tgid);
+
 /*
  * procs__check_stack() - @s is a new user stack of @tgid.  A leaf IP
  * outside the process's known mappings means it mapped something since

@@ -34,6 +34,7 @@
 #include "meta.h"
 #include "mode.h"
 #include "procs.h"
+#include "unwinder.h"
 #include "recorder.h"
 #include "stackstore.h"
 #include "stkrec.h"
@@ -65,6 +66,21 @@ static const char *const bpf_stat_names[STKREC_NR_STATS] = {
 	[STKREC_STAT_WAKER_FULL] = "offcpu_waker_map_full",
 	[STKREC_STAT_OFFCPU_FILTERED] = "offcpu_filtered_block_time",
 	[STKREC_STAT_BLOCKED_NS] = "offcpu_blocked_ns",
+	/* bpf/unwind.bpf.h */
+	[STKREC_STAT_UW_STACKS] = "unwind_stacks",
+	[STKREC_STAT_UW_FB_NOPROC] = "unwind_fallback_no_process",
+	[STKREC_STAT_UW_FB_NOREGS] = "unwind_fallback_no_regs",
+	[STKREC_STAT_UW_FB_SHORTER] = "unwind_fallback_fp_longer",
+	[STKREC_STAT_UW_FP_STEPS] = "unwind_fp_steps",
+	[STKREC_STAT_UW_FB_LEAF] = "unwind_fallback_leaf_unmapped",
+	[STKREC_STAT_UW_STOP_BASE] = "unwind_stop_none",
+	[STKREC_STAT_UW_STOP_BASE + STKREC_UW_STOP_DEPTH] = "unwind_stop_depth",
+	[STKREC_STAT_UW_STOP_BASE + STKREC_UW_STOP_FAULT] = "unwind_stop_fault",
+	[STKREC_STAT_UW_STOP_BASE + STKREC_UW_STOP_NO_MAP] = "unwind_stop_no_mapping",
+	[STKREC_STAT_UW_STOP_BASE + STKREC_UW_STOP_NO_ROW] = "unwind_stop_no_row",
+	[STKREC_STAT_UW_STOP_BASE + STKREC_UW_STOP_UNSUPP] = "unwind_stop_unsupported",
+	[STKREC_STAT_UW_STOP_BASE + STKREC_UW_STOP_FP] = "unwind_stop_fp",
+	[STKREC_STAT_UW_STOP_BASE + STKREC_UW_STOP_LOOP] = "unwind_stop_loop",
 };
 
 static const struct rec_mode_ops *const modes[] = {
@@ -84,7 +100,9 @@ struct recorder {
 	struct stackstore *stacks;
 	struct ksymtab *ksyms;
 	struct procs *procs;
+	struct unwinder *uw;		/* .eh_frame tables, or NULL (fp) */
 	char mw_state[128];		/* META mmap_events */
+	char uw_state[128];		/* META unwind_used */
 	int epfd;
 	int write_failed;
 	int cmd_exec_errno;
@@ -158,6 +176,7 @@ struct recorder *recorder__new(const struct recorder_opts *opts)
 	rec->maps.stacks_fd = rec->maps.stats_fd = rec->maps.events_fd = -1;
 	rec->maps.tgids_fd = rec->maps.tids_fd = -1;
 	rec->maps.ksym_io_fd = rec->maps.ksym_prog_fd = -1;
+	rec->maps.unwind.rows_fd = rec->maps.unwind.pages_fd = rec->maps.unwind.procs_fd = -1;
 	rec->stacks = stackstore__new(opts->stack_storage_size);
 	rec->ksyms = ksymtab__new();
 	rec->procs = procs__new();
@@ -217,7 +236,7 @@ static int write_stats(struct recorder *rec, uint64_t now)
 	struct stackstore_stats ss;
 	struct ksymtab_stats ks;
 	struct procs_stats ps;
-	struct stk_stat st[STKREC_NR_STATS + 32];
+	struct stk_stat st[STKREC_NR_STATS + 48];
 	size_t n = 0, i, k;
 
 	read_bpf_stats(rec);
@@ -258,6 +277,24 @@ static int write_stats(struct recorder *rec, uint64_t now)
 		st[n++] = (struct stk_stat){ "mmap_build_ids_read", ps.mw.build_id_reads };
 		st[n++] = (struct stk_stat){ "mmap_build_id_errors", ps.mw.build_id_errors };
 	}
+	if (rec->uw) {
+		struct unwinder_stats us;
+
+		unwinder__stats(rec->uw, &us);
+		st[n++] = (struct stk_stat){ "unwind_tables", us.tables };
+		st[n++] = (struct stk_stat){ "unwind_tables_built", us.tables_built };
+		st[n++] = (struct stk_stat){ "unwind_rows", us.rows };
+		st[n++] = (struct stk_stat){ "unwind_bytes", us.bytes };
+		st[n++] = (struct stk_stat){ "unwind_build_ns", us.build_ns };
+		st[n++] = (struct stk_stat){ "unwind_processes", us.processes };
+		st[n++] = (struct stk_stat){ "unwind_table_err_no_cfi", us.no_cfi };
+		st[n++] = (struct stk_stat){ "unwind_table_err_open", us.open_failed };
+		st[n++] = (struct stk_stat){ "unwind_table_err_unsupported", us.unsupported };
+		st[n++] = (struct stk_stat){ "unwind_table_err_budget", us.refused_budget };
+		st[n++] = (struct stk_stat){ "unwind_tables_evicted", us.evicted };
+		st[n++] = (struct stk_stat){ "unwind_mappings_dropped", us.mappings_dropped };
+		st[n++] = (struct stk_stat){ "unwind_map_errors", us.map_errors };
+	}
 	/* A counter not in the STAT chunk is 0: leave zeros out (most loss
 	 * counters, in most captures), except the ones a reader always wants. */
 	for (i = 0, k = 0; i < n; i++)
@@ -288,6 +325,9 @@ static int on_event(void *ctx, void *data, size_t size)
 		break;
 	case STKREC_EV_EXIT:
 		procs__exited(rec->procs, e->tgid, rec->seq);
+		break;
+	case STKREC_EV_MAPS_STALE:
+		procs__unwind_stale(rec->procs, e->tgid);
 		break;
 	}
 	return 0;
@@ -466,6 +506,9 @@ static int write_start_meta(struct recorder *rec)
 	err = err ?: meta__add(&m, "kallsyms", "%s",
 			       o->user_stacks_only ? "none" : o->kallsyms_full ? "full" : "covering");
 	err = err ?: meta__add(&m, "mmap_events", "%s", rec->mw_state);
+	err = err ?: meta__add(&m, "unwind", "%s", /* as requested */
+			       o->unwind == RECORDER_UNWIND_FP ? "fp" :
+			       o->unwind == RECORDER_UNWIND_DWARF ? "dwarf" : "auto");
 	if (o->duration_ns)
 		err = err ?: meta__add(&m, "requested_duration_ns", "%llu",
 				       (unsigned long long)o->duration_ns);
@@ -609,6 +652,34 @@ static int open_mmapwatch(struct recorder *rec)
 	return 0;
 }
 
+/* The .eh_frame unwinder's manager over the mode's maps, unless it is
+ * off; says in uw_state (META unwind_used) what runs. */
+static int open_unwinder(struct recorder *rec)
+{
+	if (rec->maps.unwind.rows_fd < 0) {
+		if (rec->maps.unwind_load_err)
+			snprintf(rec->uw_state, sizeof(rec->uw_state),
+				 "fp (the unwinder did not load: %s)", strerror(-rec->maps.unwind_load_err));
+		else
+			snprintf(rec->uw_state, sizeof(rec->uw_state), "fp");
+		return 0;
+	}
+	rec->uw = unwinder__new(&rec->maps.unwind);
+	if (!rec->uw)
+		return recorder__errorf(rec, -errno, "unwind tables: %s", strerror(errno));
+	snprintf(rec->uw_state, sizeof(rec->uw_state), "%s",
+		 rec->o.unwind == RECORDER_UNWIND_DWARF ? "dwarf" : "auto");
+	/* -p processes run already: their tables before their first sample
+	 * (others get them when first seen). */
+	procs__set_unwinder(rec->procs, rec->uw, rec->o.pids, rec->o.nr_pids);
+	return 0;
+}
+
+const char *recorder__unwind_state(const struct recorder *rec)
+{
+	return rec->uw_state;
+}
+
 int recorder__start(struct recorder *rec)
 {
 	const struct recorder_opts *o = &rec->o;
@@ -665,6 +736,7 @@ int recorder__start(struct recorder *rec)
 	err = rec->ops->open(&rec->mode, o, rec->child != NULL, &rec->maps, rec);
 	if (!err)
 		stackstore__set_map(rec->stacks, rec->maps.stacks_fd);
+	err = err ?: open_unwinder(rec);
 	err = err ?: setup_ksyms(rec);
 	err = err ?: write_kernel_info(rec);
 	if (err)
@@ -713,6 +785,9 @@ fail:
 	ring_buffer__free(rec->rb);
 	rec->rb = NULL;
 	procs__unwatch(rec->procs);
+	procs__set_unwinder(rec->procs, NULL, NULL, 0);
+	unwinder__free(rec->uw);
+	rec->uw = NULL;
 	if (rec->mode) {
 		rec->ops->detach(rec->mode);
 		rec->ops->free(rec->mode);
@@ -819,6 +894,7 @@ static int write_end_meta(struct recorder *rec, uint64_t now)
 	int err;
 
 	err = meta__add(&m, "duration_ns", "%llu", (unsigned long long)(now - rec->mono_start));
+	err = err ?: meta__add(&m, "unwind_used", "%s", rec->uw_state);
 	err = err ?: meta__add(&m, "end_reason", "%s", rec->end_reason);
 	if (!err && rec->cmd_exit_code >= 0)
 		err = meta__add(&m, "target_exit_status", "%d", rec->cmd_exit_code);
@@ -908,6 +984,9 @@ void recorder__free(struct recorder *rec)
 		rec->ops->free(rec->mode);
 	}
 	ring_buffer__free(rec->rb);
+	if (rec->procs)
+		procs__set_unwinder(rec->procs, NULL, NULL, 0);
+	unwinder__free(rec->uw);
 	if (rec->w)
 		stk_writer__close(rec->w);
 	child__free(rec->child);

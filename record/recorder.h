@@ -26,6 +26,13 @@ struct recorder_status {
 	uint64_t lost;			/* samples or stacks lost: maps full, errors */
 };
 
+/* --unwind: user stacks by frame pointer (bpf_get_stack(), as before .eh_frame
+ * unwinding), by unwind table where a mapping has CFI and frame pointer
+ * elsewhere (the default), or by unwind table only. */
+#define RECORDER_UNWIND_AUTO 0
+#define RECORDER_UNWIND_FP 1
+#define RECORDER_UNWIND_DWARF 2
+
 struct recorder_opts {
 	const char *output;		/* file to write */
 	const char *mode;		/* "profile" (NULL too), "offcpu" or "offwake" */
@@ -51,6 +58,8 @@ struct recorder_opts {
 	uint64_t flush_interval_ns;
 	int kallsyms_full;		/* --kallsyms=full */
 	int no_mmap_events;		/* --no-mmap-events: /proc/PID/maps only */
+	int unwind;			/* --unwind: RECORDER_UNWIND_* */
+	uint64_t unwind_memory;		/* bytes of unwind rows at most (0: default) */
 	char *const *cmd;		/* -- CMD ARGS, NULL-terminated, or NULL */
 	const char *cmdline;		/* stkrec's own command line, for META */
 	volatile sig_atomic_t *stop;	/* set (by a signal handler) to stop */
@@ -119,6 +128,11 @@ int recorder__finish(struct recorder *rec, struct recorder_result *res);
  * CMD's execvp() (e.g. ENOENT, EACCES) if that is what failed, else 0.
  */
 int recorder__cmd_exec_errno(const struct recorder *rec);
+
+/* [unwind] What unwinds user stacks, after recorder__start(): "auto",
+ * "dwarf", "fp", or "fp (the unwinder did not load: REASON)".  Valid for
+ * the life of @rec. */
+const char *recorder__unwind_state(const struct recorder *rec);
 
 /* Message for the last error, e.g. "perf_event_open(cpu 3): Permission
  * denied".  Valid until the next call on @rec. */

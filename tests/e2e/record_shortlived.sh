@@ -86,7 +86,12 @@ verify() {
 			# A sample on the first instruction of a function (before its
 			# frame is set up) loses the caller: a frame-pointer
 			# artefact, so the chain below run is not compared.
-			if ($0 ~ /\[unknown\]/ || $0 !~ /^cpuwork;__libc_start_call_main;main;run;(work|leaf)_/)
+			# With .eh_frame unwinding (--unwind=auto) the stack goes on
+			# through libc to cpuwork'"'"'s _start, where frame pointers stop
+			# at __libc_start_call_main; both are the libc root.  A
+			# process sampled before its libc mapping reached the
+			# unwinder says so above that root (SPEC.md, STCK marker).
+			if ($0 ~ /\[unknown\]/ || $0 !~ /^cpuwork;(_start;__libc_start_main[^;]*;|\[unwind stopped: [a-z ]*\];)?__libc_start_call_main;main;run;(work|leaf)_/)
 				bad += v
 		}
 		END { print total + 0, chain + 0, bad + 0 }' "$tmp/$label.folded")

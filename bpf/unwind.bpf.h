@@ -1,0 +1,478 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * unwind.bpf.h - the user-stack unwinder: walks a user stack from the
+ * task's registers with the .eh_frame tables record/unwinder.c loads
+ * (rows built by record/unwind_table.c), so stacks are whole in programs
+ * built without frame pointers (Debian's libc, python3, ...).
+ *
+ * Per frame, all bounded: tgid -> sorted mappings (binary search, 10
+ * steps) -> (table, bias); {table, page} -> row range; binary search of
+ * the rows (STKREC_UW_SEARCH_STEPS steps).  Frames are a bpf_loop
+ * (Linux 5.17+) over per-CPU scratch.  Callers are looked up at return
+ * address - 1 (the call may be a function's last instruction), except
+ * above a signal frame, whose saved pc is exact.  A mapping without a
+ * table takes one frame-pointer step (auto).
+ *
+ * Included after common.bpf.h by each program that takes user stacks.
+ * With unwind_mode == 0 (--unwind=fp), user_stack_store() is
+ * stack_store(ctx, 0): the frame-pointer stack, as before.
+ */
+#ifndef STKREC_UNWIND_BPF_H
+#define STKREC_UNWIND_BPF_H
+
+#include "stkrec.h"
+
+/* Set by user space before load: 0 fp, 1 auto (tables, else frame
+ * pointers), 2 dwarf (tables only). */
+const volatile __u8 unwind_mode = 0;
+
+#define UW_MODE_FP 0
+#define UW_MODE_AUTO 1
+#define UW_MODE_DWARF 2
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__type(key, __u32);
+	__type(value, struct stkrec_unwind_row);
+	__uint(max_entries, 1); /* the row budget, set by user space */
+	__uint(map_flags, BPF_F_MMAPABLE); /* user space memcpy()s tables in */
+} unwind_rows SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, struct stkrec_unwind_page_key);
+	__type(value, struct stkrec_unwind_page);
+	__uint(max_entries, 1); /* set by user space */
+} unwind_pages SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, __u32);
+	__type(value, struct stkrec_unwind_proc);
+	__uint(max_entries, 1); /* set by user space */
+	__uint(map_flags, BPF_F_NO_PREALLOC); /* 16 KiB a process: only live ones */
+} unwind_procs SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, __u32);
+	__type(value, struct stkrec_unwind_state);
+	__uint(max_entries, 1);
+} unwind_state SEC(".maps");
+
+/* tgid -> when it last asked user space to reload its mappings. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__type(key, __u32);
+	__type(value, __u64);
+	__uint(max_entries, 4096);
+} unwind_stale SEC(".maps");
+
+#define UW_STALE_NS 100000000ULL
+
+/* The unwound frames; scratch slot 0 gets the frame-pointer stack to
+ * compare with. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, __u32);
+	__type(value, struct stkrec_stack);
+	__uint(max_entries, 1);
+} unwind_frames SEC(".maps");
+
+#define UW_MAP_STEPS 10 /* 2^10 > STKREC_UW_MAX_MAPPINGS */
+
+/*
+ * The two searches are global functions: the verifier checks each once,
+ * on its own, instead of in every state of every frame of the loop
+ * (bpf_loop callbacks are verified iteration by iteration since Linux
+ * 6.7, which made the inlined searches cost a second of load time).
+ */
+
+/* Index in @tgid's mappings of the one holding @pc, or -1. */
+__noinline int uw_mapping_idx(__u32 tgid, __u64 pc)
+{
+	const struct stkrec_unwind_proc *proc = bpf_map_lookup_elem(&unwind_procs, &tgid);
+	__u32 lo = 0, hi, i;
+
+	if (!proc)
+		return -1;
+	/* Not clamped to STKREC_UW_MAX_MAPPINGS here (user space never
+	 * writes more; the index is masked): bounds the verifier can track
+	 * would make it walk every iteration's range apart. */
+	hi = proc->nr;
+	if (hi == 0)
+		return -1;
+	/* The last mapping with start <= pc. */
+	for (i = 0; i < UW_MAP_STEPS; i++) {
+		__u32 mid;
+
+		if (hi - lo <= 1)
+			break;
+		mid = lo + (hi - lo) / 2;
+		if (proc->m[mid & (STKREC_UW_MAX_MAPPINGS - 1)].start <= pc)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	lo &= STKREC_UW_MAX_MAPPINGS - 1;
+	if (pc < proc->m[lo].start || pc >= proc->m[lo].end)
+		return -1;
+	return (int)lo;
+}
+
+/* Index in unwind_rows of the row covering ELF address @rel of @table,
+ * or -1. */
+__noinline long uw_row_idx(__u32 table, __u64 rel)
+{
+	struct stkrec_unwind_page_key pk = { .table = table, .page = (__u32)(rel >> STKREC_UW_PAGE_SHIFT) };
+	const struct stkrec_unwind_page *pg;
+	const struct stkrec_unwind_row *r;
+	__u32 lo, hi, i;
+
+	if (rel > 0xffffffffULL)
+		return -1;
+	pg = bpf_map_lookup_elem(&unwind_pages, &pk);
+	if (!pg || pg->nr == 0)
+		return -1;
+	lo = pg->first;
+	hi = pg->first + pg->nr;
+	for (i = 0; i < STKREC_UW_SEARCH_STEPS; i++) {
+		__u32 mid;
+
+		if (hi - lo <= 1)
+			break;
+		mid = lo + (hi - lo) / 2;
+		r = bpf_map_lookup_elem(&unwind_rows, &mid);
+		if (!r)
+			return -1;
+		if (r->pc <= (__u32)rel)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	r = bpf_map_lookup_elem(&unwind_rows, &lo);
+	if (!r || r->pc > (__u32)rel)
+		return -1;
+	return lo;
+}
+
+static __always_inline int uw_read(__u64 *out, __u64 addr)
+{
+	return bpf_probe_read_user(out, sizeof(*out), (const void *)addr) ? -1 : 0;
+}
+
+/* One frame: record the pc, find the caller.  0 to go on, 1 to stop. */
+static long uw_step(__u32 index, void *unused)
+{
+	const struct stkrec_unwind_mapping *m;
+	const struct stkrec_unwind_row *r;
+	struct stkrec_unwind_state *st;
+	struct stkrec_unwind_proc *proc;
+	struct stkrec_stack *f;
+	__u64 pc, cfa, ra, bp;
+	__u32 zero = 0, n, ri32;
+	long ri;
+	int mi;
+
+	(void)index;
+	(void)unused;
+	st = bpf_map_lookup_elem(&unwind_state, &zero);
+	f = bpf_map_lookup_elem(&unwind_frames, &zero);
+	if (!st || !f)
+		return 1;
+	n = st->nr;
+	if (n >= STKREC_MAX_DEPTH) {
+		st->stop = STKREC_UW_STOP_DEPTH;
+		return 1;
+	}
+	f->ips[n] = st->pc;
+	st->nr = n + 1;
+	pc = st->pc - (n > 0 && !st->signal ? 1 : 0);
+	st->signal = 0;
+
+	proc = bpf_map_lookup_elem(&unwind_procs, &st->tgid);
+	mi = uw_mapping_idx(st->tgid, pc);
+	if (!proc || mi < 0) {
+		/* JIT code, or a mapping made since the process's mappings
+		 * were loaded (a short-lived process sampled before ld.so
+		 * mapped libc): frame pointers, as without tables (auto). */
+		st->stale = 1;
+		if (n == 0) {
+			/* The leaf itself: the mappings are stale (or it is JIT
+			 * code); the frame-pointer stack, as without tables. */
+			st->leaf_unknown = 1;
+			return 1;
+		}
+		if (unwind_mode != UW_MODE_AUTO) {
+			st->stop = STKREC_UW_STOP_NO_MAP;
+			return 1;
+		}
+		goto fp_step;
+	}
+	m = &proc->m[mi & (STKREC_UW_MAX_MAPPINGS - 1)];
+	if (m->table == STKREC_UW_NO_TABLE) {
+		/* No CFI for this file: one frame-pointer step. */
+		if (unwind_mode != UW_MODE_AUTO) {
+			st->stop = STKREC_UW_STOP_NO_ROW;
+			return 1;
+		}
+		goto fp_step;
+	}
+	ri = uw_row_idx(m->table, pc - m->bias);
+	ri32 = (__u32)ri;
+	r = ri < 0 ? NULL : bpf_map_lookup_elem(&unwind_rows, &ri32);
+	if (!r) {
+		st->stop = STKREC_UW_STOP_NO_ROW;
+		return 1;
+	}
+	switch (r->kind) {
+	case STKREC_UW_CFA_RSP:
+		cfa = st->sp + r->cfa_off;
+		break;
+	case STKREC_UW_CFA_RBP:
+		cfa = st->bp + r->cfa_off;
+		break;
+	case STKREC_UW_CFA_RBP_DEREF:
+		if (uw_read(&cfa, st->bp - r->cfa_off)) {
+			st->stop = STKREC_UW_STOP_FAULT;
+			return 1;
+		}
+		break;
+	case STKREC_UW_PLT:
+		cfa = st->sp + r->cfa_off + (((st->pc & 15) >= (__u64)r->rbp_off) ? 8 : 0);
+		break;
+	case STKREC_UW_SIGNAL:
+		/* The interrupted context, from the ucontext at rsp. */
+		if (uw_read(&bp, st->sp + 120) || uw_read(&cfa, st->sp + 160) ||
+		    uw_read(&ra, st->sp + 168)) {
+			st->stop = STKREC_UW_STOP_FAULT;
+			return 1;
+		}
+		st->bp = bp;
+		st->sp = cfa;
+		st->pc = ra;
+		st->signal = 1;
+		return ra == 0;
+	case STKREC_UW_END:
+		return 1; /* the outermost frame: a whole stack */
+	case STKREC_UW_NONE:
+		st->stop = STKREC_UW_STOP_NO_ROW;
+		return 1;
+	default:
+		st->stop = STKREC_UW_STOP_UNSUPP;
+		return 1;
+	}
+	if (cfa <= st->sp) {
+		st->stop = STKREC_UW_STOP_LOOP;
+		return 1;
+	}
+	if (uw_read(&ra, cfa - 8)) {
+		st->stop = STKREC_UW_STOP_FAULT;
+		return 1;
+	}
+	if (r->rbp_off == STKREC_UW_RBP_LOST) {
+		st->bp = 0;
+	} else if (r->rbp_off && r->kind != STKREC_UW_PLT) {
+		if (uw_read(&st->bp, cfa + (__s64)r->rbp_off * 8)) {
+			st->stop = STKREC_UW_STOP_FAULT;
+			return 1;
+		}
+	}
+	st->sp = cfa;
+caller:
+	st->pc = ra;
+	return ra == 0; /* a zero return address ends the stack too */
+fp_step:
+	/* rbp = 0 ends a frame-pointer chain, as it ends the kernel's. */
+	bp = st->bp;
+	if (bp == 0)
+		return 1;
+	if (bp < st->sp || uw_read(&ra, bp + 8) || uw_read(&st->bp, bp)) {
+		st->stop = STKREC_UW_STOP_FP;
+		return 1;
+	}
+	st->fp_steps++;
+	st->sp = bp + 16;
+	goto caller;
+}
+
+/* The task's user registers into @st: @uregs (pc, sp, bp) when the
+ * caller has them, else those saved at the task's kernel entry.  0 or -1. */
+static __always_inline int uw_regs(struct stkrec_unwind_state *st, const __u64 *uregs)
+{
+	struct task_struct *task;
+	struct pt_regs *regs;
+
+	if (uregs) {
+		st->pc = uregs[0];
+		st->sp = uregs[1];
+		st->bp = uregs[2];
+		return 0;
+	}
+	task = bpf_get_current_task_btf();
+	if (!task->mm) /* kernel threads have no user stack */
+		return -1;
+	regs = (struct pt_regs *)bpf_task_pt_regs(task);
+	if (!regs)
+		return -1;
+	if (bpf_probe_read_kernel(&st->pc, sizeof(st->pc), &regs->ip) ||
+	    bpf_probe_read_kernel(&st->sp, sizeof(st->sp), &regs->sp) ||
+	    bpf_probe_read_kernel(&st->bp, sizeof(st->bp), &regs->bp))
+		return -1;
+	/* Past the user half: no user context saved there. */
+	if ((__s64)st->pc < 0 || st->pc == 0)
+		return -1;
+	return 0;
+}
+
+/* Ask user space to reload @tgid's mappings (JIT code asks at most every
+ * UW_STALE_NS, so it cannot flood the ring buffer). */
+static __always_inline void uw_report_stale(__u32 tgid)
+{
+	__u64 now = bpf_ktime_get_ns(), *last = bpf_map_lookup_elem(&unwind_stale, &tgid);
+	struct stkrec_event *e;
+
+	if (last && now - *last < UW_STALE_NS)
+		return;
+	bpf_map_update_elem(&unwind_stale, &tgid, &now, BPF_ANY);
+	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (!e) {
+		stat_inc(STKREC_STAT_EVENTS_LOST);
+		return;
+	}
+	e->type = STKREC_EV_MAPS_STALE;
+	e->tgid = tgid;
+	e->tid = 0;
+	e->pad = 0;
+	__builtin_memset(e->comm, 0, sizeof(e->comm));
+	bpf_ringbuf_submit(e, 0);
+}
+
+/*
+ * Walk the current task's user stack into unwind_frames.  Returns the
+ * number of frames (with the stop marker), or 0 when the frame-pointer
+ * stack is to be taken instead: the process has no tables yet, there are
+ * no user registers, or (auto) the frame pointers find more frames than
+ * the tables did.  Counted in the stats either way.
+ */
+static __always_inline __u32 uw_walk(void *ctx, const __u64 *user_regs)
+{
+	struct stkrec_unwind_state *st;
+	struct stkrec_stack *f, *fp;
+	__u32 zero = 0, tgid, nr;
+	long ret;
+
+	st = bpf_map_lookup_elem(&unwind_state, &zero);
+	f = bpf_map_lookup_elem(&unwind_frames, &zero);
+	if (!st || !f)
+		return 0;
+	/* Kernel threads have no user stack: stack_store() says so (EFAULT),
+	 * not counted as a fallback. */
+	if (!bpf_get_current_task_btf()->mm)
+		return 0;
+	tgid = bpf_get_current_pid_tgid() >> 32;
+	if (!bpf_map_lookup_elem(&unwind_procs, &tgid)) {
+		stat_inc(STKREC_STAT_UW_FB_NOPROC);
+		return 0;
+	}
+	if (uw_regs(st, user_regs)) {
+		stat_inc(STKREC_STAT_UW_FB_NOREGS);
+		return 0;
+	}
+	st->tgid = tgid;
+	st->nr = 0;
+	st->stop = 0;
+	st->signal = 0;
+	st->fp_steps = 0;
+	st->stale = 0;
+	st->leaf_unknown = 0;
+	bpf_loop(STKREC_MAX_DEPTH + 1, uw_step, NULL, 0);
+	if (st->stale)
+		uw_report_stale(tgid);
+	if (st->leaf_unknown) {
+		stat_inc(STKREC_STAT_UW_FB_LEAF);
+		return 0;
+	}
+	stat_inc(STKREC_STAT_UW_STACKS);
+	if (st->fp_steps)
+		stat_add(STKREC_STAT_UW_FP_STEPS, st->fp_steps);
+	nr = st->nr;
+	if (!st->stop)
+		return nr;
+	if (st->stop < STKREC_UW_NR_STOPS)
+		stat_inc(STKREC_STAT_UW_STOP_BASE + st->stop);
+	if (unwind_mode == UW_MODE_AUTO && st->stop != STKREC_UW_STOP_DEPTH) {
+		/* Never worse than the frame pointers: take theirs if they
+		 * find more. */
+		fp = bpf_map_lookup_elem(&scratch, &zero);
+		if (fp) {
+			ret = bpf_get_stack(ctx, fp->ips, sizeof(fp->ips), BPF_F_USER_STACK);
+			if (ret > 0 && (__u64)ret / sizeof(__u64) > nr) {
+				stat_inc(STKREC_STAT_UW_FB_SHORTER);
+				return 0;
+			}
+		}
+	}
+	/* The last frame says why the walk stopped. */
+	if (nr >= STKREC_MAX_DEPTH)
+		nr = STKREC_MAX_DEPTH - 1;
+	f->ips[nr] = STKREC_UW_MARK | st->stop;
+	return nr + 1;
+}
+
+/*
+ * The current task's user stack, unwound with the tables, stored as
+ * stack_store() stores frame-pointer stacks; or the frame-pointer stack
+ * when uw_walk() says so.  @user_regs: pc, sp, bp as sampled if the
+ * sample was taken in user mode, else NULL (the registers saved at the
+ * task's kernel entry are used).  One stack_store_frames() call site:
+ * each costs the verifier a 127-step hash loop.
+ */
+static __always_inline __s64 user_stack_store(void *ctx, const __u64 *user_regs)
+{
+	struct stkrec_stack *s;
+	__u32 zero = 0, nr;
+	long ret;
+
+	if (unwind_mode == UW_MODE_FP)
+		return stack_store(ctx, 0);
+	nr = uw_walk(ctx, user_regs);
+	s = bpf_map_lookup_elem(nr ? (void *)&unwind_frames : (void *)&scratch, &zero);
+	if (!s)
+		return -ENOMEM;
+	if (!nr) {
+		/* As stack_store(ctx, 0). */
+		ret = bpf_get_stack(ctx, s->ips, sizeof(s->ips), BPF_F_USER_STACK);
+		if (ret == 0 || ret == -EFAULT) {
+			stat_inc(STKREC_STAT_USTACK_EFAULT);
+			return -EFAULT;
+		}
+		if (ret < 0) {
+			stat_inc(STKREC_STAT_USTACK_OTHER);
+			return ret;
+		}
+		nr = ret / sizeof(__u64);
+	}
+	return stack_store_frames(s, nr, 0);
+}
+
+/*
+ * After an exec the process's mappings are another image's: forget them
+ * at once, so no sample is unwound with the old tables (a non-PIE binary
+ * exec'ing another is mapped at the same addresses).  Its stacks are
+ * frame-pointer stacks until the recorder loads the new mappings.
+ */
+#pragma clang diagnostic push
+#pragma clang diagnostic ignored "-Wunused-parameter"
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(on_exec_unwind, struct task_struct *task)
+{
+	__u32 tgid = task->tgid;
+
+	if (unwind_mode != UW_MODE_FP)
+		bpf_map_delete_elem(&unwind_procs, &tgid);
+	return 0;
+}
+#pragma clang diagnostic pop
+
+#endif /* STKREC_UNWIND_BPF_H */

@@ -1,0 +1,49 @@
+# SPDX-License-Identifier: BSD-2-Clause
+#
+# .eh_frame unwinding: workloads built as distributions build (no frame
+# pointers), for check_record_unwind_table and tests/e2e/unwind_*.sh.
+#   $(UW)/nofpwork         -O2 -fomit-frame-pointer -g, a known call tree
+#   $(UW)/nofpwork_nohdr   the same linked without .eh_frame_hdr (no table)
+# -fno-optimize-sibling-calls keeps every function of the call tree on the
+# stack (a tail call would leave no frame to find, by any unwinder).
+
+UW := $(O)/tests/unwind
+NOFP_CFLAGS := -O2 -g -fomit-frame-pointer -fno-optimize-sibling-calls
+UW_PROGS := $(UW)/nofpwork $(UW)/nofpwork_nohdr
+
+$(UW)/nofpwork: tests/unwind/nofpwork.c
+	$(call msg,CC-NOFP,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CPPFLAGS) $(NOFP_CFLAGS) $(LDFLAGS) -Wall -Wextra -Werror $< -o $@
+
+$(UW)/nofpwork_nohdr: tests/unwind/nofpwork.c
+	$(call msg,CC-NOFP,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CPPFLAGS) $(NOFP_CFLAGS) $(LDFLAGS) -Wall -Wextra -Werror -Wl,--no-eh-frame-hdr $< -o $@
+
+$(O)/tests/check_record_unwind_table: $(UW_PROGS)
+
+TEST_EXTRA_DEPS += $(UW_PROGS)
+
+# The oracle (tests/tools/uworacle.c): the same BPF unwinder, plus a copy
+# of registers and stack per sample that libdwfl unwinds to compare.
+UWORACLE := $(O)/tests/tools/uworacle
+
+$(O)/tests/tools/uworacle.bpf.o: tests/tools/uworacle.bpf.c $(O)/vmlinux.h
+	$(call msg,BPF,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CLANG) -g -O2 --target=bpf -D__TARGET_ARCH_$(ARCH) -Wall -Wextra -Werror \
+		-MMD -MP -MT $@ -I$(O) -Ibpf $(shell pkg-config --cflags libbpf) -c $< -o $@
+	$(Q)$(LLVM_STRIP) -g $@
+
+$(O)/tests/tools/uworacle.skel.h: $(O)/tests/tools/uworacle.bpf.o
+	$(call msg,GEN-SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< > $@
+
+$(UWORACLE): tests/tools/uworacle.c $(O)/tests/tools/uworacle.skel.h $(LIBRECORD) $(LIBSTK) $(LIBUTIL)
+	$(call msg,CC-TOOL,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(ALL_CFLAGS) $(LDFLAGS) -Irecord -I$(O)/tests/tools $< $(LIBRECORD) $(LIBSTK) \
+		$(LIBUTIL) $(PKG_LIBS) -o $@
+
+TEST_EXTRA_DEPS += $(UWORACLE)

@@ -1,0 +1,441 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * unwind_table.c - build the BPF unwinder's compact rows from an ELF's
+ * .eh_frame with libdw (dwarf_getcfi_elf + dwarf_cfi_addrframe).
+ *
+ * .eh_frame_hdr lists every FDE's first address, sorted; from there each
+ * row's end (dwarf_frame_info) is the next row's start, until the next FDE
+ * or a gap.  libdw re-runs an FDE's program for each row, which is cheap:
+ * FDEs are short.  We never parse CFI opcodes ourselves; we only match the
+ * DWARF expressions libdw hands back against the few shapes the BPF side
+ * evaluates, and everything else becomes an "unsupported" row, so the
+ * unwinder stops there with a reason instead of guessing.
+ */
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "unwind_table.h"
+
+/* DWARF register numbers, x86-64 psABI. */
+#define REG_RBP 6
+#define REG_RSP 7
+#define REG_RA 16
+
+struct unwind_table {
+	struct stkrec_unwind_row *rows;
+	size_t nr, cap;
+	struct unwind_table_stats st;
+};
+
+static int rows_push(struct unwind_table *t, uint64_t pc, int kind, int cfa_off, int rbp_off)
+{
+	struct stkrec_unwind_row *r;
+
+	t->st.rows_raw++;
+	if (pc > UINT32_MAX)
+		return -E2BIG;
+	if (t->nr) {
+		r = &t->rows[t->nr - 1];
+		/* Same rule as the row before: it simply covers more. */
+		if (r->kind == kind && r->cfa_off == cfa_off && r->rbp_off == rbp_off)
+			return 0;
+		/* A later row at the same address replaces the earlier. */
+		if (r->pc == pc) {
+			r->kind = (uint8_t)kind;
+			r->cfa_off = (uint16_t)cfa_off;
+			r->rbp_off = (int8_t)rbp_off;
+			if (t->nr > 1 && r[-1].kind == r->kind && r[-1].cfa_off == r->cfa_off &&
+			    r[-1].rbp_off == r->rbp_off)
+				t->nr--;
+			return 0;
+		}
+	}
+	if (t->nr == t->cap) {
+		size_t cap = t->cap ? t->cap * 2 : 1024;
+		struct stkrec_unwind_row *n = realloc(t->rows, cap * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		t->rows = n;
+		t->cap = cap;
+	}
+	r = &t->rows[t->nr++];
+	r->pc = (uint32_t)pc;
+	r->kind = (uint8_t)kind;
+	r->cfa_off = (uint16_t)cfa_off;
+	r->rbp_off = (int8_t)rbp_off;
+	return 0;
+}
+
+/* "saved at CFA + off": DW_OP_call_frame_cfa; DW_OP_plus_uconst off (off
+ * wraps for negative values), or DW_OP_call_frame_cfa alone.  1 if so. */
+static int saved_at_cfa(const Dwarf_Op *ops, size_t nops, int64_t *off)
+{
+	if (nops == 1 && ops[0].atom == DW_OP_call_frame_cfa) {
+		*off = 0;
+		return 1;
+	}
+	if (nops == 2 && ops[0].atom == DW_OP_call_frame_cfa && ops[1].atom == DW_OP_plus_uconst) {
+		*off = (int64_t)ops[1].number;
+		return 1;
+	}
+	return 0;
+}
+
+/* GCC/binutils' PLT CFA: rsp + 8 + (((rip & 15) >= N) << 3).  Returns N,
+ * or -1 for any other expression. */
+static int plt_threshold(const Dwarf_Op *ops, size_t nops)
+{
+	static const uint8_t shape[] = { DW_OP_breg7,  DW_OP_breg16, DW_OP_lit15,
+					 DW_OP_and,    0 /* litN */,  DW_OP_ge,
+					 DW_OP_lit3,   DW_OP_shl,    DW_OP_plus };
+	size_t i;
+
+	if (nops != sizeof(shape))
+		return -1;
+	for (i = 0; i < nops; i++)
+		if (shape[i] && ops[i].atom != shape[i])
+			return -1;
+	if (ops[0].number != 8 || ops[1].number != 0 || ops[4].atom < DW_OP_lit0 ||
+	    ops[4].atom > DW_OP_lit31)
+		return -1;
+	return ops[4].atom - DW_OP_lit0;
+}
+
+/* The rbp rule as rbp_off (units of 8), or 1 when not expressible. */
+static int rbp_rule(Dwarf_Frame *f, int *rbp_off)
+{
+	Dwarf_Op mem[3], *ops;
+	size_t nops;
+	int64_t off;
+
+	if (dwarf_frame_register(f, REG_RBP, mem, &ops, &nops) != 0)
+		return 1;
+	if (nops == 0) {
+		/* NULL: same value; mem: undefined (clobbered). */
+		*rbp_off = ops ? STKREC_UW_RBP_LOST : 0;
+		return 0;
+	}
+	if (!saved_at_cfa(ops, nops, &off) || off % 8 || off == 0 || off / 8 <= STKREC_UW_RBP_LOST ||
+	    off / 8 > 127)
+		return 1;
+	*rbp_off = (int)(off / 8);
+	return 0;
+}
+
+/* The signal trampoline's CFI (glibc's __restore_rt, the vDSO's): every
+ * register from the ucontext at rsp.  1 if @f has exactly that shape. */
+static int is_sigframe(Dwarf_Frame *f, const Dwarf_Op *cfa, size_t ncfa)
+{
+	Dwarf_Op mem[3], *ops;
+	size_t nops;
+
+	if (ncfa != 2 || cfa[0].atom != DW_OP_breg7 || cfa[0].number != 160 ||
+	    cfa[1].atom != DW_OP_deref)
+		return 0;
+	if (dwarf_frame_register(f, REG_RBP, mem, &ops, &nops) != 0 || nops != 2 ||
+	    ops[1].atom != DW_OP_breg7 || ops[1].number != 120)
+		return 0;
+	if (dwarf_frame_register(f, REG_RA, mem, &ops, &nops) != 0 || nops != 2 ||
+	    ops[1].atom != DW_OP_breg7 || ops[1].number != 168)
+		return 0;
+	return 1;
+}
+
+/* Classify one libdw row into (kind, cfa_off, rbp_off). */
+static void classify(struct unwind_table *t, Dwarf_Frame *f, int signal, int *kind, int *cfa_off,
+		     int *rbp_off)
+{
+	Dwarf_Op mem[3], *ops;
+	size_t nops;
+	int64_t off;
+	int n;
+
+	*cfa_off = 0;
+	*rbp_off = 0;
+	*kind = STKREC_UW_UNSUPPORTED;
+	/* The return address: undefined marks the outermost frame (_start,
+	 * clone's child); anything but CFA - 8 we do not follow. */
+	if (dwarf_frame_register(f, REG_RA, mem, &ops, &nops) != 0)
+		goto unsupported;
+	if (nops == 0 && ops) {
+		*kind = STKREC_UW_END;
+		t->st.end++;
+		return;
+	}
+	if (dwarf_frame_cfa(f, &ops, &nops) != 0 || nops == 0)
+		goto unsupported;
+	if (signal) {
+		if (!is_sigframe(f, ops, nops))
+			goto unsupported;
+		*kind = STKREC_UW_SIGNAL;
+		t->st.signal++;
+		return;
+	}
+	{
+		Dwarf_Op rmem[3], *rops;
+		size_t nrops;
+
+		if (dwarf_frame_register(f, REG_RA, rmem, &rops, &nrops) != 0 ||
+		    !saved_at_cfa(rops, nrops, &off) || off != -8)
+			goto unsupported;
+	}
+	if (rbp_rule(f, rbp_off))
+		goto unsupported;
+	if (nops == 1 && (ops[0].atom == DW_OP_bregx || ops[0].atom == DW_OP_breg7 ||
+			  ops[0].atom == DW_OP_breg6)) {
+		int reg = ops[0].atom == DW_OP_bregx ? (int)ops[0].number : ops[0].atom - DW_OP_breg0;
+
+		off = ops[0].atom == DW_OP_bregx ? (int64_t)ops[0].number2 : (int64_t)ops[0].number;
+		if ((reg != REG_RSP && reg != REG_RBP) || off < 0 || off > UINT16_MAX)
+			goto unsupported;
+		*kind = reg == REG_RSP ? STKREC_UW_CFA_RSP : STKREC_UW_CFA_RBP;
+		*cfa_off = (int)off;
+		return;
+	}
+	if (nops == 2 && ops[0].atom == DW_OP_breg6 && ops[1].atom == DW_OP_deref &&
+	    (int64_t)ops[0].number <= 0 && (int64_t)ops[0].number >= -UINT16_MAX) {
+		/* GCC's realigned frames (main with -mstackrealign, AVX
+		 * locals): the CFA was saved just below rbp. */
+		*kind = STKREC_UW_CFA_RBP_DEREF;
+		*cfa_off = (int)-(int64_t)ops[0].number;
+		t->st.rbp_deref++;
+		return;
+	}
+	n = plt_threshold(ops, nops);
+	if (n >= 0) {
+		*kind = STKREC_UW_PLT;
+		*cfa_off = 8;
+		*rbp_off = n;
+		t->st.plt++;
+		return;
+	}
+unsupported:
+	*kind = STKREC_UW_UNSUPPORTED;
+	*cfa_off = 0;
+	*rbp_off = 0;
+	t->st.unsupported++;
+}
+
+/* Read an .eh_frame_hdr field of encoding @enc at *@p (advanced). */
+static int hdr_value(const uint8_t **p, const uint8_t *end, uint8_t enc, uint64_t *v)
+{
+	size_t size;
+
+	switch (enc & 0x0f) {
+	case DW_EH_PE_absptr: case DW_EH_PE_udata8: case DW_EH_PE_sdata8: size = 8; break;
+	case DW_EH_PE_udata4: case DW_EH_PE_sdata4: size = 4; break;
+	case DW_EH_PE_udata2: case DW_EH_PE_sdata2: size = 2; break;
+	default: return -ENOTSUP;
+	}
+	if ((size_t)(end - *p) < size)
+		return -EBADMSG;
+	*v = 0;
+	memcpy(v, *p, size); /* little-endian host and file (x86-64) */
+	if ((enc & 0x0f) == DW_EH_PE_sdata4)
+		*v = (uint64_t)(int64_t)(int32_t)*v;
+	*p += size;
+	return 0;
+}
+
+/* The sorted FDE start addresses from .eh_frame_hdr (PT_GNU_EH_FRAME). */
+static int fde_starts(Elf *elf, uint64_t **out, size_t *nr)
+{
+	const uint8_t *p, *end;
+	GElf_Phdr ph, *hp = NULL;
+	uint64_t count, v, *starts;
+	Elf_Data *d;
+	size_t nph, i;
+	int err;
+
+	if (elf_getphdrnum(elf, &nph) != 0)
+		return -EBADMSG;
+	for (i = 0; i < nph; i++)
+		if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_GNU_EH_FRAME) {
+			hp = &ph;
+			break;
+		}
+	if (!hp)
+		return -ENOENT;
+	d = elf_getdata_rawchunk(elf, (int64_t)hp->p_offset, hp->p_filesz, ELF_T_BYTE);
+	if (!d || d->d_size < 4)
+		return -EBADMSG;
+	p = d->d_buf;
+	end = p + d->d_size;
+	if (p[0] != 1)
+		return -ENOTSUP;
+	/* Every linker writes the table as datarel sdata4 pairs. */
+	if (p[3] != (DW_EH_PE_datarel | DW_EH_PE_sdata4) || p[2] == DW_EH_PE_omit)
+		return -ENOTSUP;
+	{
+		uint8_t ptr_enc = p[1], cnt_enc = p[2];
+
+		p += 4;
+		err = hdr_value(&p, end, ptr_enc, &v);
+		err = err ?: hdr_value(&p, end, cnt_enc, &count);
+		if (err)
+			return err;
+	}
+	if (count > (uint64_t)(end - p) / 8)
+		return -EBADMSG;
+	starts = malloc((count ? count : 1) * sizeof(*starts));
+	if (!starts)
+		return -ENOMEM;
+	for (i = 0; i < count; i++) {
+		int32_t loc;
+
+		memcpy(&loc, p + 8 * i, 4);
+		starts[i] = hp->p_vaddr + (uint64_t)(int64_t)loc;
+	}
+	*out = starts;
+	*nr = count;
+	return 0;
+}
+
+static int build(struct unwind_table *t, Elf *elf)
+{
+	Dwarf_CFI *cfi = NULL;
+	uint64_t *starts = NULL;
+	GElf_Ehdr eh;
+	size_t nr = 0, i;
+	int err;
+
+	if (!gelf_getehdr(elf, &eh))
+		return -EBADMSG;
+	if (eh.e_machine != EM_X86_64)
+		return -ENOTSUP;
+	err = fde_starts(elf, &starts, &nr);
+	if (err)
+		return err;
+	cfi = dwarf_getcfi_elf(elf);
+	if (!cfi) {
+		err = -ENOENT;
+		goto out;
+	}
+	for (i = 0; i < nr; i++) {
+		uint64_t addr = starts[i];
+		uint64_t limit = i + 1 < nr ? starts[i + 1] : UINT64_MAX;
+
+		if (i && starts[i] < starts[i - 1]) {
+			err = -EBADMSG;
+			goto out;
+		}
+		t->st.fdes++;
+		while (addr < limit) {
+			Dwarf_Addr s, e;
+			Dwarf_Frame *f;
+			bool signal;
+			int kind, cfa_off, rbp_off;
+
+			if (dwarf_cfi_addrframe(cfi, addr, &f) != 0) {
+				/* Past this FDE: a gap up to the next. */
+				err = rows_push(t, addr, STKREC_UW_NONE, 0, 0);
+				break;
+			}
+			if (dwarf_frame_info(f, &s, &e, &signal) < 0) {
+				free(f);
+				err = -EBADMSG;
+				goto out;
+			}
+			classify(t, f, signal, &kind, &cfa_off, &rbp_off);
+			free(f);
+			err = rows_push(t, addr, kind, cfa_off, rbp_off);
+			if (err)
+				goto out;
+			if (e <= addr)
+				break;
+			addr = e;
+		}
+		if (err)
+			goto out;
+	}
+	err = 0;
+out:
+	dwarf_cfi_end(cfi);
+	free(starts);
+	return err;
+}
+
+struct unwind_table *unwind_table__from_elf(Elf *elf)
+{
+	struct unwind_table *t = calloc(1, sizeof(*t));
+	int err;
+
+	if (!t)
+		return NULL;
+	err = build(t, elf);
+	if (err) {
+		unwind_table__free(t);
+		errno = -err;
+		return NULL;
+	}
+	t->st.rows = t->nr;
+	return t;
+}
+
+struct unwind_table *unwind_table__from_file(const char *path)
+{
+	struct unwind_table *t = NULL;
+	Elf *elf = NULL;
+	int fd, err;
+
+	elf_version(EV_CURRENT);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (!elf) {
+		err = EBADMSG;
+		goto out;
+	}
+	t = unwind_table__from_elf(elf);
+	err = t ? 0 : errno;
+out:
+	elf_end(elf);
+	close(fd);
+	errno = err;
+	return t;
+}
+
+const struct stkrec_unwind_row *unwind_table__rows(const struct unwind_table *t, size_t *nr)
+{
+	*nr = t->nr;
+	return t->rows;
+}
+
+const struct stkrec_unwind_row *unwind_table__lookup(const struct unwind_table *t, uint64_t pc)
+{
+	size_t lo = 0, hi = t->nr;
+
+	if (pc > UINT32_MAX || !t->nr || pc < t->rows[0].pc)
+		return NULL;
+	/* The last row whose pc <= @pc. */
+	while (hi - lo > 1) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (t->rows[mid].pc <= pc)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return &t->rows[lo];
+}
+
+void unwind_table__stats(const struct unwind_table *t, struct unwind_table_stats *st)
+{
+	*st = t->st;
+}
+
+void unwind_table__free(struct unwind_table *t)
+{
+	if (!t)
+		return;
+	free(t->rows);
+	free(t);
+}

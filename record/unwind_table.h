@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * unwind_table.h - compact unwind tables for the BPF unwinder, built from
+ * an ELF file's call frame information with libdw.
+ *
+ * A table is a sorted array of struct stkrec_unwind_row (bpf/stkrec.h):
+ * one row per address range with one rule for the CFA and one for rbp,
+ * adjacent equal rows merged, gaps between FDEs marked STKREC_UW_NONE.
+ * libdw evaluates the CFI programs (augmentations, pointer encodings,
+ * remember/restore state); this file only classifies each resulting row.
+ * x86-64 only.
+ */
+#ifndef STKREC_UNWIND_TABLE_H
+#define STKREC_UNWIND_TABLE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <libelf.h>
+
+#include "stkrec.h"
+
+struct unwind_table;
+
+struct unwind_table_stats {
+	uint64_t fdes;		/* FDEs walked */
+	uint64_t rows;		/* rows kept, after merging */
+	uint64_t rows_raw;	/* rows libdw gave, before merging */
+	uint64_t unsupported;	/* rows of kind STKREC_UW_UNSUPPORTED */
+	uint64_t plt, signal, end, rbp_deref;
+};
+
+/*
+ * unwind_table__from_elf() - build the table of @elf (which stays the
+ * caller's, and may be an in-memory image such as the vDSO) from its
+ * .eh_frame, walking the FDEs that .eh_frame_hdr lists.
+ * Returns the table, or NULL with errno: ENOENT (no .eh_frame or no
+ * .eh_frame_hdr), ENOTSUP (not x86-64, or an .eh_frame_hdr encoding other
+ * than the one every linker writes), E2BIG (addresses beyond 4 GiB),
+ * EBADMSG (libdw could not read the CFI), ENOMEM.
+ */
+struct unwind_table *unwind_table__from_elf(Elf *elf);
+
+/* The same for the file at @path (opened read-only).  errno as above, or
+ * open()'s. */
+struct unwind_table *unwind_table__from_file(const char *path);
+
+/* The rows, sorted by pc; valid until unwind_table__free(). */
+const struct stkrec_unwind_row *unwind_table__rows(const struct unwind_table *t, size_t *nr);
+
+/* The row covering ELF address @pc, or NULL (before the first row). */
+const struct stkrec_unwind_row *unwind_table__lookup(const struct unwind_table *t, uint64_t pc);
+
+void unwind_table__stats(const struct unwind_table *t, struct unwind_table_stats *st);
+
+void unwind_table__free(struct unwind_table *t);
+
+#endif

@@ -1,0 +1,628 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * unwinder.c - keeps the BPF unwinder's maps (bpf/unwind.bpf.h) current:
+ * one table per ELF file (by build-id), rows copied into the mmap'ed rows
+ * array, a page index per table, and each traced process's executable
+ * mappings with their table and load bias.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "buildid.h"
+#include "idmap.h"
+#include "recorder.h"
+#include "stkrec.h"
+#include "unwind_table.h"
+#include "unwinder.h"
+
+#define MAX_LOADS 16
+
+struct load {
+	uint64_t offset, vaddr, filesz;
+};
+
+struct table {
+	uint32_t id;			/* > 0; its pages are keyed by it */
+	uint8_t build_id[STK_MAX_BUILD_ID];
+	uint32_t build_id_size;
+	uint64_t dev, inode;		/* key of a file without build-id */
+	int failed;			/* -errno: no table for this file */
+	uint32_t first, nr;		/* rows in the rows map */
+	uint32_t first_page, nr_pages;
+	uint32_t refs;			/* processes mapping it */
+	uint64_t last_use;
+	struct load loads[MAX_LOADS];
+	size_t nr_loads;
+};
+
+struct extent {
+	uint32_t start, len;
+};
+
+struct proc {
+	uint32_t *tables;		/* ids it references (one ref each) */
+	size_t nr;
+};
+
+struct unwinder {
+	struct unwinder_maps maps;
+	struct stkrec_unwind_row *rows;	/* the mmap'ed rows map */
+	size_t rows_bytes;
+	struct table **tables;
+	size_t nr_tables, cap_tables;
+	uint32_t next_id;
+	struct extent *free_ext;	/* free rows, sorted by start */
+	size_t nr_free, cap_free;
+	struct idmap *procs;		/* tgid -> struct proc * */
+	uint64_t clock;
+	struct unwinder_stats st;
+	struct stkrec_unwind_proc pbuf;
+	/* Our vDSO: the same image as every process's of this kernel. */
+	const void *vdso;
+	size_t vdso_size;
+	uint8_t vdso_id[STK_MAX_BUILD_ID];
+	int vdso_id_size;
+};
+
+/* Page index entries: 64 KiB pages, so 2 GiB of text in all. */
+#define PAGES_ENTRIES 32768
+/* Processes with mappings loaded at once (16 KiB each, allocated as used). */
+#define PROCS_ENTRIES 8192
+
+int unwinder__bpf_mode(int recorder_unwind)
+{
+	switch (recorder_unwind) {
+	case RECORDER_UNWIND_AUTO: return 1;
+	case RECORDER_UNWIND_DWARF: return 2;
+	default: return 0;
+	}
+}
+
+int unwinder__configure_obj(struct bpf_object *obj, int bpf_mode, uint64_t memory)
+{
+	struct bpf_map *rows = bpf_object__find_map_by_name(obj, "unwind_rows");
+	struct bpf_map *pages = bpf_object__find_map_by_name(obj, "unwind_pages");
+	struct bpf_map *procs = bpf_object__find_map_by_name(obj, "unwind_procs");
+	uint64_t nr;
+	int err;
+
+	if (!rows || !pages || !procs)
+		return -ENOENT;
+	if (!memory)
+		memory = UNWINDER_DEFAULT_MEMORY;
+	nr = memory / sizeof(struct stkrec_unwind_row);
+	if (nr < 1)
+		nr = 1;
+	if (nr > UINT32_MAX / 2)
+		nr = UINT32_MAX / 2;
+	err = bpf_map__set_max_entries(rows, bpf_mode ? (uint32_t)nr : 1);
+	err = err ?: bpf_map__set_max_entries(pages, bpf_mode ? PAGES_ENTRIES : 1);
+	err = err ?: bpf_map__set_max_entries(procs, bpf_mode ? PROCS_ENTRIES : 1);
+	return err;
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* The size of the ELF image at @img: its section headers come last. */
+static size_t elf_image_size(const void *img)
+{
+	const Elf64_Ehdr *eh = img;
+
+	if (memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 || eh->e_ident[EI_CLASS] != ELFCLASS64)
+		return 0;
+	return eh->e_shoff + (size_t)eh->e_shnum * eh->e_shentsize;
+}
+
+struct unwinder *unwinder__new(const struct unwinder_maps *maps)
+{
+	struct unwinder *u = calloc(1, sizeof(*u));
+	int err;
+
+	if (!u)
+		return NULL;
+	u->maps = *maps;
+	u->procs = idmap__new();
+	u->free_ext = malloc(sizeof(*u->free_ext));
+	if (!u->procs || !u->free_ext) {
+		err = ENOMEM;
+		goto fail;
+	}
+	u->rows_bytes = (size_t)maps->rows_cap * sizeof(struct stkrec_unwind_row);
+	u->rows = mmap(NULL, u->rows_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, maps->rows_fd, 0);
+	if (u->rows == MAP_FAILED) {
+		err = errno;
+		u->rows = NULL;
+		goto fail;
+	}
+	u->free_ext[0] = (struct extent){ 0, maps->rows_cap };
+	u->nr_free = u->cap_free = 1;
+	u->next_id = 1;
+	u->vdso = (const void *)getauxval(AT_SYSINFO_EHDR);
+	if (u->vdso) {
+		u->vdso_size = elf_image_size(u->vdso);
+		u->vdso_id_size = u->vdso_size ? buildid__from_elf_mem(u->vdso, u->vdso_size, u->vdso_id,
+									sizeof(u->vdso_id))
+					       : 0;
+	}
+	return u;
+fail:
+	unwinder__free(u);
+	errno = err;
+	return NULL;
+}
+
+/* ---- rows: first-fit extents of the rows map ---- */
+
+static int rows_alloc(struct unwinder *u, uint32_t n, uint32_t *first)
+{
+	size_t i;
+
+	for (i = 0; i < u->nr_free; i++) {
+		if (u->free_ext[i].len < n)
+			continue;
+		*first = u->free_ext[i].start;
+		u->free_ext[i].start += n;
+		u->free_ext[i].len -= n;
+		if (!u->free_ext[i].len) {
+			memmove(&u->free_ext[i], &u->free_ext[i + 1],
+				(u->nr_free - i - 1) * sizeof(*u->free_ext));
+			u->nr_free--;
+		}
+		return 0;
+	}
+	return -ENOSPC;
+}
+
+static int rows_release(struct unwinder *u, uint32_t start, uint32_t n)
+{
+	size_t i;
+
+	if (!n)
+		return 0;
+	for (i = 0; i < u->nr_free && u->free_ext[i].start < start; i++)
+		;
+	/* Merge with the neighbours where they touch. */
+	if (i > 0 && u->free_ext[i - 1].start + u->free_ext[i - 1].len == start) {
+		u->free_ext[i - 1].len += n;
+		if (i < u->nr_free && start + n == u->free_ext[i].start) {
+			u->free_ext[i - 1].len += u->free_ext[i].len;
+			memmove(&u->free_ext[i], &u->free_ext[i + 1],
+				(u->nr_free - i - 1) * sizeof(*u->free_ext));
+			u->nr_free--;
+		}
+		return 0;
+	}
+	if (i < u->nr_free && start + n == u->free_ext[i].start) {
+		u->free_ext[i].start = start;
+		u->free_ext[i].len += n;
+		return 0;
+	}
+	if (u->nr_free == u->cap_free) {
+		size_t cap = u->cap_free * 2;
+		struct extent *e = realloc(u->free_ext, cap * sizeof(*e));
+
+		if (!e)
+			return -ENOMEM;
+		u->free_ext = e;
+		u->cap_free = cap;
+	}
+	memmove(&u->free_ext[i + 1], &u->free_ext[i], (u->nr_free - i) * sizeof(*u->free_ext));
+	u->free_ext[i] = (struct extent){ start, n };
+	u->nr_free++;
+	return 0;
+}
+
+/* Take @t's rows and pages out of the maps. */
+static void table_unload(struct unwinder *u, struct table *t)
+{
+	uint32_t p;
+
+	for (p = 0; p < t->nr_pages; p++) {
+		struct stkrec_unwind_page_key k = { t->id, t->first_page + p };
+
+		bpf_map_delete_elem(u->maps.pages_fd, &k);
+	}
+	/* On failure the rows stay allocated: lost room, never wrong rows. */
+	if (rows_release(u, t->first, t->nr) == 0) {
+		u->st.rows -= t->nr;
+		u->st.bytes -= (uint64_t)t->nr * sizeof(struct stkrec_unwind_row) +
+			       (uint64_t)t->nr_pages * (sizeof(struct stkrec_unwind_page_key) +
+							sizeof(struct stkrec_unwind_page));
+	}
+	u->st.tables--;
+	t->nr = t->nr_pages = 0;
+	t->failed = -ENOSPC;	/* rebuilt if a process maps it again */
+}
+
+/* Evict unreferenced tables, least recently used first, until @n rows
+ * fit.  Returns 0 once they fit, else -ENOSPC. */
+static int make_room(struct unwinder *u, uint32_t n, uint32_t *first)
+{
+	while (rows_alloc(u, n, first) != 0) {
+		struct table *lru = NULL;
+		size_t i;
+
+		for (i = 0; i < u->nr_tables; i++) {
+			struct table *t = u->tables[i];
+
+			if (!t->failed && t->nr && !t->refs && (!lru || t->last_use < lru->last_use))
+				lru = t;
+		}
+		if (!lru)
+			return -ENOSPC;
+		table_unload(u, lru);
+		u->st.evicted++;
+	}
+	return 0;
+}
+
+/* Copy @ut's rows into the rows map and index its pages. */
+static int table_load(struct unwinder *u, struct table *t, const struct unwind_table *ut)
+{
+	const struct stkrec_unwind_row *r;
+	uint32_t p, p0, p1, lo = 0, hi;
+	size_t nr;
+	int err;
+
+	r = unwind_table__rows(ut, &nr);
+	if (nr == 0 || nr > UINT32_MAX)
+		return -ENOENT;
+	err = make_room(u, (uint32_t)nr, &t->first);
+	if (err)
+		return err;
+	memcpy(&u->rows[t->first], r, nr * sizeof(*r));
+	t->nr = (uint32_t)nr;
+	p0 = r[0].pc >> STKREC_UW_PAGE_SHIFT;
+	p1 = r[nr - 1].pc >> STKREC_UW_PAGE_SHIFT;
+	t->first_page = p0;
+	t->nr_pages = 0;
+	for (p = p0; p <= p1; p++) {
+		uint64_t page_end = ((uint64_t)p + 1) << STKREC_UW_PAGE_SHIFT;
+		struct stkrec_unwind_page_key k = { t->id, p };
+		struct stkrec_unwind_page v;
+
+		/* lo: the row covering the page's first byte; hi: one past
+		 * the last row starting in the page. */
+		while (lo + 1 < nr && r[lo + 1].pc <= (uint64_t)p << STKREC_UW_PAGE_SHIFT)
+			lo++;
+		hi = lo;
+		while (hi < nr && r[hi].pc < page_end)
+			hi++;
+		if (hi == lo)
+			hi = lo + 1;
+		if (hi - lo > (1u << STKREC_UW_SEARCH_STEPS)) {
+			err = -E2BIG;
+			break;
+		}
+		v.first = t->first + lo;
+		v.nr = hi - lo;
+		if (bpf_map_update_elem(u->maps.pages_fd, &k, &v, BPF_ANY)) {
+			err = -errno;
+			u->st.map_errors++;
+			break;
+		}
+		t->nr_pages = p - p0 + 1;
+	}
+	u->st.tables++;
+	u->st.rows += nr;
+	u->st.bytes += nr * sizeof(*r) + (uint64_t)t->nr_pages * (sizeof(struct stkrec_unwind_page_key) +
+								    sizeof(struct stkrec_unwind_page));
+	if (err) {
+		table_unload(u, t);
+		t->failed = err;
+	}
+	return err;
+}
+
+static int phdr_loads(Elf *elf, struct table *t)
+{
+	size_t nph, i;
+	GElf_Phdr ph;
+
+	if (elf_getphdrnum(elf, &nph) != 0)
+		return -EBADMSG;
+	for (i = 0; i < nph && t->nr_loads < MAX_LOADS; i++)
+		if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_LOAD)
+			t->loads[t->nr_loads++] = (struct load){ ph.p_offset, ph.p_vaddr, ph.p_filesz };
+	return t->nr_loads ? 0 : -ENOEXEC;
+}
+
+/* Build @t from @elf and load it.  Counts the outcome. */
+static int table_build(struct unwinder *u, struct table *t, Elf *elf)
+{
+	struct unwind_table *ut;
+	uint64_t t0 = mono_ns();
+	int err;
+
+	err = phdr_loads(elf, t);
+	ut = err ? NULL : unwind_table__from_elf(elf);
+	if (!ut) {
+		err = err ?: -errno;
+		if (err == -ENOENT)
+			u->st.no_cfi++;
+		else if (err != -ENOMEM)
+			u->st.unsupported++;
+		return err;
+	}
+	u->st.tables_built++;
+	err = table_load(u, t, ut);
+	u->st.build_ns += mono_ns() - t0;
+	unwind_table__free(ut);
+	if (err == -ENOSPC)
+		u->st.refused_budget++;
+	else if (err == -E2BIG)
+		u->st.unsupported++;
+	return err;
+}
+
+/* Open the file of mapping @m of @tgid: the one with @m's build-id. */
+static int open_mapping(uint32_t tgid, const struct stk_mapping *m)
+{
+	char path[4200];
+	int i, fd;
+
+	for (i = 0; i < 3; i++) {
+		uint8_t id[STK_MAX_BUILD_ID];
+
+		if (i == 0)
+			snprintf(path, sizeof(path), "/proc/%u/map_files/%llx-%llx", tgid,
+				 (unsigned long long)m->start, (unsigned long long)m->end);
+		else if (i == 1)
+			snprintf(path, sizeof(path), "/proc/%u/root%s", tgid, m->path);
+		else
+			snprintf(path, sizeof(path), "%s", m->path);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		if (!m->build_id_size ||
+		    (buildid__from_elf_fd(fd, id, sizeof(id)) == (int)m->build_id_size &&
+		     memcmp(id, m->build_id, m->build_id_size) == 0))
+			return fd;
+		close(fd);
+	}
+	return -ENOENT;
+}
+
+static struct table *table_find(struct unwinder *u, const struct stk_mapping *m)
+{
+	size_t i;
+
+	for (i = 0; i < u->nr_tables; i++) {
+		struct table *t = u->tables[i];
+
+		if (m->build_id_size ? t->build_id_size == m->build_id_size &&
+					       memcmp(t->build_id, m->build_id, m->build_id_size) == 0
+				     : !t->build_id_size && t->dev == m->dev && t->inode == m->inode)
+			return t;
+	}
+	return NULL;
+}
+
+/* The table for mapping @m (built on first sight), or NULL (none: the
+ * failure is cached, so the file is not retried at every snapshot). */
+static struct table *table_get(struct unwinder *u, uint32_t tgid, const struct stk_mapping *m,
+			       int *enomem)
+{
+	struct table *t = table_find(u, m);
+	int vdso = strcmp(m->path, "[vdso]") == 0;
+	Elf *elf = NULL;
+	int fd = -1, err;
+
+	if (t && t->failed != -ENOSPC)
+		return t->failed ? NULL : t;
+	if (!m->path[0] || (m->path[0] == '[' && !vdso))
+		return NULL; /* anonymous, [vsyscall]: nothing to read */
+	if (!t) {
+		if (u->nr_tables == u->cap_tables) {
+			size_t cap = u->cap_tables ? u->cap_tables * 2 : 64;
+			struct table **n = realloc(u->tables, cap * sizeof(*n));
+
+			if (!n)
+				goto nomem;
+			u->tables = n;
+			u->cap_tables = cap;
+		}
+		t = calloc(1, sizeof(*t));
+		if (!t)
+			goto nomem;
+		t->id = u->next_id++;
+		memcpy(t->build_id, m->build_id, sizeof(t->build_id));
+		t->build_id_size = m->build_id_size;
+		t->dev = m->dev;
+		t->inode = m->inode;
+		u->tables[u->nr_tables++] = t;
+	}
+	t->nr_loads = 0;
+	elf_version(EV_CURRENT);
+	if (vdso) {
+		/* Ours, if it is the same image (a 32-bit process has another). */
+		if (!u->vdso_size || (m->build_id_size && (m->build_id_size != (uint32_t)u->vdso_id_size ||
+							  memcmp(m->build_id, u->vdso_id, m->build_id_size)))) {
+			err = -ENOENT;
+			u->st.open_failed++;
+			goto out;
+		}
+		elf = elf_memory((char *)u->vdso, u->vdso_size);
+	} else {
+		fd = open_mapping(tgid, m);
+		if (fd < 0) {
+			err = fd;
+			u->st.open_failed++;
+			goto out;
+		}
+		elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	}
+	if (!elf) {
+		err = -EBADMSG;
+		u->st.unsupported++;
+		goto out;
+	}
+	err = table_build(u, t, elf);
+out:
+	elf_end(elf);
+	if (fd >= 0)
+		close(fd);
+	t->failed = err;
+	if (err == -ENOMEM)
+		*enomem = 1;
+	return err ? NULL : t;
+nomem:
+	*enomem = 1;
+	return NULL;
+}
+
+/* Load bias of mapping @m of table @t's file, or 0 with -1 returned. */
+static int mapping_bias(const struct table *t, const struct stk_mapping *m, uint64_t *bias)
+{
+	size_t i;
+
+	for (i = 0; i < t->nr_loads; i++) {
+		const struct load *l = &t->loads[i];
+		uint64_t off_al = l->offset & ~(uint64_t)0xfff;
+
+		if (m->offset >= off_al && m->offset < l->offset + l->filesz) {
+			/* The mapping starts (m->offset - l->offset) bytes into
+			 * the segment, which may be negative by less than a page. */
+			*bias = m->start - (l->vaddr + (m->offset - l->offset));
+			return 0;
+		}
+	}
+	return -1;
+}
+
+static void proc_release(struct unwinder *u, struct proc *p)
+{
+	size_t i, j;
+
+	if (!p)
+		return;
+	for (i = 0; i < p->nr; i++)
+		for (j = 0; j < u->nr_tables; j++)
+			if (u->tables[j]->id == p->tables[i] && u->tables[j]->refs)
+				u->tables[j]->refs--;
+	free(p->tables);
+	free(p);
+}
+
+static int cmp_mapping(const void *a, const void *b)
+{
+	const struct stkrec_unwind_mapping *x = a, *y = b;
+
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+int unwinder__add_process(struct unwinder *u, const struct stk_proc_maps *maps)
+{
+	struct stkrec_unwind_proc *pb = &u->pbuf;
+	struct proc *p = NULL, *old = NULL;
+	uint64_t *v;
+	uint32_t i;
+	int enomem = 0, err;
+
+	p = calloc(1, sizeof(*p));
+	if (!p || (maps->nr_mappings && !(p->tables = calloc(maps->nr_mappings, sizeof(*p->tables))))) {
+		free(p);
+		return -ENOMEM;
+	}
+	memset(pb, 0, sizeof(*pb));
+	u->clock++;
+	for (i = 0; i < maps->nr_mappings; i++) {
+		const struct stk_mapping *m = &maps->mappings[i];
+		struct stkrec_unwind_mapping *um;
+		struct table *t;
+		uint64_t bias = 0;
+
+		if (!(m->prot & 4 /* PROT_EXEC */))
+			continue;
+		if (pb->nr == STKREC_UW_MAX_MAPPINGS) {
+			u->st.mappings_dropped++;
+			continue;
+		}
+		t = table_get(u, maps->tgid, m, &enomem);
+		if (t && mapping_bias(t, m, &bias) != 0)
+			t = NULL;
+		um = &pb->m[pb->nr++];
+		um->start = m->start;
+		um->end = m->end;
+		um->bias = bias;
+		um->table = t ? t->id : STKREC_UW_NO_TABLE;
+		if (t) {
+			t->refs++;
+			t->last_use = u->clock;
+			p->tables[p->nr++] = t->id;
+		}
+	}
+	qsort(pb->m, pb->nr, sizeof(pb->m[0]), cmp_mapping);
+	err = bpf_map_update_elem(u->maps.procs_fd, &maps->tgid, pb, BPF_ANY) ? -errno : 0;
+	if (err)
+		u->st.map_errors++;
+	v = idmap__find(u->procs, maps->tgid);
+	if (v)
+		old = (struct proc *)(uintptr_t)*v;
+	else
+		u->st.processes++;
+	if (idmap__set(u->procs, maps->tgid, (uint64_t)(uintptr_t)p)) {
+		proc_release(u, p);
+		return -ENOMEM;
+	}
+	proc_release(u, old);
+	return enomem ? -ENOMEM : 0;
+}
+
+void unwinder__remove_process(struct unwinder *u, uint32_t tgid)
+{
+	uint64_t *v;
+
+	if (!u)
+		return;
+	v = idmap__find(u->procs, tgid);
+	if (!v)
+		return;
+	proc_release(u, (struct proc *)(uintptr_t)*v);
+	idmap__remove(u->procs, tgid);
+	bpf_map_delete_elem(u->maps.procs_fd, &tgid);
+	u->st.processes--;
+}
+
+void unwinder__stats(const struct unwinder *u, struct unwinder_stats *st)
+{
+	*st = u->st;
+}
+
+void unwinder__free(struct unwinder *u)
+{
+	size_t i = 0;
+	uint64_t key, val;
+
+	if (!u)
+		return;
+	if (u->procs) {
+		while (idmap__next(u->procs, &i, &key, &val))
+			proc_release(u, (struct proc *)(uintptr_t)val);
+		idmap__free(u->procs);
+	}
+	for (i = 0; i < u->nr_tables; i++)
+		free(u->tables[i]);
+	free(u->tables);
+	free(u->free_ext);
+	if (u->rows)
+		munmap(u->rows, u->rows_bytes);
+	free(u);
+}

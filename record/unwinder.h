@@ -1,0 +1,89 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * unwinder.h - user-space side of the BPF unwinder (bpf/unwind.bpf.h):
+ * builds an unwind table (unwind_table.h) once per ELF file a traced
+ * process maps executable, shares it between processes by build-id, and
+ * keeps the BPF maps current: the rows (one array, tables are ranges of
+ * it), the page index, and each process's mappings -> (table, bias).
+ *
+ * Memory is bounded by the rows map's size: a table that does not fit is
+ * first made room for by evicting tables no live process maps (least
+ * recently used first), else refused; every refusal is counted.  A
+ * mapping without a table is unwound by frame pointer (auto mode).
+ */
+#ifndef STKREC_UNWINDER_H
+#define STKREC_UNWINDER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "stk.h"
+
+struct unwinder;
+struct bpf_object;
+
+/* Default budget of unwind rows (--unwind-memory): 2M rows, enough for
+ * a python3 process ~20 times over. */
+#define UNWINDER_DEFAULT_MEMORY (16ull << 20)
+
+/* The BPF side's unwind_mode (bpf/unwind.bpf.h) for RECORDER_UNWIND_*. */
+int unwinder__bpf_mode(int recorder_unwind);
+
+/*
+ * unwinder__configure_obj() - before load, size the unwinder's maps in
+ * @obj: @bpf_mode 0 (off) makes them one entry each; else the rows map
+ * holds @memory bytes of rows (0: UNWINDER_DEFAULT_MEMORY).
+ * Returns 0 or libbpf's -errno.
+ */
+int unwinder__configure_obj(struct bpf_object *obj, int bpf_mode, uint64_t memory);
+
+/* The BPF maps of bpf/unwind.bpf.h, created (loaded) by a mode. */
+struct unwinder_maps {
+	int rows_fd;		/* BPF_F_MMAPABLE array of struct stkrec_unwind_row */
+	uint32_t rows_cap;	/* its max_entries */
+	int pages_fd;
+	int procs_fd;
+};
+
+struct unwinder_stats {
+	uint64_t tables;		/* tables loaded now */
+	uint64_t tables_built;		/* tables built, in total */
+	uint64_t rows;			/* rows loaded now */
+	uint64_t bytes;			/* bytes of rows and pages loaded now */
+	uint64_t build_ns;		/* time spent building tables */
+	uint64_t processes;		/* processes with mappings loaded now */
+	uint64_t no_cfi;		/* files without .eh_frame(_hdr) */
+	uint64_t open_failed;		/* files that could not be opened (or not the
+					 * file mapped: build-id differs) */
+	uint64_t unsupported;		/* files refused: not x86-64, > 4 GiB, bad CFI */
+	uint64_t refused_budget;	/* tables refused: no room in the rows map */
+	uint64_t evicted;		/* tables evicted to make room */
+	uint64_t mappings_dropped;	/* mappings beyond STKREC_UW_MAX_MAPPINGS */
+	uint64_t map_errors;		/* BPF map updates that failed */
+};
+
+/* A manager over @maps (not owned; they must outlive it).  NULL with
+ * errno = ENOMEM, or mmap()'s errno for the rows map. */
+struct unwinder *unwinder__new(const struct unwinder_maps *maps);
+
+/*
+ * unwinder__add_process() - (re)load the mappings of @maps->tgid: build
+ * or share a table for every executable file mapping, then write the
+ * process's sorted mapping list.  Files are opened through
+ * /proc/PID/map_files/ (deleted files, other mount namespaces), then
+ * /proc/PID/root/PATH, then PATH, and used only when their build-id is
+ * the mapping's.  Returns 0, or -ENOMEM; other failures are counted, not
+ * returned (the mapping falls back to frame pointers).
+ */
+int unwinder__add_process(struct unwinder *u, const struct stk_proc_maps *maps);
+
+/* @tgid exited: drop its mappings (its tables stay, unreferenced, until
+ * their room is needed). */
+void unwinder__remove_process(struct unwinder *u, uint32_t tgid);
+
+void unwinder__stats(const struct unwinder *u, struct unwinder_stats *st);
+
+/* Accepts NULL. */
+void unwinder__free(struct unwinder *u);
+
+#endif

@@ -1,0 +1,105 @@
+#!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
+#
+# unwind_nofp: user stacks of a program built without frame pointers
+# (tests/unwind/nofpwork.c, -O2 -fomit-frame-pointer, mk/unwind.mk) are
+# whole with the default --unwind=auto, on-CPU and off-CPU:
+#  - >= 97% of its samples rooted at _start (through main),
+#  - the known 50/30/20 split of main;alpha;burn, main;beta;gamma_;burn,
+#    main;beta;delta;burn within 3 points,
+#  - --unwind=fp on the same program does not get there (what this guards),
+#  - blocked on a pipe, the stack shows main;reader;read (the caller of
+#    read(), which the frame pointers never reach from libc's __read), and
+#    with offwake the waker's side shows write;writer;main;..;_start,
+#  - META says which unwinder ran, STAT counts the tables;
+#  - the same program linked without .eh_frame_hdr (no table): frame
+#    pointers, as --unwind=fp, flagged [unwind stopped: frame pointer] and
+#    counted (unwind_table_err_no_cfi).
+# Exit 77 only when BPF cannot be used (not root, or no BTF).
+
+NAME=unwind_nofp
+. "$(dirname "$0")/lib/record.sh"
+
+NOFP=$O/tests/unwind/nofpwork
+if [ ! -x "$NOFP" ]; then
+	echo "$NAME: $NOFP missing; run make $NOFP"
+	exit 1
+fi
+
+# shares FOLDED: "total rooted alpha gamma delta" over nofpwork's samples.
+shares() {
+	awk '
+	$0 ~ /^nofpwork;/ {
+		n = $NF; total += n
+		if ($0 ~ /^nofpwork;_start;.*;main;/) rooted += n
+		if ($0 ~ /;main;alpha;burn /) a += n
+		if ($0 ~ /;main;beta;gamma_;burn /) g += n
+		if ($0 ~ /;main;beta;delta;burn /) d += n
+	}
+	END { printf "%d %d %d %d %d\n", total, rooted, a, g, d }' "$1"
+}
+
+# pct_ok PART TOTAL WANT: PART/TOTAL within 3 points of WANT percent.
+pct_ok() {
+	awk -v p="$1" -v t="$2" -v w="$3" 'BEGIN { x = 100 * p / t; exit !(t > 0 && x >= w - 3 && x <= w + 3) }'
+}
+
+# 999 Hz: ~3000 samples, so a share's sampling error (~1 point) is well
+# inside the 3 points allowed.
+"$REC" -q -F 999 -o "$tmp/auto.stk" -- "$NOFP" 3 >/dev/null
+rc=$?
+check "stkrec -- nofpwork exits 0 (got $rc)" [ "$rc" -eq 0 ]
+"$REP" -f folded "$tmp/auto.stk" >"$tmp/auto.folded" 2>/dev/null
+set -- $(shares "$tmp/auto.folded")
+total=$1 rooted=$2 sa=$3 sg=$4 sd=$5
+echo "     auto: $total samples, $rooted rooted at _start;..;main, alpha $sa gamma $sg delta $sd"
+check "auto: >= 97% of $total samples rooted at _start..main ($rooted)" \
+	[ "$total" -ge 200 -a $((rooted * 100)) -ge $((total * 97)) ]
+check "auto: main;alpha;burn is 50% +- 3 ($sa of $total)" pct_ok "$sa" "$total" 50
+check "auto: main;beta;gamma_;burn is 30% +- 3 ($sg of $total)" pct_ok "$sg" "$total" 30
+check "auto: main;beta;delta;burn is 20% +- 3 ($sd of $total)" pct_ok "$sd" "$total" 20
+"$DUMP" "$tmp/auto.stk" >"$tmp/auto.dump"
+check "auto: META unwind auto, unwind_used auto" \
+	sh -c "grep -q '^META	unwind	auto$' '$tmp/auto.dump' && grep -q '^META	unwind_used	auto$' '$tmp/auto.dump'"
+check "auto: STAT counts unwound stacks and tables" \
+	sh -c "grep -q '^STAT	unwind_stacks	[1-9]' '$tmp/auto.dump' && grep -q '^STAT	unwind_tables	[1-9]' '$tmp/auto.dump' && grep -q '^STAT	unwind_rows	[1-9]' '$tmp/auto.dump'"
+
+"$REC" -q --unwind=fp -F 199 -o "$tmp/fp.stk" -- "$NOFP" 2 >/dev/null
+"$REP" -f folded "$tmp/fp.stk" >"$tmp/fp.folded" 2>/dev/null
+set -- $(shares "$tmp/fp.folded")
+echo "     fp: $1 samples, $2 rooted"
+check "fp: frame pointers do not reach main in nofpwork ($2 of $1 rooted)" \
+	[ "$1" -gt 0 -a $(($2 * 100)) -lt $(($1 * 50)) ]
+"$DUMP" "$tmp/fp.stk" >"$tmp/fp.dump"
+check "fp: META unwind_used fp, no unwind STAT" \
+	sh -c "grep -q '^META	unwind_used	fp$' '$tmp/fp.dump' && ! grep -q '^STAT	unwind_stacks' '$tmp/fp.dump'"
+
+"$REC" -q -F 199 -o "$tmp/nohdr.stk" -- "$NOFP"_nohdr 1 >/dev/null
+"$REP" -f folded "$tmp/nohdr.stk" >"$tmp/nohdr.folded" 2>/dev/null
+"$DUMP" "$tmp/nohdr.stk" >"$tmp/nohdr.dump"
+set -- $(awk '/^nofpwork_nohdr;/ { t += $NF; if ($0 ~ /^nofpwork_nohdr;\[unwind stopped: frame pointer\];.*burn /) m += $NF }
+	END { printf "%d %d\n", t, m }' "$tmp/nohdr.folded")
+echo "     no .eh_frame_hdr: $2 of $1 samples flagged by the frame-pointer marker"
+check "no table: >= 90% of $1 samples are frame-pointer stacks of burn, flagged ($2)" \
+	[ "$1" -gt 50 -a $(($2 * 10)) -ge $(($1 * 9)) ]
+check "no table: STAT unwind_table_err_no_cfi counts the binary" \
+	grep -q '^STAT	unwind_table_err_no_cfi	[1-9]' "$tmp/nohdr.dump"
+
+# Off-CPU: two reads blocked on a pipe.  The process's first block may come
+# before its tables are loaded (frame pointers then, counted); the second,
+# 1 s long, must show the caller of read().
+"$REC" offcpu -q -o "$tmp/off.stk" -- sh -c "(sleep 0.5; echo a; sleep 1; echo b) | '$NOFP' read" >/dev/null
+"$REP" -f folded "$tmp/off.stk" >"$tmp/off.folded" 2>/dev/null
+us=$(awk '/^nofpwork;_start;.*;main;reader;(__)?read;/ { s += $NF } END { print s + 0 }' "$tmp/off.folded")
+echo "     offcpu: $us us blocked under main;reader;read"
+check "offcpu: >= 0.9 s blocked under _start..main;reader;read ($us us)" [ "$us" -ge 900000 ]
+
+# Off-wake: the reader blocked in read(), woken by the writer's write().
+"$REC" offwake -q -o "$tmp/ow.stk" -- sh -c "'$NOFP' write 6 | '$NOFP' read >/dev/null" >/dev/null
+"$REP" -f folded "$tmp/ow.stk" >"$tmp/ow.folded" 2>/dev/null
+us=$(awk '/^nofpwork;_start;.*;main;reader;(__)?read;.*;--;.*;(__)?write;writer;main;.*;_start;nofpwork / { s += $NF }
+	END { print s + 0 }' "$tmp/ow.folded")
+echo "     offwake: $us us blocked in main;reader;read and woken from main;writer;write"
+check "offwake: >= 1 s with both whole stacks, the reader's and the writer's ($us us)" [ "$us" -ge 1000000 ]
+
+finish

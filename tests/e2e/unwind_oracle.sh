@@ -1,0 +1,70 @@
+#!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
+#
+# unwind_oracle: the BPF unwinder against libdwfl, sample by sample.
+# tests/tools/uworacle runs a workload, unwinds every user-mode sample
+# with the BPF code stkrec runs (bpf/unwind.bpf.h over record/unwinder.c's
+# tables) and copies the sample's registers and top 16 KiB of stack, which
+# libdwfl (dwfl_attach_state) unwinds again; the two must agree frame by
+# frame, and the BPF walk must not stop before libdwfl does:
+#  - nofpwork (no frame pointers, a 3-path call tree),
+#  - nofpwork edge: 60-deep recursion, a SIGPROF handler that burns (the
+#    signal frame), a function that realigns its stack, qsort calling back,
+#  - samples/cpuwork (frame pointers, threads are not sampled here),
+#  - python3 running a json/re/zlib loop (Debian's, no frame pointers).
+# Exit 77 only when BPF cannot be used (not root, or no BTF).
+
+NAME=unwind_oracle
+. "$(dirname "$0")/lib/record.sh"
+
+ORACLE=$O/tests/tools/uworacle
+NOFP=$O/tests/unwind/nofpwork
+for f in "$ORACLE" "$NOFP"; do
+	if [ ! -x "$f" ]; then
+		echo "$NAME: $f missing; run make $f"
+		exit 1
+	fi
+done
+
+# oracle LABEL CMD...: run it, check the verdict line.
+oracle() {
+	label=$1
+	shift
+	"$ORACLE" -v -F 199 -- "$@" >"$tmp/o.out" 2>"$tmp/o.err"
+	rc=$?
+	# What differed, for the log (addresses; /proc/PID/maps is gone).
+	grep -A2 '^mismatch\|^bpf shorter' "$tmp/o.err" | head -12
+	line=$(grep '^compared' "$tmp/o.out")
+	echo "     $label: $line"
+	set -- $line
+	# compared N samples: M mismatches, S bpf-shorter, O oracle-shorter, F frames;
+	# K not compared (a mapping not loaded yet)
+	n=${2:-0} mis=${4:-x} short=${6:-x} skipped=${12:-x}
+	check "$label: uworacle ran (exit $rc)" [ "$rc" -eq 0 ]
+	check "$label: >= 100 samples compared ($n)" [ "$n" -ge 100 ]
+	check "$label: no frame differs from libdwfl's ($mis mismatches)" [ "$mis" = 0 ]
+	check "$label: no BPF walk stopped before libdwfl's ($short)" [ "$short" = 0 ]
+	check "$label: at most 5% not compared for a mapping loaded late ($skipped)" \
+		[ "$skipped" != x -a $((skipped * 20)) -le "$n" ]
+}
+
+oracle nofpwork "$NOFP" 2
+oracle "nofpwork edge" "$NOFP" edge 2
+oracle cpuwork "$CW" 2
+if command -v python3 >/dev/null; then
+	cat >"$tmp/loop.py" <<'PYEOF'
+import json, re, time, zlib
+end = time.time() + 2
+d = {"k%d" % i: [i, str(i) * 5, {"x": i}] for i in range(200)}
+pat = re.compile(r"(\d+)x(\w+)")
+while time.time() < end:
+    s = json.dumps(d)
+    json.loads(s)
+    pat.findall(s)
+    zlib.compress(s.encode())
+PYEOF
+	oracle python3 python3 "$tmp/loop.py"
+else
+	echo "     python3 not installed: its part is not run"
+fi
+finish

@@ -1,0 +1,343 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * Unwind table builder (record/unwind_table.c) against binutils: every row
+ * `readelf --debug-dump=frames-interp` prints for a file must give the
+ * same CFA rule and rbp rule as our table at that row's first address
+ * (and mid-row), and addresses between FDEs must have no rule.  Run on
+ * the -O2 -fomit-frame-pointer fixture (mk/unwind.mk) and the system libc.
+ */
+#include <check.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "unwind_table.h"
+
+#define LIBC "/lib/x86_64-linux-gnu/libc.so.6"
+
+static char fixture[4096], nohdr[4096];
+
+/* One readelf row: [lo, hi) with its CFA, rbp and ra columns as text. */
+struct rrow {
+	uint64_t lo, hi;
+	char cfa[32], rbp[32], ra[32];
+};
+
+struct golden {
+	uint64_t rows, checked, gaps;
+	uint64_t mismatches;
+	char first_bad[320];
+};
+
+/* Compare one readelf row with our table at @pc. */
+static void compare(struct golden *g, const struct unwind_table *t, const struct rrow *r,
+		    uint64_t pc)
+{
+	const struct stkrec_unwind_row *u = unwind_table__lookup(t, pc);
+	char want[128];
+	int ok = 1;
+
+	g->checked++;
+	snprintf(want, sizeof(want), "cfa %s rbp %s ra %s", r->cfa, r->rbp, r->ra);
+	if (!u) {
+		ok = 0;
+	} else if (strcmp(r->ra, "u") == 0) {
+		ok = u->kind == STKREC_UW_END;
+	} else if (strcmp(r->ra, "c-8") != 0 && strcmp(r->cfa, "exp") != 0) {
+		/* The return address elsewhere (in a register): refused. */
+		ok = u->kind == STKREC_UW_UNSUPPORTED;
+	} else if (strncmp(r->cfa, "rsp+", 4) == 0 || strncmp(r->cfa, "rbp+", 4) == 0) {
+		int rsp = r->cfa[1] == 's';
+
+		ok = u->kind == (rsp ? STKREC_UW_CFA_RSP : STKREC_UW_CFA_RBP) &&
+		     u->cfa_off == atoi(r->cfa + 4);
+		if (ok && strncmp(r->rbp, "c-", 2) == 0)
+			ok = u->rbp_off * 8 == -atoi(r->rbp + 2);
+		else if (ok && strcmp(r->rbp, "u") == 0)
+			ok = u->rbp_off == 0 || u->rbp_off == STKREC_UW_RBP_LOST;
+		else if (ok)
+			ok = u->kind == STKREC_UW_UNSUPPORTED;
+	} else if (strcmp(r->cfa, "exp") == 0) {
+		/* An expression: one of the shapes we evaluate, or refused. */
+		ok = u->kind == STKREC_UW_PLT || u->kind == STKREC_UW_SIGNAL ||
+		     u->kind == STKREC_UW_CFA_RBP_DEREF || u->kind == STKREC_UW_UNSUPPORTED;
+	} else {
+		/* CFA on another register (r10 while realigning): refused. */
+		ok = u->kind == STKREC_UW_UNSUPPORTED;
+	}
+	if (!ok && !g->mismatches++)
+		snprintf(g->first_bad, sizeof(g->first_bad),
+			 "at 0x%llx readelf says %s, table says kind %d cfa_off %d rbp_off %d",
+			 (unsigned long long)pc, want, u ? u->kind : -1, u ? u->cfa_off : 0,
+			 u ? u->rbp_off : 0);
+}
+
+/* Column @name's index among the header's words. */
+static int column(const char *hdr, const char *name)
+{
+	char buf[1024], *tok, *save = NULL;
+	int i = 0;
+
+	snprintf(buf, sizeof(buf), "%s", hdr);
+	for (tok = strtok_r(buf, " \t\n", &save); tok; tok = strtok_r(NULL, " \t\n", &save), i++)
+		if (strcmp(tok, name) == 0)
+			return i;
+	return -1;
+}
+
+/* Word @col of a row; "r10 (r10)" is one word (a register rule), and a
+ * wide CFA may push the columns off the header's alignment. */
+static void field(const char *line, int col, char *out, size_t size)
+{
+	char buf[1024], *tok, *save = NULL;
+	int i = -1;
+
+	snprintf(out, size, "u");
+	if (col < 0)
+		return;
+	snprintf(buf, sizeof(buf), "%s", line);
+	for (tok = strtok_r(buf, " \t\n", &save); tok; tok = strtok_r(NULL, " \t\n", &save)) {
+		if (tok[0] == '(')
+			continue; /* the second half of "r10 (r10)" */
+		if (++i == col) {
+			snprintf(out, size, "%s", tok);
+			return;
+		}
+	}
+}
+
+/* Flush one FDE's rows (or the CIE's initial row when it has none). */
+static void fde_done(struct golden *g, const struct unwind_table *t, struct rrow *rows, size_t n,
+		     uint64_t lo, uint64_t hi, const struct rrow *cie)
+{
+	size_t i;
+
+	if (n == 0 && cie) {
+		rows[0] = *cie;
+		rows[0].lo = lo;
+		n = 1;
+	}
+	for (i = 0; i < n; i++) {
+		rows[i].hi = i + 1 < n ? rows[i + 1].lo : hi;
+		if (rows[i].hi <= rows[i].lo)
+			continue;
+		g->rows++;
+		compare(g, t, &rows[i], rows[i].lo);
+		compare(g, t, &rows[i], rows[i].lo + (rows[i].hi - rows[i].lo) / 2);
+	}
+}
+
+static struct golden run_golden(const char *path, struct unwind_table *t)
+{
+	static struct rrow rows[4096];
+	struct rrow cies[64], *cie = NULL;
+	uint64_t cie_offs[64], lo = 0, hi = 0, prev_hi = 0;
+	size_t nr = 0, ncies = 0, k;
+	int in_fde = 0, in_cie = 0, c_cfa = -1, c_rbp = -1, c_ra = -1;
+	struct golden g = { 0 };
+	char cmd[4200], line[1024];
+	FILE *f;
+
+	snprintf(cmd, sizeof(cmd), "readelf --debug-dump=frames-interp '%s' 2>/dev/null", path);
+	f = popen(cmd, "r");
+	ck_assert_ptr_nonnull(f);
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long off, a, b, cieoff;
+
+		if (sscanf(line, "%llx %*x %*x FDE cie=%llx pc=%llx..%llx", &off, &cieoff, &a, &b) ==
+		    4) {
+			if (in_fde)
+				fde_done(&g, t, rows, nr, lo, hi, cie);
+			/* The gap before this FDE has no rule. */
+			if (prev_hi && a > prev_hi) {
+				const struct stkrec_unwind_row *u = unwind_table__lookup(t, prev_hi);
+
+				g.gaps++;
+				if ((!u || u->kind != STKREC_UW_NONE) && !g.mismatches++)
+					snprintf(g.first_bad, sizeof(g.first_bad),
+						 "gap at 0x%llx has kind %d", (unsigned long long)prev_hi,
+						 u ? u->kind : -1);
+			}
+			cie = NULL;
+			for (k = 0; k < ncies; k++)
+				if (cie_offs[k] == cieoff)
+					cie = &cies[k];
+			lo = a;
+			hi = b;
+			if (b > prev_hi)
+				prev_hi = b;
+			nr = 0;
+			in_fde = 1;
+			in_cie = 0;
+			continue;
+		}
+		if (sscanf(line, "%llx %*x %*x CIE", &off) == 1 && strstr(line, " CIE ")) {
+			if (in_fde)
+				fde_done(&g, t, rows, nr, lo, hi, cie);
+			in_fde = 0;
+			in_cie = ncies < 64;
+			if (in_cie) {
+				cie_offs[ncies] = off;
+				memset(&cies[ncies], 0, sizeof(cies[0]));
+				ncies++;
+			}
+			continue;
+		}
+		if (strstr(line, "   LOC ")) {
+			c_cfa = column(line, "CFA");
+			c_rbp = column(line, "rbp");
+			c_ra = column(line, "ra");
+			continue;
+		}
+		if (sscanf(line, "%llx", &a) == 1 && line[0] >= '0' && strlen(line) > 17 &&
+		    line[16] == ' ') {
+			struct rrow r = { .lo = a };
+
+			field(line, c_cfa, r.cfa, sizeof(r.cfa));
+			field(line, c_rbp, r.rbp, sizeof(r.rbp));
+			field(line, c_ra, r.ra, sizeof(r.ra));
+			if (in_cie)
+				cies[ncies - 1] = r;
+			else if (in_fde && nr < 4096)
+				rows[nr++] = r;
+		}
+	}
+	if (in_fde)
+		fde_done(&g, t, rows, nr, lo, hi, cie);
+	pclose(f);
+	return g;
+}
+
+static void golden_for(const char *path, uint64_t min_rows)
+{
+	struct unwind_table_stats st;
+	struct unwind_table *t;
+	struct golden g;
+
+	t = unwind_table__from_file(path);
+	ck_assert_msg(t, "%s: %s", path, strerror(errno));
+	unwind_table__stats(t, &st);
+	g = run_golden(path, t);
+	fprintf(stderr, "%s: %llu FDEs, %llu rows (%llu before merging), %llu unsupported, "
+			"%llu readelf rows checked at %llu addresses, %llu gaps\n",
+		path, (unsigned long long)st.fdes, (unsigned long long)st.rows,
+		(unsigned long long)st.rows_raw, (unsigned long long)st.unsupported,
+		(unsigned long long)g.rows, (unsigned long long)g.checked,
+		(unsigned long long)g.gaps);
+	ck_assert_uint_ge(st.rows, min_rows);
+	ck_assert_uint_ge(g.rows, min_rows / 2);
+	ck_assert_msg(g.mismatches == 0, "%s: %llu mismatches, first %s", path,
+		      (unsigned long long)g.mismatches, g.first_bad);
+	unwind_table__free(t);
+}
+
+START_TEST(fixture_rows_match_readelf)
+{
+	golden_for(fixture, 10);
+}
+END_TEST
+
+START_TEST(libc_rows_match_readelf)
+{
+	golden_for(LIBC, 5000);
+}
+END_TEST
+
+/* The fixture's own functions, by address from its symbol table: burn()
+ * runs with CFA = rsp + 24 after its "sub $0x10,%rsp", alpha with +16;
+ * _start's CFI ends the stack. */
+START_TEST(fixture_known_rules)
+{
+	struct unwind_table *t = unwind_table__from_file(fixture);
+	const struct stkrec_unwind_row *u;
+	char cmd[4200], line[256];
+	unsigned long long addr;
+	char name[64];
+	int seen = 0;
+	FILE *f;
+
+	ck_assert_ptr_nonnull(t);
+	snprintf(cmd, sizeof(cmd), "nm '%s'", fixture);
+	f = popen(cmd, "r");
+	ck_assert_ptr_nonnull(f);
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%llx %*s %63s", &addr, name) != 2)
+			continue;
+		if (strcmp(name, "burn") == 0) {
+			u = unwind_table__lookup(t, addr);
+			ck_assert_ptr_nonnull(u);
+			ck_assert_int_eq(u->kind, STKREC_UW_CFA_RSP);
+			ck_assert_int_eq(u->cfa_off, 8);
+			u = unwind_table__lookup(t, addr + 4);
+			ck_assert_int_eq(u->kind, STKREC_UW_CFA_RSP);
+			ck_assert_int_eq(u->cfa_off, 24);
+			seen |= 1;
+		} else if (strcmp(name, "alpha") == 0) {
+			u = unwind_table__lookup(t, addr + 4);
+			ck_assert_int_eq(u->kind, STKREC_UW_CFA_RSP);
+			ck_assert_int_eq(u->cfa_off, 16);
+			seen |= 2;
+		} else if (strcmp(name, "_start") == 0) {
+			u = unwind_table__lookup(t, addr + 4);
+			ck_assert_int_eq(u->kind, STKREC_UW_END);
+			seen |= 4;
+		}
+	}
+	pclose(f);
+	ck_assert_int_eq(seen, 7);
+	unwind_table__free(t);
+}
+END_TEST
+
+START_TEST(libc_plt_and_signal_frame)
+{
+	struct unwind_table *t = unwind_table__from_file(LIBC);
+	struct unwind_table_stats st;
+
+	ck_assert_ptr_nonnull(t);
+	unwind_table__stats(t, &st);
+	/* libc's .plt has GCC's expression; __restore_rt is a signal frame. */
+	ck_assert_uint_ge(st.plt, 1);
+	ck_assert_uint_ge(st.signal, 1);
+	unwind_table__free(t);
+}
+END_TEST
+
+START_TEST(no_eh_frame_hdr_is_enoent)
+{
+	errno = 0;
+	ck_assert_ptr_null(unwind_table__from_file(nohdr));
+	ck_assert_int_eq(errno, ENOENT);
+	errno = 0;
+	ck_assert_ptr_null(unwind_table__from_file("/etc/hostname"));
+	ck_assert_int_eq(errno, EBADMSG);
+	errno = 0;
+	ck_assert_ptr_null(unwind_table__from_file("/nonexistent/x"));
+	ck_assert_int_eq(errno, ENOENT);
+}
+END_TEST
+
+int main(void)
+{
+	const char *o = getenv("O");
+	Suite *s = suite_create("record_unwind_table");
+	TCase *tc = tcase_create("core");
+	SRunner *sr;
+	int failed;
+
+	snprintf(fixture, sizeof(fixture), "%s/tests/unwind/nofpwork", o && o[0] ? o : "build");
+	snprintf(nohdr, sizeof(nohdr), "%s/tests/unwind/nofpwork_nohdr", o && o[0] ? o : "build");
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, fixture_rows_match_readelf);
+	tcase_add_test(tc, libc_rows_match_readelf);
+	tcase_add_test(tc, fixture_known_rules);
+	tcase_add_test(tc, libc_plt_and_signal_frame);
+	tcase_add_test(tc, no_eh_frame_hdr_is_enoent);
+	suite_add_tcase(s, tc);
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? 1 : 0;
+}

@@ -1,0 +1,261 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * check_record_unwinder: the unwind-table manager (record/unwinder.c) over
+ * real BPF maps laid out as bpf/unwind.bpf.h declares them, fed a maps
+ * snapshot of this very process: libc gets a table shared by build-id,
+ * the process's mapping list is sorted with the right load bias (the row
+ * BPF would find for printf's address is the file's own), a table that
+ * does not fit the budget is refused and counted, and an unreferenced one
+ * is evicted to make room.  Needs root for the maps (else skipped, 77).
+ */
+#include <check.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+
+#include "procmaps.h"
+#include "stkrec.h"
+#include "unwind_table.h"
+#include "unwinder.h"
+
+struct fixture {
+	struct unwinder_maps maps;
+	struct procmaps *pm;
+	struct stk_proc_maps self;
+};
+
+static void maps_open(struct fixture *f, uint32_t rows)
+{
+	LIBBPF_OPTS(bpf_map_create_opts, mm, .map_flags = BPF_F_MMAPABLE);
+	LIBBPF_OPTS(bpf_map_create_opts, np, .map_flags = BPF_F_NO_PREALLOC);
+
+	memset(f, 0, sizeof(*f));
+	f->maps.rows_cap = rows;
+	f->maps.rows_fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "unwind_rows", 4,
+					 sizeof(struct stkrec_unwind_row), rows, &mm);
+	f->maps.pages_fd = bpf_map_create(BPF_MAP_TYPE_HASH, "unwind_pages",
+					  sizeof(struct stkrec_unwind_page_key),
+					  sizeof(struct stkrec_unwind_page), 4096, NULL);
+	f->maps.procs_fd = bpf_map_create(BPF_MAP_TYPE_HASH, "unwind_procs", 4,
+					  sizeof(struct stkrec_unwind_proc), 64, &np);
+	ck_assert_int_ge(f->maps.rows_fd, 0);
+	ck_assert_int_ge(f->maps.pages_fd, 0);
+	ck_assert_int_ge(f->maps.procs_fd, 0);
+	f->pm = procmaps__new();
+	ck_assert_ptr_nonnull(f->pm);
+	ck_assert_int_eq(procmaps__snapshot(f->pm, "/proc", (uint32_t)getpid(), "check", 0, &f->self), 0);
+}
+
+static void maps_close(struct fixture *f)
+{
+	procmaps__free_snapshot(&f->self);
+	procmaps__free(f->pm);
+	close(f->maps.rows_fd);
+	close(f->maps.pages_fd);
+	close(f->maps.procs_fd);
+}
+
+/* The row BPF would use for @addr of process @tgid, by the same steps:
+ * mapping, page, binary search.  0 if found. */
+static int bpf_style_row(const struct fixture *f, uint32_t tgid, uint64_t addr,
+			 struct stkrec_unwind_row *out, uint64_t *rel)
+{
+	static struct stkrec_unwind_proc p;
+	struct stkrec_unwind_page_key k;
+	struct stkrec_unwind_page pg;
+	uint32_t i, lo, hi;
+
+	if (bpf_map_lookup_elem(f->maps.procs_fd, &tgid, &p))
+		return -1;
+	for (i = 0; i < p.nr; i++)
+		if (addr >= p.m[i].start && addr < p.m[i].end)
+			break;
+	if (i == p.nr || p.m[i].table == STKREC_UW_NO_TABLE)
+		return -1;
+	*rel = addr - p.m[i].bias;
+	k = (struct stkrec_unwind_page_key){ p.m[i].table, (uint32_t)(*rel >> STKREC_UW_PAGE_SHIFT) };
+	if (bpf_map_lookup_elem(f->maps.pages_fd, &k, &pg))
+		return -1;
+	lo = pg.first;
+	hi = pg.first + pg.nr;
+	while (hi - lo > 1) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		struct stkrec_unwind_row r;
+
+		bpf_map_lookup_elem(f->maps.rows_fd, &mid, &r);
+		if (r.pc <= *rel)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return bpf_map_lookup_elem(f->maps.rows_fd, &lo, out);
+}
+
+static const struct stk_mapping *libc_mapping(const struct stk_proc_maps *s)
+{
+	uint32_t i;
+
+	for (i = 0; i < s->nr_mappings; i++)
+		if ((s->mappings[i].prot & 4) && strstr(s->mappings[i].path, "/libc.so"))
+			return &s->mappings[i];
+	return NULL;
+}
+
+START_TEST(own_libc_table_gives_printfs_row)
+{
+	const struct stk_mapping *lm;
+	struct unwinder_stats st;
+	struct stkrec_unwind_row r;
+	const struct stkrec_unwind_row *want;
+	struct unwind_table *t;
+	struct unwinder *u;
+	struct fixture f;
+	uint64_t rel, addrs[3];
+	int i;
+
+	maps_open(&f, 1u << 20);
+	u = unwinder__new(&f.maps);
+	ck_assert_ptr_nonnull(u);
+	ck_assert_int_eq(unwinder__add_process(u, &f.self), 0);
+	unwinder__stats(u, &st);
+	ck_assert_uint_ge(st.tables, 2);	/* this suite and libc at least */
+	ck_assert_uint_eq(st.processes, 1);
+	ck_assert_uint_eq(st.refused_budget, 0);
+	lm = libc_mapping(&f.self);
+	ck_assert_ptr_nonnull(lm);
+	t = unwind_table__from_file(lm->path);
+	ck_assert_ptr_nonnull(t);
+	addrs[0] = (uint64_t)(uintptr_t)&printf;
+	addrs[1] = (uint64_t)(uintptr_t)&qsort + 5;
+	addrs[2] = (uint64_t)(uintptr_t)&nanosleep + 1;
+	for (i = 0; i < 3; i++) {
+		ck_assert_int_eq(bpf_style_row(&f, (uint32_t)getpid(), addrs[i], &r, &rel), 0);
+		want = unwind_table__lookup(t, rel);
+		ck_assert_ptr_nonnull(want);
+		ck_assert_uint_eq(r.pc, want->pc);
+		ck_assert_uint_eq(r.kind, want->kind);
+		ck_assert_uint_eq(r.cfa_off, want->cfa_off);
+		ck_assert_int_eq(r.rbp_off, want->rbp_off);
+	}
+	/* A function's first instruction: CFA = rsp + 8, the return address. */
+	ck_assert_int_eq(bpf_style_row(&f, (uint32_t)getpid(), addrs[0], &r, &rel), 0);
+	ck_assert_uint_eq(r.kind, STKREC_UW_CFA_RSP);
+	ck_assert_uint_eq(r.cfa_off, 8);
+
+	/* A second process mapping the same files shares the tables. */
+	f.self.tgid = 1u << 30;
+	ck_assert_int_eq(unwinder__add_process(u, &f.self), 0);
+	unwinder__stats(u, &st);
+	ck_assert_uint_eq(st.processes, 2);
+	ck_assert_uint_eq(st.tables, st.tables_built);
+	ck_assert_int_eq(bpf_style_row(&f, 1u << 30, addrs[0], &r, &rel), 0);
+	unwinder__remove_process(u, 1u << 30);
+	unwinder__stats(u, &st);
+	ck_assert_uint_eq(st.processes, 1);
+	ck_assert_int_ne(bpf_style_row(&f, 1u << 30, addrs[0], &r, &rel), 0);
+	unwind_table__free(t);
+	unwinder__free(u);
+	maps_close(&f);
+}
+END_TEST
+
+START_TEST(budget_refuses_then_evicts)
+{
+	struct unwinder_stats st;
+	struct stkrec_unwind_row r;
+	struct unwinder *u;
+	struct fixture f;
+	uint64_t rel, libc_rows;
+	struct unwind_table *t;
+	size_t n;
+
+	/* Room for libc's rows and little more. */
+	maps_open(&f, 1);
+	t = unwind_table__from_file(libc_mapping(&f.self)->path);
+	ck_assert_ptr_nonnull(t);
+	unwind_table__rows(t, &n);
+	libc_rows = n;
+	unwind_table__free(t);
+	maps_close(&f);
+	maps_open(&f, (uint32_t)libc_rows + 16);
+	u = unwinder__new(&f.maps);
+	ck_assert_ptr_nonnull(u);
+
+	/* Only libc's mapping, as process A: it fits. */
+	{
+		struct stk_proc_maps one = f.self;
+
+		one.mappings = libc_mapping(&f.self);
+		one.nr_mappings = 1;
+		one.tgid = 100;
+		ck_assert_int_eq(unwinder__add_process(u, &one), 0);
+	}
+	unwinder__stats(u, &st);
+	ck_assert_uint_eq(st.tables, 1);
+	ck_assert_uint_eq(st.rows, libc_rows);
+	ck_assert_int_eq(bpf_style_row(&f, 100, (uint64_t)(uintptr_t)&printf, &r, &rel), 0);
+
+	/* All of this process as B: every other table is refused while A
+	 * holds libc's (counted, and those mappings have no table). */
+	ck_assert_int_eq(unwinder__add_process(u, &f.self), 0);
+	unwinder__stats(u, &st);
+	ck_assert_uint_ge(st.refused_budget, 1);
+	ck_assert_uint_eq(st.evicted, 0);
+
+	/* A and B gone: libc's table is unreferenced, so a table that needs
+	 * its room evicts it. */
+	unwinder__remove_process(u, 100);
+	unwinder__remove_process(u, (uint32_t)getpid());
+	{
+		struct stk_proc_maps rest = f.self;
+		struct stk_mapping *m = calloc(f.self.nr_mappings, sizeof(*m));
+		uint32_t i, k = 0;
+
+		ck_assert_ptr_nonnull(m);
+		for (i = 0; i < f.self.nr_mappings; i++)
+			if (&f.self.mappings[i] != libc_mapping(&f.self))
+				m[k++] = f.self.mappings[i];
+		rest.mappings = m;
+		rest.nr_mappings = k;
+		rest.tgid = 200;
+		ck_assert_int_eq(unwinder__add_process(u, &rest), 0);
+		free(m);
+	}
+	unwinder__stats(u, &st);
+	ck_assert_uint_ge(st.evicted, 1);
+	ck_assert_uint_ge(st.tables, 1);
+	unwinder__free(u);
+	maps_close(&f);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("record_unwinder");
+	TCase *tc = tcase_create("core");
+	SRunner *sr;
+	int failed, fd;
+
+	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, NULL, 4, 4, 1, NULL);
+	if (fd < 0) {
+		fprintf(stderr, "check_record_unwinder: cannot create BPF maps (%s); skipped\n",
+			strerror(errno));
+		return 77;
+	}
+	close(fd);
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, own_libc_table_gives_printfs_row);
+	tcase_add_test(tc, budget_refuses_then_evicts);
+	suite_add_tcase(s, tc);
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? 1 : 0;
+}
