@@ -11,33 +11,30 @@
 # clear error, and a failed llvm-strip fails the BPF object.  Debian only
 # (dpkg-query); no BPF needed.
 
-top=$(cd "$(dirname "$0")/../.." && pwd)
-cd "$top" || exit 1
-O=${O:-build}
+# Every make here runs in a copy of the source tree, building (were a goal
+# to get that far) into that copy's build/: never into the tree the tests
+# run from, whose build/ the tests running alongside use.  Only the real
+# build's vmlinux.h is read (for the llvm-strip check).
 
-passed=0
-failed=0
-pass() { passed=$((passed + 1)); echo "ok   $1"; }
-fail() { failed=$((failed + 1)); echo "FAIL $1${2:+: $2}"; }
-finish() { echo "$passed passed, $failed failed"; [ $failed -eq 0 ]; exit $?; }
+. "$(dirname "$0")/lib/harness.sh"
 
 # This script runs make check; were that to get past the install, it would
 # run this script again: the inner one stops here.
-if [ -n "$STK_BUILD_DEPS_OUTER" ]; then
-	echo "build_deps: inside its own make check"
-	exit 77
-fi
+[ -n "$STK_BUILD_DEPS_OUTER" ] && skip_test "inside its own make check"
 export STK_BUILD_DEPS_OUTER=1
 
+need_cmds dpkg-query tar
+need_files "$O/vmlinux.h"
 real_dpkg_query=$(command -v dpkg-query)
-if [ -z "$real_dpkg_query" ]; then
-	echo "build_deps: not a Debian system (no dpkg-query)"
-	exit 77
-fi
 
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-trap 'exit 1' INT TERM
+# The tree as the user has it (work in progress included), without .git
+# and without the build directories.
+src=$tmp/src
+mkdir "$src" &&
+	(cd "$top" && tar -cf - --exclude=./.git --exclude=./build --exclude="./${O#"$top"/}" .) |
+	tar -xf - -C "$src" || { fail "copy the source tree to $src"; finish; }
+cd "$src" || exit 1
+B=build
 
 # apt-get that installs nothing: it logs its arguments, "update" succeeds,
 # anything else fails, so a make that asks for an install stops right there.
@@ -65,7 +62,7 @@ mk() {
 	name=$1
 	shift
 	env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL -u STK_DEPS_CHECKED PATH="$path" \
-		STK_DEPS_EXTRA="$extra" make O="$O" "$@" > "$tmp/$name.out" 2> "$tmp/$name.err"
+		STK_DEPS_EXTRA="$extra" make O="$B" "$@" > "$tmp/$name.out" 2> "$tmp/$name.err"
 }
 
 # stopped NAME PKG: nothing on stdout, one line on stderr naming PKG and
@@ -79,7 +76,7 @@ stopped() {
 # Goals that must not install.  bench and fuzz with -n: were they to get past
 # the check, they would only print what they would run.
 n=0
-for goal in "" all install "-n bench" "-n fuzz" "$O/stkrec"; do
+for goal in "" all install "-n bench" "-n fuzz" "$B/stkrec"; do
 	n=$((n + 1))
 	# shellcheck disable=SC2086
 	mk goal$n DESTDIR="$tmp/root" $goal
@@ -88,8 +85,7 @@ for goal in "" all install "-n bench" "-n fuzz" "$O/stkrec"; do
 		pass "make ${goal:-(no goal)} with $fake missing stops with one line, installs nothing"
 	else
 		fail "make ${goal:-(no goal)} with $fake missing" \
-			"exit $rc, $(wc -l < "$tmp/goal$n.err") lines: $(head -c 300 "$tmp/goal$n.err")," \
-			"apt-get: $(cat "$tmp/apt.log" 2>/dev/null)"
+			"exit $rc, $(wc -l < "$tmp/goal$n.err") lines: $(head -c 300 "$tmp/goal$n.err"), apt-get: $(cat "$tmp/apt.log" 2>/dev/null)"
 	fi
 	rm -f "$tmp/apt.log"
 done
@@ -145,8 +141,11 @@ for goal in deps demo check; do
 done
 
 extra=''
-if ! scripts/install-deps.sh --check > "$tmp/real.txt"; then
-	echo "skip the rest: $(cat "$tmp/real.txt")"
+if ! scripts/install-deps.sh --check > "$tmp/real.txt" 2>&1; then
+	why="packages missing on this host: $(cat "$tmp/real.txt")"
+	skip "make deps with nothing missing says so" "$why"
+	skip "no kernel BTF and no VMLINUX_H: one error" "$why"
+	skip "a failed llvm-strip fails the build" "$why"
 	finish
 fi
 
@@ -170,18 +169,14 @@ else
 fi
 
 # A failing llvm-strip fails the BPF object and leaves none behind.
-if [ -f "$O/vmlinux.h" ]; then
-	path=$tmp/badstrip:$tmp/bin:$PATH
-	mk strip O="$tmp/o" VMLINUX_H="$O/vmlinux.h" "$tmp/o/bpf/profile.bpf.o"
-	rc=$?
-	if [ $rc -ne 0 ] && grep -q 'profile\.bpf\.o\] Error' "$tmp/strip.err" &&
-		[ ! -e "$tmp/o/bpf/profile.bpf.o" ]; then
-		pass "a failed llvm-strip fails the build, no profile.bpf.o left"
-	else
-		fail "failed llvm-strip" "exit $rc, $(ls "$tmp/o/bpf" 2>&1), $(head -c 300 "$tmp/strip.err")"
-	fi
+path=$tmp/badstrip:$tmp/bin:$PATH
+mk strip O="$tmp/o" VMLINUX_H="$O/vmlinux.h" "$tmp/o/bpf/profile.bpf.o"
+rc=$?
+if [ $rc -ne 0 ] && grep -q 'profile\.bpf\.o\] Error' "$tmp/strip.err" &&
+	[ ! -e "$tmp/o/bpf/profile.bpf.o" ]; then
+	pass "a failed llvm-strip fails the build, no profile.bpf.o left"
 else
-	echo "skip llvm-strip: no $O/vmlinux.h (make all first)"
+	fail "failed llvm-strip" "exit $rc, $(ls "$tmp/o/bpf" 2>&1), $(head -c 300 "$tmp/strip.err")"
 fi
 
 finish

@@ -10,8 +10,8 @@
 # \x0a, and the summary stays one line.
 # Exit 77 only when BPF cannot be used (not root, or no BTF).
 
-NAME=record_escape
-. "$(dirname "$0")/lib/record.sh"
+. "$(dirname "$0")/lib/harness.sh"
+. "$top/tests/e2e/lib/record.sh"
 
 esc=$(printf '\033')
 nl='

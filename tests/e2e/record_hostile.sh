@@ -19,18 +19,13 @@
 # Exit 77 only when BPF cannot be used (not root, or no BTF) or setpriv is
 # missing.
 
-NAME=record_hostile
-. "$(dirname "$0")/lib/record.sh"
+. "$(dirname "$0")/lib/harness.sh"
+. "$top/tests/e2e/lib/record.sh"
 TRAP=$O/tests/tools/fifotrap
 
-if [ ! -x "$TRAP" ]; then
-	echo "$NAME: $TRAP missing; run make $TRAP"
-	exit 1
-fi
-if ! command -v setpriv > /dev/null || ! id nobody > /dev/null 2>&1; then
-	echo "$NAME: needs setpriv and user nobody; skipped"
-	exit 77
-fi
+need_files "$TRAP"
+need_cmds setpriv timeout
+id nobody > /dev/null 2>&1 || skip_test "needs user nobody"
 NOBODY="setpriv --reuid=$(id -u nobody) --regid=$(id -g nobody) --clear-groups"
 chmod 711 "$tmp"
 
@@ -75,12 +70,10 @@ trap_dir() {
 attack() {
 	n=$1 spin=$2 how=${3:-}
 	d=$(trap_dir "$n")
-	timeout -k 5 20 "$REC" -q -o "$tmp/$n.stk" 4 2> "$tmp/$n.err" &
-	pid=$!
-	bg_pids="$bg_pids $pid"
+	bg timeout -k 5 20 "$REC" -q -o "$tmp/$n.stk" 4 2> "$tmp/$n.err"
+	pid=$bg_pid
 	wait_for "$tmp/$n.stk"
-	$NOBODY "$TRAP" "$d" "$spin" $how > "$tmp/$n.ready" 2>&1 &
-	bg_pids="$bg_pids $!"
+	bg $NOBODY "$TRAP" "$d" "$spin" $how > "$tmp/$n.ready" 2>&1
 	wait "$pid"
 	rc=$?
 	check "$n: the attacker set its trap ($(cat "$tmp/$n.ready"))" grep -q '^ready$' "$tmp/$n.ready"
@@ -96,12 +89,10 @@ attack fifo-exited 0.3
 
 # The same attack, stopped by SIGTERM in the middle of the recording.
 d=$(trap_dir term)
-"$REC" -q -o "$tmp/term.stk" 30 2> "$tmp/term.err" &
-pid=$!
-bg_pids="$bg_pids $pid"
+bg "$REC" -q -o "$tmp/term.stk" 30 2> "$tmp/term.err"
+pid=$bg_pid
 wait_for "$tmp/term.stk"
-$NOBODY "$TRAP" "$d" 30 > "$tmp/term.ready" 2>&1 &
-bg_pids="$bg_pids $!"
+bg $NOBODY "$TRAP" "$d" 30 > "$tmp/term.ready" 2>&1
 wait_for "$tmp/term.ready"
 # Two flushes: the attacker's mappings are being written.
 sleep 2
@@ -117,9 +108,8 @@ check "SIGTERM with the attacker running: META end_reason signal" \
 
 # SIGTERM while stkrec waits for a reader of its -o FIFO.
 mkfifo "$tmp/out.fifo"
-"$REC" -q -o "$tmp/out.fifo" 30 2> "$tmp/fifo.err" &
-pid=$!
-bg_pids="$bg_pids $pid"
+bg "$REC" -q -o "$tmp/out.fifo" 30 2> "$tmp/fifo.err"
+pid=$bg_pid
 # Until it sleeps in the open (or anywhere: the signal must end it).
 i=0
 state=
@@ -138,9 +128,8 @@ check "SIGTERM while opening a FIFO -o: exit 1 with one line (got $rc: $(cat "$t
 check "SIGTERM while opening a FIFO -o: the FIFO is still there" [ -p "$tmp/out.fifo" ]
 
 # SIGHUP: the terminal stkrec runs in closed.
-"$REC" -q -o "$tmp/hup.stk" 30 2> "$tmp/hup.err" &
-pid=$!
-bg_pids="$bg_pids $pid"
+bg "$REC" -q -o "$tmp/hup.stk" 30 2> "$tmp/hup.err"
+pid=$bg_pid
 wait_for "$tmp/hup.stk"
 sleep 1
 kill -HUP "$pid"

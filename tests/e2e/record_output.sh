@@ -13,8 +13,8 @@
 # is refused with one line and left alone.
 # Exit 77 only when BPF cannot be used (not root, or no BTF).
 
-NAME=record_output
-. "$(dirname "$0")/lib/record.sh"
+. "$(dirname "$0")/lib/harness.sh"
+. "$top/tests/e2e/lib/record.sh"
 
 od=$tmp/out
 mkdir "$od"
@@ -27,10 +27,8 @@ leftovers() {
 # A deterministic failure after the output is opened.
 sed 's|ld-linux-x86-64.so.2|ld-linux-x86-64.so.X|' /bin/true > "$tmp/badinterp"
 chmod +x "$tmp/badinterp"
-if ! grep -q 'ld-linux-x86-64.so.X' "$tmp/badinterp"; then
-	echo "$NAME: cannot make an executable with a missing interpreter here; skipped"
-	exit 77
-fi
+grep -q 'ld-linux-x86-64.so.X' "$tmp/badinterp" ||
+	skip_test "cannot make an executable with a missing interpreter here"
 
 # failed_start OUT: stkrec -o OUT -- badinterp, which must fail (127).
 failed_start() {
@@ -65,8 +63,7 @@ check "failed start, -o a device node: it is still there" [ -c "$od/mynull" ]
 
 # -o a FIFO with a reader.
 mkfifo "$od/fifo"
-cat "$od/fifo" > "$tmp/fifo.got" &
-bg_pids="$bg_pids $!"
+bg cat "$od/fifo" > "$tmp/fifo.got"
 failed_start "$od/fifo"
 check "failed start, -o a FIFO: it is still there" [ -p "$od/fifo" ]
 check "failed start: no temporary left ($(leftovers))" [ -z "$(leftovers)" ]
@@ -88,9 +85,8 @@ check "-o a symlink: its target is not written through" [ "$(cat "$od/target")" 
 "$REC" -q -o "$od/mynull" 1
 check "-o a device node: records (exit $?) and the node stays" [ -c "$od/mynull" ]
 
-cat "$od/fifo" > "$tmp/fifo.stk" &
-reader=$!
-bg_pids="$bg_pids $reader"
+bg cat "$od/fifo" > "$tmp/fifo.stk"
+reader=$bg_pid
 "$REC" -q -o "$od/fifo" 1
 rc=$?
 wait "$reader"

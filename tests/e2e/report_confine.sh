@@ -9,27 +9,8 @@
 # mapping path does not hang; a directory there is skipped.  With strace,
 # no file outside is opened at all.  No BPF needed.
 
-O=${O:-build}
-top=$(cd "$(dirname "$0")/../.." && pwd)
-O=$(cd "$top" && cd "$O" && pwd)
-FX=$O/tests/fixtures
-MK=$O/tests/tools/mkcapture
-REP=$O/stkreport
-
-for f in "$MK" "$REP" "$FX/root/fx/fx_pie"; do
-	if [ ! -e "$f" ]; then
-		echo "report_confine: $f missing; run make fixtures all"
-		exit 1
-	fi
-done
-
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-trap 'exit 1' INT TERM
-passed=0
-failed=0
-ok() { echo "ok   $1"; passed=$((passed + 1)); }
-fail() { echo "FAIL $1"; failed=$((failed + 1)); }
+. "$(dirname "$0")/lib/harness.sh"
+need_files "$MK" "$REP" "$FX/root/fx/fx_pie"
 
 # The binary the capture names, by build-id, outside every root.
 S=$tmp/sysroot
@@ -52,7 +33,7 @@ map 100 $1 fx/fx_pie 0x555555554000 as=$2
 stack 1 fx/fx_pie:fx_leaf+1 fx/fx_pie:fx_mid>fx_leaf
 count 100 100 $1 1 -EFAULT 0 0 7
 SPEC
-	"$MK" -C "$FX/root" "$tmp/$1.spec" "$tmp/$1.stk" || { echo "mkcapture $1 failed"; exit 1; }
+	"$MK" -C "$FX/root" "$tmp/$1.spec" "$tmp/$1.stk" || { fail "mkcapture $1"; finish; }
 }
 # case_ NAME OPTS WANT: stkreport -f folded OPTS NAME.stk, within 60 s,
 # prints the line WANT; info --symbols never names the outside file.
@@ -64,7 +45,7 @@ case_() {
 		fail "$name: exit $rc (124: hung): $(cat "$tmp/$name.err")"
 		return
 	fi
-	if grep -qxF -- "$want" "$tmp/$name.out"; then ok "$name: $want"; else
+	if grep -qxF -- "$want" "$tmp/$name.out"; then pass "$name: $want"; else
 		fail "$name: expected '$want', got: $(cat "$tmp/$name.out")"; fi
 	timeout 60 "$REP" info --symbols $opts "$tmp/$name.stk" >"$tmp/$name.info" 2>&1
 	if grep -F "$tmp/outside" "$tmp/$name.info" | grep -qv '^module:'; then
@@ -87,12 +68,12 @@ case_ abs_in "--sysroot $S" "abs_in;$SYM"
 case_ fifo "--sysroot $S" "fifo;$NOSYM"
 case_ dir "--sysroot $S" "dir;$NOSYM"
 for n in dotdot abs_out rel_out fifo dir; do
-	if grep -qxF '  symbols: no file found' "$tmp/$n.info"; then ok "$n: info --symbols: no file found"; else
+	if grep -qxF '  symbols: no file found' "$tmp/$n.info"; then pass "$n: info --symbols: no file found"; else
 		fail "$n: info --symbols: $(sed -n '/^\[symbols\]/,$p' "$tmp/$n.info")"; fi
 done
 # Where abs_in's file really is: the link read inside the root.
 if grep -qxF "  elf: $S/opt/real/fx_pie (sysroot)" "$tmp/abs_in.info"; then
-	ok "abs_in: info --symbols: elf: $S/opt/real/fx_pie (sysroot)"
+	pass "abs_in: info --symbols: elf: $S/opt/real/fx_pie (sysroot)"
 else
 	fail "abs_in: info --symbols: $(sed -n '/^\[symbols\]/,$p' "$tmp/abs_in.info")"
 fi
@@ -125,13 +106,13 @@ if command -v strace >/dev/null 2>&1; then
 	done
 	opened=$(grep -F "$tmp/outside" "$tmp/trace.all" | grep -v '= -1 ')
 	if grep -q 'openat' "$tmp/trace.all" && [ -z "$opened" ]; then
-		ok "strace: no file outside the root opened"
+		pass "strace: no file outside the root opened"
 	else
 		fail "strace: opened outside: ${opened:-no trace}"
 	fi
 else
-	echo "strace not installed: the open check is skipped (the report checks above hold)"
+	skip "strace: no file outside the root opened" "no strace"
 fi
 
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+
+finish

@@ -9,43 +9,24 @@
 # stderr must hold only printable ASCII and newlines, and show the bytes
 # as stk_escape.h says (\x1b, \x0a, \x9b, \\).  No BPF needed.
 
-O=${O:-build}
-top=$(cd "$(dirname "$0")/../.." && pwd)
-O=$(cd "$top" && cd "$O" && pwd)
-FX=$O/tests/fixtures
-MK=$O/tests/tools/mkcapture
-REP=$O/stkreport
-
-for f in "$MK" "$REP" "$FX/root/fx/fx_pie"; do
-	if [ ! -e "$f" ]; then
-		echo "report_escape: $f missing; run make fixtures all"
-		exit 1
-	fi
-done
-
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-trap 'exit 1' INT TERM
-passed=0
-failed=0
-ok() { echo "ok   $1"; passed=$((passed + 1)); }
-fail() { echo "FAIL $1"; failed=$((failed + 1)); }
+. "$(dirname "$0")/lib/harness.sh"
+need_files "$MK" "$REP" "$FX/root/fx/fx_pie"
 
 # clean NAME FILE: FILE holds only printable ASCII and newlines.
 clean() {
 	bad=$(LC_ALL=C tr -d '\n -~' <"$2" | wc -c)
-	if [ "$bad" -eq 0 ]; then ok "$1: no control or non-ASCII byte"; else
+	if [ "$bad" -eq 0 ]; then pass "$1: no control or non-ASCII byte"; else
 		fail "$1: $bad raw control or non-ASCII bytes: $(od -c "$2" | head -5)"; fi
 }
 # has NAME FILE TEXT: FILE contains TEXT (fixed string).
 has() {
-	if grep -qF -- "$3" "$2"; then ok "$1: shows $3"; else
+	if grep -qF -- "$3" "$2"; then pass "$1: shows $3"; else
 		fail "$1: no '$3' in: $(od -c "$2" | head -8)"; fi
 }
 # lines NAME FILE N: FILE has N lines.
 lines() {
 	n=$(wc -l <"$2")
-	if [ "$n" -eq "$3" ]; then ok "$1: $3 line(s)"; else fail "$1: $n lines, expected $3: $(cat "$2")"; fi
+	if [ "$n" -eq "$3" ]; then pass "$1: $3 line(s)"; else fail "$1: $n lines, expected $3: $(cat "$2")"; fi
 }
 
 cat >"$tmp/profile.spec" <<'SPEC'
@@ -73,7 +54,7 @@ stack 100 0xffffffff81006010
 offc 700 700 tgt\x1b[2J 1 100 701 702 wk\x1b[2J 1 100 3 2500000
 SPEC
 for s in profile offwake; do
-	"$MK" -C "$FX/root" "$tmp/$s.spec" "$tmp/$s.stk" || { echo "mkcapture $s failed"; exit 1; }
+	"$MK" -C "$FX/root" "$tmp/$s.spec" "$tmp/$s.stk" || { fail "mkcapture $s"; finish; }
 done
 
 run() {
@@ -126,5 +107,4 @@ printf '\033' | dd of="$tmp/damaged.stk" bs=1 seek=100 conv=notrunc 2>/dev/null
 run damaged_info info "$tmp/damaged.stk"
 run damaged_report "$tmp/damaged.stk"
 
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+finish
