@@ -3,6 +3,10 @@
 # Sourced by tests/e2e/offcpu_*.sh after lib/harness.sh and lib/record.sh: the offwork sample
 # and helpers over OFFC rows (stkdump) and folded reports.
 
+# Without the harness there is no $tmp: a test would write into the
+# current directory or /.  Refuse instead.
+[ -n "${tmp:-}" ] && [ -d "$tmp" ] || { echo "$0: source tests/e2e/lib/harness.sh first"; exit 1; }
+
 need_files "$OW"
 
 # start_offwork ARGS...: run offwork ARGS in the background and wait for its

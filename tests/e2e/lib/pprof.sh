@@ -6,6 +6,10 @@
 # installed it and never copied here; go tool pprof) and share comparisons
 # between a profile and the folded report of the same capture.
 
+# Without the harness there is no $tmp: a test would write into the
+# current directory or /.  Refuse instead.
+[ -n "${tmp:-}" ] && [ -d "$tmp" ] || { echo "$0: source tests/e2e/lib/harness.sh first"; exit 1; }
+
 # pprof_tools: 0 if the readers are installed, else 1.
 pprof_tools() {
 	proto=$(dpkg -L golang-github-google-pprof-dev 2>/dev/null | grep '/proto/profile.proto$' | head -n 1)

@@ -5,6 +5,10 @@
 # BPF (else they are skipped, exit 77); and awk helpers over stkdump's
 # output (tests/tools/stkdump.c documents its lines).
 
+# Without the harness there is no $tmp: a test would write into the
+# current directory or /.  Refuse instead.
+[ -n "${tmp:-}" ] && [ -d "$tmp" ] || { echo "$0: source tests/e2e/lib/harness.sh first"; exit 1; }
+
 need_files "$REC" "$REP" "$DUMP" "$CW"
 need_bpf
 
