@@ -10,15 +10,12 @@
 # which is what this guards.
 # Skipped (77) without root/BTF, python3 or perf.
 
-NAME=unwind_python
-. "$(dirname "$0")/lib/record.sh"
+. "$(dirname "$0")/lib/harness.sh"
+. "$top/tests/e2e/lib/record.sh"
+need_cmds python3 perf
 
 PY=$(command -v python3)
 PERF=$(command -v perf)
-if [ -z "$PY" ] || [ -z "$PERF" ]; then
-	echo "$NAME: needs python3 and perf; skipped"
-	exit 77
-fi
 cat >"$tmp/loop.py" <<'PYEOF'
 import json, re, sys, time, zlib
 end = time.time() + float(sys.argv[1])
@@ -37,14 +34,13 @@ reach() {
 	     END { printf "%d %d\n", t, m }' "$1"
 }
 
-"$PY" "$tmp/loop.py" 4.5 &
-py=$!
-bg_pids="$bg_pids $py"
+bg "$PY" "$tmp/loop.py" 4.5
+py=$bg_pid
 sleep 0.3
-"$REC" -q -F 99 -p "$py" -o "$tmp/py.stk" 3 &
-s=$!
-"$PERF" record -q --call-graph dwarf -F 99 -p "$py" -o "$tmp/py.perf" -- sleep 3 >/dev/null 2>&1 &
-p=$!
+bg "$REC" -q -F 99 -p "$py" -o "$tmp/py.stk" 3
+s=$bg_pid
+bg "$PERF" record -q --call-graph dwarf -F 99 -p "$py" -o "$tmp/py.perf" -- sleep 3 >/dev/null 2>&1
+p=$bg_pid
 wait "$s"
 rc=$?
 wait "$p"
@@ -65,9 +61,8 @@ check "stk's share reaching Py_BytesMain is within 3 points of perf's, or above"
 check "stk's file is at most 1/50 of perf's ($ssz vs $psz bytes)" [ $((ssz * 50)) -le "$psz" ]
 wait "$py"
 
-"$PY" "$tmp/loop.py" 2 &
-py=$!
-bg_pids="$bg_pids $py"
+bg "$PY" "$tmp/loop.py" 2
+py=$bg_pid
 sleep 0.2
 "$REC" -q --unwind=fp -F 99 -p "$py" -o "$tmp/fp.stk" 1.5
 "$REP" -f folded "$tmp/fp.stk" >"$tmp/fp.folded" 2>/dev/null
