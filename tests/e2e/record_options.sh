@@ -14,6 +14,10 @@
 # The recordings run at once over the same two burners (each still as long
 # as before), so "without -p" really is the same window as "-p".
 # Exit 77 only when BPF cannot be used (not root, or no BTF).
+#
+# Runs alone: its -p and --flush-interval checks count samples and chunks
+# of 1 s recordings, which other tests' load starves (seen: 3 chunks of 8).
+# harness: exclusive
 
 . "$(dirname "$0")/lib/harness.sh"
 . "$top/tests/e2e/lib/record.sh"

@@ -18,6 +18,10 @@
 # STK_SHORTLIVED_OPTS adds options to stkrec: with --no-mmap-events (the
 # /proc-only path) this test fails, which is what shows the path matters.
 # Exit 77 only when BPF cannot be used (not root, or no BTF).
+#
+# Runs alone: its system-wide part asserts on the share of samples that
+# reach main, which the other tests' processes dilute.
+# harness: exclusive
 
 . "$(dirname "$0")/lib/harness.sh"
 . "$top/tests/e2e/lib/record.sh"
