@@ -137,6 +137,29 @@ check "the files were gone during the recording" test ! -e "$tmp/del/embedwork"
 "$REP" --no-debuginfod -f folded "$tmp/del.stk" >"$tmp/del.folded" 2>/dev/null
 all_named "$tmp/del.folded" "binary deleted while it ran"
 
+# ---- MiniDebugInfo: a stripped binary with .gnu_debugdata ---------------
+
+if command -v xz >/dev/null 2>&1 && command -v objcopy >/dev/null 2>&1; then
+	# As Fedora makes it: the function symbols of .symtab, xz-compressed in
+	# a section of the stripped binary.
+	copy_work "$tmp/mdi"
+	b=$tmp/mdi/embedwork
+	nm "$b" --format=posix --defined-only | awk '$2 ~ /[Tt]/ { print $1 }' >"$tmp/keep"
+	objcopy --only-keep-debug "$b" "$tmp/dbg" &&
+		objcopy -S --remove-section .gdb_index --remove-section .comment \
+			--keep-symbols="$tmp/keep" "$tmp/dbg" "$tmp/mini" &&
+		xz -f "$tmp/mini" && strip --strip-all "$b" &&
+		objcopy --add-section .gnu_debugdata="$tmp/mini.xz" "$b" ||
+		fail "making a MiniDebugInfo binary"
+	check "the binary has no .symtab" sh -c "! readelf -S '$b' | grep -q '\.symtab'"
+	"$REC" -q -o "$tmp/mdi.stk" -- "$b" 2 >/dev/null 2>&1 || fail "stkrec -- MiniDebugInfo embedwork"
+	rm -rf "$tmp/mdi"
+	"$REP" --no-debuginfod -f folded "$tmp/mdi.stk" >"$tmp/mdi.folded" 2>/dev/null
+	check "MiniDebugInfo: the local function embedwork_own is named" named "$tmp/mdi.folded" embedwork_own
+else
+	skip "MiniDebugInfo" "needs xz and objcopy"
+fi
+
 # ---- a flipped byte in ESYM ------------------------------------------------
 
 # The first ESYM chunk of kind 2 (a symbol table): its payload frame is
