@@ -77,6 +77,17 @@ cov=$(awk '/^embedded symbols: / { print $3; exit }' "$tmp/a.info")
 check "covering: a few symbols only ($cov)" within "${cov:-0}" 5 40
 check "info: the cost in bytes" grep -q '^embedded bytes: [1-9]' "$tmp/a.info"
 
+# Replaced: another binary (another build-id) at the recorded path is
+# refused, and the capture's symbols name the frames.
+mkdir -p "$tmp/a" && cp /bin/true "$tmp/a/embedwork"
+"$REP" --no-debuginfod -f folded "$tmp/a.stk" >"$tmp/r.folded" 2>/dev/null
+all_named "$tmp/r.folded" "a replaced binary at the recorded path"
+"$REP" info --symbols "$tmp/a.stk" >"$tmp/r.sym" 2>&1
+check "replaced: the other file is refused for its build-id" \
+	grep -qx "  refused: $tmp/a/embedwork (another build-id)" "$tmp/r.sym"
+check "replaced: true's names are never used" sh -c "! grep -q '^embedwork;.*usage' '$tmp/r.folded'"
+rm -rf "$tmp/a"
+
 check "META embed_symbols none" test "$(meta_of "$tmp/n.stk" embed_symbols)" = none
 "$REP" --no-debuginfod -f folded "$tmp/n.stk" >"$tmp/n.folded" 2>/dev/null
 check "none: the workload's frames are [unknown]" grep -q '^embedwork;.*\[unknown\]' "$tmp/n.folded"
