@@ -55,6 +55,7 @@ enum stk_chunk_type stk_tag_type(const char tag[4])
 #define MIN_KSYM      5	 /* delta, size, type, module, name */
 #define MIN_KOBJ      4	 /* name, base, size, build-id */
 #define MIN_STAT      2	 /* name, value */
+#define MIN_ESYM_SYM  4	 /* delta, size, name (at least one byte) */
 #define MIN_INDEX     10 /* tag (4), six varints */
 
 /* comm[16] is NUL-terminated; a caller that filled all 16 bytes loses one. */
@@ -483,6 +484,64 @@ void stk_encode_esym(struct sbuf *b, const uint8_t *build_id, uint32_t build_id_
 	sbuf_put(b, blob, blob_size);
 }
 
+void stk_encode_esym_syms(struct sbuf *b, uint8_t kind, const uint8_t *build_id,
+			  uint32_t build_id_size, uint32_t extra, const struct stk_esym_sym *syms,
+			  size_t n)
+{
+	uint64_t prev = 0;
+	size_t i;
+
+	if (kind == STK_ESYM_SYMTAB && (!build_id_size || !build_id)) {
+		sbuf_fail(b, -EINVAL, "ESYM symbol table without a build-id");
+		return;
+	}
+	sbuf_bytes(b, build_id, kind == STK_ESYM_SYMTAB ? build_id_size : 0, STK_MAX_BUILD_ID,
+		   "build-id longer than STK_MAX_BUILD_ID");
+	sbuf_u8(b, kind);
+	sbuf_varint(b, extra);
+	sbuf_varint(b, n);
+	for (i = 0; i < n && !b->err; i++) {
+		if (!syms[i].name || !syms[i].name[0]) {
+			sbuf_fail(b, -EINVAL, "ESYM symbol without a name");
+			return;
+		}
+		/* Sorted by the writer, deltas are short varints. */
+		sbuf_svarint(b, (int64_t)(syms[i].addr - prev));
+		prev = syms[i].addr;
+		sbuf_varint(b, syms[i].size);
+		sbuf_string(b, syms[i].name, "ESYM symbol name too long");
+	}
+}
+
+/* Kinds 2 and 3 after their kind byte. */
+static void decode_esym_syms(struct cursor *c, struct stk_chunk *ch)
+{
+	struct stk_esym_sym *syms;
+	uint64_t addr = 0;
+	size_t i, n;
+
+	if (ch->u.esym.kind == STK_ESYM_SYMTAB && !ch->u.esym.build_id_size)
+		cur_fail(c, -EBADMSG, "ESYM symbol table without a build-id");
+	if (ch->u.esym.kind == STK_ESYM_PERF_MAP && ch->u.esym.build_id_size)
+		cur_fail(c, -EBADMSG, "ESYM perf map with a build-id");
+	if (ch->u.esym.kind == STK_ESYM_SYMTAB)
+		ch->u.esym.sources = cur_u32(c);
+	else
+		ch->u.esym.tgid = cur_u32(c);
+	n = cur_count(c, MIN_ESYM_SYM);
+	syms = cur_array(c, n, sizeof(*syms));
+	for (i = 0; i < n && !c->err; i++) {
+		addr += (uint64_t)cur_svarint(c);
+		syms[i].addr = addr;
+		syms[i].size = cur_varint(c);
+		syms[i].name = cur_string(c, STK_MAX_STRING);
+		if (!c->err && !syms[i].name[0])
+			cur_fail(c, -EBADMSG, "ESYM symbol without a name");
+	}
+	ch->u.esym.syms = c->err ? NULL : syms;
+	ch->u.esym.nr_syms = c->err ? 0 : n;
+}
+
 static void decode_esym(struct cursor *c, struct stk_chunk *ch)
 {
 	const uint8_t *bid;
@@ -493,6 +552,20 @@ static void decode_esym(struct cursor *c, struct stk_chunk *ch)
 	 * the next chunk: no copy. */
 	ch->u.esym.blob = c->p;
 	ch->u.esym.blob_size = cur_left(c);
+	ch->u.esym.kind = 0;
+	ch->u.esym.sources = ch->u.esym.tgid = 0;
+	ch->u.esym.syms = NULL;
+	ch->u.esym.nr_syms = 0;
+	if (c->err || !cur_left(c)) {
+		c->p = c->end;
+		return;
+	}
+	ch->u.esym.kind = *c->p;
+	if (ch->u.esym.kind == STK_ESYM_SYMTAB || ch->u.esym.kind == STK_ESYM_PERF_MAP) {
+		c->p++;
+		decode_esym_syms(c, ch);
+		return;
+	}
 	c->p = c->end;
 }
 

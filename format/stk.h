@@ -270,6 +270,44 @@ int stk_writer__add_esym(struct stk_writer *w, const uint8_t *build_id, uint32_t
  * of a kind it does not know.
  */
 #define STK_ESYM_ELF_IMAGE 1u	/* then a complete ELF file with that build-id (the vDSO) */
+#define STK_ESYM_SYMTAB	   2u	/* then the function symbols of that binary (decoded) */
+#define STK_ESYM_PERF_MAP  3u	/* then one process's JIT symbols, /tmp/perf-PID.map (decoded) */
+
+/* Where a kind 2 table's symbols came from: its `sources`, OR'ed. */
+#define STK_ESYM_SRC_SYMTAB    1u	/* .symtab */
+#define STK_ESYM_SRC_DYNSYM    2u	/* .dynsym (the file had no .symtab) */
+#define STK_ESYM_SRC_DEBUGDATA 4u	/* .gnu_debugdata's .symtab (minidebuginfo) */
+
+/*
+ * A symbol of an ESYM kind 2 or 3 table: covers [addr, addr + size).
+ * Kind 2: @addr is a file offset of the binary (a sampled address a in a
+ * mapping of it maps to a - start + offset); kind 3: a virtual address of
+ * the process.  @name is raw (not demangled), non-empty.
+ */
+struct stk_esym_sym {
+	uint64_t addr;
+	uint64_t size;
+	const char *name;
+};
+
+/*
+ * stk_writer__add_esym_symtab() - an ESYM kind 2 chunk: function symbols of
+ * the binary with build-id @build_id (1..STK_MAX_BUILD_ID bytes), from
+ * @sources (STK_ESYM_SRC_*).  Several chunks for one build-id add up.
+ * Returns as the other add functions; -EINVAL for an empty build-id or
+ * name.
+ */
+int stk_writer__add_esym_symtab(struct stk_writer *w, const uint8_t *build_id,
+				uint32_t build_id_size, uint32_t sources,
+				const struct stk_esym_sym *syms, size_t n);
+
+/*
+ * stk_writer__add_esym_perf_map() - an ESYM kind 3 chunk: lines of process
+ * @tgid's /tmp/perf-@tgid.map (JIT code in anonymous memory).  Several
+ * chunks for one tgid add up.
+ */
+int stk_writer__add_esym_perf_map(struct stk_writer *w, uint32_t tgid,
+				  const struct stk_esym_sym *syms, size_t n);
 
 int stk_writer__add_stats(struct stk_writer *w, const struct stk_stat *stats, size_t n);
 
@@ -328,7 +366,13 @@ struct stk_chunk {
 		struct { const struct stk_kobj *objs; size_t n; } kbid;
 		struct {
 			const uint8_t *build_id; uint32_t build_id_size;
-			const void *blob; size_t blob_size;
+			const void *blob; size_t blob_size;	/* kind byte and the rest */
+			/* Decoded for kinds 2 and 3 (else 0 / NULL): */
+			uint32_t kind;		/* blob[0], 0 when the blob is empty */
+			uint32_t sources;	/* kind 2: STK_ESYM_SRC_* */
+			uint32_t tgid;		/* kind 3: the process */
+			const struct stk_esym_sym *syms;
+			size_t nr_syms;
 		} esym;
 		struct { const struct stk_stat *stats; size_t n; } stat;
 		struct { size_t n; } indx;	/* entries (already checked against the chunks read) */

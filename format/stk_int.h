@@ -223,6 +223,11 @@ void stk_encode_ksyms(struct sbuf *b, const struct stk_ksym *syms, size_t n);
 void stk_encode_kobjs(struct sbuf *b, const struct stk_kobj *objs, size_t n);
 void stk_encode_esym(struct sbuf *b, const uint8_t *build_id, uint32_t build_id_size,
 		     const void *blob, size_t blob_size);
+/* ESYM kinds 2 and 3: @key is the build-id (kind 2) or ignored (kind 3);
+ * @extra is `sources` (kind 2) or the tgid (kind 3). */
+void stk_encode_esym_syms(struct sbuf *b, uint8_t kind, const uint8_t *build_id,
+			  uint32_t build_id_size, uint32_t extra, const struct stk_esym_sym *syms,
+			  size_t n);
 void stk_encode_stats(struct sbuf *b, const struct stk_stat *stats, size_t n);
 void stk_encode_index(struct sbuf *b, const struct stk_index_entry *e, size_t n);
 

@@ -580,6 +580,32 @@ int stk_writer__add_esym(struct stk_writer *w, const uint8_t *build_id, uint32_t
 	return writer_chunk(w, "ESYM", 0, 0);
 }
 
+int stk_writer__add_esym_symtab(struct stk_writer *w, const uint8_t *build_id,
+				uint32_t build_id_size, uint32_t sources,
+				const struct stk_esym_sym *syms, size_t n)
+{
+	int err = writer_begin(w, 0, 0);
+
+	if (err)
+		return err;
+	ADD_CHECK(w, syms, n);
+	stk_encode_esym_syms(&w->payload, STK_ESYM_SYMTAB, build_id, build_id_size, sources,
+			     syms, n);
+	return writer_chunk(w, "ESYM", 0, 0);
+}
+
+int stk_writer__add_esym_perf_map(struct stk_writer *w, uint32_t tgid,
+				  const struct stk_esym_sym *syms, size_t n)
+{
+	int err = writer_begin(w, 0, 0);
+
+	if (err)
+		return err;
+	ADD_CHECK(w, syms, n);
+	stk_encode_esym_syms(&w->payload, STK_ESYM_PERF_MAP, NULL, 0, tgid, syms, n);
+	return writer_chunk(w, "ESYM", 0, 0);
+}
+
 int stk_writer__add_stats(struct stk_writer *w, const struct stk_stat *stats, size_t n)
 {
 	int err = writer_begin(w, 0, 0);

@@ -19,6 +19,7 @@
 #include "caps.h"
 #include "cpulist.h"
 #include "parse.h"
+#include "esym.h"
 #include "recorder.h"
 #include "status.h"
 #include "stk.h"
@@ -67,6 +68,9 @@ static void usage(FILE *f)
 		"                             (default %d)\n"
 		"      --kallsyms=WHICH       'covering' (default): store the kernel symbols that\n"
 		"                             cover recorded addresses; 'full': the whole table\n"
+		"      --embed-symbols=WHICH  'covering' (default): store the function symbols of\n"
+		"                             the binaries and perf maps (JIT) that cover recorded\n"
+		"                             user addresses; 'full': their whole tables; 'none'\n"
 		"      --no-mmap-events       read process mappings from /proc/PID/maps only, not\n"
 		"                             as they happen (short-lived processes then lose\n"
 		"                             their user frames)\n"
@@ -129,6 +133,7 @@ static void usage_offcpu(FILE *f)
 		"      --stack-storage-size N number of unique stacks the kernel map holds\n"
 		"                             (default %d)\n"
 		"      --kallsyms=WHICH       'covering' (default) or 'full' kernel symbols\n"
+		"      --embed-symbols=WHICH  'covering' (default), 'full' or 'none' user symbols\n"
 		"      --no-mmap-events       read process mappings from /proc/PID/maps only\n"
 		"      --unwind=HOW           'auto' (default), 'dwarf' or 'fp' user stacks\n"
 		"      --unwind-memory MB     memory for unwind tables (default 16)\n"
@@ -291,6 +296,7 @@ enum {
 	OPT_STACK_STORAGE = 256,
 	OPT_FLUSH_INTERVAL,
 	OPT_KALLSYMS,
+	OPT_EMBED_SYMBOLS,
 	OPT_VERSION,
 	OPT_STATE,
 	OPT_NO_MMAP_EVENTS,
@@ -312,6 +318,7 @@ static const struct option long_opts[] = {
 	{ "cpu", required_argument, NULL, 'C' },
 	{ "stack-storage-size", required_argument, NULL, OPT_STACK_STORAGE },
 	{ "kallsyms", required_argument, NULL, OPT_KALLSYMS },
+	{ "embed-symbols", required_argument, NULL, OPT_EMBED_SYMBOLS },
 	{ "no-mmap-events", no_argument, NULL, OPT_NO_MMAP_EVENTS },
 	{ "unwind", required_argument, NULL, OPT_UNWIND },
 	{ "unwind-memory", required_argument, NULL, OPT_UNWIND_MEMORY },
@@ -523,6 +530,17 @@ int main(int argc, char **argv)
 				o.kallsyms_full = 1;
 			} else if (strcmp(optarg, "covering") != 0) {
 				errorf("--kallsyms=%s: expected 'covering' or 'full'", optarg);
+				ret = EXIT_USAGE;
+				goto out;
+			}
+			break;
+		case OPT_EMBED_SYMBOLS:
+			if (strcmp(optarg, "full") == 0) {
+				o.embed_symbols = ESYM_FULL;
+			} else if (strcmp(optarg, "none") == 0) {
+				o.embed_symbols = ESYM_NONE;
+			} else if (strcmp(optarg, "covering") != 0) {
+				errorf("--embed-symbols=%s: expected 'covering', 'full' or 'none'", optarg);
 				ret = EXIT_USAGE;
 				goto out;
 			}

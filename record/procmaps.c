@@ -318,8 +318,7 @@ static int open_path(int dirfd, const char *path, int in_root)
 	return fd < 0 ? -errno : fd;
 }
 
-/* Opens the file mapped at @l in @tgid for reading, or -errno. */
-static int open_mapped(const char *proc_root, uint32_t tgid, const struct procmaps_line *l)
+int procmaps__open_mapped(const char *proc_root, uint32_t tgid, const struct procmaps_line *l)
 {
 	static const char deleted[] = " (deleted)";
 	size_t len = strlen(l->path);
@@ -353,7 +352,7 @@ static int open_mapped(const char *proc_root, uint32_t tgid, const struct procma
 int procmaps__file_build_id(struct procmaps *pm, const char *proc_root, uint32_t tgid,
 			    const struct procmaps_line *l, uint8_t *id)
 {
-	int fd = open_mapped(proc_root, tgid, l);
+	int fd = procmaps__open_mapped(proc_root, tgid, l);
 
 	if (fd < 0) {
 		pm->stats.build_id_errors++;

@@ -76,6 +76,16 @@ int procmaps__file_build_id(struct procmaps *pm, const char *proc_root, uint32_t
 			    const struct procmaps_line *l, uint8_t *id);
 
 /*
+ * procmaps__open_mapped() - open the file process @tgid maps at @l for
+ * reading, as procmaps__file_build_id() reaches it (map_files, else the
+ * path in the process's root without following any symbolic link, only a
+ * regular file, the mapped (@l->dev, @l->inode) when @l->inode != 0).
+ * Returns the fd (O_RDONLY|O_CLOEXEC; the caller closes it), or -errno as
+ * procmaps__file_build_id().
+ */
+int procmaps__open_mapped(const char *proc_root, uint32_t tgid, const struct procmaps_line *l);
+
+/*
  * procmaps__vdso_build_id() - the build-id of the vDSO (the same image in
  * every process of this kernel and ABI; read once, from our own).
  * Returns its size, or 0 if it has none or cannot be read.

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 
 #include "cpulist.h"
@@ -465,6 +466,26 @@ void procs__purge(struct procs *p, uint64_t seq, uint64_t before_ns)
 			snap_free(s);
 	}
 	free(dead);
+}
+
+const struct stk_mapping *procs__mapping(const struct procs *p, uint32_t tgid, uint64_t addr)
+{
+	uint64_t *v = idmap__find(p->snaps, tgid);
+	const struct snap *s;
+	uint32_t i;
+
+	if (!v)
+		return NULL;
+	s = (const struct snap *)(uintptr_t)*v;
+	if (s->failed)
+		return NULL;
+	for (i = 0; i < s->maps.nr_mappings; i++) {
+		const struct stk_mapping *m = &s->maps.mappings[i];
+
+		if ((m->prot & PROT_EXEC) && addr >= m->start && addr < m->end)
+			return m;
+	}
+	return NULL;
 }
 
 /* ---- writing ------------------------------------------------------------- */

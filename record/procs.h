@@ -147,4 +147,11 @@ void procs__purge(struct procs *p, uint64_t seq, uint64_t before_ns);
 
 void procs__stats(const struct procs *p, struct procs_stats *st);
 
+/*
+ * procs__mapping() - the executable mapping holding @addr in the latest
+ * snapshot of @tgid, or NULL.  Borrowed: valid until the next call that
+ * snapshots or purges.
+ */
+const struct stk_mapping *procs__mapping(const struct procs *p, uint32_t tgid, uint64_t addr);
+
 #endif

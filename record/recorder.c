@@ -7,8 +7,9 @@
  * and when to write.
  *
  * Each flush writes, in this order: STCK (stacks not in the file yet), KSYM
- * (kernel symbols not in the file yet), MAPS (process snapshots taken since
- * the last flush), the mode's rows (CNTS/OFFC), STAT.  Everything a row
+ * (kernel symbols not in the file yet), ESYM (user and JIT symbols not in
+ * the file yet, esym.c), MAPS (process snapshots taken since the last
+ * flush), the mode's rows (CNTS/OFFC), STAT.  Everything a row
  * references is therefore in the file before the row: a reader of a file
  * cut short by kill -9 or a full disk never sees a count whose stack,
  * mappings or symbols are missing.
@@ -29,6 +30,7 @@
 
 #include "child.h"
 #include "drain.h"
+#include "esym.h"
 #include "kobjs.h"
 #include "ksymtab.h"
 #include "meta.h"
@@ -101,6 +103,7 @@ struct recorder {
 	struct ksymtab *ksyms;
 	struct procs *procs;
 	struct unwinder *uw;		/* .eh_frame tables, or NULL (fp) */
+	struct esym *esym;
 	char mw_state[128];		/* META mmap_events */
 	char uw_state[128];		/* META unwind_used */
 	int epfd;
@@ -180,10 +183,11 @@ struct recorder *recorder__new(const struct recorder_opts *opts)
 	rec->stacks = stackstore__new(opts->stack_storage_size);
 	rec->ksyms = ksymtab__new();
 	rec->procs = procs__new();
+	rec->esym = esym__new(opts->embed_symbols);
 	rec->nr_cpus_possible = libbpf_num_possible_cpus();
 	if (rec->nr_cpus_possible > 0)
 		rec->stat_vals = calloc((size_t)rec->nr_cpus_possible, sizeof(uint64_t));
-	if (!rec->stacks || !rec->ksyms || !rec->procs || !rec->stat_vals) {
+	if (!rec->stacks || !rec->ksyms || !rec->procs || !rec->esym || !rec->stat_vals) {
 		recorder__free(rec);
 		errno = ENOMEM;
 		return NULL;
@@ -236,13 +240,15 @@ static int write_stats(struct recorder *rec, uint64_t now)
 	struct stackstore_stats ss;
 	struct ksymtab_stats ks;
 	struct procs_stats ps;
-	struct stk_stat st[STKREC_NR_STATS + 48];
+	struct esym_stats es;
+	struct stk_stat st[STKREC_NR_STATS + 64];
 	size_t n = 0, i, k;
 
 	read_bpf_stats(rec);
 	stackstore__stats(rec->stacks, &ss);
 	ksymtab__stats(rec->ksyms, &ks);
 	procs__stats(rec->procs, &ps);
+	esym__stats(rec->esym, &es);
 	for (i = 0; i < STKREC_NR_STATS; i++)
 		st[n++] = (struct stk_stat){ bpf_stat_names[i], rec->bpf_stats[i] };
 	st[n++] = (struct stk_stat){ "stacks_map_full",
@@ -268,6 +274,13 @@ static int write_stats(struct recorder *rec, uint64_t now)
 	st[n++] = (struct stk_stat){ "maps_from_events", ps.maps_events };
 	st[n++] = (struct stk_stat){ "vdso_embedded", ps.vdso_embedded };
 	st[n++] = (struct stk_stat){ "vdso_other", ps.pm.vdso_other };
+	st[n++] = (struct stk_stat){ "esym_binaries", es.binaries };
+	st[n++] = (struct stk_stat){ "esym_binary_errors", es.binary_errors };
+	st[n++] = (struct stk_stat){ "esym_symbols_written", es.symbols_written };
+	st[n++] = (struct stk_stat){ "esym_addrs_unnamed", es.addrs_unnamed };
+	st[n++] = (struct stk_stat){ "perf_map_files_read", es.perf_map_files };
+	st[n++] = (struct stk_stat){ "perf_map_errors", es.perf_map_errors };
+	st[n++] = (struct stk_stat){ "perf_map_symbols_written", es.perf_map_symbols };
 	if (ps.watching) {
 		st[n++] = (struct stk_stat){ "mmap_event_records", ps.mw.records };
 		st[n++] = (struct stk_stat){ "mmap_events_lost", ps.mw.lost };
@@ -325,6 +338,7 @@ static int on_event(void *ctx, void *data, size_t size)
 		break;
 	case STKREC_EV_EXIT:
 		procs__exited(rec->procs, e->tgid, rec->seq);
+		esym__exited(rec->esym, e->tgid);
 		break;
 	case STKREC_EV_MAPS_STALE:
 		procs__unwind_stale(rec->procs, e->tgid);
@@ -355,8 +369,11 @@ int recorder__see_stack(struct recorder *rec, uint32_t tgid, int64_t *ref)
 	err = stackstore__see(rec->stacks, ref, rec->seq, &s);
 	if (err || !s)
 		return err;
-	if (!(id & STKREC_STACK_KERNEL_BIT))
-		return procs__check_stack(rec->procs, tgid, s, rec->seq);
+	if (!(id & STKREC_STACK_KERNEL_BIT)) {
+		err = procs__check_stack(rec->procs, tgid, s, rec->seq);
+		return err ?: esym__queue(rec->esym, tgid, (const uint64_t *)s->ips,
+					  s->nr < STKREC_MAX_DEPTH ? s->nr : STKREC_MAX_DEPTH);
+	}
 	for (i = 0; i < s->nr && i < STKREC_MAX_DEPTH; i++) {
 		err = ksymtab__see(rec->ksyms, s->ips[i]);
 		if (err)
@@ -391,6 +408,12 @@ static int recorder__flush(struct recorder *rec, int final)
 		return recorder__errorf(rec, err, "name kernel addresses: %s", strerror(-err));
 	err = rec_write_err(rec, stackstore__write(rec->stacks, rec->w, &rec->chunks));
 	err = err ?: rec_write_err(rec, ksymtab__write(rec->ksyms, rec->w, &rec->chunks));
+	if (!err) {
+		err = esym__flush(rec->esym, rec->procs, rec->w, &rec->chunks);
+		if (err == -ENOMEM)
+			return recorder__errorf(rec, err, "out of memory");
+		err = rec_write_err(rec, err);
+	}
 	err = err ?: rec_write_err(rec, procs__write(rec->procs, rec->w, &rec->chunks));
 	if (!err && drain__pending(rec->maps.drain))
 		err = rec_wrote(rec, drain__write(rec->maps.drain, rec->w, rec->t0, t1));
@@ -505,6 +528,7 @@ static int write_start_meta(struct recorder *rec)
 			       (unsigned long long)o->flush_interval_ns);
 	err = err ?: meta__add(&m, "kallsyms", "%s",
 			       o->user_stacks_only ? "none" : o->kallsyms_full ? "full" : "covering");
+	err = err ?: meta__add(&m, "embed_symbols", "%s", esym_mode__name(o->embed_symbols));
 	err = err ?: meta__add(&m, "mmap_events", "%s", rec->mw_state);
 	err = err ?: meta__add(&m, "unwind", "%s", /* as requested */
 			       o->unwind == RECORDER_UNWIND_FP ? "fp" :
@@ -993,6 +1017,7 @@ void recorder__free(struct recorder *rec)
 	if (rec->epfd >= 0)
 		close(rec->epfd);
 	procs__free(rec->procs);
+	esym__free(rec->esym);
 	stackstore__free(rec->stacks);
 	ksymtab__free(rec->ksyms);
 	free(rec->stat_vals);

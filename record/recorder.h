@@ -57,6 +57,7 @@ struct recorder_opts {
 	uint64_t duration_ns;		/* 0: until stopped */
 	uint64_t flush_interval_ns;
 	int kallsyms_full;		/* --kallsyms=full */
+	int embed_symbols;		/* --embed-symbols: enum esym_mode (0: covering) */
 	int no_mmap_events;		/* --no-mmap-events: /proc/PID/maps only */
 	int unwind;			/* --unwind: RECORDER_UNWIND_* */
 	uint64_t unwind_memory;		/* bytes of unwind rows at most (0: default) */

@@ -322,13 +322,50 @@ static int capture__set_stats(struct capture *c, const struct stk_chunk *ch)
 	return 0;
 }
 
+/* ESYM kinds 2 and 3: symbols added to the table of their build-id or tgid. */
+static int capture__add_symtab(struct capture *c, const struct stk_chunk *ch)
+{
+	uint32_t kind = ch->u.esym.kind, n = ch->u.esym.build_id_size;
+	struct cap_symtab *p, *t = NULL;
+	size_t i;
+
+	for (i = 0; i < c->nr_symtabs && !t; i++) {
+		p = &c->symtabs[i];
+		if (p->kind == kind && p->build_id_size == n &&
+		    (kind == STK_ESYM_SYMTAB ? memcmp(p->build_id, ch->u.esym.build_id, n) == 0
+					     : p->tgid == ch->u.esym.tgid))
+			t = p;
+	}
+	if (!t) {
+		p = realloc(c->symtabs, (c->nr_symtabs + 1) * sizeof(*p));
+		if (!p)
+			return -ENOMEM;
+		c->symtabs = p;
+		t = &p[c->nr_symtabs];
+		memset(t, 0, sizeof(*t));
+		t->t = esymtab__new();
+		if (!t->t)
+			return -ENOMEM;
+		c->nr_symtabs++;
+		t->kind = kind;
+		t->build_id_size = n;
+		memcpy(t->build_id, ch->u.esym.build_id, n);
+		t->tgid = ch->u.esym.tgid;
+	}
+	return esymtab__add(t->t, ch->u.esym.syms, ch->u.esym.nr_syms);
+}
+
 /* An ESYM chunk (SPEC.md §ESYM): kind 1 images are kept, one per build-id;
- * other kinds are for later versions and ignored. */
+ * kinds 2 and 3 merged into tables; other kinds are for later versions and
+ * ignored. */
 static int capture__add_esym(struct capture *c, const struct stk_chunk *ch)
 {
 	const uint8_t *blob = ch->u.esym.blob;
 	struct cap_esym *p, *e;
 	size_t i;
+
+	if (ch->u.esym.kind == STK_ESYM_SYMTAB || ch->u.esym.kind == STK_ESYM_PERF_MAP)
+		return capture__add_symtab(c, ch);
 
 	if (ch->u.esym.blob_size < 2 || blob[0] != STK_ESYM_ELF_IMAGE ||
 	    !ch->u.esym.build_id_size || ch->u.esym.build_id_size > STK_MAX_BUILD_ID)
@@ -497,6 +534,9 @@ void capture__free(struct capture *c)
 	for (i = 0; i < c->nr_esyms; i++)
 		free(c->esyms[i].elf);
 	free(c->esyms);
+	for (i = 0; i < c->nr_symtabs; i++)
+		esymtab__free(c->symtabs[i].t);
+	free(c->symtabs);
 	for (i = 0; i < c->nr_meta; i++) {
 		free((char *)c->meta[i].key);
 		free((char *)c->meta[i].value);

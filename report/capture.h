@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "esymtab.h"
 #include "idmap.h"
 #include "ksyms.h"
 #include "stk.h"
@@ -78,6 +79,16 @@ struct cap_esym {
 	size_t elf_size;
 };
 
+/* A symbol table embedded in the capture: ESYM kind 2 (a binary's, by
+ * build-id) or 3 (a process's perf map, by tgid), all its chunks merged. */
+struct cap_symtab {
+	uint32_t kind;			/* STK_ESYM_SYMTAB or STK_ESYM_PERF_MAP */
+	uint8_t build_id[STK_MAX_BUILD_ID];
+	uint32_t build_id_size;		/* kind 2 */
+	uint32_t tgid;			/* kind 3 */
+	struct esymtab *t;
+};
+
 struct capture {
 	struct cap_segment *segs;
 	size_t nr_segs;
@@ -86,6 +97,8 @@ struct capture {
 	size_t nr_kobjs;
 	struct cap_esym *esyms;		/* one per build-id, first chunk wins */
 	size_t nr_esyms;
+	struct cap_symtab *symtabs;	/* one per build-id or tgid */
+	size_t nr_symtabs;
 	struct stk_kv *meta;		/* every META pair, in order (copied) */
 	size_t nr_meta;
 	struct stk_stat *stats;		/* the last STAT chunk (copied) */

@@ -97,6 +97,8 @@ const char *elf_source__name(enum elf_source src)
 	case ELF_SRC_DEBUG_DIR: return "debug-dir";
 	case ELF_SRC_SYSTEM: return "system";
 	case ELF_SRC_DEBUGINFOD: return "debuginfod";
+	case ELF_SRC_ESYMTAB: return "embedded symbols";
+	case ELF_SRC_PERF_MAP: return "perf map";
 	default: return "none";
 	}
 }

@@ -20,9 +20,12 @@ enum elf_source {
 	ELF_SRC_DEBUG_DIR,	/* --debug-dir DIR: .build-id/xx/rest[.debug] or DIR + path */
 	ELF_SRC_SYSTEM,		/* /usr/lib/debug/.build-id/xx/rest.debug */
 	ELF_SRC_DEBUGINFOD,	/* downloaded by libdebuginfod */
+	ELF_SRC_ESYMTAB,	/* no file: the capture's symbol table (ESYM kind 2) */
+	ELF_SRC_PERF_MAP,	/* no file: the process's perf map in the capture (ESYM kind 3) */
 };
 
-/* Name of a source ("embedded", "path", "sysroot", "debug-dir", "system", "debuginfod"). */
+/* Name of a source ("embedded", "path", "sysroot", "debug-dir", "system", "debuginfod",
+ * "embedded symbols", "perf map"). */
 const char *elf_source__name(enum elf_source src);
 
 struct elffind_opts {

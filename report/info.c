@@ -142,6 +142,8 @@ static void totals_add(struct info_totals *t, const struct stk_chunk *ch)
 		break;
 	case STK_CHUNK_ESYM:
 		t->esyms++;
+		t->esym_syms += ch->u.esym.nr_syms;
+		t->esym_bytes += ch->comp_size;
 		break;
 	default:
 		break;

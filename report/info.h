@@ -31,6 +31,8 @@ struct info_totals {
 	uint64_t ksyms;				/* KSYM records */
 	uint64_t kernel_images, modules;	/* KBID rows: the kernel, the others */
 	uint64_t esyms;				/* ESYM chunks (binaries with embedded symbols) */
+	uint64_t esym_syms;			/* symbols of ESYM kinds 2 and 3 */
+	uint64_t esym_bytes;			/* ESYM payload bytes, compressed */
 };
 
 struct info_segment {

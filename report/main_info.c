@@ -121,8 +121,12 @@ static void print_totals(const struct info_totals *t)
 	printf("kernel symbols: %" PRIu64 "\n", t->ksyms);
 	printf("kernel images: %" PRIu64 "\n", t->kernel_images);
 	printf("kernel modules: %" PRIu64 "\n", t->modules);
-	if (t->esyms)
+	if (t->esyms) {
 		printf("embedded symbol tables: %" PRIu64 "\n", t->esyms);
+		printf("embedded symbols: %" PRIu64 "\n", t->esym_syms);
+		/* What --embed-symbols costs: the payloads, compressed. */
+		printf("embedded bytes: %" PRIu64 "\n", t->esym_bytes);
+	}
 }
 
 static void print_segment(const struct info *in, const struct stk_reader *r, uint32_t i)

@@ -74,14 +74,29 @@ static struct rstack *rstack__new(struct report_priv *p, uint32_t n)
 	return st;
 }
 
-static struct sym_module *report__module(struct report *r, const struct stk_mapping *map)
+/* Memory without a file (JIT code, if anything): named by the process's
+ * perf map when the capture has one. */
+static int map_is_anon(const struct stk_mapping *map)
+{
+	return !map->inode && !map->build_id_size &&
+	       (!map->path[0] || strncmp(map->path, "[anon:", 6) == 0);
+}
+
+static struct sym_module *report__module(struct report *r, uint32_t tgid,
+					 const struct stk_mapping *map)
 {
 	struct report_priv *p = r->priv;
 	struct sym_module *m = idmap__find_ptr(&p->map_mods, (uintptr_t)map);
 
 	if (m)
 		return m;
-	m = symbolizer__module(r->sym, map->path, map->build_id, map->build_id_size);
+	if (map_is_anon(map)) {
+		m = symbolizer__perf_map_module(r->sym, tgid);
+		if (!m && errno == ENOMEM)
+			return NULL;
+	}
+	if (!m)
+		m = symbolizer__module(r->sym, map->path, map->build_id, map->build_id_size);
 	if (m && idmap__set_ptr(&p->map_mods, (uintptr_t)map, m))
 		return NULL;
 	return m;
@@ -154,7 +169,7 @@ static int report__user_stack(struct report *r, const struct cap_segment *seg,
 				struct sym_module **slot = &mods[f->map - maps->mappings];
 
 				if (!*slot)
-					*slot = report__module(r, f->map);
+					*slot = report__module(r, maps->tgid, f->map);
 				if (!*slot)
 					return -ENOMEM;
 				f->mod = *slot;
@@ -552,6 +567,16 @@ struct report *report__new(const struct capture *cap, const struct report_opts *
 
 		err = symbolizer__add_embedded(r->sym, e->build_id, e->build_id_size, e->elf,
 					       e->elf_size);
+		if (err)
+			goto fail;
+	}
+	for (i = 0; i < cap->nr_symtabs; i++) {
+		const struct cap_symtab *t = &cap->symtabs[i];
+
+		if (t->kind == STK_ESYM_SYMTAB)
+			err = symbolizer__add_symtab(r->sym, t->build_id, t->build_id_size, t->t);
+		else
+			err = symbolizer__add_perf_map(r->sym, t->tgid, t->t);
 		if (err)
 			goto fail;
 	}

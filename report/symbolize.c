@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "demangle.h"
+#include "esymtab.h"
 #include "hash.h"
 #include "idmap.h"
 #include "scopes.h"
@@ -51,6 +52,7 @@ struct sym_module_priv {
 	size_t last_seg;		/* where the last address was (a guess) */
 	int debug_only;			/* segment offsets are not the binary's */
 	int esym_fd;			/* memfd holding the embedded image, or -1 */
+	struct esymtab *etab;		/* the capture's table names it (kind 2 or 3), or NULL */
 	struct idmap cache;		/* lookup address -> struct sym_result* or &unknown */
 	struct scope_index *scopes;	/* inline scopes, or NULL until DWARF is read */
 	struct sym_module *next;	/* same hash */
@@ -64,10 +66,20 @@ struct embedded {
 	size_t size;
 };
 
+/* A symbol table from the capture (ESYM kind 2 by build-id, 3 by tgid). */
+struct symtab_ref {
+	uint8_t build_id[STK_MAX_BUILD_ID];
+	uint32_t build_id_size;		/* 0: a perf map */
+	uint32_t tgid;
+	struct esymtab *t;
+};
+
 struct symbolizer {
 	struct symbolizer_opts opts;
 	struct embedded *embedded;
 	size_t nr_embedded;
+	struct symtab_ref *tabs;
+	size_t nr_tabs;
 	char **debug_dirs;		/* absolute copies */
 	char *sysroot;
 	char *system_debug_dir;		/* NULL: skipped */
@@ -282,6 +294,7 @@ void symbolizer__free(struct symbolizer *s)
 		sym_module__free(s, s->mods[i]);
 	free(s->mods);
 	free(s->embedded);
+	free(s->tabs);
 	idmap__release(&s->by_key);
 	for (i = 0; idmap__next(&s->demangled, &i, NULL, &v);) {
 		char *dm = (char *)(uintptr_t)v;
@@ -325,6 +338,73 @@ int symbolizer__add_embedded(struct symbolizer *s, const uint8_t *bid, uint32_t 
 	p->image = image;
 	p->size = size;
 	return 0;
+}
+
+static struct symtab_ref *tab_find(const struct symbolizer *s, const uint8_t *bid,
+				    uint32_t bid_size, uint32_t tgid)
+{
+	size_t i;
+
+	for (i = 0; i < s->nr_tabs; i++) {
+		struct symtab_ref *r = &s->tabs[i];
+
+		if (r->build_id_size == bid_size &&
+		    (bid_size ? memcmp(r->build_id, bid, bid_size) == 0 : r->tgid == tgid))
+			return r;
+	}
+	return NULL;
+}
+
+static int tab_add(struct symbolizer *s, const uint8_t *bid, uint32_t bid_size, uint32_t tgid,
+		   struct esymtab *t)
+{
+	struct symtab_ref *p;
+
+	if (tab_find(s, bid, bid_size, tgid))
+		return 0;
+	p = realloc(s->tabs, (s->nr_tabs + 1) * sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	s->tabs = p;
+	p = &p[s->nr_tabs++];
+	memset(p, 0, sizeof(*p));
+	memcpy(p->build_id, bid, bid_size);
+	p->build_id_size = bid_size;
+	p->tgid = tgid;
+	p->t = t;
+	return 0;
+}
+
+int symbolizer__add_symtab(struct symbolizer *s, const uint8_t *bid, uint32_t bid_size,
+			   struct esymtab *t)
+{
+	if (!bid_size || bid_size > STK_MAX_BUILD_ID)
+		return -EINVAL;
+	return tab_add(s, bid, bid_size, 0, t);
+}
+
+int symbolizer__add_perf_map(struct symbolizer *s, uint32_t tgid, struct esymtab *t)
+{
+	return tab_add(s, NULL, 0, tgid, t);
+}
+
+struct sym_module *symbolizer__perf_map_module(struct symbolizer *s, uint32_t tgid)
+{
+	struct symtab_ref *r = tab_find(s, NULL, 0, tgid);
+	struct sym_module *m;
+	char name[64];
+
+	errno = 0;
+	if (!r)
+		return NULL;
+	snprintf(name, sizeof(name), "[perf-%u.map]", tgid);
+	m = symbolizer__module(s, name, NULL, 0);
+	if (m && m->status == SYM_MOD_PENDING) {
+		m->priv->etab = r->t;
+		m->source = ELF_SRC_PERF_MAP;
+		m->status = SYM_MOD_OK;
+	}
+	return m;
 }
 
 size_t symbolizer__nr_modules(const struct symbolizer *s)
@@ -596,7 +676,39 @@ refuse:
 	return 0;
 }
 
+static int module__open_files(struct symbolizer *s, struct sym_module *m);
+
+/*
+ * The files first (a file of the build-id with symbols adds inline frames
+ * and lines), then the capture's own table when none gave symbols: the
+ * binary is not here, or only stripped, or was rebuilt.
+ */
 static int module__open(struct symbolizer *s, struct sym_module *m)
+{
+	struct sym_module_priv *p = m->priv;
+	struct symtab_ref *r;
+	int err = module__open_files(s, m);
+
+	if (err || m->status == SYM_MOD_OK || !m->build_id_size)
+		return err;
+	r = tab_find(s, m->build_id, m->build_id_size, 0);
+	if (!r)
+		return 0;
+	/* A stripped file's .dynsym names fewer functions than the table
+	 * stkrec took from the file it ran (its .symtab or MiniDebugInfo). */
+	if (p->dwfl)
+		dwfl_end(p->dwfl);
+	p->dwfl = NULL;
+	p->mod = NULL;
+	symtab__free(p->syms);
+	p->syms = NULL;
+	p->etab = r->t;
+	m->source = ELF_SRC_ESYMTAB;
+	m->status = SYM_MOD_OK;
+	return 0;
+}
+
+static int module__open_files(struct symbolizer *s, struct sym_module *m)
 {
 	struct sym_module_priv *p = m->priv;
 	struct elffind_opts fo = {
@@ -922,6 +1034,41 @@ out:
 	return err;
 }
 
+/* @key (a file offset or a perf map address, already - 1 for a return
+ * address) named by @m's embedded table, through the cache. */
+static int module__lookup_etab(struct symbolizer *s, struct sym_module *m, uint64_t key,
+			       const struct sym_result **res)
+{
+	struct sym_module_priv *p = m->priv;
+	struct sym_result *r = idmap__find_ptr(&p->cache, key), t = { 0 };
+	struct sym_line line = { 0 };
+	const char *name;
+	int err;
+
+	if (!r) {
+		name = esymtab__find(p->etab, key);
+		r = &s->unknown;
+		if (name) {
+			t.nr_lines = 1;
+			t.lines = &line;
+			err = sym_line__set_sym(s, &line, name);
+			if (!err) {
+				sym_line__measure(&line);
+				r = sym_result__pack(&s->results, &t);
+			}
+			if (line.name != line.raw)
+				free((char *)line.name);
+			free((char *)line.raw);
+			if (err || !r)
+				return -ENOMEM;
+		}
+		if (idmap__set_ptr(&p->cache, key, r))
+			return -ENOMEM;
+	}
+	*res = r == &s->unknown ? NULL : r;
+	return 0;
+}
+
 int symbolizer__lookup(struct symbolizer *s, struct sym_module *m, const struct stk_mapping *map,
 		       uint64_t addr, int is_return, const struct sym_result **res)
 {
@@ -932,6 +1079,13 @@ int symbolizer__lookup(struct symbolizer *s, struct sym_module *m, const struct 
 	err = symbolizer__open_module(s, m);
 	if (err)
 		return err;
+	if (m->priv->etab) {
+		uint64_t key = m->source == ELF_SRC_PERF_MAP ? addr : addr - map->start + map->offset;
+
+		if (addr < map->start)
+			return 0;
+		return module__lookup_etab(s, m, key - (is_return && key ? 1 : 0), res);
+	}
 	if (!m->priv->mod || module__vaddr(m->priv, map, addr, &vaddr))
 		return 0;
 	return symbolizer__lookup_vaddr(s, m, vaddr, is_return, res);

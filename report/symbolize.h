@@ -105,6 +105,34 @@ void symbolizer__free(struct symbolizer *s);	/* accepts NULL */
 int symbolizer__add_embedded(struct symbolizer *s, const uint8_t *bid, uint32_t bid_size,
 			     const void *image, size_t size);
 
+struct esymtab;
+
+/*
+ * symbolizer__add_symtab() - the capture's symbol table (ESYM kind 2) for
+ * the binary with build-id @bid: a module with that build-id is named
+ * from it when no file of that build-id with a .symtab (or debuginfo) is
+ * found; a found file is better: it gives inline frames and lines.  A
+ * second table for one build-id is ignored (the capture merges chunks).
+ * @t: borrowed until symbolizer__free().
+ * Returns 0, -EINVAL (@bid_size 0 or > STK_MAX_BUILD_ID), -ENOMEM.
+ */
+int symbolizer__add_symtab(struct symbolizer *s, const uint8_t *bid, uint32_t bid_size,
+			   struct esymtab *t);
+
+/*
+ * symbolizer__add_perf_map() - the capture's perf map of process @tgid
+ * (ESYM kind 3), for its mappings without a file (JIT code).
+ * @t: borrowed until symbolizer__free().  Returns 0 or -ENOMEM.
+ */
+int symbolizer__add_perf_map(struct symbolizer *s, uint32_t tgid, struct esymtab *t);
+
+/*
+ * symbolizer__perf_map_module() - the module of process @tgid's perf map
+ * (path "[perf-TGID.map]"), or NULL when the capture has none for it
+ * (errno 0) or for lack of memory (errno ENOMEM).
+ */
+struct sym_module *symbolizer__perf_map_module(struct symbolizer *s, uint32_t tgid);
+
 /*
  * symbolizer__module() - the module for a mapping's file (interned: the same
  * build-id, or path when @bid_size is 0, always gives the same module).

@@ -62,6 +62,11 @@ int symbols_info__print(const char *path, const struct symbolizer_opts *so, FILE
 		fprintf(f, "  samples with unknown frames: %" PRIu64 "\n", m->unknown_samples);
 		if (m->elf_path)
 			textline__printf(f, "  elf: %s (%s)", m->elf_path, elf_source__name(m->source));
+		/* Where the names came from, or why there are none. */
+		if (m->status == SYM_MOD_OK)
+			fprintf(f, "  source: %s\n", elf_source__name(m->source));
+		else
+			fprintf(f, "  source: none (%s)\n", sym_module_status__reason(m->status));
 		if (m->debug_path)
 			textline__printf(f, "  debuginfo: %s", m->debug_path);
 		if (m->mismatch_path)

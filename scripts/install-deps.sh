@@ -24,7 +24,7 @@
 
 # Build: compilers, BPF toolchain and libraries.
 BUILD_PKGS="gcc make clang llvm pkg-config libbpf-dev bpftool libelf-dev libdw-dev
-libzstd-dev zlib1g-dev libdebuginfod-dev"
+libzstd-dev zlib1g-dev liblzma-dev libdebuginfod-dev"
 # Tests and benchmarks: the unit test framework, reference tools, sanitizers, fuzzer runtime.
 TEST_PKGS="check zstd binutils linux-perf golang-go protobuf-compiler
 golang-github-google-pprof-dev libclang-rt-14-dev python3 man-db"

@@ -16,7 +16,9 @@
 #    to the interrupted workload, so it shows here and not in the
 #    recorder's CPU time; CPU time is steadier on a shared machine).
 # Then the file sizes of a 30 s, all-CPU, 99 Hz capture of the same load
-# (stkrec with the kernel symbols it needs, and with --kallsyms=full).
+# (stkrec with the kernel symbols it needs, and with --kallsyms=full), and
+# what the user symbols embedded by default (--embed-symbols=covering) add
+# to it, against --embed-symbols=none (goal, issue 12: <= 25%).
 #
 # Targets (issue 3): recorder CPU <= 1/10 of perf's, file <= 1/10 of
 # perf.data, slowdown <= 1% at 99 Hz.  Needs root.  Environment: O, REPS,
@@ -143,14 +145,19 @@ cw=$!
 s1=$!
 "$REC" -q -F 99 --kallsyms=full -o "$tmp/longfull.stk" "$LONG_S" &
 s2=$!
-wait $s1 $s2
+"$REC" -q -F 99 --embed-symbols=none -o "$tmp/longnone.stk" "$LONG_S" &
+s3=$!
+wait $s1 $s2 $s3
 /usr/bin/time -f '%U %S' -o "$tmp/plong.cpu" \
 	"$PERF" record -q -F 99 -g -a -o "$tmp/long.data" -- sleep "$LONG_S" > /dev/null 2>&1
 kill $cw 2>/dev/null
 wait $cw 2>/dev/null
 s=$(stat -c %s "$tmp/long.stk"); f=$(stat -c %s "$tmp/longfull.stk"); p=$(stat -c %s "$tmp/long.data")
-awk -v s="$s" -v f="$f" -v p="$p" -v sc="$(cpu_ms "$tmp/long.cpu")" -v pc="$(cpu_ms "$tmp/plong.cpu")" 'BEGIN {
+n=$(stat -c %s "$tmp/longnone.stk")
+e=$("$O/stkreport" info "$tmp/long.stk" 2>/dev/null | awk '/^embedded bytes: / { print $3; exit }')
+awk -v s="$s" -v f="$f" -v p="$p" -v n="$n" -v e="${e:-0}" -v sc="$(cpu_ms "$tmp/long.cpu")" -v pc="$(cpu_ms "$tmp/plong.cpu")" 'BEGIN {
 	printf "  recorder CPU:  stkrec %7.3f s   perf %7.3f s   ratio %.3f\n", sc / 1000, pc / 1000, pc ? sc / pc : 0
 	printf "  file size:     stkrec %7.1f KiB perf %7.1f KiB ratio %.3f   (kernel symbols covering the samples)\n", s / 1024, p / 1024, s / p
 	printf "                 stkrec %7.1f KiB                   ratio %.3f   (--kallsyms=full)\n", f / 1024, f / p
+	printf "  embedded user symbols (covering, the default): %+.1f KiB over --embed-symbols=none (%.1f KiB), %+.1f %% (goal <= 25 %%); ESYM payloads %.1f KiB\n", (s - n) / 1024, n / 1024, n ? 100 * (s - n) / n : 0, e / 1024
 }'

@@ -82,6 +82,11 @@ total "fixture" "kernel modules" 2
 total "fixture" "embedded symbol tables" 1
 total "fixture" "stat samples" 42
 
+"$W" --esym-tables "$tmp/esym.stk"
+compare "ESYM symbol tables and perf maps (kinds 2, 3)" "$tmp/esym.stk"
+total "ESYM kinds 2, 3" "embedded symbol tables" 3
+total "ESYM kinds 2, 3" "embedded symbols" 5
+
 for seed in 1 2 3; do
 	"$W" --seed $seed "$tmp/seed$seed.stk"
 	compare "random records of every type (seed $seed)" "$tmp/seed$seed.stk"

@@ -81,6 +81,9 @@ static void walk_chunk(const struct stk_chunk *ch)
 			h += ch->u.esym.build_id[i];
 		for (i = 0; i < ch->u.esym.blob_size; i++)
 			h += ((const uint8_t *)ch->u.esym.blob)[i];
+		for (i = 0; i < ch->u.esym.nr_syms; i++)
+			h += walk_str(ch->u.esym.syms[i].name) + ch->u.esym.syms[i].addr +
+			     ch->u.esym.syms[i].size;
 		break;
 	case STK_CHUNK_STAT:
 		for (i = 0; i < ch->u.stat.n; i++)

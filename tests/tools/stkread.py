@@ -244,9 +244,28 @@ def dec_kbid(c):
              "build_id": c.bytes_(MAX_BUILD_ID).hex()} for _ in range(c.count(4))]
 
 
+ESYM_SYMTAB, ESYM_PERF_MAP = 2, 3
+
+
 def dec_esym(c):
     bid = c.bytes_(MAX_BUILD_ID).hex()
-    return [{"build_id": bid, "blob_size": len(c.raw(c.left()))}]
+    kind = c.raw(1)[0] if c.left() else 0
+    if kind not in (ESYM_SYMTAB, ESYM_PERF_MAP):
+        c.raw(c.left())
+        return [{"build_id": bid, "kind": kind, "syms": []}]
+    # SPEC.md: a symbol table has a build-id, a perf map none.
+    if (kind == ESYM_SYMTAB) != bool(bid):
+        raise Corrupt("ESYM kind %d with%s build-id" % (kind, "out a" if bid else " a"))
+    extra = c.u32v()
+    syms, addr = [], 0
+    for _ in range(c.count(4)):
+        addr = (addr + c.svarint()) & U64
+        size = c.varint()
+        name = c.string()
+        if not name:
+            raise Corrupt("ESYM symbol without a name")
+        syms.append((addr, size, name))
+    return [{"build_id": bid, "kind": kind, "extra": extra, "syms": syms}]
 
 
 def dec_stat(c):
@@ -337,6 +356,7 @@ class Totals:
         self.offc_rows = self.offc_episodes = self.blocked_ns = 0
         self.stacks = self.procs = self.snapshots = self.mappings = 0
         self.ksyms = self.kimages = self.kmodules = self.esyms = 0
+        self.esym_syms = self.esym_bytes = 0
 
     def add(self, ch):
         tag, recs = ch["tag"], ch["recs"]
@@ -373,6 +393,8 @@ class Totals:
                     self.kmodules += 1
         elif tag == "ESYM":
             self.esyms += 1
+            self.esym_syms += sum(len(r["syms"]) for r in recs)
+            self.esym_bytes += ch["comp"]
 
     def lines(self):
         out = ["chunks: %d" % self.chunks]
@@ -402,6 +424,8 @@ class Totals:
         out.append("kernel modules: %d" % self.kmodules)
         if self.esyms:
             out.append("embedded symbol tables: %d" % self.esyms)
+            out.append("embedded symbols: %d" % self.esym_syms)
+            out.append("embedded bytes: %d" % self.esym_bytes)
         return out
 
 

@@ -10,6 +10,8 @@
  *     --ancillary TAG   add a raw chunk TAG (lowercase first letter)
  *     --critical TAG    add a raw chunk TAG (uppercase: readers must refuse)
  *     --no-close        stop without index and trailer, as if killed
+ *     --esym-tables     add an ESYM symbol table (kind 2, 3 symbols, build-id
+ *                       ab cd) and a perf map (kind 3, tgid 100, 2 symbols)
  *
  * The default capture: META mode=profile hostname=testhost; 4 stacks; two
  * CNTS chunks (1 s to 3 s) with 3 rows and 42 samples; one OFFC chunk with
@@ -99,10 +101,26 @@ static int write_known(struct stk_writer *w)
 	return 0;
 }
 
+static int write_esym_tables(struct stk_writer *w)
+{
+	static const struct stk_esym_sym tab[] = {
+		{ 0x1100, 0x40, "main" }, { 0x1140, 0x20, "_Z4spinv" }, { 0x1000, 0x10, "_init" },
+	};
+	static const struct stk_esym_sym jit[] = {
+		{ 0x7f0000100000, 0x80, "LazyCompile:~spin /app/x.js:1" },
+		{ 0x7f0000100080, 0x40, "py::work:/app/y.py" },
+	};
+	static const uint8_t bid[2] = { 0xab, 0xcd };
+	int err;
+
+	err = stk_writer__add_esym_symtab(w, bid, 2, STK_ESYM_SRC_SYMTAB, tab, 3);
+	return err ?: stk_writer__add_esym_perf_map(w, 100, jit, 2);
+}
+
 static void usage(FILE *f)
 {
 	fprintf(f, "Usage: stkwrite-sample [--seed N [--small] | --empty] [--ancillary TAG]\n"
-		   "                      [--critical TAG] [--no-close] OUT.stk\n");
+		   "                      [--critical TAG] [--no-close] [--esym-tables] OUT.stk\n");
 }
 
 int main(int argc, char **argv)
@@ -114,6 +132,7 @@ int main(int argc, char **argv)
 		{ "critical", required_argument, NULL, 'c' },
 		{ "no-close", no_argument, NULL, 'n' },
 		{ "empty", no_argument, NULL, 'e' },
+		{ "esym-tables", no_argument, NULL, 'y' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -123,7 +142,7 @@ int main(int argc, char **argv)
 	const char *extra = NULL;
 	struct stk_writer *w;
 	struct fs_sample s;
-	int seeded = 0, small = 0, no_close = 0, empty = 0;
+	int seeded = 0, small = 0, no_close = 0, empty = 0, esym_tables = 0;
 	uint64_t seed = 0;
 	int c, err;
 
@@ -149,6 +168,9 @@ int main(int argc, char **argv)
 			break;
 		case 'e':
 			empty = 1;
+			break;
+		case 'y':
+			esym_tables = 1;
 			break;
 		case 'h':
 			usage(stdout);
@@ -183,6 +205,8 @@ int main(int argc, char **argv)
 	} else {
 		err = write_known(w);
 	}
+	if (!err && esym_tables)
+		err = write_esym_tables(w);
 	if (!err && extra)
 		err = stk_writer__add_raw(w, extra, 0, 0, "extra", 5);
 	if (err) {

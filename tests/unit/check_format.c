@@ -1029,6 +1029,103 @@ static int decode(enum stk_chunk_type type, const uint8_t *p, size_t n, struct a
 	return stk_decode_payload(&c, &ch, &idx, &nr);
 }
 
+/* ---- ESYM kinds 2 and 3: symbol tables and perf maps ---- */
+
+START_TEST(esym_symbol_tables_and_perf_maps_round_trip)
+{
+	static const struct stk_esym_sym tab[] = {
+		{ 0x2000, 0x30, "_ZN3foo3barEv" }, { 0x1000, 0x10, "main" }, { 0, 0, "z" },
+	};
+	static const struct stk_esym_sym jit[] = { { 0x7f0000001000, 0x80, "JIT:spin" } };
+	static const uint8_t bid[3] = { 1, 2, 3 };
+	struct tmpfile t;
+	struct stk_writer *w;
+	struct stk_reader *r;
+	struct stk_chunk ch;
+	size_t i;
+
+	tmp_make(&t);
+	w = stk_writer__open(t.path, NULL);
+	ck_assert_ptr_nonnull(w);
+	ck_assert_int_eq(stk_writer__add_esym_symtab(w, bid, 3, STK_ESYM_SRC_SYMTAB |
+						   STK_ESYM_SRC_DEBUGDATA, tab, 3), 0);
+	ck_assert_int_eq(stk_writer__add_esym_perf_map(w, 4321, jit, 1), 0);
+	ck_assert_int_eq(stk_writer__close(w), 0);
+	r = stk_reader__open(t.path);
+	ck_assert_ptr_nonnull(r);
+	ck_assert_int_eq(stk_reader__next(r, &ch), 1);
+	ck_assert_int_eq(ch.type, STK_CHUNK_ESYM);
+	ck_assert_uint_eq(ch.u.esym.kind, STK_ESYM_SYMTAB);
+	ck_assert_uint_eq(ch.u.esym.build_id_size, 3);
+	ck_assert_mem_eq(ch.u.esym.build_id, bid, 3);
+	ck_assert_uint_eq(ch.u.esym.sources, STK_ESYM_SRC_SYMTAB | STK_ESYM_SRC_DEBUGDATA);
+	ck_assert_uint_eq(ch.u.esym.nr_syms, 3);
+	for (i = 0; i < 3; i++) {
+		ck_assert_uint_eq(ch.u.esym.syms[i].addr, tab[i].addr);
+		ck_assert_uint_eq(ch.u.esym.syms[i].size, tab[i].size);
+		ck_assert_str_eq(ch.u.esym.syms[i].name, tab[i].name);
+	}
+	ck_assert_uint_eq(((const uint8_t *)ch.u.esym.blob)[0], STK_ESYM_SYMTAB);
+	ck_assert_int_eq(stk_reader__next(r, &ch), 1);
+	ck_assert_uint_eq(ch.u.esym.kind, STK_ESYM_PERF_MAP);
+	ck_assert_uint_eq(ch.u.esym.build_id_size, 0);
+	ck_assert_uint_eq(ch.u.esym.tgid, 4321);
+	ck_assert_uint_eq(ch.u.esym.nr_syms, 1);
+	ck_assert_uint_eq(ch.u.esym.syms[0].addr, 0x7f0000001000);
+	ck_assert_str_eq(ch.u.esym.syms[0].name, "JIT:spin");
+	stk_reader__close(r);
+	unlink(t.path);
+}
+END_TEST
+
+START_TEST(esym_writer_refuses_tables_without_build_id_or_name)
+{
+	static const struct stk_esym_sym noname[] = { { 0x1000, 0x10, "" } };
+	static const struct stk_esym_sym ok[] = { { 0x1000, 0x10, "f" } };
+	static const uint8_t bid[1] = { 7 };
+	struct tmpfile t;
+	struct stk_writer *w;
+
+	tmp_make(&t);
+	w = stk_writer__open(t.path, NULL);
+	ck_assert_ptr_nonnull(w);
+	ck_assert_int_eq(stk_writer__add_esym_symtab(w, bid, 0, 0, ok, 1), -EINVAL);
+	ck_assert_int_eq(stk_writer__add_esym_symtab(w, bid, 1, 0, noname, 1), -EINVAL);
+	ck_assert_int_eq(stk_writer__add_esym_perf_map(w, 1, noname, 1), -EINVAL);
+	ck_assert_int_eq(stk_writer__add_esym_symtab(w, bid, 1, 0, NULL, 1), -EINVAL);
+	ck_assert_int_eq(stk_writer__add_esym_symtab(w, bid, 1, 0, ok, 1), 0);
+	ck_assert_int_eq(stk_writer__close(w), 0);
+	unlink(t.path);
+}
+END_TEST
+
+START_TEST(esym_malformed_tables_are_corrupt_unknown_kinds_are_not)
+{
+	/* build-id ab, kind 2, sources 1, n 1, delta, size, name "" */
+	static const uint8_t empty_name[] = { 1, 0xab, 2, 1, 1, 0, 0x10, 0 };
+	/* no build-id, kind 2 */
+	static const uint8_t no_bid[] = { 0, 2, 1, 1, 0, 0x10, 1, 'f' };
+	/* a build-id, kind 3 */
+	static const uint8_t perf_bid[] = { 1, 0xab, 3, 5, 1, 0, 0x10, 1, 'f' };
+	/* n = 2, one symbol */
+	static const uint8_t short_n[] = { 1, 0xab, 2, 1, 2, 0, 0x10, 1, 'f' };
+	/* kind 9: opaque, whatever follows */
+	static const uint8_t unknown[] = { 1, 0xab, 9, 0xff, 0xff, 0 };
+	struct arena a = { .budget = STK_MAX_DECODED };
+
+	ck_assert_int_eq(decode(STK_CHUNK_ESYM, empty_name, sizeof(empty_name), &a), -EBADMSG);
+	arena_reset(&a);
+	ck_assert_int_eq(decode(STK_CHUNK_ESYM, no_bid, sizeof(no_bid), &a), -EBADMSG);
+	arena_reset(&a);
+	ck_assert_int_eq(decode(STK_CHUNK_ESYM, perf_bid, sizeof(perf_bid), &a), -EBADMSG);
+	arena_reset(&a);
+	ck_assert_int_eq(decode(STK_CHUNK_ESYM, short_n, sizeof(short_n), &a), -EBADMSG);
+	arena_reset(&a);
+	ck_assert_int_eq(decode(STK_CHUNK_ESYM, unknown, sizeof(unknown), &a), 0);
+	arena_free(&a);
+}
+END_TEST
+
 START_TEST(absurd_record_count_is_refused_before_allocating)
 {
 	/* n = 2^62, then a few bytes */
@@ -1483,6 +1580,8 @@ static Suite *format_suite(void)
 	tcase_add_test(tc, unknown_ancillary_chunk_is_returned_as_unknown);
 	tcase_add_test(tc, unknown_critical_chunk_is_refused_with_its_tag);
 	tcase_add_test(tc, chunk_type_tags_match_the_spec);
+	tcase_add_test(tc, esym_symbol_tables_and_perf_maps_round_trip);
+	tcase_add_test(tc, esym_writer_refuses_tables_without_build_id_or_name);
 	tcase_add_test(tc, newer_read_version_is_refused_at_open);
 	tcase_add_test(tc, newer_read_version_in_second_segment_stops_there);
 	suite_add_tcase(s, tc);
@@ -1509,6 +1608,7 @@ static Suite *format_suite(void)
 	tcase_add_test(tc, trailing_bytes_after_records_are_refused);
 	tcase_add_test(tc, ksym_module_index_out_of_range_is_refused);
 	tcase_add_test(tc, decoded_memory_budget_is_enforced);
+	tcase_add_test(tc, esym_malformed_tables_are_corrupt_unknown_kinds_are_not);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("writer");

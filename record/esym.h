@@ -1,0 +1,74 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * esym.h - embedded symbols (--embed-symbols): for every user address a
+ * recording's new stacks hold, the function symbol of its binary that
+ * covers it (or the binary's whole table), keyed by build-id, and the
+ * line of its process's perf map when it is JIT code; written as ESYM
+ * kinds 2 and 3 at each flush, before the MAPS and rows that need them.
+ *
+ * A binary's table is read once, on the first address in it, through
+ * procmaps__open_mapped() (map_files: deleted files and other mount
+ * namespaces work) and only from a file whose build-id is the recorded
+ * one; it stays in memory, sorted, for the covering lookups (binary
+ * search, as KSYM's covering mode).
+ */
+#ifndef STKREC_ESYM_H
+#define STKREC_ESYM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "procs.h"
+#include "stk.h"
+
+/* The default is 0, so a zeroed recorder_opts embeds covering symbols. */
+enum esym_mode {
+	ESYM_COVERING = 0,
+	ESYM_FULL,
+	ESYM_NONE,
+};
+
+/* "none", "covering", "full" */
+const char *esym_mode__name(enum esym_mode mode);
+
+struct esym;
+
+struct esym_stats {
+	uint64_t binaries;		/* binaries whose symbols were read */
+	uint64_t binary_errors;		/* ... that could not be (gone, another build-id, not ELF) */
+	uint64_t symbols_written;	/* ESYM kind 2 symbols */
+	uint64_t addrs_unnamed;		/* addresses in a binary that no symbol covers */
+	uint64_t perf_map_files;	/* perf map files read */
+	uint64_t perf_map_errors;	/* ... refused or unreadable */
+	uint64_t perf_map_symbols;	/* ESYM kind 3 lines */
+};
+
+/* An empty set.  NULL with errno = ENOMEM. */
+struct esym *esym__new(enum esym_mode mode);
+void esym__free(struct esym *e);	/* accepts NULL */
+
+/*
+ * esym__queue() - a new user stack of process @tgid (@nr frames, leaf
+ * first): its addresses are looked up at the next esym__flush(), when the
+ * process's snapshot is current.  Frames but the leaf are return
+ * addresses, looked up at address - 1.  A stack is seen once per capture
+ * (stackstore.h), so a second process with the very same stack in another
+ * binary at the same addresses adds nothing: both non-PIE and identical
+ * addresses, all frames.  Returns 0 or -ENOMEM.
+ */
+int esym__queue(struct esym *e, uint32_t tgid, const uint64_t *ips, uint32_t nr);
+
+/*
+ * esym__flush() - look up the queued addresses in @p's snapshots, read
+ * the tables they need, and write the ESYM chunks for the symbols not in
+ * the file yet; @chunks is incremented per chunk.
+ * Returns 0, -ENOMEM, or the writer's -errno.
+ */
+int esym__flush(struct esym *e, struct procs *p, struct stk_writer *w, uint64_t *chunks);
+
+/* Process @tgid exited (its pid may come back). */
+void esym__exited(struct esym *e, uint32_t tgid);
+
+void esym__stats(const struct esym *e, struct esym_stats *st);
+
+#endif

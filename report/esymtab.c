@@ -1,0 +1,125 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/* Symbol tables embedded in a capture, by binary or process (esymtab.h). */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "esymtab.h"
+#include "util.h"
+
+struct esym_ent {
+	uint64_t addr, size;
+	const char *name;
+	size_t order;		/* insertion order: the later line wins */
+};
+
+struct esymtab {
+	struct esym_ent *e;
+	size_t n, cap;
+	int sorted;
+	struct arena names;
+};
+
+struct esymtab *esymtab__new(void)
+{
+	return calloc(1, sizeof(struct esymtab));
+}
+
+void esymtab__free(struct esymtab *t)
+{
+	if (!t)
+		return;
+	free(t->e);
+	arena__free(&t->names);
+	free(t);
+}
+
+int esymtab__add(struct esymtab *t, const struct stk_esym_sym *syms, size_t n)
+{
+	size_t i;
+
+	if (t->n + n > t->cap) {
+		size_t cap = t->cap ? t->cap : 256;
+		struct esym_ent *e;
+
+		while (cap < t->n + n)
+			cap *= 2;
+		e = realloc(t->e, cap * sizeof(*e));
+		if (!e)
+			return -ENOMEM;
+		t->e = e;
+		t->cap = cap;
+	}
+	for (i = 0; i < n; i++) {
+		const char *name = arena__strndup(&t->names, syms[i].name, strlen(syms[i].name));
+
+		if (!name)
+			return -ENOMEM;
+		t->e[t->n] = (struct esym_ent){ syms[i].addr, syms[i].size, name, t->n };
+		t->n++;
+	}
+	t->sorted = 0;
+	return 0;
+}
+
+static int by_addr(const void *x, const void *y)
+{
+	const struct esym_ent *a = x, *b = y;
+
+	if (a->addr != b->addr)
+		return a->addr < b->addr ? -1 : 1;
+	return a->order < b->order ? -1 : a->order > b->order;
+}
+
+/* Sorted, and one entry per (addr, size, name): chunks of a covering
+ * capture repeat none, but merged captures do. */
+static void esymtab__sort(struct esymtab *t)
+{
+	size_t i, k;
+
+	qsort(t->e, t->n, sizeof(*t->e), by_addr);
+	for (i = 0, k = 0; i < t->n; i++) {
+		if (k && t->e[k - 1].addr == t->e[i].addr && t->e[k - 1].size == t->e[i].size &&
+		    strcmp(t->e[k - 1].name, t->e[i].name) == 0)
+			continue;
+		t->e[k++] = t->e[i];
+	}
+	t->n = k;
+	t->sorted = 1;
+}
+
+const char *esymtab__find(struct esymtab *t, uint64_t addr)
+{
+	size_t lo = 0, hi, steps;
+
+	if (!t->sorted)
+		esymtab__sort(t);
+	hi = t->n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (t->e[mid].addr <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	/* Back over the symbols starting at or before @addr, nearest first;
+	 * a few suffice (nested or overlapping ones are rare). */
+	for (steps = 0; lo > 0 && steps < 64; steps++) {
+		const struct esym_ent *e = &t->e[--lo];
+		uint64_t size = e->size;
+
+		if (!size)
+			size = lo + 1 < t->n ? t->e[lo + 1].addr - e->addr : 1;
+		if (addr - e->addr < size)
+			return e->name;
+	}
+	return NULL;
+}
+
+size_t esymtab__count(struct esymtab *t)
+{
+	if (!t->sorted)
+		esymtab__sort(t);
+	return t->n;
+}

@@ -1,0 +1,141 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * check_record_esym: the pieces of --embed-symbols — an ELF file's
+ * function symbols at file offsets (elfsyms.c), and perf map parsing
+ * (perfmap.c).
+ */
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "elfsyms.h"
+#include "perfmap.h"
+#include "procmaps.h"
+
+/* A local function with a name of its own, to look up in our own file. */
+__attribute__((noinline, noipa)) static int elfsyms_fixture_fn(int x)
+{
+	return x * 3 + 1;
+}
+
+/* The file offset of our own address @a, through /proc/self/maps, as a
+ * reporter turns a sampled address into one. */
+static uint64_t self_file_offset(uint64_t a)
+{
+	char line[4096];
+	uint64_t off = 0;
+	FILE *f = fopen("/proc/self/maps", "re");
+
+	ck_assert_ptr_nonnull(f);
+	while (fgets(line, sizeof(line), f)) {
+		struct procmaps_line l;
+
+		if (procmaps__parse_line(line, &l) == 0 && a >= l.start && a < l.end) {
+			off = a - l.start + l.offset;
+			break;
+		}
+	}
+	fclose(f);
+	return off;
+}
+
+START_TEST(own_function_is_found_at_its_file_offset)
+{
+	struct elfsyms t;
+	uint64_t off = self_file_offset((uint64_t)(uintptr_t)elfsyms_fixture_fn);
+	int fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+	long i;
+
+	ck_assert_int_eq(elfsyms_fixture_fn(1), 4);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(elfsyms__read_fd(fd, &t), 0);
+	close(fd);
+	ck_assert_uint_gt(t.n, 10);
+	ck_assert(t.sources & STK_ESYM_SRC_SYMTAB);
+	i = elfsyms__find(&t, off);
+	ck_assert_int_ge(i, 0);
+	ck_assert_str_eq(t.syms[i].name, "elfsyms_fixture_fn");
+	ck_assert_uint_eq(t.syms[i].addr, off);
+	/* Sorted, one per address, each with a size. */
+	for (i = 1; i < (long)t.n; i++)
+		ck_assert_uint_gt(t.syms[i].addr, t.syms[i - 1].addr);
+	elfsyms__free(&t);
+}
+END_TEST
+
+START_TEST(not_elf_and_truncated_files_are_refused)
+{
+	static const char text[] = "#!/bin/sh\necho not an ELF file, but long enough for a header\n";
+	uint8_t hdr[64];
+	struct elfsyms t;
+	int fd;
+
+	ck_assert_int_eq(elfsyms__read_mem(text, sizeof(text), &t), -ENOEXEC);
+	ck_assert_ptr_null(t.syms);
+	fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+	ck_assert_int_eq(read(fd, hdr, sizeof(hdr)), (ssize_t)sizeof(hdr));
+	close(fd);
+	/* Only the ELF header: its section headers lie past the end. */
+	ck_assert_int_eq(elfsyms__read_mem(hdr, sizeof(hdr), &t), -EBADMSG);
+}
+END_TEST
+
+START_TEST(perf_map_lines_parse_and_bad_ones_are_skipped)
+{
+	char text[] = "7f0000001000 40 first\n"
+		      "0x7f0000000100 0x10 with prefix\r\n"
+		      "garbage line\n"
+		      "7f0000002000 0 size zero\n"
+		      "7f0000003000 20\n"
+		      "12345678901234567 10 too long\n"
+		      "7f0000004000 8 LazyCompile:*f /a b.js:1";
+	struct stk_esym_sym *s = NULL;
+	long n = perfmap__parse(text, strlen(text), &s);
+
+	ck_assert_int_eq(n, 3);
+	ck_assert_uint_eq(s[0].addr, 0x7f0000000100);
+	ck_assert_uint_eq(s[0].size, 0x10);
+	ck_assert_str_eq(s[0].name, "with prefix");
+	ck_assert_uint_eq(s[1].addr, 0x7f0000001000);
+	ck_assert_str_eq(s[1].name, "first");
+	ck_assert_str_eq(s[2].name, "LazyCompile:*f /a b.js:1");
+	free(s);
+}
+END_TEST
+
+START_TEST(nspid_of_ourselves_is_our_pid_outside_a_namespace)
+{
+	/* The tests run in the initial PID namespace. */
+	ck_assert_uint_eq(perfmap__nspid("/proc", (uint32_t)getpid()), (uint32_t)getpid());
+	ck_assert_uint_eq(perfmap__nspid("/nonexistent", 42), 42);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+	Suite *s = suite_create("record_esym");
+	TCase *tc = tcase_create("esym");
+
+	tcase_add_test(tc, own_function_is_found_at_its_file_offset);
+	tcase_add_test(tc, not_elf_and_truncated_files_are_refused);
+	tcase_add_test(tc, perf_map_lines_parse_and_bad_ones_are_skipped);
+	tcase_add_test(tc, nspid_of_ourselves_is_our_pid_outside_a_namespace);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
