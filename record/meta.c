@@ -35,6 +35,47 @@ int meta__add(struct meta *m, const char *key, const char *fmt, ...)
 	return 0;
 }
 
+/* Adds @key with the string @buf (consumed: freed here; NULL: -ENOMEM). */
+static int meta__add_owned(struct meta *m, const char *key, char *buf)
+{
+	int err = buf ? meta__add(m, key, "%s", buf) : -ENOMEM;
+
+	free(buf);
+	return err;
+}
+
+int meta__add_ids(struct meta *m, const char *key, const uint32_t *ids, size_t n)
+{
+	size_t size = n * 11 + 1, len = 0, i;
+	char *buf = malloc(size);
+
+	if (buf) {
+		buf[0] = '\0';
+		for (i = 0; i < n; i++)
+			len += (size_t)snprintf(buf + len, size - len, "%s%u", i ? "," : "", ids[i]);
+	}
+	return meta__add_owned(m, key, buf);
+}
+
+int meta__add_argv(struct meta *m, const char *key, char *const *argv)
+{
+	size_t len = 1, i;
+	char *buf;
+
+	for (i = 0; argv[i]; i++)
+		len += strlen(argv[i]) + 1;
+	buf = malloc(len);
+	if (buf) {
+		buf[0] = '\0';
+		for (i = 0; argv[i]; i++) {
+			if (i)
+				strcat(buf, " ");
+			strcat(buf, argv[i]);
+		}
+	}
+	return meta__add_owned(m, key, buf);
+}
+
 /* First line of a small file, without its newline, or "" on error. */
 static void read_line(const char *path, char *buf, size_t size)
 {

@@ -29,6 +29,15 @@ int meta__add(struct meta *m, const char *key, const char *fmt, ...)
  */
 int meta__add_host(struct meta *m);
 
+#include <stdint.h>
+
+/* meta__add_ids() - @key with the value "ID,ID,...".  0 or -ENOMEM. */
+int meta__add_ids(struct meta *m, const char *key, const uint32_t *ids, size_t n);
+
+/* meta__add_argv() - @key with the words of @argv (NULL-terminated)
+ * joined by spaces.  0 or -ENOMEM. */
+int meta__add_argv(struct meta *m, const char *key, char *const *argv);
+
 /* Frees the values and the array; @m may be reused after. */
 void meta__free(struct meta *m);
 

@@ -452,50 +452,12 @@ static void recorder__status(struct recorder *rec, uint64_t now)
 
 /* ---- start ------------------------------------------------------------- */
 
-static int join_ids(char *buf, size_t size, const uint32_t *ids, size_t n)
-{
-	size_t len = 0, i;
-
-	buf[0] = '\0';
-	for (i = 0; i < n && len < size; i++)
-		len += (size_t)snprintf(buf + len, size - len, "%s%u", i ? "," : "", ids[i]);
-	return len < size ? 0 : -ENOMEM;
-}
-
-static int join_argv(char **out, char *const *argv)
-{
-	size_t len = 1, i;
-	char *s;
-
-	for (i = 0; argv[i]; i++)
-		len += strlen(argv[i]) + 1;
-	s = malloc(len);
-	if (!s)
-		return -ENOMEM;
-	s[0] = '\0';
-	for (i = 0; argv[i]; i++) {
-		if (i)
-			strcat(s, " ");
-		strcat(s, argv[i]);
-	}
-	*out = s;
-	return 0;
-}
-
 static int write_start_meta(struct recorder *rec)
 {
 	const struct recorder_opts *o = &rec->o;
 	struct meta m = {};
-	char *ids = NULL, *cmd = NULL;
-	size_t ids_size;
 	int err;
 
-	ids_size = (o->nr_pids > o->nr_tids ? o->nr_pids : o->nr_tids) * 11 + 1;
-	ids = malloc(ids_size);
-	if (!ids) {
-		err = -ENOMEM;
-		goto out;
-	}
 	err = meta__add_host(&m);
 	err = err ?: meta__add(&m, "mode", "%s", rec->ops->name);
 	if (rec->ops == &profile_mode_ops) {
@@ -538,27 +500,17 @@ static int write_start_meta(struct recorder *rec)
 				       (unsigned long long)o->duration_ns);
 	if (o->cpu_list)
 		err = err ?: meta__add(&m, "cpu_filter", "%s", o->cpu_list);
-	if (!err && o->nr_pids) {
-		err = join_ids(ids, ids_size, o->pids, o->nr_pids);
-		err = err ?: meta__add(&m, "pid_filter", "%s", ids);
-	}
-	if (!err && o->nr_tids) {
-		err = join_ids(ids, ids_size, o->tids, o->nr_tids);
-		err = err ?: meta__add(&m, "tid_filter", "%s", ids);
-	}
-	if (!err && o->cmd) {
-		err = join_argv(&cmd, o->cmd);
-		err = err ?: meta__add(&m, "target_command", "%s", cmd);
-	}
-	if (err) {
+	if (o->nr_pids)
+		err = err ?: meta__add_ids(&m, "pid_filter", o->pids, o->nr_pids);
+	if (o->nr_tids)
+		err = err ?: meta__add_ids(&m, "tid_filter", o->tids, o->nr_tids);
+	if (o->cmd)
+		err = err ?: meta__add_argv(&m, "target_command", o->cmd);
+	if (err)
 		err = recorder__errorf(rec, err, "out of memory");
-		goto out;
-	}
-	err = rec_wrote(rec, stk_writer__add_meta(rec->w, m.kv, m.n));
-out:
+	else
+		err = rec_wrote(rec, stk_writer__add_meta(rec->w, m.kv, m.n));
 	meta__free(&m);
-	free(ids);
-	free(cmd);
 	return err;
 }
 
