@@ -287,12 +287,11 @@ static double absd(double v)
 	return v < 0 ? -v : v;
 }
 
-/* How much a function changed: the larger of its self and total changes. */
+/* How much a function changed: its self and total changes together, so a
+ * leaf that changed comes before its callers whose total changed alike. */
 static double change(const struct diff_func *f)
 {
-	double s = absd(f->self_delta), t = absd(f->total_delta);
-
-	return s > t ? s : t;
+	return absd(f->self_delta) + absd(f->total_delta);
 }
 
 static int func_cmp(const void *a, const void *b)

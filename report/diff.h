@@ -106,8 +106,8 @@ const struct diff_side *diff__side(const struct diff *d, int i);
 
 /*
  * diff__funcs() - every function of either side, biggest change first: by
- * the larger of |self_delta| and |total_delta|, then |total_delta|, then
- * name and module.  *@n is set to the count.  Borrowed until diff__free().
+ * |self_delta| + |total_delta| (a leaf that changed before its callers
+ * whose total changed as much), then |total_delta|, then name and module.  *@n is set to the count.  Borrowed until diff__free().
  */
 const struct diff_func *diff__funcs(const struct diff *d, size_t *n);
 
