@@ -10,6 +10,10 @@
 /* stkreport info [--chunks] [--symbols] FILE: argv[0] is "info". */
 int info_main(int argc, char **argv);
 
+/* stkreport diff [options] BASE NEW: argv[0] is "diff".  Also exits 3:
+ * --fail-if-regress found a regression. */
+int diff_main(int argc, char **argv);
+
 /* stkreport [-f FORMAT] [options] FILE: argv[0] is the program name. */
 int report_main(int argc, char **argv);
 

@@ -77,8 +77,8 @@ static int folded_offwake(struct strbuf *sb, const struct rsample *s, const stru
 	return err;
 }
 
-static int folded_sample(struct strbuf *sb, const struct report *r, const struct rsample *s,
-			 const struct output_opts *o)
+int out_folded__render(struct strbuf *sb, const struct report *r, const struct rsample *s,
+		       const struct output_opts *o)
 {
 	if (r->kind == REPORT_OFFWAKE)
 		return folded_offwake(sb, s, o);
@@ -87,5 +87,5 @@ static int folded_sample(struct strbuf *sb, const struct report *r, const struct
 
 int out_folded__write(const struct report *r, const struct output_opts *o, FILE *f)
 {
-	return output__write_grouped(r, o, f, folded_sample, " ", "\n");
+	return output__write_grouped(r, o, f, out_folded__render, " ", "\n");
 }

@@ -40,6 +40,12 @@ int out_text__write(const struct report *r, const struct output_opts *o, FILE *f
 int out_folded__write(const struct report *r, const struct output_opts *o, FILE *f);
 int out_pprof__write(const struct report *r, const struct output_opts *o, FILE *f);
 
+/* The folded line of @s without its value (what -f folded prints before
+ * the count), appended to @sb: diff renders stacks the same way.
+ * 0 or -ENOMEM. */
+int out_folded__render(struct strbuf *sb, const struct report *r, const struct rsample *s,
+		       const struct output_opts *o);
+
 /* ---- shared rendering ---- */
 
 /*

@@ -3,8 +3,8 @@
  * cpuwork - a CPU-bound workload with a known call tree and a known split
  * of time, for testing and demonstrating stk.
  *
- *   cpuwork [SECONDS [THREADS]]      (default: 5 seconds, 1 thread)
- *   cpuwork -n ROUNDS [THREADS]      a fixed amount of work instead: each
+ *   cpuwork [-s A,B,C] [SECONDS [THREADS]]   (default: 5 seconds, 1 thread)
+ *   cpuwork [-s A,B,C] -n ROUNDS [THREADS]   a fixed amount of work instead: each
  *                                    thread runs ROUNDS rounds (for
  *                                    measuring slowdown by elapsed time)
  *   cpuwork -c SECONDS               only read the clock (clock_gettime()
@@ -18,6 +18,9 @@
  *               -> work_c -> leaf_c                10%
  *
  * (threads other than the first start from thread_main instead of main).
+ * -s A,B,C skews the split to A:B:C (calls of work_a, work_b, work_c per
+ * round, 1..100 in all), e.g. -s 3,6,1 for 30/60/10: two recordings with
+ * different splits are what stkreport diff's tests compare.
  * All time is spent in the three leaves, which have identical bodies and
  * are called 6, 3 and 1 times per round (in a shuffled order, see run()),
  * so the split holds by call counts whatever the CPU.  The Makefile builds samples with frame pointers and
@@ -42,6 +45,7 @@
 static volatile uint64_t sink;
 static double stop_at;
 static long rounds; /* > 0: run this many rounds instead of until stop_at */
+static int split[3] = { 6, 3, 1 }; /* calls of work_a, work_b, work_c per round */
 
 static double now(void)
 {
@@ -109,25 +113,25 @@ NOINLINE void work_c(void)
 }
 
 /*
- * One round calls work_a 6 times, work_b 3 times and work_c once, in an
- * order shuffled every round.  A fixed order would make the ~1 ms round a
+ * One round calls work_a 6 times, work_b 3 times and work_c once (or as
+ * -s says), in an order shuffled every round.  A fixed order would make the ~1 ms round a
  * periodic signal: at a sampling period close to a multiple of it (99 Hz
  * is 10.1 ms), samples hit the same part of the round for seconds at a
  * time and the measured split drifts by several points.
  */
 NOINLINE void run(void)
 {
-	static void (*const calls[10])(void) = {
-		work_a, work_a, work_a, work_a, work_a, work_a, work_b, work_b, work_b, work_c,
-	};
-	void (*order[10])(void);
+	void (*const works[3])(void) = { work_a, work_b, work_c };
+	void (*order[100])(void);
 	uint64_t rnd = (uint64_t)(uintptr_t)&rnd; /* per thread */
 	long r = 0;
-	int i, j;
+	int i, j, k, n = 0;
 
-	memcpy(order, calls, sizeof(order));
+	for (k = 0; k < 3; k++)
+		for (i = 0; i < split[k]; i++)
+			order[n++] = works[k];
 	while (rounds ? r++ < rounds : now() < stop_at) {
-		for (i = 9; i > 0; i--) { /* Fisher-Yates */
+		for (i = n - 1; i > 0; i--) { /* Fisher-Yates */
 			void (*t)(void);
 
 			rnd = rnd * 6364136223846793005ULL + 1442695040888963407ULL;
@@ -136,7 +140,7 @@ NOINLINE void run(void)
 			order[i] = order[j];
 			order[j] = t;
 		}
-		for (i = 0; i < 10; i++)
+		for (i = 0; i < n; i++)
 			order[i]();
 	}
 }
@@ -146,6 +150,24 @@ NOINLINE void *thread_main(void *arg)
 	(void)arg;
 	run();
 	return NULL;
+}
+
+/* -s A,B,C: three counts >= 0, 1..100 in all.  0, or -1. */
+static int parse_split(const char *s)
+{
+	char *end;
+	long v;
+	int k, sum = 0;
+
+	for (k = 0; k < 3; k++) {
+		v = strtol(s, &end, 10);
+		if (end == s || v < 0 || v > 100 || *end != (k < 2 ? ',' : '\0'))
+			return -1;
+		split[k] = (int)v;
+		sum += (int)v;
+		s = end + (k < 2);
+	}
+	return sum >= 1 && sum <= 100 ? 0 : -1;
 }
 
 /* -c: nearly all samples in the vDSO's clock_gettime. */
@@ -159,8 +181,8 @@ NOINLINE static void clock_loop(double seconds)
 
 static int usage(void)
 {
-	fprintf(stderr, "usage: cpuwork [SECONDS [THREADS]]\n"
-			"       cpuwork -n ROUNDS [THREADS]\n"
+	fprintf(stderr, "usage: cpuwork [-s A,B,C] [SECONDS [THREADS]]\n"
+			"       cpuwork [-s A,B,C] -n ROUNDS [THREADS]\n"
 			"       cpuwork -c SECONDS\n");
 	return 2;
 }
@@ -180,16 +202,21 @@ int main(int argc, char **argv)
 		clock_loop(seconds);
 		return 0;
 	}
-	if (argc > 2 && strcmp(argv[1], "-n") == 0) {
-		rounds = strtol(argv[2], &end, 10);
+	if (argc > arg + 1 && strcmp(argv[arg], "-s") == 0) {
+		if (parse_split(argv[arg + 1]))
+			return usage();
+		arg += 2;
+	}
+	if (argc > arg + 1 && strcmp(argv[arg], "-n") == 0) {
+		rounds = strtol(argv[arg + 1], &end, 10);
 		if (*end || rounds < 1)
 			return usage();
-		arg = 3;
-	} else if (argc > 1) {
-		seconds = strtod(argv[1], &end);
+		arg += 2;
+	} else if (argc > arg) {
+		seconds = strtod(argv[arg], &end);
 		if (*end || !(seconds > 0))
 			return usage();
-		arg = 2;
+		arg++;
 	}
 	if (argc > arg) {
 		threads = strtol(argv[arg], &end, 10);

@@ -3,7 +3,7 @@
 #
 # README.md and the man pages say what --help says: every option of
 # `stkrec --help`, `stkrec offcpu --help`, `stkrec offwake --help`,
-# `stkreport --help` and `stkreport info --help` is in the option table of
+# `stkreport --help`, `stkreport diff --help` and `stkreport info --help` is in the option table of
 # its README section and in the OPTIONS of its man page, and every option
 # those list is one the tool's help names.  Also: the README quick start is
 # exactly the two commands `make demo` and `make check`.  No BPF needed.
@@ -59,7 +59,8 @@ same() {
 "$REC" offwake --help > "$tmp/offwake.help"
 "$REP" --help > "$tmp/report.help"
 "$REP" info --help > "$tmp/info.help"
-for h in profile offcpu offwake report info; do
+"$REP" diff --help > "$tmp/diff.help"
+for h in profile offcpu offwake report info diff; do
 	opts "$tmp/$h.help" > "$tmp/$h.opts"
 done
 if cmp -s "$tmp/offcpu.opts" "$tmp/offwake.opts"; then
@@ -73,12 +74,14 @@ section README.md "Recording: stkrec" > "$tmp/readme.profile"
 section README.md "Off-CPU time: stkrec offcpu" > "$tmp/readme.offcpu"
 section README.md "Reporting: stkreport" > "$tmp/readme.report"
 section README.md "Inspecting a capture: stkreport info" > "$tmp/readme.info"
-for h in profile offcpu report info; do
+section README.md "Comparing captures: stkreport diff" > "$tmp/readme.diff"
+for h in profile offcpu report info diff; do
 	table_opts "$tmp/readme.$h" > "$tmp/readme.$h.opts"
 done
 same "README stkrec profile table" "$tmp/profile.opts" "$tmp/readme.profile.opts"
 same "README stkrec offcpu/offwake table" "$tmp/offcpu.opts" "$tmp/readme.offcpu.opts"
 same "README stkreport table" "$tmp/report.opts" "$tmp/readme.report.opts"
+same "README stkreport diff table" "$tmp/diff.opts" "$tmp/readme.diff.opts"
 # info's --help names --sysroot and --debug-dir in the text of --symbols,
 # not on option lines of their own.
 for o in --sysroot --debug-dir; do
@@ -96,13 +99,13 @@ else
 	fail "README stkreport info table" "missing: $missing not in --help: $extra"
 fi
 
-# Man pages: stkrec.1 covers every mode, stkreport.1 the report and info.
+# Man pages: stkrec.1 covers every mode, stkreport.1 the report, diff and info.
 MANWIDTH=200 man -l man/stkrec.1 2> /dev/null > "$tmp/stkrec.man"
 MANWIDTH=200 man -l man/stkreport.1 2> /dev/null > "$tmp/stkreport.man"
 man_opts "$tmp/stkrec.man" > "$tmp/stkrec.man.opts"
 man_opts "$tmp/stkreport.man" > "$tmp/stkreport.man.opts"
 sort -u "$tmp/profile.opts" "$tmp/offcpu.opts" "$tmp/offwake.opts" > "$tmp/stkrec.opts"
-sort -u "$tmp/report.opts" "$tmp/info.opts" > "$tmp/stkreport.opts"
+sort -u "$tmp/report.opts" "$tmp/info.opts" "$tmp/diff.opts" > "$tmp/stkreport.opts"
 same "man/stkrec.1 OPTIONS" "$tmp/stkrec.opts" "$tmp/stkrec.man.opts"
 same "man/stkreport.1 OPTIONS" "$tmp/stkreport.opts" "$tmp/stkreport.man.opts"
 

@@ -1,0 +1,519 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * The comparison model of stkreport diff (diff.h).  Functions are interned
+ * by (name, module file name) in one table shared by both sides, so two
+ * builds of a program, whose addresses differ, meet in the same entries.
+ * Each resolved stack is turned into its function list once (stacks are
+ * shared by many samples); a per-sample stamp counts a recursive function
+ * once in its total.  Stacks are rendered by the folded writer's own
+ * renderer, so a diff's stacks are exactly `stkreport -f folded`'s.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "diff.h"
+#include "hash.h"
+#include "idmap.h"
+
+struct func_ent {
+	struct diff_func f;
+	uint64_t stamp;			/* the last sample counted in total */
+	struct func_ent *next;		/* same hash */
+};
+
+/* The functions of one resolved stack, leaf first (inline lines too). */
+struct func_list {
+	uint32_t n;
+	struct func_ent *fn[];
+};
+
+struct row_ent {
+	uint64_t value[2];		/* summed raw values */
+	size_t len;
+	char *text;
+	struct row_ent *next;
+};
+
+struct diff {
+	struct diff_side sides[2];
+	struct idmap func_by_hash;	/* hash -> func_ent chain */
+	struct func_ent **funcs;	/* in interning order */
+	size_t nr_funcs, cap_funcs;
+	struct diff_func *sorted;
+	struct idmap lists[2];		/* by side: rstack * -> func_list */
+	struct idmap row_by_hash;	/* hash -> row_ent chain */
+	struct row_ent **rows;
+	size_t nr_rows, cap_rows;
+	struct diff_row *sorted_rows;
+	char **warnings;
+	size_t nr_warnings, cap_warnings;
+	uint64_t stamp;
+	struct arena mem;
+};
+
+static int grow(void **arr, size_t *cap, size_t n, size_t size)
+{
+	size_t c;
+	void *p;
+
+	if (n < *cap)
+		return 0;
+	c = *cap ? 2 * *cap : 64;
+	p = realloc(*arr, c * size);
+	if (!p)
+		return -ENOMEM;
+	*arr = p;
+	*cap = c;
+	return 0;
+}
+
+static const char *base_name(const char *p)
+{
+	const char *s = strrchr(p, '/');
+
+	return s ? s + 1 : p;
+}
+
+/* Function (@name, @module), interned; NULL when out of memory. */
+static struct func_ent *diff__intern(struct diff *d, const char *name, const char *module)
+{
+	size_t nl = strlen(name), ml = strlen(module);
+	uint64_t h = hash_bytes(hash_bytes(0, name, nl + 1), module, ml);
+	struct func_ent *first = idmap__find_ptr(&d->func_by_hash, h), *e;
+	char *s;
+
+	for (e = first; e; e = e->next)
+		if (strcmp(e->f.name, name) == 0 && strcmp(e->f.module, module) == 0)
+			return e;
+	if (grow((void **)&d->funcs, &d->cap_funcs, d->nr_funcs, sizeof(*d->funcs)))
+		return NULL;
+	e = arena__alloc(&d->mem, sizeof(*e) + nl + ml + 2);
+	if (!e)
+		return NULL;
+	s = (char *)(e + 1);
+	memcpy(s, name, nl + 1);
+	memcpy(s + nl + 1, module, ml + 1);
+	e->f.name = s;
+	e->f.module = s + nl + 1;
+	e->next = first;
+	if (idmap__set_ptr(&d->func_by_hash, h, e))
+		return NULL;
+	d->funcs[d->nr_funcs++] = e;
+	return e;
+}
+
+static const char *frame_module(const struct rframe *f)
+{
+	if (f->kind == RFRAME_KERNEL)
+		return "[kernel]";
+	return f->map && f->map->path[0] ? base_name(f->map->path) : "[unknown]";
+}
+
+/* The function list of @st on @side, made once per stack. */
+static const struct func_list *diff__list(struct diff *d, int side, const struct rstack *st)
+{
+	struct func_list *l = idmap__find_ptr(&d->lists[side], (uintptr_t)st);
+	uint32_t i, j, n = 0;
+
+	if (l)
+		return l;
+	for (i = 0; i < st->nr_frames; i++)
+		n += rframe__nr_lines(&st->frames[i]);
+	l = arena__alloc(&d->mem, sizeof(*l) + n * sizeof(l->fn[0]));
+	if (!l)
+		return NULL;
+	for (i = 0; i < st->nr_frames; i++) {
+		const struct rframe *f = &st->frames[i];
+		const char *mod = frame_module(f);
+
+		for (j = 0; j < rframe__nr_lines(f); j++) {
+			const char *name = f->sym ? f->sym->lines[j].name : "[unknown]";
+
+			l->fn[l->n] = diff__intern(d, name, mod);
+			if (!l->fn[l->n++])
+				return NULL;
+		}
+	}
+	return idmap__set_ptr(&d->lists[side], (uintptr_t)st, l) ? NULL : l;
+}
+
+/* Count @v into the total of every function of @l not yet counted for
+ * this sample. */
+static void count_total(struct diff *d, int side, const struct func_list *l, uint64_t v)
+{
+	uint32_t i;
+
+	for (i = 0; i < l->n; i++) {
+		struct func_ent *e = l->fn[i];
+
+		if (e->stamp == d->stamp)
+			continue;
+		e->stamp = d->stamp;
+		e->f.total[side] += v;
+	}
+}
+
+static int diff__row(struct diff *d, int side, const char *text, size_t len, uint64_t v)
+{
+	uint64_t h = hash_bytes(0, text, len);
+	struct row_ent *first = idmap__find_ptr(&d->row_by_hash, h), *e;
+
+	for (e = first; e; e = e->next) {
+		if (e->len == len && memcmp(e->text, text, len) == 0) {
+			e->value[side] += v;
+			return 0;
+		}
+	}
+	if (grow((void **)&d->rows, &d->cap_rows, d->nr_rows, sizeof(*d->rows)))
+		return -ENOMEM;
+	e = arena__alloc(&d->mem, sizeof(*e) + len + 1);
+	if (!e)
+		return -ENOMEM;
+	e->text = (char *)(e + 1);
+	memcpy(e->text, text, len);
+	e->text[len] = '\0';
+	e->len = len;
+	e->value[side] = v;
+	e->next = first;
+	if (idmap__set_ptr(&d->row_by_hash, h, e))
+		return -ENOMEM;
+	d->rows[d->nr_rows++] = e;
+	return 0;
+}
+
+static int diff__add_side(struct diff *d, int side, const struct output_opts *o)
+{
+	const struct report *r = d->sides[side].r;
+	struct strbuf sb = { 0 };
+	size_t i;
+	int err = 0;
+
+	for (i = 0; !err && i < r->nr_samples; i++) {
+		const struct rsample *s = &r->samples[i];
+		const struct rtask *t = &s->task;
+		const struct func_list *kl = NULL, *ul = NULL;
+		uint64_t v = sample_value(r, s);
+
+		d->sides[side].value += v;
+		d->stamp++;
+		if (t->kernel && t->kernel->nr_frames && !(kl = diff__list(d, side, t->kernel)))
+			err = -ENOMEM;
+		if (!err && t->user && t->user->nr_frames && !(ul = diff__list(d, side, t->user)))
+			err = -ENOMEM;
+		if (err)
+			break;
+		/* The leaf: the kernel's when the sample has a kernel stack. */
+		if (kl && kl->n)
+			kl->fn[0]->f.self[side] += v;
+		else if (ul && ul->n)
+			ul->fn[0]->f.self[side] += v;
+		if (kl)
+			count_total(d, side, kl, v);
+		if (ul)
+			count_total(d, side, ul, v);
+		strbuf__reset(&sb);
+		err = out_folded__render(&sb, r, s, o);
+		err = err ?: diff__row(d, side, strbuf__str(&sb), sb.len, v);
+	}
+	strbuf__free(&sb);
+	return err;
+}
+
+static uint64_t capture_duration(const struct capture *c)
+{
+	const char *m = capture__meta(c, "duration_ns");
+	uint64_t t0 = UINT64_MAX, t1 = 0;
+	size_t i;
+
+	if (m && *m) {
+		char *end;
+		unsigned long long v = strtoull(m, &end, 10);
+
+		if (!*end && v)
+			return v;
+	}
+	if (capture__stat(c, "duration_ns"))
+		return capture__stat(c, "duration_ns");
+	for (i = 0; i < c->nr_segs; i++) {
+		if (!c->segs[i].t_last)
+			continue;
+		if (c->segs[i].t_first < t0)
+			t0 = c->segs[i].t_first;
+		if (c->segs[i].t_last > t1)
+			t1 = c->segs[i].t_last;
+	}
+	return t1 > t0 ? t1 - t0 : 0;
+}
+
+static uint64_t capture_frequency(const struct capture *c)
+{
+	const char *m = capture__meta(c, "frequency");
+	char *end;
+	unsigned long long v;
+
+	if (!m || !*m)
+		return 0;
+	v = strtoull(m, &end, 10);
+	return *end ? 0 : v;
+}
+
+int diff__normalizable(const struct report *r, enum diff_normalize how)
+{
+	if (how != DIFF_NORM_TIME)
+		return 0;
+	if (!capture_duration(r->cap))
+		return -ENODATA;
+	if (r->kind == REPORT_PROFILE && !capture_frequency(r->cap))
+		return -ENODATA;
+	return 0;
+}
+
+const char *diff_side__unit(const struct diff_side *s)
+{
+	return s->kind == REPORT_PROFILE ? "samples" : "blocked time";
+}
+
+static double pct(uint64_t v, double per_100)
+{
+	return per_100 > 0 ? 100.0 * (double)v / per_100 : 0.0;
+}
+
+static double absd(double v)
+{
+	return v < 0 ? -v : v;
+}
+
+/* How much a function changed: its self and total changes together, so a
+ * leaf that changed comes before its callers whose total changed alike. */
+static double change(const struct diff_func *f)
+{
+	return absd(f->self_delta) + absd(f->total_delta);
+}
+
+static int func_cmp(const void *a, const void *b)
+{
+	const struct diff_func *x = a, *y = b;
+	double kx = change(x), ky = change(y);
+	int c;
+
+	if (kx != ky)
+		return kx > ky ? -1 : 1;
+	if (absd(x->total_delta) != absd(y->total_delta))
+		return absd(x->total_delta) > absd(y->total_delta) ? -1 : 1;
+	c = strcmp(x->name, y->name);
+	return c ? c : strcmp(x->module, y->module);
+}
+
+static int row_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct diff_row *)a)->stack, ((const struct diff_row *)b)->stack);
+}
+
+static int diff__warn(struct diff *d, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static int diff__warn(struct diff *d, const char *fmt, ...)
+{
+	va_list ap;
+	char *s;
+	int n;
+
+	if (grow((void **)&d->warnings, &d->cap_warnings, d->nr_warnings, sizeof(*d->warnings)))
+		return -ENOMEM;
+	va_start(ap, fmt);
+	n = vasprintf(&s, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return -ENOMEM;
+	d->warnings[d->nr_warnings++] = s;
+	return 0;
+}
+
+static const char *side_name(int side)
+{
+	return side == DIFF_BASE ? "base" : "new";
+}
+
+/* Recorder counters of lost data, with what they mean. */
+static const struct {
+	const char *stat, *what;
+} losses[] = {
+	{ "counts_map_full", "samples dropped (counts map full)" },
+	{ "stacks_map_full", "stacks not stored (stack map full)" },
+	{ "stack_lookup_missing", "stacks lost before they were written" },
+	{ "events_lost", "process events lost" },
+	{ "mmap_events_lost", "mmap records lost" },
+	{ "offcpu_start_map_full", "blocking episodes not timed (map full)" },
+	{ "offcpu_waker_map_full", "wakers not kept (map full)" },
+};
+
+static int diff__side_warnings(struct diff *d, int side)
+{
+	const struct diff_side *s = &d->sides[side];
+	const struct capture *c = s->r->cap;
+	size_t i;
+	int err = 0;
+
+	for (i = 0; !err && i < sizeof(losses) / sizeof(losses[0]); i++) {
+		uint64_t v = capture__stat(c, losses[i].stat);
+
+		if (v)
+			err = diff__warn(d, "%s: %" PRIu64 " %s", side_name(side), v, losses[i].what);
+	}
+	if (!err && s->r->missing_stacks)
+		err = diff__warn(d, "%s: %" PRIu64 " stack traces could not be displayed%s",
+				 side_name(side), s->r->missing_stacks,
+				 s->r->missing_map_full ? " (stack map full)" : "");
+	if (!err && c->damaged)
+		err = diff__warn(d, "%s: damaged capture, compared what was recovered: %s",
+				 side_name(side), c->first_error ? c->first_error : "unknown damage");
+	else if (!err && !c->summary.closed)
+		err = diff__warn(d, "%s: capture not closed cleanly (recording killed?)",
+				 side_name(side));
+	return err;
+}
+
+static int diff__warnings_make(struct diff *d)
+{
+	const struct diff_side *b = &d->sides[DIFF_BASE], *n = &d->sides[DIFF_NEW];
+	const char *kb = capture__meta(b->r->cap, "kernel_release");
+	const char *kn = capture__meta(n->r->cap, "kernel_release");
+	int err = 0;
+
+	if (b->kind != n->kind)
+		err = diff__warn(d, "different kinds: base is %s, new is %s; their shares measure different things",
+				 report_kind__name(b->kind), report_kind__name(n->kind));
+	if (!err && b->kind == REPORT_PROFILE && n->kind == REPORT_PROFILE &&
+	    b->frequency != n->frequency)
+		err = diff__warn(d, "different frequencies: base %" PRIu64 " Hz, new %" PRIu64 " Hz (0: not recorded)",
+				 b->frequency, n->frequency);
+	if (!err && kb && kn && strcmp(kb, kn) != 0)
+		err = diff__warn(d, "different kernels: base %s, new %s", kb, kn);
+	err = err ?: diff__side_warnings(d, DIFF_BASE);
+	err = err ?: diff__side_warnings(d, DIFF_NEW);
+	return err;
+}
+
+static void diff__side_init(struct diff_side *s, const struct report *r,
+			    enum diff_normalize how)
+{
+	s->r = r;
+	s->kind = r->kind;
+	s->events = r->total_count;
+	s->duration_ns = capture_duration(r->cap);
+	s->frequency = r->kind == REPORT_PROFILE ? capture_frequency(r->cap) : 0;
+	if (how == DIFF_NORM_SAMPLES)
+		s->per_100 = (double)s->value;
+	else if (r->kind == REPORT_PROFILE)	/* samples per second / frequency */
+		s->per_100 = (double)s->duration_ns / 1e9 * (double)s->frequency;
+	else					/* blocked ns per ns */
+		s->per_100 = (double)s->duration_ns;
+}
+
+struct diff *diff__new(const struct report *base, const struct report *new,
+		       const struct output_opts *o, const struct diff_opts *opts)
+{
+	const struct report *r[2] = { base, new };
+	struct diff *d = NULL;
+	size_t i;
+	int err = -EINVAL, side;
+
+	if (!base || !new || !o || !opts || opts->sz < sizeof(*opts) ||
+	    (opts->normalize != DIFF_NORM_SAMPLES && opts->normalize != DIFF_NORM_TIME))
+		goto fail;
+	err = -ENODATA;
+	if (diff__normalizable(base, opts->normalize) || diff__normalizable(new, opts->normalize))
+		goto fail;
+	err = -ENOMEM;
+	d = calloc(1, sizeof(*d));
+	if (!d)
+		goto fail;
+	for (side = 0; side < 2; side++) {
+		d->sides[side].r = r[side];
+		err = diff__add_side(d, side, o);
+		if (err)
+			goto fail;
+		diff__side_init(&d->sides[side], r[side], opts->normalize);
+	}
+	err = -ENOMEM;
+	d->sorted = calloc(d->nr_funcs ? d->nr_funcs : 1, sizeof(*d->sorted));
+	d->sorted_rows = calloc(d->nr_rows ? d->nr_rows : 1, sizeof(*d->sorted_rows));
+	if (!d->sorted || !d->sorted_rows)
+		goto fail;
+	for (i = 0; i < d->nr_funcs; i++) {
+		struct diff_func *f = &d->sorted[i];
+
+		*f = d->funcs[i]->f;
+		for (side = 0; side < 2; side++) {
+			f->self_pct[side] = pct(f->self[side], d->sides[side].per_100);
+			f->total_pct[side] = pct(f->total[side], d->sides[side].per_100);
+		}
+		f->self_delta = f->self_pct[DIFF_NEW] - f->self_pct[DIFF_BASE];
+		f->total_delta = f->total_pct[DIFF_NEW] - f->total_pct[DIFF_BASE];
+	}
+	qsort(d->sorted, d->nr_funcs, sizeof(*d->sorted), func_cmp);
+	for (i = 0; i < d->nr_rows; i++) {
+		struct diff_row *row = &d->sorted_rows[i];
+
+		row->stack = d->rows[i]->text;
+		for (side = 0; side < 2; side++)
+			row->value[side] = out_value(r[side], d->rows[i]->value[side]);
+	}
+	qsort(d->sorted_rows, d->nr_rows, sizeof(*d->sorted_rows), row_cmp);
+	err = diff__warnings_make(d);
+	if (err)
+		goto fail;
+	return d;
+fail:
+	diff__free(d);
+	errno = -err;
+	return NULL;
+}
+
+void diff__free(struct diff *d)
+{
+	size_t i;
+
+	if (!d)
+		return;
+	for (i = 0; i < d->nr_warnings; i++)
+		free(d->warnings[i]);
+	free(d->warnings);
+	free(d->sorted);
+	free(d->sorted_rows);
+	free(d->funcs);
+	free(d->rows);
+	idmap__release(&d->func_by_hash);
+	idmap__release(&d->lists[0]);
+	idmap__release(&d->lists[1]);
+	idmap__release(&d->row_by_hash);
+	arena__free(&d->mem);
+	free(d);
+}
+
+const struct diff_side *diff__side(const struct diff *d, int i)
+{
+	return &d->sides[i ? DIFF_NEW : DIFF_BASE];
+}
+
+const struct diff_func *diff__funcs(const struct diff *d, size_t *n)
+{
+	*n = d->nr_funcs;
+	return d->sorted;
+}
+
+const struct diff_row *diff__rows(const struct diff *d, size_t *n)
+{
+	*n = d->nr_rows;
+	return d->sorted_rows;
+}
+
+const char *const *diff__warnings(const struct diff *d, size_t *n)
+{
+	*n = d->nr_warnings;
+	return (const char *const *)d->warnings;
+}

@@ -1,0 +1,382 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * The options and the capture -> report step that stkreport's symbolizing
+ * sub-commands share (main_args.h): one parser, one set of help lines, one
+ * set of error messages, so `stkreport` and `stkreport diff` cannot drift.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kvmlinux.h"
+#include "main_args.h"
+#include "stk.h"
+#include "textsafe.h"
+
+#define PROG "stkreport"
+
+enum {
+	OPT_PID = 256, OPT_TID, OPT_COMM, OPT_INLINE, OPT_NO_INLINE, OPT_LINES, OPT_ADDRESSES,
+	OPT_NO_DEMANGLE, OPT_SYSROOT, OPT_DEBUG_DIR, OPT_NO_DEBUGINFOD, OPT_KALLSYMS,
+	OPT_VMLINUX,
+};
+
+static const struct option shared_opts[] = {
+	{ "delimited", no_argument, NULL, 'd' },
+	{ "annotations", no_argument, NULL, 'a' },
+	{ "user-stacks-only", no_argument, NULL, 'U' },
+	{ "kernel-stacks-only", no_argument, NULL, 'K' },
+	{ "kernel-skip", required_argument, NULL, 'S' },
+	{ "pid", required_argument, NULL, OPT_PID },
+	{ "tid", required_argument, NULL, OPT_TID },
+	{ "comm", required_argument, NULL, OPT_COMM },
+	{ "inline", no_argument, NULL, OPT_INLINE },
+	{ "no-inline", no_argument, NULL, OPT_NO_INLINE },
+	{ "lines", no_argument, NULL, OPT_LINES },
+	{ "addresses", no_argument, NULL, OPT_ADDRESSES },
+	{ "no-demangle", no_argument, NULL, OPT_NO_DEMANGLE },
+	{ "sysroot", required_argument, NULL, OPT_SYSROOT },
+	{ "debug-dir", required_argument, NULL, OPT_DEBUG_DIR },
+	{ "no-debuginfod", no_argument, NULL, OPT_NO_DEBUGINFOD },
+	{ "kallsyms", required_argument, NULL, OPT_KALLSYMS },
+	{ "vmlinux", required_argument, NULL, OPT_VMLINUX },
+};
+
+#define NR_SHARED (sizeof(shared_opts) / sizeof(shared_opts[0]))
+_Static_assert(NR_SHARED <= MAIN_ARGS_NR_OPTIONS, "raise MAIN_ARGS_NR_OPTIONS");
+
+void main_args__usage(FILE *f)
+{
+	fputs(
+"  -d, --delimited      '--' (text) / '-' (folded) between kernel and user frames\n"
+"  -a, --annotations    add _[k] to kernel frame names\n"
+"      --addresses      print addresses; unknown frames as [module+0xoffset]\n"
+"                       (offset in the mapped file) instead of [unknown]\n"
+"      --lines          add (file:line) to frames that have debuginfo (default off)\n"
+"      --inline         show inlined functions as frames of their own (default on)\n"
+"      --no-inline      only the function the code belongs to\n"
+"      --no-demangle    keep C++/Rust names as in the binary (default: demangled)\n"
+"Filters:\n"
+"  -U, --user-stacks-only     user frames only\n"
+"  -K, --kernel-stacks-only   kernel frames only\n"
+"  -S, --kernel-skip N  skip N kernel frames (default: find the interrupt frames\n"
+"                       by the recorded return IP, as profile.py does)\n"
+"      --pid PIDS       only these processes (comma-separated)\n"
+"      --tid TIDS       only these threads\n"
+"      --comm NAME      only tasks with this comm\n"
+"Symbols (a file is used only if its build-id is the recorded one):\n"
+"      --sysroot DIR    look for recorded paths under DIR too\n"
+"      --debug-dir DIR  look in DIR/.build-id/xx/rest[.debug] and DIR/PATH;\n"
+"                       repeatable; /usr/lib/debug is always searched\n"
+"      --no-debuginfod  do not ask debuginfod (asked when DEBUGINFOD_URLS is set)\n"
+"      --kallsyms FILE  kernel symbols from FILE instead of the capture\n"
+"      --vmlinux FILE   kernel image frames from FILE: inline frames, --lines\n"
+"                       (used only if its build-id is the recorded kernel's)\n", f);
+}
+
+int main_args__usage_error(const char *msg, const char *arg)
+{
+	fprintf(stderr, PROG ": %s%s%s; try '" PROG " --help'\n", msg, arg ? ": " : "",
+		arg ? arg : "");
+	return 2;
+}
+
+void main_args__init(struct main_args *a)
+{
+	memset(a, 0, sizeof(*a));
+	a->ro.sz = sizeof(a->ro);
+	a->ro.sym.sz = sizeof(a->ro.sym);
+	a->ro.sym.debug_dirs = a->debug_dirs;
+}
+
+int main_args__options(struct option *out, size_t cap, const struct option *own)
+{
+	size_t n = 0, i;
+
+	while (own[n].name)
+		n++;
+	if (n + NR_SHARED + 1 > cap)
+		return -ENOSPC;
+	memcpy(out, own, n * sizeof(*out));
+	for (i = 0; i < NR_SHARED; i++)
+		out[n + i] = shared_opts[i];
+	memset(&out[n + NR_SHARED], 0, sizeof(*out));
+	return 0;
+}
+
+/* "1,2,3" -> @out.  0, or -EINVAL. */
+static int parse_ids(const char *s, uint32_t *out, size_t *n)
+{
+	char *end;
+
+	*n = 0;
+	while (*s) {
+		unsigned long v;
+
+		if (*n == MAIN_ARGS_MAX_IDS)
+			return -EINVAL;
+		errno = 0;
+		v = strtoul(s, &end, 10);
+		if (end == s || errno || v > UINT32_MAX || (*end && *end != ','))
+			return -EINVAL;
+		out[(*n)++] = (uint32_t)v;
+		s = *end ? end + 1 : end;
+	}
+	return *n ? 0 : -EINVAL;
+}
+
+static int bad(const char *msg, const char *arg)
+{
+	main_args__usage_error(msg, arg);
+	return -EINVAL;
+}
+
+int main_args__parse(struct main_args *a, int c, const char *arg)
+{
+	struct report_opts *ro = &a->ro;
+	struct output_opts *oo = &a->oo;
+
+	switch (c) {
+	case 'd': oo->delimited = 1; break;
+	case 'a': oo->annotate = 1; break;
+	case 'U': ro->user_only = oo->user_only = 1; break;
+	case 'K': ro->kernel_only = oo->kernel_only = 1; break;
+	case 'S': {
+		char *end;
+		long v;
+
+		errno = 0;
+		v = strtol(arg, &end, 10);
+		if (*end || end == arg || errno || v < 0 || v > 1024)
+			return bad("-S needs a number of frames 0..1024", arg);
+		ro->kernel_skip = (int)v;
+		break;
+	}
+	case OPT_PID:
+		if (parse_ids(arg, a->pids, &ro->nr_pids))
+			return bad("--pid needs a comma-separated list of numbers", arg);
+		ro->pids = a->pids;
+		break;
+	case OPT_TID:
+		if (parse_ids(arg, a->tids, &ro->nr_tids))
+			return bad("--tid needs a comma-separated list of numbers", arg);
+		ro->tids = a->tids;
+		break;
+	case OPT_COMM: ro->comm = arg; break;
+	case OPT_INLINE: ro->sym.no_inline = oo->no_inline = 0; break;
+	case OPT_NO_INLINE: ro->sym.no_inline = oo->no_inline = 1; break;
+	case OPT_LINES: ro->sym.lines = oo->lines = 1; break;
+	case OPT_ADDRESSES: oo->addresses = 1; break;
+	case OPT_NO_DEMANGLE: ro->sym.no_demangle = 1; break;
+	case OPT_SYSROOT: ro->sym.sysroot = arg; break;
+	case OPT_DEBUG_DIR:
+		if (ro->sym.nr_debug_dirs == MAIN_ARGS_MAX_DEBUG_DIRS)
+			return bad("too many --debug-dir", NULL);
+		a->debug_dirs[ro->sym.nr_debug_dirs++] = arg;
+		break;
+	case OPT_NO_DEBUGINFOD: a->no_debuginfod = 1; break;
+	case OPT_KALLSYMS: ro->kallsyms = arg; break;
+	case OPT_VMLINUX: a->vmlinux = arg; break;
+	default: return -ENOENT;
+	}
+	return 0;
+}
+
+int main_args__check(struct main_args *a)
+{
+	if (a->ro.user_only && a->ro.kernel_only)
+		return bad("-U and -K exclude each other", NULL);
+	/* libdwfl asks debuginfod by itself whenever DEBUGINFOD_URLS is set. */
+	if (a->no_debuginfod)
+		unsetenv("DEBUGINFOD_URLS");
+	else
+		a->ro.sym.debuginfod = 1;
+	return 0;
+}
+
+static void hexstr(char *out, const uint8_t *b, uint32_t n)
+{
+	hex_encode(out, b, n);
+}
+
+/*
+ * --vmlinux: a file whose build-id is the recorded kernel's gives the
+ * kernel image's frames (inline frames, lines).  Returns 0 with *@out the
+ * vmlinux, or NULL when it cannot be used (said in one line: the kernel
+ * names then come from the capture); 1 when the file cannot be read (said).
+ */
+static int open_vmlinux(const struct capture *cap, const char *path,
+			const struct symbolizer_opts *so, struct kvmlinux **out)
+{
+	char mine[2 * STK_MAX_BUILD_ID + 1], rec[2 * STK_MAX_BUILD_ID + 1];
+	const struct kvmlinux_info *in;
+	struct kvmlinux *kv;
+	int err;
+
+	*out = NULL;
+	kv = kvmlinux__open(path, cap, so);
+	if (!kv) {
+		err = errno;
+		fprintf(stderr, PROG ": --vmlinux %s: %s\n", path,
+			err == ENOEXEC ? "not an ELF file" : err == ENODATA ? "no build-id" :
+			strerror(err));
+		return 1;
+	}
+	in = kvmlinux__info(kv);
+	switch (in->status) {
+	case KVMLINUX_OK:
+		*out = kv;
+		return 0;
+	case KVMLINUX_NO_KERNEL_BID:
+		fprintf(stderr, PROG ": --vmlinux %s: the capture has no kernel build-id to check it against; not used, kernel names from the capture\n",
+			path);
+		break;
+	case KVMLINUX_MISMATCH:
+		hexstr(mine, in->build_id, in->build_id_size);
+		hexstr(rec, in->kernel->build_id, in->kernel->build_id_size);
+		fprintf(stderr, PROG ": --vmlinux %s: build-id %s, the recorded kernel's is build-id %s; not used, kernel names from the capture\n",
+			path, mine, rec);
+		break;
+	case KVMLINUX_NO_SLIDE:
+		fprintf(stderr, PROG ": --vmlinux %s: where the kernel was loaded (KASLR) is unknown: no kernel base and no kernel symbol of the capture found in it; not used, kernel names from the capture\n",
+			path);
+		break;
+	}
+	kvmlinux__free(kv);
+	return 0;
+}
+
+int main_input__load(struct main_input *in, const struct main_args *a, const char *path,
+		     int lines)
+{
+	int err;
+
+	memset(in, 0, sizeof(*in));
+	in->path = path;
+	in->ro = a->ro;
+	if (lines)
+		in->ro.sym.lines = 1;
+	in->cap = capture__read(path);
+	if (!in->cap) {
+		err = errno;
+		if (err == ENOMEM)
+			fprintf(stderr, PROG ": %s: out of memory\n", path);
+		else
+			textline__printf(stderr, PROG ": %s", stk_open_errmsg());
+		return 1;
+	}
+	if (a->vmlinux && open_vmlinux(in->cap, a->vmlinux, &in->ro.sym, &in->vmlinux))
+		goto fail;
+	in->ro.vmlinux = in->vmlinux;
+	in->r = report__new(in->cap, &in->ro);
+	if (!in->r) {
+		err = errno;
+		if (in->ro.kallsyms && err != ENOMEM)
+			fprintf(stderr, PROG ": --kallsyms %s: %s\n", in->ro.kallsyms,
+				err == EBADMSG ? "not in /proc/kallsyms format" : strerror(err));
+		else
+			fprintf(stderr, PROG ": %s: %s\n", path, strerror(err));
+		goto fail;
+	}
+	return 0;
+fail:
+	main_input__release(in);
+	return 1;
+}
+
+void main_input__release(struct main_input *in)
+{
+	report__free(in->r);
+	kvmlinux__free(in->vmlinux);
+	capture__free(in->cap);
+	in->r = NULL;
+	in->vmlinux = NULL;
+	in->cap = NULL;
+}
+
+/* The closing line into @sb: how much is symbolized, and what is missing
+ * and why.  0 or -ENOMEM. */
+static int summary_line(const struct report *r, struct strbuf *sb)
+{
+	size_t i, n = symbolizer__nr_modules(r->sym), listed = 0;
+	double pct = r->total_count ? 100.0 * (double)r->symbolized_count / (double)r->total_count
+				    : 100.0;
+	int err;
+
+	err = strbuf__addf(sb, "%.1f%% of %llu %s fully symbolized", pct,
+			   (unsigned long long)r->total_count,
+			   r->kind == REPORT_PROFILE ? "samples" : "blocking events");
+	for (i = 0; i < n && !err; i++) {
+		const struct sym_module *m = symbolizer__module_at(r->sym, i);
+		char hex[2 * STK_MAX_BUILD_ID + 1];
+		const char *why;
+
+		if (!m->unknown_samples)
+			continue;
+		why = m->status == SYM_MOD_OK ? "some addresses have no symbol"
+					      : sym_module_status__reason(m->status);
+		err = strbuf__adds(sb, listed++ ? ", " : "; no symbols for: ");
+		if (!err)
+			err = strbuf__adds(sb, m->path[0] ? m->path : "[anon]");
+		if (!err && m->build_id_size) {
+			hexstr(hex, m->build_id, m->build_id_size);
+			err = strbuf__addf(sb, " (build-id %s: %s", hex, why);
+		} else if (!err) {
+			err = strbuf__addf(sb, " (%s", why);
+		}
+		if (!err && m->status == SYM_MOD_MISMATCH && m->mismatch_path)
+			err = strbuf__addf(sb, ": %s has another one", m->mismatch_path);
+		if (!err)
+			err = strbuf__adds(sb, ")");
+	}
+	if (!err && r->kernel_unknown_samples) {
+		err = strbuf__adds(sb, listed++ ? ", " : "; no symbols for: ");
+		if (!err)
+			err = strbuf__addf(sb, "[kernel] (%s)", r->kernel_syms_source
+					   ? "some addresses not in the kernel symbols"
+					   : "no kernel symbols in the capture; try --kallsyms");
+	}
+	return err;
+}
+
+/* Prints the closing line; 1 when out of memory (said), else 0. */
+static int print_summary(const struct report *r, const char *label)
+{
+	struct strbuf sb = { 0 };
+	int err = summary_line(r, &sb);
+
+	if (err)
+		fprintf(stderr, PROG ": summary: %s\n", strerror(-err));
+	else	/* Module paths come from the capture: one escaped line. */
+		textline__printf(stderr, PROG ": %s%s%s", label ? label : "", label ? ": " : "",
+				 strbuf__str(&sb));
+	strbuf__free(&sb);
+	return err ? 1 : 0;
+}
+
+int main_input__status(const struct main_input *in, const char *label)
+{
+	const struct capture *cap = in->cap;
+	const struct report *r = in->r;
+	int ret;
+
+	if (!label && r->missing_stacks)
+		fprintf(stderr, "WARNING: %llu stack traces %scould not be displayed.%s\n",
+			(unsigned long long)r->missing_stacks,
+			r->kind == REPORT_OFFWAKE ? "lost and " : "",
+			r->missing_map_full ? " Consider increasing --stack-storage-size." : "");
+	ret = print_summary(r, label);
+	if (cap->damaged) {
+		textline__printf(stderr, PROG ": %s: damaged: %s; reported the %llu chunks recovered",
+			in->path, cap->first_error ? cap->first_error : "unknown damage",
+			(unsigned long long)cap->summary.chunks);
+		ret = 1;
+	} else if (!cap->summary.closed) {
+		textline__printf(stderr, PROG ": %s: not closed cleanly (recording killed?)%s%s; reported the %llu chunks written",
+			in->path, cap->first_error ? ": " : "",
+			cap->first_error ? cap->first_error : "",
+			(unsigned long long)cap->summary.chunks);
+	}
+	return ret;
+}

@@ -1,0 +1,127 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * The writers of stkreport diff (diff.h): the text table of the functions
+ * that changed most, and FlameGraph's difffolded layout ("stack base new")
+ * for differential flame graphs.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <string.h>
+
+#include "diff.h"
+#include "textsafe.h"
+
+/* A side's value as the table prints it: samples, or blocked ms. */
+static int add_value(struct strbuf *sb, const struct diff_side *s, uint64_t v)
+{
+	if (s->kind == REPORT_PROFILE)
+		return strbuf__addf(sb, " %10" PRIu64, v);
+	return strbuf__addf(sb, " %10.1f", (double)v / 1e6);
+}
+
+static int func_line(struct strbuf *sb, const struct diff *d, const struct diff_func *fn)
+{
+	const struct diff_side *b = diff__side(d, DIFF_BASE), *n = diff__side(d, DIFF_NEW);
+	int err;
+
+	err = strbuf__addf(sb, "%+8.2f %7.2f%% %7.2f%%", fn->self_delta,
+			   fn->self_pct[DIFF_BASE], fn->self_pct[DIFF_NEW]);
+	err = err ?: add_value(sb, b, fn->self[DIFF_BASE]);
+	err = err ?: add_value(sb, n, fn->self[DIFF_NEW]);
+	err = err ?: strbuf__addf(sb, "  %+8.2f %7.2f%% %7.2f%%", fn->total_delta,
+				  fn->total_pct[DIFF_BASE], fn->total_pct[DIFF_NEW]);
+	err = err ?: add_value(sb, b, fn->total[DIFF_BASE]);
+	err = err ?: add_value(sb, n, fn->total[DIFF_NEW]);
+	err = err ?: strbuf__adds(sb, "  ");
+	err = err ?: render_clean(sb, fn->name, 0);
+	err = err ?: strbuf__adds(sb, " (");
+	err = err ?: render_clean(sb, fn->module, 0);
+	err = err ?: strbuf__adds(sb, ")\n");
+	return err;
+}
+
+static int side_line(struct strbuf *sb, const struct diff *d, int i,
+		     const struct diff_print_opts *o)
+{
+	const struct diff_side *s = diff__side(d, i);
+	const char *kernel = capture__meta(s->r->cap, "kernel_release");
+	double secs = (double)s->duration_ns / 1e9;
+	int err;
+
+	err = strbuf__addf(sb, "%-5s ", i == DIFF_BASE ? "base:" : "new:");
+	err = err ?: strbuf__add_escaped(sb, o->paths[i], strlen(o->paths[i]));
+	err = err ?: strbuf__addf(sb, ": %s, ", report_kind__name(s->kind));
+	if (err)
+		return err;
+	if (s->kind == REPORT_PROFILE)
+		err = strbuf__addf(sb, "%" PRIu64 " samples", s->value);
+	else
+		err = strbuf__addf(sb, "%" PRIu64 " blocking events, %.3f s blocked", s->events,
+				   (double)s->value / 1e9);
+	if (!err && s->duration_ns)
+		err = strbuf__addf(sb, " in %.3f s", secs);
+	else if (!err)
+		err = strbuf__adds(sb, ", duration not recorded");
+	if (!err && s->duration_ns && o->normalize == DIFF_NORM_TIME)
+		err = s->kind == REPORT_PROFILE
+			? strbuf__addf(sb, " (%.1f samples/s)", (double)s->value / secs)
+			: strbuf__addf(sb, " (%.3f s blocked per s)", (double)s->value / 1e9 / secs);
+	if (!err && s->frequency)
+		err = strbuf__addf(sb, ", %" PRIu64 " Hz", s->frequency);
+	if (!err && kernel) {
+		err = strbuf__adds(sb, ", kernel ");
+		err = err ?: strbuf__add_escaped(sb, kernel, strlen(kernel));
+	}
+	return err ?: strbuf__adds(sb, "\n");
+}
+
+int out_diff__text(const struct diff *d, const struct diff_print_opts *o, FILE *f)
+{
+	const struct diff_side *b = diff__side(d, DIFF_BASE);
+	const char *unit = b->kind == REPORT_PROFILE ? "samples" : "blocked ms";
+	const char *const *warn;
+	const struct diff_func *fn;
+	struct strbuf sb = { 0 };
+	size_t i, n, nw;
+	int err;
+
+	fn = diff__funcs(d, &n);
+	if (o->top && o->top < n)
+		n = o->top;
+	err = strbuf__addf(&sb, "# share: %s, in percent; change: new - base, in points; values: %s\n",
+			   o->normalize == DIFF_NORM_TIME
+			   ? (b->kind == REPORT_PROFILE ? "of one CPU (samples per second / frequency)"
+							: "blocked time per second of recording")
+			   : (b->kind == REPORT_PROFILE ? "of all samples" : "of all blocked time"),
+			   unit);
+	err = err ?: strbuf__addf(&sb, "%-8s %8s %8s %10s %10s  %-8s %8s %8s %10s %10s  %s\n",
+				  "self", "base", "new", "base", "new",
+				  "total", "base", "new", "base", "new", "function (module)");
+	for (i = 0; !err && i < n; i++)
+		err = func_line(&sb, d, &fn[i]);
+	err = err ?: strbuf__adds(&sb, "\n");
+	err = err ?: side_line(&sb, d, DIFF_BASE, o);
+	err = err ?: side_line(&sb, d, DIFF_NEW, o);
+	warn = diff__warnings(d, &nw);
+	for (i = 0; !err && i < nw; i++) {
+		err = strbuf__adds(&sb, "warning: ");
+		err = err ?: strbuf__add_escaped(&sb, warn[i], strlen(warn[i]));
+		err = err ?: strbuf__adds(&sb, "\n");
+	}
+	if (!err && (fputs(strbuf__str(&sb), f) == EOF || fflush(f) || ferror(f)))
+		err = -EIO;
+	strbuf__free(&sb);
+	return err;
+}
+
+int out_diff__folded(const struct diff *d, FILE *f)
+{
+	const struct diff_row *rows;
+	size_t i, n;
+
+	rows = diff__rows(d, &n);
+	for (i = 0; i < n; i++)
+		fprintf(f, "%s %" PRIu64 " %" PRIu64 "\n", rows[i].stack, rows[i].value[DIFF_BASE],
+			rows[i].value[DIFF_NEW]);
+	return fflush(f) || ferror(f) ? -EIO : 0;
+}
