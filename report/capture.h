@@ -15,6 +15,7 @@
 
 #include "idmap.h"
 #include "ksyms.h"
+#include "slice.h"
 #include "stk.h"
 #include "util.h"
 
@@ -59,7 +60,10 @@ struct cap_segment {
 	struct idmap offc_keys;
 	struct cap_maps **maps;		/* every snapshot, in file order */
 	size_t nr_maps, cap_maps;
-	uint64_t t_first, t_last;	/* earliest t0 and latest t1 of CNTS/OFFC */
+	uint64_t t_first, t_last;	/* earliest t0 and latest t1 of CNTS/OFFC kept */
+	uint64_t t_start;		/* where --since/--until count from: the
+					 * header's mono_start_ns, else (header
+					 * lost) the first row chunk's t0 */
 	struct arena mem;		/* stacks and count rows */
 };
 
@@ -108,6 +112,13 @@ struct capture *capture__read(const char *path);
 
 /* As capture__read() over a buffer that must outlive the call only. */
 struct capture *capture__read_mem(const void *buf, size_t size);
+
+/*
+ * capture__read_slice() - as capture__read(), keeping only the CNTS and
+ * OFFC rows of the flush intervals in @slice (slice.h; NULL: all).  Every
+ * other chunk (stacks, maps, kernel data, META, STAT) is read whole.
+ */
+struct capture *capture__read_slice(const char *path, const struct time_slice *slice);
 
 void capture__free(struct capture *c);	/* accepts NULL */
 

@@ -17,6 +17,7 @@
 #include "kvmlinux.h"
 #include "output.h"
 #include "report.h"
+#include "slice.h"
 #include "stk.h"
 #include "textsafe.h"
 
@@ -28,7 +29,8 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 "Usage: stkreport [options] FILE.stk\n"
-"       stkreport info [--chunks] [--symbols] FILE.stk\n"
+"       stkreport info [--chunks] [--symbols] [--since S] [--until S] FILE.stk\n"
+"       stkreport merge -o OUT.stk IN.stk...\n"
 "Symbolize a capture offline and print it.\n"
 "\n"
 "Output:\n"
@@ -55,6 +57,7 @@ static void usage(FILE *f)
 "      --pid PIDS       only these processes (comma-separated)\n"
 "      --tid TIDS       only these threads\n"
 "      --comm NAME      only tasks with this comm\n"
+TIME_SLICE_HELP
 "Symbols (a file is used only if its build-id is the recorded one):\n"
 "      --sysroot DIR    look for recorded paths under DIR too\n"
 "      --debug-dir DIR  look in DIR/.build-id/xx/rest[.debug] and DIR/PATH;\n"
@@ -91,6 +94,7 @@ static const struct option long_opts[] = {
 	{ "pid", required_argument, NULL, OPT_PID },
 	{ "tid", required_argument, NULL, OPT_TID },
 	{ "comm", required_argument, NULL, OPT_COMM },
+	TIME_SLICE_LONG_OPTS,
 	{ "inline", no_argument, NULL, OPT_INLINE },
 	{ "no-inline", no_argument, NULL, OPT_NO_INLINE },
 	{ "lines", no_argument, NULL, OPT_LINES },
@@ -250,6 +254,7 @@ int report_main(int argc, char **argv)
 	static uint32_t pids[MAX_IDS], tids[MAX_IDS];
 	const char *debug_dirs[MAX_DEBUG_DIRS];
 	struct report_opts ro = { .sz = sizeof(ro), .sym = { .sz = sizeof(ro.sym) } };
+	struct time_slice slice = TIME_SLICE_ALL;
 	struct output_opts oo = { 0 };
 	const struct output_format *fmt = output_format__find("text");
 	const char *out_path = NULL, *vmlinux = NULL, *path;
@@ -261,6 +266,12 @@ int report_main(int argc, char **argv)
 	ro.sym.debug_dirs = debug_dirs;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "f:o:daUKS:h", long_opts, NULL)) != -1) {
+		err = time_slice__option(&slice, c, optarg);
+		if (err < 0)
+			return usage_error("--since/--until need seconds from the capture's start, e.g. 2.5",
+					   optarg);
+		if (err)
+			continue;
 		switch (c) {
 		case 'f':
 			fmt = output_format__find(optarg);
@@ -316,6 +327,8 @@ int report_main(int argc, char **argv)
 	}
 	if (ro.user_only && ro.kernel_only)
 		return usage_error("-U and -K exclude each other", NULL);
+	if (time_slice__check(&slice))
+		return usage_error("--since must be before --until", NULL);
 	if (optind + 1 != argc)
 		return usage_error(optind == argc ? "missing capture FILE" : "one capture FILE only",
 				   NULL);
@@ -332,7 +345,7 @@ int report_main(int argc, char **argv)
 	else
 		ro.sym.debuginfod = 1;
 
-	cap = capture__read(path);
+	cap = capture__read_slice(path, &slice);
 	if (!cap) {
 		err = errno;
 		if (err == ENOMEM)
