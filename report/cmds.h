@@ -10,6 +10,9 @@
 /* stkreport info [--chunks] [--symbols] FILE: argv[0] is "info". */
 int info_main(int argc, char **argv);
 
+/* stkreport merge -o OUT.stk IN.stk...: argv[0] is "merge". */
+int merge_main(int argc, char **argv);
+
 /* stkreport [-f FORMAT] [options] FILE: argv[0] is the program name. */
 int report_main(int argc, char **argv);
 
