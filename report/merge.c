@@ -281,22 +281,39 @@ static int merge__maps(struct merge *m, size_t src, const struct stk_chunk *ch)
 	return 0;
 }
 
+/*
+ * Kernel symbols are keyed by address and module: the kernel's text is the
+ * same in every source (kernel_check()), but code loaded while recording
+ * (BPF programs, whose frames lead every off-CPU stack) may have sat at
+ * one address in one capture and another program there in the next.  One
+ * symbol per address keeps lookups unambiguous: the larger one, so that
+ * every address either source named stays covered.
+ */
 static int merge__ksyms(struct merge *m, const struct stk_chunk *ch)
 {
 	size_t i;
 
 	for (i = 0; i < ch->u.ksym.n; i++) {
 		const struct stk_ksym *k = &ch->u.ksym.syms[i];
-		uint64_t h = hash_bytes(hash_bytes(hash64(0x45e, k->addr), k->name, strlen(k->name)),
-					k->module, strlen(k->module));
+		uint64_t h = hash_bytes(hash64(0x45e, k->addr), k->module, strlen(k->module));
 		struct mksym *first = idmap__find_ptr(&m->ksym_index, h), *x;
 
 		for (x = first; x; x = x->next)
-			if (x->k.addr == k->addr && x->k.size == k->size &&
-			    strcmp(x->k.name, k->name) == 0 && strcmp(x->k.module, k->module) == 0)
+			if (x->k.addr == k->addr && strcmp(x->k.module, k->module) == 0)
 				break;
-		if (x)
+		if (x && (k->size <= x->k.size || strcmp(x->k.name, k->name) == 0)) {
+			if (k->size > x->k.size)
+				x->k.size = k->size;
 			continue;
+		}
+		if (x) {	/* another, larger symbol at this address */
+			x->k.size = k->size;
+			x->k.type = k->type;
+			x->k.name = arena__strndup(&m->mem, k->name, strlen(k->name));
+			if (!x->k.name)
+				return -ENOMEM;
+			continue;
+		}
 		if (grow((void **)&m->ksyms, &m->cap_ksyms, m->nr_ksyms, sizeof(*m->ksyms)))
 			return -ENOMEM;
 		x = arena__alloc(&m->mem, sizeof(*x));

@@ -11,8 +11,10 @@
  *    output's start (the first source's): --since/--until then select the
  *    same offset of every source, and the timeline sums them;
  *  - MAPS snapshots move with their source's times (an identical snapshot,
- *    as a capture merged with itself has, is written once); KSYM symbols,
- *    KBID objects and ESYM images are de-duplicated (ESYM by build-id);
+ *    as a capture merged with itself has, is written once); KSYM symbols
+ *    (one per address: the larger where two sources disagree, as
+ *    BPF programs loaded at one address in turn make them), KBID objects
+ *    and ESYM images (by build-id) are de-duplicated;
  *  - META keeps the keys every source has with the same value, with
  *    duration_ns summed, and tells the sources: merged_sources, and per
  *    source merged_from_N = "UUID PATH"; STAT counters are summed.

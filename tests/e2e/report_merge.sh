@@ -73,7 +73,12 @@ near() {
 	awk -v n="$_n" 'NR == FNR { c = $NF; sub(/ [0-9]+$/, ""); a[$0] = c; next }
 		{ c = $NF; sub(/ [0-9]+$/, ""); if (!($0 in a) || c < a[$0] || c > a[$0] + n) bad++; seen[$0] = 1 }
 		END { for (k in a) if (!(k in seen)) bad++; exit bad > 0 }' "$2" "$3"
-	check "$1" [ $? -eq 0 ]
+	if [ $? -eq 0 ]; then
+		pass "$1"
+	else
+		fail "$1"
+		diff "$2" "$3" | head -n 6
+	fi
 }
 # rowsum FILE: episodes and blocked ns of every OFFC row.
 rowsum() {
