@@ -391,7 +391,17 @@ static int capture__add_esym(struct capture *c, const struct stk_chunk *ch)
 	return 0;
 }
 
-static int capture__add_chunk(struct capture *c, struct stk_reader *r, const struct stk_chunk *ch)
+/* Whether the rows of @ch are in @slice (slice.h). */
+static int seg__in_slice(struct cap_segment *s, const struct time_slice *slice,
+			 const struct stk_chunk *ch)
+{
+	if (!s->t_start)
+		s->t_start = s->info.mono_start_ns ? s->info.mono_start_ns : ch->t0_ns;
+	return time_slice__keeps(slice, s->t_start, ch->t0_ns, ch->t1_ns);
+}
+
+static int capture__add_chunk(struct capture *c, struct stk_reader *r, const struct stk_chunk *ch,
+			      const struct time_slice *slice)
 {
 	struct cap_segment *s = capture__segment(c, ch->segment, r);
 	size_t i;
@@ -399,6 +409,9 @@ static int capture__add_chunk(struct capture *c, struct stk_reader *r, const str
 
 	if (!s)
 		return -ENOMEM;
+	if ((ch->type == STK_CHUNK_CNTS || ch->type == STK_CHUNK_OFFC) &&
+	    !seg__in_slice(s, slice, ch))
+		return 0;
 	switch (ch->type) {
 	case STK_CHUNK_STCK:
 		err = seg__add_stacks(s, ch->u.stck.stacks, ch->u.stck.n);
@@ -437,7 +450,7 @@ static int capture__add_chunk(struct capture *c, struct stk_reader *r, const str
 	return err;
 }
 
-static struct capture *capture__load(struct stk_reader *r)
+static struct capture *capture__load(struct stk_reader *r, const struct time_slice *slice)
 {
 	struct stk_chunk ch;
 	struct capture *c = calloc(1, sizeof(*c));
@@ -445,6 +458,7 @@ static struct capture *capture__load(struct stk_reader *r)
 
 	if (!c)
 		goto fail;
+	c->sliced = !time_slice__all(slice);
 	c->ksyms = ksyms__new();
 	if (!c->ksyms || !capture__segment(c, 0, r))
 		goto fail;
@@ -466,7 +480,7 @@ static struct capture *capture__load(struct stk_reader *r)
 			}
 			continue;
 		}
-		err = capture__add_chunk(c, r, &ch);
+		err = capture__add_chunk(c, r, &ch, slice);
 		if (err)
 			goto fail;
 	}
@@ -489,7 +503,16 @@ struct capture *capture__read(const char *path)
 
 	if (!r)
 		return NULL;
-	return capture__load(r);
+	return capture__load(r, NULL);
+}
+
+struct capture *capture__read_slice(const char *path, const struct time_slice *slice)
+{
+	struct stk_reader *r = stk_reader__open(path);
+
+	if (!r)
+		return NULL;
+	return capture__load(r, slice);
 }
 
 struct capture *capture__read_mem(const void *buf, size_t size)
@@ -498,7 +521,7 @@ struct capture *capture__read_mem(const void *buf, size_t size)
 
 	if (!r)
 		return NULL;
-	return capture__load(r);
+	return capture__load(r, NULL);
 }
 
 static void cap_segment__free(struct cap_segment *s)

@@ -16,6 +16,7 @@
 #include "esymtab.h"
 #include "idmap.h"
 #include "ksyms.h"
+#include "slice.h"
 #include "stk.h"
 #include "util.h"
 
@@ -60,7 +61,10 @@ struct cap_segment {
 	struct idmap offc_keys;
 	struct cap_maps **maps;		/* every snapshot, in file order */
 	size_t nr_maps, cap_maps;
-	uint64_t t_first, t_last;	/* earliest t0 and latest t1 of CNTS/OFFC */
+	uint64_t t_first, t_last;	/* earliest t0 and latest t1 of CNTS/OFFC kept */
+	uint64_t t_start;		/* where --since/--until count from: the
+					 * header's mono_start_ns, else (header
+					 * lost) the first row chunk's t0 */
 	struct arena mem;		/* stacks and count rows */
 };
 
@@ -101,6 +105,7 @@ struct capture {
 	size_t nr_symtabs;
 	struct stk_kv *meta;		/* every META pair, in order (copied) */
 	size_t nr_meta;
+	int sliced;			/* read with --since/--until: rows of a part */
 	struct stk_stat *stats;		/* the last STAT chunk (copied) */
 	size_t nr_stats;
 	/* What reading found. */
@@ -121,6 +126,13 @@ struct capture *capture__read(const char *path);
 
 /* As capture__read() over a buffer that must outlive the call only. */
 struct capture *capture__read_mem(const void *buf, size_t size);
+
+/*
+ * capture__read_slice() - as capture__read(), keeping only the CNTS and
+ * OFFC rows of the flush intervals in @slice (slice.h; NULL: all).  Every
+ * other chunk (stacks, maps, kernel data, META, STAT) is read whole.
+ */
+struct capture *capture__read_slice(const char *path, const struct time_slice *slice);
 
 void capture__free(struct capture *c);	/* accepts NULL */
 

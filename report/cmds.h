@@ -13,6 +13,8 @@ int info_main(int argc, char **argv);
 /* stkreport diff [options] BASE NEW: argv[0] is "diff".  Also exits 3:
  * --fail-if-regress found a regression. */
 int diff_main(int argc, char **argv);
+/* stkreport merge -o OUT.stk IN.stk...: argv[0] is "merge". */
+int merge_main(int argc, char **argv);
 
 /* stkreport [-f FORMAT] [options] FILE: argv[0] is the program name. */
 int report_main(int argc, char **argv);

@@ -229,14 +229,15 @@ static uint64_t capture_duration(const struct capture *c)
 	uint64_t t0 = UINT64_MAX, t1 = 0;
 	size_t i;
 
-	if (m && *m) {
+	/* A slice lasts from its first to its last row, not the recording. */
+	if (!c->sliced && m && *m) {
 		char *end;
 		unsigned long long v = strtoull(m, &end, 10);
 
 		if (!*end && v)
 			return v;
 	}
-	if (capture__stat(c, "duration_ns"))
+	if (!c->sliced && capture__stat(c, "duration_ns"))
 		return capture__stat(c, "duration_ns");
 	for (i = 0; i < c->nr_segs; i++) {
 		if (!c->segs[i].t_last)

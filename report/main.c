@@ -3,6 +3,7 @@
  * stkreport: read a .stk capture and report it.  Subcommands:
  *   stkreport info FILE       facts, chunks and validation verdict
  *   stkreport diff BASE NEW   compare two captures by function
+ *   stkreport merge -o OUT IN...  captures merged into one
  *   stkreport [options] FILE  symbolized report (text, folded, pprof)
  */
 #include <string.h>
@@ -15,5 +16,7 @@ int main(int argc, char **argv)
 		return info_main(argc - 1, argv + 1);
 	if (argc > 1 && strcmp(argv[1], "diff") == 0)
 		return diff_main(argc - 1, argv + 1);
+	if (argc > 1 && strcmp(argv[1], "merge") == 0)
+		return merge_main(argc - 1, argv + 1);
 	return report_main(argc, argv);
 }

@@ -31,6 +31,7 @@ static const struct option shared_opts[] = {
 	{ "pid", required_argument, NULL, OPT_PID },
 	{ "tid", required_argument, NULL, OPT_TID },
 	{ "comm", required_argument, NULL, OPT_COMM },
+	TIME_SLICE_LONG_OPTS,
 	{ "inline", no_argument, NULL, OPT_INLINE },
 	{ "no-inline", no_argument, NULL, OPT_NO_INLINE },
 	{ "lines", no_argument, NULL, OPT_LINES },
@@ -65,6 +66,7 @@ void main_args__usage(FILE *f)
 "      --pid PIDS       only these processes (comma-separated)\n"
 "      --tid TIDS       only these threads\n"
 "      --comm NAME      only tasks with this comm\n"
+TIME_SLICE_HELP
 "Symbols (a file is used only if its build-id is the recorded one):\n"
 "      --sysroot DIR    look for recorded paths under DIR too\n"
 "      --debug-dir DIR  look in DIR/.build-id/xx/rest[.debug] and DIR/PATH;\n"
@@ -88,6 +90,7 @@ void main_args__init(struct main_args *a)
 	a->ro.sz = sizeof(a->ro);
 	a->ro.sym.sz = sizeof(a->ro.sym);
 	a->ro.sym.debug_dirs = a->debug_dirs;
+	a->slice = TIME_SLICE_ALL;
 }
 
 int main_args__options(struct option *out, size_t cap, const struct option *own)
@@ -178,7 +181,12 @@ int main_args__parse(struct main_args *a, int c, const char *arg)
 	case OPT_NO_DEBUGINFOD: a->no_debuginfod = 1; break;
 	case OPT_KALLSYMS: ro->kallsyms = arg; break;
 	case OPT_VMLINUX: a->vmlinux = arg; break;
-	default: return -ENOENT;
+	default:
+		switch (time_slice__option(&a->slice, c, arg)) {
+		case 1: break;
+		case 0: return -ENOENT;
+		default: return bad("--since/--until need seconds from the capture's start", arg);
+		}
 	}
 	return 0;
 }
@@ -187,6 +195,8 @@ int main_args__check(struct main_args *a)
 {
 	if (a->ro.user_only && a->ro.kernel_only)
 		return bad("-U and -K exclude each other", NULL);
+	if (time_slice__check(&a->slice))
+		return bad("--since must be before --until", NULL);
 	/* libdwfl asks debuginfod by itself whenever DEBUGINFOD_URLS is set. */
 	if (a->no_debuginfod)
 		unsetenv("DEBUGINFOD_URLS");
@@ -257,7 +267,7 @@ int main_input__load(struct main_input *in, const struct main_args *a, const cha
 	in->ro = a->ro;
 	if (lines)
 		in->ro.sym.lines = 1;
-	in->cap = capture__read(path);
+	in->cap = capture__read_slice(path, &a->slice);
 	if (!in->cap) {
 		err = errno;
 		if (err == ENOMEM)

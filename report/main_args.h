@@ -23,6 +23,7 @@
 #include "capture.h"
 #include "output.h"
 #include "report.h"
+#include "slice.h"
 
 #define MAIN_ARGS_MAX_DEBUG_DIRS 64
 #define MAIN_ARGS_MAX_IDS 4096
@@ -37,6 +38,7 @@ struct main_args {
 	int no_debuginfod;
 	const char *debug_dirs[MAIN_ARGS_MAX_DEBUG_DIRS];
 	uint32_t pids[MAIN_ARGS_MAX_IDS], tids[MAIN_ARGS_MAX_IDS];
+	struct time_slice slice;	/* --since/--until: rows read, every capture */
 };
 
 /* One capture read and run through the pipeline with a copy of the

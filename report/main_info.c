@@ -20,12 +20,17 @@
 
 #include "cmds.h"
 #include "info.h"
+#include "slice.h"
 #include "stk.h"
 #include "symbols_info.h"
 #include "textsafe.h"
+#include "timeline.h"
 
 /* Errors printed one per line; the rest are only counted. */
 #define MAX_ERROR_LINES 100
+/* Timeline: at most this many lines per segment, bars this wide. */
+#define TIMELINE_LINES 60
+#define TIMELINE_BAR 40
 
 struct info_opts {
 	int chunks;		/* --chunks: list every chunk */
@@ -39,6 +44,7 @@ static const struct option long_opts[] = {
 	{ "symbols", no_argument, NULL, 's' },
 	{ "sysroot", required_argument, NULL, 'R' },
 	{ "debug-dir", required_argument, NULL, 'D' },
+	TIME_SLICE_LONG_OPTS,
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -55,7 +61,16 @@ static void usage(FILE *f)
 		"  -c, --chunks   also list every chunk: segment, seq, offset, tag, sizes, interval\n"
 		"  -s, --symbols  per module: samples, build-id, the file its symbols come from\n"
 		"                 or why none (--sysroot DIR, --debug-dir DIR as for the report)\n"
+		"      --since SECONDS, --until SECONDS\n"
+		"                 the timeline of that slice only, and its total (the\n"
+		"                 report's rule: intervals by their midpoint)\n"
 		"  -h, --help     this help\n"
+		"\n"
+		"Each segment ends with its timeline: samples (off-CPU: episodes and\n"
+		"blocked time) per second from its start, or per 2, 5, 10... s so that\n"
+		"it fits in 60 lines, with a bar; a flush interval counts in the line\n"
+		"of its midpoint, so a line's bounds given to --since/--until select\n"
+		"exactly that line.\n"
 		"\n"
 		"Exit status: 0 sound and closed cleanly, 1 damaged, truncated or not\n"
 		"closed cleanly (after printing what was recovered), 2 usage error.\n");
@@ -127,6 +142,64 @@ static void print_totals(const struct info_totals *t)
 		/* What --embed-symbols costs: the payloads, compressed. */
 		printf("embedded bytes: %" PRIu64 "\n", t->esym_bytes);
 	}
+}
+
+/* The timeline of segment @i (see the --help text). */
+static int print_timeline(const struct info *in, const struct timeline *tl, uint32_t i,
+			  const struct time_slice *slice)
+{
+	const char *fl = info__meta(in, i, "flush_interval_ns");
+	uint64_t width, max = 0, total = 0, blocked = 0, v;
+	int offcpu = i < tl->nr_segs && tl->segs[i].offcpu;
+	struct tl_bucket *b;
+	size_t n, k;
+	int err, bar;
+
+	err = timeline__buckets(tl, i, fl ? strtoull(fl, NULL, 10) : 0, TIMELINE_LINES, &b, &n,
+				&width);
+	if (err)
+		return err;
+	for (k = 0; k < n; k++) {
+		v = offcpu ? b[k].blocked_ns : b[k].count;
+		if (v > max)
+			max = v;
+		total += b[k].count;
+		blocked += b[k].blocked_ns;
+	}
+	if (!time_slice__all(slice)) {
+		printf("slice: %" PRIu64 ".%03" PRIu64 " s to ", slice->since_ns / 1000000000u,
+		       slice->since_ns % 1000000000u / 1000000u);
+		if (slice->until_ns == UINT64_MAX)
+			printf("the end");
+		else
+			printf("%" PRIu64 ".%03" PRIu64 " s", slice->until_ns / 1000000000u,
+			       slice->until_ns % 1000000000u / 1000000u);
+		printf(": %" PRIu64 " %s", total, offcpu ? "episodes" : "samples");
+		if (offcpu)
+			printf(", %" PRIu64 ".%03" PRIu64 " s blocked", blocked / 1000000000u,
+			       blocked % 1000000000u / 1000000u);
+		printf("\n");
+	}
+	if (n)
+		printf("timeline: %" PRIu64 " s per line, from the segment start\n",
+		       width / 1000000000u);
+	for (k = 0; k < n; k++) {
+		v = offcpu ? b[k].blocked_ns : b[k].count;
+		if (!time_slice__all(slice) && !b[k].count && !b[k].blocked_ns)
+			continue;	/* outside the slice */
+		printf("timeline %" PRIu64 "-%" PRIu64 " s: %" PRIu64 " %s", b[k].start_ns / 1000000000u,
+		       b[k].end_ns / 1000000000u, b[k].count, offcpu ? "episodes" : "samples");
+		if (offcpu)
+			printf(", %" PRIu64 ".%03" PRIu64 " s blocked", b[k].blocked_ns / 1000000000u,
+			       b[k].blocked_ns % 1000000000u / 1000000u);
+		printf(" ");
+		bar = max ? (int)((v * TIMELINE_BAR + max - 1) / max) : 0;
+		while (bar-- > 0)
+			putchar('#');
+		printf("\n");
+	}
+	free(b);
+	return 0;
 }
 
 static void print_segment(const struct info *in, const struct stk_reader *r, uint32_t i)
@@ -262,12 +335,22 @@ int info_main(int argc, char **argv)
 	struct info in = { 0 };
 	char *first_error = NULL;
 	const char *path;
+	struct time_slice slice = TIME_SLICE_ALL;
+	struct timeline tl = { 0 };
 	struct stk_chunk ch;
 	uint64_t errors = 0;
 	uint32_t i;
 	int ret, c;
 
 	while ((c = getopt_long(argc, argv, "csh", long_opts, NULL)) != -1) {
+		ret = time_slice__option(&slice, c, optarg);
+		if (ret < 0) {
+			fprintf(stderr, "stkreport: info: --since/--until need seconds from the capture's start, e.g. 2.5: %s\n",
+				optarg);
+			return 2;
+		}
+		if (ret)
+			continue;
 		switch (c) {
 		case 'c':
 			opts.chunks = 1;
@@ -292,6 +375,10 @@ int info_main(int argc, char **argv)
 			fprintf(stderr, "stkreport: info: try 'stkreport info --help'\n");
 			return 2;
 		}
+	}
+	if (time_slice__check(&slice)) {
+		fprintf(stderr, "stkreport: info: --since must be before --until\n");
+		return 2;
 	}
 	if (argc - optind != 1) {
 		fprintf(stderr, "stkreport: info: %s; usage: stkreport info [--chunks] [--symbols] FILE.stk\n",
@@ -326,7 +413,9 @@ int info_main(int argc, char **argv)
 		}
 		if (opts.chunks)
 			print_chunk(&ch);
-		if (info__add_chunk(&in, &ch) < 0) {
+		if (info__add_chunk(&in, &ch) < 0 ||
+		    timeline__add_chunk(&tl, &ch, stk_reader__segment(r, ch.segment)->mono_start_ns,
+					&slice) < 0) {
 			fprintf(stderr, "stkreport: %s: out of memory\n", path);
 			ret = 1;
 			goto out;
@@ -339,8 +428,14 @@ int info_main(int argc, char **argv)
 	stk_reader__summary(r, &sum);
 	printf("size: %" PRIu64 " bytes\n", sum.file_size);
 	printf("segments: %u\n", stk_reader__segment_count(r));
-	for (i = 0; i < stk_reader__segment_count(r); i++)
+	for (i = 0; i < stk_reader__segment_count(r); i++) {
 		print_segment(&in, r, i);
+		if (print_timeline(&in, &tl, i, &slice)) {
+			fprintf(stderr, "stkreport: %s: out of memory\n", path);
+			ret = 1;
+			goto out;
+		}
+	}
 	if (stk_reader__segment_count(r) > 1) {
 		printf("\n[total]\n");
 		print_totals(&in.total);
@@ -362,6 +457,7 @@ int info_main(int argc, char **argv)
 out:
 	free(first_error);
 	info__free(&in);
+	timeline__free(&tl);
 	stk_reader__close(r);
 	return ret;
 }

@@ -23,8 +23,9 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 "Usage: stkreport [options] FILE.stk\n"
-"       stkreport info [--chunks] [--symbols] FILE.stk\n"
+"       stkreport info [--chunks] [--symbols] [--since S] [--until S] FILE.stk\n"
 "       stkreport diff [options] BASE.stk NEW.stk\n"
+"       stkreport merge -o OUT.stk IN.stk...\n"
 "Symbolize a capture offline and print it.\n"
 "\n"
 "Output:\n"

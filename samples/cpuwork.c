@@ -10,6 +10,10 @@
  *   cpuwork -c SECONDS               only read the clock (clock_gettime()
  *                                    in a loop: time in the vDSO, whose
  *                                    frames have no file on disk)
+ *   cpuwork -p SECONDS               two phases: the first half of the time
+ *                                    only work_a -> leaf_a, the second only
+ *                                    work_b -> mid_b -> leaf_b (for time
+ *                                    slices: --since/--until)
  *
  * Every thread runs this call tree until SECONDS have passed:
  *
@@ -179,11 +183,23 @@ NOINLINE static void clock_loop(double seconds)
 		;
 }
 
+/* -p: leaf_a until half time, then leaf_b. */
+NOINLINE static void phases(double seconds)
+{
+	double half = now() + seconds / 2, end = now() + seconds;
+
+	while (now() < half)
+		work_a();
+	while (now() < end)
+		work_b();
+}
+
 static int usage(void)
 {
 	fprintf(stderr, "usage: cpuwork [-s A,B,C] [SECONDS [THREADS]]\n"
 			"       cpuwork [-s A,B,C] -n ROUNDS [THREADS]\n"
-			"       cpuwork -c SECONDS\n");
+			"       cpuwork -c SECONDS\n"
+			"       cpuwork -p SECONDS\n");
 	return 2;
 }
 
@@ -200,6 +216,13 @@ int main(int argc, char **argv)
 		if (*end || !(seconds > 0))
 			return usage();
 		clock_loop(seconds);
+		return 0;
+	}
+	if (argc == 3 && strcmp(argv[1], "-p") == 0) {
+		seconds = strtod(argv[2], &end);
+		if (*end || !(seconds > 0))
+			return usage();
+		phases(seconds);
 		return 0;
 	}
 	if (argc > arg + 1 && strcmp(argv[arg], "-s") == 0) {

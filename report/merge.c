@@ -1,0 +1,1069 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * `stkreport merge`: captures into one (merge.h).  Two passes over every
+ * input: the first takes everything but the rows (stacks to intern, maps,
+ * kernel data, META, STAT) and decides whether the inputs can be merged at
+ * all, before anything is written; the second copies the rows, chunk by
+ * chunk, with their stacks' new ids.  A row may name a stack that a later
+ * STCK chunk defines (SPEC.md §4.3), so the rows cannot go in the first.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "hash.h"
+#include "idmap.h"
+#include "merge.h"
+#include "stk.h"
+#include "util.h"
+
+/* Chunk sizes of what merge writes in batches. */
+#define STACKS_PER_CHUNK 8192
+#define KSYMS_PER_CHUNK 65536
+#define PROCS_PER_CHUNK 256
+
+enum mkind { KIND_UNKNOWN = 0, KIND_PROFILE, KIND_OFFCPU, KIND_OFFWAKE };
+
+static const char *const kind_names[] = { "unknown", "profile", "offcpu", "offwake" };
+
+struct mstack {
+	uint64_t id;			/* in the output, from 1 */
+	uint32_t nr_frames;
+	uint64_t *frames;
+	struct mstack *next;		/* same hash */
+};
+
+struct msnap {
+	size_t src;
+	struct stk_proc_maps p;		/* mappings and paths in the arena */
+	int dup;			/* the same as an earlier one: not written */
+};
+
+struct mksym {
+	struct stk_ksym k;		/* strings in the arena */
+	struct mksym *next;
+};
+
+struct mesym {
+	uint8_t build_id[STK_MAX_BUILD_ID];
+	uint32_t build_id_size;
+	void *blob;
+	size_t blob_size;
+};
+
+/* One source: one segment of one input. */
+struct msrc {
+	const char *path;
+	uint32_t seg;			/* segment in its file */
+	int used;			/* it had a chunk */
+	struct stk_segment_info info;
+	uint64_t start;			/* mono_start_ns, else its first row chunk's t0 */
+	struct idmap ids;		/* its stack id -> output id */
+	struct stk_kv *meta;		/* last value per key (malloc'd strings) */
+	size_t nr_meta, cap_meta;
+	struct stk_stat *stats;		/* its last STAT chunk (malloc'd names) */
+	size_t nr_stats;
+	int cnts, offc, waker;		/* kinds of rows seen */
+	const struct stk_kobj *kernel;	/* its [kernel.kallsyms] KBID, or NULL */
+	struct stk_kobj kernel_obj;
+};
+
+struct merge {
+	struct merge_result *res;
+	struct msrc *srcs;
+	size_t nr_srcs;
+	struct mstack **stacks;		/* by output id - 1 */
+	size_t nr_stacks, cap_stacks;
+	struct idmap stack_index;	/* content hash -> mstack chain */
+	struct msnap **snaps;
+	size_t nr_snaps, cap_snaps;
+	struct mksym **ksyms;
+	size_t nr_ksyms, cap_ksyms;
+	struct idmap ksym_index;	/* hash -> mksym chain */
+	struct stk_kobj *kobjs;
+	size_t nr_kobjs;
+	struct mesym *esyms;
+	size_t nr_esyms;
+	uint64_t start, wall_start;	/* the output's */
+	struct arena mem;
+};
+
+static int merge__fail(struct merge *m, int err, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int merge__fail(struct merge *m, int err, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(m->res->msg, sizeof(m->res->msg), fmt, ap);
+	va_end(ap);
+	return err;
+}
+
+static int grow(void **arr, size_t *cap, size_t n, size_t size)
+{
+	size_t ncap;
+	void *p;
+
+	if (n < *cap)
+		return 0;
+	ncap = *cap ? 2 * *cap : 64;
+	p = realloc(*arr, ncap * size);
+	if (!p)
+		return -ENOMEM;
+	*arr = p;
+	*cap = ncap;
+	return 0;
+}
+
+static struct msrc *merge__source(struct merge *m, size_t index, const char *path,
+				  struct stk_reader *r, uint32_t seg)
+{
+	const struct stk_segment_info *info;
+	struct msrc *p;
+
+	if (index >= m->nr_srcs) {
+		p = realloc(m->srcs, (index + 1) * sizeof(*p));
+		if (!p)
+			return NULL;
+		memset(p + m->nr_srcs, 0, (index + 1 - m->nr_srcs) * sizeof(*p));
+		m->srcs = p;
+		m->nr_srcs = index + 1;
+	}
+	p = &m->srcs[index];
+	if (!p->used) {
+		p->used = 1;
+		p->path = path;
+		p->seg = seg;
+		info = stk_reader__segment(r, seg);
+		if (info)
+			p->info = *info;
+		p->start = p->info.mono_start_ns;
+	}
+	return p;
+}
+
+/* ---- pass 1 ----------------------------------------------------------- */
+
+static int msrc__meta(struct msrc *s, const struct stk_chunk *ch)
+{
+	size_t i, j;
+
+	for (i = 0; i < ch->u.meta.n; i++) {
+		const struct stk_kv *kv = &ch->u.meta.kv[i];
+		char *v = strdup(kv->value);
+
+		if (!v)
+			return -ENOMEM;
+		for (j = 0; j < s->nr_meta; j++)
+			if (strcmp(s->meta[j].key, kv->key) == 0)
+				break;
+		if (j < s->nr_meta) {	/* a later value replaces an earlier one */
+			free((char *)s->meta[j].value);
+			s->meta[j].value = v;
+			continue;
+		}
+		if (grow((void **)&s->meta, &s->cap_meta, s->nr_meta, sizeof(*s->meta)) ||
+		    !(s->meta[s->nr_meta].key = strdup(kv->key))) {
+			free(v);
+			return -ENOMEM;
+		}
+		s->meta[s->nr_meta++].value = v;
+	}
+	return 0;
+}
+
+static const char *msrc__meta_get(const struct msrc *s, const char *key)
+{
+	size_t i;
+
+	for (i = 0; i < s->nr_meta; i++)
+		if (strcmp(s->meta[i].key, key) == 0)
+			return s->meta[i].value;
+	return NULL;
+}
+
+static void msrc__free_stats(struct msrc *s)
+{
+	size_t i;
+
+	for (i = 0; i < s->nr_stats; i++)
+		free((char *)s->stats[i].name);
+	free(s->stats);
+	s->stats = NULL;
+	s->nr_stats = 0;
+}
+
+/* The last STAT chunk of a segment wins (SPEC.md §STAT). */
+static int msrc__stats(struct msrc *s, const struct stk_chunk *ch)
+{
+	size_t i;
+
+	msrc__free_stats(s);
+	s->stats = calloc(ch->u.stat.n + 1, sizeof(*s->stats));
+	if (!s->stats)
+		return -ENOMEM;
+	for (i = 0; i < ch->u.stat.n; i++) {
+		s->stats[i].name = strdup(ch->u.stat.stats[i].name);
+		if (!s->stats[i].name)
+			return -ENOMEM;
+		s->stats[i].value = ch->u.stat.stats[i].value;
+		s->nr_stats++;
+	}
+	return 0;
+}
+
+/* Stack @st of @s: its output id, interned by frames. */
+static int merge__stack(struct merge *m, struct msrc *s, const struct stk_stack *st)
+{
+	uint64_t h = hash_bytes(0x57c4, st->frames, st->nr_frames * sizeof(uint64_t));
+	struct mstack *first = idmap__find_ptr(&m->stack_index, h), *x;
+
+	m->res->stacks_in++;
+	if (idmap__find(&s->ids, st->id))
+		return 0;	/* ids are unique in a segment; a repeat is the same stack */
+	for (x = first; x; x = x->next)
+		if (x->nr_frames == st->nr_frames &&
+		    memcmp(x->frames, st->frames, st->nr_frames * sizeof(uint64_t)) == 0)
+			break;
+	if (!x) {
+		if (grow((void **)&m->stacks, &m->cap_stacks, m->nr_stacks, sizeof(*m->stacks)))
+			return -ENOMEM;
+		x = arena__alloc(&m->mem, sizeof(*x) + st->nr_frames * sizeof(uint64_t));
+		if (!x)
+			return -ENOMEM;
+		x->frames = (uint64_t *)(x + 1);
+		x->nr_frames = st->nr_frames;
+		memcpy(x->frames, st->frames, st->nr_frames * sizeof(uint64_t));
+		x->id = m->nr_stacks + 1;
+		x->next = first;
+		if (idmap__set_ptr(&m->stack_index, h, x))
+			return -ENOMEM;
+		m->stacks[m->nr_stacks++] = x;
+	}
+	return idmap__set(&s->ids, st->id, x->id);
+}
+
+static int merge__maps(struct merge *m, size_t src, const struct stk_chunk *ch)
+{
+	size_t i;
+	uint32_t j;
+
+	for (i = 0; i < ch->u.maps.n; i++) {
+		const struct stk_proc_maps *p = &ch->u.maps.procs[i];
+		struct stk_mapping *mm;
+		struct msnap *sn;
+
+		if (grow((void **)&m->snaps, &m->cap_snaps, m->nr_snaps, sizeof(*m->snaps)))
+			return -ENOMEM;
+		sn = arena__alloc(&m->mem, sizeof(*sn));
+		mm = arena__alloc(&m->mem, (p->nr_mappings + 1) * sizeof(*mm));
+		if (!sn || !mm)
+			return -ENOMEM;
+		sn->src = src;
+		sn->p = *p;
+		sn->p.comm[15] = '\0';
+		sn->p.mappings = mm;
+		for (j = 0; j < p->nr_mappings; j++) {
+			const char *path = p->mappings[j].path ? p->mappings[j].path : "";
+
+			mm[j] = p->mappings[j];
+			mm[j].path = arena__strndup(&m->mem, path, strlen(path));
+			if (!mm[j].path)
+				return -ENOMEM;
+		}
+		m->snaps[m->nr_snaps++] = sn;
+	}
+	return 0;
+}
+
+/*
+ * Kernel symbols are keyed by address and module: the kernel's text is the
+ * same in every source (kernel_check()), but code loaded while recording
+ * (BPF programs, whose frames lead every off-CPU stack) may have sat at
+ * one address in one capture and another program there in the next.  One
+ * symbol per address keeps lookups unambiguous: the larger one, so that
+ * every address either source named stays covered.
+ */
+static int merge__ksyms(struct merge *m, const struct stk_chunk *ch)
+{
+	size_t i;
+
+	for (i = 0; i < ch->u.ksym.n; i++) {
+		const struct stk_ksym *k = &ch->u.ksym.syms[i];
+		uint64_t h = hash_bytes(hash64(0x45e, k->addr), k->module, strlen(k->module));
+		struct mksym *first = idmap__find_ptr(&m->ksym_index, h), *x;
+
+		for (x = first; x; x = x->next)
+			if (x->k.addr == k->addr && strcmp(x->k.module, k->module) == 0)
+				break;
+		if (x && (k->size <= x->k.size || strcmp(x->k.name, k->name) == 0)) {
+			if (k->size > x->k.size)
+				x->k.size = k->size;
+			continue;
+		}
+		if (x) {	/* another, larger symbol at this address */
+			x->k.size = k->size;
+			x->k.type = k->type;
+			x->k.name = arena__strndup(&m->mem, k->name, strlen(k->name));
+			if (!x->k.name)
+				return -ENOMEM;
+			continue;
+		}
+		if (grow((void **)&m->ksyms, &m->cap_ksyms, m->nr_ksyms, sizeof(*m->ksyms)))
+			return -ENOMEM;
+		x = arena__alloc(&m->mem, sizeof(*x));
+		if (!x)
+			return -ENOMEM;
+		x->k = *k;
+		x->k.name = arena__strndup(&m->mem, k->name, strlen(k->name));
+		x->k.module = arena__strndup(&m->mem, k->module, strlen(k->module));
+		x->next = first;
+		if (!x->k.name || !x->k.module || idmap__set_ptr(&m->ksym_index, h, x))
+			return -ENOMEM;
+		m->ksyms[m->nr_ksyms++] = x;
+	}
+	return 0;
+}
+
+static int kobj_eq(const struct stk_kobj *a, const struct stk_kobj *b)
+{
+	return strcmp(a->name, b->name) == 0 && a->base == b->base && a->size == b->size &&
+	       a->build_id_size == b->build_id_size &&
+	       memcmp(a->build_id, b->build_id, a->build_id_size) == 0;
+}
+
+static int merge__kobjs(struct merge *m, struct msrc *s, const struct stk_chunk *ch)
+{
+	struct stk_kobj *p;
+	size_t i, j;
+
+	for (i = 0; i < ch->u.kbid.n; i++) {
+		const struct stk_kobj *o = &ch->u.kbid.objs[i];
+
+		if (!s->kernel && strcmp(o->name, "[kernel.kallsyms]") == 0) {
+			s->kernel_obj = *o;
+			s->kernel_obj.name = "[kernel.kallsyms]";
+			s->kernel = &s->kernel_obj;
+		}
+		for (j = 0; j < m->nr_kobjs; j++)
+			if (kobj_eq(&m->kobjs[j], o))
+				break;
+		if (j < m->nr_kobjs)
+			continue;
+		p = realloc(m->kobjs, (m->nr_kobjs + 1) * sizeof(*p));
+		if (!p)
+			return -ENOMEM;
+		m->kobjs = p;
+		p[m->nr_kobjs] = *o;
+		p[m->nr_kobjs].name = arena__strndup(&m->mem, o->name, strlen(o->name));
+		if (!p[m->nr_kobjs].name)
+			return -ENOMEM;
+		m->nr_kobjs++;
+	}
+	return 0;
+}
+
+/* ESYM chunks describe one binary each, named by its build-id: one per
+ * build-id is enough (SPEC.md §ESYM). */
+static int merge__esym(struct merge *m, const struct stk_chunk *ch)
+{
+	struct mesym *p, *e;
+	size_t i;
+
+	if (ch->u.esym.build_id_size > STK_MAX_BUILD_ID)
+		return 0;
+	for (i = 0; i < m->nr_esyms; i++)
+		if (m->esyms[i].build_id_size == ch->u.esym.build_id_size &&
+		    memcmp(m->esyms[i].build_id, ch->u.esym.build_id, ch->u.esym.build_id_size) == 0)
+			return 0;
+	p = realloc(m->esyms, (m->nr_esyms + 1) * sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	m->esyms = p;
+	e = &p[m->nr_esyms];
+	memset(e, 0, sizeof(*e));
+	e->blob_size = ch->u.esym.blob_size;
+	e->blob = malloc(e->blob_size ? e->blob_size : 1);
+	if (!e->blob)
+		return -ENOMEM;
+	memcpy(e->blob, ch->u.esym.blob, e->blob_size);
+	e->build_id_size = ch->u.esym.build_id_size;
+	memcpy(e->build_id, ch->u.esym.build_id, e->build_id_size);
+	m->nr_esyms++;
+	return 0;
+}
+
+static int merge__chunk1(struct merge *m, struct msrc *s, size_t src, const struct stk_chunk *ch)
+{
+	size_t i;
+	int err = 0;
+
+	switch (ch->type) {
+	case STK_CHUNK_META:
+		return msrc__meta(s, ch);
+	case STK_CHUNK_STAT:
+		return msrc__stats(s, ch);
+	case STK_CHUNK_STCK:
+		for (i = 0; !err && i < ch->u.stck.n; i++)
+			err = merge__stack(m, s, &ch->u.stck.stacks[i]);
+		return err;
+	case STK_CHUNK_MAPS:
+		return merge__maps(m, src, ch);
+	case STK_CHUNK_KSYM:
+		return merge__ksyms(m, ch);
+	case STK_CHUNK_KBID:
+		return merge__kobjs(m, s, ch);
+	case STK_CHUNK_ESYM:
+		return merge__esym(m, ch);
+	case STK_CHUNK_CNTS:
+		s->cnts |= ch->u.cnts.n > 0;
+		break;
+	case STK_CHUNK_OFFC:
+		s->offc |= ch->u.offc.n > 0;
+		for (i = 0; i < ch->u.offc.n; i++) {
+			const struct stk_task_stacks *w = &ch->u.offc.rows[i].waker;
+
+			s->waker |= w->tgid || w->user_stack >= 0 || w->kernel_stack >= 0;
+		}
+		break;
+	default:
+		return 0;	/* INDX is the writer's; unknown ancillary chunks are dropped */
+	}
+	if (!s->start && ch->t0_ns)
+		s->start = ch->t0_ns;	/* header lost: start at the first interval */
+	return 0;
+}
+
+/* Reads input @file (its sources from @base on); pass 2 when @w is set.
+ * Returns 0 or -errno with the message set. */
+static int merge__file(struct merge *m, const char *path, size_t base, size_t *nsegs,
+		       struct stk_writer *w);
+
+static enum mkind msrc__kind(const struct msrc *s)
+{
+	const char *mode = msrc__meta_get(s, "mode");
+
+	if (mode && strcmp(mode, "profile") == 0)
+		return KIND_PROFILE;
+	if (mode && strcmp(mode, "offcpu") == 0)
+		return KIND_OFFCPU;
+	if (mode && strcmp(mode, "offwake") == 0)
+		return KIND_OFFWAKE;
+	if (s->offc)
+		return s->waker ? KIND_OFFWAKE : KIND_OFFCPU;
+	return s->cnts ? KIND_PROFILE : KIND_UNKNOWN;
+}
+
+/* ---- the checks ------------------------------------------------------- */
+
+static int kinds_check(struct merge *m, enum mkind *kind)
+{
+	const struct msrc *first = NULL;
+	size_t i;
+
+	*kind = KIND_UNKNOWN;
+	for (i = 0; i < m->nr_srcs; i++) {
+		const struct msrc *s = &m->srcs[i];
+		enum mkind k = s->used ? msrc__kind(s) : KIND_UNKNOWN;
+		const char *fa, *fb;
+
+		if (k == KIND_UNKNOWN)
+			continue;
+		if (!first) {
+			first = s;
+			*kind = k;
+			continue;
+		}
+		if (k != *kind)
+			return merge__fail(m, -EINVAL,
+					   "%s is a%s %s capture, %s a%s %s one: refusing to mix kinds (their rows count different things)",
+					   first->path, *kind == KIND_PROFILE ? "" : "n", kind_names[*kind],
+					   s->path, k == KIND_PROFILE ? "" : "n", kind_names[k]);
+		fa = msrc__meta_get(first, "frequency");
+		fb = msrc__meta_get(s, "frequency");
+		if (k == KIND_PROFILE && fa && fb && strcmp(fa, fb) != 0)
+			return merge__fail(m, -EINVAL,
+					   "%s samples at %s Hz, %s at %s Hz: refusing to merge (a sample would weigh 1/%s s in one and 1/%s s in the other); record both with the same -F",
+					   first->path, fa, s->path, fb, fa, fb);
+	}
+	return 0;
+}
+
+/* Kernel addresses of two captures can share one symbol table only when
+ * the kernel image is the same and at the same place (same boot, or no
+ * KASLR). */
+static int kernel_check(struct merge *m)
+{
+	const struct msrc *first = NULL;
+	size_t i;
+
+	for (i = 0; i < m->nr_srcs; i++) {
+		const struct msrc *s = &m->srcs[i];
+		const struct stk_kobj *a, *b;
+
+		if (!s->used || !s->kernel)
+			continue;
+		if (!first) {
+			first = s;
+			continue;
+		}
+		a = first->kernel;
+		b = s->kernel;
+		if (a->base != b->base || (a->build_id_size && b->build_id_size &&
+		    (a->build_id_size != b->build_id_size ||
+		     memcmp(a->build_id, b->build_id, a->build_id_size) != 0)))
+			return merge__fail(m, -EINVAL,
+					   "%s and %s were recorded with %s (kernel image at 0x%llx and 0x%llx): their kernel addresses cannot share one capture; merge captures of one boot",
+					   first->path, s->path,
+					   a->base != b->base ? "the kernel at different addresses (another boot)"
+							      : "different kernels",
+					   (unsigned long long)a->base, (unsigned long long)b->base);
+	}
+	return 0;
+}
+
+static int snap_cmp(const void *a, const void *b)
+{
+	const struct msnap *x = *(const struct msnap *const *)a, *y = *(const struct msnap *const *)b;
+
+	if (x->p.tgid != y->p.tgid)
+		return x->p.tgid < y->p.tgid ? -1 : 1;
+	if (x->src != y->src)
+		return x->src < y->src ? -1 : 1;
+	return x->p.time_ns < y->p.time_ns ? -1 : x->p.time_ns > y->p.time_ns;
+}
+
+static int mapping_same(const struct stk_mapping *a, const struct stk_mapping *b)
+{
+	return a->start == b->start && a->end == b->end && a->offset == b->offset &&
+	       a->dev == b->dev && a->inode == b->inode && a->prot == b->prot &&
+	       a->build_id_size == b->build_id_size &&
+	       memcmp(a->build_id, b->build_id, a->build_id_size) == 0 &&
+	       strcmp(a->path, b->path) == 0;
+}
+
+/* Two snapshots of one pid from two sources describe one process unless a
+ * mapping of one overlaps a different mapping of the other. */
+static int snaps_conflict(const struct stk_proc_maps *a, const struct stk_proc_maps *b)
+{
+	uint32_t i, j;
+
+	for (i = 0; i < a->nr_mappings; i++) {
+		const struct stk_mapping *x = &a->mappings[i];
+
+		for (j = 0; j < b->nr_mappings; j++) {
+			const struct stk_mapping *y = &b->mappings[j];
+
+			if (x->start < y->end && y->start < x->end &&
+			    (x->start != y->start || x->offset != y->offset ||
+			     strcmp(x->path, y->path) != 0 || x->build_id_size != y->build_id_size ||
+			     memcmp(x->build_id, y->build_id, x->build_id_size) != 0))
+				return 1;
+		}
+	}
+	return 0;
+}
+
+static uint64_t merge__shift(const struct merge *m, const struct msrc *s, uint64_t t)
+{
+	uint64_t d;
+
+	if (!t)
+		return 0;
+	if (t >= s->start)
+		return m->start + (t - s->start);
+	d = s->start - t;
+	return m->start > d ? m->start - d : 1;
+}
+
+static int snap_same(const struct merge *m, const struct msnap *a, const struct msnap *b)
+{
+	uint32_t i;
+
+	if (a->p.tgid != b->p.tgid || strcmp(a->p.comm, b->p.comm) != 0 ||
+	    merge__shift(m, &m->srcs[a->src], a->p.time_ns) !=
+	    merge__shift(m, &m->srcs[b->src], b->p.time_ns) ||
+	    a->p.nr_mappings != b->p.nr_mappings)
+		return 0;
+	for (i = 0; i < a->p.nr_mappings; i++)
+		if (!mapping_same(&a->p.mappings[i], &b->p.mappings[i]))
+			return 0;
+	return 1;
+}
+
+/* Sorts the snapshots by pid, refuses reused pids, marks duplicates. */
+static int maps_check(struct merge *m)
+{
+	size_t i, j, g;
+
+	if (m->nr_snaps)
+		qsort(m->snaps, m->nr_snaps, sizeof(*m->snaps), snap_cmp);
+	for (g = 0; g < m->nr_snaps; g = i) {
+		for (i = g; i < m->nr_snaps && m->snaps[i]->p.tgid == m->snaps[g]->p.tgid; i++)
+			;
+		for (j = g; j < i; j++) {
+			size_t k;
+
+			for (k = g; k < j; k++) {
+				const struct msnap *a = m->snaps[k], *b = m->snaps[j];
+
+				if (a->src == b->src || a->dup)
+					continue;
+				if (snap_same(m, a, b)) {
+					m->snaps[j]->dup = 1;
+					break;
+				}
+				if (snaps_conflict(&a->p, &b->p))
+					return merge__fail(m, -EINVAL,
+							   "pid %u is another process in %s and %s (its mappings differ: the pid was reused): refusing to merge, its rows would be resolved in the wrong process's maps",
+							   (unsigned)a->p.tgid, m->srcs[a->src].path,
+							   m->srcs[b->src].path);
+			}
+		}
+	}
+	return 0;
+}
+
+/* ---- writing ---------------------------------------------------------- */
+
+static int meta_add(struct merge *m, struct stk_kv **kv, size_t *n, size_t *cap, const char *key,
+		    const char *value)
+{
+	char *k = arena__strndup(&m->mem, key, strlen(key));
+	char *v = arena__strndup(&m->mem, value, strlen(value));
+
+	if (!k || !v || grow((void **)kv, cap, *n, sizeof(**kv)))
+		return -ENOMEM;
+	(*kv)[*n].key = k;
+	(*kv)[(*n)++].value = v;
+	return 0;
+}
+
+static int merge__write_meta(struct merge *m, struct stk_writer *w, enum mkind kind)
+{
+	static const char *const own[] = {
+		"mode", "wall_start_ns", "mono_start_ns", "duration_ns", "merged_sources", "merged_by",
+	};
+	const struct msrc *first = NULL;
+	struct stk_kv *kv = NULL;
+	size_t nkv = 0, cap = 0, i, j, k, nsrc = 0;
+	uint64_t duration = 0;
+	int all_duration = 1, err = 0;
+	char buf[4200], key[64];
+
+	for (i = 0; i < m->nr_srcs; i++) {
+		const struct msrc *s = &m->srcs[i];
+		const char *d;
+
+		if (!s->used)
+			continue;
+		if (!first)
+			first = s;
+		d = msrc__meta_get(s, "duration_ns");
+		if (d)
+			duration += strtoull(d, NULL, 10);
+		else
+			all_duration = 0;
+	}
+	if (kind != KIND_UNKNOWN)
+		err = meta_add(m, &kv, &nkv, &cap, "mode", kind_names[kind]);
+	/* A fact of every source alike is a fact of the merge. */
+	for (i = 0; !err && first && i < first->nr_meta; i++) {
+		const char *key0 = first->meta[i].key, *v0 = first->meta[i].value;
+		int same = 1;
+
+		for (k = 0; k < sizeof(own) / sizeof(own[0]); k++)
+			if (strcmp(key0, own[k]) == 0)
+				same = 0;
+		if (strncmp(key0, "merged_from_", 12) == 0)
+			same = 0;
+		for (j = 0; same && j < m->nr_srcs; j++) {
+			const char *v;
+
+			if (!m->srcs[j].used)
+				continue;
+			v = msrc__meta_get(&m->srcs[j], key0);
+			same = v && strcmp(v, v0) == 0;
+		}
+		if (same)
+			err = meta_add(m, &kv, &nkv, &cap, key0, v0);
+	}
+	snprintf(buf, sizeof(buf), "%llu", (unsigned long long)m->wall_start);
+	err = err ?: meta_add(m, &kv, &nkv, &cap, "wall_start_ns", buf);
+	snprintf(buf, sizeof(buf), "%llu", (unsigned long long)m->start);
+	err = err ?: meta_add(m, &kv, &nkv, &cap, "mono_start_ns", buf);
+	if (all_duration && first) {
+		snprintf(buf, sizeof(buf), "%llu", (unsigned long long)duration);
+		err = err ?: meta_add(m, &kv, &nkv, &cap, "duration_ns", buf);
+	}
+	err = err ?: meta_add(m, &kv, &nkv, &cap, "merged_by", "stkreport " STK_VERSION_STRING);
+	for (i = 0; !err && i < m->nr_srcs; i++) {
+		const struct msrc *s = &m->srcs[i];
+		char uuid[40];
+		size_t b;
+		int len = 0;
+
+		if (!s->used)
+			continue;
+		for (b = 0; b < 16; b++)
+			len += snprintf(uuid + len, sizeof(uuid) - len, "%02x%s", s->info.uuid[b],
+					b == 3 || b == 5 || b == 7 || b == 9 ? "-" : "");
+		snprintf(key, sizeof(key), "merged_from_%zu", nsrc++);
+		if (s->seg)
+			snprintf(buf, sizeof(buf), "%s %.4000s segment %u", uuid, s->path, s->seg);
+		else
+			snprintf(buf, sizeof(buf), "%s %.4000s", uuid, s->path);
+		err = meta_add(m, &kv, &nkv, &cap, key, buf);
+	}
+	snprintf(buf, sizeof(buf), "%zu", nsrc);
+	err = err ?: meta_add(m, &kv, &nkv, &cap, "merged_sources", buf);
+	m->res->sources = nsrc;
+	err = err ?: stk_writer__add_meta(w, kv, nkv);
+	free(kv);
+	return err;
+}
+
+static int merge__write_stacks(struct merge *m, struct stk_writer *w)
+{
+	struct stk_stack *st = calloc(STACKS_PER_CHUNK, sizeof(*st));
+	size_t i, n = 0;
+	int err = 0;
+
+	if (!st)
+		return -ENOMEM;
+	for (i = 0; !err && i < m->nr_stacks; i++) {
+		st[n].id = m->stacks[i]->id;
+		st[n].nr_frames = m->stacks[i]->nr_frames;
+		st[n++].frames = m->stacks[i]->frames;
+		if (n == STACKS_PER_CHUNK || i + 1 == m->nr_stacks) {
+			err = stk_writer__add_stacks(w, st, n);
+			n = 0;
+		}
+	}
+	m->res->stacks_out = m->nr_stacks;
+	free(st);
+	return err;
+}
+
+static int merge__write_kernel(struct merge *m, struct stk_writer *w)
+{
+	struct stk_ksym *ks;
+	size_t i, n = 0;
+	int err = 0;
+
+	for (i = 0; !err && i < m->nr_esyms; i++)
+		err = stk_writer__add_esym(w, m->esyms[i].build_id, m->esyms[i].build_id_size,
+					   m->esyms[i].blob, m->esyms[i].blob_size);
+	if (!err && m->nr_kobjs)
+		err = stk_writer__add_kobjs(w, m->kobjs, m->nr_kobjs);
+	if (err || !m->nr_ksyms)
+		return err;
+	ks = calloc(KSYMS_PER_CHUNK, sizeof(*ks));
+	if (!ks)
+		return -ENOMEM;
+	for (i = 0; !err && i < m->nr_ksyms; i++) {
+		ks[n++] = m->ksyms[i]->k;
+		if (n == KSYMS_PER_CHUNK || i + 1 == m->nr_ksyms) {
+			err = stk_writer__add_ksyms(w, ks, n);
+			n = 0;
+		}
+	}
+	free(ks);
+	return err;
+}
+
+static int merge__write_maps(struct merge *m, struct stk_writer *w)
+{
+	struct stk_proc_maps *p = calloc(PROCS_PER_CHUNK, sizeof(*p));
+	size_t i, n = 0;
+	int err = 0;
+
+	if (!p)
+		return -ENOMEM;
+	for (i = 0; !err && i < m->nr_snaps; i++) {
+		const struct msnap *sn = m->snaps[i];
+
+		if (!sn->dup) {
+			p[n] = sn->p;
+			p[n++].time_ns = merge__shift(m, &m->srcs[sn->src], sn->p.time_ns);
+		}
+		if (n && (n == PROCS_PER_CHUNK || i + 1 == m->nr_snaps)) {
+			err = stk_writer__add_maps(w, p, n);
+			n = 0;
+		}
+	}
+	free(p);
+	return err;
+}
+
+static int merge__write_stats(struct merge *m, struct stk_writer *w)
+{
+	struct stk_stat *out = NULL;
+	size_t n = 0, cap = 0, i, j, k;
+	int err = 0;
+
+	for (i = 0; i < m->nr_srcs; i++) {
+		const struct msrc *s = &m->srcs[i];
+
+		for (j = 0; s->used && j < s->nr_stats; j++) {
+			for (k = 0; k < n; k++)
+				if (strcmp(out[k].name, s->stats[j].name) == 0)
+					break;
+			if (k == n) {
+				if (grow((void **)&out, &cap, n, sizeof(*out))) {
+					free(out);
+					return -ENOMEM;
+				}
+				out[n].name = s->stats[j].name;
+				out[n++].value = 0;
+			}
+			out[k].value += s->stats[j].value;
+		}
+	}
+	if (n)
+		err = stk_writer__add_stats(w, out, n);
+	free(out);
+	return err;
+}
+
+/* A row's stack reference in the output: an id the output defines, the
+ * same -errno, or -ENOENT ("lost") for an id no STCK chunk defined. */
+static int64_t ref_map(const struct msrc *s, int64_t ref)
+{
+	uint64_t *id;
+
+	if (ref < 0)
+		return ref;
+	id = idmap__find(&s->ids, (uint64_t)ref);
+	return id ? (int64_t)*id : -ENOENT;
+}
+
+static void task_map(const struct msrc *s, struct stk_task_stacks *t)
+{
+	t->user_stack = ref_map(s, t->user_stack);
+	t->kernel_stack = ref_map(s, t->kernel_stack);
+}
+
+static int merge__rows(struct merge *m, const struct msrc *s, const struct stk_chunk *ch,
+		       struct stk_writer *w)
+{
+	uint64_t t0 = merge__shift(m, s, ch->t0_ns), t1 = merge__shift(m, s, ch->t1_ns);
+	size_t i, n = ch->type == STK_CHUNK_CNTS ? ch->u.cnts.n : ch->u.offc.n;
+	void *rows;
+	int err;
+
+	if (t1 < t0)
+		t1 = t0;
+	if (ch->type == STK_CHUNK_CNTS) {
+		struct stk_count *r = malloc((n ? n : 1) * sizeof(*r));
+
+		if (!r)
+			return -ENOMEM;
+		for (i = 0; i < n; i++) {
+			r[i] = ch->u.cnts.rows[i];
+			r[i].user_stack = ref_map(s, r[i].user_stack);
+			r[i].kernel_stack = ref_map(s, r[i].kernel_stack);
+		}
+		rows = r;
+		err = stk_writer__add_counts(w, t0, t1, r, n);
+	} else {
+		struct stk_offcpu *r = malloc((n ? n : 1) * sizeof(*r));
+
+		if (!r)
+			return -ENOMEM;
+		for (i = 0; i < n; i++) {
+			r[i] = ch->u.offc.rows[i];
+			task_map(s, &r[i].target);
+			task_map(s, &r[i].waker);
+		}
+		rows = r;
+		err = stk_writer__add_offcpu(w, t0, t1, r, n);
+	}
+	free(rows);
+	m->res->row_chunks += !err;
+	return err;
+}
+
+static int merge__file(struct merge *m, const char *path, size_t base, size_t *nsegs,
+		       struct stk_writer *w)
+{
+	struct stk_read_summary sum;
+	struct stk_reader *r;
+	struct stk_chunk ch;
+	struct msrc *s;
+	int n, err = 0;
+
+	r = stk_reader__open(path);
+	if (!r)
+		return merge__fail(m, errno ? -errno : -EIO, "%s", stk_open_errmsg());
+	while ((n = stk_reader__next(r, &ch)) != 0) {
+		if (n == -ENOMEM) {
+			err = merge__fail(m, -ENOMEM, "%s: out of memory", path);
+			goto out;
+		}
+		if (n == -ENODATA) {
+			m->res->unclosed = path;	/* cut short: merge what it holds */
+			continue;
+		}
+		if (n < 0) {
+			err = merge__fail(m, -EBADMSG, "%s: damaged: %s; refusing to merge a damaged capture (see stkreport info %s)",
+					  path, stk_reader__errmsg(r), path);
+			goto out;
+		}
+		s = merge__source(m, base + ch.segment, path, r, ch.segment);
+		if (!s) {
+			err = merge__fail(m, -ENOMEM, "%s: out of memory", path);
+			goto out;
+		}
+		if (!w)
+			err = merge__chunk1(m, s, base + ch.segment, &ch);
+		else if (ch.type == STK_CHUNK_CNTS || ch.type == STK_CHUNK_OFFC)
+			err = merge__rows(m, s, &ch, w);
+		if (err) {
+			if (w)
+				merge__fail(m, err, "writing the merged capture: %s",
+					    stk_writer__errmsg(w));
+			else
+				merge__fail(m, err, "%s: %s", path, strerror(-err));
+			goto out;
+		}
+	}
+	stk_reader__summary(r, &sum);
+	if (!sum.closed)
+		m->res->unclosed = path;
+	*nsegs = stk_reader__segment_count(r);
+out:
+	stk_reader__close(r);
+	return err;
+}
+
+/* The output must not be one of the inputs: it would be replaced while
+ * being read a second time. */
+static int same_file_check(struct merge *m, const char *const *paths, size_t n, const char *out)
+{
+	struct stat so, si;
+	size_t i;
+
+	if (stat(out, &so) < 0 || !S_ISREG(so.st_mode))
+		return 0;	/* new, or a device or FIFO written in place */
+	for (i = 0; i < n; i++)
+		if (stat(paths[i], &si) == 0 && si.st_dev == so.st_dev && si.st_ino == so.st_ino)
+			return merge__fail(m, -EINVAL, "-o %s is the input %s: refusing to overwrite an input",
+					   out, paths[i]);
+	return 0;
+}
+
+static void merge__free(struct merge *m)
+{
+	size_t i, j;
+
+	for (i = 0; i < m->nr_srcs; i++) {
+		struct msrc *s = &m->srcs[i];
+
+		idmap__release(&s->ids);
+		for (j = 0; j < s->nr_meta; j++) {
+			free((char *)s->meta[j].key);
+			free((char *)s->meta[j].value);
+		}
+		free(s->meta);
+		msrc__free_stats(s);
+	}
+	free(m->srcs);
+	free(m->stacks);
+	idmap__release(&m->stack_index);
+	free(m->snaps);
+	free(m->ksyms);
+	idmap__release(&m->ksym_index);
+	free(m->kobjs);
+	for (i = 0; i < m->nr_esyms; i++)
+		free(m->esyms[i].blob);
+	free(m->esyms);
+	arena__free(&m->mem);
+}
+
+int merge__captures(const char *const *paths, size_t n, const char *out_path,
+		    struct merge_result *res)
+{
+	struct stk_writer_opts wo = { .sz = sizeof(wo) };
+	struct merge m = { .res = res };
+	struct stk_writer *w = NULL;
+	size_t *bases = NULL, i, nsegs;
+	enum mkind kind;
+	int err;
+
+	memset(res, 0, sizeof(*res));
+	err = same_file_check(&m, paths, n, out_path);
+	if (err)
+		goto out;
+	bases = calloc(n + 1, sizeof(*bases));
+	if (!bases) {
+		err = merge__fail(&m, -ENOMEM, "out of memory");
+		goto out;
+	}
+	for (i = 0; i < n; i++) {
+		if (strcmp(paths[i], "-") == 0) {
+			err = merge__fail(&m, -EINVAL, "merge reads every input twice: '-' (standard input) cannot be one");
+			goto out;
+		}
+		nsegs = 0;
+		err = merge__file(&m, paths[i], bases[i], &nsegs, NULL);
+		if (err)
+			goto out;
+		bases[i + 1] = bases[i] + (nsegs ? nsegs : 1);
+	}
+	err = kinds_check(&m, &kind);
+	if (!err)
+		err = kernel_check(&m);
+	for (i = 0; i < m.nr_srcs && !m.start; i++) {
+		if (m.srcs[i].used && m.srcs[i].start) {
+			m.start = m.srcs[i].start;
+			m.wall_start = m.srcs[i].info.wall_start_ns;
+		}
+	}
+	if (!err)
+		err = maps_check(&m);
+	if (err)
+		goto out;
+	wo.mono_start_ns = m.start ? m.start : 1;
+	wo.wall_start_ns = m.wall_start ? m.wall_start : 1;
+	w = stk_writer__open(out_path, &wo);
+	if (!w) {
+		err = merge__fail(&m, -errno, "%s: %s", out_path, strerror(errno));
+		goto out;
+	}
+	err = merge__write_meta(&m, w, kind);
+	if (!err)
+		err = merge__write_stacks(&m, w);
+	if (!err)
+		err = merge__write_kernel(&m, w);
+	if (!err)
+		err = merge__write_maps(&m, w);
+	if (err) {
+		merge__fail(&m, err, "writing %s: %s", out_path, stk_writer__errmsg(w));
+		goto out;
+	}
+	for (i = 0; i < n; i++) {
+		err = merge__file(&m, paths[i], bases[i], &nsegs, w);
+		if (err)
+			goto out;
+	}
+	err = merge__write_stats(&m, w);
+	if (err) {
+		merge__fail(&m, err, "writing %s: %s", out_path, stk_writer__errmsg(w));
+		goto out;
+	}
+	err = stk_writer__close(w);
+	w = NULL;
+	if (err)
+		merge__fail(&m, err, "writing %s: %s", out_path, strerror(-err));
+out:
+	stk_writer__discard(w);
+	free(bases);
+	merge__free(&m);
+	return err;
+}
