@@ -368,19 +368,33 @@ static int merge__kobjs(struct merge *m, struct msrc *s, const struct stk_chunk 
 	return 0;
 }
 
-/* ESYM chunks describe one binary each, named by its build-id: one per
- * build-id is enough (SPEC.md §ESYM). */
+/*
+ * ESYM chunks, copied as they are.  An embedded image (kind 1) describes
+ * one binary, named by its build-id: one per build-id is enough (SPEC.md
+ * §ESYM).  Symbol tables (kind 2) and perf maps (kind 3) add up chunk by
+ * chunk, so each distinct chunk stays; a chunk equal to one kept already
+ * (merging a capture with itself, or two of one machine) goes.
+ */
 static int merge__esym(struct merge *m, const struct stk_chunk *ch)
 {
+	const uint8_t *blob = ch->u.esym.blob;
+	int image = ch->u.esym.blob_size && blob[0] == STK_ESYM_ELF_IMAGE;
 	struct mesym *p, *e;
 	size_t i;
 
 	if (ch->u.esym.build_id_size > STK_MAX_BUILD_ID)
 		return 0;
-	for (i = 0; i < m->nr_esyms; i++)
-		if (m->esyms[i].build_id_size == ch->u.esym.build_id_size &&
-		    memcmp(m->esyms[i].build_id, ch->u.esym.build_id, ch->u.esym.build_id_size) == 0)
+	for (i = 0; i < m->nr_esyms; i++) {
+		e = &m->esyms[i];
+		if (e->build_id_size != ch->u.esym.build_id_size ||
+		    memcmp(e->build_id, ch->u.esym.build_id, e->build_id_size) != 0)
+			continue;
+		if (image && e->blob_size && ((const uint8_t *)e->blob)[0] == STK_ESYM_ELF_IMAGE)
 			return 0;
+		if (e->blob_size == ch->u.esym.blob_size &&
+		    memcmp(e->blob, blob, e->blob_size) == 0)
+			return 0;
+	}
 	p = realloc(m->esyms, (m->nr_esyms + 1) * sizeof(*p));
 	if (!p)
 		return -ENOMEM;
