@@ -21,6 +21,7 @@
 
 #include "buildid.h"
 #include "idmap.h"
+#include "procmaps.h"
 #include "recorder.h"
 #include "stkrec.h"
 #include "unwind_table.h"
@@ -372,31 +373,30 @@ static int table_build(struct unwinder *u, struct table *t, Elf *elf)
 	return err;
 }
 
-/* Open the file of mapping @m of @tgid: the one with @m's build-id. */
+/*
+ * Open the file of mapping @m of @tgid: the one with @m's build-id.  The
+ * paths are the traced process's to change, so only as the recorder's
+ * other readers do (procmaps__open_mapped(): map_files, else no symbolic
+ * link, only a regular file of the mapped device and inode): a FIFO or a
+ * link planted at a mapped path can neither block nor redirect us.
+ */
 static int open_mapping(uint32_t tgid, const struct stk_mapping *m)
 {
-	char path[4200];
-	int i, fd;
+	struct procmaps_line l = {
+		.start = m->start, .end = m->end, .offset = m->offset,
+		.dev = m->dev, .inode = m->inode, .prot = m->prot, .path = m->path,
+	};
+	uint8_t id[STK_MAX_BUILD_ID];
+	int fd;
 
-	for (i = 0; i < 3; i++) {
-		uint8_t id[STK_MAX_BUILD_ID];
-
-		if (i == 0)
-			snprintf(path, sizeof(path), "/proc/%u/map_files/%llx-%llx", tgid,
-				 (unsigned long long)m->start, (unsigned long long)m->end);
-		else if (i == 1)
-			snprintf(path, sizeof(path), "/proc/%u/root%s", tgid, m->path);
-		else
-			snprintf(path, sizeof(path), "%s", m->path);
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-		if (fd < 0)
-			continue;
-		if (!m->build_id_size ||
-		    (buildid__from_elf_fd(fd, id, sizeof(id)) == (int)m->build_id_size &&
-		     memcmp(id, m->build_id, m->build_id_size) == 0))
-			return fd;
-		close(fd);
-	}
+	fd = procmaps__open_mapped("/proc", tgid, &l);
+	if (fd < 0)
+		return fd;
+	if (!m->build_id_size ||
+	    (buildid__from_elf_fd(fd, id, sizeof(id)) == (int)m->build_id_size &&
+	     memcmp(id, m->build_id, m->build_id_size) == 0))
+		return fd;
+	close(fd);
 	return -ENOENT;
 }
 
@@ -467,7 +467,9 @@ static struct table *table_get(struct unwinder *u, uint32_t tgid, const struct s
 			u->st.open_failed++;
 			goto out;
 		}
-		elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+		/* Read, not mapped: the process's user may truncate the file
+		 * under us, and a mapping would then SIGBUS the recorder. */
+		elf = elf_begin(fd, ELF_C_READ, NULL);
 	}
 	if (!elf) {
 		err = -EBADMSG;
