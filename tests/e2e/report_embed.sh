@@ -17,6 +17,11 @@
 #  - a flipped byte in an ESYM chunk: one error line, and the rest reports.
 #
 # Exit 77 (skip) only when BPF cannot be used here: not root, or no BTF.
+#
+# Runs alone: under a loaded parallel make check one sample of the
+# deleted-while-running process, taken as it exited, kept unnamed user
+# frames (not understood yet; it has not reproduced alone).
+# harness: exclusive
 
 . "$(dirname "$0")/lib/harness.sh"
 . "$top/tests/e2e/lib/record.sh"
