@@ -195,7 +195,7 @@ static long uw_step(__u32 index, void *unused)
 	if (!proc || mi < 0) {
 		/* JIT code, or a mapping made since the process's mappings
 		 * were loaded (a short-lived process sampled before ld.so
-		 * mapped libc): frame pointers, as without tables (auto). */
+		 * mapped libc): user space reloads them. */
 		st->stale = 1;
 		if (n == 0) {
 			/* The leaf itself: the mappings are stale (or it is JIT
@@ -203,11 +203,15 @@ static long uw_step(__u32 index, void *unused)
 			st->leaf_unknown = 1;
 			return 1;
 		}
-		if (unwind_mode != UW_MODE_AUTO) {
-			st->stop = STKREC_UW_STOP_NO_MAP;
-			return 1;
-		}
-		goto fp_step;
+		/* A caller outside every known mapping: JIT code, or a return
+		 * address that is no return address (a thread's first frame
+		 * above clone3, whose new stack holds whatever it held).
+		 * Frame-pointer steps from there walked such garbage 127
+		 * frames deep; stop instead, with the reason (after
+		 * frame-pointer steps through a file without CFI, those
+		 * are what led here). */
+		st->stop = st->fp_steps ? STKREC_UW_STOP_FP : STKREC_UW_STOP_NO_MAP;
+		return 1;
 	}
 	m = &proc->m[mi & (STKREC_UW_MAX_MAPPINGS - 1)];
 	if (m->table == STKREC_UW_NO_TABLE) {
