@@ -37,7 +37,11 @@ static void usage(FILE *f)
 "                       stack, flamegraph.pl; pprof: gzip'd profile.proto for\n"
 "                       go tool pprof, with mappings, addresses and source\n"
 "                       lines, so -d, -a, --addresses and --lines do not\n"
-"                       apply; not to a terminal)\n"
+"                       apply; not to a terminal; svg: an interactive flame\n"
+"                       graph for a browser: hover, click to zoom, search)\n"
+"      --inverted       svg: an icicle graph, the roots on top\n"
+"      --title TEXT     svg: the title (default \"Flame Graph\", \"Off-CPU Time\n"
+"                       Flame Graph\" ...)\n"
 "  -o, --output FILE    write to FILE instead of stdout\n"
 "  -d, --delimited      '--' (text) / '-' (folded) between kernel and user frames\n"
 "  -a, --annotations    add _[k] to kernel frame names\n"
@@ -77,7 +81,7 @@ static void usage(FILE *f)
 enum {
 	OPT_PID = 256, OPT_TID, OPT_COMM, OPT_INLINE, OPT_NO_INLINE, OPT_LINES, OPT_ADDRESSES,
 	OPT_NO_DEMANGLE, OPT_SYSROOT, OPT_DEBUG_DIR, OPT_NO_DEBUGINFOD, OPT_KALLSYMS,
-	OPT_VMLINUX, OPT_VERSION,
+	OPT_VMLINUX, OPT_VERSION, OPT_INVERTED, OPT_TITLE,
 };
 
 static const struct option long_opts[] = {
@@ -101,6 +105,8 @@ static const struct option long_opts[] = {
 	{ "no-debuginfod", no_argument, NULL, OPT_NO_DEBUGINFOD },
 	{ "kallsyms", required_argument, NULL, OPT_KALLSYMS },
 	{ "vmlinux", required_argument, NULL, OPT_VMLINUX },
+	{ "inverted", no_argument, NULL, OPT_INVERTED },
+	{ "title", required_argument, NULL, OPT_TITLE },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, OPT_VERSION },
 	{ NULL, 0, NULL, 0 },
@@ -265,7 +271,7 @@ int report_main(int argc, char **argv)
 		case 'f':
 			fmt = output_format__find(optarg);
 			if (!fmt)
-				return usage_error("unknown format (expected text, folded or pprof)",
+				return usage_error("unknown format (expected text, folded, pprof or svg)",
 						   optarg);
 			break;
 		case 'o': out_path = optarg; break;
@@ -309,6 +315,8 @@ int report_main(int argc, char **argv)
 		case OPT_NO_DEBUGINFOD: no_debuginfod = 1; break;
 		case OPT_KALLSYMS: ro.kallsyms = optarg; break;
 		case OPT_VMLINUX: vmlinux = optarg; break;
+		case OPT_INVERTED: oo.inverted = 1; break;
+		case OPT_TITLE: oo.title = optarg; break;
 		case 'h': usage(stdout); return 0;
 		case OPT_VERSION: printf(PROG " %s\n", STK_VERSION_STRING); return 0;
 		default: return usage_error("bad option", NULL);
