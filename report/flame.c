@@ -26,6 +26,7 @@ struct fnode {
 	uint32_t child;		/* first callee (insertion order until layout) */
 	uint32_t sibling;
 	uint32_t hnext;		/* same hash in by_key */
+	uint32_t nr_children;
 	uint32_t kind;
 	uint64_t value, base;
 };
@@ -108,6 +109,7 @@ static int new_node(struct flame *f, uint32_t parent, uint32_t name, unsigned in
 	if (parent != NIL) {
 		n->sibling = f->nodes[parent].child;
 		f->nodes[parent].child = *out;
+		f->nodes[parent].nr_children++;
 	}
 	return 0;
 }
@@ -148,33 +150,63 @@ void flame__free(struct flame *f)
 	free(f);
 }
 
-/* The callee @name of @parent, made if new. */
+static uint64_t node_key(uint32_t parent, uint32_t name)
+{
+	return hash64(hash64(0x666c616d65ULL, parent), name);
+}
+
+static int index_node(struct flame *f, uint32_t i)
+{
+	uint64_t h = node_key(f->nodes[i].parent, f->nodes[i].name), *slot;
+
+	slot = idmap__find(&f->by_key, h);
+	f->nodes[i].hnext = slot ? (uint32_t)*slot : NIL;
+	return idmap__set(&f->by_key, h, i) ? -ENOMEM : 0;
+}
+
+/*
+ * The callee @name of @parent, made if new.  Most frames have one or two
+ * callees: a scan of the list finds them with no hash table miss; only
+ * callers with more than FEW_CHILDREN callees index them in by_key (the
+ * table was most of the time of a 100k-stack graph).
+ */
+#define FEW_CHILDREN 8
 static int child_of(struct flame *f, uint32_t parent, const char *s, size_t len,
 		    unsigned int kind, uint32_t *out)
 {
-	uint32_t name, i, first;
-	uint64_t h, *slot;
+	uint32_t name, i;
+	uint64_t *slot;
 	int err;
 
 	err = intern(f, s, len, &name);
 	if (err)
 		return err;
-	h = hash64(hash64(0x666c616d65ULL, parent), name);
-	slot = idmap__find(&f->by_key, h);
-	first = slot ? (uint32_t)*slot : NIL;
-	for (i = first; i != NIL; i = f->nodes[i].hnext)
-		if (f->nodes[i].parent == parent && f->nodes[i].name == name) {
-			*out = i;
-			return 0;
-		}
+	if (f->nodes[parent].nr_children <= FEW_CHILDREN) {
+		for (i = f->nodes[parent].child; i != NIL; i = f->nodes[i].sibling)
+			if (f->nodes[i].name == name) {
+				*out = i;
+				return 0;
+			}
+	} else {
+		slot = idmap__find(&f->by_key, node_key(parent, name));
+		for (i = slot ? (uint32_t)*slot : NIL; i != NIL; i = f->nodes[i].hnext)
+			if (f->nodes[i].parent == parent && f->nodes[i].name == name) {
+				*out = i;
+				return 0;
+			}
+	}
 	err = new_node(f, parent, name, kind, &i);
 	if (err)
 		return err;
-	if (idmap__set(&f->by_key, h, i))
-		return -ENOMEM;
-	f->nodes[i].hnext = first;
 	*out = i;
-	return 0;
+	if (f->nodes[parent].nr_children == FEW_CHILDREN + 1) {
+		uint32_t c;
+
+		for (c = f->nodes[parent].child; !err && c != NIL; c = f->nodes[c].sibling)
+			err = index_node(f, c);
+		return err;
+	}
+	return f->nodes[parent].nr_children > FEW_CHILDREN ? index_node(f, i) : 0;
 }
 
 static int add(struct flame *f, const struct flame_frame *fr, size_t n, uint64_t base,
