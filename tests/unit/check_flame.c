@@ -99,6 +99,30 @@ START_TEST(same_name_under_other_callers_is_another_frame)
 }
 END_TEST
 
+/* Callers with many callees find them through the table, not the list. */
+START_TEST(many_callees_merge_as_few_do)
+{
+	struct flame *f = mk(0);
+	char stack[32];
+	int round, i;
+
+	for (round = 0; round < 3; round++)
+		for (i = 0; i < 40; i++) {
+			snprintf(stack, sizeof(stack), "c;n%02d;x", (i * 7) % 40);
+			ck_assert_int_eq(flame__add_folded(f, stack, 1 + (uint64_t)round), 0);
+		}
+	lay(f, 1000, 0, 0);
+	ck_assert_uint_eq(flame__nr_rects(f), 2 + 40 * 2);
+	for (i = 0; i < 40; i++) {
+		snprintf(stack, sizeof(stack), "n%02d", i);
+		ck_assert_uint_eq(find(f, stack, 2)->value, 6);
+		ck_assert_uint_eq(flame__rect(f, 2 + 2 * (size_t)i)->value, 6);
+		ck_assert_str_eq(flame__rect(f, 2 + 2 * (size_t)i)->name, stack);
+	}
+	flame__free(f);
+}
+END_TEST
+
 START_TEST(frames_narrower_than_min_width_are_merged_and_counted)
 {
 	struct flame *f = mk(0);
@@ -347,6 +371,7 @@ int main(void)
 
 	tcase_add_test(tc, stacks_merge_by_name_with_widths_proportional_to_values);
 	tcase_add_test(tc, same_name_under_other_callers_is_another_frame);
+	tcase_add_test(tc, many_callees_merge_as_few_do);
 	tcase_add_test(tc, frames_narrower_than_min_width_are_merged_and_counted);
 	tcase_add_test(tc, inverted_puts_the_root_on_top);
 	tcase_add_test(tc, empty_flame_has_only_its_root);
