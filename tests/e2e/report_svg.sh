@@ -132,7 +132,18 @@ stack 101 0xffffffff81007010
 offc 700 700 tgt 1 100 701 702 wk 2 101 3 2500000
 offc 700 700 tgt 1 100 701 702 wk -EFAULT 101 1 500000
 SPEC
-for s in hostile offwake; do
+# META max_stack_depth 3: a 3-frame stack is as deep as the recorder took,
+# so its root is probably cut off.
+cat >"$tmp/trunc.spec" <<'SPEC'
+meta mode profile
+meta max_stack_depth 3
+map 100 app fx/fx_pie 0x555555554000
+stack 1 fx/fx_pie:fx_leaf+1 fx/fx_pie:fx_mid>fx_leaf fx/fx_pie:fx_root>fx_mid
+stack 2 fx/fx_pie:fx_leaf+1 fx/fx_pie:fx_mid>fx_leaf
+count 100 100 app 1 -EFAULT 0 0 5
+count 100 100 app 2 -EFAULT 0 0 5
+SPEC
+for s in hostile offwake trunc; do
 	"$MK" -C "$FX/root" "$tmp/$s.spec" "$tmp/$s.stk" 2>"$tmp/mk.err" ||
 		{ fail "mkcapture $s" "$(cat "$tmp/mk.err")"; finish; }
 done
@@ -206,6 +217,22 @@ then
 	pass "offwake: blue palette, time units, waker's stack (wake leaf, then comm) above the -- frame"
 else
 	fail "offwake layout" "$(grep '<g n=' "$tmp/offwake.svg" | head -12)"
+fi
+
+report trunc.svg -f svg --sysroot "$FX/root" "$tmp/trunc.stk" && xml_ok "truncated" "$tmp/trunc.svg"
+if python3 - "$tmp/trunc.svg" <<'PY'
+import re, sys
+svg = open(sys.argv[1]).read()
+names = [(m[1], m[2]) for m in re.finditer(r'<g n="([^"]*)" v="(\d+)"', svg)]
+# preorder: all, app, [truncated] (5) and its stack, then fx_mid (5) directly under app
+i = names.index(("[truncated]", "5"))
+sys.exit(not (names[i - 1][0] == "app" and names[i + 1] == ("fx_root", "5")
+              and ("fx_mid", "5") in names[i + 2:]))
+PY
+then
+	pass "a stack as deep as max_stack_depth stands on a [truncated] marker; a shorter one does not"
+else
+	fail "[truncated] marker" "$(grep '<g n=' "$tmp/trunc.svg")"
 fi
 
 # ---- cpuwork, recorded --------------------------------------------------
