@@ -34,7 +34,11 @@ static void usage(FILE *f)
 "                       stack, flamegraph.pl; pprof: gzip'd profile.proto for\n"
 "                       go tool pprof, with mappings, addresses and source\n"
 "                       lines, so -d, -a, --addresses and --lines do not\n"
-"                       apply; not to a terminal)\n"
+"                       apply; not to a terminal; svg: an interactive flame\n"
+"                       graph for a browser: hover, click to zoom, search)\n"
+"      --inverted       svg: an icicle graph, the roots on top\n"
+"      --title TEXT     svg: the title (default \"Flame Graph\", \"Off-CPU Time\n"
+"                       Flame Graph\" ...)\n"
 "  -o, --output FILE    write to FILE instead of stdout\n",
 		output_format__names());
 	main_args__usage(f);
@@ -49,11 +53,13 @@ static void usage(FILE *f)
 "damaged capture (what could be recovered is still reported); 2 usage error.\n", f);
 }
 
-enum { OPT_VERSION = 1000 };
+enum { OPT_VERSION = 1000, OPT_INVERTED, OPT_TITLE };
 
 static const struct option own_opts[] = {
 	{ "format", required_argument, NULL, 'f' },
 	{ "output", required_argument, NULL, 'o' },
+	{ "inverted", no_argument, NULL, OPT_INVERTED },
+	{ "title", required_argument, NULL, OPT_TITLE },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, OPT_VERSION },
 	{ NULL, 0, NULL, 0 },
@@ -79,9 +85,11 @@ int report_main(int argc, char **argv)
 			fmt = output_format__find(optarg);
 			if (!fmt)
 				return main_args__usage_error(
-					"unknown format (expected text, folded or pprof)", optarg);
+					"unknown format (expected text, folded, pprof or svg)", optarg);
 			break;
 		case 'o': out_path = optarg; break;
+		case OPT_INVERTED: a.oo.inverted = 1; break;
+		case OPT_TITLE: a.oo.title = optarg; break;
 		case 'h': usage(stdout); return 0;
 		case OPT_VERSION: printf(PROG " %s\n", STK_VERSION_STRING); return 0;
 		default:

@@ -12,6 +12,7 @@ static const struct output_format formats[] = {
 	{ "text", 0, out_text__write },
 	{ "folded", 0, out_folded__write },
 	{ "pprof", 1, out_pprof__write },
+	{ "svg", 0, out_svg__write },
 };
 
 const struct output_format *output_format__find(const char *name)
@@ -26,7 +27,7 @@ const struct output_format *output_format__find(const char *name)
 
 const char *output_format__names(void)
 {
-	return "text|folded|pprof";
+	return "text|folded|pprof|svg";
 }
 
 int render_clean(struct strbuf *sb, const char *s, int folded)

@@ -22,6 +22,8 @@ struct output_opts {
 	int user_only;		/* -U, as given to the pipeline */
 	int kernel_only;	/* -K */
 	int no_inline;		/* --no-inline: no inline frames were looked up */
+	int inverted;		/* --inverted: svg as an icicle graph (root on top) */
+	const char *title;	/* --title: svg title, NULL for the default */
 };
 
 struct output_format {
@@ -39,6 +41,7 @@ const char *output_format__names(void);
 int out_text__write(const struct report *r, const struct output_opts *o, FILE *f);
 int out_folded__write(const struct report *r, const struct output_opts *o, FILE *f);
 int out_pprof__write(const struct report *r, const struct output_opts *o, FILE *f);
+int out_svg__write(const struct report *r, const struct output_opts *o, FILE *f);
 
 /* The folded line of @s without its value (what -f folded prints before
  * the count), appended to @sb: diff renders stacks the same way.
