@@ -34,6 +34,10 @@ static void usage(FILE *f)
 "                       share and samples; then both captures' totals and\n"
 "                       what makes them hard to compare) or folded (\"stack\n"
 "                       base new\" per stack, FlameGraph's difffolded layout)\n"
+"                       or svg (a differential flame graph: NEW's shape, red\n"
+"                       where a frame's share grew, blue where it shrank)\n"
+"      --inverted       svg: an icicle graph, the roots on top\n"
+"      --title TEXT     svg: the title (default \"Differential Flame Graph\")\n"
 "  -o, --output FILE    write to FILE instead of stdout\n"
 "  -n, --top N          list the N functions that changed most (default 20;\n"
 "                       0: all)\n"
@@ -53,7 +57,7 @@ static void usage(FILE *f)
 "3 --fail-if-regress found a regression.\n", f);
 }
 
-enum { OPT_NORMALIZE = 1000, OPT_FAIL_IF_REGRESS };
+enum { OPT_NORMALIZE = 1000, OPT_FAIL_IF_REGRESS, OPT_INVERTED, OPT_TITLE };
 
 static const struct option own_opts[] = {
 	{ "format", required_argument, NULL, 'f' },
@@ -61,6 +65,8 @@ static const struct option own_opts[] = {
 	{ "top", required_argument, NULL, 'n' },
 	{ "normalize", required_argument, NULL, OPT_NORMALIZE },
 	{ "fail-if-regress", required_argument, NULL, OPT_FAIL_IF_REGRESS },
+	{ "inverted", no_argument, NULL, OPT_INVERTED },
+	{ "title", required_argument, NULL, OPT_TITLE },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -93,7 +99,8 @@ int diff_main(int argc, char **argv)
 	struct main_input in[2] = { { 0 }, { 0 } };
 	const char *out_path = NULL;
 	double limit = -1;
-	int folded = 0, c, err, ret = 1, i;
+	int folded = 0, inverted = 0, c, err, ret = 1, i;	/* folded: 1 folded, 2 svg */
+	const char *title = NULL;
 	struct diff *d = NULL;
 	FILE *out = stdout;
 	char *end;
@@ -109,11 +116,15 @@ int diff_main(int argc, char **argv)
 				folded = 0;
 			else if (strcmp(optarg, "folded") == 0)
 				folded = 1;
+			else if (strcmp(optarg, "svg") == 0)
+				folded = 2;
 			else
 				return main_args__usage_error(
-					"unknown diff format (expected text or folded)", optarg);
+					"unknown diff format (expected text, folded or svg)", optarg);
 			break;
 		case 'o': out_path = optarg; break;
+		case OPT_INVERTED: inverted = 1; break;
+		case OPT_TITLE: title = optarg; break;
 		case 'n': {
 			unsigned long v;
 
@@ -179,7 +190,8 @@ int diff_main(int argc, char **argv)
 			goto out;
 		}
 	}
-	err = folded ? out_diff__folded(d, out) : out_diff__text(d, &po, out);
+	err = folded == 2 ? out_diff__svg(d, title, inverted, out)
+	      : folded ? out_diff__folded(d, out) : out_diff__text(d, &po, out);
 	if (out != stdout && fclose(out) && !err)
 		err = -EIO;
 	out = stdout;

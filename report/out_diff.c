@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "diff.h"
+#include "flame.h"
 #include "textsafe.h"
 
 /* A side's value as the table prints it: samples, or blocked ms. */
@@ -124,4 +125,33 @@ int out_diff__folded(const struct diff *d, FILE *f)
 		fprintf(f, "%s %" PRIu64 " %" PRIu64 "\n", rows[i].stack, rows[i].value[DIFF_BASE],
 			rows[i].value[DIFF_NEW]);
 	return fflush(f) || ferror(f) ? -EIO : 0;
+}
+
+int out_diff__svg(const struct diff *d, const char *title, int inverted, FILE *f)
+{
+	int offcpu = diff__side(d, DIFF_NEW)->kind != REPORT_PROFILE;
+	/* Off-CPU rows are in folded's microseconds; the graph wants ns. */
+	uint64_t scale = offcpu ? 1000 : 1;
+	struct flame_opts fo = {
+		.sz = sizeof(fo),
+		.unit = offcpu ? FLAME_NSEC : FLAME_SAMPLES,
+		.palette = offcpu ? FLAME_PALETTE_OFFCPU : FLAME_PALETTE_CPU,
+		.flags = FLAME_DIFF,
+	};
+	struct flame_svg_opts so = { .sz = sizeof(so), .title = title, .inverted = inverted };
+	const struct diff_row *rows;
+	struct flame *fl;
+	size_t i, n;
+	int err = 0;
+
+	fl = flame__new(&fo);
+	if (!fl)
+		return -errno;
+	rows = diff__rows(d, &n);
+	for (i = 0; i < n && !err; i++)
+		err = flame__add_diff(fl, rows[i].stack, rows[i].value[DIFF_BASE] * scale,
+				      rows[i].value[DIFF_NEW] * scale);
+	err = err ?: flame__write_svg(fl, &so, f);
+	flame__free(fl);
+	return err;
 }
