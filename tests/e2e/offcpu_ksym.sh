@@ -18,6 +18,10 @@
 #    (an interrupt that wakes a thread can land in any program);
 #  - offcpu mode too.
 # Exit 77 only when BPF cannot be used (not root, or no BTF).
+#
+# Runs alone: under a loaded parallel make check no stack started in
+# stkrec's own sched_switch program once (a count of 0).
+# harness: exclusive
 
 . "$(dirname "$0")/lib/harness.sh"
 . "$top/tests/e2e/lib/record.sh"

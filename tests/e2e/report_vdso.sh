@@ -13,6 +13,10 @@
 #    sample left with an unknown frame there.
 #
 # Exit 77 (skip) only when BPF cannot be used here: not root, or no BTF.
+#
+# Runs alone: under a loaded parallel make check, reading the vDSO's
+# build-id from a just-started process came back empty once.
+# harness: exclusive
 
 . "$(dirname "$0")/lib/harness.sh"
 . "$top/tests/e2e/lib/record.sh"
