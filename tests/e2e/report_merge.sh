@@ -14,6 +14,12 @@
 #  - profile + offcpu, offcpu + offwake, 49 Hz + 99 Hz and -o naming an
 #    input are refused with one line, exit 1, and leave -o as it was.
 # Exit 77 only when BPF cannot be used (not root, or no BTF).
+#
+# Runs alone: merge keeps one kernel symbol per address, and BPF programs
+# of recorders running beside it (other tests) load at addresses A and B
+# name differently, so an offwake line's frames changed under the merge
+# in a parallel make check.
+# harness: exclusive
 
 . "$(dirname "$0")/lib/harness.sh"
 . "$top/tests/e2e/lib/record.sh"
