@@ -305,6 +305,28 @@ void main_input__release(struct main_input *in)
 	in->cap = NULL;
 }
 
+static double share(uint64_t n, uint64_t total)
+{
+	return total ? 100.0 * (double)n / (double)total : 0.0;
+}
+
+/* "; 3.1% of samples' user stacks stopped early (fault 2.0%, no CFI 1.1%)" */
+static int summary_uw_stops(const struct report *r, struct strbuf *sb)
+{
+	const struct report_uw_stops *u = &r->uw_stops;
+	unsigned int k, listed = 0;
+	int err;
+
+	err = strbuf__addf(sb, "; %.1f%% of %s' user stacks stopped early (",
+			   share(u->total_count, r->total_count),
+			   r->kind == REPORT_PROFILE ? "samples" : "blocking events");
+	for (k = 1; k <= REPORT_UW_STOP_UNKNOWN && !err; k++)
+		if (u->count[k])
+			err = strbuf__addf(sb, "%s%s %.1f%%", listed++ ? ", " : "",
+					   unwind_stop__name(k), share(u->count[k], r->total_count));
+	return err ?: strbuf__adds(sb, ")");
+}
+
 /* The closing line into @sb: how much is symbolized, and what is missing
  * and why.  0 or -ENOMEM. */
 static int summary_line(const struct report *r, struct strbuf *sb)
@@ -340,6 +362,8 @@ static int summary_line(const struct report *r, struct strbuf *sb)
 		if (!err)
 			err = strbuf__adds(sb, ")");
 	}
+	if (!err && r->uw_stops.total_count)
+		err = summary_uw_stops(r, sb);
 	if (!err && r->kernel_unknown_samples) {
 		err = strbuf__adds(sb, listed++ ? ", " : "; no symbols for: ");
 		if (!err)

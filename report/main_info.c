@@ -25,6 +25,7 @@
 #include "symbols_info.h"
 #include "textsafe.h"
 #include "timeline.h"
+#include "unwind_info.h"
 
 /* Errors printed one per line; the rest are only counted. */
 #define MAX_ERROR_LINES 100
@@ -276,8 +277,23 @@ static int print_verdict(const struct stk_read_summary *sum, const struct stk_re
 	return 0;
 }
 
+/* Whether a segment's user stacks were unwound from tables (META
+ * unwind_used auto or dwarf), so they may end in unwind stop markers. */
+static int unwound(const struct info *in)
+{
+	const char *u;
+	size_t i;
+
+	for (i = 0; i < in->nr_segs; i++) {
+		u = info__meta(in, i, "unwind_used");
+		if (u && (strcmp(u, "auto") == 0 || strcmp(u, "dwarf") == 0))
+			return 1;
+	}
+	return 0;
+}
+
 /*
- * --symbols reads the capture a second time.  A pipe on stdin can be read
+ * --symbols and [unwind] read the capture a second time.  A pipe on stdin can be read
  * only once, so it is first copied into a memfd that becomes stdin: both
  * passes then map the same bytes, still under the name "-".
  */
@@ -387,7 +403,9 @@ int info_main(int argc, char **argv)
 	}
 	path = argv[optind];
 
-	if (opts.symbols && strcmp(path, "-") == 0) {
+	/* Standard input is spooled whatever the options: the [unwind]
+	 * section, like --symbols, reads it a second time. */
+	if (strcmp(path, "-") == 0) {
 		int err = stdin_spool();
 
 		if (err) {
@@ -441,6 +459,14 @@ int info_main(int argc, char **argv)
 		print_totals(&in.total);
 	}
 	ret = print_verdict(&sum, r, first_error ? first_error : "");
+	if (unwound(&in)) {
+		int err = unwind_info__print(path, stdout);
+
+		if (err && err != -EIO) {
+			fprintf(stderr, "stkreport: %s: unwind: %s\n", path, strerror(-err));
+			ret = 1;
+		}
+	}
 	if (opts.symbols) {
 		int err = symbols_info__print(path, &so, stdout);
 

@@ -62,15 +62,10 @@ static int render_unknown(struct strbuf *sb, const struct rframe *f, const struc
 	const char *name;
 	int err;
 
-	/* [unwind] SPEC.md, STCK: a user stack that stkrec's unwinder stopped
-	 * early ends with the marker 0xfffffffffffff000 | reason. */
-	if (f->kind != RFRAME_KERNEL && f->addr >= 0xfffffffffffff000ULL) {
-		static const char *const why[] = { "?", "depth", "fault", "no mapping", "no CFI",
-						   "unsupported CFI", "frame pointer", "loop" };
-		uint64_t r = f->addr & 0xfff;
-
-		return strbuf__addf(sb, "[unwind stopped: %s]", r < 8 ? why[r] : "?");
-	}
+	/* [unwind] the marker ending a stack stkrec's unwinder stopped early. */
+	if (rframe__unwind_stop(f))
+		return strbuf__addf(sb, "[unwind stopped: %s]",
+				    unwind_stop__name(rframe__unwind_stop(f)));
 	if (!o->addresses)
 		return strbuf__adds(sb, "[unknown]");
 	if (f->kind == RFRAME_KERNEL) {

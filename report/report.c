@@ -41,6 +41,16 @@ const char *report_kind__name(enum report_kind k)
 	return "?";
 }
 
+const char *unwind_stop__name(unsigned int reason)
+{
+	static const char *const names[REPORT_UW_NR_STOPS] = {
+		"?", "depth", "fault", "no mapping", "no CFI", "unsupported CFI",
+		"frame pointer", "loop",
+	};
+
+	return reason < REPORT_UW_NR_STOPS ? names[reason] : "?";
+}
+
 static struct stack_ent *ent_find(struct idmap *m, uint64_t h, uint64_t a, uint64_t b,
 				  uint64_t c, uint64_t d)
 {
@@ -176,11 +186,17 @@ static int report__user_stack(struct report *r, const struct cap_segment *seg,
 				last_map = f->map;
 				last_mod = f->mod;
 			}
-			err = symbolizer__lookup(r->sym, f->mod, f->map, f->addr, f->is_return, &f->sym);
+			err = p->opts->no_symbols ? 0 :
+			      symbolizer__lookup(r->sym, f->mod, f->map, f->addr, f->is_return,
+						 &f->sym);
 			if (err)
 				return err;
 		}
 		st->nr_unknown += !f->sym;
+	}
+	if (st->nr_frames) {
+		st->unwind_stop = (uint8_t)rframe__unwind_stop(&st->frames[st->nr_frames - 1]);
+		r->uw_stops.stacks[st->unwind_stop] += st->unwind_stop != 0;
 	}
 	err = ent_add(p, &p->ustacks, h, (uintptr_t)maps, seg->index, (uint64_t)ref, 0, st);
 	if (err)
@@ -443,6 +459,14 @@ static void report__account_stack(const struct rstack *st, uint64_t count)
 	}
 }
 
+static void report__account_stop(struct report *r, const struct rstack *st, uint64_t count)
+{
+	if (!st || !st->unwind_stop)
+		return;
+	r->uw_stops.count[st->unwind_stop] += count;
+	r->uw_stops.total_count += count;
+}
+
 static int rtask_unknown(const struct rtask *t)
 {
 	return (t->user && t->user->nr_unknown) || (t->kernel && t->kernel->nr_unknown);
@@ -455,6 +479,8 @@ static void report__account(struct report *r, const struct rsample *s)
 		r->symbolized_count += s->count;
 	report__account_stack(s->task.user, s->count);
 	report__account_stack(s->waker.user, s->count);
+	report__account_stop(r, s->task.user, s->count);
+	report__account_stop(r, s->waker.user, s->count);
 	if (s->task.kernel) {
 		r->kernel_samples += s->count;
 		if (s->task.kernel->nr_unknown)

@@ -52,11 +52,37 @@ static inline uint64_t rframe__offset(const struct rframe *f)
 	return f->map ? f->addr - f->map->start + f->map->offset : f->addr;
 }
 
+/*
+ * [unwind] The marker frame ending a user stack that stkrec's unwinder
+ * stopped early (SPEC.md, STCK): 0xfffffffffffff000 | reason, reasons
+ * 1..REPORT_UW_NR_STOPS - 1 as named by unwind_stop__name().  The one
+ * place that recognises it: 0 for any other frame, else the reason
+ * (REPORT_UW_STOP_UNKNOWN for a value SPEC.md does not name).
+ */
+#define REPORT_UW_MARK		0xfffffffffffff000ULL
+#define REPORT_UW_NR_STOPS	8
+#define REPORT_UW_STOP_UNKNOWN	REPORT_UW_NR_STOPS
+
+static inline unsigned int rframe__unwind_stop(const struct rframe *f)
+{
+	unsigned int r;
+
+	if (f->kind == RFRAME_KERNEL || f->addr < REPORT_UW_MARK)
+		return 0;
+	r = (unsigned int)(f->addr & 0xfff);
+	return r && r < REPORT_UW_NR_STOPS ? r : REPORT_UW_STOP_UNKNOWN;
+}
+
+/* "fault", "no CFI"...; "?" for REPORT_UW_STOP_UNKNOWN. */
+const char *unwind_stop__name(unsigned int reason);
+
 /* A resolved stack, leaf first.  Shared by every sample that has it. */
 struct rstack {
 	uint32_t nr_frames;
 	struct rframe *frames;
 	uint32_t nr_unknown;		/* frames with sym == NULL */
+	uint8_t unwind_stop;		/* rframe__unwind_stop() of the last
+					 * frame: why unwinding stopped early, or 0 */
 };
 
 /* One side of a sample (the sampled task, or the waker for offwake). */
@@ -97,6 +123,15 @@ struct report_opts {
 					 * (kvmlinux.h), else NULL; borrowed */
 	struct symbolizer_opts sym;	/* symbolization of user frames (and,
 					 * via --vmlinux, of kernel ones) */
+	int no_symbols;			/* no symbol lookups: counts only (info) */
+};
+
+/* User stacks that ended in an unwind stop marker, by reason (index
+ * 1..REPORT_UW_STOP_UNKNOWN; 0 unused).  Offwake counts both sides. */
+struct report_uw_stops {
+	uint64_t count[REPORT_UW_STOP_UNKNOWN + 1];	/* sample counts */
+	uint64_t stacks[REPORT_UW_STOP_UNKNOWN + 1];	/* distinct stacks */
+	uint64_t total_count;				/* all reasons */
 };
 
 struct report {
@@ -111,6 +146,7 @@ struct report {
 	uint64_t missing_stacks;
 	int missing_map_full;		/* one was -ENOMEM or -EEXIST (map full) */
 	uint64_t kernel_samples, kernel_unknown_samples;
+	struct report_uw_stops uw_stops;
 	const char *kernel_syms_source;	/* "capture", the --kallsyms path, or NULL: none */
 	struct symbolizer *sym;
 	struct ksyms *ksyms;		/* the capture's, or --kallsyms' */

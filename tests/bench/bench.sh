@@ -20,13 +20,28 @@
 # what the user symbols embedded by default (--embed-symbols=covering) add
 # to it, against --embed-symbols=none (goal, issue 12: <= 25%).
 #
+# Then unwinding without frame pointers (issue 10), on tests/unwind/nofpwork
+# (-O2 -fomit-frame-pointer, run for UW_SECONDS, default 5, at 99 and
+# 999 Hz, REPS times, medians): stkrec's default --unwind=auto against
+# "perf record --call-graph dwarf" on the same program, file size and
+# recorder CPU (goals <= 1/50 and <= 1/10); and the per-sample cost of
+# stkrec's on_cpu_sample BPF program with --unwind=auto against
+# --unwind=fp (goal <= 3x), from the kernel's BPF statistics
+# (kernel.bpf_stats_enabled set for the run and restored, bpftool's
+# run_time_ns / run_cnt of the recorder's own program, read while it runs).
+#
 # Targets (issue 3): recorder CPU <= 1/10 of perf's, file <= 1/10 of
 # perf.data, slowdown <= 1% at 99 Hz.  Needs root.  Environment: O, REPS,
-# SECONDS_PER_RUN (default 10), LONG_SECONDS (default 30).
+# SECONDS_PER_RUN (default 10), LONG_SECONDS (default 30), UW_SECONDS
+# (default 5), BENCH_ONLY=unwind (only the unwinding section).  The
+# recorders run the workload (-- CMD), which time(1) wraps too: recorder
+# CPU is the recorder's user+sys, children included, less the workload's.
 
 O=${O:-build}
 REC=$O/stkrec
 CW=$O/samples/cpuwork
+NOFP=$O/tests/unwind/nofpwork
+UW_S=${UW_SECONDS:-5}
 REPS=${REPS:-3}
 RUN_S=${SECONDS_PER_RUN:-10}
 LONG_S=${LONG_SECONDS:-30}
@@ -36,15 +51,18 @@ if [ "$(id -u)" != 0 ]; then
 	echo "bench: needs root (BPF, system-wide perf)" >&2
 	exit 1
 fi
-for f in "$REC" "$CW"; do
+for f in "$REC" "$CW" "$NOFP"; do
 	[ -x "$f" ] || { echo "bench: $f missing; run make" >&2; exit 1; }
 done
 command -v "$PERF" > /dev/null || { echo "bench: perf not found (apt-get install linux-perf)" >&2; exit 1; }
 [ -x /usr/bin/time ] || { echo "bench: /usr/bin/time not found (apt-get install time)" >&2; exit 1; }
+command -v bpftool > /dev/null && command -v jq > /dev/null ||
+	{ echo "bench: bpftool or jq not found (apt-get install bpftool jq)" >&2; exit 1; }
 
 tmp=$(mktemp -d)
 rec_pid=
-trap '[ -n "$rec_pid" ] && kill -KILL $rec_pid 2>/dev/null; rm -rf "$tmp"' EXIT
+stats_was=
+trap '[ -n "$rec_pid" ] && kill -KILL $rec_pid 2>/dev/null; [ -n "$stats_was" ] && sysctl -q kernel.bpf_stats_enabled="$stats_was"; rm -rf "$tmp"' EXIT
 trap 'exit 1' INT TERM
 
 ncpu=$(nproc)
@@ -56,12 +74,6 @@ workload() {
 	/usr/bin/time -f '%e %U %S' -o "$tmp/wl.time" "$CW" -n "$1" "$ncpu"
 	tail -1 "$tmp/wl.time" | awk '{ printf "%d %d\n", $1 * 1000, ($2 + $3) * 1000 }'
 }
-
-# Calibrate: rounds for RUN_S seconds.
-t=$(workload 50 | cut -d' ' -f1)
-[ "$t" -gt 0 ] || t=1
-rounds=$((50 * RUN_S * 1000 / t))
-echo "bench: $ncpu CPUs, cpuwork -n $rounds $ncpu (~${RUN_S} s alone), $REPS runs each, medians"
 
 # start_recorder OUT_CPU CMD...: start a recorder under time(1), wait until
 # it is sampling.
@@ -89,6 +101,83 @@ cpu_ms() {
 median() {
 	sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'
 }
+
+# ---- unwinding without frame pointers (issue 10) --------------------------
+
+# bpf_cost PID: "run_time_ns run_cnt" of the on_cpu_sample program that
+# PID holds (its fds' fdinfo name the programs: other recorders may be
+# running), or nothing when it has not loaded it yet.
+bpf_cost() {
+	for id in $(cat /proc/"$1"/fdinfo/* 2>/dev/null | awk '/^prog_id:/ { print $2 }' | sort -u); do
+		bpftool -j prog show id "$id" 2>/dev/null | jq -r 'select(.name == "on_cpu_sample") |
+			"\(.run_time_ns // 0) \(.run_cnt // 0)"' 2>/dev/null
+	done | head -1
+}
+
+# uw_cost MODE HZ: ns per sample of on_cpu_sample with --unwind=MODE on
+# nofpwork, the last reading taken while the recorder runs.
+uw_cost() {
+	"$REC" -q -F "$2" --unwind="$1" -o "$tmp/uw_$1.stk" -- "$NOFP" "$UW_S" > /dev/null 2>&1 &
+	rec_pid=$!
+	last=
+	while kill -0 "$rec_pid" 2>/dev/null; do
+		v=$(bpf_cost "$rec_pid")
+		[ -n "$v" ] && last=$v
+		sleep 0.5
+	done
+	wait "$rec_pid"
+	rec_pid=
+	echo "${last:-0 0}" | awk '{ printf "%.0f\n", $2 ? $1 / $2 : 0 }'
+}
+
+unwind_bench() {
+	uw_results=
+	stats_was=$(sysctl -n kernel.bpf_stats_enabled)
+	sysctl -q kernel.bpf_stats_enabled=1
+	for hz in 99 999; do
+		for f in s_cpu p_cpu s_size p_size c_auto c_fp; do : > "$tmp/$f"; done
+		r=0
+		while [ $r -lt "$REPS" ]; do
+			/usr/bin/time -f '%U %S' -o "$tmp/s.cpu" "$REC" -q -F $hz -o "$tmp/s.stk" \
+				-- /usr/bin/time -f '%U %S' -o "$tmp/s_wl.cpu" "$NOFP" "$UW_S" > /dev/null 2>&1
+			echo $(($(cpu_ms "$tmp/s.cpu") - $(cpu_ms "$tmp/s_wl.cpu"))) >> "$tmp/s_cpu"
+			stat -c %s "$tmp/s.stk" >> "$tmp/s_size"
+			/usr/bin/time -f '%U %S' -o "$tmp/p.cpu" "$PERF" record -q -F $hz \
+				--call-graph dwarf -o "$tmp/p.data" \
+				-- /usr/bin/time -f '%U %S' -o "$tmp/p_wl.cpu" "$NOFP" "$UW_S" > /dev/null 2>&1
+			echo $(($(cpu_ms "$tmp/p.cpu") - $(cpu_ms "$tmp/p_wl.cpu"))) >> "$tmp/p_cpu"
+			stat -c %s "$tmp/p.data" >> "$tmp/p_size"
+			uw_cost auto $hz >> "$tmp/c_auto"
+			uw_cost fp $hz >> "$tmp/c_fp"
+			r=$((r + 1))
+		done
+		uw_results="$uw_results
+$hz $(median < "$tmp/s_cpu") $(median < "$tmp/p_cpu") $(median < "$tmp/s_size") $(median < "$tmp/p_size") $(median < "$tmp/c_auto") $(median < "$tmp/c_fp")"
+	done
+	sysctl -q kernel.bpf_stats_enabled="$stats_was"
+	stats_was=
+	echo
+	echo "$uw_results" | awk -v s="$UW_S" 'NF {
+		hz = $1; sc = $2; pc = $3; ss = $4; ps = $5; ca = $6; cf = $7
+		printf "unwinding, nofpwork (no frame pointers), %d s at %d Hz; stkrec --unwind=auto vs perf --call-graph dwarf:\n", s, hz
+		printf "  recorder CPU:      stkrec %7.3f s   perf %7.3f s   ratio %.3f (goal <= 0.1)\n", sc / 1000, pc / 1000, pc ? sc / pc : 0
+		printf "  file size:         stkrec %7.1f KiB perf %7.1f KiB ratio %.4f (goal <= 0.02)\n", ss / 1024, ps / 1024, ps ? ss / ps : 0
+		ratio = cf ? sprintf("%.2f", ca / cf) : "n/a (no bpf_stats reading)"
+		printf "  BPF per sample:    auto %6d ns     fp %6d ns     ratio %s (goal <= 3)\n", ca, cf, ratio
+	}'
+}
+
+if [ "${BENCH_ONLY:-}" = unwind ]; then
+	echo "bench: unwinding only, nofpwork $UW_S s, $REPS runs each, medians"
+	unwind_bench
+	exit 0
+fi
+
+# Calibrate: rounds for RUN_S seconds.
+t=$(workload 50 | cut -d' ' -f1)
+[ "$t" -gt 0 ] || t=1
+rounds=$((50 * RUN_S * 1000 / t))
+echo "bench: $ncpu CPUs, cpuwork -n $rounds $ncpu (~${RUN_S} s alone), $REPS runs each, medians"
 
 results=
 for hz in 99 999; do
@@ -161,3 +250,5 @@ awk -v s="$s" -v f="$f" -v p="$p" -v n="$n" -v e="${e:-0}" -v sc="$(cpu_ms "$tmp
 	printf "                 stkrec %7.1f KiB                   ratio %.3f   (--kallsyms=full)\n", f / 1024, f / p
 	printf "  embedded user symbols (covering, the default): %+.1f KiB over --embed-symbols=none (%.1f KiB), %+.1f %% (goal <= 25 %%); ESYM payloads %.1f KiB\n", (s - n) / 1024, n / 1024, n ? 100 * (s - n) / n : 0, e / 1024
 }'
+
+unwind_bench

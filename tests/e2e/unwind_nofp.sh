@@ -14,7 +14,8 @@
 #  - META says which unwinder ran, STAT counts the tables;
 #  - the same program linked without .eh_frame_hdr (no table): frame
 #    pointers, as --unwind=fp, flagged [unwind stopped: frame pointer] and
-#    counted (unwind_table_err_no_cfi).
+#    counted (unwind_table_err_no_cfi), and stkreport counts those stops
+#    (info per reason, the summary line as a share).
 # Exit 77 only when BPF cannot be used (not root, or no BTF).
 #
 # Runs alone (tests/run-tests.sh): its shares are within 3 points and its
@@ -87,6 +88,15 @@ check "no table: >= 90% of $1 samples are frame-pointer stacks of burn, flagged 
 	[ "$1" -gt 50 -a $(($2 * 10)) -ge $(($1 * 9)) ]
 check "no table: STAT unwind_table_err_no_cfi counts the binary" \
 	grep -q '^STAT	unwind_table_err_no_cfi	[1-9]' "$tmp/nohdr.dump"
+# The report counts those stops: info per reason, the summary as a share.
+"$REP" info "$tmp/nohdr.stk" >"$tmp/nohdr.info" 2>/dev/null
+"$REP" "$tmp/nohdr.stk" 2>"$tmp/nohdr.summary" >/dev/null
+fpm=$(awk '/\[unwind stopped: frame pointer\]/ { m += $NF } END { print m + 0 }' "$tmp/nohdr.folded")
+set -- $(awk '/^unwind stopped: frame pointer / { p = $7; gsub(/[(),]/, "", p); print $5, p }' "$tmp/nohdr.info") x x
+echo "     info: unwind stopped: frame pointer $1 samples $2; folded: $fpm"
+check "no table: info counts the $fpm frame-pointer stops ($1)" [ "$1" = "$fpm" -a "$fpm" -gt 0 ]
+check "no table: the summary gives their share $2" \
+	grep -q "user stacks stopped early (.*frame pointer $2" "$tmp/nohdr.summary"
 
 # Off-CPU: two reads blocked on a pipe.  The process's first block may come
 # before its tables are loaded (frame pointers then, counted); the second,

@@ -16,6 +16,7 @@
 #include "../../report/output.h"
 #include "../../report/report.h"
 #include "../../report/symbols_info.h"
+#include "../../report/unwind_info.h"
 
 #define K(n) (0xffffffff81000000ull + (n) * 0x1000ull)
 
@@ -376,6 +377,84 @@ START_TEST(symbols_section_that_cannot_be_written_is_eio)
 }
 END_TEST
 
+/* [unwind] User stacks ending in the unwinder's stop marker are counted by
+ * reason in the report model (samples and distinct stacks), rendered as
+ * one marker frame, and listed by info's [unwind] section. */
+START_TEST(unwind_stops_are_counted_by_reason)
+{
+	uint64_t f1[] = { 0x1000, 0x2000, 0xfffffffffffff002ull };	/* fault */
+	uint64_t f2[] = { 0x1000, 0xfffffffffffff002ull };		/* fault */
+	uint64_t f3[] = { 0x1000, 0x3000, 0xfffffffffffff004ull };	/* no CFI */
+	uint64_t f4[] = { 0x1000, 0x2000 };				/* whole */
+	uint64_t f5[] = { 0x1000, 0xfffffffffffff099ull };		/* unknown reason */
+	struct stk_stack st[] = {
+		{ .id = 1, .nr_frames = 3, .frames = f1 }, { .id = 2, .nr_frames = 2, .frames = f2 },
+		{ .id = 3, .nr_frames = 3, .frames = f3 }, { .id = 4, .nr_frames = 2, .frames = f4 },
+		{ .id = 5, .nr_frames = 2, .frames = f5 },
+	};
+	struct stk_count rows[] = {
+		{ .tgid = 10, .tid = 10, .comm = "a", .user_stack = 1, .kernel_stack = -EFAULT, .count = 3 },
+		{ .tgid = 10, .tid = 11, .comm = "a", .user_stack = 2, .kernel_stack = -EFAULT, .count = 2 },
+		{ .tgid = 10, .tid = 12, .comm = "a", .user_stack = 3, .kernel_stack = -EFAULT, .count = 4 },
+		{ .tgid = 10, .tid = 13, .comm = "a", .user_stack = 3, .kernel_stack = -EFAULT, .count = 1 },
+		{ .tgid = 10, .tid = 14, .comm = "a", .user_stack = 4, .kernel_stack = -EFAULT, .count = 10 },
+		{ .tgid = 10, .tid = 15, .comm = "a", .user_stack = 5, .kernel_stack = -EFAULT, .count = 1 },
+	};
+	struct output_opts oo = { 0 };
+	struct strbuf sb = { 0 };
+	char file[] = "/tmp/check_report.XXXXXX", buf[4096];
+	struct stk_writer *w;
+	struct capture *c;
+	struct report *r;
+	size_t n, i;
+	FILE *f;
+	int fd = mkstemp(file);
+
+	ck_assert_int_ge(fd, 0);
+	w = stk_writer__fdopen(fd, NULL);
+	ck_assert_ptr_nonnull(w);
+	ck_assert_int_eq(stk_writer__add_stacks(w, st, 5), 0);
+	ck_assert_int_eq(stk_writer__add_counts(w, 1, 2, rows, 6), 0);
+	ck_assert_int_eq(stk_writer__close(w), 0);
+	c = capture__read(file);
+	ck_assert_ptr_nonnull(c);
+	r = run(c, 0);
+	ck_assert_uint_eq(r->total_count, 21);
+	ck_assert_uint_eq(r->uw_stops.total_count, 11);
+	ck_assert_uint_eq(r->uw_stops.count[2], 5);
+	ck_assert_uint_eq(r->uw_stops.stacks[2], 2);
+	ck_assert_uint_eq(r->uw_stops.count[4], 5);
+	ck_assert_uint_eq(r->uw_stops.stacks[4], 1);
+	ck_assert_uint_eq(r->uw_stops.count[REPORT_UW_STOP_UNKNOWN], 1);
+	ck_assert_uint_eq(r->uw_stops.stacks[REPORT_UW_STOP_UNKNOWN], 1);
+	for (i = 0; i <= REPORT_UW_STOP_UNKNOWN; i++)
+		if (i != 2 && i != 4 && i != REPORT_UW_STOP_UNKNOWN)
+			ck_assert_uint_eq(r->uw_stops.count[i] + r->uw_stops.stacks[i], 0);
+	/* The marker is one frame, named, never symbolized as an address. */
+	ck_assert_int_eq(r->samples[2].task.user->unwind_stop, 4);
+	ck_assert_int_eq(render_frame_line(&sb, &r->samples[2].task.user->frames[2], 0, &oo, 1), 0);
+	ck_assert_str_eq(strbuf__str(&sb), "[unwind stopped: no CFI]");
+	ck_assert_int_eq(r->samples[4].task.user->unwind_stop, 0);
+	strbuf__free(&sb);
+	report__free(r);
+	capture__free(c);
+
+	f = tmpfile();
+	ck_assert_ptr_nonnull(f);
+	ck_assert_int_eq(unwind_info__print(file, f), 0);
+	rewind(f);
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	buf[n] = '\0';
+	ck_assert_str_eq(buf, "\n[unwind]\n"
+			 "unwind stopped early: 11 samples (52.4%) of 21\n"
+			 "unwind stopped: fault 5 samples (23.8%), 2 stacks\n"
+			 "unwind stopped: no CFI 5 samples (23.8%), 1 stacks\n"
+			 "unwind stopped: ? 1 samples (4.8%), 1 stacks\n");
+	fclose(f);
+	unlink(file);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *su = suite_create("report");
@@ -396,6 +475,7 @@ int main(void)
 	tcase_add_test(tc, maps_snapshot_follows_the_rows_comm_across_exec);
 	tcase_add_test(tc, kernel_symbol_aliases_at_one_address_cover_the_function);
 	tcase_add_test(tc, symbols_section_that_cannot_be_written_is_eio);
+	tcase_add_test(tc, unwind_stops_are_counted_by_reason);
 	suite_add_tcase(su, tc);
 	sr = srunner_create(su);
 	srunner_run_all(sr, CK_NORMAL);
