@@ -47,7 +47,8 @@ static void usage(FILE *f)
 "      --version        print the version\n"
 "\n"
 "At the end one line on stderr tells the share of samples fully symbolized\n"
-"and which modules lack symbols and why.\n"
+"and which modules lack symbols and why, and the share of user stacks whose\n"
+"unwinding stopped early, by reason.\n"
 "Exit status: 0 ok, also for a capture that was not closed (a killed\n"
 "recording: what was written is reported, with a warning); 1 failure, or a\n"
 "damaged capture (what could be recovered is still reported); 2 usage error.\n", f);
