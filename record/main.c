@@ -59,8 +59,8 @@ static void usage(FILE *f)
 		"\n"
 		"Options:\n"
 		"  -F, --frequency HZ         sample frequency, Hertz (default %d)\n"
-		"  -p, --pid PID[,PID...]     profile these processes only\n"
-		"  -t, --tid TID[,TID...]     profile these threads only\n"
+		"  -p, --pid PID[,PID...]     profile these processes only (until they are gone)\n"
+		"  -t, --tid TID[,TID...]     profile these threads only (until they are gone)\n"
 		"  -U, --user-stacks-only     user space stacks only (no kernel stacks)\n"
 		"  -K, --kernel-stacks-only   kernel stacks only (no user stacks)\n"
 		"  -C, --cpu LIST             sample these CPUs only, e.g. 0-3,8 (default: all online)\n"
@@ -117,8 +117,8 @@ static void usage_offcpu(FILE *f)
 		"         offwaketime).  Report with stkreport; values are microseconds.\n"
 		"\n"
 		"Options:\n"
-		"  -p, --pid PID[,PID...]     trace these processes only\n"
-		"  -t, --tid TID[,TID...]     trace these threads only\n"
+		"  -p, --pid PID[,PID...]     trace these processes only (until they are gone)\n"
+		"  -t, --tid TID[,TID...]     trace these threads only (until they are gone)\n"
 		"  -u, --user-threads-only    user threads only (no kernel threads)\n"
 		"  -k, --kernel-threads-only  kernel threads only (no user threads)\n"
 		"  -U, --user-stacks-only     user space stacks only (no kernel stacks)\n"
@@ -794,6 +794,17 @@ int main(int argc, char **argv)
 	}
 	if (err)
 		goto out;
+	if (!quiet && res.end_reason && strcmp(res.end_reason, "targets") == 0) {
+		char dur[32] = "";
+
+		if (o.duration_ns)
+			status__format_seconds(o.duration_ns, dur, sizeof(dur));
+		errorf("%s: nothing left to record, stopped%s%s",
+		       nr_pids + nr_tids > 1 ? "every -p/-t target has exited"
+		       : nr_pids		 ? "the -p process has exited"
+						 : "the -t thread has exited",
+		       dur[0] ? " before the DURATION of " : "", dur);
+	}
 	if (res.stacks_lost)
 		errorf("WARNING: %llu stack traces could not be stored (stack map full). "
 		       "Consider increasing --stack-storage-size.",

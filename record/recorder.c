@@ -40,6 +40,7 @@
 #include "recorder.h"
 #include "stackstore.h"
 #include "stkrec.h"
+#include "targets.h"
 
 /* 100 ms steps a CMD gets to exit after SIGTERM before SIGKILL. */
 #define CMD_TERM_GRACE_STEPS 50
@@ -51,6 +52,7 @@
 #define EV_RINGBUF 0
 #define EV_CHILD 1
 #define EV_MMAPWATCH 2
+#define EV_TARGET 16	/* + i: the i-th pidfd of the -p/-t targets */
 
 /* Names of the BPF statistics (STKREC_STAT_* order) in the STAT chunk. */
 static const char *const bpf_stat_names[STKREC_NR_STATS] = {
@@ -104,6 +106,7 @@ struct recorder {
 	struct procs *procs;
 	struct unwinder *uw;		/* .eh_frame tables, or NULL (fp) */
 	struct esym *esym;
+	struct targets *targets;	/* -p/-t tasks, or NULL */
 	char mw_state[128];		/* META mmap_events */
 	char uw_state[128];		/* META unwind_used */
 	int epfd;
@@ -592,6 +595,11 @@ static int setup_epoll(struct recorder *rec)
 		if (epoll_ctl(rec->epfd, EPOLL_CTL_ADD, procs__fd(rec->procs, i), &ev) < 0)
 			return -errno;
 	}
+	for (i = 0; i < targets__nr_fds(rec->targets); i++) {
+		ev.data.u32 = EV_TARGET + (uint32_t)i;
+		if (epoll_ctl(rec->epfd, EPOLL_CTL_ADD, targets__fd(rec->targets, i), &ev) < 0)
+			return -errno;
+	}
 	return 0;
 }
 
@@ -736,6 +744,13 @@ int recorder__start(struct recorder *rec)
 	err = rec->ops->attach(rec->mode, o, rec);
 	if (err)
 		goto fail;
+	if (o->nr_pids || o->nr_tids) {
+		rec->targets = targets__open(o->pids, o->nr_pids, o->tids, o->nr_tids);
+		if (!rec->targets) {
+			err = recorder__errorf(rec, -ENOMEM, "out of memory");
+			goto fail;
+		}
+	}
 	err = setup_epoll(rec);
 	if (err) {
 		err = recorder__errorf(rec, err, "epoll: %s", strerror(-err));
@@ -772,6 +787,8 @@ fail:
 	}
 	child__free(rec->child);
 	rec->child = NULL;
+	targets__free(rec->targets);
+	rec->targets = NULL;
 	/* Only the temporary file we made goes: -o is as it was. */
 	stk_writer__discard(rec->w);
 	rec->w = NULL;
@@ -818,6 +835,11 @@ int recorder__run(struct recorder *rec)
 			return 0;
 		}
 		if (now >= next_flush) {
+			/* Without pidfds, the targets are looked at here. */
+			if (rec->targets && !targets__check(rec->targets)) {
+				rec->end_reason = "targets";
+				return 0;
+			}
 			err = recorder__flush(rec, 0);
 			if (err)
 				return err;
@@ -855,6 +877,14 @@ int recorder__run(struct recorder *rec)
 				ring_buffer__consume(rec->rb);
 			} else if (evs[i].data.u32 == EV_MMAPWATCH) {
 				procs__drain_events(rec->procs);
+			} else if (evs[i].data.u32 >= EV_TARGET) {
+				/* A pidfd stays readable: watch it no more. */
+				epoll_ctl(rec->epfd, EPOLL_CTL_DEL,
+					  targets__fd(rec->targets, evs[i].data.u32 - EV_TARGET), NULL);
+				if (!targets__check(rec->targets)) {
+					rec->end_reason = "targets";
+					return 0;
+				}
 			} else if (child__try_wait(rec->child, &code) == 1) {
 				rec->cmd_exit_code = code;
 				rec->end_reason = "command";
@@ -966,6 +996,7 @@ void recorder__free(struct recorder *rec)
 	if (rec->w)
 		stk_writer__close(rec->w);
 	child__free(rec->child);
+	targets__free(rec->targets);
 	if (rec->epfd >= 0)
 		close(rec->epfd);
 	procs__free(rec->procs);
