@@ -15,6 +15,8 @@
 #include <unistd.h>
 
 #include <bpf/libbpf.h>
+#include <elfutils/libdwfl.h>
+#include <zstd.h>
 
 #include "caps.h"
 #include "cpulist.h"
@@ -84,7 +86,7 @@ static void usage(FILE *f)
 		"  -q, --quiet                no status line and no summary\n"
 		"  -v, --verbose              print libbpf's messages\n"
 		"  -h, --help                 show this help\n"
-		"      --version              show the version\n"
+		"      --version              show the version (and libbpf's, elfutils', zstd's)\n"
 		"  DURATION                   seconds to record (default: until Ctrl-C)\n"
 		"  -- CMD [ARGS...]           run CMD once everything is attached, profile it and\n"
 		"                             every process it starts, stop when it exits\n"
@@ -142,7 +144,7 @@ static void usage_offcpu(FILE *f)
 		"  -q, --quiet                no status line and no summary\n"
 		"  -v, --verbose              print libbpf's messages\n"
 		"  -h, --help                 show this help\n"
-		"      --version              show the version\n"
+		"      --version              show the version (and libbpf's, elfutils', zstd's)\n"
 		"  DURATION                   seconds to record (default: until Ctrl-C)\n"
 		"  -- CMD [ARGS...]           run CMD once everything is attached, trace it and\n"
 		"                             every process it starts, stop when it exits\n"
@@ -205,6 +207,18 @@ static void on_status(const struct recorder_status *st, void *ctx)
 	fprintf(stderr, "\rstkrec: %s\033[K", line);
 	fflush(stderr);
 	status_shown = 1;
+}
+
+/* The release, then the libraries' versions as loaded at run time (which
+ * may differ from the headers it was built with). */
+static void print_version(void)
+{
+	const char *bpf = libbpf_version_string();
+
+	printf("stkrec %s\n", STK_VERSION_STRING);
+	printf("libbpf %s\n", bpf[0] == 'v' ? bpf + 1 : bpf);
+	printf("elfutils %s\n", dwfl_version(NULL));
+	printf("zstd %s\n", ZSTD_versionString());
 }
 
 static unsigned long read_max_sample_rate(void)
@@ -504,7 +518,7 @@ int main(int argc, char **argv)
 			ret = 0;
 			goto out;
 		case OPT_VERSION:
-			printf("stkrec %s\n", STK_VERSION_STRING);
+			print_version();
 			ret = 0;
 			goto out;
 		case OPT_STACK_STORAGE:

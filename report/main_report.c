@@ -12,12 +12,27 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <elfutils/libdwfl.h>
+#include <zlib.h>
+#include <zstd.h>
+
 #include "cmds.h"
 #include "main_args.h"
 #include "output.h"
 #include "stk.h"
 
 #define PROG "stkreport"
+
+/* The release, then the libraries' versions as loaded at run time (which
+ * may differ from the headers it was built with).  No libbpf: the
+ * reporter never loads it. */
+static void print_version(void)
+{
+	printf(PROG " %s\n", STK_VERSION_STRING);
+	printf("elfutils %s\n", dwfl_version(NULL));
+	printf("zstd %s\n", ZSTD_versionString());
+	printf("zlib %s\n", zlibVersion());
+}
 
 static void usage(FILE *f)
 {
@@ -44,7 +59,7 @@ static void usage(FILE *f)
 	main_args__usage(f);
 	fputs(
 "  -h, --help           this help\n"
-"      --version        print the version\n"
+"      --version        print the version (and elfutils', zstd's, zlib's)\n"
 "\n"
 "At the end one line on stderr tells the share of samples fully symbolized\n"
 "and which modules lack symbols and why, and the share of user stacks whose\n"
@@ -92,7 +107,7 @@ int report_main(int argc, char **argv)
 		case OPT_INVERTED: a.oo.inverted = 1; break;
 		case OPT_TITLE: a.oo.title = optarg; break;
 		case 'h': usage(stdout); return 0;
-		case OPT_VERSION: printf(PROG " %s\n", STK_VERSION_STRING); return 0;
+		case OPT_VERSION: print_version(); return 0;
 		default:
 			err = main_args__parse(&a, c, optarg);
 			if (err == -ENOENT)

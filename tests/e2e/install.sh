@@ -3,7 +3,9 @@
 #
 # make install into a temporary DESTDIR: both tools and both man pages land
 # where PREFIX and MANDIR say, the installed tools run (--version names the
-# release in format/stk.h), the installed man pages are man/*.1 unchanged and
+# release in format/stk.h, then the versions of the libraries each runs
+# with: stkrec libbpf, elfutils and zstd, stkreport elfutils, zstd and zlib,
+# as pkg-config knows them on this build machine), the installed man pages are man/*.1 unchanged and
 # render with man -l without warnings.  No BPF needed.
 
 . "$(dirname "$0")/lib/harness.sh"
@@ -42,11 +44,30 @@ for tool in stkrec stkreport; do
 	fi
 	out=$("$bin/$tool" --version 2>&1)
 	rc=$?
-	if [ $rc -eq 0 ] && [ "$out" = "$tool $version" ]; then
-		pass "installed $tool --version prints '$out'"
+	first=$(echo "$out" | head -n 1)
+	if [ $rc -eq 0 ] && [ "$first" = "$tool $version" ]; then
+		pass "installed $tool --version prints '$first'"
 	else
 		fail "installed $tool --version" "exit $rc, '$out', want '$tool $version'"
 	fi
+	# Then one line per library, "NAME VERSION", the runtime's version a
+	# prefix of the package's (libbpf says only major.minor).
+	if [ $tool = stkrec ]; then libs="libbpf:libbpf elfutils:libdw zstd:libzstd"; else
+		libs="elfutils:libdw zstd:libzstd zlib:zlib"; fi
+	want_lines=1
+	for l in $libs; do
+		name=${l%%:*}
+		pkgver=$(pkg-config --modversion "${l#*:}")
+		got=$(echo "$out" | sed -n "s/^$name //p")
+		want_lines=$((want_lines + 1))
+		case $pkgver in
+		"$got"*) [ -n "$got" ] && pass "$tool --version: $name $got (pkg-config: $pkgver)" ||
+			fail "$tool --version names no $name version" "$out" ;;
+		*) fail "$tool --version: $name '$got', pkg-config says $pkgver" ;;
+		esac
+	done
+	check "$tool --version: the release and $((want_lines - 1)) libraries, nothing else" \
+		[ "$(echo "$out" | wc -l)" -eq $want_lines ]
 	if cmp -s "$bin/$tool" "$O/$tool"; then
 		pass "installed $tool is $O/$tool"
 	else
