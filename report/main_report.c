@@ -66,7 +66,8 @@ static void usage(FILE *f)
 "unwinding stopped early, by reason.\n"
 "Exit status: 0 ok, also for a capture that was not closed (a killed\n"
 "recording: what was written is reported, with a warning); 1 failure, or a\n"
-"damaged capture (what could be recovered is still reported); 2 usage error.\n", f);
+"damaged capture (what could be recovered is still reported), or a --pid,\n"
+"--tid or --comm filter that keeps no sample; 2 usage error.\n", f);
 }
 
 enum { OPT_VERSION = 1000, OPT_INVERTED, OPT_TITLE };
