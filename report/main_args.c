@@ -53,7 +53,8 @@ void main_args__usage(FILE *f)
 	fputs(
 "  -d, --delimited      '--' (text) / '-' (folded) between kernel and user frames\n"
 "  -a, --annotations    add _[k] to kernel frame names\n"
-"      --addresses      print addresses; unknown frames as [module+0xoffset]\n"
+"      --addresses      put each frame's address before its name (every format\n"
+"                       but pprof); unknown frames as [module+0xoffset]\n"
 "                       (offset in the mapped file) instead of [unknown]\n"
 "      --lines          add (file:line) to frames that have debuginfo (default off)\n"
 "      --inline         show inlined functions as frames of their own (default on)\n"
