@@ -6,7 +6,8 @@
 # release in format/stk.h, then the versions of the libraries each runs
 # with: stkrec libbpf, elfutils and zstd, stkreport elfutils, zstd and zlib,
 # as pkg-config knows them on this build machine), the installed man pages are man/*.1 unchanged and
-# render with man -l without warnings.  No BPF needed.
+# render with man -l without warnings, and the bash completions land in
+# PREFIX/share/bash-completion/completions.  No BPF needed.
 
 . "$(dirname "$0")/lib/harness.sh"
 need_files "$REC" "$REP"
@@ -105,11 +106,28 @@ for page in $pages; do
 	fi
 done
 
+# The bash completions, where bash-completion looks for a command's file.
+comp=$tmp/root/opt/stk/share/bash-completion/completions
+for tool in stkrec stkreport; do
+	if cmp -s "$top/completion/$tool" "$comp/$tool" && [ "$(stat -c %a "$comp/$tool")" = 644 ]; then
+		pass "bash completion $tool installed in PREFIX/share/bash-completion/completions, mode 644"
+	else
+		fail "bash completion $tool not installed as completion/$tool in $comp"
+	fi
+	if command -v bash > /dev/null 2>&1 &&
+		bash -c '. "$1" && complete -p "$2"' - "$comp/$tool" "$tool" > /dev/null 2>&1; then
+		pass "installed completion of $tool loads and registers $tool"
+	else
+		fail "installed completion of $tool does not load"
+	fi
+done
+
 # DESTDIR alone, with the default PREFIX: the paths the Makefile documents.
 if make --no-print-directory -C "$top" O="$O" DESTDIR="$tmp/def" install > "$tmp/def.log" 2>&1 &&
 	[ -x "$tmp/def/usr/local/bin/stkrec" ] && [ -x "$tmp/def/usr/local/bin/stkreport" ] &&
 	[ -f "$tmp/def/usr/local/share/man/man1/stkrec.1" ] &&
-	[ -f "$tmp/def/usr/local/share/man/man1/stkreport.1" ]; then
+	[ -f "$tmp/def/usr/local/share/man/man1/stkreport.1" ] &&
+	[ -f "$tmp/def/usr/local/share/bash-completion/completions/stkrec" ]; then
 	pass "default PREFIX installs under DESTDIR/usr/local"
 else
 	fail "make install DESTDIR=... (default PREFIX)" "$(tail -3 "$tmp/def.log")"
