@@ -235,6 +235,32 @@ static unsigned long read_max_sample_rate(void)
 }
 
 /*
+ * A profile the kernel sampled at well under -F: it throttles perf events
+ * whose interrupts take too long (kernel.perf_cpu_time_max_percent, which
+ * also lowers perf_event_max_sample_rate as it goes) or that fire more
+ * often than perf_event_max_sample_rate / HZ a tick, and a timer can fire
+ * late.  The capture holds what was delivered (STAT sample_events,
+ * sampled_cpu_time_ns), which stkreport's pprof period is taken from;
+ * this says so.  Below 90% only, over half a second at least, so that the
+ * first and last periods of a recording do not count.
+ */
+static void warn_throttled(const struct recorder_opts *o, const struct recorder_result *res)
+{
+	double cpu_s = (double)res->sampled_cpu_time_ns / 1e9;
+	double hz = cpu_s > 0 ? (double)res->sample_events / cpu_s : 0;
+	unsigned long max = read_max_sample_rate();
+	char now[96] = "";
+
+	if (strcmp(o->mode, "profile") != 0 || cpu_s < 0.5 * (double)o->nr_cpus ||
+	    hz >= 0.9 * o->frequency)
+		return;
+	if (max && max < o->frequency)
+		snprintf(now, sizeof(now), "; kernel.perf_event_max_sample_rate is now %lu", max);
+	errorf("warning: -F %u: the kernel delivered %.0f Hz per CPU (it throttles sampling that costs too much%s); pprof's CPU times use the delivered rate",
+	       o->frequency, hz, now);
+}
+
+/*
  * The tgid of task @id from /proc/ID/status: > 0, or -ENOENT (no such
  * task) or another -errno.
  */
@@ -819,6 +845,7 @@ int main(int argc, char **argv)
 						 : "the -t thread has exited",
 		       dur[0] ? " before the DURATION of " : "", dur);
 	}
+	warn_throttled(&o, &res);
 	if (res.stacks_lost)
 		errorf("WARNING: %llu stack traces could not be stored (stack map full). "
 		       "Consider increasing --stack-storage-size.",

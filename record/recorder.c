@@ -85,6 +85,7 @@ static const char *const bpf_stat_names[STKREC_NR_STATS] = {
 	[STKREC_STAT_UW_STOP_BASE + STKREC_UW_STOP_UNSUPP] = "unwind_stop_unsupported",
 	[STKREC_STAT_UW_STOP_BASE + STKREC_UW_STOP_FP] = "unwind_stop_fp",
 	[STKREC_STAT_UW_STOP_BASE + STKREC_UW_STOP_LOOP] = "unwind_stop_loop",
+	[STKREC_STAT_SAMPLE_EVENTS] = "sample_events",
 };
 
 static const struct rec_mode_ops *const modes[] = {
@@ -114,6 +115,7 @@ struct recorder {
 	int cmd_exec_errno;
 	uint64_t wall_start, mono_start;
 	uint64_t t0;			/* start of the interval being recorded */
+	uint64_t t_attached, t_detached;	/* sampling on, off (monotonic; 0: not yet) */
 	uint64_t seq;			/* flushes done */
 	uint64_t chunks;
 	const char *end_reason;
@@ -238,6 +240,17 @@ static void read_bpf_stats(struct recorder *rec)
 	}
 }
 
+/* The time the sampling events were attached, times the CPUs: from the
+ * attach to the detach, or to @now while they still are. */
+static uint64_t sampled_cpu_time(const struct recorder *rec, uint64_t now)
+{
+	uint64_t end = rec->t_detached ? rec->t_detached : now;
+
+	if (!rec->t_attached || end < rec->t_attached)
+		return 0;
+	return (end - rec->t_attached) * rec->o.nr_cpus;
+}
+
 static int write_stats(struct recorder *rec, uint64_t now)
 {
 	struct stackstore_stats ss;
@@ -258,6 +271,11 @@ static int write_stats(struct recorder *rec, uint64_t now)
 				     rec->bpf_stats[STKREC_STAT_USTACK_ENOMEM] +
 					     rec->bpf_stats[STKREC_STAT_KSTACK_ENOMEM] };
 	st[n++] = (struct stk_stat){ "duration_ns", now - rec->mono_start };
+	/* With sample_events, the rate the kernel delivered (profile): the
+	 * CPU time the events were attached for, summed over CPUs (a sum, so
+	 * that merged captures add up). */
+	if (rec->ops == &profile_mode_ops)
+		st[n++] = (struct stk_stat){ "sampled_cpu_time_ns", sampled_cpu_time(rec, now) };
 	st[n++] = (struct stk_stat){ "flushes", rec->seq };
 	st[n++] = (struct stk_stat){ "stacks_written", ss.written };
 	st[n++] = (struct stk_stat){ "stacks_evicted", ss.evicted };
@@ -744,6 +762,7 @@ int recorder__start(struct recorder *rec)
 	err = rec->ops->attach(rec->mode, o, rec);
 	if (err)
 		goto fail;
+	rec->t_attached = now_ns(CLOCK_MONOTONIC);
 	if (o->nr_pids || o->nr_tids) {
 		rec->targets = targets__open(o->pids, o->nr_pids, o->tids, o->nr_tids);
 		if (!rec->targets) {
@@ -917,8 +936,11 @@ int recorder__finish(struct recorder *rec, struct recorder_result *res)
 	if (rec->write_failed)
 		rec->end_reason = "error";
 	/* Stop sampling first: the final drain then races with nothing. */
-	if (rec->mode)
+	if (rec->mode) {
 		rec->ops->detach(rec->mode);
+		if (!rec->t_detached)
+			rec->t_detached = now_ns(CLOCK_MONOTONIC);
+	}
 	if (rec->w && !rec->write_failed) {
 		err = recorder__flush(rec, 1);
 		if (!err)
@@ -970,6 +992,8 @@ int recorder__finish(struct recorder *rec, struct recorder_result *res)
 		res->end_reason = rec->end_reason;
 		res->cmd_exit_code = rec->cmd_exit_code;
 		res->samples = rec->bpf_stats[STKREC_STAT_SAMPLES];
+		res->sample_events = rec->bpf_stats[STKREC_STAT_SAMPLE_EVENTS];
+		res->sampled_cpu_time_ns = sampled_cpu_time(rec, now_ns(CLOCK_MONOTONIC));
 		res->blocked_ns = rec->bpf_stats[STKREC_STAT_BLOCKED_NS];
 		res->stacks = stackstore__count(rec->stacks);
 		res->stacks_lost = rec->bpf_stats[STKREC_STAT_USTACK_ENOMEM] +

@@ -77,6 +77,8 @@ struct recorder_result {
 				 * (every -p/-t task gone), "error" */
 	int cmd_exit_code;	/* CMD's status as a shell gives it, or -1 */
 	uint64_t samples;	/* samples, or blocking episodes (off-CPU modes) */
+	uint64_t sample_events;	/* profile: cpu-clock overflows seen, all tasks */
+	uint64_t sampled_cpu_time_ns;	/* profile: time sampled, summed over CPUs */
 	uint64_t blocked_ns;	/* off-CPU modes: total time blocked */
 	uint64_t stacks;	/* distinct stacks written */
 	uint64_t stacks_lost;	/* stacks not stored: stacks map full */
