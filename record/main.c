@@ -242,8 +242,7 @@ static unsigned long read_max_sample_rate(void)
  * often than perf_event_max_sample_rate / HZ a tick, and a timer can fire
  * late.  The capture holds what was delivered (STAT sample_events,
  * sampled_cpu_time_ns), which stkreport's pprof period is taken from;
- * this says so.  Below 90% only, over half a second at least, so that the
- * first and last periods of a recording do not count.
+ * this says so, below 90% of -F.
  */
 static void warn_throttled(const struct recorder_opts *o, const struct recorder_result *res)
 {
@@ -252,7 +251,10 @@ static void warn_throttled(const struct recorder_opts *o, const struct recorder_
 	unsigned long max = read_max_sample_rate();
 	char now[96] = "";
 
-	if (strcmp(o->mode, "profile") != 0 || cpu_s < 0.5 * (double)o->nr_cpus ||
+	/* As stkreport's pprof period (report/out_pprof.c): at least 100
+	 * events expected, so that the periods the start and the end of the
+	 * recording cut cannot make 10%. */
+	if (strcmp(o->mode, "profile") != 0 || cpu_s * o->frequency < 100 ||
 	    hz >= 0.9 * o->frequency)
 		return;
 	if (max && max < o->frequency)

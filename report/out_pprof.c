@@ -824,18 +824,22 @@ static int pp__comments(struct pp *pp)
  * then every sample stands for more CPU time.  stkrec counts what was
  * delivered (STAT sample_events: every cpu-clock overflow, of any task, over
  * sampled_cpu_time_ns of CPU time); below 90% of -F that rate wins, as
- * stkrec's warning says.  Captures without those counts keep 1e9 / -F.
+ * stkrec's warning says (the same rule, record/main.c).  Captures without those counts keep 1e9 / -F.
  */
 static int64_t profile_period(const struct capture *c, int64_t hz)
 {
 	uint64_t events = capture__stat(c, "sample_events");
 	uint64_t cpu_ns = capture__stat(c, "sampled_cpu_time_ns");
 	int64_t nominal = hz ? 1000000000 / hz : 0;
+	double expected;
 
 	if (!nominal || !events || !cpu_ns)
 		return nominal;
-	/* events < 0.9 * expected, expected = cpu_ns * hz / 1e9 */
-	if ((double)events < 0.9 * (double)cpu_ns * (double)hz / 1e9)
+	/* events < 0.9 * expected, expected = cpu_ns * hz / 1e9, and enough
+	 * expected (100) that a period cut by the start or the end of the
+	 * recording cannot make 10%. */
+	expected = (double)cpu_ns * (double)hz / 1e9;
+	if (expected >= 100 && (double)events < 0.9 * expected)
 		return (int64_t)(cpu_ns / events);
 	return nominal;
 }

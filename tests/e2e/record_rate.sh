@@ -4,7 +4,8 @@
 # record_rate: what -F really delivered.  stkrec counts every cpu-clock
 # overflow its program sees (STAT sample_events, of any task, before the
 # -p/-t/CMD filter) over the CPU time its events were attached (STAT
-# sampled_cpu_time_ns); when that rate is below 90% of -F (the kernel
+# sampled_cpu_time_ns); when that rate is below 90% of -F (of at least
+# 100 events expected; the kernel
 # throttles sampling that costs too much) it says so in one line, and
 # stkreport's pprof period is the delivered one, else 1e9 / -F.  Checked at
 # the default rate and at the kernel's maximum (perf_event_max_sample_rate),
@@ -33,8 +34,9 @@ for hz in 49 "$max"; do
 	check "-F $hz: STAT sample_events ($ev)" [ "$ev" -gt 0 ]
 	check "-F $hz: STAT sampled_cpu_time_ns ($ns)" [ "$ns" -gt 0 ]
 	check "-F $hz: samples of CMD ($n) are some of the events" [ "$n" -le "$ev" ]
-	# delivered < 90% of -F?  ev < 0.9 * ns * hz / 1e9
-	low=$(awk -v e="$ev" -v t="$ns" -v h="$hz" 'BEGIN { print (e < 0.9 * t * h / 1e9) ? 1 : 0 }')
+	# delivered < 90% of -F, of at least 100 expected?  ev < 0.9 * ns * hz / 1e9
+	low=$(awk -v e="$ev" -v t="$ns" -v h="$hz" \
+		'BEGIN { x = t * h / 1e9; print (x >= 100 && e < 0.9 * x) ? 1 : 0 }')
 	if [ "$low" = 1 ]; then
 		want=$(awk -v e="$ev" -v t="$ns" 'BEGIN { printf "%d", t / e }')
 		check "-F $hz, delivered under 90%: one line says so" \
