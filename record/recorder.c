@@ -820,7 +820,11 @@ int recorder__run(struct recorder *rec)
 {
 	uint64_t start = rec->mono_start, interval = rec->o.flush_interval_ns;
 	uint64_t next_flush = start + interval, next_status = start + STATUS_INTERVAL_NS;
-	uint64_t deadline = rec->o.duration_ns ? start + rec->o.duration_ns : 0;
+	/* DURATION is of sampling: from the attach, not from the start of the
+	 * loading (which a loaded machine can make last longer than it). */
+	uint64_t deadline = rec->o.duration_ns ? (rec->t_attached ? rec->t_attached : start) +
+							 rec->o.duration_ns
+					       : 0;
 	struct epoll_event evs[16];
 	sigset_t blocked;
 	int err, n, i, code;
