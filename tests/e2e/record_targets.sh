@@ -11,16 +11,17 @@
 . "$top/tests/e2e/lib/record.sh"
 need_bpf
 
-# The workloads, each a few seconds long.
-bg "$CW" 2
+# The workloads, each a few seconds long: longer than stkrec takes to
+# start on a loaded machine, so that each is sampled before it ends.
+bg "$CW" 4
 p1=$bg_pid
-bg "$CW" 2 2
+bg "$CW" 4 2
 p2=$bg_pid
-bg "$CW" 1
+bg "$CW" 4
 p3=$bg_pid
-bg "$CW" 3
+bg "$CW" 6
 p4=$bg_pid
-bg "$CW" 2
+bg "$CW" 4
 p5=$bg_pid
 sleep 0.3
 t2=$(ls "/proc/$p2/task" | grep -v "^$p2\$" | head -1)
