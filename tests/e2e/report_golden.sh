@@ -79,6 +79,7 @@ case_ report_manymods_folded report_manymods 0 -f folded
 case_ report_nomatch_pid_folded report_basic 1 -f folded --pid 999 $R
 case_ report_nomatch_comm_text report_basic 1 --comm nosuch --tid 5 $R
 case_ report_nomatch_tid_offwake report_offwake 1 --tid 5 $R
+case_ report_nomatch_many_folded report_manypids 1 -f folded --comm nosuch
 
 # -o writes the file, nothing on stdout.
 capture report_basic
