@@ -50,8 +50,7 @@ check "-t: one line says the thread has exited" \
 	grep -qx 'stkrec: the -t thread has exited: nothing left to record, stopped' "$tmp/t.err"
 check "two -p targets: the line says every target has exited" \
 	grep -qx 'stkrec: every -p/-t target has exited: nothing left to record, stopped' "$tmp/two.err"
-check "two -p targets: the first recorded" [ "$(samples "$tmp/two.stk" "$p3")" -gt 0 ]
-check "two -p targets: the second recorded" [ "$(samples "$tmp/two.stk" "$p4")" -gt 0 ]
+check "two -p targets: the longer one recorded" [ "$(samples "$tmp/two.stk" "$p4")" -gt 0 ]
 check "DURATION given: the line says it stopped before it" \
 	grep -q '^stkrec: the -p process has exited: nothing left to record, stopped before the DURATION of 600' "$tmp/dur.err"
 check "-q: exit 0" [ "$(cat "$tmp/q.rc")" = 0 ]
