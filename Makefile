@@ -10,6 +10,7 @@
 #   make bench      compare stkrec/stkreport against perf, printed as ratios
 #   make fuzz       run the reader's libFuzzer target for FUZZ_SECONDS
 #   make install    PREFIX=/usr/local DESTDIR= MANDIR=$(PREFIX)/share/man
+#                   BASHCOMPDIR=$(PREFIX)/share/bash-completion/completions
 #   make deps       install missing Debian packages (as root)
 #   V=1             show the commands
 #   CFLAGS= CPPFLAGS= LDFLAGS=   honoured by the host compiles and links, but
@@ -263,14 +264,18 @@ demo: all
 bench: all $(TEST_EXTRA_DEPS)
 	$(Q)O=$(O) tests/bench/bench.sh
 
-# The tools and their man pages (man/*.1); tests/e2e/install.sh checks it.
+# The tools, their man pages (man/*.1) and bash completions (completion/,
+# one file per tool, named as bash-completion loads them on first use);
+# tests/e2e/install.sh checks it.
 MAN_PAGES := $(wildcard man/*.1)
 MANDIR ?= $(PREFIX)/share/man
+BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
 
 install: all
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(MANDIR)/man1
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(BASHCOMPDIR)
 	install -m 0755 $(O)/stkrec $(O)/stkreport $(DESTDIR)$(PREFIX)/bin/
 	$(if $(MAN_PAGES),install -m 0644 $(MAN_PAGES) $(DESTDIR)$(MANDIR)/man1/)
+	install -m 0644 completion/stkrec completion/stkreport $(DESTDIR)$(BASHCOMPDIR)/
 
 deps:
 	$(Q)scripts/install-deps.sh

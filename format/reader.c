@@ -770,13 +770,21 @@ int stk_reader__next(struct stk_reader *r, struct stk_chunk *chunk)
 static void open_msg(const char *name, uint64_t at, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
+/* @at: the byte the problem is at, or OPEN_OS_ERROR for what is about the
+ * file, not a byte of it: a failed system call (open, read, mmap...), an
+ * empty file. */
+#define OPEN_OS_ERROR UINT64_MAX
+
 static void open_msg(const char *name, uint64_t at, const char *fmt, ...)
 {
 	va_list ap;
 	int n;
 
-	n = snprintf(open_errmsg, sizeof(open_errmsg), "%s: byte %llu: ", name,
-		     (unsigned long long)at);
+	if (at == OPEN_OS_ERROR)
+		n = snprintf(open_errmsg, sizeof(open_errmsg), "%s: ", name);
+	else
+		n = snprintf(open_errmsg, sizeof(open_errmsg), "%s: byte %llu: ", name,
+			     (unsigned long long)at);
 	if (n < 0 || (size_t)n >= sizeof(open_errmsg))
 		return;
 	va_start(ap, fmt);
@@ -847,7 +855,7 @@ static int reader_start(struct stk_reader *r, const char *name)
 	int err;
 
 	if (r->size == 0) {
-		open_msg(name, 0, "empty file");
+		open_msg(name, OPEN_OS_ERROR, "empty file");
 		return -ENODATA;
 	}
 	if (memcmp(r->data, magic, r->size < 4 ? r->size : 4)) {
@@ -938,18 +946,18 @@ struct stk_reader *stk_reader__open(const char *path)
 	}
 	if (fd < 0) {
 		err = -errno;
-		open_msg(path, 0, "%s", strerror(-err));
+		open_msg(path, OPEN_OS_ERROR, "%s", strerror(-err));
 		goto fail;
 	}
 	if (fstat(fd, &st) < 0) {
 		err = -errno;
-		open_msg(path, 0, "%s", strerror(-err));
+		open_msg(path, OPEN_OS_ERROR, "%s", strerror(-err));
 		goto fail;
 	}
 	r = reader_new();
 	if (!r) {
 		err = -ENOMEM;
-		open_msg(path, 0, "out of memory");
+		open_msg(path, OPEN_OS_ERROR, "out of memory");
 		goto fail;
 	}
 	if (S_ISREG(st.st_mode) && st.st_size > 0) {
@@ -957,7 +965,7 @@ struct stk_reader *stk_reader__open(const char *path)
 		if (r->map == MAP_FAILED) {
 			r->map = NULL;
 			err = -errno;
-			open_msg(path, 0, "mmap: %s", strerror(-err));
+			open_msg(path, OPEN_OS_ERROR, "mmap: %s", strerror(-err));
 			goto fail;
 		}
 		madvise(r->map, st.st_size, MADV_SEQUENTIAL);
@@ -966,7 +974,7 @@ struct stk_reader *stk_reader__open(const char *path)
 	} else if (!S_ISREG(st.st_mode)) {
 		err = slurp(fd, &r->owned, &r->size);
 		if (err) {
-			open_msg(path, 0, "read: %s", strerror(-err));
+			open_msg(path, OPEN_OS_ERROR, "read: %s", strerror(-err));
 			goto fail;
 		}
 		r->data = r->owned;

@@ -15,6 +15,8 @@
 #include <unistd.h>
 
 #include <bpf/libbpf.h>
+#include <elfutils/libdwfl.h>
+#include <zstd.h>
 
 #include "caps.h"
 #include "cpulist.h"
@@ -58,9 +60,10 @@ static void usage(FILE *f)
 		"counted in the kernel; nothing is symbolized here (see stkreport).\n"
 		"\n"
 		"Options:\n"
-		"  -F, --frequency HZ         sample frequency, Hertz (default %d)\n"
-		"  -p, --pid PID[,PID...]     profile these processes only\n"
-		"  -t, --tid TID[,TID...]     profile these threads only\n"
+		"  -F, --frequency HZ         sample frequency, Hertz (default %d; at most\n"
+		"                             kernel.perf_event_max_sample_rate)\n"
+		"  -p, --pid PID[,PID...]     profile these processes only (until they are gone)\n"
+		"  -t, --tid TID[,TID...]     profile these threads only (until they are gone)\n"
 		"  -U, --user-stacks-only     user space stacks only (no kernel stacks)\n"
 		"  -K, --kernel-stacks-only   kernel stacks only (no user stacks)\n"
 		"  -C, --cpu LIST             sample these CPUs only, e.g. 0-3,8 (default: all online)\n"
@@ -84,7 +87,7 @@ static void usage(FILE *f)
 		"  -q, --quiet                no status line and no summary\n"
 		"  -v, --verbose              print libbpf's messages\n"
 		"  -h, --help                 show this help\n"
-		"      --version              show the version\n"
+		"      --version              show the version (and libbpf's, elfutils', zstd's)\n"
 		"  DURATION                   seconds to record (default: until Ctrl-C)\n"
 		"  -- CMD [ARGS...]           run CMD once everything is attached, profile it and\n"
 		"                             every process it starts, stop when it exits\n"
@@ -117,8 +120,8 @@ static void usage_offcpu(FILE *f)
 		"         offwaketime).  Report with stkreport; values are microseconds.\n"
 		"\n"
 		"Options:\n"
-		"  -p, --pid PID[,PID...]     trace these processes only\n"
-		"  -t, --tid TID[,TID...]     trace these threads only\n"
+		"  -p, --pid PID[,PID...]     trace these processes only (until they are gone)\n"
+		"  -t, --tid TID[,TID...]     trace these threads only (until they are gone)\n"
 		"  -u, --user-threads-only    user threads only (no kernel threads)\n"
 		"  -k, --kernel-threads-only  kernel threads only (no user threads)\n"
 		"  -U, --user-stacks-only     user space stacks only (no kernel stacks)\n"
@@ -142,7 +145,7 @@ static void usage_offcpu(FILE *f)
 		"  -q, --quiet                no status line and no summary\n"
 		"  -v, --verbose              print libbpf's messages\n"
 		"  -h, --help                 show this help\n"
-		"      --version              show the version\n"
+		"      --version              show the version (and libbpf's, elfutils', zstd's)\n"
 		"  DURATION                   seconds to record (default: until Ctrl-C)\n"
 		"  -- CMD [ARGS...]           run CMD once everything is attached, trace it and\n"
 		"                             every process it starts, stop when it exits\n"
@@ -207,6 +210,18 @@ static void on_status(const struct recorder_status *st, void *ctx)
 	status_shown = 1;
 }
 
+/* The release, then the libraries' versions as loaded at run time (which
+ * may differ from the headers it was built with). */
+static void print_version(void)
+{
+	const char *bpf = libbpf_version_string();
+
+	printf("stkrec %s\n", STK_VERSION_STRING);
+	printf("libbpf %s\n", bpf[0] == 'v' ? bpf + 1 : bpf);
+	printf("elfutils %s\n", dwfl_version(NULL));
+	printf("zstd %s\n", ZSTD_versionString());
+}
+
 static unsigned long read_max_sample_rate(void)
 {
 	FILE *f = fopen("/proc/sys/kernel/perf_event_max_sample_rate", "re");
@@ -218,6 +233,34 @@ static unsigned long read_max_sample_rate(void)
 		v = 0;
 	fclose(f);
 	return v;
+}
+
+/*
+ * A profile the kernel sampled at well under -F: it throttles perf events
+ * whose interrupts take too long (kernel.perf_cpu_time_max_percent, which
+ * also lowers perf_event_max_sample_rate as it goes) or that fire more
+ * often than perf_event_max_sample_rate / HZ a tick, and a timer can fire
+ * late.  The capture holds what was delivered (STAT sample_events,
+ * sampled_cpu_time_ns), which stkreport's pprof period is taken from;
+ * this says so, below 90% of -F.
+ */
+static void warn_throttled(const struct recorder_opts *o, const struct recorder_result *res)
+{
+	double cpu_s = (double)res->sampled_cpu_time_ns / 1e9;
+	double hz = cpu_s > 0 ? (double)res->sample_events / cpu_s : 0;
+	unsigned long max = read_max_sample_rate();
+	char now[96] = "";
+
+	/* As stkreport's pprof period (report/out_pprof.c): at least 100
+	 * events expected, so that the periods the start and the end of the
+	 * recording cut cannot make 10%. */
+	if (strcmp(o->mode, "profile") != 0 || cpu_s * o->frequency < 100 ||
+	    hz >= 0.9 * o->frequency)
+		return;
+	if (max && max < o->frequency)
+		snprintf(now, sizeof(now), "; kernel.perf_event_max_sample_rate is now %lu", max);
+	errorf("warning: -F %u: the kernel delivered %.0f Hz per CPU (it throttles sampling that costs too much%s); pprof's CPU times use the delivered rate",
+	       o->frequency, hz, now);
 }
 
 /*
@@ -504,7 +547,7 @@ int main(int argc, char **argv)
 			ret = 0;
 			goto out;
 		case OPT_VERSION:
-			printf("stkrec %s\n", STK_VERSION_STRING);
+			print_version();
 			ret = 0;
 			goto out;
 		case OPT_STACK_STORAGE:
@@ -794,6 +837,18 @@ int main(int argc, char **argv)
 	}
 	if (err)
 		goto out;
+	if (!quiet && res.end_reason && strcmp(res.end_reason, "targets") == 0) {
+		char dur[32] = "";
+
+		if (o.duration_ns)
+			status__format_seconds(o.duration_ns, dur, sizeof(dur));
+		errorf("%s: nothing left to record, stopped%s%s",
+		       nr_pids + nr_tids > 1 ? "every -p/-t target has exited"
+		       : nr_pids		 ? "the -p process has exited"
+						 : "the -t thread has exited",
+		       dur[0] ? " before the DURATION of " : "", dur);
+	}
+	warn_throttled(&o, &res);
 	if (res.stacks_lost)
 		errorf("WARNING: %llu stack traces could not be stored (stack map full). "
 		       "Consider increasing --stack-storage-size.",

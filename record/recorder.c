@@ -40,6 +40,7 @@
 #include "recorder.h"
 #include "stackstore.h"
 #include "stkrec.h"
+#include "targets.h"
 
 /* 100 ms steps a CMD gets to exit after SIGTERM before SIGKILL. */
 #define CMD_TERM_GRACE_STEPS 50
@@ -51,6 +52,7 @@
 #define EV_RINGBUF 0
 #define EV_CHILD 1
 #define EV_MMAPWATCH 2
+#define EV_TARGET 16	/* + i: the i-th pidfd of the -p/-t targets */
 
 /* Names of the BPF statistics (STKREC_STAT_* order) in the STAT chunk. */
 static const char *const bpf_stat_names[STKREC_NR_STATS] = {
@@ -83,6 +85,7 @@ static const char *const bpf_stat_names[STKREC_NR_STATS] = {
 	[STKREC_STAT_UW_STOP_BASE + STKREC_UW_STOP_UNSUPP] = "unwind_stop_unsupported",
 	[STKREC_STAT_UW_STOP_BASE + STKREC_UW_STOP_FP] = "unwind_stop_fp",
 	[STKREC_STAT_UW_STOP_BASE + STKREC_UW_STOP_LOOP] = "unwind_stop_loop",
+	[STKREC_STAT_SAMPLE_EVENTS] = "sample_events",
 };
 
 static const struct rec_mode_ops *const modes[] = {
@@ -104,6 +107,7 @@ struct recorder {
 	struct procs *procs;
 	struct unwinder *uw;		/* .eh_frame tables, or NULL (fp) */
 	struct esym *esym;
+	struct targets *targets;	/* -p/-t tasks, or NULL */
 	char mw_state[128];		/* META mmap_events */
 	char uw_state[128];		/* META unwind_used */
 	int epfd;
@@ -111,6 +115,7 @@ struct recorder {
 	int cmd_exec_errno;
 	uint64_t wall_start, mono_start;
 	uint64_t t0;			/* start of the interval being recorded */
+	uint64_t t_attached, t_detached;	/* sampling on, off (monotonic; 0: not yet) */
 	uint64_t seq;			/* flushes done */
 	uint64_t chunks;
 	const char *end_reason;
@@ -235,6 +240,17 @@ static void read_bpf_stats(struct recorder *rec)
 	}
 }
 
+/* The time the sampling events were attached, times the CPUs: from the
+ * attach to the detach, or to @now while they still are. */
+static uint64_t sampled_cpu_time(const struct recorder *rec, uint64_t now)
+{
+	uint64_t end = rec->t_detached ? rec->t_detached : now;
+
+	if (!rec->t_attached || end < rec->t_attached)
+		return 0;
+	return (end - rec->t_attached) * rec->o.nr_cpus;
+}
+
 static int write_stats(struct recorder *rec, uint64_t now)
 {
 	struct stackstore_stats ss;
@@ -255,6 +271,11 @@ static int write_stats(struct recorder *rec, uint64_t now)
 				     rec->bpf_stats[STKREC_STAT_USTACK_ENOMEM] +
 					     rec->bpf_stats[STKREC_STAT_KSTACK_ENOMEM] };
 	st[n++] = (struct stk_stat){ "duration_ns", now - rec->mono_start };
+	/* With sample_events, the rate the kernel delivered (profile): the
+	 * CPU time the events were attached for, summed over CPUs (a sum, so
+	 * that merged captures add up). */
+	if (rec->ops == &profile_mode_ops)
+		st[n++] = (struct stk_stat){ "sampled_cpu_time_ns", sampled_cpu_time(rec, now) };
 	st[n++] = (struct stk_stat){ "flushes", rec->seq };
 	st[n++] = (struct stk_stat){ "stacks_written", ss.written };
 	st[n++] = (struct stk_stat){ "stacks_evicted", ss.evicted };
@@ -592,6 +613,11 @@ static int setup_epoll(struct recorder *rec)
 		if (epoll_ctl(rec->epfd, EPOLL_CTL_ADD, procs__fd(rec->procs, i), &ev) < 0)
 			return -errno;
 	}
+	for (i = 0; i < targets__nr_fds(rec->targets); i++) {
+		ev.data.u32 = EV_TARGET + (uint32_t)i;
+		if (epoll_ctl(rec->epfd, EPOLL_CTL_ADD, targets__fd(rec->targets, i), &ev) < 0)
+			return -errno;
+	}
 	return 0;
 }
 
@@ -736,6 +762,14 @@ int recorder__start(struct recorder *rec)
 	err = rec->ops->attach(rec->mode, o, rec);
 	if (err)
 		goto fail;
+	rec->t_attached = now_ns(CLOCK_MONOTONIC);
+	if (o->nr_pids || o->nr_tids) {
+		rec->targets = targets__open(o->pids, o->nr_pids, o->tids, o->nr_tids);
+		if (!rec->targets) {
+			err = recorder__errorf(rec, -ENOMEM, "out of memory");
+			goto fail;
+		}
+	}
 	err = setup_epoll(rec);
 	if (err) {
 		err = recorder__errorf(rec, err, "epoll: %s", strerror(-err));
@@ -772,6 +806,8 @@ fail:
 	}
 	child__free(rec->child);
 	rec->child = NULL;
+	targets__free(rec->targets);
+	rec->targets = NULL;
 	/* Only the temporary file we made goes: -o is as it was. */
 	stk_writer__discard(rec->w);
 	rec->w = NULL;
@@ -784,7 +820,11 @@ int recorder__run(struct recorder *rec)
 {
 	uint64_t start = rec->mono_start, interval = rec->o.flush_interval_ns;
 	uint64_t next_flush = start + interval, next_status = start + STATUS_INTERVAL_NS;
-	uint64_t deadline = rec->o.duration_ns ? start + rec->o.duration_ns : 0;
+	/* DURATION is of sampling: from the attach, not from the start of the
+	 * loading (which a loaded machine can make last longer than it). */
+	uint64_t deadline = rec->o.duration_ns ? (rec->t_attached ? rec->t_attached : start) +
+							 rec->o.duration_ns
+					       : 0;
 	struct epoll_event evs[16];
 	sigset_t blocked;
 	int err, n, i, code;
@@ -818,6 +858,11 @@ int recorder__run(struct recorder *rec)
 			return 0;
 		}
 		if (now >= next_flush) {
+			/* Without pidfds, the targets are looked at here. */
+			if (rec->targets && !targets__check(rec->targets)) {
+				rec->end_reason = "targets";
+				return 0;
+			}
 			err = recorder__flush(rec, 0);
 			if (err)
 				return err;
@@ -855,6 +900,14 @@ int recorder__run(struct recorder *rec)
 				ring_buffer__consume(rec->rb);
 			} else if (evs[i].data.u32 == EV_MMAPWATCH) {
 				procs__drain_events(rec->procs);
+			} else if (evs[i].data.u32 >= EV_TARGET) {
+				/* A pidfd stays readable: watch it no more. */
+				epoll_ctl(rec->epfd, EPOLL_CTL_DEL,
+					  targets__fd(rec->targets, evs[i].data.u32 - EV_TARGET), NULL);
+				if (!targets__check(rec->targets)) {
+					rec->end_reason = "targets";
+					return 0;
+				}
 			} else if (child__try_wait(rec->child, &code) == 1) {
 				rec->cmd_exit_code = code;
 				rec->end_reason = "command";
@@ -887,8 +940,11 @@ int recorder__finish(struct recorder *rec, struct recorder_result *res)
 	if (rec->write_failed)
 		rec->end_reason = "error";
 	/* Stop sampling first: the final drain then races with nothing. */
-	if (rec->mode)
+	if (rec->mode) {
 		rec->ops->detach(rec->mode);
+		if (!rec->t_detached)
+			rec->t_detached = now_ns(CLOCK_MONOTONIC);
+	}
 	if (rec->w && !rec->write_failed) {
 		err = recorder__flush(rec, 1);
 		if (!err)
@@ -940,6 +996,8 @@ int recorder__finish(struct recorder *rec, struct recorder_result *res)
 		res->end_reason = rec->end_reason;
 		res->cmd_exit_code = rec->cmd_exit_code;
 		res->samples = rec->bpf_stats[STKREC_STAT_SAMPLES];
+		res->sample_events = rec->bpf_stats[STKREC_STAT_SAMPLE_EVENTS];
+		res->sampled_cpu_time_ns = sampled_cpu_time(rec, now_ns(CLOCK_MONOTONIC));
 		res->blocked_ns = rec->bpf_stats[STKREC_STAT_BLOCKED_NS];
 		res->stacks = stackstore__count(rec->stacks);
 		res->stacks_lost = rec->bpf_stats[STKREC_STAT_USTACK_ENOMEM] +
@@ -966,6 +1024,7 @@ void recorder__free(struct recorder *rec)
 	if (rec->w)
 		stk_writer__close(rec->w);
 	child__free(rec->child);
+	targets__free(rec->targets);
 	if (rec->epfd >= 0)
 		close(rec->epfd);
 	procs__free(rec->procs);

@@ -73,9 +73,12 @@ struct recorder_opts {
 };
 
 struct recorder_result {
-	const char *end_reason;	/* "duration", "signal", "command", "error" */
+	const char *end_reason;	/* "duration", "signal", "command", "targets"
+				 * (every -p/-t task gone), "error" */
 	int cmd_exit_code;	/* CMD's status as a shell gives it, or -1 */
 	uint64_t samples;	/* samples, or blocking episodes (off-CPU modes) */
+	uint64_t sample_events;	/* profile: cpu-clock overflows seen, all tasks */
+	uint64_t sampled_cpu_time_ns;	/* profile: time sampled, summed over CPUs */
 	uint64_t blocked_ns;	/* off-CPU modes: total time blocked */
 	uint64_t stacks;	/* distinct stacks written */
 	uint64_t stacks_lost;	/* stacks not stored: stacks map full */
@@ -106,8 +109,8 @@ struct recorder *recorder__new(const struct recorder_opts *opts);
 int recorder__start(struct recorder *rec);
 
 /*
- * recorder__run() - record until the duration ends, *opts.stop is set, or
- * CMD exits, flushing every flush interval.  With opts.wait_mask, the
+ * recorder__run() - record until the duration ends, *opts.stop is set,
+ * CMD exits or every -p/-t task is gone, flushing every flush interval.  With opts.wait_mask, the
  * stop signals are taken while it works too (it needs their handlers
  * without SA_RESTART: a call they interrupt returns EINTR), and stay
  * unblocked when it returns, for recorder__finish().  Returns 0 or -errno:

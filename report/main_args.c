@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "holders.h"
 #include "kvmlinux.h"
 #include "main_args.h"
 #include "stk.h"
@@ -52,7 +53,8 @@ void main_args__usage(FILE *f)
 	fputs(
 "  -d, --delimited      '--' (text) / '-' (folded) between kernel and user frames\n"
 "  -a, --annotations    add _[k] to kernel frame names\n"
-"      --addresses      print addresses; unknown frames as [module+0xoffset]\n"
+"      --addresses      put each frame's address before its name (every format\n"
+"                       but pprof); unknown frames as [module+0xoffset]\n"
 "                       (offset in the mapped file) instead of [unknown]\n"
 "      --lines          add (file:line) to frames that have debuginfo (default off)\n"
 "      --inline         show inlined functions as frames of their own (default on)\n"
@@ -257,6 +259,47 @@ static int open_vmlinux(const struct capture *cap, const char *path,
 	return 0;
 }
 
+/* "--pid 1,2 --comm x": the task filters given. */
+static int filters_given(const struct report_opts *o, struct strbuf *sb)
+{
+	size_t i;
+	int err = 0;
+
+	for (i = 0; i < o->nr_pids && !err; i++)
+		err = strbuf__addf(sb, "%s%u", i ? "," : "--pid ", o->pids[i]);
+	for (i = 0; i < o->nr_tids && !err; i++)
+		err = strbuf__addf(sb, "%s%u", i ? "," : o->nr_pids ? " --tid " : "--tid ",
+				   o->tids[i]);
+	if (o->comm && !err)
+		err = strbuf__addf(sb, "%s--comm %s", o->nr_pids || o->nr_tids ? " " : "", o->comm);
+	return err;
+}
+
+/*
+ * A --pid/--tid/--comm filter that keeps nothing of a capture with rows is
+ * an error (exit 1), said with what the capture holds.  Returns 1 when it
+ * was (said), else 0.
+ */
+static int filters_matched_nothing(const struct main_input *in)
+{
+	const struct report_opts *o = &in->ro;
+	struct strbuf want = { 0 }, held = { 0 };
+	int err;
+
+	if ((!o->nr_pids && !o->nr_tids && !o->comm) || in->r->nr_samples || !holders__any(in->cap))
+		return 0;
+	err = filters_given(o, &want);
+	err = err ?: holders__describe(in->cap, o->nr_tids && !o->nr_pids, &held);
+	if (err)
+		fprintf(stderr, PROG ": %s: no samples match the filters\n", in->path);
+	else	/* Comms come from the capture: one escaped line. */
+		textline__printf(stderr, PROG ": %s: no samples match %s; the capture holds %s",
+				 in->path, strbuf__str(&want), strbuf__str(&held));
+	strbuf__free(&want);
+	strbuf__free(&held);
+	return 1;
+}
+
 int main_input__load(struct main_input *in, const struct main_args *a, const char *path,
 		     int lines)
 {
@@ -289,6 +332,8 @@ int main_input__load(struct main_input *in, const struct main_args *a, const cha
 			fprintf(stderr, PROG ": %s: %s\n", path, strerror(err));
 		goto fail;
 	}
+	if (filters_matched_nothing(in))
+		goto fail;
 	return 0;
 fail:
 	main_input__release(in);
@@ -327,11 +372,33 @@ static int summary_uw_stops(const struct report *r, struct strbuf *sb)
 	return err ?: strbuf__adds(sb, ")");
 }
 
+/* Modules without symbols the closing line names at most, so that it stays
+ * one short line on a system-wide capture (hundreds of modules): the ones
+ * with the most samples affected; stkreport info --symbols lists all. */
+#define SUMMARY_MAX_MODULES 3
+
+/* 1 if module @i is among the SUMMARY_MAX_MODULES with the most unknown
+ * samples (ties: the first), else 0. */
+static int summary_listed(const struct report *r, size_t i)
+{
+	const struct sym_module *m = symbolizer__module_at(r->sym, i);
+	size_t j, n = symbolizer__nr_modules(r->sym), above = 0;
+
+	for (j = 0; j < n; j++) {
+		const struct sym_module *o = symbolizer__module_at(r->sym, j);
+
+		if (o->unknown_samples > m->unknown_samples ||
+		    (o->unknown_samples == m->unknown_samples && j < i))
+			above++;
+	}
+	return above < SUMMARY_MAX_MODULES;
+}
+
 /* The closing line into @sb: how much is symbolized, and what is missing
  * and why.  0 or -ENOMEM. */
 static int summary_line(const struct report *r, struct strbuf *sb)
 {
-	size_t i, n = symbolizer__nr_modules(r->sym), listed = 0;
+	size_t i, n = symbolizer__nr_modules(r->sym), listed = 0, unlisted = 0;
 	double pct = r->total_count ? 100.0 * (double)r->symbolized_count / (double)r->total_count
 				    : 100.0;
 	int err;
@@ -346,6 +413,10 @@ static int summary_line(const struct report *r, struct strbuf *sb)
 
 		if (!m->unknown_samples)
 			continue;
+		if (!summary_listed(r, i)) {
+			unlisted++;
+			continue;
+		}
 		why = m->status == SYM_MOD_OK ? "some addresses have no symbol"
 					      : sym_module_status__reason(m->status);
 		err = strbuf__adds(sb, listed++ ? ", " : "; no symbols for: ");
@@ -362,6 +433,9 @@ static int summary_line(const struct report *r, struct strbuf *sb)
 		if (!err)
 			err = strbuf__adds(sb, ")");
 	}
+	if (!err && unlisted)
+		err = strbuf__addf(sb, " and %zu more module%s (stkreport info --symbols lists them)",
+				   unlisted, unlisted > 1 ? "s" : "");
 	if (!err && r->uw_stops.total_count)
 		err = summary_uw_stops(r, sb);
 	if (!err && r->kernel_unknown_samples) {

@@ -12,12 +12,27 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <elfutils/libdwfl.h>
+#include <zlib.h>
+#include <zstd.h>
+
 #include "cmds.h"
 #include "main_args.h"
 #include "output.h"
 #include "stk.h"
 
 #define PROG "stkreport"
+
+/* The release, then the libraries' versions as loaded at run time (which
+ * may differ from the headers it was built with).  No libbpf: the
+ * reporter never loads it. */
+static void print_version(void)
+{
+	printf(PROG " %s\n", STK_VERSION_STRING);
+	printf("elfutils %s\n", dwfl_version(NULL));
+	printf("zstd %s\n", ZSTD_versionString());
+	printf("zlib %s\n", zlibVersion());
+}
 
 static void usage(FILE *f)
 {
@@ -44,14 +59,15 @@ static void usage(FILE *f)
 	main_args__usage(f);
 	fputs(
 "  -h, --help           this help\n"
-"      --version        print the version\n"
+"      --version        print the version (and elfutils', zstd's, zlib's)\n"
 "\n"
 "At the end one line on stderr tells the share of samples fully symbolized\n"
 "and which modules lack symbols and why, and the share of user stacks whose\n"
 "unwinding stopped early, by reason.\n"
 "Exit status: 0 ok, also for a capture that was not closed (a killed\n"
 "recording: what was written is reported, with a warning); 1 failure, or a\n"
-"damaged capture (what could be recovered is still reported); 2 usage error.\n", f);
+"damaged capture (what could be recovered is still reported), or a --pid,\n"
+"--tid or --comm filter that keeps no sample; 2 usage error.\n", f);
 }
 
 enum { OPT_VERSION = 1000, OPT_INVERTED, OPT_TITLE };
@@ -92,7 +108,7 @@ int report_main(int argc, char **argv)
 		case OPT_INVERTED: a.oo.inverted = 1; break;
 		case OPT_TITLE: a.oo.title = optarg; break;
 		case 'h': usage(stdout); return 0;
-		case OPT_VERSION: printf(PROG " %s\n", STK_VERSION_STRING); return 0;
+		case OPT_VERSION: print_version(); return 0;
 		default:
 			err = main_args__parse(&a, c, optarg);
 			if (err == -ENOENT)

@@ -16,7 +16,8 @@
  *    itself when it finds the binary.
  *  - Function: name demangled, system_name as in the binary, source file
  *    and declaration line when DWARF gave them.
- *  - Sample: values samples/count and cpu/nanoseconds (count * period)
+ *  - Sample: values samples/count and cpu/nanoseconds (count * period,
+ *    the period as delivered: profile_period())
  *    for profiles, samples/count and off_cpu/nanoseconds (blocked time)
  *    for off-CPU captures; string labels pid, tid, comm, and for offwake
  *    waker_pid, waker_tid, waker_comm.  Samples with the same locations
@@ -816,6 +817,33 @@ static int pp__comments(struct pp *pp)
 	return err;
 }
 
+/*
+ * Nanoseconds a sample stands for.  Nominally 1e9 / -F, but the kernel
+ * throttles sampling that costs too much (perf_cpu_time_max_percent) and
+ * timers fire late, so a profile asked at 100 kHz may get a tenth of it:
+ * then every sample stands for more CPU time.  stkrec counts what was
+ * delivered (STAT sample_events: every cpu-clock overflow, of any task, over
+ * sampled_cpu_time_ns of CPU time); below 90% of -F that rate wins, as
+ * stkrec's warning says (the same rule, record/main.c).  Captures without those counts keep 1e9 / -F.
+ */
+static int64_t profile_period(const struct capture *c, int64_t hz)
+{
+	uint64_t events = capture__stat(c, "sample_events");
+	uint64_t cpu_ns = capture__stat(c, "sampled_cpu_time_ns");
+	int64_t nominal = hz ? 1000000000 / hz : 0;
+	double expected;
+
+	if (!nominal || !events || !cpu_ns)
+		return nominal;
+	/* events < 0.9 * expected, expected = cpu_ns * hz / 1e9, and enough
+	 * expected (100) that a period cut by the start or the end of the
+	 * recording cannot make 10%. */
+	expected = (double)cpu_ns * (double)hz / 1e9;
+	if (expected >= 100 && (double)events < 0.9 * expected)
+		return (int64_t)(cpu_ns / events);
+	return nominal;
+}
+
 static struct pprof *pp__profile(struct pp *pp)
 {
 	static const struct pprof_value_type profile_types[] = {
@@ -832,7 +860,7 @@ static struct pprof *pp__profile(struct pp *pp)
 	if (pp->r->kind == REPORT_PROFILE) {
 		po.sample_types = profile_types;
 		/* Without a frequency there is no time per sample: count only. */
-		pp->period = hz ? 1000000000 / hz : 0;
+		pp->period = profile_period(c, hz);
 		pp->nr_values = pp->period ? 2 : 1;
 		if (pp->period) {
 			po.period_type = profile_types[1];

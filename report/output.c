@@ -85,8 +85,14 @@ int render_frame_line(struct strbuf *sb, const struct rframe *f, uint32_t i,
 		      const struct output_opts *o, int folded)
 {
 	const struct sym_line *l;
-	int err;
+	int err = 0;
 
+	/* --addresses: every frame as text prints it, "%016x name" (text
+	 * puts the address in a column of its own, render_frames()). */
+	if (folded && o->addresses)
+		err = strbuf__addf(sb, "%016llx ", (unsigned long long)f->addr);
+	if (err)
+		return err;
 	if (!f->sym)
 		err = render_unknown(sb, f, o, folded);
 	else if (f->sym->lines[i].plain)

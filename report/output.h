@@ -56,7 +56,9 @@ int out_folded__render(struct strbuf *sb, const struct report *r, const struct r
  * inline) of frame @f: the demangled name, or "[unknown]" (with
  * --addresses "[module+0xoffset]"), then "_[k]" for kernel frames with -a
  * and " (file:line)" with --lines.  @folded: also replace ';' by ':'
- * (a folded line's separator); newlines always become spaces.
+ * (a folded line's separator), and with --addresses put the frame's
+ * address first, "%016x " as text's column (folded, svg and diff frames
+ * then read as text's lines); newlines always become spaces.
  * Returns 0 or -ENOMEM.
  */
 int render_frame_line(struct strbuf *sb, const struct rframe *f, uint32_t i,

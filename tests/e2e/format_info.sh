@@ -142,12 +142,19 @@ one_error text "^stkreport: $tmp/text: byte 0: not an \.stk file"
 : > "$tmp/empty.stk"
 run empty "$tmp/empty.stk"
 status empty 1
-one_error empty "^stkreport: $tmp/empty.stk: byte 0: empty file$"
+one_error empty "^stkreport: $tmp/empty.stk: empty file$"
 
 # Missing file.
 run missing "$tmp/nope.stk"
 status missing 1
-one_error missing "^stkreport: $tmp/nope.stk: byte 0: No such file or directory$"
+one_error missing "^stkreport: $tmp/nope.stk: No such file or directory$"
+# The report and diff say the same (the file and the OS error, no byte).
+"$REP" -f folded "$tmp/nope.stk" > /dev/null 2> "$tmp/nope-report.err"
+check "report of a missing file: the name and the OS error" \
+	grep -qx "stkreport: $tmp/nope.stk: No such file or directory" "$tmp/nope-report.err"
+"$REP" diff "$tmp/nope.stk" "$tmp/nope.stk" > /dev/null 2> "$tmp/nope-diff.err"
+check "diff of a missing file: the name and the OS error" \
+	grep -qx "stkreport: $tmp/nope.stk: No such file or directory" "$tmp/nope-diff.err"
 
 # An unknown critical chunk is named.
 "$W" --critical QZZY "$tmp/crit.stk"

@@ -3,8 +3,11 @@
 #
 # make install into a temporary DESTDIR: both tools and both man pages land
 # where PREFIX and MANDIR say, the installed tools run (--version names the
-# release in format/stk.h), the installed man pages are man/*.1 unchanged and
-# render with man -l without warnings.  No BPF needed.
+# release in format/stk.h, then the versions of the libraries each runs
+# with: stkrec libbpf, elfutils and zstd, stkreport elfutils, zstd and zlib,
+# as pkg-config knows them on this build machine), the installed man pages are man/*.1 unchanged and
+# render with man -l without warnings, and the bash completions land in
+# PREFIX/share/bash-completion/completions.  No BPF needed.
 
 . "$(dirname "$0")/lib/harness.sh"
 need_files "$REC" "$REP"
@@ -42,11 +45,30 @@ for tool in stkrec stkreport; do
 	fi
 	out=$("$bin/$tool" --version 2>&1)
 	rc=$?
-	if [ $rc -eq 0 ] && [ "$out" = "$tool $version" ]; then
-		pass "installed $tool --version prints '$out'"
+	first=$(echo "$out" | head -n 1)
+	if [ $rc -eq 0 ] && [ "$first" = "$tool $version" ]; then
+		pass "installed $tool --version prints '$first'"
 	else
 		fail "installed $tool --version" "exit $rc, '$out', want '$tool $version'"
 	fi
+	# Then one line per library, "NAME VERSION", the runtime's version a
+	# prefix of the package's (libbpf says only major.minor).
+	if [ $tool = stkrec ]; then libs="libbpf:libbpf elfutils:libdw zstd:libzstd"; else
+		libs="elfutils:libdw zstd:libzstd zlib:zlib"; fi
+	want_lines=1
+	for l in $libs; do
+		name=${l%%:*}
+		pkgver=$(pkg-config --modversion "${l#*:}")
+		got=$(echo "$out" | sed -n "s/^$name //p")
+		want_lines=$((want_lines + 1))
+		case $pkgver in
+		"$got"*) [ -n "$got" ] && pass "$tool --version: $name $got (pkg-config: $pkgver)" ||
+			fail "$tool --version names no $name version" "$out" ;;
+		*) fail "$tool --version: $name '$got', pkg-config says $pkgver" ;;
+		esac
+	done
+	check "$tool --version: the release and $((want_lines - 1)) libraries, nothing else" \
+		[ "$(echo "$out" | wc -l)" -eq $want_lines ]
 	if cmp -s "$bin/$tool" "$O/$tool"; then
 		pass "installed $tool is $O/$tool"
 	else
@@ -84,11 +106,28 @@ for page in $pages; do
 	fi
 done
 
+# The bash completions, where bash-completion looks for a command's file.
+comp=$tmp/root/opt/stk/share/bash-completion/completions
+for tool in stkrec stkreport; do
+	if cmp -s "$top/completion/$tool" "$comp/$tool" && [ "$(stat -c %a "$comp/$tool")" = 644 ]; then
+		pass "bash completion $tool installed in PREFIX/share/bash-completion/completions, mode 644"
+	else
+		fail "bash completion $tool not installed as completion/$tool in $comp"
+	fi
+	if command -v bash > /dev/null 2>&1 &&
+		bash -c '. "$1" && complete -p "$2"' - "$comp/$tool" "$tool" > /dev/null 2>&1; then
+		pass "installed completion of $tool loads and registers $tool"
+	else
+		fail "installed completion of $tool does not load"
+	fi
+done
+
 # DESTDIR alone, with the default PREFIX: the paths the Makefile documents.
 if make --no-print-directory -C "$top" O="$O" DESTDIR="$tmp/def" install > "$tmp/def.log" 2>&1 &&
 	[ -x "$tmp/def/usr/local/bin/stkrec" ] && [ -x "$tmp/def/usr/local/bin/stkreport" ] &&
 	[ -f "$tmp/def/usr/local/share/man/man1/stkrec.1" ] &&
-	[ -f "$tmp/def/usr/local/share/man/man1/stkreport.1" ]; then
+	[ -f "$tmp/def/usr/local/share/man/man1/stkreport.1" ] &&
+	[ -f "$tmp/def/usr/local/share/bash-completion/completions/stkrec" ]; then
 	pass "default PREFIX installs under DESTDIR/usr/local"
 else
 	fail "make install DESTDIR=... (default PREFIX)" "$(tail -3 "$tmp/def.log")"

@@ -129,6 +129,24 @@ else
 		"$(grep duration_nanos "$tmp/two.txt" 2>/dev/null) $(head -n 3 "$tmp/err")"
 fi
 
+# The period as delivered: a capture whose STAT says the kernel delivered
+# less than 90% of -F (sample_events over sampled_cpu_time_ns) weighs each
+# sample by the delivered rate; at 90% or more, or without those counts,
+# 1e9 / -F.  (49 Hz over 10 CPU-seconds is 490 events.)
+period_of() {
+	{ cat "$GOLD/pprof_report.spec"; printf 'stat sample_events %s\nstat sampled_cpu_time_ns 10000000000\n' "$1"; } \
+		>"$tmp/rate.spec"
+	"$MK" -C "$FX/root" "$tmp/rate.spec" "$tmp/rate.stk" &&
+		"$REP" -f pprof -o "$tmp/rate.pb.gz" $SYMS "$tmp/rate.stk" 2>/dev/null &&
+		decode "$tmp/rate.pb.gz" | sed -n 's/^period: //p'
+}
+got=$(period_of 49)
+check "delivered 10% of -F: the period is 1e9 * 10 / 49 ($got)" [ "$got" = 204081632 ]
+got=$(period_of 245)
+check "delivered 50% of -F: the period doubles ($got)" [ "$got" = 40816326 ]
+got=$(period_of 450)
+check "delivered 92% of -F: the period stays 1e9 / 49 ($got)" [ "$got" = 20408163 ]
+
 # Every sample: cpu nanoseconds = count * period.
 if gopprof -raw "$P" 2>/dev/null | awk '
 	/^Samples:/ { on = 1; next } /^Locations/ { on = 0 }
@@ -220,7 +238,8 @@ if ! grep -q 'fx_inlined' "$tmp/ni.raw" && grep -q ' fx_outer ' "$tmp/ni.raw" &&
 else
 	fail "no_inline_drops_inline_lines_and_the_IN_flag"
 fi
-report pprof pprof_report "$tmp/none.pb.gz" --pid 99999
+# (A time slice with no rows: a --pid that matches nothing is an error.)
+report pprof pprof_report "$tmp/none.pb.gz" --since 100000
 if gopprof -top "$tmp/none.pb.gz" >"$tmp/none.top" 2>&1 && grep -q 'of 0 total' "$tmp/none.top"; then
 	pass "no_sample_left_still_gives_a_readable_profile"
 else

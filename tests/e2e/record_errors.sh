@@ -145,6 +145,6 @@ expect 127 "stkrec: $tmp: command not found" -o "$out" -- "$tmp"
 "$REC" --help > "$tmp/help" 2>&1
 check "--help: exit 0, documents exit codes" [ $? -eq 0 ] 
 check "--help: mentions every option" sh -c "grep -q -- '--stack-storage-size' '$tmp/help' && grep -q -- '--flush-interval' '$tmp/help' && grep -q 'Exit status' '$tmp/help'"
-check "--version" [ "$("$REC" --version)" = "stkrec $(awk -F'"' '/define STK_VERSION_STRING/ { print $2 }' "$top/format/stk.h")" ]
+check "--version" [ "$("$REC" --version | head -n 1)" = "stkrec $(awk -F'"' '/define STK_VERSION_STRING/ { print $2 }' "$top/format/stk.h")" ]
 
 finish

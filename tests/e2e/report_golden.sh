@@ -72,6 +72,14 @@ case_ report_offwake_text report_offwake 0 $R
 case_ report_offwake_folded report_offwake 0 -f folded $R
 case_ report_offwake_d_folded report_offwake 0 -f folded -d $R
 case_ report_offwake_d_text report_offwake 0 -d $R
+# Six modules without symbols: the closing line names the three with the
+# most samples and counts the rest.
+case_ report_manymods_folded report_manymods 0 -f folded
+# A filter that keeps nothing: exit 1, one line naming what the capture holds.
+case_ report_nomatch_pid_folded report_basic 1 -f folded --pid 999 $R
+case_ report_nomatch_comm_text report_basic 1 --comm nosuch --tid 5 $R
+case_ report_nomatch_tid_offwake report_offwake 1 --tid 5 $R
+case_ report_nomatch_many_folded report_manypids 1 -f folded --comm nosuch
 
 # -o writes the file, nothing on stdout.
 capture report_basic

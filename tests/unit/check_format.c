@@ -643,7 +643,7 @@ START_TEST(empty_file_is_enodata)
 	errno = 0;
 	ck_assert_ptr_null(stk_reader__open(t.path));
 	ck_assert_int_eq(errno, ENODATA);
-	ck_assert_str_eq(stk_open_errmsg() + strlen(t.path), ": byte 0: empty file");
+	ck_assert_str_eq(stk_open_errmsg() + strlen(t.path), ": empty file");
 	errno = 0;
 	ck_assert_ptr_null(stk_reader__open_mem("", 0));
 	ck_assert_int_eq(errno, ENODATA);
@@ -667,7 +667,7 @@ START_TEST(missing_file_reports_open_errno)
 	errno = 0;
 	ck_assert_ptr_null(stk_reader__open("/nonexistent/x.stk"));
 	ck_assert_int_eq(errno, ENOENT);
-	ck_assert_str_eq(stk_open_errmsg(), "/nonexistent/x.stk: byte 0: No such file or directory");
+	ck_assert_str_eq(stk_open_errmsg(), "/nonexistent/x.stk: No such file or directory");
 }
 END_TEST
 

@@ -1,0 +1,59 @@
+#!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
+#
+# samples_golden: the sample captures in samples/ (profile, offcpu,
+# offwake; recorded by samples/record-samples.sh) report as
+# tests/golden/samples_*_folded.out say, line for line (sorted, so only
+# content counts), and need nothing of this machine: every user module is
+# named from the symbols embedded in the capture (info --symbols says
+# "source: embedded symbols"), kernel frames from the captured kernel
+# symbols.  Run as an unprivileged user when the test runs as root, as a
+# user trying stkreport without root would.  No BPF needed.
+#
+# STK_GOLDEN_UPDATE=1 rewrites the expected files (review the diff).
+
+. "$(dirname "$0")/lib/harness.sh"
+need_files "$REP"
+
+# as_user CMD...: CMD as nobody when root (setpriv), else as we are.
+as_user() {
+	if [ "$(id -u)" = 0 ] && command -v setpriv > /dev/null; then
+		setpriv --reuid=65534 --regid=65534 --clear-groups -- "$@"
+	else
+		"$@"
+	fi
+}
+if [ "$(id -u)" = 0 ] && command -v setpriv > /dev/null &&
+	! setpriv --reuid=65534 --regid=65534 --clear-groups -- test -r "$top/samples/profile.stk"; then
+	skip_test "nobody cannot read $top/samples (a private checkout)"
+fi
+
+for c in profile offcpu offwake; do
+	f=$top/samples/$c.stk
+	if [ ! -f "$f" ]; then
+		fail "samples/$c.stk missing"
+		continue
+	fi
+	size=$(wc -c < "$f")
+	check "samples/$c.stk is small ($size bytes)" [ "$size" -le 65536 ]
+	as_user "$REP" -f folded "$f" > "$tmp/$c.raw" 2> "$tmp/$c.err"
+	rc=$?
+	check "samples/$c.stk: stkreport -f folded exits 0 without root" [ $rc = 0 ]
+	sort "$tmp/$c.raw" > "$tmp/$c.folded"
+	check "samples/$c.stk: folded report as tests/golden/samples_${c}_folded.out" \
+		golden "samples_${c}_folded.out" "$tmp/$c.folded"
+	as_user "$REP" info --symbols "$f" > "$tmp/$c.info" 2>&1
+	# Every module but the kernel: its symbols come from the capture.
+	awk '/^module: / { m = $2 } /^  source: / && m != "[kernel]" { print m ": " $0 }' \
+		"$tmp/$c.info" > "$tmp/$c.sources"
+	check "samples/$c.stk: user modules have sources listed" [ -s "$tmp/$c.sources" ]
+	if grep -v 'source: embedded symbols$' "$tmp/$c.sources" > "$tmp/$c.other"; then
+		fail "samples/$c.stk: a module named from this machine's files" "$(cat "$tmp/$c.other")"
+	else
+		pass "samples/$c.stk: every user module from the capture's embedded symbols"
+	fi
+	check "samples/$c.stk: kernel names from the capture" \
+		grep -q '^  symbols: capture (' "$tmp/$c.info"
+	check "samples/$c.stk: sound and closed" grep -q '^verdict: OK' "$tmp/$c.info"
+done
+finish
