@@ -661,8 +661,12 @@ static int read_chunk(struct stk_reader *r, struct stk_chunk *ch)
 		return reader_fail(r, pos, -EFBIG, RESUME_AT, end,
 				   "chunk %u (%s): raw size %u over the limit of %u bytes", c.seq,
 				   c.tag, c.raw_len, STK_MAX_CHUNK_RAW);
+	/* A payload that fails its CRC says nothing about its length either:
+	 * a capture cut inside a chunk and followed by another (cat) has a
+	 * comp_len that runs over the next capture's frames.  Scan from the
+	 * byte after this header's start, not from its declared end. */
 	if (stk_crc32c(0, r->data + c.payload, c.comp_len) != c.payload_crc)
-		return reader_fail(r, pos, -EBADMSG, RESUME_AT, end,
+		return reader_fail(r, pos, -EBADMSG, RESUME_SCAN, 0,
 				   "chunk %u (%s): payload CRC mismatch", c.seq, c.tag);
 
 	memset(ch, 0, sizeof(*ch));
@@ -688,7 +692,7 @@ static int read_chunk(struct stk_reader *r, struct stk_chunk *ch)
 	if (err)
 		return reader_fail(r, pos, err, err == -ENOMEM ? RESUME_STOP : RESUME_AT, end,
 				   "chunk %u (%s): byte %zu of the payload: %s", c.seq, c.tag,
-				   (size_t)(cur.p - cur.start), cur.why);
+				   (size_t)(cur.bad - cur.start), cur.why);
 	if (ch->type == STK_CHUNK_INDX) {
 		err = check_index(r, &c, index, nr_index, &why);
 		if (err)

@@ -1205,6 +1205,35 @@ START_TEST(trailing_bytes_after_records_are_refused)
 }
 END_TEST
 
+START_TEST(payload_error_names_the_byte_that_is_wrong)
+{
+	/* META: 2 records; "a"="b", then a key "x\0": the NUL is byte 7.
+	 * Then a CNTS whose comm is 16 bytes: its length is byte 3. */
+	static const uint8_t meta[] = { 2, 1, 'a', 1, 'b', 2, 'x', 0, 1, 'c' };
+	static const uint8_t cnts[] = { 1, 1, 1, 16, 'a', 'a', 'a', 'a', 'a', 'a', 'a', 'a', 'a',
+					'a', 'a', 'a', 'a', 'a', 'a', 'a', 0, 0, 0, 0, 1 };
+	struct stk_reader *r;
+	struct stk_writer *w;
+	struct stk_chunk ch;
+	struct tmpfile t;
+
+	tmp_make(&t);
+	w = stk_writer__open(t.path, NULL);
+	ck_assert_int_eq(stk_writer__add_raw(w, "META", 0, 0, meta, sizeof(meta)), 0);
+	ck_assert_int_eq(stk_writer__add_raw(w, "CNTS", 1, 2, cnts, sizeof(cnts)), 0);
+	ck_assert_int_eq(stk_writer__close(w), 0);
+	r = stk_reader__open(t.path);
+	ck_assert_ptr_nonnull(r);
+	ck_assert_int_eq(stk_reader__next(r, &ch), -EBADMSG);
+	ck_assert_ptr_nonnull(strstr(stk_reader__errmsg(r),
+				     "chunk 0 (META): byte 7 of the payload: NUL byte inside a string"));
+	ck_assert_int_eq(stk_reader__next(r, &ch), -EFBIG);
+	ck_assert_ptr_nonnull(strstr(stk_reader__errmsg(r), "chunk 1 (CNTS): byte 3 of the payload: "));
+	stk_reader__close(r);
+	unlink(t.path);
+}
+END_TEST
+
 START_TEST(ksym_module_index_out_of_range_is_refused)
 {
 	/* 1 module "", 1 sym: delta 0, size 0, type 't', module 1, name "" */
@@ -1607,6 +1636,7 @@ static Suite *format_suite(void)
 	tcase_add_test(tc, comm_longer_than_15_bytes_is_refused);
 	tcase_add_test(tc, trailing_bytes_after_records_are_refused);
 	tcase_add_test(tc, ksym_module_index_out_of_range_is_refused);
+	tcase_add_test(tc, payload_error_names_the_byte_that_is_wrong);
 	tcase_add_test(tc, decoded_memory_budget_is_enforced);
 	tcase_add_test(tc, esym_malformed_tables_are_corrupt_unknown_kinds_are_not);
 	suite_add_tcase(s, tc);
