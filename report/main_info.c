@@ -8,6 +8,7 @@
  * (after printing everything recovered), 2 for usage errors.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -292,28 +293,46 @@ static int unwound(const struct info *in)
 	return 0;
 }
 
+/* What info copies of a pipe before giving up (see input_spool()). */
+#define SPOOL_MAX (1ull << 30)
+
 /*
- * --symbols and [unwind] read the capture a second time.  A pipe on stdin can be read
- * only once, so it is first copied into a memfd that becomes stdin: both
- * passes then map the same bytes, still under the name "-".
+ * --symbols and [unwind] read the capture a second time, and a pipe (stdin,
+ * a FIFO, <(cat x.stk)) can be read only once: it is first copied into a
+ * memfd, which then becomes stdin, read as "-".  Only what starts with the
+ * .stk file magic is copied on (/dev/zero stops after its first read; the
+ * reader then refuses it by the bytes copied), and at most SPOOL_MAX bytes.
+ * @path: "-" or a name.  Sets *@read_path to what to read: @path itself
+ * when it is a regular file (nothing copied), else "-".  Returns 0,
+ * -EFBIG (over SPOOL_MAX), or an open()/read()/write() -errno.
  */
-static int stdin_spool(void)
+static int input_spool(const char *path, const char **read_path)
 {
+	static const uint8_t magic[4] = { 0x5A, 0x2A, 0x4D, 0x18 };
 	char buf[1 << 16];
+	uint64_t total = 0;
 	struct stat st;
 	ssize_t n, w;
 	size_t off;
-	int fd, err = 0;
+	int in, fd = -1, err = 0;
 
-	if (fstat(STDIN_FILENO, &st) < 0)
+	*read_path = path;
+	in = strcmp(path, "-") == 0 ? STDIN_FILENO : open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (in < 0)
 		return -errno;
+	if (fstat(in, &st) < 0) {
+		err = -errno;
+		goto out;
+	}
 	if (S_ISREG(st.st_mode))
-		return 0;
-	fd = memfd_create("stkreport-stdin", MFD_CLOEXEC);
-	if (fd < 0)
-		return -errno;
+		goto out;
+	fd = memfd_create("stkreport-input", MFD_CLOEXEC);
+	if (fd < 0) {
+		err = -errno;
+		goto out;
+	}
 	for (;;) {
-		n = read(STDIN_FILENO, buf, sizeof(buf));
+		n = read(in, buf, sizeof(buf));
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0) {
@@ -322,6 +341,10 @@ static int stdin_spool(void)
 		}
 		if (n == 0)
 			break;
+		if (total + n > SPOOL_MAX) {
+			err = -EFBIG;
+			goto out;
+		}
 		for (off = 0; off < (size_t)n; off += w) {
 			w = write(fd, buf + off, n - off);
 			if (w < 0 && errno == EINTR) {
@@ -333,11 +356,21 @@ static int stdin_spool(void)
 				goto out;
 			}
 		}
+		/* Not a capture: what was read is enough to say so. */
+		if (total < sizeof(magic) &&
+		    memcmp(buf, magic + total, (size_t)n < sizeof(magic) - total ? (size_t)n
+										    : sizeof(magic) - total))
+			break;
+		total += n;
 	}
 	if (dup2(fd, STDIN_FILENO) < 0)
 		err = -errno;
+	*read_path = "-";
 out:
-	close(fd);
+	if (fd >= 0)
+		close(fd);
+	if (in != STDIN_FILENO)
+		close(in);
 	return err;
 }
 
@@ -354,9 +387,10 @@ int info_main(int argc, char **argv)
 	struct time_slice slice = TIME_SLICE_ALL;
 	struct timeline tl = { 0 };
 	struct stk_chunk ch;
+	const char *read_path;
 	uint64_t errors = 0;
 	uint32_t i;
-	int ret, c;
+	int ret, c, err;
 
 	while ((c = getopt_long(argc, argv, "csh", long_opts, NULL)) != -1) {
 		ret = time_slice__option(&slice, c, optarg);
@@ -403,19 +437,29 @@ int info_main(int argc, char **argv)
 	}
 	path = argv[optind];
 
-	/* Standard input is spooled whatever the options: the [unwind]
-	 * section, like --symbols, reads it a second time. */
-	if (strcmp(path, "-") == 0) {
-		int err = stdin_spool();
-
-		if (err) {
-			fprintf(stderr, "stkreport: -: read: %s\n", strerror(-err));
-			return 1;
-		}
+	/* A pipe is spooled whatever the options: the [unwind] section, like
+	 * --symbols, reads it a second time. */
+	err = input_spool(path, &read_path);
+	if (err == -EFBIG) {
+		textline__printf(stderr, "stkreport: %s: more than %llu MiB from a pipe: save the capture to a file and give its name",
+				 path, SPOOL_MAX >> 20);
+		return 1;
 	}
-	r = stk_reader__open(path);
+	if (err) {
+		textline__printf(stderr, "stkreport: %s: %s", path, strerror(-err));
+		return 1;
+	}
+	r = stk_reader__open(read_path);
 	if (!r) {
-		textline__printf(stderr, "stkreport: %s", stk_open_errmsg());
+		const char *msg = stk_open_errmsg();
+
+		/* Named for what the user gave, not the spool's "-". */
+		if (read_path != path && strncmp(msg, "-: ", 3) == 0)
+			msg += 3;
+		if (read_path != path)
+			textline__printf(stderr, "stkreport: %s: %s", path, msg);
+		else
+			textline__printf(stderr, "stkreport: %s", msg);
 		return 1;
 	}
 	textline__printf(stdout, "file: %s", path);
@@ -460,7 +504,7 @@ int info_main(int argc, char **argv)
 	}
 	ret = print_verdict(&sum, r, first_error ? first_error : "");
 	if (unwound(&in)) {
-		int err = unwind_info__print(path, stdout);
+		err = unwind_info__print(read_path, stdout);
 
 		if (err && err != -EIO) {
 			fprintf(stderr, "stkreport: %s: unwind: %s\n", path, strerror(-err));
@@ -468,7 +512,7 @@ int info_main(int argc, char **argv)
 		}
 	}
 	if (opts.symbols) {
-		int err = symbols_info__print(path, &so, stdout);
+		err = symbols_info__print(read_path, &so, stdout);
 
 		/* -EIO: stdout failed, said below. */
 		if (err && err != -EIO) {
