@@ -8,6 +8,8 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "kvmlinux.h"
 #include "main_args.h"
@@ -413,4 +415,19 @@ int main_input__status(const struct main_input *in, const char *label)
 			(unsigned long long)cap->summary.chunks);
 	}
 	return ret;
+}
+
+int main_output__is_input(const char *out, const char *in)
+{
+	struct stat so, si;
+
+	if (!out || stat(out, &so) < 0 || !S_ISREG(so.st_mode))
+		return 0;
+	if (strcmp(in, "-") == 0 ? fstat(STDIN_FILENO, &si) < 0 : stat(in, &si) < 0)
+		return 0;
+	if (so.st_dev != si.st_dev || so.st_ino != si.st_ino)
+		return 0;
+	textline__printf(stderr, PROG ": -o %s is the capture being read (%s); write elsewhere",
+			 out, in);
+	return 1;
 }

@@ -21,6 +21,7 @@
 
 #include "cmds.h"
 #include "info.h"
+#include "output.h"
 #include "slice.h"
 #include "stk.h"
 #include "symbols_info.h"
@@ -78,76 +79,76 @@ static void usage(FILE *f)
 		"closed cleanly (after printing what was recovered), 2 usage error.\n");
 }
 
-static void print_uuid(const uint8_t *u)
+static void print_uuid(FILE *out, const uint8_t *u)
 {
 	int i;
 
 	for (i = 0; i < 16; i++)
-		printf("%02x%s", u[i], i == 3 || i == 5 || i == 7 || i == 9 ? "-" : "");
+		fprintf(out, "%02x%s", u[i], i == 3 || i == 5 || i == 7 || i == 9 ? "-" : "");
 }
 
-static void print_wall(uint64_t ns)
+static void print_wall(FILE *out, uint64_t ns)
 {
 	time_t sec = ns / 1000000000u;
 	struct tm tm;
 	char buf[32];
 
 	if (!ns || !gmtime_r(&sec, &tm) || !strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%S", &tm)) {
-		printf("unknown");
+		fprintf(out, "unknown");
 		return;
 	}
-	printf("%s.%09" PRIu64 "Z", buf, ns % 1000000000u);
+	fprintf(out, "%s.%09" PRIu64 "Z", buf, ns % 1000000000u);
 }
 
-static void print_seconds(const char *key, uint64_t ns)
+static void print_seconds(FILE *out, const char *key, uint64_t ns)
 {
-	printf("%s: %" PRIu64 ".%09" PRIu64 " s\n", key, ns / 1000000000u, ns % 1000000000u);
+	fprintf(out, "%s: %" PRIu64 ".%09" PRIu64 " s\n", key, ns / 1000000000u, ns % 1000000000u);
 }
 
-static void print_totals(const struct info_totals *t)
+static void print_totals(FILE *out, const struct info_totals *t)
 {
 	int type;
 
-	printf("chunks: %" PRIu64 "\n", t->chunks);
+	fprintf(out, "chunks: %" PRIu64 "\n", t->chunks);
 	for (type = STK_CHUNK_META; type < INFO_NR_TYPES; type++)
 		if (t->by_type[type])
-			printf("chunks %s: %" PRIu64 "\n", stk_chunk_type__tag(type),
+			fprintf(out, "chunks %s: %" PRIu64 "\n", stk_chunk_type__tag(type),
 			       t->by_type[type]);
 	if (t->by_type[STK_CHUNK_UNKNOWN])
-		printf("chunks unknown: %" PRIu64 "\n", t->by_type[STK_CHUNK_UNKNOWN]);
-	printf("bytes compressed: %" PRIu64 "\n", t->bytes_comp);
-	printf("bytes raw: %" PRIu64 "\n", t->bytes_raw);
+		fprintf(out, "chunks unknown: %" PRIu64 "\n", t->by_type[STK_CHUNK_UNKNOWN]);
+	fprintf(out, "bytes compressed: %" PRIu64 "\n", t->bytes_comp);
+	fprintf(out, "bytes raw: %" PRIu64 "\n", t->bytes_raw);
 	if (t->bytes_comp)
-		printf("compression ratio: %.2f\n", (double)t->bytes_raw / t->bytes_comp);
+		fprintf(out, "compression ratio: %.2f\n", (double)t->bytes_raw / t->bytes_comp);
 	if (t->t_last) {
-		print_seconds("interval", t->t_last - t->t_first);
-		printf("interval start ns: %" PRIu64 "\n", t->t_first);
-		printf("interval end ns: %" PRIu64 "\n", t->t_last);
+		print_seconds(out, "interval", t->t_last - t->t_first);
+		fprintf(out, "interval start ns: %" PRIu64 "\n", t->t_first);
+		fprintf(out, "interval end ns: %" PRIu64 "\n", t->t_last);
 	}
-	printf("count rows: %" PRIu64 "\n", t->count_rows);
-	printf("samples: %" PRIu64 "\n", t->samples);
+	fprintf(out, "count rows: %" PRIu64 "\n", t->count_rows);
+	fprintf(out, "samples: %" PRIu64 "\n", t->samples);
 	if (t->by_type[STK_CHUNK_OFFC]) {
-		printf("off-cpu rows: %" PRIu64 "\n", t->offcpu_rows);
-		printf("off-cpu episodes: %" PRIu64 "\n", t->offcpu_count);
-		print_seconds("off-cpu blocked time", t->blocked_ns);
+		fprintf(out, "off-cpu rows: %" PRIu64 "\n", t->offcpu_rows);
+		fprintf(out, "off-cpu episodes: %" PRIu64 "\n", t->offcpu_count);
+		print_seconds(out, "off-cpu blocked time", t->blocked_ns);
 	}
-	printf("stacks: %" PRIu64 "\n", t->stacks);
-	printf("processes with maps: %" PRIu64 "\n", t->procs_with_maps);
-	printf("map snapshots: %" PRIu64 "\n", t->map_snapshots);
-	printf("mappings: %" PRIu64 "\n", t->mappings);
-	printf("kernel symbols: %" PRIu64 "\n", t->ksyms);
-	printf("kernel images: %" PRIu64 "\n", t->kernel_images);
-	printf("kernel modules: %" PRIu64 "\n", t->modules);
+	fprintf(out, "stacks: %" PRIu64 "\n", t->stacks);
+	fprintf(out, "processes with maps: %" PRIu64 "\n", t->procs_with_maps);
+	fprintf(out, "map snapshots: %" PRIu64 "\n", t->map_snapshots);
+	fprintf(out, "mappings: %" PRIu64 "\n", t->mappings);
+	fprintf(out, "kernel symbols: %" PRIu64 "\n", t->ksyms);
+	fprintf(out, "kernel images: %" PRIu64 "\n", t->kernel_images);
+	fprintf(out, "kernel modules: %" PRIu64 "\n", t->modules);
 	if (t->esyms) {
-		printf("embedded symbol tables: %" PRIu64 "\n", t->esyms);
-		printf("embedded symbols: %" PRIu64 "\n", t->esym_syms);
+		fprintf(out, "embedded symbol tables: %" PRIu64 "\n", t->esyms);
+		fprintf(out, "embedded symbols: %" PRIu64 "\n", t->esym_syms);
 		/* What --embed-symbols costs: the payloads, compressed. */
-		printf("embedded bytes: %" PRIu64 "\n", t->esym_bytes);
+		fprintf(out, "embedded bytes: %" PRIu64 "\n", t->esym_bytes);
 	}
 }
 
 /* The timeline of segment @i (see the --help text). */
-static int print_timeline(const struct info *in, const struct timeline *tl, uint32_t i,
+static int print_timeline(FILE *out, const struct info *in, const struct timeline *tl, uint32_t i,
 			  const struct time_slice *slice)
 {
 	const char *fl = info__meta(in, i, "flush_interval_ns");
@@ -169,82 +170,82 @@ static int print_timeline(const struct info *in, const struct timeline *tl, uint
 		blocked += b[k].blocked_ns;
 	}
 	if (!time_slice__all(slice)) {
-		printf("slice: %" PRIu64 ".%03" PRIu64 " s to ", slice->since_ns / 1000000000u,
+		fprintf(out, "slice: %" PRIu64 ".%03" PRIu64 " s to ", slice->since_ns / 1000000000u,
 		       slice->since_ns % 1000000000u / 1000000u);
 		if (slice->until_ns == UINT64_MAX)
-			printf("the end");
+			fprintf(out, "the end");
 		else
-			printf("%" PRIu64 ".%03" PRIu64 " s", slice->until_ns / 1000000000u,
+			fprintf(out, "%" PRIu64 ".%03" PRIu64 " s", slice->until_ns / 1000000000u,
 			       slice->until_ns % 1000000000u / 1000000u);
-		printf(": %" PRIu64 " %s", total, offcpu ? "episodes" : "samples");
+		fprintf(out, ": %" PRIu64 " %s", total, offcpu ? "episodes" : "samples");
 		if (offcpu)
-			printf(", %" PRIu64 ".%03" PRIu64 " s blocked", blocked / 1000000000u,
+			fprintf(out, ", %" PRIu64 ".%03" PRIu64 " s blocked", blocked / 1000000000u,
 			       blocked % 1000000000u / 1000000u);
-		printf("\n");
+		fprintf(out, "\n");
 	}
 	if (n)
-		printf("timeline: %" PRIu64 " s per line, from the segment start\n",
+		fprintf(out, "timeline: %" PRIu64 " s per line, from the segment start\n",
 		       width / 1000000000u);
 	for (k = 0; k < n; k++) {
 		v = offcpu ? b[k].blocked_ns : b[k].count;
 		if (!time_slice__all(slice) && !b[k].count && !b[k].blocked_ns)
 			continue;	/* outside the slice */
-		printf("timeline %" PRIu64 "-%" PRIu64 " s: %" PRIu64 " %s", b[k].start_ns / 1000000000u,
+		fprintf(out, "timeline %" PRIu64 "-%" PRIu64 " s: %" PRIu64 " %s", b[k].start_ns / 1000000000u,
 		       b[k].end_ns / 1000000000u, b[k].count, offcpu ? "episodes" : "samples");
 		if (offcpu)
-			printf(", %" PRIu64 ".%03" PRIu64 " s blocked", b[k].blocked_ns / 1000000000u,
+			fprintf(out, ", %" PRIu64 ".%03" PRIu64 " s blocked", b[k].blocked_ns / 1000000000u,
 			       b[k].blocked_ns % 1000000000u / 1000000u);
-		printf(" ");
+		fprintf(out, " ");
 		bar = max ? (int)((v * TIMELINE_BAR + max - 1) / max) : 0;
 		while (bar-- > 0)
-			putchar('#');
-		printf("\n");
+			putc('#', out);
+		fprintf(out, "\n");
 	}
 	free(b);
 	return 0;
 }
 
-static void print_segment(const struct info *in, const struct stk_reader *r, uint32_t i)
+static void print_segment(FILE *out, const struct info *in, const struct stk_reader *r, uint32_t i)
 {
 	const struct stk_segment_info *seg = stk_reader__segment(r, i);
 	static const struct info_segment empty;
 	const struct info_segment *s = i < in->nr_segs ? &in->segs[i] : &empty;
 	size_t k;
 
-	printf("\n[segment %u]\n", i);
-	printf("offset: %" PRIu64 "\n", seg->offset);
+	fprintf(out, "\n[segment %u]\n", i);
+	fprintf(out, "offset: %" PRIu64 "\n", seg->offset);
 	if (seg->read_version) {
-		printf("uuid: ");
-		print_uuid(seg->uuid);
-		printf("\nread version: %u\n", seg->read_version);
-		printf("write version: %u\n", seg->write_version);
-		printf("writer: stk %s\n", seg->writer_version);
-		printf("started: ");
-		print_wall(seg->wall_start_ns);
-		printf("\nwall start ns: %" PRIu64 "\n", seg->wall_start_ns);
-		printf("mono start ns: %" PRIu64 "\n", seg->mono_start_ns);
+		fprintf(out, "uuid: ");
+		print_uuid(out, seg->uuid);
+		fprintf(out, "\nread version: %u\n", seg->read_version);
+		fprintf(out, "write version: %u\n", seg->write_version);
+		fprintf(out, "writer: stk %s\n", seg->writer_version);
+		fprintf(out, "started: ");
+		print_wall(out, seg->wall_start_ns);
+		fprintf(out, "\nwall start ns: %" PRIu64 "\n", seg->wall_start_ns);
+		fprintf(out, "mono start ns: %" PRIu64 "\n", seg->mono_start_ns);
 	} else {
 		/* Found through its chunks after its header was damaged. */
-		printf("header: lost (segment id %02x%02x%02x%02x)\n", seg->uuid[0], seg->uuid[1],
+		fprintf(out, "header: lost (segment id %02x%02x%02x%02x)\n", seg->uuid[0], seg->uuid[1],
 		       seg->uuid[2], seg->uuid[3]);
 	}
-	printf("closed: %s\n", seg->closed ? "yes" : "no");
+	fprintf(out, "closed: %s\n", seg->closed ? "yes" : "no");
 	for (k = 0; k < s->nr_meta; k++)
-		textline__printf(stdout, "meta %s: %s", s->meta[k].key, s->meta[k].value);
-	print_totals(&s->t);
+		textline__printf(out, "meta %s: %s", s->meta[k].key, s->meta[k].value);
+	print_totals(out, &s->t);
 	for (k = 0; k < s->nr_stats; k++)
-		textline__printf(stdout, "stat %s: %" PRIu64, s->stats[k].name, s->stats[k].value);
+		textline__printf(out, "stat %s: %" PRIu64, s->stats[k].name, s->stats[k].value);
 }
 
-static void print_chunk(const struct stk_chunk *ch)
+static void print_chunk(FILE *out, const struct stk_chunk *ch)
 {
 	/* An unknown chunk's tag is four bytes from the file. */
-	textline__printf(stdout, "%u %u %" PRIu64 " %s %u %u %" PRIu64 " %" PRIu64, ch->segment, ch->seq,
+	textline__printf(out, "%u %u %" PRIu64 " %s %u %u %" PRIu64 " %" PRIu64, ch->segment, ch->seq,
 	       ch->offset, ch->tag, ch->comp_size, ch->raw_size, ch->t0_ns, ch->t1_ns);
 }
 
 /* The verdict line, and its exit status. */
-static int print_verdict(const struct stk_read_summary *sum, const struct stk_reader *r,
+static int print_verdict(FILE *out, const struct stk_read_summary *sum, const struct stk_reader *r,
 			 const char *first_error)
 {
 	uint32_t i, open = 0, first_open = 0;
@@ -255,26 +256,26 @@ static int print_verdict(const struct stk_read_summary *sum, const struct stk_re
 			first_open = i;
 		}
 	}
-	printf("\n");
+	fprintf(out, "\n");
 	/* A file that only stops early (a copy cut short, a full disk) is an
 	 * unfinished capture, not a damaged one: everything before is sound. */
 	if (sum->errors == 1 && sum->truncated) {
-		textline__printf(stdout, "verdict: NOT CLOSED CLEANLY: %s", first_error);
+		textline__printf(out, "verdict: NOT CLOSED CLEANLY: %s", first_error);
 		return 1;
 	}
 	if (sum->errors) {
-		textline__printf(stdout, "verdict: DAMAGED: %" PRIu64 " error%s, %" PRIu64
+		textline__printf(out, "verdict: DAMAGED: %" PRIu64 " error%s, %" PRIu64
 				 " chunks recovered, %" PRIu64 " bytes skipped%s; first: %s", sum->errors,
 				 sum->errors == 1 ? "" : "s", sum->chunks, sum->bytes_skipped,
 				 sum->truncated ? ", truncated" : "", first_error);
 		return 1;
 	}
 	if (open) {
-		printf("verdict: NOT CLOSED CLEANLY: %" PRIu64 " chunks, segment %u has no trailer "
+		fprintf(out, "verdict: NOT CLOSED CLEANLY: %" PRIu64 " chunks, segment %u has no trailer "
 		       "(the recorder stopped before finishing the file)\n", sum->chunks, first_open);
 		return 1;
 	}
-	printf("verdict: OK: %" PRIu64 " chunks, closed cleanly\n", sum->chunks);
+	fprintf(out, "verdict: OK: %" PRIu64 " chunks, closed cleanly\n", sum->chunks);
 	return 0;
 }
 
@@ -387,7 +388,9 @@ int info_main(int argc, char **argv)
 	struct time_slice slice = TIME_SLICE_ALL;
 	struct timeline tl = { 0 };
 	struct stk_chunk ch;
+	struct outstream *os = NULL;
 	const char *read_path;
+	FILE *out = NULL;
 	uint64_t errors = 0;
 	uint32_t i;
 	int ret, c, err;
@@ -462,9 +465,16 @@ int info_main(int argc, char **argv)
 			textline__printf(stderr, "stkreport: %s", msg);
 		return 1;
 	}
-	textline__printf(stdout, "file: %s", path);
+	os = outstream__open(NULL);
+	if (!os) {
+		fprintf(stderr, "stkreport: info: %s\n", strerror(errno));
+		ret = 1;
+		goto out;
+	}
+	out = outstream__file(os);
+	textline__printf(out, "file: %s", path);
 	if (opts.chunks)
-		printf("\n[chunks]\nsegment seq offset tag comp raw t0_ns t1_ns\n");
+		fprintf(out, "\n[chunks]\nsegment seq offset tag comp raw t0_ns t1_ns\n");
 	while ((ret = stk_reader__next(r, &ch)) != 0) {
 		if (ret < 0) {
 			if (!first_error)
@@ -474,7 +484,7 @@ int info_main(int argc, char **argv)
 			continue;
 		}
 		if (opts.chunks)
-			print_chunk(&ch);
+			print_chunk(out, &ch);
 		if (info__add_chunk(&in, &ch) < 0 ||
 		    timeline__add_chunk(&tl, &ch, stk_reader__segment(r, ch.segment)->mono_start_ns,
 					&slice) < 0) {
@@ -488,23 +498,23 @@ int info_main(int argc, char **argv)
 			errors - MAX_ERROR_LINES);
 
 	stk_reader__summary(r, &sum);
-	printf("size: %" PRIu64 " bytes\n", sum.file_size);
-	printf("segments: %u\n", stk_reader__segment_count(r));
+	fprintf(out, "size: %" PRIu64 " bytes\n", sum.file_size);
+	fprintf(out, "segments: %u\n", stk_reader__segment_count(r));
 	for (i = 0; i < stk_reader__segment_count(r); i++) {
-		print_segment(&in, r, i);
-		if (print_timeline(&in, &tl, i, &slice)) {
+		print_segment(out, &in, r, i);
+		if (print_timeline(out, &in, &tl, i, &slice)) {
 			fprintf(stderr, "stkreport: %s: out of memory\n", path);
 			ret = 1;
 			goto out;
 		}
 	}
 	if (stk_reader__segment_count(r) > 1) {
-		printf("\n[total]\n");
-		print_totals(&in.total);
+		fprintf(out, "\n[total]\n");
+		print_totals(out, &in.total);
 	}
-	ret = print_verdict(&sum, r, first_error ? first_error : "");
+	ret = print_verdict(out, &sum, r, first_error ? first_error : "");
 	if (unwound(&in)) {
-		err = unwind_info__print(read_path, stdout);
+		err = unwind_info__print(read_path, out);
 
 		if (err && err != -EIO) {
 			fprintf(stderr, "stkreport: %s: unwind: %s\n", path, strerror(-err));
@@ -512,19 +522,21 @@ int info_main(int argc, char **argv)
 		}
 	}
 	if (opts.symbols) {
-		err = symbols_info__print(read_path, &so, stdout);
+		err = symbols_info__print(read_path, &so, out);
 
-		/* -EIO: stdout failed, said below. */
+		/* -EIO: the output failed, said below. */
 		if (err && err != -EIO) {
 			fprintf(stderr, "stkreport: %s: symbols: %s\n", path, strerror(-err));
 			ret = 1;
 		}
 	}
-	if (fflush(stdout) || ferror(stdout)) {
-		fprintf(stderr, "stkreport: info: writing the output: %s\n", strerror(EIO));
+out:
+	/* The first write's error says what happened (ENOSPC, EPIPE). */
+	err = outstream__close(os);
+	if (err) {
+		fprintf(stderr, "stkreport: info: writing the output: %s\n", strerror(-err));
 		ret = 1;
 	}
-out:
 	free(first_error);
 	info__free(&in);
 	timeline__free(&tl);
