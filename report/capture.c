@@ -4,6 +4,7 @@
  * so memory follows the number of unique keys, not the number of flushes.
  */
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -96,21 +97,32 @@ static void seg__times(struct cap_segment *s, uint64_t t0, uint64_t t1)
 		s->t_last = t1;
 }
 
-static int seg__add_counts(struct cap_segment *s, const struct stk_chunk *ch)
+/* What of @v may be added to the capture's @total without passing 2^64. */
+static uint64_t capture__take(struct capture *c, uint64_t *total, uint64_t v)
+{
+	if (v > UINT64_MAX - *total) {
+		v = UINT64_MAX - *total;
+		c->saturated = 1;
+	}
+	*total += v;
+	return v;
+}
+
+static int seg__add_counts(struct capture *cap, struct cap_segment *s, const struct stk_chunk *ch)
 {
 	size_t i;
 
 	seg__times(s, ch->t0_ns, ch->t1_ns);
 	for (i = 0; i < ch->u.cnts.n; i++) {
 		const struct stk_count *r = &ch->u.cnts.rows[i];
-		uint64_t k = count_key(r);
+		uint64_t k = count_key(r), n = capture__take(cap, &cap->total_count, r->count);
 		struct cap_count *first = idmap__find_ptr(&s->count_keys, k), *c;
 
 		for (c = first; c; c = c->next)
 			if (count_eq(&c->row, r))
 				break;
 		if (c) {
-			c->row.count += r->count;
+			c->row.count += n;
 			continue;
 		}
 		if (grow((void **)&s->counts, &s->cap_counts, s->nr_counts, sizeof(*s->counts)))
@@ -119,6 +131,7 @@ static int seg__add_counts(struct cap_segment *s, const struct stk_chunk *ch)
 		if (!c)
 			return -ENOMEM;
 		c->row = *r;
+		c->row.count = n;
 		c->row.comm[sizeof(c->row.comm) - 1] = '\0';
 		c->t1 = ch->t1_ns;
 		c->next = first;
@@ -144,7 +157,7 @@ static int task_eq(const struct stk_task_stacks *a, const struct stk_task_stacks
 	       a->user_stack == b->user_stack && a->kernel_stack == b->kernel_stack;
 }
 
-static int seg__add_offc(struct cap_segment *s, const struct stk_chunk *ch)
+static int seg__add_offc(struct capture *cap, struct cap_segment *s, const struct stk_chunk *ch)
 {
 	size_t i;
 
@@ -152,14 +165,16 @@ static int seg__add_offc(struct cap_segment *s, const struct stk_chunk *ch)
 	for (i = 0; i < ch->u.offc.n; i++) {
 		const struct stk_offcpu *r = &ch->u.offc.rows[i];
 		uint64_t k = task_key(task_key(7, &r->target), &r->waker);
+		uint64_t n = capture__take(cap, &cap->total_count, r->count);
+		uint64_t ns = capture__take(cap, &cap->total_blocked_ns, r->blocked_ns);
 		struct cap_offc *first = idmap__find_ptr(&s->offc_keys, k), *c;
 
 		for (c = first; c; c = c->next)
 			if (task_eq(&c->row.target, &r->target) && task_eq(&c->row.waker, &r->waker))
 				break;
 		if (c) {
-			c->row.count += r->count;
-			c->row.blocked_ns += r->blocked_ns;
+			c->row.count += n;
+			c->row.blocked_ns += ns;
 			continue;
 		}
 		if (grow((void **)&s->offc, &s->cap_offc, s->nr_offc, sizeof(*s->offc)))
@@ -168,6 +183,8 @@ static int seg__add_offc(struct cap_segment *s, const struct stk_chunk *ch)
 		if (!c)
 			return -ENOMEM;
 		c->row = *r;
+		c->row.count = n;
+		c->row.blocked_ns = ns;
 		c->row.target.comm[15] = c->row.waker.comm[15] = '\0';
 		c->t1 = ch->t1_ns;
 		c->next = first;
@@ -417,10 +434,10 @@ static int capture__add_chunk(struct capture *c, struct stk_reader *r, const str
 		err = seg__add_stacks(s, ch->u.stck.stacks, ch->u.stck.n);
 		break;
 	case STK_CHUNK_CNTS:
-		err = seg__add_counts(s, ch);
+		err = seg__add_counts(c, s, ch);
 		break;
 	case STK_CHUNK_OFFC:
-		err = seg__add_offc(s, ch);
+		err = seg__add_offc(c, s, ch);
 		break;
 	case STK_CHUNK_MAPS:
 		err = seg__add_maps(s, ch);

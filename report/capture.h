@@ -108,6 +108,12 @@ struct capture {
 	int sliced;			/* read with --since/--until: rows of a part */
 	struct stk_stat *stats;		/* the last STAT chunk (copied) */
 	size_t nr_stats;
+	/* Sums of every count and blocked_ns kept.  A crafted file can make
+	 * them pass 2^64: the rows are then capped so that these never wrap
+	 * (so neither does any sum of rows made later: by stack, function,
+	 * flame graph node) and @saturated is set, for one warning. */
+	uint64_t total_count, total_blocked_ns;
+	int saturated;
 	/* What reading found. */
 	struct stk_read_summary summary;
 	int damaged;			/* a chunk failed verification (CRC, format...) */

@@ -403,6 +403,11 @@ int main_input__status(const struct main_input *in, const char *label)
 			r->kind == REPORT_OFFWAKE ? "lost and " : "",
 			r->missing_map_full ? " Consider increasing --stack-storage-size." : "");
 	ret = print_summary(r, label);
+	if (cap->saturated) {
+		textline__printf(stderr, PROG ": %s: counts sum past 2^64 (a crafted capture?): capped at %llu, the shares are not to be trusted",
+				 in->path, (unsigned long long)UINT64_MAX);
+		ret = 1;
+	}
 	if (cap->damaged) {
 		textline__printf(stderr, PROG ": %s: damaged: %s; reported the %llu chunks recovered",
 			in->path, cap->first_error ? cap->first_error : "unknown damage",

@@ -156,7 +156,7 @@ static int print_timeline(FILE *out, const struct info *in, const struct timelin
 	int offcpu = i < tl->nr_segs && tl->segs[i].offcpu;
 	struct tl_bucket *b;
 	size_t n, k;
-	int err, bar;
+	int err, bar, sat = 0;
 
 	err = timeline__buckets(tl, i, fl ? strtoull(fl, NULL, 10) : 0, TIMELINE_LINES, &b, &n,
 				&width);
@@ -166,8 +166,8 @@ static int print_timeline(FILE *out, const struct info *in, const struct timelin
 		v = offcpu ? b[k].blocked_ns : b[k].count;
 		if (v > max)
 			max = v;
-		total += b[k].count;
-		blocked += b[k].blocked_ns;
+		total = sat_add(total, b[k].count, &sat);
+		blocked = sat_add(blocked, b[k].blocked_ns, &sat);
 	}
 	if (!time_slice__all(slice)) {
 		fprintf(out, "slice: %" PRIu64 ".%03" PRIu64 " s to ", slice->since_ns / 1000000000u,
@@ -513,6 +513,11 @@ int info_main(int argc, char **argv)
 		print_totals(out, &in.total);
 	}
 	ret = print_verdict(out, &sum, r, first_error ? first_error : "");
+	if (in.total.saturated) {
+		textline__printf(stderr, "stkreport: %s: counts sum past 2^64 (a crafted capture?): totals capped at %llu",
+				 path, (unsigned long long)UINT64_MAX);
+		ret = 1;
+	}
 	if (unwound(&in)) {
 		err = unwind_info__print(read_path, out);
 

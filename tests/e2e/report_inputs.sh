@@ -11,6 +11,7 @@
 #    reported, under a ulimit -v far below the input's size.
 #  - info --symbols on a pipe by name (/dev/stdin, as <(cat x.stk) is)
 #    reads the capture twice.
+#  - Counts that sum past 2^64: capped, one warning line, exit 1.
 # No BPF needed.
 
 . "$(dirname "$0")/lib/harness.sh"
@@ -86,4 +87,27 @@ head -c 100 /dev/zero | timeout 60 "$REP" info --symbols /dev/stdin >/dev/null 2
 rc=$?
 check "info --symbols on a pipe of zeros: exit 1 with one line naming it ($(cat "$tmp/pipez.err"))" \
 	[ $rc -eq 1 ] && [ "$(cat "$tmp/pipez.err")" = "stkreport: /dev/stdin: byte 0: not an .stk file (no .stk file header)" ]
+# Counts that sum past 2^64 (crafted): capped, said in one line, exit 1.
+cat >"$tmp/sat.spec" <<SPEC
+meta mode profile
+map 100 app fx/fx_dbglink 0x555555554000 as=$B/fx_dbglink
+syms fx/fx_dbglink fx/.debug/fx_dbglink.debug
+stack 1 fx/fx_dbglink:fx_leaf+1 fx/fx_dbglink:fx_mid+4
+count 100 100 app 1 -EFAULT 0 0 18446744073709551610
+count 100 101 app 1 -EFAULT 0 0 100
+SPEC
+"$MK" -C "$FX/root" "$tmp/sat.spec" "$tmp/sat.stk" || { fail "mkcapture sat"; finish; }
+"$REP" -f folded --no-debuginfod "$tmp/sat.stk" >"$tmp/sat.out" 2>"$tmp/sat.err"
+rc=$?
+check "counts past 2^64: exit 1 (got $rc)" [ $rc -eq 1 ]
+check "counts past 2^64: capped, not wrapped" \
+	grep -qxF 'app;fx_mid;fx_leaf 18446744073709551615' "$tmp/sat.out"
+n=$(grep -c 'counts sum past 2^64' "$tmp/sat.err")
+check "counts past 2^64: one warning line ($n)" [ "$n" -eq 1 ]
+"$REP" info "$tmp/sat.stk" >"$tmp/sat.info" 2>"$tmp/sati.err"
+rc=$?
+check "info, counts past 2^64: exit 1 (got $rc)" [ $rc -eq 1 ]
+check "info, counts past 2^64: samples capped" grep -qxF 'samples: 18446744073709551615' "$tmp/sat.info"
+check "info, counts past 2^64: one line ($(cat "$tmp/sati.err"))" \
+	[ "$(grep -c 'counts sum past 2^64' "$tmp/sati.err")" -eq 1 ]
 finish

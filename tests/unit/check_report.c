@@ -271,6 +271,38 @@ START_TEST(folded_merges_identical_lines_and_sorts_hottest_last)
 }
 END_TEST
 
+/* Counts of a crafted capture that sum past 2^64 are capped, not wrapped:
+ * the capture's total is UINT64_MAX, and so is every sum made of it. */
+START_TEST(counts_summing_past_2_64_saturate)
+{
+	uint64_t f[] = { K(1) + 8 };
+	struct stk_count extra[] = {
+		{ .tgid = 10, .tid = 11, .comm = "task", .user_stack = -EFAULT, .kernel_stack = 7,
+		  .count = UINT64_MAX - 2 },
+		{ .tgid = 30, .tid = 30, .comm = "other", .user_stack = -EFAULT, .kernel_stack = 7,
+		  .count = 100 },
+	};
+	struct capture *c = capture_with(f, 1, 0, 0, extra, 2);
+	struct report *r = run(c, 0);
+	struct output_opts oo = { 0 };
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *mf = open_memstream(&buf, &len);
+
+	ck_assert_int_eq(c->saturated, 1);
+	ck_assert_uint_eq(c->total_count, UINT64_MAX);
+	ck_assert_uint_eq(r->total_count, UINT64_MAX);
+	ck_assert_int_eq(out_folded__write(r, &oo, mf), 0);
+	fclose(mf);
+	/* 5 + (2^64 - 3) = 2^64 - 3 + 5 capped: the first key holds all but
+	 * what the total leaves, the last row gets nothing. */
+	ck_assert_str_eq(buf, "other;k1 0\ntask;k1 18446744073709551615\n");
+	free(buf);
+	report__free(r);
+	capture__free(c);
+}
+END_TEST
+
 /* A process that execs within an interval: its rows counted before the
  * exec carry the old comm and must get the old image's maps. */
 START_TEST(maps_snapshot_follows_the_rows_comm_across_exec)
@@ -472,6 +504,7 @@ int main(void)
 	tcase_add_test(tc, missing_stacks_are_counted_as_profile_py_does);
 	tcase_add_test(tc, filters_keep_only_matching_tasks);
 	tcase_add_test(tc, folded_merges_identical_lines_and_sorts_hottest_last);
+	tcase_add_test(tc, counts_summing_past_2_64_saturate);
 	tcase_add_test(tc, maps_snapshot_follows_the_rows_comm_across_exec);
 	tcase_add_test(tc, kernel_symbol_aliases_at_one_address_cover_the_function);
 	tcase_add_test(tc, symbols_section_that_cannot_be_written_is_eio);
