@@ -1210,6 +1210,11 @@ const char *stk_reader__errmsg(const struct stk_reader *r)
 	return r ? r->errmsg : "no reader";
 }
 
+uint64_t stk_reader__size(const struct stk_reader *r)
+{
+	return r ? r->size : 0;
+}
+
 uint32_t stk_reader__segment_count(const struct stk_reader *r)
 {
 	return r ? r->nr_segs : 0;

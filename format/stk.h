@@ -458,6 +458,10 @@ int stk_reader__next(struct stk_reader *r, struct stk_chunk *chunk);
  * mismatch".  Valid until the next call on @r. */
 const char *stk_reader__errmsg(const struct stk_reader *r);
 
+/* Bytes of input: a file's size when opened, a buffer's, or for a pipe the
+ * bytes read so far (what the limits relative to the input count). */
+uint64_t stk_reader__size(const struct stk_reader *r);
+
 /* Segments seen so far (>= 1 after a successful open).  @i < count. */
 uint32_t stk_reader__segment_count(const struct stk_reader *r);
 const struct stk_segment_info *stk_reader__segment(const struct stk_reader *r, uint32_t i);

@@ -274,6 +274,8 @@ int main_input__load(struct main_input *in, const struct main_args *a, const cha
 		err = errno;
 		if (err == ENOMEM)
 			fprintf(stderr, PROG ": %s: out of memory\n", path);
+		else if (err == EFBIG)
+			textline__printf(stderr, PROG ": %s: %s", path, capture__errmsg());
 		else
 			textline__printf(stderr, PROG ": %s", stk_open_errmsg());
 		return 1;
