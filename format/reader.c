@@ -183,7 +183,8 @@ static int stream_fill(struct stk_reader *r, uint64_t pos, size_t len)
 	int err;
 
 	while (r->win_off + r->win_len < end && !r->eof) {
-		drop = (r->keep < pos ? r->keep : pos) - r->win_off;
+		drop = r->keep < pos ? r->keep : pos;
+		drop = drop > r->win_off ? drop - r->win_off : 0;
 		if (drop > r->win_len)
 			drop = r->win_len;
 		if (drop && (drop >= r->win_len / 2 || r->win_len == r->win_cap)) {
