@@ -236,6 +236,7 @@ void cur_fail(struct cursor *c, int err, const char *why)
 	if (!c->err) {
 		c->err = err;
 		c->why = why;
+		c->bad = c->field ? c->field : c->p;
 	}
 	c->p = c->end;
 }
@@ -247,6 +248,7 @@ uint64_t cur_varint(struct cursor *c)
 
 	if (c->err)
 		return 0;
+	c->field = c->p;
 	n = stk_varint_decode(c->p, c->end, &v);
 	if (!n) {
 		cur_fail(c, -EBADMSG, c->p < c->end ? "bad varint" : "record cut short");
@@ -276,6 +278,7 @@ uint8_t cur_u8(struct cursor *c)
 {
 	if (c->err)
 		return 0;
+	c->field = c->p;
 	if (c->p >= c->end) {
 		cur_fail(c, -EBADMSG, "record cut short");
 		return 0;
@@ -312,7 +315,9 @@ static const uint8_t *cur_span(struct cursor *c, size_t max, size_t *len)
 		cur_fail(c, -EBADMSG, "length past the end of the payload");
 		return NULL;
 	}
-	if (memchr(c->p, 0, n)) {
+	p = memchr(c->p, 0, n);
+	if (p) {
+		c->field = p;
 		cur_fail(c, -EBADMSG, "NUL byte inside a string");
 		return NULL;
 	}

@@ -620,6 +620,7 @@ static void decode_index(struct cursor *c, struct stk_index_entry **out, size_t 
 
 	for (i = 0; i < n && !c->err; i++) {
 		if (cur_left(c) < 4) {
+			c->field = c->p;
 			cur_fail(c, -EBADMSG, "record cut short");
 			break;
 		}
@@ -679,7 +680,9 @@ int stk_decode_payload(struct cursor *c, struct stk_chunk *ch,
 		c->p = c->end;
 		break;
 	}
-	if (!c->err && c->p != c->end)
+	if (!c->err && c->p != c->end) {
+		c->field = c->p;
 		cur_fail(c, -EBADMSG, "trailing bytes after the last record");
+	}
 	return c->err;
 }

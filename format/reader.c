@@ -5,6 +5,13 @@
  * its CRC32C and zstd's content checksum, and every length against the
  * format's limits before anything is allocated.
  *
+ * Input comes through a bounded window, never a mapping: a regular file is
+ * read with pread() a window at a time (a file that shrinks while it is
+ * read is one -EIO error, not a SIGBUS), and a pipe or device is read as
+ * it arrives, keeping only the bytes from the frame being read on (the
+ * first bytes are checked for the .stk magic before anything else, so
+ * /dev/zero is refused at once).
+ *
  * Damage never ends the read early.  After an error the reader resumes at
  * the next frame it can prove valid (a header whose CRC matches), so the
  * chunks after a flipped byte are still returned.  Input that simply stops
@@ -20,12 +27,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zstd.h>
 
 #include "stk_int.h"
+
+_Static_assert(STK_MAX_CHUNK_COMP >= ZSTD_COMPRESSBOUND(STK_MAX_CHUNK_RAW),
+	       "STK_MAX_CHUNK_COMP must hold any STK_MAX_CHUNK_RAW payload");
+
+/* Bytes read at a time from a file, and scanned at a time for a frame. */
+#define WINDOW (1u << 20)
 
 enum want {
 	WANT_CHUNK,	/* inside a segment: a chunk, a new segment, or the end */
@@ -57,10 +69,19 @@ struct seg_state {
 };
 
 struct stk_reader {
-	const uint8_t *data;
-	size_t size;
-	void *map;			/* mmap()ed file, or NULL */
-	uint8_t *owned;			/* read() input, or NULL */
+	/* Input: a caller's buffer, a regular file read with pread(), or a
+	 * stream (pipe, device) read in order. */
+	const uint8_t *mem;		/* stk_reader__open_mem() buffer, or NULL */
+	int fd;				/* file or stream, else -1 */
+	int seekable;			/* regular file: pread() anywhere below size */
+	uint64_t size;			/* input size; a stream: bytes read so far */
+	int eof;			/* a stream's size is final */
+	uint8_t *win;			/* bytes [win_off, win_off + win_len) */
+	size_t win_len, win_cap;
+	uint64_t win_off;
+	uint64_t keep;			/* a stream: bytes from here on may still be needed */
+	int io_err;			/* sticky input error (-EIO, read() errno) */
+	char io_msg[160];
 
 	uint64_t pos;			/* next frame to read */
 	enum want want;
@@ -88,6 +109,152 @@ struct stk_reader {
 };
 
 static __thread char open_errmsg[512];
+
+/* ---- input ---- */
+
+static int in_fail(struct stk_reader *r, int err, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int in_fail(struct stk_reader *r, int err, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(r->io_msg, sizeof(r->io_msg), fmt, ap);
+	va_end(ap);
+	r->io_err = err;
+	return err;
+}
+
+static int win_reserve(struct stk_reader *r, size_t need)
+{
+	size_t cap = r->win_cap ? r->win_cap : WINDOW;
+	uint8_t *p;
+
+	if (need <= r->win_cap)
+		return 0;
+	while (cap < need)
+		cap *= 2;
+	p = realloc(r->win, cap);
+	if (!p)
+		return in_fail(r, -ENOMEM, "out of memory for a %zu-byte read", need);
+	r->win = p;
+	r->win_cap = cap;
+	return 0;
+}
+
+/* A regular file: a window of at least WINDOW bytes read at @pos. */
+static int file_fill(struct stk_reader *r, uint64_t pos, size_t want)
+{
+	size_t n = want > WINDOW ? want : WINDOW, got = 0;
+	ssize_t k;
+	int err;
+
+	if (n > r->size - pos)
+		n = r->size - pos;
+	err = win_reserve(r, n);
+	if (err)
+		return err;
+	r->win_len = 0;
+	while (got < n) {
+		k = pread(r->fd, r->win + got, n - got, pos + got);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0)
+			return in_fail(r, -errno, "byte %llu: read: %s",
+				       (unsigned long long)(pos + got), strerror(errno));
+		if (k == 0)
+			return in_fail(r, -EIO,
+				       "byte %llu: the file shrank while being read (it had %llu bytes when opened)",
+				       (unsigned long long)(pos + got), (unsigned long long)r->size);
+		got += k;
+	}
+	r->win_off = pos;
+	r->win_len = n;
+	return 0;
+}
+
+/* A stream: read on until [@pos, @pos + @len) is in the window or the
+ * input ends, first dropping the bytes before r->keep. */
+static int stream_fill(struct stk_reader *r, uint64_t pos, size_t len)
+{
+	uint64_t end = pos + len, drop;
+	ssize_t k;
+	int err;
+
+	while (r->win_off + r->win_len < end && !r->eof) {
+		drop = r->keep < pos ? r->keep : pos;
+		drop = drop > r->win_off ? drop - r->win_off : 0;
+		if (drop > r->win_len)
+			drop = r->win_len;
+		if (drop && (drop >= r->win_len / 2 || r->win_len == r->win_cap)) {
+			memmove(r->win, r->win + drop, r->win_len - drop);
+			r->win_off += drop;
+			r->win_len -= drop;
+		}
+		err = win_reserve(r, end - r->win_off);
+		if (err)
+			return err;
+		k = read(r->fd, r->win + r->win_len, r->win_cap - r->win_len);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0)
+			return in_fail(r, -errno, "byte %llu: read: %s",
+				       (unsigned long long)r->size, strerror(errno));
+		if (k == 0)
+			r->eof = 1;
+		r->win_len += k;
+		r->size = r->win_off + r->win_len;
+	}
+	return 0;
+}
+
+/*
+ * in_peek() - makes up to @len bytes at @pos readable.  *@p points at them
+ * until the next in_peek(); returns how many there are (fewer than @len
+ * only at the end of the input), or a negative errno (sticky: -EIO when a
+ * file shrank, the read() errno, -ENOMEM).  A stream is never asked for
+ * bytes before r->keep.
+ */
+static ssize_t in_peek(struct stk_reader *r, uint64_t pos, size_t len, const uint8_t **p)
+{
+	static const uint8_t none[1];
+	uint64_t have;
+	int err;
+
+	*p = none;
+	if (r->io_err)
+		return r->io_err;
+	if (r->mem) {
+		if (pos >= r->size)
+			return 0;
+		*p = r->mem + pos;
+		return len < r->size - pos ? len : r->size - pos;
+	}
+	if (r->seekable) {
+		if (pos >= r->size)
+			return 0;
+		if (len > r->size - pos)
+			len = r->size - pos;
+		if (pos < r->win_off || pos + len > r->win_off + r->win_len) {
+			err = file_fill(r, pos, len);
+			if (err)
+				return err;
+		}
+	} else {
+		if (pos < r->win_off)
+			return in_fail(r, -EINVAL, "byte %llu: read before the window (a reader bug)",
+				       (unsigned long long)pos);
+		err = stream_fill(r, pos, len);
+		if (err)
+			return err;
+	}
+	have = r->win_off + r->win_len;
+	if (pos >= have)
+		return 0;
+	*p = r->win + (pos - r->win_off);
+	return len < have - pos ? len : have - pos;
+}
 
 const char *stk_open_errmsg(void)
 {
@@ -135,14 +302,21 @@ struct chunk_hdr {
 	uint64_t payload;		/* offset of the zstd frame */
 };
 
-/* Common part: the frame at @pos fits and its data ends with a valid CRC. */
-static int check_frame(const struct stk_reader *r, uint64_t pos, uint32_t min, uint32_t max,
-		       const char **why)
+/* Common part: the frame at @pos fits and its data ends with a valid CRC.
+ * *@data points at the frame's data until the next in_peek(). */
+static int check_frame(struct stk_reader *r, uint64_t pos, uint32_t min, uint32_t max,
+		       const char **why, const uint8_t **data)
 {
-	const uint8_t *p = r->data + pos;
+	const uint8_t *p;
 	uint32_t fsize;
+	ssize_t n;
 
-	if (r->size - pos < STK_FRAME_PREFIX) {
+	n = in_peek(r, pos, STK_FRAME_PREFIX, &p);
+	if (n < 0) {
+		*why = "read error";
+		return n;
+	}
+	if (n < STK_FRAME_PREFIX) {
 		*why = "frame header cut short";
 		return -ENODATA;
 	}
@@ -151,11 +325,17 @@ static int check_frame(const struct stk_reader *r, uint64_t pos, uint32_t min, u
 		*why = "bad frame size";
 		return -EBADMSG;
 	}
-	if (r->size - pos - STK_FRAME_PREFIX < fsize) {
+	n = in_peek(r, pos, STK_FRAME_PREFIX + fsize, &p);
+	if (n < 0) {
+		*why = "read error";
+		return n;
+	}
+	if (n < STK_FRAME_PREFIX + fsize) {
 		*why = "frame cut short";
 		return -ENODATA;
 	}
 	p += STK_FRAME_PREFIX;
+	*data = p;
 	if (get_le32(p + fsize - 4) != stk_crc32c(0, p, fsize - 4)) {
 		*why = "CRC mismatch";
 		return -EBADMSG;
@@ -163,14 +343,17 @@ static int check_frame(const struct stk_reader *r, uint64_t pos, uint32_t min, u
 	return 0;
 }
 
-static int check_file_header(const struct stk_reader *r, uint64_t pos, const char **why)
+/* *@hp: the header data, as check_frame()'s @data (also for -EPROTONOSUPPORT). */
+static int check_file_header(struct stk_reader *r, uint64_t pos, const char **why,
+			     const uint8_t **hp)
 {
-	const uint8_t *h = r->data + pos + STK_FRAME_PREFIX;
+	const uint8_t *h;
 	int err;
 
-	err = check_frame(r, pos, STK_FILE_HDR_LEN, STK_MAX_HDR_LEN, why);
+	err = check_frame(r, pos, STK_FILE_HDR_LEN, STK_MAX_HDR_LEN, why, &h);
 	if (err)
 		return err;
+	*hp = h;
 	if (memcmp(h + FH_SIGNATURE, STK_SIGNATURE, STK_SIGNATURE_LEN)) {
 		*why = "bad signature";
 		return -EBADMSG;
@@ -194,13 +377,13 @@ static int check_file_header(const struct stk_reader *r, uint64_t pos, const cha
 	return 0;
 }
 
-static int check_chunk_header(const struct stk_reader *r, uint64_t pos, struct chunk_hdr *c,
+static int check_chunk_header(struct stk_reader *r, uint64_t pos, struct chunk_hdr *c,
 			      const char **why)
 {
-	const uint8_t *h = r->data + pos + STK_FRAME_PREFIX;
+	const uint8_t *h;
 	int err;
 
-	err = check_frame(r, pos, STK_CHUNK_HDR_LEN, STK_MAX_HDR_LEN, why);
+	err = check_frame(r, pos, STK_CHUNK_HDR_LEN, STK_MAX_HDR_LEN, why, &h);
 	if (err)
 		return err;
 	c->hdr_len = get_le32(h - 4);
@@ -232,14 +415,16 @@ static int check_chunk_header(const struct stk_reader *r, uint64_t pos, struct c
 	return 0;
 }
 
-static int check_trailer(const struct stk_reader *r, uint64_t pos, const char **why)
+static int check_trailer(struct stk_reader *r, uint64_t pos, const char **why,
+			 const uint8_t **tp)
 {
-	const uint8_t *t = r->data + pos + STK_FRAME_PREFIX;
+	const uint8_t *t;
 	int err;
 
-	err = check_frame(r, pos, STK_TRAILER_LEN, STK_TRAILER_LEN, why);
+	err = check_frame(r, pos, STK_TRAILER_LEN, STK_TRAILER_LEN, why, &t);
 	if (err)
 		return err;
+	*tp = t;
 	if (memcmp(t + TR_MARK, STK_END_MARK, 8)) {
 		*why = "bad end mark";
 		return -EBADMSG;
@@ -253,42 +438,56 @@ static int check_trailer(const struct stk_reader *r, uint64_t pos, const char **
  * whose payload is cut still counts: it is the real next frame.  Returns
  * r->size when there is none.
  */
-static uint64_t find_frame(const struct stk_reader *r, uint64_t from)
+static uint64_t find_frame(struct stk_reader *r, uint64_t from)
 {
 	/* bytes 1..3 of the little-endian magics 0x184D2A5A..5C */
 	static const uint8_t tail[3] = { 0x2A, 0x4D, 0x18 };
-	const uint8_t *p, *end = r->data + r->size;
-	uint64_t start = from + 1;
+	uint64_t pos = from + 1, at;	/* frames start at >= pos */
+	const uint8_t *p, *q, *h;
 	struct chunk_hdr c;
 	const char *why;
+	size_t len;
+	ssize_t n;
+	int err;
 
-	if (start >= r->size || r->size - start < 4)
-		return r->size;
-	for (p = r->data + start + 1; p + sizeof(tail) <= end; p++) {
-		uint64_t pos;
-		int err;
-
-		p = memmem(p, end - p, tail, sizeof(tail));
-		if (!p)
-			break;
-		pos = p - 1 - r->data;
-		switch (p[-1]) {
+	for (;;) {
+		/* A stream keeps only what the scan has not passed yet. */
+		if (pos > r->keep)
+			r->keep = pos;
+		/* The rest of the window while it is long enough: checking a
+		 * candidate must not cost a new window each time. */
+		len = WINDOW;
+		if (!r->mem && pos >= r->win_off && r->win_off + r->win_len - pos >= 4096)
+			len = r->win_off + r->win_len - pos;
+		n = in_peek(r, pos, len, &p);
+		if (n < 4)
+			return n < 0 ? r->pos : r->size;
+		q = memmem(p + 1, n - 1, tail, sizeof(tail));
+		if (!q) {
+			pos += n - 3;	/* a tail may start in the last 2 bytes */
+			continue;
+		}
+		at = pos + (q - 1 - p);
+		err = -EBADMSG;
+		switch (q[-1]) {
 		case 0x5A:
-			err = check_file_header(r, pos, &why);
-			if (err == 0 || err == -EPROTONOSUPPORT)
-				return pos;
+			err = check_file_header(r, at, &why, &h);
+			if (err == -EPROTONOSUPPORT)
+				err = 0;
 			break;
 		case 0x5B:
-			if (check_chunk_header(r, pos, &c, &why) == 0)
-				return pos;
+			err = check_chunk_header(r, at, &c, &why);
 			break;
 		case 0x5C:
-			if (check_trailer(r, pos, &why) == 0)
-				return pos;
+			err = check_trailer(r, at, &why, &h);
 			break;
 		}
+		if (err == 0)
+			return at;
+		if (r->io_err)
+			return r->pos;
+		pos = at + 1;
 	}
-	return r->size;
 }
 
 static void after_last(const struct stk_reader *r, char *buf, size_t size)
@@ -319,6 +518,8 @@ static int reader_fail(struct stk_reader *r, uint64_t at, int err, enum resume h
 	va_end(ap);
 	r->errors++;
 	r->seg.errors++;
+	if (r->io_err)
+		goto io_error;
 
 	switch (how) {
 	case RESUME_AT:
@@ -332,6 +533,8 @@ static int reader_fail(struct stk_reader *r, uint64_t at, int err, enum resume h
 	case RESUME_CUT:
 		r->pos = find_frame(r, at);
 		r->resynced = 1;
+		if (r->io_err)
+			goto io_error;
 		if (how == RESUME_SCAN || r->pos < r->size) {
 			/* A cut frame followed by valid ones is damage, not
 			 * the end of the input. */
@@ -346,14 +549,22 @@ static int reader_fail(struct stk_reader *r, uint64_t at, int err, enum resume h
 		}
 		after_last(r, after, sizeof(after));
 		snprintf(r->errmsg, sizeof(r->errmsg),
-			 "byte %llu: truncated at byte %zu %s; %llu chunks recovered",
-			 (unsigned long long)at, r->size, after, (unsigned long long)r->chunks);
+			 "byte %llu: truncated at byte %llu %s; %llu chunks recovered",
+			 (unsigned long long)at, (unsigned long long)r->size, after,
+			 (unsigned long long)r->chunks);
 		r->truncated = 1;
 		r->done = 1;
 		err = -ENODATA;
 		break;
 	}
 	return err;
+
+io_error:
+	/* The input itself failed (or a file shrank): nothing after this can
+	 * be trusted to be what the file held. */
+	snprintf(r->errmsg, sizeof(r->errmsg), "%s", r->io_msg);
+	r->done = 1;
+	return r->io_err;
 }
 
 /* ---- segments ---- */
@@ -443,13 +654,13 @@ static int seen_add(struct stk_reader *r, const struct chunk_hdr *c, uint64_t po
 
 static int read_file_header(struct stk_reader *r)
 {
-	const uint8_t *h = r->data + r->pos + STK_FRAME_PREFIX;
+	const uint8_t *h = NULL;
 	uint64_t pos = r->pos;
 	const char *why;
 	uint32_t rel;
 	int err;
 
-	err = check_file_header(r, pos, &why);
+	err = check_file_header(r, pos, &why, &h);
 	if (err == -ENODATA)
 		return reader_fail(r, pos, err, RESUME_CUT, 0, "file header: %s", why);
 	if (err == -EPROTONOSUPPORT) {
@@ -472,13 +683,13 @@ static int read_file_header(struct stk_reader *r)
 
 static int read_trailer(struct stk_reader *r)
 {
-	const uint8_t *t = r->data + r->pos + STK_FRAME_PREFIX;
 	uint64_t pos = r->pos, end = pos + STK_FRAME_PREFIX + STK_TRAILER_LEN;
 	struct seg_state *s = &r->seg;
+	const uint8_t *t = NULL;
 	const char *why;
 	int err;
 
-	err = check_trailer(r, pos, &why);
+	err = check_trailer(r, pos, &why, &t);
 	if (err)
 		return reader_fail(r, pos, err, err == -ENODATA ? RESUME_CUT : RESUME_SCAN, 0,
 				   "trailer: %s", why);
@@ -547,9 +758,9 @@ static int check_index(struct stk_reader *r, const struct chunk_hdr *c,
 	return 0;
 }
 
-static int decompress(struct stk_reader *r, const struct chunk_hdr *c, const char **why)
+static int decompress(struct stk_reader *r, const struct chunk_hdr *c, const uint8_t *src,
+		      const char **why)
 {
-	const uint8_t *src = r->data + c->payload;
 	unsigned long long csize;
 	uint8_t *tmp;
 	size_t n;
@@ -601,8 +812,10 @@ static int read_chunk(struct stk_reader *r, struct stk_chunk *ch)
 	struct stk_index_entry *index = NULL;
 	struct seg_state *s = &r->seg;
 	struct cursor cur = { 0 };
-	uint64_t pos = r->pos, end;
+	uint64_t pos = r->pos, end, limit;
+	const uint8_t *payload;
 	struct chunk_hdr c;
+	ssize_t n;
 	size_t nr_index = 0;
 	const char *why;
 	char after[64];
@@ -614,9 +827,18 @@ static int read_chunk(struct stk_reader *r, struct stk_chunk *ch)
 		return reader_fail(r, pos, err, err == -ENODATA ? RESUME_CUT : RESUME_SCAN, 0,
 				   "chunk header %s: %s", after, why);
 	}
-	if (c.payload + c.comp_len > r->size)
-		return reader_fail(r, pos, -ENODATA, RESUME_CUT, 0,
-				   "chunk %u (%s): payload cut short", c.seq, c.tag);
+	/* No zstd frame of at most STK_MAX_CHUNK_RAW bytes is this long:
+	 * refused before reading it. */
+	if (c.comp_len > STK_MAX_CHUNK_COMP)
+		return reader_fail(r, pos, -EFBIG, RESUME_SCAN, 0,
+				   "chunk %u (%s): compressed size %u over the limit of %u bytes",
+				   c.seq, c.tag, c.comp_len, STK_MAX_CHUNK_COMP);
+	n = in_peek(r, c.payload, c.comp_len, &payload);
+	if (n >= 0 && (size_t)n < c.comp_len)
+		n = -ENODATA;
+	if (n < 0)
+		return reader_fail(r, pos, n, RESUME_CUT, 0, "chunk %u (%s): payload cut short",
+				   c.seq, c.tag);
 	end = c.payload + c.comp_len;
 
 	/* Where does this chunk belong?  Errors here leave the chunk itself
@@ -661,8 +883,20 @@ static int read_chunk(struct stk_reader *r, struct stk_chunk *ch)
 		return reader_fail(r, pos, -EFBIG, RESUME_AT, end,
 				   "chunk %u (%s): raw size %u over the limit of %u bytes", c.seq,
 				   c.tag, c.raw_len, STK_MAX_CHUNK_RAW);
-	if (stk_crc32c(0, r->data + c.payload, c.comp_len) != c.payload_crc)
-		return reader_fail(r, pos, -EBADMSG, RESUME_AT, end,
+	/* Relative to the input (a stream: what has arrived, this chunk
+	 * included), so a small crafted file cannot make us decompress and
+	 * decode hundreds of MiB per chunk. */
+	limit = STK_CHUNK_RAW_BASE + STK_CHUNK_RAW_PER_BYTE * r->size;
+	if (c.raw_len > limit)
+		return reader_fail(r, pos, -EFBIG, RESUME_AT, end,
+				   "chunk %u (%s): raw size %u over this input's limit of %llu bytes (64 MiB + 256 x the input size)",
+				   c.seq, c.tag, c.raw_len, (unsigned long long)limit);
+	/* A payload that fails its CRC says nothing about its length either:
+	 * a capture cut inside a chunk and followed by another (cat) has a
+	 * comp_len that runs over the next capture's frames.  Scan from the
+	 * byte after this header's start, not from its declared end. */
+	if (stk_crc32c(0, payload, c.comp_len) != c.payload_crc)
+		return reader_fail(r, pos, -EBADMSG, RESUME_SCAN, 0,
 				   "chunk %u (%s): payload CRC mismatch", c.seq, c.tag);
 
 	memset(ch, 0, sizeof(*ch));
@@ -676,19 +910,22 @@ static int read_chunk(struct stk_reader *r, struct stk_chunk *ch)
 		if (err)
 			return reader_fail(r, pos, err, RESUME_STOP, 0, "out of memory");
 	}
-	err = decompress(r, &c, &why);
+	err = decompress(r, &c, payload, &why);
 	if (err)
 		return reader_fail(r, pos, err, err == -ENOMEM ? RESUME_STOP : RESUME_AT, end,
 				   "chunk %u (%s): %s", c.seq, c.tag, why);
 
-	cur.start = cur.p = r->raw;
+	r->arena.budget = STK_DECODED_BASE + STK_DECODED_PER_BYTE * r->size;
+	if (r->arena.budget > STK_MAX_DECODED || r->arena.budget < STK_DECODED_BASE)
+		r->arena.budget = STK_MAX_DECODED;
+	cur.start = cur.p = cur.field = r->raw;
 	cur.end = r->raw + c.raw_len;
 	cur.arena = &r->arena;
 	err = stk_decode_payload(&cur, ch, &index, &nr_index);
 	if (err)
 		return reader_fail(r, pos, err, err == -ENOMEM ? RESUME_STOP : RESUME_AT, end,
 				   "chunk %u (%s): byte %zu of the payload: %s", c.seq, c.tag,
-				   (size_t)(cur.p - cur.start), cur.why);
+				   (size_t)(cur.bad - cur.start), cur.why);
 	if (ch->type == STK_CHUNK_INDX) {
 		err = check_index(r, &c, index, nr_index, &why);
 		if (err)
@@ -733,17 +970,21 @@ int stk_reader__next(struct stk_reader *r, struct stk_chunk *chunk)
 	}
 	for (;;) {
 		const uint8_t *p;
+		ssize_t n;
 
 		if (r->done)
 			return 0;
-		if (r->pos >= r->size) {
+		r->keep = r->pos;
+		n = in_peek(r, r->pos, 4, &p);
+		if (n == 0) {
 			/* The end at a frame boundary: not an error, but a
 			 * segment without its trailer is not closed. */
 			r->done = 1;
 			return 0;
 		}
-		p = r->data + r->pos;
-		if (r->size - r->pos < 4)
+		if (n < 0)
+			return reader_fail(r, r->pos, n, RESUME_STOP, 0, "read error");
+		if (n < 4)
 			return reader_fail(r, r->pos, -ENODATA, RESUME_CUT, 0, "frame magic cut short");
 		switch (get_le32(p)) {
 		case STK_MAGIC_FILE:
@@ -792,49 +1033,13 @@ static void open_msg(const char *name, uint64_t at, const char *fmt, ...)
 	va_end(ap);
 }
 
-/* Reads all of a pipe or other unmappable input. */
-static int slurp(int fd, uint8_t **out, size_t *size)
-{
-	size_t len = 0, cap = 1 << 16;
-	uint8_t *buf = NULL, *tmp;
-	ssize_t n;
-	int err;
-
-	for (;;) {
-		if (!buf || len == cap) {
-			cap = buf ? 2 * cap : cap;
-			tmp = realloc(buf, cap);
-			if (!tmp) {
-				err = -ENOMEM;
-				goto fail;
-			}
-			buf = tmp;
-		}
-		n = read(fd, buf + len, cap - len);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			err = -errno;
-			goto fail;
-		}
-		if (n == 0)
-			break;
-		len += n;
-	}
-	*out = buf;
-	*size = len;
-	return 0;
-fail:
-	free(buf);
-	return err;
-}
-
 static struct stk_reader *reader_new(void)
 {
 	struct stk_reader *r = calloc(1, sizeof(*r));
 
 	if (!r)
 		return NULL;
+	r->fd = -1;
 	r->arena.budget = STK_MAX_DECODED;
 	r->dctx = ZSTD_createDCtx();
 	if (!r->dctx) {
@@ -848,29 +1053,40 @@ static struct stk_reader *reader_new(void)
  * .stk file at all.  A damaged first header is reported by next(). */
 static int reader_start(struct stk_reader *r, const char *name)
 {
-	const uint8_t *h = r->data + STK_FRAME_PREFIX;
 	static const uint8_t magic[4] = { 0x5A, 0x2A, 0x4D, 0x18 };
+	const uint8_t *h = NULL, *p;
 	const char *why;
 	uint32_t rel;
+	ssize_t n;
 	int err;
 
-	if (r->size == 0) {
+	/* The magic and signature first: only a file that starts as a
+	 * capture is read any further (a stream is not buffered first). */
+	n = in_peek(r, 0, STK_FRAME_PREFIX + STK_SIGNATURE_LEN, &p);
+	if (n < 0) {
+		snprintf(open_errmsg, sizeof(open_errmsg), "%s: %s", name, r->io_msg);
+		return n;
+	}
+	if (n == 0) {
 		open_msg(name, OPEN_OS_ERROR, "empty file");
 		return -ENODATA;
 	}
-	if (memcmp(r->data, magic, r->size < 4 ? r->size : 4)) {
+	if (memcmp(p, magic, n < 4 ? n : 4)) {
 		open_msg(name, 0, "not an .stk file (no .stk file header)");
 		return -EBADMSG;
 	}
-	if (r->size > STK_FRAME_PREFIX &&
-	    memcmp(h, STK_SIGNATURE, r->size - STK_FRAME_PREFIX < STK_SIGNATURE_LEN ?
-	    r->size - STK_FRAME_PREFIX : STK_SIGNATURE_LEN)) {
+	if (n > STK_FRAME_PREFIX && memcmp(p + STK_FRAME_PREFIX, STK_SIGNATURE, n - STK_FRAME_PREFIX)) {
 		open_msg(name, STK_FRAME_PREFIX, "not an .stk file (bad signature)");
 		return -EBADMSG;
 	}
-	err = check_file_header(r, 0, &why);
+	err = check_file_header(r, 0, &why, &h);
+	if (r->io_err) {
+		snprintf(open_errmsg, sizeof(open_errmsg), "%s: %s", name, r->io_msg);
+		return r->io_err;
+	}
 	if (err == -ENODATA) {
-		open_msg(name, 0, "truncated inside the file header (%zu bytes)", r->size);
+		open_msg(name, 0, "truncated inside the file header (%llu bytes)",
+			 (unsigned long long)r->size);
 		return err;
 	}
 	if (err == -EPROTONOSUPPORT) {
@@ -886,7 +1102,7 @@ static int reader_start(struct stk_reader *r, const char *name)
 		 * valid chunk found after the damage. */
 		err = seg_push(r, 0, NULL);
 		if (err) {
-			open_msg(name, 0, "out of memory");
+			open_msg(name, OPEN_OS_ERROR, "out of memory");
 			return err;
 		}
 		r->pending = reader_fail(r, 0, -EBADMSG, RESUME_SCAN, 0, "file header: %s", why);
@@ -894,7 +1110,7 @@ static int reader_start(struct stk_reader *r, const char *name)
 	}
 	err = seg_push(r, 0, h);
 	if (err) {
-		open_msg(name, 0, "out of memory");
+		open_msg(name, OPEN_OS_ERROR, "out of memory");
 		return err;
 	}
 	r->pos = STK_FRAME_PREFIX + get_le32(h - 4);
@@ -913,12 +1129,13 @@ struct stk_reader *stk_reader__open_mem(const void *buf, size_t size)
 	}
 	r = reader_new();
 	if (!r) {
-		open_msg("(memory)", 0, "out of memory");
+		open_msg("(memory)", OPEN_OS_ERROR, "out of memory");
 		errno = ENOMEM;
 		return NULL;
 	}
-	r->data = buf;
+	r->mem = size ? buf : (const uint8_t *)"";
 	r->size = size;
+	r->eof = 1;
 	err = reader_start(r, "(memory)");
 	if (err) {
 		stk_reader__close(r);
@@ -939,11 +1156,10 @@ struct stk_reader *stk_reader__open(const char *path)
 		errno = EINVAL;
 		return NULL;
 	}
-	if (strcmp(path, "-") == 0) {
-		fd = dup(STDIN_FILENO);
-	} else {
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-	}
+	if (strcmp(path, "-") == 0)
+		fd = fcntl(STDIN_FILENO, F_DUPFD_CLOEXEC, 0);
+	else
+		fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
 	if (fd < 0) {
 		err = -errno;
 		open_msg(path, OPEN_OS_ERROR, "%s", strerror(-err));
@@ -960,29 +1176,13 @@ struct stk_reader *stk_reader__open(const char *path)
 		open_msg(path, OPEN_OS_ERROR, "out of memory");
 		goto fail;
 	}
-	if (S_ISREG(st.st_mode) && st.st_size > 0) {
-		r->map = mmap(NULL, st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-		if (r->map == MAP_FAILED) {
-			r->map = NULL;
-			err = -errno;
-			open_msg(path, OPEN_OS_ERROR, "mmap: %s", strerror(-err));
-			goto fail;
-		}
-		madvise(r->map, st.st_size, MADV_SEQUENTIAL);
-		r->data = r->map;
-		r->size = st.st_size;
-	} else if (!S_ISREG(st.st_mode)) {
-		err = slurp(fd, &r->owned, &r->size);
-		if (err) {
-			open_msg(path, OPEN_OS_ERROR, "read: %s", strerror(-err));
-			goto fail;
-		}
-		r->data = r->owned;
-	} else {
-		r->data = (const uint8_t *)"";
-	}
-	close(fd);
+	/* A regular file is read by pread() below the size it has now; any
+	 * other input (pipe, device, socket) in order as it arrives. */
+	r->fd = fd;
 	fd = -1;
+	r->seekable = S_ISREG(st.st_mode);
+	r->size = r->seekable ? (uint64_t)st.st_size : 0;
+	r->eof = r->seekable;
 	err = reader_start(r, path);
 	if (err)
 		goto fail;
@@ -1001,9 +1201,9 @@ void stk_reader__close(struct stk_reader *r)
 
 	if (!r)
 		return;
-	if (r->map)
-		munmap(r->map, r->size);
-	free(r->owned);
+	if (r->fd >= 0)
+		close(r->fd);
+	free(r->win);
 	for (i = 0; i < r->nr_segs; i++)
 		free(r->segs[i]);
 	free(r->segs);
@@ -1017,6 +1217,11 @@ void stk_reader__close(struct stk_reader *r)
 const char *stk_reader__errmsg(const struct stk_reader *r)
 {
 	return r ? r->errmsg : "no reader";
+}
+
+uint64_t stk_reader__size(const struct stk_reader *r)
+{
+	return r ? r->size : 0;
 }
 
 uint32_t stk_reader__segment_count(const struct stk_reader *r)

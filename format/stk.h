@@ -21,8 +21,10 @@
  *   -EPROTONOSUPPORT  the file needs a newer reader (read version too high)
  *   -ENOTSUP          an unknown critical chunk (tag with an uppercase
  *                     first letter this reader does not know)
- *   -EFBIG            a field exceeds a hard limit (STK_MAX_*)
- *   other             errno from open()/write()/fstat()/mmap(), e.g.
+ *   -EFBIG            a field exceeds a limit (STK_MAX_*, or the reader's
+ *                     limits relative to the input's size)
+ *   -EIO              (reader) a file shrank while it was read
+ *   other             errno from open()/read()/write()/fstat(), e.g.
  *                     -ENOSPC, -EACCES, -ENOENT
  */
 #ifndef STK_H
@@ -58,6 +60,19 @@ extern "C" {
  * up to ~24 times larger than their encoding, so this bounds what a
  * hostile STK_MAX_CHUNK_RAW payload can cost. */
 #define STK_MAX_DECODED	    (1u << 30)
+/* A compressed payload longer than any zstd frame of STK_MAX_CHUNK_RAW
+ * bytes can be (ZSTD_COMPRESSBOUND) is refused before it is read. */
+#define STK_MAX_CHUNK_COMP  (257u << 20)
+/* Limits relative to the input's size S in bytes (a stream: the bytes read
+ * so far), so that a small crafted file cannot cost much more than a real
+ * capture of its size: a chunk's raw size must be at most
+ * STK_CHUNK_RAW_BASE + STK_CHUNK_RAW_PER_BYTE x S (-EFBIG), and decoding
+ * one chunk may use at most STK_DECODED_BASE + STK_DECODED_PER_BYTE x S
+ * (and STK_MAX_DECODED) bytes.  Real captures compress 3-20 times. */
+#define STK_CHUNK_RAW_BASE	(64ull << 20)
+#define STK_CHUNK_RAW_PER_BYTE	256ull
+#define STK_DECODED_BASE	(256ull << 20)
+#define STK_DECODED_PER_BYTE	128ull
 
 /* Chunk tags, as 4 ASCII bytes.  A tag whose first letter is lowercase is
  * ancillary: a reader that does not know it skips it.  Uppercase: critical,
@@ -391,8 +406,14 @@ struct stk_segment_info {
 };
 
 /*
- * stk_reader__open() - open @path (mmap for regular files, read for others;
- * "-" is stdin) and read its first file header.
+ * stk_reader__open() - open @path ("-" is stdin) and read its first file
+ * header.  Nothing is mapped or read whole: a regular file is read with
+ * pread() a window at a time below the size it had when opened (if it
+ * shrinks meanwhile, next() fails once with -EIO and then ends); a pipe or
+ * device is read in order, keeping only the bytes of the frame being read
+ * (at most a header and one payload of STK_MAX_CHUNK_COMP bytes), so
+ * endless input costs bounded memory and input that does not start with
+ * the .stk magic is refused after its first bytes.
  * Returns NULL with errno set: the open() errno, ENODATA (empty or shorter
  * than a file header), EBADMSG (not an .stk file: no file header magic or
  * signature at byte 0), EPROTONOSUPPORT (needs a newer reader).  A first
@@ -420,8 +441,10 @@ const char *stk_open_errmsg(void);
  * stk_reader__next() - read, verify and decode the next chunk into @chunk.
  *
  * Returns 1 with @chunk filled, 0 at the end of the input, or a negative
- * errno (-EBADMSG, -ENODATA, -ENOTSUP, -EPROTONOSUPPORT, -EFBIG, -ENOMEM)
- * with stk_reader__errmsg() describing it with its byte offset.
+ * errno (-EBADMSG, -ENODATA, -ENOTSUP, -EPROTONOSUPPORT, -EFBIG, -ENOMEM,
+ * -EIO or a read() errno) with stk_reader__errmsg() describing it with its
+ * byte offset.  After -EIO, a read() errno or -ENOMEM the next call
+ * returns 0.
  *
  * After -EBADMSG or -EFBIG (damage in the middle) the reader resynchronises
  * at the next valid chunk header or segment header, so calling again
@@ -434,6 +457,10 @@ int stk_reader__next(struct stk_reader *r, struct stk_chunk *chunk);
 /* Message of the last error, "byte 1234: chunk 7 (CNTS): payload CRC
  * mismatch".  Valid until the next call on @r. */
 const char *stk_reader__errmsg(const struct stk_reader *r);
+
+/* Bytes of input: a file's size when opened, a buffer's, or for a pipe the
+ * bytes read so far (what the limits relative to the input count). */
+uint64_t stk_reader__size(const struct stk_reader *r);
 
 /* Segments seen so far (>= 1 after a successful open).  @i < count. */
 uint32_t stk_reader__segment_count(const struct stk_reader *r);

@@ -173,9 +173,13 @@ void arena_free(struct arena *a);
 /* ---- decode cursor (reader side) ---- */
 
 /* A cursor over a payload with a sticky error: after the first failure every
- * getter returns 0/NULL, @err is -EBADMSG/-EFBIG/-ENOMEM and @why says what. */
+ * getter returns 0/NULL, @err is -EBADMSG/-EFBIG/-ENOMEM, @why says what and
+ * @bad points at the field that was wrong (the start of the last field read,
+ * or of the bytes found where none should be). */
 struct cursor {
 	const uint8_t *start, *p, *end;
+	const uint8_t *field;	/* start of the field being read */
+	const uint8_t *bad;	/* after a failure: the field that was wrong */
 	struct arena *arena;
 	int err;
 	const char *why;

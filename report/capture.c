@@ -4,11 +4,25 @@
  * so memory follows the number of unique keys, not the number of flushes.
  */
 #include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "capture.h"
 #include "hash.h"
+
+/* What the memory budget charges besides a record's own bytes: a hash
+ * table entry (16 bytes at a load of 1/2) and malloc's header. */
+#define ENTRY_COST 32
+#define MALLOC_COST 16
+
+static __thread char cap_errmsg[256];
+
+const char *capture__errmsg(void)
+{
+	return cap_errmsg;
+}
 
 static int grow(void **arr, size_t *cap, size_t n, size_t size)
 {
@@ -47,7 +61,8 @@ static struct cap_segment *capture__segment(struct capture *c, uint32_t index,
 	return &c->segs[index];
 }
 
-static int seg__add_stacks(struct cap_segment *s, const struct stk_stack *st, size_t n)
+static int seg__add_stacks(struct cap_segment *s, const struct stk_stack *st, size_t n,
+			   uint64_t *mem)
 {
 	size_t i;
 
@@ -59,6 +74,7 @@ static int seg__add_stacks(struct cap_segment *s, const struct stk_stack *st, si
 		cs = arena__alloc(&s->mem, sizeof(*cs) + st[i].nr_frames * sizeof(uint64_t));
 		if (!cs)
 			return -ENOMEM;
+		*mem += sizeof(*cs) + st[i].nr_frames * sizeof(uint64_t) + ENTRY_COST;
 		cs->id = st[i].id;
 		cs->nr_frames = st[i].nr_frames;
 		cs->frames = (uint64_t *)(cs + 1);
@@ -96,21 +112,32 @@ static void seg__times(struct cap_segment *s, uint64_t t0, uint64_t t1)
 		s->t_last = t1;
 }
 
-static int seg__add_counts(struct cap_segment *s, const struct stk_chunk *ch)
+/* What of @v may be added to the capture's @total without passing 2^64. */
+static uint64_t capture__take(struct capture *c, uint64_t *total, uint64_t v)
+{
+	if (v > UINT64_MAX - *total) {
+		v = UINT64_MAX - *total;
+		c->saturated = 1;
+	}
+	*total += v;
+	return v;
+}
+
+static int seg__add_counts(struct capture *cap, struct cap_segment *s, const struct stk_chunk *ch)
 {
 	size_t i;
 
 	seg__times(s, ch->t0_ns, ch->t1_ns);
 	for (i = 0; i < ch->u.cnts.n; i++) {
 		const struct stk_count *r = &ch->u.cnts.rows[i];
-		uint64_t k = count_key(r);
+		uint64_t k = count_key(r), n = capture__take(cap, &cap->total_count, r->count);
 		struct cap_count *first = idmap__find_ptr(&s->count_keys, k), *c;
 
 		for (c = first; c; c = c->next)
 			if (count_eq(&c->row, r))
 				break;
 		if (c) {
-			c->row.count += r->count;
+			c->row.count += n;
 			continue;
 		}
 		if (grow((void **)&s->counts, &s->cap_counts, s->nr_counts, sizeof(*s->counts)))
@@ -119,7 +146,9 @@ static int seg__add_counts(struct cap_segment *s, const struct stk_chunk *ch)
 		if (!c)
 			return -ENOMEM;
 		c->row = *r;
+		c->row.count = n;
 		c->row.comm[sizeof(c->row.comm) - 1] = '\0';
+		cap->mem += sizeof(*c) + sizeof(c) + ENTRY_COST;
 		c->t1 = ch->t1_ns;
 		c->next = first;
 		if (idmap__set_ptr(&s->count_keys, k, c))
@@ -144,7 +173,7 @@ static int task_eq(const struct stk_task_stacks *a, const struct stk_task_stacks
 	       a->user_stack == b->user_stack && a->kernel_stack == b->kernel_stack;
 }
 
-static int seg__add_offc(struct cap_segment *s, const struct stk_chunk *ch)
+static int seg__add_offc(struct capture *cap, struct cap_segment *s, const struct stk_chunk *ch)
 {
 	size_t i;
 
@@ -152,14 +181,16 @@ static int seg__add_offc(struct cap_segment *s, const struct stk_chunk *ch)
 	for (i = 0; i < ch->u.offc.n; i++) {
 		const struct stk_offcpu *r = &ch->u.offc.rows[i];
 		uint64_t k = task_key(task_key(7, &r->target), &r->waker);
+		uint64_t n = capture__take(cap, &cap->total_count, r->count);
+		uint64_t ns = capture__take(cap, &cap->total_blocked_ns, r->blocked_ns);
 		struct cap_offc *first = idmap__find_ptr(&s->offc_keys, k), *c;
 
 		for (c = first; c; c = c->next)
 			if (task_eq(&c->row.target, &r->target) && task_eq(&c->row.waker, &r->waker))
 				break;
 		if (c) {
-			c->row.count += r->count;
-			c->row.blocked_ns += r->blocked_ns;
+			c->row.count += n;
+			c->row.blocked_ns += ns;
 			continue;
 		}
 		if (grow((void **)&s->offc, &s->cap_offc, s->nr_offc, sizeof(*s->offc)))
@@ -168,7 +199,10 @@ static int seg__add_offc(struct cap_segment *s, const struct stk_chunk *ch)
 		if (!c)
 			return -ENOMEM;
 		c->row = *r;
+		c->row.count = n;
+		c->row.blocked_ns = ns;
 		c->row.target.comm[15] = c->row.waker.comm[15] = '\0';
+		cap->mem += sizeof(*c) + sizeof(c) + ENTRY_COST + MALLOC_COST;
 		c->t1 = ch->t1_ns;
 		c->next = first;
 		if (idmap__set_ptr(&s->offc_keys, k, c)) {
@@ -199,7 +233,7 @@ static void cap_maps__free(struct cap_maps *m)
 	free(m);
 }
 
-static int seg__add_maps(struct cap_segment *s, const struct stk_chunk *ch)
+static int seg__add_maps(struct cap_segment *s, const struct stk_chunk *ch, uint64_t *mem)
 {
 	size_t i;
 	uint32_t j;
@@ -214,6 +248,7 @@ static int seg__add_maps(struct cap_segment *s, const struct stk_chunk *ch)
 		if (!m)
 			return -ENOMEM;
 		m->tgid = p->tgid;
+		m->seq = s->nr_maps;
 		memcpy(m->comm, p->comm, sizeof(m->comm));
 		m->comm[15] = '\0';
 		m->time_ns = p->time_ns;
@@ -234,32 +269,43 @@ static int seg__add_maps(struct cap_segment *s, const struct stk_chunk *ch)
 		}
 		qsort(m->mappings, m->nr_mappings, sizeof(*m->mappings), mapping_cmp);
 		s->maps[s->nr_maps++] = m;
+		/* the snapshot, its pointer in maps and both indexes */
+		*mem += sizeof(*m) + 3 * sizeof(m) + 2 * MALLOC_COST;
+		for (j = 0; j < m->nr_mappings; j++)
+			*mem += sizeof(m->mappings[j]) + strlen(m->mappings[j].path) + 1 + MALLOC_COST;
 	}
 	return 0;
 }
 
+/* Kernel objects are kept once per (name, base): found by hash, since a
+ * crafted file can repeat KBID rows by the hundred thousand. */
 static int capture__add_kobjs(struct capture *c, const struct stk_chunk *ch)
 {
 	size_t i, j;
+	uint64_t *first;
 
 	for (i = 0; i < ch->u.kbid.n; i++) {
 		const struct stk_kobj *o = &ch->u.kbid.objs[i];
-		struct cap_kobj *k, *p;
+		uint64_t h = hash64(hash_bytes(0, o->name, strlen(o->name)), o->base);
+		struct cap_kobj *k;
 
-		for (j = 0; j < c->nr_kobjs; j++)
-			if (strcmp(c->kobjs[j].name, o->name) == 0 && c->kobjs[j].base == o->base)
+		first = idmap__find(&c->kobj_keys, h);
+		for (j = first ? *first : 0; j; j = c->kobjs[j - 1].next)
+			if (strcmp(c->kobjs[j - 1].name, o->name) == 0 && c->kobjs[j - 1].base == o->base)
 				break;
-		if (j < c->nr_kobjs)
+		if (j)
 			continue;
-		p = realloc(c->kobjs, (c->nr_kobjs + 1) * sizeof(*p));
-		if (!p)
+		if (grow((void **)&c->kobjs, &c->cap_kobjs, c->nr_kobjs, sizeof(*c->kobjs)))
 			return -ENOMEM;
-		c->kobjs = p;
-		k = &p[c->nr_kobjs];
+		k = &c->kobjs[c->nr_kobjs];
 		memset(k, 0, sizeof(*k));
+		k->next = first ? *first : 0;
+		if (idmap__set(&c->kobj_keys, h, c->nr_kobjs + 1))
+			return -ENOMEM;
 		k->name = strdup(o->name);
 		if (!k->name)
 			return -ENOMEM;
+		c->mem += sizeof(*k) + strlen(o->name) + 1 + MALLOC_COST + ENTRY_COST;
 		k->base = o->base;
 		k->size = o->size;
 		k->build_id_size = o->build_id_size <= STK_MAX_BUILD_ID ? o->build_id_size : 0;
@@ -289,6 +335,7 @@ static int capture__add_meta(struct capture *c, const struct stk_chunk *ch)
 		p[c->nr_meta].key = k;
 		p[c->nr_meta].value = v;
 		c->nr_meta++;
+		c->mem += sizeof(*p) + strlen(k) + strlen(v) + 2 + 2 * MALLOC_COST;
 	}
 	return 0;
 }
@@ -322,36 +369,45 @@ static int capture__set_stats(struct capture *c, const struct stk_chunk *ch)
 	return 0;
 }
 
-/* ESYM kinds 2 and 3: symbols added to the table of their build-id or tgid. */
+/* ESYM kinds 2 and 3: symbols added to the table of their build-id or
+ * tgid, found by hash (a crafted file can hold ESYM chunks by the
+ * hundred thousand). */
 static int capture__add_symtab(struct capture *c, const struct stk_chunk *ch)
 {
 	uint32_t kind = ch->u.esym.kind, n = ch->u.esym.build_id_size;
+	uint64_t h = kind == STK_ESYM_SYMTAB ? hash_bytes(kind, ch->u.esym.build_id, n)
+					     : hash64(kind, ch->u.esym.tgid);
+	uint64_t *first = idmap__find(&c->symtab_keys, h);
 	struct cap_symtab *p, *t = NULL;
 	size_t i;
 
-	for (i = 0; i < c->nr_symtabs && !t; i++) {
-		p = &c->symtabs[i];
+	for (i = first ? *first : 0; i && !t; i = p->next) {
+		p = &c->symtabs[i - 1];
 		if (p->kind == kind && p->build_id_size == n &&
 		    (kind == STK_ESYM_SYMTAB ? memcmp(p->build_id, ch->u.esym.build_id, n) == 0
 					     : p->tgid == ch->u.esym.tgid))
 			t = p;
 	}
 	if (!t) {
-		p = realloc(c->symtabs, (c->nr_symtabs + 1) * sizeof(*p));
-		if (!p)
+		if (grow((void **)&c->symtabs, &c->cap_symtabs, c->nr_symtabs, sizeof(*c->symtabs)))
 			return -ENOMEM;
-		c->symtabs = p;
-		t = &p[c->nr_symtabs];
+		t = &c->symtabs[c->nr_symtabs];
 		memset(t, 0, sizeof(*t));
 		t->t = esymtab__new();
 		if (!t->t)
 			return -ENOMEM;
+		t->next = first ? *first : 0;
 		c->nr_symtabs++;
+		if (idmap__set(&c->symtab_keys, h, c->nr_symtabs))
+			return -ENOMEM;
 		t->kind = kind;
 		t->build_id_size = n;
 		memcpy(t->build_id, ch->u.esym.build_id, n);
 		t->tgid = ch->u.esym.tgid;
+		c->mem += sizeof(*t) + 64 + ENTRY_COST;
 	}
+	for (i = 0; i < ch->u.esym.nr_syms; i++)
+		c->mem += 32 + strlen(ch->u.esym.syms[i].name) + 1;
 	return esymtab__add(t->t, ch->u.esym.syms, ch->u.esym.nr_syms);
 }
 
@@ -361,33 +417,38 @@ static int capture__add_symtab(struct capture *c, const struct stk_chunk *ch)
 static int capture__add_esym(struct capture *c, const struct stk_chunk *ch)
 {
 	const uint8_t *blob = ch->u.esym.blob;
-	struct cap_esym *p, *e;
+	uint32_t n = ch->u.esym.build_id_size;
+	uint64_t h, *first;
+	struct cap_esym *e;
 	size_t i;
 
 	if (ch->u.esym.kind == STK_ESYM_SYMTAB || ch->u.esym.kind == STK_ESYM_PERF_MAP)
 		return capture__add_symtab(c, ch);
 
-	if (ch->u.esym.blob_size < 2 || blob[0] != STK_ESYM_ELF_IMAGE ||
-	    !ch->u.esym.build_id_size || ch->u.esym.build_id_size > STK_MAX_BUILD_ID)
+	if (ch->u.esym.blob_size < 2 || blob[0] != STK_ESYM_ELF_IMAGE || !n || n > STK_MAX_BUILD_ID)
 		return 0;
-	for (i = 0; i < c->nr_esyms; i++)
-		if (c->esyms[i].build_id_size == ch->u.esym.build_id_size &&
-		    memcmp(c->esyms[i].build_id, ch->u.esym.build_id, ch->u.esym.build_id_size) == 0)
+	h = hash_bytes(0, ch->u.esym.build_id, n);
+	first = idmap__find(&c->esym_keys, h);
+	for (i = first ? *first : 0; i; i = c->esyms[i - 1].next)
+		if (c->esyms[i - 1].build_id_size == n &&
+		    memcmp(c->esyms[i - 1].build_id, ch->u.esym.build_id, n) == 0)
 			return 0;
-	p = realloc(c->esyms, (c->nr_esyms + 1) * sizeof(*p));
-	if (!p)
+	if (grow((void **)&c->esyms, &c->cap_esyms, c->nr_esyms, sizeof(*c->esyms)))
 		return -ENOMEM;
-	c->esyms = p;
-	e = &p[c->nr_esyms];
+	e = &c->esyms[c->nr_esyms];
 	memset(e, 0, sizeof(*e));
 	e->elf_size = ch->u.esym.blob_size - 1;
 	e->elf = malloc(e->elf_size);
 	if (!e->elf)
 		return -ENOMEM;
 	memcpy(e->elf, blob + 1, e->elf_size);
-	e->build_id_size = ch->u.esym.build_id_size;
-	memcpy(e->build_id, ch->u.esym.build_id, e->build_id_size);
+	c->mem += sizeof(*e) + e->elf_size + MALLOC_COST + ENTRY_COST;
+	e->build_id_size = n;
+	memcpy(e->build_id, ch->u.esym.build_id, n);
+	e->next = first ? *first : 0;
 	c->nr_esyms++;
+	if (idmap__set(&c->esym_keys, h, c->nr_esyms))
+		return -ENOMEM;
 	return 0;
 }
 
@@ -414,22 +475,23 @@ static int capture__add_chunk(struct capture *c, struct stk_reader *r, const str
 		return 0;
 	switch (ch->type) {
 	case STK_CHUNK_STCK:
-		err = seg__add_stacks(s, ch->u.stck.stacks, ch->u.stck.n);
+		err = seg__add_stacks(s, ch->u.stck.stacks, ch->u.stck.n, &c->mem);
 		break;
 	case STK_CHUNK_CNTS:
-		err = seg__add_counts(s, ch);
+		err = seg__add_counts(c, s, ch);
 		break;
 	case STK_CHUNK_OFFC:
-		err = seg__add_offc(s, ch);
+		err = seg__add_offc(c, s, ch);
 		break;
 	case STK_CHUNK_MAPS:
-		err = seg__add_maps(s, ch);
+		err = seg__add_maps(s, ch, &c->mem);
 		break;
 	case STK_CHUNK_KSYM:
 		for (i = 0; !err && i < ch->u.ksym.n; i++) {
 			const struct stk_ksym *k = &ch->u.ksym.syms[i];
 
 			err = ksyms__add(c->ksyms, k->addr, k->size, k->name, k->module);
+			c->mem += 48 + strlen(k->name) + 1;
 		}
 		break;
 	case STK_CHUNK_KBID:
@@ -450,11 +512,57 @@ static int capture__add_chunk(struct capture *c, struct stk_reader *r, const str
 	return err;
 }
 
+static int maps_by_time(const void *a, const void *b)
+{
+	const struct cap_maps *x = *(const struct cap_maps *const *)a;
+	const struct cap_maps *y = *(const struct cap_maps *const *)b;
+
+	if (x->tgid != y->tgid)
+		return x->tgid < y->tgid ? -1 : 1;
+	if (x->time_ns != y->time_ns)
+		return x->time_ns < y->time_ns ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+static int maps_by_comm(const void *a, const void *b)
+{
+	const struct cap_maps *x = *(const struct cap_maps *const *)a;
+	const struct cap_maps *y = *(const struct cap_maps *const *)b;
+	int d;
+
+	if (x->tgid != y->tgid)
+		return x->tgid < y->tgid ? -1 : 1;
+	d = strncmp(x->comm, y->comm, sizeof(x->comm));
+	if (d)
+		return d;
+	return maps_by_time(a, b);
+}
+
+/* The snapshot indexes of @s (a real 60 s offwake capture has 32k
+ * snapshots and 77k rows: scanning them all per row took 11 s). */
+static int seg__index_maps(struct cap_segment *s)
+{
+	size_t n = s->nr_maps ? s->nr_maps : 1;
+
+	free(s->by_time);
+	free(s->by_comm);
+	s->by_time = malloc(n * sizeof(*s->by_time));
+	s->by_comm = malloc(n * sizeof(*s->by_comm));
+	if (!s->by_time || !s->by_comm)
+		return -ENOMEM;
+	memcpy(s->by_time, s->maps, s->nr_maps * sizeof(*s->maps));
+	memcpy(s->by_comm, s->maps, s->nr_maps * sizeof(*s->maps));
+	qsort(s->by_time, s->nr_maps, sizeof(*s->by_time), maps_by_time);
+	qsort(s->by_comm, s->nr_maps, sizeof(*s->by_comm), maps_by_comm);
+	return 0;
+}
+
 static struct capture *capture__load(struct stk_reader *r, const struct time_slice *slice)
 {
 	struct stk_chunk ch;
 	struct capture *c = calloc(1, sizeof(*c));
 	int err = -ENOMEM, n;
+	uint64_t size;
 
 	if (!c)
 		goto fail;
@@ -483,11 +591,24 @@ static struct capture *capture__load(struct stk_reader *r, const struct time_sli
 		err = capture__add_chunk(c, r, &ch, slice);
 		if (err)
 			goto fail;
+		size = stk_reader__size(r);
+		if (c->mem > CAPTURE_MEM_BASE + CAPTURE_MEM_PER_BYTE * size) {
+			snprintf(cap_errmsg, sizeof(cap_errmsg),
+				 "the capture needs more than %llu MiB of memory at byte %llu (chunk %u, %s), over the limit for a %llu-byte input (256 MiB + 128 x its size)",
+				 (unsigned long long)(c->mem >> 20),
+				 (unsigned long long)ch.offset, ch.seq, ch.tag,
+				 (unsigned long long)size);
+			err = -EFBIG;
+			goto fail;
+		}
 	}
 	stk_reader__summary(r, &c->summary);
 	/* Segments seen by the reader but holding no chunk still count. */
 	if (!capture__segment(c, stk_reader__segment_count(r) ? stk_reader__segment_count(r) - 1 : 0, r))
 		goto fail;
+	for (size_t i = 0; i < c->nr_segs; i++)
+		if (seg__index_maps(&c->segs[i]))
+			goto fail;
 	stk_reader__close(r);
 	return c;
 fail:
@@ -538,6 +659,8 @@ static void cap_segment__free(struct cap_segment *s)
 	for (i = 0; i < s->nr_maps; i++)
 		cap_maps__free(s->maps[i]);
 	free(s->maps);
+	free(s->by_time);
+	free(s->by_comm);
 	arena__free(&s->mem);
 }
 
@@ -554,12 +677,15 @@ void capture__free(struct capture *c)
 	for (i = 0; i < c->nr_kobjs; i++)
 		free(c->kobjs[i].name);
 	free(c->kobjs);
+	idmap__release(&c->kobj_keys);
 	for (i = 0; i < c->nr_esyms; i++)
 		free(c->esyms[i].elf);
 	free(c->esyms);
+	idmap__release(&c->esym_keys);
 	for (i = 0; i < c->nr_symtabs; i++)
 		esymtab__free(c->symtabs[i].t);
 	free(c->symtabs);
+	idmap__release(&c->symtab_keys);
 	for (i = 0; i < c->nr_meta; i++) {
 		free((char *)c->meta[i].key);
 		free((char *)c->meta[i].value);
@@ -595,12 +721,80 @@ const struct cap_stack *cap_segment__stack(const struct cap_segment *seg, uint64
 	return idmap__find_ptr(&seg->stacks, id);
 }
 
+/*
+ * In @v (@n snapshots sorted by @cmp), the range [*lo, *hi) equal to @key
+ * by @cmp's leading fields, found as where @key with time 0 / UINT64_MAX
+ * and seq 0 / SIZE_MAX would go.
+ */
+static void maps_range(struct cap_maps *const *v, size_t n, const struct cap_maps *key,
+		       int (*cmp)(const void *, const void *), size_t *lo, size_t *hi)
+{
+	struct cap_maps k = *key;
+	const struct cap_maps *kp = &k;
+	size_t a = 0, b = n, m;
+
+	k.time_ns = 0;
+	k.seq = 0;
+	while (a < b) {
+		m = a + (b - a) / 2;
+		if (cmp(&v[m], &kp) < 0)
+			a = m + 1;
+		else
+			b = m;
+	}
+	*lo = a;
+	k.time_ns = UINT64_MAX;
+	k.seq = SIZE_MAX;
+	b = n;
+	while (a < b) {
+		m = a + (b - a) / 2;
+		if (cmp(&v[m], &kp) <= 0)
+			a = m + 1;
+		else
+			b = m;
+	}
+	*hi = a;
+}
+
+/* The last of v[lo, hi) (sorted by time) taken at or before @time_ns, or NULL. */
+static const struct cap_maps *maps_at(struct cap_maps *const *v, size_t lo, size_t hi,
+				      uint64_t time_ns)
+{
+	size_t a = lo, b = hi, m;
+
+	while (a < b) {
+		m = a + (b - a) / 2;
+		if (v[m]->time_ns <= time_ns)
+			a = m + 1;
+		else
+			b = m;
+	}
+	return a > lo ? v[a - 1] : NULL;
+}
+
 const struct cap_maps *cap_segment__maps(const struct cap_segment *seg, uint32_t tgid,
 					 const char *comm, uint64_t time_ns)
 {
 	const struct cap_maps *best = NULL, *best_comm = NULL, *oldest = NULL;
-	size_t i;
+	struct cap_maps key = { .tgid = tgid };
+	size_t i, lo, hi;
 
+	if (seg->by_time && seg->by_comm) {
+		maps_range(seg->by_time, seg->nr_maps, &key, maps_by_time, &lo, &hi);
+		if (lo == hi)
+			return NULL;
+		if (comm) {
+			strncpy(key.comm, comm, sizeof(key.comm) - 1);
+			maps_range(seg->by_comm, seg->nr_maps, &key, maps_by_comm, &i, &hi);
+			best_comm = maps_at(seg->by_comm, i, hi, time_ns);
+			if (best_comm)
+				return best_comm;
+			maps_range(seg->by_time, seg->nr_maps, &key, maps_by_time, &lo, &hi);
+		}
+		best = maps_at(seg->by_time, lo, hi, time_ns);
+		return best ? best : seg->by_time[lo];
+	}
+	/* Not indexed (a segment being read): every snapshot. */
 	for (i = 0; i < seg->nr_maps; i++) {
 		const struct cap_maps *m = seg->maps[i];
 

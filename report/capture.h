@@ -45,6 +45,7 @@ struct cap_maps {
 	uint32_t tgid;
 	char comm[16];
 	uint64_t time_ns;
+	size_t seq;			/* place in the segment's file order */
 	uint32_t nr_mappings;
 	struct stk_mapping *mappings;	/* sorted by start */
 };
@@ -61,6 +62,9 @@ struct cap_segment {
 	struct idmap offc_keys;
 	struct cap_maps **maps;		/* every snapshot, in file order */
 	size_t nr_maps, cap_maps;
+	/* The same snapshots sorted by (tgid, time, seq) and by (tgid, comm,
+	 * time, seq), for cap_segment__maps(): built once read. */
+	struct cap_maps **by_time, **by_comm;
 	uint64_t t_first, t_last;	/* earliest t0 and latest t1 of CNTS/OFFC kept */
 	uint64_t t_start;		/* where --since/--until count from: the
 					 * header's mono_start_ns, else (header
@@ -69,6 +73,7 @@ struct cap_segment {
 };
 
 struct cap_kobj {
+	size_t next;			/* index + 1 of the next one of the same hash, 0: none */
 	char *name;
 	uint64_t base, size;
 	uint32_t build_id_size;
@@ -77,6 +82,7 @@ struct cap_kobj {
 
 /* An ELF image embedded in the capture (ESYM kind 1), e.g. the vDSO. */
 struct cap_esym {
+	size_t next;			/* index + 1 of the next of the same hash, 0: none */
 	uint8_t build_id[STK_MAX_BUILD_ID];
 	uint32_t build_id_size;		/* > 0 */
 	void *elf;			/* the image (copied) */
@@ -86,6 +92,7 @@ struct cap_esym {
 /* A symbol table embedded in the capture: ESYM kind 2 (a binary's, by
  * build-id) or 3 (a process's perf map, by tgid), all its chunks merged. */
 struct cap_symtab {
+	size_t next;			/* index + 1 of the next of the same hash, 0: none */
 	uint32_t kind;			/* STK_ESYM_SYMTAB or STK_ESYM_PERF_MAP */
 	uint8_t build_id[STK_MAX_BUILD_ID];
 	uint32_t build_id_size;		/* kind 2 */
@@ -98,16 +105,28 @@ struct capture {
 	size_t nr_segs;
 	struct ksyms *ksyms;		/* from every KSYM chunk */
 	struct cap_kobj *kobjs;
-	size_t nr_kobjs;
+	size_t nr_kobjs, cap_kobjs;
+	struct idmap kobj_keys;		/* hash of (name, base) -> index + 1 of the first */
 	struct cap_esym *esyms;		/* one per build-id, first chunk wins */
-	size_t nr_esyms;
+	size_t nr_esyms, cap_esyms;
 	struct cap_symtab *symtabs;	/* one per build-id or tgid */
-	size_t nr_symtabs;
+	size_t nr_symtabs, cap_symtabs;
+	struct idmap esym_keys, symtab_keys;	/* key hash -> index + 1 of the first */
 	struct stk_kv *meta;		/* every META pair, in order (copied) */
 	size_t nr_meta;
 	int sliced;			/* read with --since/--until: rows of a part */
 	struct stk_stat *stats;		/* the last STAT chunk (copied) */
 	size_t nr_stats;
+	/* Sums of every count and blocked_ns kept.  A crafted file can make
+	 * them pass 2^64: the rows are then capped so that these never wrap
+	 * (so neither does any sum of rows made later: by stack, function,
+	 * flame graph node) and @saturated is set, for one warning. */
+	uint64_t total_count, total_blocked_ns;
+	int saturated;
+	/* Bytes held, roughly (what each record costs here, with the hash
+	 * entries and allocator overhead), against CAPTURE_MEM_BASE +
+	 * CAPTURE_MEM_PER_BYTE x the input's size. */
+	uint64_t mem;
 	/* What reading found. */
 	struct stk_read_summary summary;
 	int damaged;			/* a chunk failed verification (CRC, format...) */
@@ -116,11 +135,22 @@ struct capture {
 };
 
 /*
+ * The memory a capture may hold, relative to the input's size S (SPEC.md
+ * §7.3): CAPTURE_MEM_BASE + CAPTURE_MEM_PER_BYTE x S.  Real captures hold
+ * well under 30 times their size (records compress 3 to 20 times); a
+ * crafted one (a few KB of zstd'd zeros declaring 1024-frame stacks by the
+ * thousand) would need gigabytes.
+ */
+#define CAPTURE_MEM_BASE	(256ull << 20)
+#define CAPTURE_MEM_PER_BYTE	128ull
+
+/*
  * capture__read() - read @path ("-" for stdin) completely.
  * A damaged or truncated file still gives a capture of what was recovered
  * (see ->damaged, ->summary.truncated, ->summary.closed).
  * Returns NULL with errno: the reader's open errno (message from
- * stk_open_errmsg()), or ENOMEM.
+ * stk_open_errmsg()), ENOMEM, or EFBIG: the capture needs more memory than
+ * its size allows (message from capture__errmsg()).
  */
 struct capture *capture__read(const char *path);
 
@@ -135,6 +165,11 @@ struct capture *capture__read_mem(const void *buf, size_t size);
 struct capture *capture__read_slice(const char *path, const struct time_slice *slice);
 
 void capture__free(struct capture *c);	/* accepts NULL */
+
+/* After capture__read*() failed with EFBIG in this thread: what was over
+ * the limit, e.g. "the capture needs more than 269 MiB (limit for a
+ * 12345-byte input: 256 MiB + 128 x its size) at byte 9876". */
+const char *capture__errmsg(void);
 
 /* META value for @key (the last one), or NULL. */
 const char *capture__meta(const struct capture *c, const char *key);

@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "elffind.h"
@@ -251,12 +252,14 @@ static int try_plain(const char *path, enum elf_source src, const uint8_t *bid,
 }
 
 /*
- * DIR/.build-id/xx/rest and DIR/.build-id/xx/rest.debug; with @confine
- * resolved inside DIR (a --debug-dir), else as plain paths (the system's
- * own debug directory, whose links point into the rest of the system).
+ * DIR/.build-id/xx/rest and DIR/.build-id/xx/rest.debug (only the latter
+ * with @debug_only: separate debuginfo); with @confine resolved inside DIR
+ * (a --debug-dir), else as plain paths (the system's own debug directory,
+ * whose links point into the rest of the system).
  */
 static int try_build_id_dir(const char *dir, int confine, enum elf_source src,
-			    const uint8_t *bid, uint32_t bid_size, struct elffind_result *res)
+			    const uint8_t *bid, uint32_t bid_size, struct elffind_result *res,
+			    int debug_only)
 {
 	char hex[2 * BID_MAX + 1];
 	struct strbuf sb = { 0 };
@@ -275,7 +278,7 @@ static int try_build_id_dir(const char *dir, int confine, enum elf_source src,
 	if (r)
 		goto out;
 	c.path = c.name = strbuf__str(&sb);
-	r = try_candidate(&c, src, bid, bid_size, res);
+	r = debug_only ? 0 : try_candidate(&c, src, bid, bid_size, res);
 	if (r)
 		goto out;
 	r = strbuf__adds(&sb, ".debug");
@@ -345,7 +348,7 @@ int elffind__locate(const struct elffind_opts *o, const char *path, const uint8_
 	for (i = 0; i < o->nr_debug_dirs; i++) {
 		if (bid_size) {
 			r = try_build_id_dir(o->debug_dirs[i], 1, ELF_SRC_DEBUG_DIR, bid, bid_size,
-					     res);
+					     res, 0);
 			if (r)
 				goto out;
 		}
@@ -361,7 +364,7 @@ int elffind__locate(const struct elffind_opts *o, const char *path, const uint8_
 		goto out;
 	}
 	if (o->system_debug_dir) {
-		r = try_build_id_dir(o->system_debug_dir, 0, ELF_SRC_SYSTEM, bid, bid_size, res);
+		r = try_build_id_dir(o->system_debug_dir, 0, ELF_SRC_SYSTEM, bid, bid_size, res, 0);
 		if (r)
 			goto out;
 	}
@@ -369,6 +372,163 @@ int elffind__locate(const struct elffind_opts *o, const char *path, const uint8_
 	if (o->debuginfod)
 		r = try_debuginfod(o->debuginfod, bid, bid_size, res);
 out:
+	if (r < 0) {
+		elffind_result__clear(res);
+		return r;
+	}
+	return 0;
+}
+
+/* The GNU debuglink CRC (zlib's CRC-32) of the whole file @fd. */
+static int fd_crc32(int fd, uint32_t *out)
+{
+	static uint32_t table[256];
+	uint8_t buf[65536];
+	uint32_t crc = 0xffffffffu;
+	off_t off = 0;
+	ssize_t n, i;
+	int k, j;
+
+	if (!table[1]) {
+		for (k = 0; k < 256; k++) {
+			uint32_t c = (uint32_t)k;
+
+			for (j = 0; j < 8; j++)
+				c = c & 1 ? 0xedb88320u ^ (c >> 1) : c >> 1;
+			table[k] = c;
+		}
+	}
+	for (;;) {
+		n = pread(fd, buf, sizeof(buf), off);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			break;
+		for (i = 0; i < n; i++)
+			crc = table[(crc ^ buf[i]) & 0xff] ^ (crc >> 8);
+		off += n;
+	}
+	*out = crc ^ 0xffffffffu;
+	return 0;
+}
+
+/*
+ * One debuglink candidate: @name inside @root (confined), or the plain
+ * path @name when @root is NULL.  With a build-id it must match; without
+ * one, the debuglink CRC must.  Never the binary itself (@self).
+ */
+static int try_debuglink(const char *root, const char *name, const struct stat *self,
+			 const uint8_t *bid, uint32_t bid_size, uint32_t crc,
+			 struct elffind_result *res)
+{
+	struct cand c = { .path = name, .rootfd = -1, .name = name };
+	struct stat st;
+	uint32_t got;
+	int r;
+
+	if (root) {
+		c.rootfd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (c.rootfd < 0)
+			return 0;
+	}
+	r = try_candidate(&c, ELF_SRC_DEBUG_DIR, bid, bid_size, res);
+	if (c.rootfd >= 0)
+		close(c.rootfd);
+	if (r <= 0)
+		return r;
+	if (fstat(res->fd, &st) == 0 && st.st_dev == self->st_dev && st.st_ino == self->st_ino)
+		r = 0;
+	else if (!bid_size && (fd_crc32(res->fd, &got) || got != crc))
+		r = 0;
+	if (!r) {
+		char *mismatch = res->mismatch_path;
+
+		res->mismatch_path = NULL;
+		elffind_result__clear(res);
+		res->mismatch_path = mismatch;
+	}
+	return r;
+}
+
+int elffind__debuginfo(const struct elffind_opts *o, const char *file, const char *debuglink,
+		       uint32_t crc, const uint8_t *bid, uint32_t bid_size,
+		       struct elffind_result *res)
+{
+	struct strbuf dir = { 0 }, sb = { 0 };
+	const char *base, *slash;
+	struct stat self;
+	size_t i;
+	int r = 0;
+
+	memset(res, 0, sizeof(*res));
+	res->fd = -1;
+	if (!file || file[0] != '/' || stat(file, &self) < 0)
+		return 0;
+	if (bid_size) {
+		for (i = 0; i < o->nr_debug_dirs && !r; i++)
+			r = try_build_id_dir(o->debug_dirs[i], 1, ELF_SRC_DEBUG_DIR, bid, bid_size,
+					     res, 1);
+		if (!r && o->sysroot) {
+			strbuf__reset(&sb);
+			r = strbuf__addf(&sb, "%s/usr/lib/debug", o->sysroot);
+			r = r ?: try_build_id_dir(strbuf__str(&sb), 1, ELF_SRC_SYSROOT, bid, bid_size,
+						  res, 1);
+		}
+		if (!r && o->system_debug_dir)
+			r = try_build_id_dir(o->system_debug_dir, 0, ELF_SRC_SYSTEM, bid, bid_size,
+					     res, 1);
+		if (r)
+			goto out;
+	}
+	if (!debuglink || !debuglink[0])
+		goto out;
+	/* A name, never a path: a debuglink is the binary's own claim. */
+	base = strrchr(debuglink, '/');
+	base = base ? base + 1 : debuglink;
+	if (!base[0] || strcmp(base, "..") == 0 || strcmp(base, ".") == 0)
+		goto out;
+	slash = strrchr(file, '/');
+	strbuf__reset(&sb);
+	r = strbuf__add(&dir, file, (size_t)(slash - file));
+	r = r ?: strbuf__adds(&dir, "");
+	if (r)
+		goto out;
+	/* Beside the binary, resolved inside its directory. */
+	r = try_debuglink(slash == file ? "/" : strbuf__str(&dir), base, &self, bid, bid_size,
+			  crc, res);
+	if (r)
+		goto out;
+	r = strbuf__addf(&sb, ".debug/%s", base);
+	r = r ?: try_debuglink(slash == file ? "/" : strbuf__str(&dir), strbuf__str(&sb), &self,
+			       bid, bid_size, crc, res);
+	if (r)
+		goto out;
+	/* DIR + the binary's directory + the name, inside each debug dir. */
+	strbuf__reset(&sb);
+	r = strbuf__addf(&sb, "%s/%s", strbuf__str(&dir), base);
+	for (i = 0; !r && i < o->nr_debug_dirs; i++)
+		r = try_debuglink(o->debug_dirs[i], strbuf__str(&sb), &self, bid, bid_size, crc,
+				  res);
+	if (r)
+		goto out;
+	if (o->sysroot) {
+		strbuf__reset(&sb);
+		r = strbuf__addf(&sb, "/usr/lib/debug%s/%s", strbuf__str(&dir), base);
+		r = r ?: try_debuglink(o->sysroot, strbuf__str(&sb), &self, bid, bid_size, crc,
+				       res);
+		if (r)
+			goto out;
+	}
+	if (o->system_debug_dir) {
+		strbuf__reset(&sb);
+		r = strbuf__addf(&sb, "%s%s/%s", o->system_debug_dir, strbuf__str(&dir), base);
+		r = r ?: try_debuglink(NULL, strbuf__str(&sb), &self, bid, bid_size, crc, res);
+	}
+out:
+	strbuf__free(&dir);
+	strbuf__free(&sb);
 	if (r < 0) {
 		elffind_result__clear(res);
 		return r;

@@ -86,6 +86,24 @@ int elffind__locate(const struct elffind_opts *o, const char *path, const uint8_
 void elffind_result__clear(struct elffind_result *res);
 
 /*
+ * elffind__debuginfo() - find the separate debuginfo of the binary @file
+ * (an absolute path, the file elffind__locate() found), with the same
+ * confinement: with a build-id, DIR/.build-id/xx/rest.debug in each
+ * o->debug_dirs (inside it) and o->system_debug_dir; then, by its
+ * .gnu_debuglink name @debuglink (its last component only), inside the
+ * binary's directory: NAME and .debug/NAME; inside each debug dir and
+ * inside o->sysroot's /usr/lib/debug: the binary's directory + NAME; and
+ * o->system_debug_dir + the binary's directory + NAME.  A file found by
+ * name must have build-id @bid, or (without one) the debuglink CRC @crc,
+ * and is never @file itself.  Only regular files are opened, without
+ * blocking (a FIFO there is skipped).  @res as for elffind__locate().
+ * Returns 0 (check res->source), or -ENOMEM.
+ */
+int elffind__debuginfo(const struct elffind_opts *o, const char *file, const char *debuglink,
+		       uint32_t crc, const uint8_t *bid, uint32_t bid_size,
+		       struct elffind_result *res);
+
+/*
  * elf_file__build_id() - read the GNU build-id note of the ELF file @path.
  * @bid: STK_MAX_BUILD_ID (64) bytes.
  * Returns the build-id size (> 0), or -ENOENT/-EACCES (open), -ENOEXEC (not

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "info.h"
+#include "util.h"
 
 static struct info_segment *info_segment(struct info *in, uint32_t seg)
 {
@@ -111,14 +112,16 @@ static void totals_add(struct info_totals *t, const struct stk_chunk *ch)
 		interval(t, ch);
 		t->count_rows += ch->u.cnts.n;
 		for (i = 0; i < ch->u.cnts.n; i++)
-			t->samples += ch->u.cnts.rows[i].count;
+			t->samples = sat_add(t->samples, ch->u.cnts.rows[i].count, &t->saturated);
 		break;
 	case STK_CHUNK_OFFC:
 		interval(t, ch);
 		t->offcpu_rows += ch->u.offc.n;
 		for (i = 0; i < ch->u.offc.n; i++) {
-			t->offcpu_count += ch->u.offc.rows[i].count;
-			t->blocked_ns += ch->u.offc.rows[i].blocked_ns;
+			t->offcpu_count = sat_add(t->offcpu_count, ch->u.offc.rows[i].count,
+						  &t->saturated);
+			t->blocked_ns = sat_add(t->blocked_ns, ch->u.offc.rows[i].blocked_ns,
+						&t->saturated);
 		}
 		break;
 	case STK_CHUNK_STCK:

@@ -8,6 +8,8 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "holders.h"
 #include "kvmlinux.h"
@@ -315,6 +317,8 @@ int main_input__load(struct main_input *in, const struct main_args *a, const cha
 		err = errno;
 		if (err == ENOMEM)
 			fprintf(stderr, PROG ": %s: out of memory\n", path);
+		else if (err == EFBIG)
+			textline__printf(stderr, PROG ": %s: %s", path, capture__errmsg());
 		else
 			textline__printf(stderr, PROG ": %s", stk_open_errmsg());
 		return 1;
@@ -475,6 +479,11 @@ int main_input__status(const struct main_input *in, const char *label)
 			r->kind == REPORT_OFFWAKE ? "lost and " : "",
 			r->missing_map_full ? " Consider increasing --stack-storage-size." : "");
 	ret = print_summary(r, label);
+	if (cap->saturated) {
+		textline__printf(stderr, PROG ": %s: counts sum past 2^64 (a crafted capture?): capped at %llu, the shares are not to be trusted",
+				 in->path, (unsigned long long)UINT64_MAX);
+		ret = 1;
+	}
 	if (cap->damaged) {
 		textline__printf(stderr, PROG ": %s: damaged: %s; reported the %llu chunks recovered",
 			in->path, cap->first_error ? cap->first_error : "unknown damage",
@@ -487,4 +496,19 @@ int main_input__status(const struct main_input *in, const char *label)
 			(unsigned long long)cap->summary.chunks);
 	}
 	return ret;
+}
+
+int main_output__is_input(const char *out, const char *in)
+{
+	struct stat so, si;
+
+	if (!out || stat(out, &so) < 0 || !S_ISREG(so.st_mode))
+		return 0;
+	if (strcmp(in, "-") == 0 ? fstat(STDIN_FILENO, &si) < 0 : stat(in, &si) < 0)
+		return 0;
+	if (so.st_dev != si.st_dev || so.st_ino != si.st_ino)
+		return 0;
+	textline__printf(stderr, PROG ": -o %s is the capture being read (%s); write elsewhere",
+			 out, in);
+	return 1;
 }

@@ -106,4 +106,12 @@ int main_input__status(const struct main_input *in, const char *label);
 
 void main_input__release(struct main_input *in);	/* accepts a zeroed one */
 
+/*
+ * main_output__is_input() - 1 when @out (an -o path) is the same regular
+ * file (device and inode) as the capture @in ("-": standard input), so
+ * opening it for writing would destroy the input before it is read; then
+ * a usage error is printed.  0 otherwise (also when @out does not exist).
+ */
+int main_output__is_input(const char *out, const char *in);
+
 #endif

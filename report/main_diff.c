@@ -102,7 +102,8 @@ int diff_main(int argc, char **argv)
 	int folded = 0, inverted = 0, c, err, ret = 1, i;	/* folded: 1 folded, 2 svg */
 	const char *title = NULL;
 	struct diff *d = NULL;
-	FILE *out = stdout;
+	struct outstream *out;
+	FILE *f;
 	char *end;
 
 	main_args__init(&a);
@@ -168,6 +169,9 @@ int diff_main(int argc, char **argv)
 	po.paths[DIFF_NEW] = argv[optind + 1];
 	po.normalize = dopts.normalize;
 	for (i = 0; i < 2; i++)
+		if (main_output__is_input(out_path, po.paths[i]))
+			return 2;
+	for (i = 0; i < 2; i++)
 		if (main_input__load(&in[i], &a, po.paths[i], 0))
 			goto out;
 	for (i = 0; i < 2; i++) {
@@ -183,21 +187,20 @@ int diff_main(int argc, char **argv)
 		fprintf(stderr, PROG ": diff: %s\n", strerror(errno));
 		goto out;
 	}
-	if (out_path) {
-		out = fopen(out_path, "we");
-		if (!out) {
-			fprintf(stderr, PROG ": %s: %s\n", out_path, strerror(errno));
-			goto out;
-		}
+	out = outstream__open(out_path);
+	if (!out) {
+		textline__printf(stderr, PROG ": %s: %s", out_path ? out_path : "stdout",
+				 strerror(errno));
+		goto out;
 	}
-	err = folded == 2 ? out_diff__svg(d, title, inverted, out)
-	      : folded ? out_diff__folded(d, out) : out_diff__text(d, &po, out);
-	if (out != stdout && fclose(out) && !err)
-		err = -EIO;
-	out = stdout;
+	f = outstream__file(out);
+	err = folded == 2 ? out_diff__svg(d, title, inverted, f)
+	      : folded ? out_diff__folded(d, f) : out_diff__text(d, &po, f);
+	/* The first write's error says what happened (ENOSPC, EPIPE). */
+	err = outstream__close(out) ?: err;
 	if (err) {
-		fprintf(stderr, PROG ": writing %s: %s\n", out_path ? out_path : "the diff",
-			strerror(-err));
+		textline__printf(stderr, PROG ": writing %s: %s", out_path ? out_path : "the diff",
+				 strerror(-err));
 		goto out;
 	}
 	if (folded) {	/* The text output ends with them; folded has no room. */

@@ -8,6 +8,7 @@
  * (after printing everything recovered), 2 for usage errors.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -20,6 +21,7 @@
 
 #include "cmds.h"
 #include "info.h"
+#include "output.h"
 #include "slice.h"
 #include "stk.h"
 #include "symbols_info.h"
@@ -77,76 +79,76 @@ static void usage(FILE *f)
 		"closed cleanly (after printing what was recovered), 2 usage error.\n");
 }
 
-static void print_uuid(const uint8_t *u)
+static void print_uuid(FILE *out, const uint8_t *u)
 {
 	int i;
 
 	for (i = 0; i < 16; i++)
-		printf("%02x%s", u[i], i == 3 || i == 5 || i == 7 || i == 9 ? "-" : "");
+		fprintf(out, "%02x%s", u[i], i == 3 || i == 5 || i == 7 || i == 9 ? "-" : "");
 }
 
-static void print_wall(uint64_t ns)
+static void print_wall(FILE *out, uint64_t ns)
 {
 	time_t sec = ns / 1000000000u;
 	struct tm tm;
 	char buf[32];
 
 	if (!ns || !gmtime_r(&sec, &tm) || !strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%S", &tm)) {
-		printf("unknown");
+		fprintf(out, "unknown");
 		return;
 	}
-	printf("%s.%09" PRIu64 "Z", buf, ns % 1000000000u);
+	fprintf(out, "%s.%09" PRIu64 "Z", buf, ns % 1000000000u);
 }
 
-static void print_seconds(const char *key, uint64_t ns)
+static void print_seconds(FILE *out, const char *key, uint64_t ns)
 {
-	printf("%s: %" PRIu64 ".%09" PRIu64 " s\n", key, ns / 1000000000u, ns % 1000000000u);
+	fprintf(out, "%s: %" PRIu64 ".%09" PRIu64 " s\n", key, ns / 1000000000u, ns % 1000000000u);
 }
 
-static void print_totals(const struct info_totals *t)
+static void print_totals(FILE *out, const struct info_totals *t)
 {
 	int type;
 
-	printf("chunks: %" PRIu64 "\n", t->chunks);
+	fprintf(out, "chunks: %" PRIu64 "\n", t->chunks);
 	for (type = STK_CHUNK_META; type < INFO_NR_TYPES; type++)
 		if (t->by_type[type])
-			printf("chunks %s: %" PRIu64 "\n", stk_chunk_type__tag(type),
+			fprintf(out, "chunks %s: %" PRIu64 "\n", stk_chunk_type__tag(type),
 			       t->by_type[type]);
 	if (t->by_type[STK_CHUNK_UNKNOWN])
-		printf("chunks unknown: %" PRIu64 "\n", t->by_type[STK_CHUNK_UNKNOWN]);
-	printf("bytes compressed: %" PRIu64 "\n", t->bytes_comp);
-	printf("bytes raw: %" PRIu64 "\n", t->bytes_raw);
+		fprintf(out, "chunks unknown: %" PRIu64 "\n", t->by_type[STK_CHUNK_UNKNOWN]);
+	fprintf(out, "bytes compressed: %" PRIu64 "\n", t->bytes_comp);
+	fprintf(out, "bytes raw: %" PRIu64 "\n", t->bytes_raw);
 	if (t->bytes_comp)
-		printf("compression ratio: %.2f\n", (double)t->bytes_raw / t->bytes_comp);
+		fprintf(out, "compression ratio: %.2f\n", (double)t->bytes_raw / t->bytes_comp);
 	if (t->t_last) {
-		print_seconds("interval", t->t_last - t->t_first);
-		printf("interval start ns: %" PRIu64 "\n", t->t_first);
-		printf("interval end ns: %" PRIu64 "\n", t->t_last);
+		print_seconds(out, "interval", t->t_last - t->t_first);
+		fprintf(out, "interval start ns: %" PRIu64 "\n", t->t_first);
+		fprintf(out, "interval end ns: %" PRIu64 "\n", t->t_last);
 	}
-	printf("count rows: %" PRIu64 "\n", t->count_rows);
-	printf("samples: %" PRIu64 "\n", t->samples);
+	fprintf(out, "count rows: %" PRIu64 "\n", t->count_rows);
+	fprintf(out, "samples: %" PRIu64 "\n", t->samples);
 	if (t->by_type[STK_CHUNK_OFFC]) {
-		printf("off-cpu rows: %" PRIu64 "\n", t->offcpu_rows);
-		printf("off-cpu episodes: %" PRIu64 "\n", t->offcpu_count);
-		print_seconds("off-cpu blocked time", t->blocked_ns);
+		fprintf(out, "off-cpu rows: %" PRIu64 "\n", t->offcpu_rows);
+		fprintf(out, "off-cpu episodes: %" PRIu64 "\n", t->offcpu_count);
+		print_seconds(out, "off-cpu blocked time", t->blocked_ns);
 	}
-	printf("stacks: %" PRIu64 "\n", t->stacks);
-	printf("processes with maps: %" PRIu64 "\n", t->procs_with_maps);
-	printf("map snapshots: %" PRIu64 "\n", t->map_snapshots);
-	printf("mappings: %" PRIu64 "\n", t->mappings);
-	printf("kernel symbols: %" PRIu64 "\n", t->ksyms);
-	printf("kernel images: %" PRIu64 "\n", t->kernel_images);
-	printf("kernel modules: %" PRIu64 "\n", t->modules);
+	fprintf(out, "stacks: %" PRIu64 "\n", t->stacks);
+	fprintf(out, "processes with maps: %" PRIu64 "\n", t->procs_with_maps);
+	fprintf(out, "map snapshots: %" PRIu64 "\n", t->map_snapshots);
+	fprintf(out, "mappings: %" PRIu64 "\n", t->mappings);
+	fprintf(out, "kernel symbols: %" PRIu64 "\n", t->ksyms);
+	fprintf(out, "kernel images: %" PRIu64 "\n", t->kernel_images);
+	fprintf(out, "kernel modules: %" PRIu64 "\n", t->modules);
 	if (t->esyms) {
-		printf("embedded symbol tables: %" PRIu64 "\n", t->esyms);
-		printf("embedded symbols: %" PRIu64 "\n", t->esym_syms);
+		fprintf(out, "embedded symbol tables: %" PRIu64 "\n", t->esyms);
+		fprintf(out, "embedded symbols: %" PRIu64 "\n", t->esym_syms);
 		/* What --embed-symbols costs: the payloads, compressed. */
-		printf("embedded bytes: %" PRIu64 "\n", t->esym_bytes);
+		fprintf(out, "embedded bytes: %" PRIu64 "\n", t->esym_bytes);
 	}
 }
 
 /* The timeline of segment @i (see the --help text). */
-static int print_timeline(const struct info *in, const struct timeline *tl, uint32_t i,
+static int print_timeline(FILE *out, const struct info *in, const struct timeline *tl, uint32_t i,
 			  const struct time_slice *slice)
 {
 	const char *fl = info__meta(in, i, "flush_interval_ns");
@@ -154,7 +156,7 @@ static int print_timeline(const struct info *in, const struct timeline *tl, uint
 	int offcpu = i < tl->nr_segs && tl->segs[i].offcpu;
 	struct tl_bucket *b;
 	size_t n, k;
-	int err, bar;
+	int err, bar, sat = 0;
 
 	err = timeline__buckets(tl, i, fl ? strtoull(fl, NULL, 10) : 0, TIMELINE_LINES, &b, &n,
 				&width);
@@ -164,86 +166,86 @@ static int print_timeline(const struct info *in, const struct timeline *tl, uint
 		v = offcpu ? b[k].blocked_ns : b[k].count;
 		if (v > max)
 			max = v;
-		total += b[k].count;
-		blocked += b[k].blocked_ns;
+		total = sat_add(total, b[k].count, &sat);
+		blocked = sat_add(blocked, b[k].blocked_ns, &sat);
 	}
 	if (!time_slice__all(slice)) {
-		printf("slice: %" PRIu64 ".%03" PRIu64 " s to ", slice->since_ns / 1000000000u,
+		fprintf(out, "slice: %" PRIu64 ".%03" PRIu64 " s to ", slice->since_ns / 1000000000u,
 		       slice->since_ns % 1000000000u / 1000000u);
 		if (slice->until_ns == UINT64_MAX)
-			printf("the end");
+			fprintf(out, "the end");
 		else
-			printf("%" PRIu64 ".%03" PRIu64 " s", slice->until_ns / 1000000000u,
+			fprintf(out, "%" PRIu64 ".%03" PRIu64 " s", slice->until_ns / 1000000000u,
 			       slice->until_ns % 1000000000u / 1000000u);
-		printf(": %" PRIu64 " %s", total, offcpu ? "episodes" : "samples");
+		fprintf(out, ": %" PRIu64 " %s", total, offcpu ? "episodes" : "samples");
 		if (offcpu)
-			printf(", %" PRIu64 ".%03" PRIu64 " s blocked", blocked / 1000000000u,
+			fprintf(out, ", %" PRIu64 ".%03" PRIu64 " s blocked", blocked / 1000000000u,
 			       blocked % 1000000000u / 1000000u);
-		printf("\n");
+		fprintf(out, "\n");
 	}
 	if (n)
-		printf("timeline: %" PRIu64 " s per line, from the segment start\n",
+		fprintf(out, "timeline: %" PRIu64 " s per line, from the segment start\n",
 		       width / 1000000000u);
 	for (k = 0; k < n; k++) {
 		v = offcpu ? b[k].blocked_ns : b[k].count;
 		if (!time_slice__all(slice) && !b[k].count && !b[k].blocked_ns)
 			continue;	/* outside the slice */
-		printf("timeline %" PRIu64 "-%" PRIu64 " s: %" PRIu64 " %s", b[k].start_ns / 1000000000u,
+		fprintf(out, "timeline %" PRIu64 "-%" PRIu64 " s: %" PRIu64 " %s", b[k].start_ns / 1000000000u,
 		       b[k].end_ns / 1000000000u, b[k].count, offcpu ? "episodes" : "samples");
 		if (offcpu)
-			printf(", %" PRIu64 ".%03" PRIu64 " s blocked", b[k].blocked_ns / 1000000000u,
+			fprintf(out, ", %" PRIu64 ".%03" PRIu64 " s blocked", b[k].blocked_ns / 1000000000u,
 			       b[k].blocked_ns % 1000000000u / 1000000u);
-		printf(" ");
+		fprintf(out, " ");
 		bar = max ? (int)((v * TIMELINE_BAR + max - 1) / max) : 0;
 		while (bar-- > 0)
-			putchar('#');
-		printf("\n");
+			putc('#', out);
+		fprintf(out, "\n");
 	}
 	free(b);
 	return 0;
 }
 
-static void print_segment(const struct info *in, const struct stk_reader *r, uint32_t i)
+static void print_segment(FILE *out, const struct info *in, const struct stk_reader *r, uint32_t i)
 {
 	const struct stk_segment_info *seg = stk_reader__segment(r, i);
 	static const struct info_segment empty;
 	const struct info_segment *s = i < in->nr_segs ? &in->segs[i] : &empty;
 	size_t k;
 
-	printf("\n[segment %u]\n", i);
-	printf("offset: %" PRIu64 "\n", seg->offset);
+	fprintf(out, "\n[segment %u]\n", i);
+	fprintf(out, "offset: %" PRIu64 "\n", seg->offset);
 	if (seg->read_version) {
-		printf("uuid: ");
-		print_uuid(seg->uuid);
-		printf("\nread version: %u\n", seg->read_version);
-		printf("write version: %u\n", seg->write_version);
-		printf("writer: stk %s\n", seg->writer_version);
-		printf("started: ");
-		print_wall(seg->wall_start_ns);
-		printf("\nwall start ns: %" PRIu64 "\n", seg->wall_start_ns);
-		printf("mono start ns: %" PRIu64 "\n", seg->mono_start_ns);
+		fprintf(out, "uuid: ");
+		print_uuid(out, seg->uuid);
+		fprintf(out, "\nread version: %u\n", seg->read_version);
+		fprintf(out, "write version: %u\n", seg->write_version);
+		fprintf(out, "writer: stk %s\n", seg->writer_version);
+		fprintf(out, "started: ");
+		print_wall(out, seg->wall_start_ns);
+		fprintf(out, "\nwall start ns: %" PRIu64 "\n", seg->wall_start_ns);
+		fprintf(out, "mono start ns: %" PRIu64 "\n", seg->mono_start_ns);
 	} else {
 		/* Found through its chunks after its header was damaged. */
-		printf("header: lost (segment id %02x%02x%02x%02x)\n", seg->uuid[0], seg->uuid[1],
+		fprintf(out, "header: lost (segment id %02x%02x%02x%02x)\n", seg->uuid[0], seg->uuid[1],
 		       seg->uuid[2], seg->uuid[3]);
 	}
-	printf("closed: %s\n", seg->closed ? "yes" : "no");
+	fprintf(out, "closed: %s\n", seg->closed ? "yes" : "no");
 	for (k = 0; k < s->nr_meta; k++)
-		textline__printf(stdout, "meta %s: %s", s->meta[k].key, s->meta[k].value);
-	print_totals(&s->t);
+		textline__printf(out, "meta %s: %s", s->meta[k].key, s->meta[k].value);
+	print_totals(out, &s->t);
 	for (k = 0; k < s->nr_stats; k++)
-		textline__printf(stdout, "stat %s: %" PRIu64, s->stats[k].name, s->stats[k].value);
+		textline__printf(out, "stat %s: %" PRIu64, s->stats[k].name, s->stats[k].value);
 }
 
-static void print_chunk(const struct stk_chunk *ch)
+static void print_chunk(FILE *out, const struct stk_chunk *ch)
 {
 	/* An unknown chunk's tag is four bytes from the file. */
-	textline__printf(stdout, "%u %u %" PRIu64 " %s %u %u %" PRIu64 " %" PRIu64, ch->segment, ch->seq,
+	textline__printf(out, "%u %u %" PRIu64 " %s %u %u %" PRIu64 " %" PRIu64, ch->segment, ch->seq,
 	       ch->offset, ch->tag, ch->comp_size, ch->raw_size, ch->t0_ns, ch->t1_ns);
 }
 
 /* The verdict line, and its exit status. */
-static int print_verdict(const struct stk_read_summary *sum, const struct stk_reader *r,
+static int print_verdict(FILE *out, const struct stk_read_summary *sum, const struct stk_reader *r,
 			 const char *first_error)
 {
 	uint32_t i, open = 0, first_open = 0;
@@ -254,26 +256,26 @@ static int print_verdict(const struct stk_read_summary *sum, const struct stk_re
 			first_open = i;
 		}
 	}
-	printf("\n");
+	fprintf(out, "\n");
 	/* A file that only stops early (a copy cut short, a full disk) is an
 	 * unfinished capture, not a damaged one: everything before is sound. */
 	if (sum->errors == 1 && sum->truncated) {
-		textline__printf(stdout, "verdict: NOT CLOSED CLEANLY: %s", first_error);
+		textline__printf(out, "verdict: NOT CLOSED CLEANLY: %s", first_error);
 		return 1;
 	}
 	if (sum->errors) {
-		textline__printf(stdout, "verdict: DAMAGED: %" PRIu64 " error%s, %" PRIu64
+		textline__printf(out, "verdict: DAMAGED: %" PRIu64 " error%s, %" PRIu64
 				 " chunks recovered, %" PRIu64 " bytes skipped%s; first: %s", sum->errors,
 				 sum->errors == 1 ? "" : "s", sum->chunks, sum->bytes_skipped,
 				 sum->truncated ? ", truncated" : "", first_error);
 		return 1;
 	}
 	if (open) {
-		printf("verdict: NOT CLOSED CLEANLY: %" PRIu64 " chunks, segment %u has no trailer "
+		fprintf(out, "verdict: NOT CLOSED CLEANLY: %" PRIu64 " chunks, segment %u has no trailer "
 		       "(the recorder stopped before finishing the file)\n", sum->chunks, first_open);
 		return 1;
 	}
-	printf("verdict: OK: %" PRIu64 " chunks, closed cleanly\n", sum->chunks);
+	fprintf(out, "verdict: OK: %" PRIu64 " chunks, closed cleanly\n", sum->chunks);
 	return 0;
 }
 
@@ -292,28 +294,46 @@ static int unwound(const struct info *in)
 	return 0;
 }
 
+/* What info copies of a pipe before giving up (see input_spool()). */
+#define SPOOL_MAX (1ull << 30)
+
 /*
- * --symbols and [unwind] read the capture a second time.  A pipe on stdin can be read
- * only once, so it is first copied into a memfd that becomes stdin: both
- * passes then map the same bytes, still under the name "-".
+ * --symbols and [unwind] read the capture a second time, and a pipe (stdin,
+ * a FIFO, <(cat x.stk)) can be read only once: it is first copied into a
+ * memfd, which then becomes stdin, read as "-".  Only what starts with the
+ * .stk file magic is copied on (/dev/zero stops after its first read; the
+ * reader then refuses it by the bytes copied), and at most SPOOL_MAX bytes.
+ * @path: "-" or a name.  Sets *@read_path to what to read: @path itself
+ * when it is a regular file (nothing copied), else "-".  Returns 0,
+ * -EFBIG (over SPOOL_MAX), or an open()/read()/write() -errno.
  */
-static int stdin_spool(void)
+static int input_spool(const char *path, const char **read_path)
 {
+	static const uint8_t magic[4] = { 0x5A, 0x2A, 0x4D, 0x18 };
 	char buf[1 << 16];
+	uint64_t total = 0;
 	struct stat st;
 	ssize_t n, w;
 	size_t off;
-	int fd, err = 0;
+	int in, fd = -1, err = 0;
 
-	if (fstat(STDIN_FILENO, &st) < 0)
-		return -errno;
+	*read_path = path;
+	in = strcmp(path, "-") == 0 ? STDIN_FILENO : open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (in < 0)
+		return 0;	/* the reader's open says why, as for any file */
+	if (fstat(in, &st) < 0) {
+		err = -errno;
+		goto out;
+	}
 	if (S_ISREG(st.st_mode))
-		return 0;
-	fd = memfd_create("stkreport-stdin", MFD_CLOEXEC);
-	if (fd < 0)
-		return -errno;
+		goto out;
+	fd = memfd_create("stkreport-input", MFD_CLOEXEC);
+	if (fd < 0) {
+		err = -errno;
+		goto out;
+	}
 	for (;;) {
-		n = read(STDIN_FILENO, buf, sizeof(buf));
+		n = read(in, buf, sizeof(buf));
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0) {
@@ -322,6 +342,10 @@ static int stdin_spool(void)
 		}
 		if (n == 0)
 			break;
+		if (total + n > SPOOL_MAX) {
+			err = -EFBIG;
+			goto out;
+		}
 		for (off = 0; off < (size_t)n; off += w) {
 			w = write(fd, buf + off, n - off);
 			if (w < 0 && errno == EINTR) {
@@ -333,11 +357,21 @@ static int stdin_spool(void)
 				goto out;
 			}
 		}
+		/* Not a capture: what was read is enough to say so. */
+		if (total < sizeof(magic) &&
+		    memcmp(buf, magic + total, (size_t)n < sizeof(magic) - total ? (size_t)n
+										    : sizeof(magic) - total))
+			break;
+		total += n;
 	}
 	if (dup2(fd, STDIN_FILENO) < 0)
 		err = -errno;
+	*read_path = "-";
 out:
-	close(fd);
+	if (fd >= 0)
+		close(fd);
+	if (in != STDIN_FILENO)
+		close(in);
 	return err;
 }
 
@@ -354,9 +388,12 @@ int info_main(int argc, char **argv)
 	struct time_slice slice = TIME_SLICE_ALL;
 	struct timeline tl = { 0 };
 	struct stk_chunk ch;
+	struct outstream *os = NULL;
+	const char *read_path;
+	FILE *out = NULL;
 	uint64_t errors = 0;
 	uint32_t i;
-	int ret, c;
+	int ret, c, err;
 
 	while ((c = getopt_long(argc, argv, "csh", long_opts, NULL)) != -1) {
 		ret = time_slice__option(&slice, c, optarg);
@@ -403,24 +440,41 @@ int info_main(int argc, char **argv)
 	}
 	path = argv[optind];
 
-	/* Standard input is spooled whatever the options: the [unwind]
-	 * section, like --symbols, reads it a second time. */
-	if (strcmp(path, "-") == 0) {
-		int err = stdin_spool();
-
-		if (err) {
-			fprintf(stderr, "stkreport: -: read: %s\n", strerror(-err));
-			return 1;
-		}
-	}
-	r = stk_reader__open(path);
-	if (!r) {
-		textline__printf(stderr, "stkreport: %s", stk_open_errmsg());
+	/* A pipe is spooled whatever the options: the [unwind] section, like
+	 * --symbols, reads it a second time. */
+	err = input_spool(path, &read_path);
+	if (err == -EFBIG) {
+		textline__printf(stderr, "stkreport: %s: more than %llu MiB from a pipe: save the capture to a file and give its name",
+				 path, SPOOL_MAX >> 20);
 		return 1;
 	}
-	textline__printf(stdout, "file: %s", path);
+	if (err) {
+		textline__printf(stderr, "stkreport: %s: %s", path, strerror(-err));
+		return 1;
+	}
+	r = stk_reader__open(read_path);
+	if (!r) {
+		const char *msg = stk_open_errmsg();
+
+		/* Named for what the user gave, not the spool's "-". */
+		if (read_path != path && strncmp(msg, "-: ", 3) == 0)
+			msg += 3;
+		if (read_path != path)
+			textline__printf(stderr, "stkreport: %s: %s", path, msg);
+		else
+			textline__printf(stderr, "stkreport: %s", msg);
+		return 1;
+	}
+	os = outstream__open(NULL);
+	if (!os) {
+		fprintf(stderr, "stkreport: info: %s\n", strerror(errno));
+		ret = 1;
+		goto out;
+	}
+	out = outstream__file(os);
+	textline__printf(out, "file: %s", path);
 	if (opts.chunks)
-		printf("\n[chunks]\nsegment seq offset tag comp raw t0_ns t1_ns\n");
+		fprintf(out, "\n[chunks]\nsegment seq offset tag comp raw t0_ns t1_ns\n");
 	while ((ret = stk_reader__next(r, &ch)) != 0) {
 		if (ret < 0) {
 			if (!first_error)
@@ -430,7 +484,7 @@ int info_main(int argc, char **argv)
 			continue;
 		}
 		if (opts.chunks)
-			print_chunk(&ch);
+			print_chunk(out, &ch);
 		if (info__add_chunk(&in, &ch) < 0 ||
 		    timeline__add_chunk(&tl, &ch, stk_reader__segment(r, ch.segment)->mono_start_ns,
 					&slice) < 0) {
@@ -444,23 +498,28 @@ int info_main(int argc, char **argv)
 			errors - MAX_ERROR_LINES);
 
 	stk_reader__summary(r, &sum);
-	printf("size: %" PRIu64 " bytes\n", sum.file_size);
-	printf("segments: %u\n", stk_reader__segment_count(r));
+	fprintf(out, "size: %" PRIu64 " bytes\n", sum.file_size);
+	fprintf(out, "segments: %u\n", stk_reader__segment_count(r));
 	for (i = 0; i < stk_reader__segment_count(r); i++) {
-		print_segment(&in, r, i);
-		if (print_timeline(&in, &tl, i, &slice)) {
+		print_segment(out, &in, r, i);
+		if (print_timeline(out, &in, &tl, i, &slice)) {
 			fprintf(stderr, "stkreport: %s: out of memory\n", path);
 			ret = 1;
 			goto out;
 		}
 	}
 	if (stk_reader__segment_count(r) > 1) {
-		printf("\n[total]\n");
-		print_totals(&in.total);
+		fprintf(out, "\n[total]\n");
+		print_totals(out, &in.total);
 	}
-	ret = print_verdict(&sum, r, first_error ? first_error : "");
+	ret = print_verdict(out, &sum, r, first_error ? first_error : "");
+	if (in.total.saturated) {
+		textline__printf(stderr, "stkreport: %s: counts sum past 2^64 (a crafted capture?): totals capped at %llu",
+				 path, (unsigned long long)UINT64_MAX);
+		ret = 1;
+	}
 	if (unwound(&in)) {
-		int err = unwind_info__print(path, stdout);
+		err = unwind_info__print(read_path, out);
 
 		if (err && err != -EIO) {
 			fprintf(stderr, "stkreport: %s: unwind: %s\n", path, strerror(-err));
@@ -468,19 +527,21 @@ int info_main(int argc, char **argv)
 		}
 	}
 	if (opts.symbols) {
-		int err = symbols_info__print(path, &so, stdout);
+		err = symbols_info__print(read_path, &so, out);
 
-		/* -EIO: stdout failed, said below. */
+		/* -EIO: the output failed, said below. */
 		if (err && err != -EIO) {
 			fprintf(stderr, "stkreport: %s: symbols: %s\n", path, strerror(-err));
 			ret = 1;
 		}
 	}
-	if (fflush(stdout) || ferror(stdout)) {
-		fprintf(stderr, "stkreport: info: writing the output: %s\n", strerror(EIO));
+out:
+	/* The first write's error says what happened (ENOSPC, EPIPE). */
+	err = outstream__close(os);
+	if (err) {
+		fprintf(stderr, "stkreport: info: writing the output: %s\n", strerror(-err));
 		ret = 1;
 	}
-out:
 	free(first_error);
 	info__free(&in);
 	timeline__free(&tl);

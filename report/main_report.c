@@ -20,6 +20,7 @@
 #include "main_args.h"
 #include "output.h"
 #include "stk.h"
+#include "textsafe.h"
 
 #define PROG "stkreport"
 
@@ -89,7 +90,7 @@ int report_main(int argc, char **argv)
 	const struct output_format *fmt = output_format__find("text");
 	const char *out_path = NULL;
 	struct main_input in = { 0 };
-	FILE *out = stdout;
+	struct outstream *out = NULL;
 	int c, err, ret = 1;
 
 	main_args__init(&a);
@@ -125,24 +126,24 @@ int report_main(int argc, char **argv)
 	if (fmt->binary && !out_path && isatty(STDOUT_FILENO))
 		return main_args__usage_error("binary output to a terminal; use -o FILE or a pipe",
 					      NULL);
+	if (main_output__is_input(out_path, argv[optind]))
+		return 2;
 	/* A profile carries each function's file and line whatever the
 	 * options: pprof shows them on demand (-lines, list). */
 	if (main_input__load(&in, &a, argv[optind], strcmp(fmt->name, "pprof") == 0))
 		return 1;
-	if (out_path) {
-		out = fopen(out_path, "we");
-		if (!out) {
-			fprintf(stderr, PROG ": %s: %s\n", out_path, strerror(errno));
-			goto out;
-		}
+	out = outstream__open(out_path);
+	if (!out) {
+		textline__printf(stderr, PROG ": %s: %s", out_path ? out_path : "stdout",
+				 strerror(errno));
+		goto out;
 	}
-	err = fmt->write(in.r, &a.oo, out);
-	if (out != stdout && fclose(out) && !err)
-		err = -EIO;
-	out = stdout;
+	err = fmt->write(in.r, &a.oo, outstream__file(out));
+	/* The first write's error says what happened (ENOSPC, EPIPE). */
+	err = outstream__close(out) ?: err;
 	if (err) {
-		fprintf(stderr, PROG ": writing %s: %s\n", out_path ? out_path : "the report",
-			strerror(-err));
+		textline__printf(stderr, PROG ": writing %s: %s", out_path ? out_path : "the report",
+				 strerror(-err));
 		goto out;
 	}
 	ret = main_input__status(&in, NULL);

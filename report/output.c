@@ -1,12 +1,116 @@
 // SPDX-License-Identifier: BSD-2-Clause
-/* The table of output writers, and rendering shared by text and folded. */
+/* The table of output writers, the output stream they write to, and
+ * rendering shared by text and folded. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "hash.h"
 #include "output.h"
 #include "textsafe.h"
+
+struct outstream {
+	FILE *f;
+	int fd;
+	int own;		/* close @fd at the end */
+	int err;		/* first write error, -errno */
+	char *created;		/* the path, when this stream created the file */
+};
+
+static ssize_t outstream_write(void *cookie, const char *buf, size_t size)
+{
+	struct outstream *o = cookie;
+	size_t done = 0;
+	ssize_t n;
+
+	if (o->err) {
+		errno = -o->err;
+		return 0;
+	}
+	while (done < size) {
+		n = write(o->fd, buf + done, size - done);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			o->err = n < 0 ? -errno : -EIO;
+			errno = -o->err;
+			return 0;
+		}
+		done += n;
+	}
+	return size;
+}
+
+struct outstream *outstream__open(const char *path)
+{
+	cookie_io_functions_t io = { .write = outstream_write };
+	struct outstream *o = calloc(1, sizeof(*o));
+	int err;
+
+	if (!o)
+		return NULL;
+	o->fd = STDOUT_FILENO;
+	if (path) {
+		/* Created here, it is removed again if writing fails; a file
+		 * that was there (or a FIFO, a device) is only written. */
+		o->fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOCTTY, 0666);
+		if (o->fd >= 0) {
+			o->created = strdup(path);
+			if (!o->created) {
+				close(o->fd);
+				unlink(path);
+				free(o);
+				errno = ENOMEM;
+				return NULL;
+			}
+		} else if (errno == EEXIST) {
+			o->fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC | O_NOCTTY);
+		}
+		if (o->fd < 0) {
+			err = errno;
+			free(o);
+			errno = err;
+			return NULL;
+		}
+		o->own = 1;
+	}
+	o->f = fopencookie(o, "w", io);
+	if (!o->f) {
+		if (o->own)
+			close(o->fd);
+		free(o);
+		errno = ENOMEM;
+		return NULL;
+	}
+	/* A block at a time, as stdio would for a file or pipe. */
+	setvbuf(o->f, NULL, _IOFBF, 1 << 16);
+	return o;
+}
+
+FILE *outstream__file(struct outstream *o)
+{
+	return o->f;
+}
+
+int outstream__close(struct outstream *o)
+{
+	int err;
+
+	if (!o)
+		return 0;
+	if (fclose(o->f) && !o->err)
+		o->err = -EIO;
+	if (o->own && close(o->fd) < 0 && !o->err)
+		o->err = -errno;
+	err = o->err;
+	if (err && o->created)
+		unlink(o->created);
+	free(o->created);
+	free(o);
+	return err;
+}
 
 static const struct output_format formats[] = {
 	{ "text", 0, out_text__write },

@@ -33,6 +33,28 @@ struct output_format {
 	int (*write)(const struct report *r, const struct output_opts *o, FILE *f);
 };
 
+/*
+ * An output stream that keeps the first write error: the report, diff and
+ * info write through it, so a full disk or a closed pipe is told as it is
+ * (ENOSPC, EPIPE), not as a generic EIO from ferror().  Every write after
+ * the first failure fails too.
+ */
+struct outstream;
+
+/*
+ * outstream__open() - @path created or truncated (0666 & ~umask), or, for
+ * NULL, standard output (its fd is not closed).  A file it created is
+ * removed again by outstream__close() when writing failed, so a full disk
+ * leaves no partial report.  Returns NULL with errno (the open() errno,
+ * ENOMEM).
+ */
+struct outstream *outstream__open(const char *path);
+/* The stream to write to; valid until outstream__close(). */
+FILE *outstream__file(struct outstream *o);
+/* Flushes, closes and frees @o (accepts NULL).  Returns 0, or the first
+ * write's (or close()'s) -errno, e.g. -ENOSPC, -EPIPE. */
+int outstream__close(struct outstream *o);
+
 /* The format named @name, or NULL. */
 const struct output_format *output_format__find(const char *name);
 /* Names of all formats, "text|folded|...", for usage messages. */

@@ -27,6 +27,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "debugfind.h"
 #include "demangle.h"
 #include "esymtab.h"
 #include "hash.h"
@@ -83,7 +84,8 @@ struct symbolizer {
 	char **debug_dirs;		/* absolute copies */
 	char *sysroot;
 	char *system_debug_dir;		/* NULL: skipped */
-	char *debuginfo_path;		/* for libdwfl's standard find_debuginfo */
+	char *debuginfo_path;		/* for libdwfl's standard find_elf */
+	struct elffind_opts fo;		/* where debugfind looks for debuginfo */
 	Dwfl_Callbacks cb;
 	struct demangler *dm;
 	struct debuginfod *dbgd;
@@ -176,12 +178,18 @@ struct symbolizer *symbolizer__new(const struct symbolizer_opts *opts)
 	if (!s->debuginfo_path)
 		goto fail;
 	s->cb.find_elf = dwfl_build_id_find_elf;
-	s->cb.find_debuginfo = dwfl_standard_find_debuginfo;
+	/* Not dwfl_standard_find_debuginfo: its debuglink lookup opens a
+	 * FIFO there and blocks for good (debugfind.h). */
+	s->cb.find_debuginfo = debugfind__find_debuginfo;
 	s->cb.section_address = dwfl_offline_section_address;
 	s->cb.debuginfo_path = &s->debuginfo_path;
 	/* Best effort, as before: without the library we just do not ask. */
 	if (opts->debuginfod)
 		s->dbgd = debuginfod__open();
+	s->fo.sysroot = s->sysroot;
+	s->fo.debug_dirs = (const char *const *)s->debug_dirs;
+	s->fo.nr_debug_dirs = s->opts.nr_debug_dirs;
+	s->fo.system_debug_dir = s->system_debug_dir;
 	return s;
 fail:
 	strbuf__free(&sb);
@@ -570,6 +578,7 @@ static int module__load(struct symbolizer *s, struct sym_module *m, const char *
 	/* On success libdwfl owns @fd. */
 	p->mod = dwfl_report_elf(p->dwfl, name, file, fd, 0, false);
 	dwfl_report_end(p->dwfl, NULL, NULL);
+	debugfind__attach(p->mod, &s->fo);
 	if (!p->mod) {
 		if (fd >= 0)
 			close(fd);

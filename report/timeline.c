@@ -9,6 +9,7 @@
 
 #include "slice.h"
 #include "timeline.h"
+#include "util.h"
 
 #define NS 1000000000ull
 
@@ -17,6 +18,7 @@ int timeline__add_chunk(struct timeline *tl, const struct stk_chunk *ch, uint64_
 {
 	struct tl_segment *s;
 	struct tl_point pt = { 0 };
+	int sat = 0;	/* capped: info's totals say so */
 	size_t i;
 
 	if (ch->type != STK_CHUNK_CNTS && ch->type != STK_CHUNK_OFFC)
@@ -50,12 +52,12 @@ int timeline__add_chunk(struct timeline *tl, const struct stk_chunk *ch, uint64_
 	pt.mid_ns = time_slice__midpoint(s->start_ns, ch->t0_ns, ch->t1_ns);
 	if (ch->type == STK_CHUNK_CNTS) {
 		for (i = 0; i < ch->u.cnts.n; i++)
-			pt.count += ch->u.cnts.rows[i].count;
+			pt.count = sat_add(pt.count, ch->u.cnts.rows[i].count, &sat);
 	} else {
 		s->offcpu = 1;
 		for (i = 0; i < ch->u.offc.n; i++) {
-			pt.count += ch->u.offc.rows[i].count;
-			pt.blocked_ns += ch->u.offc.rows[i].blocked_ns;
+			pt.count = sat_add(pt.count, ch->u.offc.rows[i].count, &sat);
+			pt.blocked_ns = sat_add(pt.blocked_ns, ch->u.offc.rows[i].blocked_ns, &sat);
 		}
 	}
 	s->points[s->nr_points++] = pt;
@@ -81,6 +83,7 @@ int timeline__buckets(const struct timeline *tl, size_t seg, uint64_t min_width_
 	const struct tl_segment *s = seg < tl->nr_segs ? &tl->segs[seg] : NULL;
 	uint64_t last = 0, w = 1, nb;
 	struct tl_bucket *b;
+	int sat = 0;	/* capped: info's totals say so */
 	size_t i;
 
 	*out = NULL;
@@ -106,8 +109,8 @@ int timeline__buckets(const struct timeline *tl, size_t seg, uint64_t min_width_
 	for (i = 0; i < s->nr_points; i++) {
 		struct tl_bucket *x = &b[s->points[i].mid_ns / (w * NS)];
 
-		x->count += s->points[i].count;
-		x->blocked_ns += s->points[i].blocked_ns;
+		x->count = sat_add(x->count, s->points[i].count, &sat);
+		x->blocked_ns = sat_add(x->blocked_ns, s->points[i].blocked_ns, &sat);
 	}
 	*out = b;
 	*n = nb;

@@ -55,4 +55,15 @@ void hex_encode(char *out, const uint8_t *p, size_t n);
  */
 int radix_sort_u64(void **base, size_t n, size_t size, size_t key_off);
 
+/* @a + @b, capped at UINT64_MAX (then *@saturated is set to 1): counts
+ * read from a crafted capture can sum past 2^64. */
+static inline uint64_t sat_add(uint64_t a, uint64_t b, int *saturated)
+{
+	if (b > UINT64_MAX - a) {
+		*saturated = 1;
+		return UINT64_MAX;
+	}
+	return a + b;
+}
+
 #endif

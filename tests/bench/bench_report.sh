@@ -13,7 +13,9 @@
 #     (awk), as ratios, target >= 10x, both with the default options (inline
 #     frames from DWARF, which perf script -F ip,sym does not show) and with
 #     --no-inline (no DWARF, what perf script does).  Needs root (BPF);
-#     skipped otherwise.
+#     skipped otherwise;
+#  3. (run before 2) fold crafted captures that were quadratic to read:
+#     many kernel objects, many maps snapshots (mkcapture --hostile).
 # Prints one "bench_report: ..." line per figure; exit 0 unless a tool failed.
 
 O=${O:-build}
@@ -88,6 +90,21 @@ if [ -n "$CHROME" ]; then
 else
 	echo "bench_report:   chromium render time: skipped (no chromium; make deps)"
 fi
+
+# ---- 3. crafted inputs: what the reader's indexes bound ------------------
+# (Before the cpuwork part, which ends the script where it cannot run.)
+# mkcapture --hostile: 40960 distinct kernel objects (each was compared
+# with every one kept: 2.8 s of CPU before), and 32768 maps snapshots of
+# 8192 processes with 65536 off-CPU rows (every row scanned every snapshot),
+# each folded, best of 3.
+for spec in "kobjs 40960" "snapshots 32768"; do
+	# shellcheck disable=SC2086
+	set -- $spec
+	"$MK" --hostile "$1" "$2" "$tmp/h$1.stk" || { echo "bench_report: mkcapture --hostile $1 failed"; exit 1; }
+	t=$(best_of_3 "$REP" -f folded --no-debuginfod "$tmp/h$1.stk") ||
+		{ echo "bench_report: stkreport failed on the crafted $1 capture"; exit 1; }
+	echo "bench_report: crafted capture, $2 $1 ($(wc -c < "$tmp/h$1.stk") bytes): fold ${t} s (target <= 1 s: $(awk -v t="$t" 'BEGIN { print (t <= 1) ? "met" : "missed" }'))"
+done
 
 # ---- 2. cpuwork: stkreport vs perf script + folding ----------------------
 if [ "$(id -u)" != 0 ] || ! command -v perf >/dev/null 2>&1; then

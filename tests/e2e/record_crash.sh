@@ -7,7 +7,8 @@
 #    closed cleanly;
 #  - the disk fills up while recording (a 48 KiB tmpfs): stkrec stops,
 #    says how many chunks it kept in one line, exits 1, and the file holds
-#    exactly those chunks, all readable.
+#    exactly those chunks, all readable; full before the file header:
+#    one line, exit 1, and nothing left behind (no 0-byte capture).
 # Exit 77 only when BPF cannot be used (not root, or no BTF).
 
 . "$(dirname "$0")/lib/harness.sh"
@@ -62,6 +63,17 @@ if mount -t tmpfs -o size=128k tmpfs "$mnt" 2> "$tmp/mount.err"; then
 	check "ENOSPC: the file reads without errors (stkdump exit $rc)" [ "$rc" -eq 0 ]
 	check "ENOSPC: it holds exactly the $kept chunks kept ($n)" [ "$n" = "$kept" ]
 	check "ENOSPC: and they include counts" [ "$(samples "$mnt/full.stk")" -gt 0 ]
+	# Full before the file header: nothing is left behind (no 0-byte
+	# capture, no temporary file).
+	rm -f "$mnt/full.stk"
+	head -c 1M /dev/zero > "$mnt/filler" 2>/dev/null
+	"$REC" -q -o "$mnt/h.stk" 1 > /dev/null 2> "$tmp/hdr.err"
+	rc=$?
+	check "ENOSPC on the file header: exit 1 ($rc)" [ "$rc" -eq 1 ]
+	check "ENOSPC on the file header: one line ($(cat "$tmp/hdr.err"))" \
+		[ "$(cat "$tmp/hdr.err")" = "stkrec: $mnt/h.stk: No space left on device" ]
+	left=$(ls -A "$mnt" | grep -v '^filler$')
+	check "ENOSPC on the file header: no file left behind (${left:-none})" [ -z "$left" ]
 	umount "$mnt" && at_exit=
 else
 	fail "ENOSPC: cannot mount a tmpfs: $(cat "$tmp/mount.err")"

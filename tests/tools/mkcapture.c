@@ -6,6 +6,7 @@
  *
  *   mkcapture [-C DIR] SCRIPT OUT.stk        (SCRIPT "-" is stdin)
  *   mkcapture --synthetic N [--seed S] OUT.stk FILE...
+ *   mkcapture --hostile KIND N OUT.stk
  *
  * Script lines ('#' starts a comment; FILE is relative to -C DIR and is
  * recorded as "/FILE" unless as=PATH is given; in any word "\xNN" is the
@@ -39,6 +40,12 @@
  * from 30000 addresses in the functions of the given ELF files (.symtab, else
  * .dynsym), each mapped in its own range of one process: the reporter's
  * benchmark input.
+ *
+ * --hostile: the reader's costly cases, for the benchmark: KIND "kobjs",
+ * N distinct kernel objects in KBID chunks of 256; "snapshots", N maps
+ * snapshots of N/4 processes (one mapping each, 4 comms, times spread over
+ * 60 s) and 2N off-CPU rows of those processes (offwake), as a long
+ * offwake capture beside short-lived processes holds.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -725,6 +732,64 @@ static int synthetic(size_t nr, uint64_t seed, const char *out, char **files, in
 	return err ? 1 : 0;
 }
 
+static int hostile(const char *kind, size_t n, const char *out)
+{
+	static const char *const comms[] = { "sh", "cc1", "ld", "as" };
+	struct stk_writer *w = stk_writer__open(out, NULL);
+	struct stk_mapping map = { .start = 0x400000, .end = 0x401000, .prot = 5, .path = "/bin/x" };
+	struct stk_proc_maps procs[256];
+	struct stk_offcpu rows[256];
+	struct stk_kobj objs[256];
+	struct stk_kv kv = { "mode", NULL };
+	char names[256][32];
+	size_t i, k, m;
+	int err = 0;
+
+	if (!w) {
+		fprintf(stderr, "mkcapture: %s: %s\n", out, strerror(errno));
+		return 1;
+	}
+	kv.value = strcmp(kind, "kobjs") == 0 ? "profile" : "offwake";
+	err = stk_writer__add_meta(w, &kv, 1);
+	for (i = 0; !err && i < n; i += m) {
+		m = n - i < 256 ? n - i : 256;
+		for (k = 0; k < m; k++) {
+			snprintf(names[k], sizeof(names[k]), "mod%zu", i + k);
+			objs[k] = (struct stk_kobj){ .name = names[k], .size = 4096,
+				.base = 0xffffffffc0000000ull + (i + k) * 4096ull };
+			procs[k] = (struct stk_proc_maps){ .tgid = 1000 + (uint32_t)((i + k) % (n / 4 + 1)),
+				.time_ns = 1000000000ull + (i + k) * (60000000000ull / n),
+				.nr_mappings = 1, .mappings = &map };
+			strcpy(procs[k].comm, comms[(i + k) % 4]);
+		}
+		if (strcmp(kind, "kobjs") == 0)
+			err = stk_writer__add_kobjs(w, objs, m);
+		else
+			err = stk_writer__add_maps(w, procs, m);
+	}
+	for (i = 0; !err && strcmp(kind, "snapshots") == 0 && i < 2 * n; i += m) {
+		m = 2 * n - i < 256 ? 2 * n - i : 256;
+		for (k = 0; k < m; k++) {
+			rows[k] = (struct stk_offcpu){ .count = 1, .blocked_ns = 1000 };
+			rows[k].target = (struct stk_task_stacks){ .tgid = 1000 + (uint32_t)((i + k) % (n / 4 + 1)),
+				.tid = (uint32_t)(i + k), .user_stack = -EFAULT, .kernel_stack = -EFAULT };
+			strcpy(rows[k].target.comm, comms[(i + k) % 4]);
+			rows[k].waker = (struct stk_task_stacks){ .user_stack = -ENOENT, .kernel_stack = -ENOENT };
+		}
+		err = stk_writer__add_offcpu(w, 1000000000ull + i * (60000000000ull / (2 * n)),
+					     1000000000ull + (i + m) * (60000000000ull / (2 * n)), rows, m);
+	}
+	if (err) {
+		fprintf(stderr, "mkcapture: %s: %s\n", out, strerror(-err));
+		stk_writer__discard(w);
+		return 1;
+	}
+	err = stk_writer__close(w);
+	if (err)
+		fprintf(stderr, "mkcapture: %s: %s\n", out, strerror(-err));
+	return err ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct script s = { .t0 = 1, .t1 = 2 };
@@ -748,6 +813,8 @@ int main(int argc, char **argv)
 		}
 		return synthetic(n, seed, argv[a], argv + a + 1, argc - a - 1);
 	}
+	if (argc == 5 && strcmp(argv[1], "--hostile") == 0)
+		return hostile(argv[2], (size_t)strtoull(argv[3], NULL, 0), argv[4]);
 	if (argc > 2 && strcmp(argv[1], "-C") == 0) {
 		s.dir = argv[2];
 		a = 3;

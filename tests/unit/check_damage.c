@@ -340,6 +340,47 @@ START_TEST(damaged_second_segment_header_keeps_its_chunks_apart)
 }
 END_TEST
 
+/* A capture cut inside a chunk and followed by intact captures (cat): the
+ * cut chunk's declared length runs over the next captures' headers and
+ * chunks.  Its payload CRC fails; everything after its header must still
+ * be found, not skipped with the length. */
+START_TEST(cut_capture_followed_by_intact_ones_loses_only_the_cut_chunk)
+{
+	enum { NR_INTACT = 9 };
+	static struct outcome o;
+	struct ref a, b;
+	size_t i, k, big = 1, cut, size;
+	uint8_t *buf;
+
+	ref_make(&a, 48, 0);
+	ref_make(&b, 49, 0);
+	/* The chunk with the longest payload, cut right after its header. */
+	for (i = 1; i < a.nr; i++)
+		if (a.chunks[i].end - a.chunks[i].start > a.chunks[big].end - a.chunks[big].start)
+			big = i;
+	cut = a.chunks[big].start + STK_FRAME_PREFIX + STK_CHUNK_HDR_LEN + 1;
+	/* Its span covers the next capture's header and chunks, and ends
+	 * inside the file (else it is a cut, which was always scanned). */
+	ck_assert_uint_gt(a.chunks[big].end - cut, b.chunks[2].end);
+	ck_assert_uint_lt(a.chunks[big].end - cut, (NR_INTACT - 1) * b.size);
+	size = cut + NR_INTACT * b.size;
+	buf = malloc(size);
+	memcpy(buf, a.buf, cut);
+	for (k = 0; k < NR_INTACT; k++)
+		memcpy(buf + cut + k * b.size, b.buf, b.size);
+	read_all(buf, size, &o);
+	ck_assert(o.opened);
+	ck_assert_int_eq(o.errors, 1);
+	ck_assert_uint_eq(o.nr, big + NR_INTACT * b.nr);
+	for (k = 0; k < NR_INTACT; k++)
+		for (i = 0; i < b.nr; i++)
+			ck_assert_uint_eq(o.offsets[big + k * b.nr + i], cut + k * b.size + b.chunks[i].start);
+	free(buf);
+	ref_free(&a);
+	ref_free(&b);
+}
+END_TEST
+
 static Suite *damage_suite(void)
 {
 	Suite *s = suite_create("damage");
@@ -352,6 +393,7 @@ static Suite *damage_suite(void)
 	tcase_add_test(tc, random_overwrites_are_reported_without_crashing);
 	tcase_add_test(tc, inserted_garbage_costs_at_most_one_chunk);
 	tcase_add_test(tc, damaged_second_segment_header_keeps_its_chunks_apart);
+	tcase_add_test(tc, cut_capture_followed_by_intact_ones_loses_only_the_cut_chunk);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -421,6 +422,182 @@ START_TEST(reader_reads_a_pipe_on_stdin)
 	waitpid(pid, NULL, 0);
 	fs_free(&s);
 	free(buf);
+}
+END_TEST
+
+/* Bounds this test's address space (Check runs each test in its own
+ * process): an input read whole would fail with ENOMEM here. */
+static void limit_memory(size_t mib)
+{
+	struct rlimit rl = { mib << 20, mib << 20 };
+
+	ck_assert_int_eq(setrlimit(RLIMIT_AS, &rl), 0);
+}
+
+/* Feeds @size bytes of @buf, then @zeros zero bytes, into a pipe on stdin. */
+static pid_t pipe_stdin(const uint8_t *buf, size_t size, size_t zeros)
+{
+	static const uint8_t zero[65536];
+	int fds[2];
+	pid_t pid;
+
+	ck_assert_int_eq(pipe(fds), 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		size_t n;
+
+		close(fds[0]);
+		if (write(fds[1], buf, size) != (ssize_t)size)
+			_exit(1);
+		for (; zeros; zeros -= n) {
+			n = zeros < sizeof(zero) ? zeros : sizeof(zero);
+			if (write(fds[1], zero, n) != (ssize_t)n)
+				_exit(1);
+		}
+		_exit(0);
+	}
+	close(fds[1]);
+	ck_assert_int_eq(dup2(fds[0], STDIN_FILENO), STDIN_FILENO);
+	close(fds[0]);
+	return pid;
+}
+
+START_TEST(file_that_shrinks_while_read_is_one_eio_error)
+{
+	enum { COPIES = 24 };
+	struct stk_reader *r;
+	struct stk_chunk ch;
+	struct fs_sample s;
+	struct tmpfile t;
+	uint8_t *buf, *all;
+	size_t size, i, cut;
+	int ret, errors = 0, chunks = 0, fd;
+
+	buf = sample_file(&s, 79, 0, &size);
+	all = malloc(COPIES * size);
+	for (i = 0; i < COPIES; i++)
+		memcpy(all + i * size, buf, size);
+	tmp_make(&t);
+	file_store(t.path, all, COPIES * size);
+	ck_assert_uint_gt(COPIES * size, 2u << 20);	/* more than the reader's window */
+	r = stk_reader__open(t.path);
+	ck_assert_ptr_nonnull(r);
+	cut = COPIES * size / 2;
+	fd = open(t.path, O_WRONLY);
+	ck_assert_int_eq(ftruncate(fd, cut), 0);
+	close(fd);
+	while ((ret = stk_reader__next(r, &ch)) != 0) {
+		if (ret > 0) {
+			ck_assert_uint_lt(ch.offset, cut);
+			chunks++;
+			continue;
+		}
+		errors++;
+		ck_assert_int_eq(ret, -EIO);
+		ck_assert_ptr_nonnull(strstr(stk_reader__errmsg(r), "the file shrank while being read"));
+	}
+	ck_assert_int_eq(errors, 1);
+	ck_assert_int_gt(chunks, 0);
+	ck_assert_int_eq(stk_reader__next(r, &ch), 0);
+	stk_reader__close(r);
+	unlink(t.path);
+	fs_free(&s);
+	free(buf);
+	free(all);
+}
+END_TEST
+
+START_TEST(stream_without_the_magic_is_refused_at_once)
+{
+	limit_memory(256);
+	errno = 0;
+	ck_assert_ptr_null(stk_reader__open("/dev/zero"));
+	ck_assert_int_eq(errno, EBADMSG);
+	ck_assert_ptr_nonnull(strstr(stk_open_errmsg(), "not an .stk file"));
+}
+END_TEST
+
+START_TEST(endless_stream_after_a_capture_costs_bounded_memory)
+{
+	struct stk_read_summary sum;
+	struct stk_reader *r;
+	struct stk_chunk ch;
+	struct fs_sample s;
+	uint8_t *buf;
+	size_t size;
+	int ret, errors = 0, chunks = 0;
+	pid_t pid;
+
+	buf = sample_file(&s, 80, 1, &size);
+	pid = pipe_stdin(buf, size, 400u << 20);
+	limit_memory(200);
+	r = stk_reader__open("-");
+	ck_assert_ptr_nonnull(r);
+	while ((ret = stk_reader__next(r, &ch)) != 0) {
+		if (ret > 0)
+			chunks++;
+		else
+			errors++;
+		if (ret < 0)
+			ck_assert_int_eq(ret, -EBADMSG);
+	}
+	ck_assert_int_eq(chunks, FS_NR_CHUNKS + 1);
+	ck_assert_int_eq(errors, 1);
+	stk_reader__summary(r, &sum);
+	ck_assert_uint_eq(sum.file_size, size + (400u << 20));
+	ck_assert_uint_eq(sum.bytes_skipped, 400u << 20);
+	stk_reader__close(r);
+	waitpid(pid, NULL, 0);
+	fs_free(&s);
+	free(buf);
+}
+END_TEST
+
+START_TEST(stream_resyncs_after_damage_as_memory_does)
+{
+	struct stk_reader *r;
+	struct stk_chunk ch;
+	struct fs_sample s;
+	uint64_t mem_off[64], pipe_off[64];
+	size_t size, nm = 0, np = 0, i;
+	uint8_t *buf, *two;
+	int ret, em = 0, ep = 0;
+	pid_t pid;
+
+	buf = sample_file(&s, 81, 0, &size);
+	/* The first copy cut in its middle, then an intact one. */
+	two = malloc(2 * size);
+	memcpy(two, buf, size / 2);
+	memcpy(two + size / 2, buf, size);
+	r = stk_reader__open_mem(two, size / 2 + size);
+	while ((ret = stk_reader__next(r, &ch)) != 0) {
+		if (ret > 0)
+			mem_off[nm++] = ch.offset;
+		else
+			em++;
+	}
+	stk_reader__close(r);
+	pid = pipe_stdin(two, size / 2 + size, 0);
+	r = stk_reader__open("-");
+	ck_assert_ptr_nonnull(r);
+	while ((ret = stk_reader__next(r, &ch)) != 0) {
+		if (ret > 0)
+			pipe_off[np++] = ch.offset;
+		else
+			ep++;
+	}
+	stk_reader__close(r);
+	waitpid(pid, NULL, 0);
+	ck_assert_int_ge(em, 1);
+	ck_assert_int_eq(ep, em);
+	ck_assert_uint_eq(np, nm);
+	ck_assert_uint_ge(nm, FS_NR_CHUNKS + 1);
+	for (i = 0; i < nm; i++)
+		ck_assert_uint_eq(pipe_off[i], mem_off[i]);
+	fs_free(&s);
+	free(buf);
+	free(two);
 }
 END_TEST
 
@@ -1205,6 +1382,35 @@ START_TEST(trailing_bytes_after_records_are_refused)
 }
 END_TEST
 
+START_TEST(payload_error_names_the_byte_that_is_wrong)
+{
+	/* META: 2 records; "a"="b", then a key "x\0": the NUL is byte 7.
+	 * Then a CNTS whose comm is 16 bytes: its length is byte 3. */
+	static const uint8_t meta[] = { 2, 1, 'a', 1, 'b', 2, 'x', 0, 1, 'c' };
+	static const uint8_t cnts[] = { 1, 1, 1, 16, 'a', 'a', 'a', 'a', 'a', 'a', 'a', 'a', 'a',
+					'a', 'a', 'a', 'a', 'a', 'a', 'a', 0, 0, 0, 0, 1 };
+	struct stk_reader *r;
+	struct stk_writer *w;
+	struct stk_chunk ch;
+	struct tmpfile t;
+
+	tmp_make(&t);
+	w = stk_writer__open(t.path, NULL);
+	ck_assert_int_eq(stk_writer__add_raw(w, "META", 0, 0, meta, sizeof(meta)), 0);
+	ck_assert_int_eq(stk_writer__add_raw(w, "CNTS", 1, 2, cnts, sizeof(cnts)), 0);
+	ck_assert_int_eq(stk_writer__close(w), 0);
+	r = stk_reader__open(t.path);
+	ck_assert_ptr_nonnull(r);
+	ck_assert_int_eq(stk_reader__next(r, &ch), -EBADMSG);
+	ck_assert_ptr_nonnull(strstr(stk_reader__errmsg(r),
+				     "chunk 0 (META): byte 7 of the payload: NUL byte inside a string"));
+	ck_assert_int_eq(stk_reader__next(r, &ch), -EFBIG);
+	ck_assert_ptr_nonnull(strstr(stk_reader__errmsg(r), "chunk 1 (CNTS): byte 3 of the payload: "));
+	stk_reader__close(r);
+	unlink(t.path);
+}
+END_TEST
+
 START_TEST(ksym_module_index_out_of_range_is_refused)
 {
 	/* 1 module "", 1 sym: delta 0, size 0, type 't', module 1, name "" */
@@ -1575,6 +1781,10 @@ static Suite *format_suite(void)
 	tcase_add_loop_test(tc, round_trip_every_chunk_type_random_contents, 1, 9);
 	tcase_add_test(tc, reading_from_path_matches_reading_from_memory);
 	tcase_add_test(tc, reader_reads_a_pipe_on_stdin);
+	tcase_add_test(tc, file_that_shrinks_while_read_is_one_eio_error);
+	tcase_add_test(tc, stream_without_the_magic_is_refused_at_once);
+	tcase_add_test(tc, endless_stream_after_a_capture_costs_bounded_memory);
+	tcase_add_test(tc, stream_resyncs_after_damage_as_memory_does);
 	tcase_add_test(tc, segment_info_holds_the_file_header_facts);
 	tcase_add_test(tc, concatenated_files_read_as_two_segments);
 	tcase_add_test(tc, unknown_ancillary_chunk_is_returned_as_unknown);
@@ -1607,6 +1817,7 @@ static Suite *format_suite(void)
 	tcase_add_test(tc, comm_longer_than_15_bytes_is_refused);
 	tcase_add_test(tc, trailing_bytes_after_records_are_refused);
 	tcase_add_test(tc, ksym_module_index_out_of_range_is_refused);
+	tcase_add_test(tc, payload_error_names_the_byte_that_is_wrong);
 	tcase_add_test(tc, decoded_memory_budget_is_enforced);
 	tcase_add_test(tc, esym_malformed_tables_are_corrupt_unknown_kinds_are_not);
 	suite_add_tcase(s, tc);

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "../../report/capture.h"
@@ -271,6 +272,166 @@ START_TEST(folded_merges_identical_lines_and_sorts_hottest_last)
 }
 END_TEST
 
+/* Counts of a crafted capture that sum past 2^64 are capped, not wrapped:
+ * the capture's total is UINT64_MAX, and so is every sum made of it. */
+START_TEST(counts_summing_past_2_64_saturate)
+{
+	uint64_t f[] = { K(1) + 8 };
+	struct stk_count extra[] = {
+		{ .tgid = 10, .tid = 11, .comm = "task", .user_stack = -EFAULT, .kernel_stack = 7,
+		  .count = UINT64_MAX - 2 },
+		{ .tgid = 30, .tid = 30, .comm = "other", .user_stack = -EFAULT, .kernel_stack = 7,
+		  .count = 100 },
+	};
+	struct capture *c = capture_with(f, 1, 0, 0, extra, 2);
+	struct report *r = run(c, 0);
+	struct output_opts oo = { 0 };
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *mf = open_memstream(&buf, &len);
+
+	ck_assert_int_eq(c->saturated, 1);
+	ck_assert_uint_eq(c->total_count, UINT64_MAX);
+	ck_assert_uint_eq(r->total_count, UINT64_MAX);
+	ck_assert_int_eq(out_folded__write(r, &oo, mf), 0);
+	fclose(mf);
+	/* 5 + (2^64 - 3) = 2^64 - 3 + 5 capped: the first key holds all but
+	 * what the total leaves, the last row gets nothing. */
+	ck_assert_str_eq(buf, "other;k1 0\ntask;k1 18446744073709551615\n");
+	free(buf);
+	report__free(r);
+	capture__free(c);
+}
+END_TEST
+
+/* The snapshot index answers exactly what a scan of every snapshot does,
+ * for many processes, comms and equal times (file order breaks ties). */
+START_TEST(maps_index_matches_a_scan_of_every_snapshot)
+{
+	static const char *const comms[] = { "sh", "cc1", "ld", "worker" };
+	enum { NR = 600 };
+	struct stk_mapping map = { .start = 0x1000, .end = 0x2000, .prot = 5, .path = "/bin/x" };
+	struct stk_proc_maps *procs = calloc(NR, sizeof(*procs));
+	struct cap_segment plain;
+	struct stk_writer *w;
+	struct capture *c;
+	uint64_t rng = 42;
+	int fd, i, q;
+
+	for (i = 0; i < NR; i++) {
+		rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+		procs[i].tgid = 1 + (rng >> 33) % 40;
+		strcpy(procs[i].comm, comms[(rng >> 40) % 4]);
+		procs[i].time_ns = 100 * ((rng >> 45) % 20);
+		procs[i].nr_mappings = 1;
+		procs[i].mappings = &map;
+	}
+	snprintf(path, sizeof(path), "/tmp/check_report.XXXXXX");
+	fd = mkstemp(path);
+	ck_assert_int_ge(fd, 0);
+	w = stk_writer__fdopen(fd, NULL);
+	ck_assert_ptr_nonnull(w);
+	ck_assert_int_eq(stk_writer__add_maps(w, procs, NR / 2), 0);
+	ck_assert_int_eq(stk_writer__add_maps(w, procs + NR / 2, NR / 2), 0);
+	ck_assert_int_eq(stk_writer__close(w), 0);
+	c = capture__read(path);
+	ck_assert_ptr_nonnull(c);
+	unlink(path);
+	ck_assert_ptr_nonnull(c->segs[0].by_time);
+	plain = c->segs[0];
+	plain.by_time = plain.by_comm = NULL;
+	for (q = 0; q < 20000; q++) {
+		uint32_t tgid;
+		const char *comm;
+		uint64_t t;
+
+		rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+		tgid = (rng >> 33) % 42;
+		comm = (rng >> 40) % 5 == 4 ? NULL : comms[(rng >> 40) % 5];
+		t = 50 * ((rng >> 45) % 45);
+		ck_assert_ptr_eq(cap_segment__maps(&c->segs[0], tgid, comm, t),
+				 cap_segment__maps(&plain, tgid, comm, t));
+	}
+	capture__free(c);
+	free(procs);
+}
+END_TEST
+
+/* KBID rows repeated across chunks are kept once per (name, base). */
+START_TEST(kernel_objects_are_kept_once_per_name_and_base)
+{
+	struct stk_kobj objs[300];
+	struct stk_writer *w;
+	struct capture *c;
+	char names[100][16];
+	int fd, i, k;
+
+	for (i = 0; i < 300; i++) {
+		snprintf(names[i % 100], sizeof(names[0]), "mod%d", i % 100);
+		objs[i] = (struct stk_kobj){ .name = names[i % 100], .base = 0x1000 * (i % 150) };
+	}
+	snprintf(path, sizeof(path), "/tmp/check_report.XXXXXX");
+	fd = mkstemp(path);
+	ck_assert_int_ge(fd, 0);
+	w = stk_writer__fdopen(fd, NULL);
+	ck_assert_ptr_nonnull(w);
+	for (k = 0; k < 3; k++)
+		ck_assert_int_eq(stk_writer__add_kobjs(w, objs, 300), 0);
+	ck_assert_int_eq(stk_writer__close(w), 0);
+	c = capture__read(path);
+	ck_assert_ptr_nonnull(c);
+	unlink(path);
+	/* (i % 100, i % 150) over i < 300: 300 distinct pairs (lcm 300). */
+	ck_assert_uint_eq(c->nr_kobjs, 300);
+	for (i = 0; i < 300; i++) {
+		ck_assert_str_eq(c->kobjs[i].name, objs[i].name);
+		ck_assert_uint_eq(c->kobjs[i].base, objs[i].base);
+	}
+	capture__free(c);
+}
+END_TEST
+
+/* A small crafted file that would need far more memory than its size
+ * allows (zstd'd zeros declaring 1024-frame stacks by the ten thousand)
+ * is refused with one message, before it takes it all. */
+START_TEST(capture_over_its_memory_budget_is_refused)
+{
+	enum { PER_CHUNK = 12000, CHUNKS = 4 };
+	static uint64_t frames[STK_MAX_FRAMES];
+	struct stk_stack *st = calloc(PER_CHUNK, sizeof(*st));
+	struct stk_writer *w;
+	struct capture *c;
+	struct stat sb;
+	int fd, i, k;
+
+	snprintf(path, sizeof(path), "/tmp/check_report.XXXXXX");
+	fd = mkstemp(path);
+	ck_assert_int_ge(fd, 0);
+	w = stk_writer__fdopen(fd, NULL);
+	ck_assert_ptr_nonnull(w);
+	for (k = 0; k < CHUNKS; k++) {
+		for (i = 0; i < PER_CHUNK; i++)
+			st[i] = (struct stk_stack){ .id = (uint64_t)k * PER_CHUNK + i,
+						    .nr_frames = STK_MAX_FRAMES, .frames = frames };
+		ck_assert_int_eq(stk_writer__add_stacks(w, st, PER_CHUNK), 0);
+	}
+	ck_assert_int_eq(stk_writer__close(w), 0);
+	ck_assert_int_eq(stat(path, &sb), 0);
+	/* What it would hold is far over the budget for its size. */
+	ck_assert_uint_gt((uint64_t)CHUNKS * PER_CHUNK * sizeof(frames),
+			  CAPTURE_MEM_BASE + CAPTURE_MEM_PER_BYTE * (uint64_t)sb.st_size);
+	errno = 0;
+	c = capture__read(path);
+	k = errno;
+	unlink(path);
+	ck_assert_ptr_null(c);
+	ck_assert_int_eq(k, EFBIG);
+	ck_assert_ptr_nonnull(strstr(capture__errmsg(), "over the limit for a"));
+	ck_assert_ptr_nonnull(strstr(capture__errmsg(), "(256 MiB + 128 x its size)"));
+	free(st);
+}
+END_TEST
+
 /* A process that execs within an interval: its rows counted before the
  * exec carry the old comm and must get the old image's maps. */
 START_TEST(maps_snapshot_follows_the_rows_comm_across_exec)
@@ -472,10 +633,18 @@ int main(void)
 	tcase_add_test(tc, missing_stacks_are_counted_as_profile_py_does);
 	tcase_add_test(tc, filters_keep_only_matching_tasks);
 	tcase_add_test(tc, folded_merges_identical_lines_and_sorts_hottest_last);
+	tcase_add_test(tc, counts_summing_past_2_64_saturate);
+	tcase_add_test(tc, maps_index_matches_a_scan_of_every_snapshot);
+	tcase_add_test(tc, kernel_objects_are_kept_once_per_name_and_base);
 	tcase_add_test(tc, maps_snapshot_follows_the_rows_comm_across_exec);
 	tcase_add_test(tc, kernel_symbol_aliases_at_one_address_cover_the_function);
 	tcase_add_test(tc, symbols_section_that_cannot_be_written_is_eio);
 	tcase_add_test(tc, unwind_stops_are_counted_by_reason);
+	suite_add_tcase(su, tc);
+	/* Hundreds of MB written and read: generous, not a timing assertion. */
+	tc = tcase_create("limits");
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, capture_over_its_memory_budget_is_refused);
 	suite_add_tcase(su, tc);
 	sr = srunner_create(su);
 	srunner_run_all(sr, CK_NORMAL);
