@@ -156,6 +156,15 @@ __noinline long uw_row_idx(__u32 table, __u64 rel)
 	return lo;
 }
 
+/* The current task has a user address space.  A CO-RE read, not a field
+ * of bpf_get_current_task_btf(): the verifier checks each such field
+ * access by searching the kernel's BTF for the type's trusted variant by
+ * name, a linear scan that cost more start-up than the rest of the check. */
+static __always_inline int uw_has_mm(void)
+{
+	return BPF_CORE_READ((struct task_struct *)bpf_get_current_task(), mm) != NULL;
+}
+
 static __always_inline int uw_read(__u64 *out, __u64 addr)
 {
 	return bpf_probe_read_user(out, sizeof(*out), (const void *)addr) ? -1 : 0;
@@ -313,9 +322,9 @@ static __always_inline int uw_regs(struct stkrec_unwind_state *st, const __u64 *
 		st->bp = uregs[2];
 		return 0;
 	}
-	task = bpf_get_current_task_btf();
-	if (!task->mm) /* kernel threads have no user stack */
+	if (!uw_has_mm()) /* kernel threads have no user stack */
 		return -1;
+	task = bpf_get_current_task_btf();
 	regs = (struct pt_regs *)bpf_task_pt_regs(task);
 	if (!regs)
 		return -1;
@@ -372,7 +381,7 @@ static __always_inline __u32 uw_walk(void *ctx, const __u64 *user_regs)
 		return 0;
 	/* Kernel threads have no user stack: stack_store() says so (EFAULT),
 	 * not counted as a fallback. */
-	if (!bpf_get_current_task_btf()->mm)
+	if (!uw_has_mm())
 		return 0;
 	tgid = bpf_get_current_pid_tgid() >> 32;
 	if (!bpf_map_lookup_elem(&unwind_procs, &tgid)) {
