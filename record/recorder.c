@@ -305,6 +305,7 @@ static int write_stats(struct recorder *rec, uint64_t now)
 		st[n++] = (struct stk_stat){ "unwind_table_err_unsupported", us.unsupported };
 		st[n++] = (struct stk_stat){ "unwind_table_err_budget", us.refused_budget };
 		st[n++] = (struct stk_stat){ "unwind_tables_evicted", us.evicted };
+		st[n++] = (struct stk_stat){ "unwind_tables_reloaded", us.reloaded };
 		st[n++] = (struct stk_stat){ "unwind_mappings_dropped", us.mappings_dropped };
 		st[n++] = (struct stk_stat){ "unwind_map_errors", us.map_errors };
 	}

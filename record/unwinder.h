@@ -8,7 +8,9 @@
  *
  * Memory is bounded by the rows map's size: a table that does not fit is
  * first made room for by evicting tables no live process maps (least
- * recently used first), else refused; every refusal is counted.  A
+ * recently used first), else refused; every refusal is counted.  Rows of
+ * tables evicted or refused are kept in user memory (at most as many as
+ * the map holds) so that no file is built twice.  A
  * mapping without a table is unwound by frame pointer (auto mode).
  */
 #ifndef STKREC_UNWINDER_H
@@ -58,6 +60,8 @@ struct unwinder_stats {
 	uint64_t unsupported;		/* files refused: not x86-64, > 4 GiB, bad CFI */
 	uint64_t refused_budget;	/* tables refused: no room in the rows map */
 	uint64_t evicted;		/* tables evicted to make room */
+	uint64_t reloaded;		/* tables loaded again from their saved rows
+					 * (evicted or refused before), not rebuilt */
 	uint64_t mappings_dropped;	/* mappings beyond STKREC_UW_MAX_MAPPINGS */
 	uint64_t map_errors;		/* BPF map updates that failed */
 };
