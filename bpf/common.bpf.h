@@ -249,6 +249,7 @@ static __always_inline void proc_announce(__u32 tgid, __u32 tid, const char *com
 	e->tgid = tgid;
 	e->tid = tid;
 	e->pad = 0;
+	e->addr = 0;
 	__builtin_memcpy(e->comm, comm, STKREC_COMM_LEN);
 	bpf_ringbuf_submit(e, 0);
 }
@@ -344,6 +345,7 @@ int BPF_PROG(on_process_exit, struct task_struct *task)
 	e->tgid = tgid;
 	e->tid = task->pid;
 	e->pad = 0;
+	e->addr = 0;
 	__builtin_memcpy(e->comm, task->comm, STKREC_COMM_LEN);
 	bpf_ringbuf_submit(e, 0);
 	return 0;

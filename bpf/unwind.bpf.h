@@ -11,7 +11,8 @@
  * (Linux 5.17+) over per-CPU scratch.  Callers are looked up at return
  * address - 1 (the call may be a function's last instruction), except
  * above a signal frame, whose saved pc is exact.  A mapping without a
- * table takes one frame-pointer step (auto).
+ * table takes one frame-pointer step (auto); one whose table is pending
+ * also asks user space to build it.
  *
  * Included after common.bpf.h by each program that takes user stacks.
  * With unwind_mode == 0 (--unwind=fp), user_stack_store() is
@@ -69,6 +70,7 @@ struct {
 } unwind_stale SEC(".maps");
 
 #define UW_STALE_NS 100000000ULL
+#define UW_WANT_NS 10000000ULL
 
 /* The unwound frames; scratch slot 0 gets the frame-pointer stack to
  * compare with. */
@@ -223,7 +225,9 @@ static long uw_step(__u32 index, void *unused)
 		return 1;
 	}
 	m = &proc->m[mi & (STKREC_UW_MAX_MAPPINGS - 1)];
-	if (m->table == STKREC_UW_NO_TABLE) {
+	if (m->table == STKREC_UW_PENDING && !st->want)
+		st->want = pc; /* user space builds it on request */
+	if (m->table == STKREC_UW_NO_TABLE || m->table == STKREC_UW_PENDING) {
 		/* No CFI for this file: one frame-pointer step. */
 		if (unwind_mode != UW_MODE_AUTO) {
 			st->stop = STKREC_UW_STOP_NO_ROW;
@@ -338,14 +342,15 @@ static __always_inline int uw_regs(struct stkrec_unwind_state *st, const __u64 *
 	return 0;
 }
 
-/* Ask user space to reload @tgid's mappings (JIT code asks at most every
- * UW_STALE_NS, so it cannot flood the ring buffer). */
-static __always_inline void uw_report_stale(__u32 tgid)
+/* Ask user space to reload @tgid's mappings, building the table of the
+ * mapping holding @want if set (JIT code asks at most every UW_STALE_NS,
+ * a pending table every UW_WANT_NS, so neither floods the ring buffer). */
+static __always_inline void uw_report_stale(__u32 tgid, __u64 want)
 {
 	__u64 now = bpf_ktime_get_ns(), *last = bpf_map_lookup_elem(&unwind_stale, &tgid);
 	struct stkrec_event *e;
 
-	if (last && now - *last < UW_STALE_NS)
+	if (last && now - *last < (want ? UW_WANT_NS : UW_STALE_NS))
 		return;
 	bpf_map_update_elem(&unwind_stale, &tgid, &now, BPF_ANY);
 	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
@@ -357,6 +362,7 @@ static __always_inline void uw_report_stale(__u32 tgid)
 	e->tgid = tgid;
 	e->tid = 0;
 	e->pad = 0;
+	e->addr = want;
 	__builtin_memset(e->comm, 0, sizeof(e->comm));
 	bpf_ringbuf_submit(e, 0);
 }
@@ -399,9 +405,12 @@ static __always_inline __u32 uw_walk(void *ctx, const __u64 *user_regs)
 	st->fp_steps = 0;
 	st->stale = 0;
 	st->leaf_unknown = 0;
+	st->want = 0;
 	bpf_loop(STKREC_MAX_DEPTH + 1, uw_step, NULL, 0);
-	if (st->stale)
-		uw_report_stale(tgid);
+	if (st->want)
+		stat_inc(STKREC_STAT_UW_PENDING);
+	if (st->stale || st->want)
+		uw_report_stale(tgid, st->want);
 	if (st->leaf_unknown) {
 		stat_inc(STKREC_STAT_UW_FB_LEAF);
 		return 0;

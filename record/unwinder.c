@@ -61,9 +61,19 @@ struct extent {
 	uint32_t start, len;
 };
 
+/* A mapping whose table is pending: what building it needs. */
+struct pend {
+	struct stk_mapping m;		/* m.path owned */
+};
+
 struct proc {
+	uint32_t tgid;
 	uint32_t *tables;		/* ids it references (one ref each) */
 	size_t nr;
+	struct stkrec_unwind_mapping *um; /* as in its BPF entry, sorted */
+	uint32_t nr_um;
+	struct pend *pend;		/* its pending mappings */
+	size_t nr_pend;
 };
 
 struct unwinder {
@@ -80,6 +90,10 @@ struct unwinder {
 	uint64_t clock;
 	struct unwinder_stats st;
 	struct stkrec_unwind_proc pbuf;
+	int lazy;
+	/* unwinder__want()'s requests, until that process is added. */
+	struct { uint32_t tgid; uint64_t addr; } want[16];
+	size_t nr_want;
 	/* Our vDSO: the same image as every process's of this kernel. */
 	const void *vdso;
 	size_t vdso_size;
@@ -492,18 +506,24 @@ static struct table *table_find(struct unwinder *u, const struct stk_mapping *m)
 	return NULL;
 }
 
-/* The table for mapping @m (built on first sight), or NULL (none: the
- * failure is cached, so the file is not retried at every snapshot). */
+/* The table for mapping @m (built on first sight unless @lazy: then
+ * NULL with *@pending set), or NULL (none: the failure is cached, so the
+ * file is not retried at every snapshot). */
 static struct table *table_get(struct unwinder *u, uint32_t tgid, const struct stk_mapping *m,
-			       int *enomem)
+			       int lazy, int *pending, int *enomem)
 {
 	struct table *t = table_find(u, m);
 	int vdso = strcmp(m->path, "[vdso]") == 0;
 	Elf *elf = NULL;
 	int fd = -1, err;
 
+	*pending = 0;
 	if (t && t->failed != -ENOSPC)
 		return t->failed ? NULL : t;
+	if (lazy && (!t || !t->saved) && m->path[0] && (m->path[0] != '[' || vdso)) {
+		*pending = 1;
+		return NULL;
+	}
 	if (t && t->saved) {
 		/* Built before: its rows back into the map.  Taken out of the
 		 * saved set first: making room may save (and drop) others. */
@@ -619,8 +639,46 @@ static void proc_release(struct unwinder *u, struct proc *p)
 		for (j = 0; j < u->nr_tables; j++)
 			if (u->tables[j]->id == p->tables[i] && u->tables[j]->refs)
 				u->tables[j]->refs--;
+	for (i = 0; i < p->nr_pend; i++)
+		free((char *)p->pend[i].m.path);
+	free(p->pend);
+	free(p->um);
 	free(p->tables);
 	free(p);
+}
+
+/* Write @p's mappings into its BPF entry (@flags: BPF_EXIST, only if it
+ * still has one: an exec deletes it, and the old image's must not come
+ * back). */
+static int proc_write(struct unwinder *u, const struct proc *p, uint64_t flags)
+{
+	struct stkrec_unwind_proc *pb = &u->pbuf;
+
+	memset(pb, 0, offsetof(struct stkrec_unwind_proc, m));
+	pb->nr = p->nr_um;
+	memcpy(pb->m, p->um, p->nr_um * sizeof(*p->um));
+	if (bpf_map_update_elem(u->maps.procs_fd, &p->tgid, pb, flags)) {
+		if (errno != ENOENT)
+			u->st.map_errors++;
+		return -errno;
+	}
+	return 0;
+}
+
+/* Keep a copy of pending mapping @m in @p. */
+static int proc_pend(struct proc *p, const struct stk_mapping *m, size_t cap)
+{
+	struct pend *d;
+
+	if (!p->pend && !(p->pend = calloc(cap, sizeof(*p->pend))))
+		return -ENOMEM;
+	d = &p->pend[p->nr_pend];
+	d->m = *m;
+	d->m.path = strdup(m->path);
+	if (!d->m.path)
+		return -ENOMEM;
+	p->nr_pend++;
+	return 0;
 }
 
 static int cmp_mapping(const void *a, const void *b)
@@ -630,19 +688,42 @@ static int cmp_mapping(const void *a, const void *b)
 	return x->start < y->start ? -1 : x->start > y->start;
 }
 
+/* 1 if BPF asked for the table of mapping @m of @tgid. */
+static int wanted(const struct unwinder *u, uint32_t tgid, const struct stk_mapping *m)
+{
+	size_t i;
+
+	for (i = 0; i < u->nr_want; i++)
+		if (u->want[i].tgid == tgid && u->want[i].addr >= m->start && u->want[i].addr < m->end)
+			return 1;
+	return 0;
+}
+
+/* @tgid's requests are answered (or its mappings no longer have them). */
+static void want_forget(struct unwinder *u, uint32_t tgid)
+{
+	size_t i, k = 0;
+
+	for (i = 0; i < u->nr_want; i++)
+		if (u->want[i].tgid != tgid)
+			u->want[k++] = u->want[i];
+	u->nr_want = k;
+}
+
 int unwinder__add_process(struct unwinder *u, const struct stk_proc_maps *maps)
 {
 	struct stkrec_unwind_proc *pb = &u->pbuf;
 	struct proc *p = NULL, *old = NULL;
 	uint64_t *v;
 	uint32_t i;
-	int enomem = 0, err;
+	int enomem = 0, pending;
 
 	p = calloc(1, sizeof(*p));
 	if (!p || (maps->nr_mappings && !(p->tables = calloc(maps->nr_mappings, sizeof(*p->tables))))) {
 		free(p);
 		return -ENOMEM;
 	}
+	p->tgid = maps->tgid;
 	memset(pb, 0, sizeof(*pb));
 	u->clock++;
 	for (i = 0; i < maps->nr_mappings; i++) {
@@ -657,24 +738,34 @@ int unwinder__add_process(struct unwinder *u, const struct stk_proc_maps *maps)
 			u->st.mappings_dropped++;
 			continue;
 		}
-		t = table_get(u, maps->tgid, m, &enomem);
+		t = table_get(u, maps->tgid, m, u->lazy && !wanted(u, maps->tgid, m), &pending,
+			      &enomem);
 		if (t && mapping_bias(t, m, &bias) != 0)
 			t = NULL;
 		um = &pb->m[pb->nr++];
 		um->start = m->start;
 		um->end = m->end;
 		um->bias = bias;
-		um->table = t ? t->id : STKREC_UW_NO_TABLE;
+		um->table = t ? t->id : pending ? STKREC_UW_PENDING : STKREC_UW_NO_TABLE;
+		u->st.pending += pending;
+		if (pending && proc_pend(p, m, maps->nr_mappings))
+			enomem = 1, um->table = STKREC_UW_NO_TABLE;
 		if (t) {
 			t->refs++;
 			t->last_use = u->clock;
 			p->tables[p->nr++] = t->id;
 		}
 	}
+	want_forget(u, maps->tgid);
 	qsort(pb->m, pb->nr, sizeof(pb->m[0]), cmp_mapping);
-	err = bpf_map_update_elem(u->maps.procs_fd, &maps->tgid, pb, BPF_ANY) ? -errno : 0;
-	if (err)
-		u->st.map_errors++;
+	p->um = malloc((pb->nr ? pb->nr : 1) * sizeof(*p->um));
+	if (!p->um) {
+		proc_release(u, p);
+		return -ENOMEM;
+	}
+	memcpy(p->um, pb->m, pb->nr * sizeof(*p->um));
+	p->nr_um = pb->nr;
+	proc_write(u, p, BPF_ANY); /* a failure is counted */
 	v = idmap__find(u->procs, maps->tgid);
 	if (v)
 		old = (struct proc *)(uintptr_t)*v;
@@ -686,6 +777,108 @@ int unwinder__add_process(struct unwinder *u, const struct stk_proc_maps *maps)
 	}
 	proc_release(u, old);
 	return enomem ? -ENOMEM : 0;
+}
+
+void unwinder__set_lazy(struct unwinder *u, int lazy)
+{
+	u->lazy = lazy;
+}
+
+/* The table of pending mapping @d is built (@t) or failed (NULL): every
+ * process waiting for that file gets it (or stops asking) at once. */
+static void pend_resolve(struct unwinder *u, const struct stk_mapping *d, struct table *t)
+{
+	size_t it = 0, i, j;
+	uint64_t key, val;
+
+	while (idmap__next(u->procs, &it, &key, &val)) {
+		struct proc *p = (struct proc *)(uintptr_t)val;
+		int changed = 0;
+
+		for (i = 0; i < p->nr_pend;) {
+			struct stk_mapping *m = &p->pend[i].m;
+			uint64_t bias = 0;
+			int same = d->build_id_size ? m->build_id_size == d->build_id_size &&
+							      !memcmp(m->build_id, d->build_id, d->build_id_size)
+						    : !m->build_id_size && m->dev == d->dev && m->inode == d->inode;
+
+			if (!same) {
+				i++;
+				continue;
+			}
+			for (j = 0; j < p->nr_um; j++) {
+				if (p->um[j].start != m->start || p->um[j].table != STKREC_UW_PENDING)
+					continue;
+				if (t && mapping_bias(t, m, &bias) == 0) {
+					p->um[j].table = t->id;
+					p->um[j].bias = bias;
+					t->refs++;
+					p->tables[p->nr++] = t->id;
+				} else {
+					p->um[j].table = STKREC_UW_NO_TABLE;
+				}
+				changed = 1;
+			}
+			free((char *)m->path);
+			p->pend[i] = p->pend[--p->nr_pend];
+		}
+		if (changed)
+			proc_write(u, p, BPF_EXIST);
+	}
+}
+
+/* Build the pending table of @tgid's mapping holding @addr now.  1 if
+ * there was one. */
+static int want_now(struct unwinder *u, uint32_t tgid, uint64_t addr)
+{
+	uint64_t *v = idmap__find(u->procs, tgid);
+	struct stk_mapping d;
+	struct proc *p;
+	struct table *t;
+	int pending, enomem = 0;
+	size_t i;
+
+	if (!v)
+		return 0;
+	p = (struct proc *)(uintptr_t)*v;
+	for (i = 0; i < p->nr_pend; i++)
+		if (addr >= p->pend[i].m.start && addr < p->pend[i].m.end)
+			break;
+	if (i == p->nr_pend)
+		return 0;
+	d = p->pend[i].m;
+	d.path = strdup(d.path);
+	if (!d.path)
+		return 0;
+	u->clock++;
+	t = table_get(u, tgid, &d, 0, &pending, &enomem);
+	if (t)
+		t->last_use = u->clock;
+	pend_resolve(u, &d, t);
+	free((char *)d.path);
+	return 1;
+}
+
+int unwinder__want(struct unwinder *u, uint32_t tgid, uint64_t addr)
+{
+	size_t i;
+
+	if (!u || !tgid)
+		return 0;
+	if (want_now(u, tgid, addr))
+		return 1;
+	for (i = 0; i < u->nr_want; i++)
+		if (u->want[i].tgid == tgid && u->want[i].addr == addr)
+			return 0;
+	if (u->nr_want == sizeof(u->want) / sizeof(u->want[0])) {
+		/* Full: the oldest goes (BPF asks again). */
+		memmove(&u->want[0], &u->want[1], (u->nr_want - 1) * sizeof(u->want[0]));
+		u->nr_want--;
+	}
+	u->want[u->nr_want].tgid = tgid;
+	u->want[u->nr_want].addr = addr;
+	u->nr_want++;
+	return 0;
 }
 
 void unwinder__remove_process(struct unwinder *u, uint32_t tgid)
