@@ -245,7 +245,7 @@ struct stkrec_unwind_state {
 #define STKREC_EV_NEW_PROC 1 /* first sample of a process (or first since its exec) */
 #define STKREC_EV_EXIT	   2 /* a process announced before has exited */
 #define STKREC_EV_MAPS_STALE 3 /* [unwind] a user stack left the process's known
-				* mappings: reload them (at most every 100 ms);
+				* mappings: reload them (at most every second);
 				* or (@addr set) it met a mapping whose table is
 				* pending: build that one (at most every 10 ms) */
 

@@ -69,7 +69,10 @@ struct {
 	__uint(max_entries, 4096);
 } unwind_stale SEC(".maps");
 
-#define UW_STALE_NS 100000000ULL
+/* A reload reads /proc/PID/maps and the mapped files' build-ids: on a
+ * machine starting processes all the time, reloads every 100 ms were
+ * most of a system-wide recorder's CPU. */
+#define UW_STALE_NS 1000000000ULL
 #define UW_WANT_NS 10000000ULL
 
 /* The unwound frames; scratch slot 0 gets the frame-pointer stack to
