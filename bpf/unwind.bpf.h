@@ -484,8 +484,12 @@ static __always_inline __s64 user_stack_store(void *ctx, const __u64 *user_regs)
 /*
  * After an exec the process's mappings are another image's: forget them
  * at once, so no sample is unwound with the old tables (a non-PIE binary
- * exec'ing another is mapped at the same addresses).  Its stacks are
- * frame-pointer stacks until the recorder loads the new mappings.
+ * exec'ing another is mapped at the same addresses).  A process of -p or
+ * -- CMD has user space load the new image's mappings now, so that its
+ * first samples are unwound (the binary and ld.so are mapped by now; the
+ * libraries ld.so maps next are loaded when a stack first meets them);
+ * other processes are loaded when first sampled (a busy machine execs
+ * far more than it samples).  Until then, frame-pointer stacks.
  */
 #pragma clang diagnostic push
 #pragma clang diagnostic ignored "-Wunused-parameter"
@@ -493,9 +497,25 @@ SEC("tp_btf/sched_process_exec")
 int BPF_PROG(on_exec_unwind, struct task_struct *task)
 {
 	__u32 tgid = task->tgid;
+	struct stkrec_event *e;
 
-	if (unwind_mode != UW_MODE_FP)
-		bpf_map_delete_elem(&unwind_procs, &tgid);
+	if (unwind_mode == UW_MODE_FP)
+		return 0;
+	bpf_map_delete_elem(&unwind_procs, &tgid);
+	if (!filter_tgids || !bpf_map_lookup_elem(&tgids, &tgid))
+		return 0;
+	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (!e) {
+		stat_inc(STKREC_STAT_EVENTS_LOST);
+		return 0;
+	}
+	e->type = STKREC_EV_MAPS_STALE;
+	e->tgid = tgid;
+	e->tid = 0;
+	e->pad = 0;
+	e->addr = 0;
+	__builtin_memset(e->comm, 0, sizeof(e->comm));
+	bpf_ringbuf_submit(e, 0);
 	return 0;
 }
 #pragma clang diagnostic pop
