@@ -61,7 +61,8 @@ struct {
 	__uint(max_entries, 1);
 } unwind_state SEC(".maps");
 
-/* tgid -> when it last asked user space to reload its mappings. */
+/* tgid -> when it last asked user space to reload its mappings (tgid |
+ * 1 << 31: to build a pending table). */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__type(key, __u32);
@@ -350,12 +351,15 @@ static __always_inline int uw_regs(struct stkrec_unwind_state *st, const __u64 *
  * a pending table every UW_WANT_NS, so neither floods the ring buffer). */
 static __always_inline void uw_report_stale(__u32 tgid, __u64 want)
 {
-	__u64 now = bpf_ktime_get_ns(), *last = bpf_map_lookup_elem(&unwind_stale, &tgid);
+	/* Apart: a table request must not hold back the reload that brings
+	 * a mapping made since (libc, mapped after the first sample). */
+	__u32 key = want ? tgid | 0x80000000u : tgid;
+	__u64 now = bpf_ktime_get_ns(), *last = bpf_map_lookup_elem(&unwind_stale, &key);
 	struct stkrec_event *e;
 
 	if (last && now - *last < (want ? UW_WANT_NS : UW_STALE_NS))
 		return;
-	bpf_map_update_elem(&unwind_stale, &tgid, &now, BPF_ANY);
+	bpf_map_update_elem(&unwind_stale, &key, &now, BPF_ANY);
 	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 	if (!e) {
 		stat_inc(STKREC_STAT_EVENTS_LOST);
@@ -412,8 +416,10 @@ static __always_inline __u32 uw_walk(void *ctx, const __u64 *user_regs)
 	bpf_loop(STKREC_MAX_DEPTH + 1, uw_step, NULL, 0);
 	if (st->want)
 		stat_inc(STKREC_STAT_UW_PENDING);
-	if (st->stale || st->want)
+	if (st->want)
 		uw_report_stale(tgid, st->want);
+	if (st->stale)
+		uw_report_stale(tgid, 0);
 	if (st->leaf_unknown) {
 		stat_inc(STKREC_STAT_UW_FB_LEAF);
 		return 0;
