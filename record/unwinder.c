@@ -844,8 +844,14 @@ static int want_now(struct unwinder *u, uint32_t tgid, uint64_t addr)
 	for (i = 0; i < p->nr_pend; i++)
 		if (addr >= p->pend[i].m.start && addr < p->pend[i].m.end)
 			break;
-	if (i == p->nr_pend)
+	if (i == p->nr_pend) {
+		/* Built already (BPF asked again meanwhile): nothing to do.
+		 * In no mapping we know: the process mapped more. */
+		for (i = 0; i < p->nr_um; i++)
+			if (addr >= p->um[i].start && addr < p->um[i].end)
+				return 1;
 		return 0;
+	}
 	d = p->pend[i].m;
 	d.path = strdup(d.path);
 	if (!d.path)
