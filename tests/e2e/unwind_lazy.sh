@@ -17,20 +17,22 @@
 NOFP=$O/tests/unwind/nofpwork
 need_files "$NOFP"
 
-bg "$REC" -q -F 499 -o "$tmp/all.stk" 5
+bg "$REC" -q -F 499 -o "$tmp/all.stk" 6
 r=$bg_pid
 sleep 1.5
-"$NOFP" 2 >/dev/null
+"$NOFP" 3 >/dev/null
 wait "$r"
 rc=$?
 check "stkrec (all processes) exits 0 (got $rc)" [ "$rc" -eq 0 ]
-"$REP" -f folded "$tmp/all.stk" >"$tmp/all.folded" 2>/dev/null
+# From a second after nofpwork started: its tables are built on request,
+# behind whatever else the machine's processes asked for first.
+"$REP" -f folded --since 2.5 --until 4.5 "$tmp/all.stk" >"$tmp/all.folded" 2>/dev/null
 "$DUMP" "$tmp/all.stk" >"$tmp/all.dump"
 set -- $(awk '$0 ~ /^nofpwork;/ { n = $NF; t += n; if ($0 ~ /^nofpwork;_start;.*;main;/) m += n }
 	END { printf "%d %d\n", t, m }' "$tmp/all.folded")
-echo "     nofpwork: $2 of $1 samples rooted at _start..main"
+echo "     nofpwork: $2 of $1 samples (its last 2 s) rooted at _start..main"
 check "nofpwork: >= 90% of $1 samples rooted at _start..main ($2)" \
-	[ "$1" -ge 50 -a $(($2 * 10)) -ge $(($1 * 9)) ]
+	[ "$1" -ge 30 -a $(($2 * 10)) -ge $(($1 * 9)) ]
 check "STAT unwind_mappings_pending: mappings were loaded without a table" \
 	grep -q '^STAT	unwind_mappings_pending	[1-9]' "$tmp/all.dump"
 check "STAT unwind_table_pending: stacks met them and asked" \
