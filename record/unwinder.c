@@ -518,7 +518,7 @@ static struct table *table_get(struct unwinder *u, uint32_t tgid, const struct s
 	int fd = -1, err;
 
 	*pending = 0;
-	if (t && t->failed != -ENOSPC)
+	if (t && t->failed != -ENOSPC && t->failed != -EAGAIN)
 		return t->failed ? NULL : t;
 	if (lazy && (!t || !t->saved) && m->path[0] && (m->path[0] != '[' || vdso)) {
 		*pending = 1;
@@ -583,7 +583,10 @@ static struct table *table_get(struct unwinder *u, uint32_t tgid, const struct s
 	} else {
 		fd = open_mapping(tgid, m);
 		if (fd < 0) {
-			err = fd;
+			/* This process's way to the file failed (it may have
+			 * exited meanwhile): another's may not, so the file is
+			 * tried again when a process maps it next. */
+			err = -EAGAIN;
 			u->st.open_failed++;
 			goto out;
 		}
