@@ -335,6 +335,41 @@ START_TEST(refused_table_is_not_rebuilt_and_evicts_nothing)
 }
 END_TEST
 
+START_TEST(a_file_not_opened_for_one_process_is_tried_for_the_next)
+{
+	struct unwinder_stats st;
+	struct stkrec_unwind_row r;
+	struct stk_proc_maps one;
+	struct stk_mapping m;
+	struct unwinder *u;
+	struct fixture f;
+	uint64_t rel;
+
+	maps_open(&f, 1u << 20);
+	u = unwinder__new(&f.maps);
+	ck_assert_ptr_nonnull(u);
+	/* libc, by a path that does not lead to it (the process is gone and
+	 * no /proc/PID/map_files of it remains): no table now... */
+	m = *libc_mapping(&f.self);
+	m.path = "/nonexistent/libc.so.6";
+	one = f.self;
+	one.mappings = &m;
+	one.nr_mappings = 1;
+	one.tgid = 1u << 30;
+	ck_assert_int_eq(unwinder__add_process(u, &one), 0);
+	unwinder__stats(u, &st);
+	ck_assert_uint_eq(st.tables, 0);
+	ck_assert_uint_eq(st.open_failed, 1);
+	/* ... but the next process mapping it gets one. */
+	ck_assert_int_eq(add_part(u, &f, 100, "/libc.so"), 0);
+	unwinder__stats(u, &st);
+	ck_assert_uint_eq(st.tables, 1);
+	ck_assert_int_eq(bpf_style_row(&f, 100, (uint64_t)(uintptr_t)&printf, &r, &rel), 0);
+	unwinder__free(u);
+	maps_close(&f);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("record_unwinder");
@@ -354,6 +389,7 @@ int main(void)
 	tcase_add_test(tc, budget_refuses_then_evicts);
 	tcase_add_test(tc, evicted_table_is_reloaded_not_rebuilt);
 	tcase_add_test(tc, refused_table_is_not_rebuilt_and_evicts_nothing);
+	tcase_add_test(tc, a_file_not_opened_for_one_process_is_tried_for_the_next);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
