@@ -107,9 +107,12 @@ struct stkrec_offcpu_value {
 #define STKREC_STAT_UW_FB_LEAF		19 /* frame-pointer stack: the leaf is in no
 					    * mapping the unwinder knows (yet) */
 #define STKREC_STAT_UW_STOP_BASE	20 /* + STKREC_UW_STOP_*: walks stopped early */
+#define STKREC_STAT_UW_PENDING		(STKREC_STAT_UW_STOP_BASE + STKREC_UW_NR_STOPS)
+					   /* walks that met a mapping whose table
+					    * was not built yet (requested) */
 /* profile: every cpu-clock overflow the program saw, of any task, before
  * the -p/-t filter: what the kernel really delivered (it throttles). */
-#define STKREC_STAT_SAMPLE_EVENTS	(STKREC_STAT_UW_STOP_BASE + STKREC_UW_NR_STOPS)
+#define STKREC_STAT_SAMPLE_EVENTS	(STKREC_STAT_UW_PENDING + 1)
 #define STKREC_NR_STATS			(STKREC_STAT_SAMPLE_EVENTS + 1)
 
 /*
@@ -195,6 +198,9 @@ struct stkrec_unwind_page {
  */
 #define STKREC_UW_MAX_MAPPINGS	512
 #define STKREC_UW_NO_TABLE	0
+/* The file has CFI, but its table is built only once a stack needs it
+ * (system-wide recordings): a frame-pointer step, and a request. */
+#define STKREC_UW_PENDING	0xffffffffu
 
 struct stkrec_unwind_mapping {
 	__u64 start;
@@ -235,13 +241,16 @@ struct stkrec_unwind_state {
 	__u32 stale;	/* an address in no known mapping was met */
 	__u32 leaf_unknown; /* ... and it was the leaf's */
 	__u32 pad;
+	__u64 want;	/* an address in a mapping whose table is pending, or 0 */
 };
 
 /* Ring buffer events, BPF -> user space. */
 #define STKREC_EV_NEW_PROC 1 /* first sample of a process (or first since its exec) */
 #define STKREC_EV_EXIT	   2 /* a process announced before has exited */
 #define STKREC_EV_MAPS_STALE 3 /* [unwind] a user stack left the process's known
-				* mappings: reload them (at most every 100 ms) */
+				* mappings: reload them (at most every second);
+				* or (@addr set) it met a mapping whose table is
+				* pending: build that one (at most every 10 ms) */
 
 struct stkrec_event {
 	__u32 type;
@@ -249,6 +258,7 @@ struct stkrec_event {
 	__u32 tid;
 	__u32 pad;
 	char comm[STKREC_COMM_LEN];
+	__u64 addr;
 };
 
 /*
@@ -285,7 +295,8 @@ STKREC_ASSERT_AT(stkrec_ksym_io, out, 40 + 8 * STKREC_KSYM_BATCH);
 STKREC_ASSERT_SIZE(stkrec_ksym_io, 40 + 8 * STKREC_KSYM_BATCH + STKREC_KSYM_BATCH * STKREC_KSYM_TEXT);
 
 STKREC_ASSERT_AT(stkrec_event, comm, 16);
-STKREC_ASSERT_SIZE(stkrec_event, 16 + STKREC_COMM_LEN);
+STKREC_ASSERT_AT(stkrec_event, addr, 16 + STKREC_COMM_LEN);
+STKREC_ASSERT_SIZE(stkrec_event, 24 + STKREC_COMM_LEN);
 
 #undef STKREC_ASSERT_SIZE
 #undef STKREC_ASSERT_AT

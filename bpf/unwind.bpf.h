@@ -11,7 +11,8 @@
  * (Linux 5.17+) over per-CPU scratch.  Callers are looked up at return
  * address - 1 (the call may be a function's last instruction), except
  * above a signal frame, whose saved pc is exact.  A mapping without a
- * table takes one frame-pointer step (auto).
+ * table takes one frame-pointer step (auto); one whose table is pending
+ * also asks user space to build it.
  *
  * Included after common.bpf.h by each program that takes user stacks.
  * With unwind_mode == 0 (--unwind=fp), user_stack_store() is
@@ -60,7 +61,8 @@ struct {
 	__uint(max_entries, 1);
 } unwind_state SEC(".maps");
 
-/* tgid -> when it last asked user space to reload its mappings. */
+/* tgid -> when it last asked user space to reload its mappings (tgid |
+ * 1 << 31: to build a pending table). */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__type(key, __u32);
@@ -68,7 +70,11 @@ struct {
 	__uint(max_entries, 4096);
 } unwind_stale SEC(".maps");
 
-#define UW_STALE_NS 100000000ULL
+/* A reload reads /proc/PID/maps and the mapped files' build-ids: on a
+ * machine starting processes all the time, reloads every 100 ms were
+ * most of a system-wide recorder's CPU. */
+#define UW_STALE_NS 1000000000ULL
+#define UW_WANT_NS 10000000ULL
 
 /* The unwound frames; scratch slot 0 gets the frame-pointer stack to
  * compare with. */
@@ -156,6 +162,15 @@ __noinline long uw_row_idx(__u32 table, __u64 rel)
 	return lo;
 }
 
+/* The current task has a user address space.  A CO-RE read, not a field
+ * of bpf_get_current_task_btf(): the verifier checks each such field
+ * access by searching the kernel's BTF for the type's trusted variant by
+ * name, a linear scan that cost more start-up than the rest of the check. */
+static __always_inline int uw_has_mm(void)
+{
+	return BPF_CORE_READ((struct task_struct *)bpf_get_current_task(), mm) != NULL;
+}
+
 static __always_inline int uw_read(__u64 *out, __u64 addr)
 {
 	return bpf_probe_read_user(out, sizeof(*out), (const void *)addr) ? -1 : 0;
@@ -214,7 +229,9 @@ static long uw_step(__u32 index, void *unused)
 		return 1;
 	}
 	m = &proc->m[mi & (STKREC_UW_MAX_MAPPINGS - 1)];
-	if (m->table == STKREC_UW_NO_TABLE) {
+	if (m->table == STKREC_UW_PENDING && !st->want)
+		st->want = pc; /* user space builds it on request */
+	if (m->table == STKREC_UW_NO_TABLE || m->table == STKREC_UW_PENDING) {
 		/* No CFI for this file: one frame-pointer step. */
 		if (unwind_mode != UW_MODE_AUTO) {
 			st->stop = STKREC_UW_STOP_NO_ROW;
@@ -313,9 +330,9 @@ static __always_inline int uw_regs(struct stkrec_unwind_state *st, const __u64 *
 		st->bp = uregs[2];
 		return 0;
 	}
-	task = bpf_get_current_task_btf();
-	if (!task->mm) /* kernel threads have no user stack */
+	if (!uw_has_mm()) /* kernel threads have no user stack */
 		return -1;
+	task = bpf_get_current_task_btf();
 	regs = (struct pt_regs *)bpf_task_pt_regs(task);
 	if (!regs)
 		return -1;
@@ -329,16 +346,20 @@ static __always_inline int uw_regs(struct stkrec_unwind_state *st, const __u64 *
 	return 0;
 }
 
-/* Ask user space to reload @tgid's mappings (JIT code asks at most every
- * UW_STALE_NS, so it cannot flood the ring buffer). */
-static __always_inline void uw_report_stale(__u32 tgid)
+/* Ask user space to reload @tgid's mappings, building the table of the
+ * mapping holding @want if set (JIT code asks at most every UW_STALE_NS,
+ * a pending table every UW_WANT_NS, so neither floods the ring buffer). */
+static __always_inline void uw_report_stale(__u32 tgid, __u64 want)
 {
-	__u64 now = bpf_ktime_get_ns(), *last = bpf_map_lookup_elem(&unwind_stale, &tgid);
+	/* Apart: a table request must not hold back the reload that brings
+	 * a mapping made since (libc, mapped after the first sample). */
+	__u32 key = want ? tgid | 0x80000000u : tgid;
+	__u64 now = bpf_ktime_get_ns(), *last = bpf_map_lookup_elem(&unwind_stale, &key);
 	struct stkrec_event *e;
 
-	if (last && now - *last < UW_STALE_NS)
+	if (last && now - *last < (want ? UW_WANT_NS : UW_STALE_NS))
 		return;
-	bpf_map_update_elem(&unwind_stale, &tgid, &now, BPF_ANY);
+	bpf_map_update_elem(&unwind_stale, &key, &now, BPF_ANY);
 	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 	if (!e) {
 		stat_inc(STKREC_STAT_EVENTS_LOST);
@@ -348,6 +369,7 @@ static __always_inline void uw_report_stale(__u32 tgid)
 	e->tgid = tgid;
 	e->tid = 0;
 	e->pad = 0;
+	e->addr = want;
 	__builtin_memset(e->comm, 0, sizeof(e->comm));
 	bpf_ringbuf_submit(e, 0);
 }
@@ -372,7 +394,7 @@ static __always_inline __u32 uw_walk(void *ctx, const __u64 *user_regs)
 		return 0;
 	/* Kernel threads have no user stack: stack_store() says so (EFAULT),
 	 * not counted as a fallback. */
-	if (!bpf_get_current_task_btf()->mm)
+	if (!uw_has_mm())
 		return 0;
 	tgid = bpf_get_current_pid_tgid() >> 32;
 	if (!bpf_map_lookup_elem(&unwind_procs, &tgid)) {
@@ -390,9 +412,14 @@ static __always_inline __u32 uw_walk(void *ctx, const __u64 *user_regs)
 	st->fp_steps = 0;
 	st->stale = 0;
 	st->leaf_unknown = 0;
+	st->want = 0;
 	bpf_loop(STKREC_MAX_DEPTH + 1, uw_step, NULL, 0);
+	if (st->want)
+		stat_inc(STKREC_STAT_UW_PENDING);
+	if (st->want)
+		uw_report_stale(tgid, st->want);
 	if (st->stale)
-		uw_report_stale(tgid);
+		uw_report_stale(tgid, 0);
 	if (st->leaf_unknown) {
 		stat_inc(STKREC_STAT_UW_FB_LEAF);
 		return 0;
@@ -463,8 +490,12 @@ static __always_inline __s64 user_stack_store(void *ctx, const __u64 *user_regs)
 /*
  * After an exec the process's mappings are another image's: forget them
  * at once, so no sample is unwound with the old tables (a non-PIE binary
- * exec'ing another is mapped at the same addresses).  Its stacks are
- * frame-pointer stacks until the recorder loads the new mappings.
+ * exec'ing another is mapped at the same addresses).  A process of -p or
+ * -- CMD has user space load the new image's mappings now, so that its
+ * first samples are unwound (the binary and ld.so are mapped by now; the
+ * libraries ld.so maps next are loaded when a stack first meets them);
+ * other processes are loaded when first sampled (a busy machine execs
+ * far more than it samples).  Until then, frame-pointer stacks.
  */
 #pragma clang diagnostic push
 #pragma clang diagnostic ignored "-Wunused-parameter"
@@ -472,9 +503,25 @@ SEC("tp_btf/sched_process_exec")
 int BPF_PROG(on_exec_unwind, struct task_struct *task)
 {
 	__u32 tgid = task->tgid;
+	struct stkrec_event *e;
 
-	if (unwind_mode != UW_MODE_FP)
-		bpf_map_delete_elem(&unwind_procs, &tgid);
+	if (unwind_mode == UW_MODE_FP)
+		return 0;
+	bpf_map_delete_elem(&unwind_procs, &tgid);
+	if (!filter_tgids || !bpf_map_lookup_elem(&tgids, &tgid))
+		return 0;
+	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (!e) {
+		stat_inc(STKREC_STAT_EVENTS_LOST);
+		return 0;
+	}
+	e->type = STKREC_EV_MAPS_STALE;
+	e->tgid = tgid;
+	e->tid = 0;
+	e->pad = 0;
+	e->addr = 0;
+	__builtin_memset(e->comm, 0, sizeof(e->comm));
+	bpf_ringbuf_submit(e, 0);
 	return 0;
 }
 #pragma clang diagnostic pop

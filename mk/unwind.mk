@@ -4,6 +4,7 @@
 # pointers), for check_record_unwind_table and tests/e2e/unwind_*.sh.
 #   $(UW)/nofpwork         -O2 -fomit-frame-pointer -g, a known call tree
 #   $(UW)/nofpwork_nohdr   the same linked without .eh_frame_hdr (no table)
+#   $(UW)/stackfan         16384 distinct stacks, frame pointers (make bench)
 # -fno-optimize-sibling-calls keeps every function of the call tree on the
 # stack (a tail call would leave no frame to find, by any unwinder).
 
@@ -21,9 +22,14 @@ $(UW)/nofpwork_nohdr: tests/unwind/nofpwork.c
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CPPFLAGS) $(NOFP_CFLAGS) $(LDFLAGS) -Wall -Wextra -Werror -Wl,--no-eh-frame-hdr $< -o $@
 
+$(UW)/stackfan: tests/unwind/stackfan.c
+	$(call msg,CC-FP,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CPPFLAGS) $(FP_CFLAGS) -Wall -Wextra -Werror -pthread $(LDFLAGS) $< -o $@
+
 $(O)/tests/check_record_unwind_table: $(UW_PROGS)
 
-TEST_EXTRA_DEPS += $(UW_PROGS)
+TEST_EXTRA_DEPS += $(UW_PROGS) $(UW)/stackfan
 
 # The oracle (tests/tools/uworacle.c): the same BPF unwinder, plus a copy
 # of registers and stack per sample that libdwfl unwinds to compare.

@@ -190,13 +190,6 @@ static int maps_reserve(struct wproc *p, size_t more)
 	return 0;
 }
 
-static int wmap_cmp(const void *a, const void *b)
-{
-	const struct wmap *x = a, *y = b;
-
-	return x->start < y->start ? -1 : x->start > y->start;
-}
-
 /*
  * Remove [@start, @end) from the mappings, as a new mapping there does in
  * the process: what it covers goes, what it splits stays on both sides.
@@ -206,9 +199,25 @@ static int wmap_cmp(const void *a, const void *b)
 static int maps_punch(struct wproc *p, uint64_t start, uint64_t end)
 {
 	struct wmap tail = {};
-	size_t i = 0, k = 0;
+	size_t i = 0, k = 0, tail_at = 0, lo = 0, hi = p->nr;
 	int err, changed = 0;
 
+	/* Sorted and not overlapping, so the ends are sorted too: find the
+	 * first mapping ending after @start.  If it starts at or after @end,
+	 * nothing overlaps: the common case (a process's data mappings fall
+	 * where no mapping kept here is; an ASan binary makes thousands a
+	 * second, and copying every mapping for each was a system-wide
+	 * recorder's largest cost). */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (p->maps[mid].end <= start)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == p->nr || p->maps[lo].start >= end)
+		return 0;
 	/* Room for an old mapping split in two. */
 	err = maps_reserve(p, 1);
 	if (err)
@@ -234,6 +243,7 @@ static int maps_punch(struct wproc *p, uint64_t start, uint64_t end)
 			tail.start = end;
 			m.end = start;
 			p->maps[k++] = m;
+			tail_at = k;
 		} else if (m.start < start) {
 			m.end = start;
 			p->maps[k++] = m;
@@ -245,8 +255,12 @@ static int maps_punch(struct wproc *p, uint64_t start, uint64_t end)
 			free(m.path);
 		}
 	}
-	if (tail.path)
-		p->maps[k++] = tail;
+	if (tail.path) {
+		/* Right after its left part: the order stays sorted. */
+		memmove(p->maps + tail_at + 1, p->maps + tail_at, (k - tail_at) * sizeof(*p->maps));
+		p->maps[tail_at] = tail;
+		k++;
+	}
 	p->nr = k;
 	return changed;
 fail:
@@ -274,8 +288,22 @@ static int maps_add(struct wproc *p, struct wmap *n)
 		p->complete = 0;
 		return err;
 	}
-	p->maps[p->nr++] = *n;
-	qsort(p->maps, p->nr, sizeof(*p->maps), wmap_cmp);
+	{
+		/* Into its place: the others are sorted. */
+		size_t lo = 0, hi = p->nr;
+
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+
+			if (p->maps[mid].start < n->start)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		memmove(p->maps + lo + 1, p->maps + lo, (p->nr - lo) * sizeof(*p->maps));
+		p->maps[lo] = *n;
+		p->nr++;
+	}
 	return 0;
 }
 

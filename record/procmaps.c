@@ -37,6 +37,7 @@ struct procmaps {
 	uint8_t vdso_id[STK_MAX_BUILD_ID];
 	const void *vdso_image;	/* our own vDSO, mapped for our whole life */
 	size_t vdso_size;	/* 0: we have none */
+	int vdso_size_seen;	/* another process's vDSO of our size was ours */
 	struct procmaps_stats stats;
 };
 
@@ -459,6 +460,15 @@ int procmaps__proc_vdso_build_id(struct procmaps *pm, const char *proc_root, uin
 	vdso_read_self(pm);
 	if (!size || size > VDSO_MAX_SIZE)
 		return 0;
+	/* Once one process's vDSO of our size proved to be ours, the others
+	 * of that size are taken to be too (the kernel's images differ in
+	 * size, below): reading each new process's memory was a sixth of a
+	 * system-wide recorder's CPU on a machine starting processes all
+	 * the time. */
+	if (pm->vdso_size_seen && size == pm->vdso_size && pm->vdso_state > 0) {
+		memcpy(id, pm->vdso_id, (size_t)pm->vdso_state);
+		return pm->vdso_state;
+	}
 	/* Root (or a ptrace-capable caller) reads any process's memory; the
 	 * vDSO pages are ordinary pages there (gdb reads them the same way). */
 	snprintf(path, sizeof(path), "%s/%u/mem", proc_root, tgid);
@@ -474,6 +484,8 @@ int procmaps__proc_vdso_build_id(struct procmaps *pm, const char *proc_root, uin
 	if (n > 0) {
 		if (n != pm->vdso_state || memcmp(id, pm->vdso_id, (size_t)n) != 0)
 			pm->stats.vdso_other++;
+		else if (size == pm->vdso_size)
+			pm->vdso_size_seen = 1;
 		return n;
 	}
 	/* Unreadable (the process is gone or has exec'd since, or we may not

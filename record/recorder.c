@@ -47,6 +47,8 @@
 
 #define NSEC_PER_SEC 1000000000ULL
 #define STATUS_INTERVAL_NS NSEC_PER_SEC
+/* Time a flush gives the events waiting before it drains the counts. */
+#define FLUSH_EVENTS_NS (NSEC_PER_SEC / 20)
 
 /* epoll data: what became readable. */
 #define EV_RINGBUF 0
@@ -85,6 +87,7 @@ static const char *const bpf_stat_names[STKREC_NR_STATS] = {
 	[STKREC_STAT_UW_STOP_BASE + STKREC_UW_STOP_UNSUPP] = "unwind_stop_unsupported",
 	[STKREC_STAT_UW_STOP_BASE + STKREC_UW_STOP_FP] = "unwind_stop_fp",
 	[STKREC_STAT_UW_STOP_BASE + STKREC_UW_STOP_LOOP] = "unwind_stop_loop",
+	[STKREC_STAT_UW_PENDING] = "unwind_table_pending",
 	[STKREC_STAT_SAMPLE_EVENTS] = "sample_events",
 };
 
@@ -116,6 +119,7 @@ struct recorder {
 	uint64_t wall_start, mono_start;
 	uint64_t t0;			/* start of the interval being recorded */
 	uint64_t t_attached, t_detached;	/* sampling on, off (monotonic; 0: not yet) */
+	uint64_t events_until;		/* stop taking ring buffer events then (0: never) */
 	uint64_t seq;			/* flushes done */
 	uint64_t chunks;
 	const char *end_reason;
@@ -326,6 +330,8 @@ static int write_stats(struct recorder *rec, uint64_t now)
 		st[n++] = (struct stk_stat){ "unwind_table_err_unsupported", us.unsupported };
 		st[n++] = (struct stk_stat){ "unwind_table_err_budget", us.refused_budget };
 		st[n++] = (struct stk_stat){ "unwind_tables_evicted", us.evicted };
+		st[n++] = (struct stk_stat){ "unwind_tables_reloaded", us.reloaded };
+		st[n++] = (struct stk_stat){ "unwind_mappings_pending", us.pending };
 		st[n++] = (struct stk_stat){ "unwind_mappings_dropped", us.mappings_dropped };
 		st[n++] = (struct stk_stat){ "unwind_map_errors", us.map_errors };
 	}
@@ -362,9 +368,21 @@ static int on_event(void *ctx, void *data, size_t size)
 		esym__exited(rec->esym, e->tgid);
 		break;
 	case STKREC_EV_MAPS_STALE:
-		procs__unwind_stale(rec->procs, e->tgid);
+		/* A pending table the stack needs is built in the reload. */
+		if (!e->addr || !unwinder__want(rec->uw, e->tgid, e->addr))
+			procs__unwind_stale(rec->procs, e->tgid);
 		break;
 	}
+	/*
+	 * Each event may read /proc or build a table: on a machine starting
+	 * processes faster than that keeps up, taking events until none are
+	 * left starved the flushes (a 20 s recording made one; the counts
+	 * maps overflowed, the side-band lost records).  Past the deadline,
+	 * stop after this one (handled: nothing is lost); the rest wait in
+	 * the ring buffer for the next round.
+	 */
+	if (rec->events_until && now_ns(CLOCK_MONOTONIC) >= rec->events_until)
+		return -EAGAIN;
 	return 0;
 }
 
@@ -414,8 +432,12 @@ static int recorder__flush(struct recorder *rec, int final)
 		return -EIO;
 	/* Snapshots of processes announced since the last poll first, so a
 	 * row's process is not read twice. */
-	if (rec->rb)
+	if (rec->rb) {
+		/* Rows of processes whose events wait are snapshotted as
+		 * they are drained (recorder__see_task()). */
+		rec->events_until = final ? 0 : t1 + FLUSH_EVENTS_NS;
 		ring_buffer__consume(rec->rb);
+	}
 	err = procs__refresh(rec->procs, rec->seq);
 	if (err)
 		return recorder__errorf(rec, err, "out of memory");
@@ -669,6 +691,10 @@ static int open_unwinder(struct recorder *rec)
 	rec->uw = unwinder__new(&rec->maps.unwind);
 	if (!rec->uw)
 		return recorder__errorf(rec, -errno, "unwind tables: %s", strerror(errno));
+	/* All processes: build a file's table when a stack first needs it
+	 * (most files a busy machine maps are never on a sampled stack);
+	 * -p and -- CMD: every file of theirs at once. */
+	unwinder__set_lazy(rec->uw, !rec->o.cmd && !rec->o.nr_pids);
 	snprintf(rec->uw_state, sizeof(rec->uw_state), "%s",
 		 rec->o.unwind == RECORDER_UNWIND_DWARF ? "dwarf" : "auto");
 	/* -p processes run already: their tables before their first sample
@@ -897,6 +923,7 @@ int recorder__run(struct recorder *rec)
 		}
 		for (i = 0; i < n; i++) {
 			if (evs[i].data.u32 == EV_RINGBUF) {
+				rec->events_until = next_flush < next_status ? next_flush : next_status;
 				ring_buffer__consume(rec->rb);
 			} else if (evs[i].data.u32 == EV_MMAPWATCH) {
 				procs__drain_events(rec->procs);

@@ -4,6 +4,14 @@
  * one table per ELF file (by build-id), rows copied into the mmap'ed rows
  * array, a page index per table, and each traced process's executable
  * mappings with their table and load bias.
+ *
+ * Building is the expensive part (libLLVM: ~950k rows in ~0.2 s), so a
+ * table built once is never built again: evicted from the map, or refused
+ * for want of room, its rows are kept in memory (as much again as the
+ * map holds, least recently used dropped first) and copied back when a
+ * process maps the file again.  On a machine that runs compilers all day
+ * this is the difference between building libLLVM once and at every
+ * clang.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -43,6 +51,8 @@ struct table {
 	uint32_t first_page, nr_pages;
 	uint32_t refs;			/* processes mapping it */
 	uint64_t last_use;
+	struct stkrec_unwind_row *saved; /* its rows while not loaded, or NULL */
+	uint32_t nr_saved;
 	struct load loads[MAX_LOADS];
 	size_t nr_loads;
 };
@@ -51,9 +61,19 @@ struct extent {
 	uint32_t start, len;
 };
 
+/* A mapping whose table is pending: what building it needs. */
+struct pend {
+	struct stk_mapping m;		/* m.path owned */
+};
+
 struct proc {
+	uint32_t tgid;
 	uint32_t *tables;		/* ids it references (one ref each) */
 	size_t nr;
+	struct stkrec_unwind_mapping *um; /* as in its BPF entry, sorted */
+	uint32_t nr_um;
+	struct pend *pend;		/* its pending mappings */
+	size_t nr_pend;
 };
 
 struct unwinder {
@@ -66,9 +86,14 @@ struct unwinder {
 	struct extent *free_ext;	/* free rows, sorted by start */
 	size_t nr_free, cap_free;
 	struct idmap *procs;		/* tgid -> struct proc * */
+	uint64_t saved_rows;		/* rows of all tables' saved copies */
 	uint64_t clock;
 	struct unwinder_stats st;
 	struct stkrec_unwind_proc pbuf;
+	int lazy;
+	/* unwinder__want()'s requests, until that process is added. */
+	struct { uint32_t tgid; uint64_t addr; } want[16];
+	size_t nr_want;
 	/* Our vDSO: the same image as every process's of this kernel. */
 	const void *vdso;
 	size_t vdso_size;
@@ -230,10 +255,51 @@ static int rows_release(struct unwinder *u, uint32_t start, uint32_t n)
 	return 0;
 }
 
-/* Take @t's rows and pages out of the maps. */
+static void saved_drop(struct unwinder *u, struct table *t)
+{
+	if (!t->saved)
+		return;
+	free(t->saved);
+	t->saved = NULL;
+	u->saved_rows -= t->nr_saved;
+	t->nr_saved = 0;
+}
+
+/* Keep a copy of @nr rows at @rows for @t's next load, dropping the least
+ * recently used copies of other tables past the budget (as many rows as
+ * the map holds).  Without memory for it, the table is built again. */
+static void saved_keep(struct unwinder *u, struct table *t, const struct stkrec_unwind_row *rows,
+		       uint32_t nr)
+{
+	saved_drop(u, t);
+	if (nr > u->maps.rows_cap)
+		return;
+	while (u->saved_rows + nr > u->maps.rows_cap) {
+		struct table *lru = NULL;
+		size_t i;
+
+		for (i = 0; i < u->nr_tables; i++)
+			if (u->tables[i]->saved && (!lru || u->tables[i]->last_use < lru->last_use))
+				lru = u->tables[i];
+		if (!lru)
+			return;
+		saved_drop(u, lru);
+	}
+	t->saved = malloc((size_t)nr * sizeof(*rows));
+	if (!t->saved)
+		return;
+	memcpy(t->saved, rows, (size_t)nr * sizeof(*rows));
+	t->nr_saved = nr;
+	u->saved_rows += nr;
+}
+
+/* Take @t's rows and pages out of the maps (its rows saved first). */
 static void table_unload(struct unwinder *u, struct table *t)
 {
 	uint32_t p;
+
+	if (t->nr)
+		saved_keep(u, t, &u->rows[t->first], t->nr);
 
 	for (p = 0; p < t->nr_pages; p++) {
 		struct stkrec_unwind_page_key k = { t->id, t->first_page + p };
@@ -249,13 +315,26 @@ static void table_unload(struct unwinder *u, struct table *t)
 	}
 	u->st.tables--;
 	t->nr = t->nr_pages = 0;
-	t->failed = -ENOSPC;	/* rebuilt if a process maps it again */
+	t->failed = -ENOSPC;	/* reloaded (saved rows) or rebuilt if mapped again */
 }
 
 /* Evict unreferenced tables, least recently used first, until @n rows
- * fit.  Returns 0 once they fit, else -ENOSPC. */
+ * fit.  Returns 0 once they fit, else -ENOSPC, having evicted nothing
+ * when even evicting every unreferenced table would not make the room. */
 static int make_room(struct unwinder *u, uint32_t n, uint32_t *first)
 {
+	uint64_t room = 0;
+	size_t i;
+
+	if (rows_alloc(u, n, first) == 0)
+		return 0;
+	for (i = 0; i < u->nr_free; i++)
+		room += u->free_ext[i].len;
+	for (i = 0; i < u->nr_tables; i++)
+		if (!u->tables[i]->failed && !u->tables[i]->refs)
+			room += u->tables[i]->nr;
+	if (room < n)
+		return -ENOSPC;
 	while (rows_alloc(u, n, first) != 0) {
 		struct table *lru = NULL;
 		size_t i;
@@ -274,15 +353,13 @@ static int make_room(struct unwinder *u, uint32_t n, uint32_t *first)
 	return 0;
 }
 
-/* Copy @ut's rows into the rows map and index its pages. */
-static int table_load(struct unwinder *u, struct table *t, const struct unwind_table *ut)
+/* Copy the @nr rows at @r into the rows map and index their pages. */
+static int table_load(struct unwinder *u, struct table *t, const struct stkrec_unwind_row *r,
+		      size_t nr)
 {
-	const struct stkrec_unwind_row *r;
 	uint32_t p, p0, p1, lo = 0, hi;
-	size_t nr;
 	int err;
 
-	r = unwind_table__rows(ut, &nr);
 	if (nr == 0 || nr > UINT32_MAX)
 		return -ENOENT;
 	err = make_room(u, (uint32_t)nr, &t->first);
@@ -327,6 +404,7 @@ static int table_load(struct unwinder *u, struct table *t, const struct unwind_t
 								    sizeof(struct stkrec_unwind_page));
 	if (err) {
 		table_unload(u, t);
+		saved_drop(u, t);
 		t->failed = err;
 	}
 	return err;
@@ -363,10 +441,23 @@ static int table_build(struct unwinder *u, struct table *t, Elf *elf)
 		return err;
 	}
 	u->st.tables_built++;
-	err = table_load(u, t, ut);
+	{
+		const struct stkrec_unwind_row *r;
+		size_t nr;
+
+		r = unwind_table__rows(ut, &nr);
+		err = table_load(u, t, r, nr);
+		/* Refused for room: kept, so the next process mapping the
+		 * file does not build it again; bigger than the whole map,
+		 * it never fits (a failure remembered as any other). */
+		if (err == -ENOSPC && nr <= u->maps.rows_cap)
+			saved_keep(u, t, r, (uint32_t)nr);
+		else if (err == -ENOSPC)
+			err = -EFBIG;
+	}
 	u->st.build_ns += mono_ns() - t0;
 	unwind_table__free(ut);
-	if (err == -ENOSPC)
+	if (err == -ENOSPC || err == -EFBIG)
 		u->st.refused_budget++;
 	else if (err == -E2BIG)
 		u->st.unsupported++;
@@ -415,18 +506,47 @@ static struct table *table_find(struct unwinder *u, const struct stk_mapping *m)
 	return NULL;
 }
 
-/* The table for mapping @m (built on first sight), or NULL (none: the
- * failure is cached, so the file is not retried at every snapshot). */
+/* The table for mapping @m (built on first sight unless @lazy: then
+ * NULL with *@pending set), or NULL (none: the failure is cached, so the
+ * file is not retried at every snapshot). */
 static struct table *table_get(struct unwinder *u, uint32_t tgid, const struct stk_mapping *m,
-			       int *enomem)
+			       int lazy, int *pending, int *enomem)
 {
 	struct table *t = table_find(u, m);
 	int vdso = strcmp(m->path, "[vdso]") == 0;
 	Elf *elf = NULL;
 	int fd = -1, err;
 
-	if (t && t->failed != -ENOSPC)
+	*pending = 0;
+	if (t && t->failed != -ENOSPC && t->failed != -EAGAIN)
 		return t->failed ? NULL : t;
+	if (lazy && (!t || !t->saved) && m->path[0] && (m->path[0] != '[' || vdso)) {
+		*pending = 1;
+		return NULL;
+	}
+	if (t && t->saved) {
+		/* Built before: its rows back into the map.  Taken out of the
+		 * saved set first: making room may save (and drop) others. */
+		struct stkrec_unwind_row *rows = t->saved;
+		uint32_t nr = t->nr_saved;
+
+		t->saved = NULL;
+		t->nr_saved = 0;
+		u->saved_rows -= nr;
+		err = table_load(u, t, rows, nr);
+		if (err == -ENOSPC) {
+			u->st.refused_budget++;
+			t->saved = rows; /* still ours to reload */
+			t->nr_saved = nr;
+			u->saved_rows += nr;
+			return NULL;
+		}
+		free(rows);
+		if (!err)
+			u->st.reloaded++;
+		t->failed = err;
+		return err ? NULL : t;
+	}
 	if (!m->path[0] || (m->path[0] == '[' && !vdso))
 		return NULL; /* anonymous, [vsyscall]: nothing to read */
 	if (!t) {
@@ -463,7 +583,10 @@ static struct table *table_get(struct unwinder *u, uint32_t tgid, const struct s
 	} else {
 		fd = open_mapping(tgid, m);
 		if (fd < 0) {
-			err = fd;
+			/* This process's way to the file failed (it may have
+			 * exited meanwhile): another's may not, so the file is
+			 * tried again when a process maps it next. */
+			err = -EAGAIN;
 			u->st.open_failed++;
 			goto out;
 		}
@@ -519,8 +642,46 @@ static void proc_release(struct unwinder *u, struct proc *p)
 		for (j = 0; j < u->nr_tables; j++)
 			if (u->tables[j]->id == p->tables[i] && u->tables[j]->refs)
 				u->tables[j]->refs--;
+	for (i = 0; i < p->nr_pend; i++)
+		free((char *)p->pend[i].m.path);
+	free(p->pend);
+	free(p->um);
 	free(p->tables);
 	free(p);
+}
+
+/* Write @p's mappings into its BPF entry (@flags: BPF_EXIST, only if it
+ * still has one: an exec deletes it, and the old image's must not come
+ * back). */
+static int proc_write(struct unwinder *u, const struct proc *p, uint64_t flags)
+{
+	struct stkrec_unwind_proc *pb = &u->pbuf;
+
+	memset(pb, 0, offsetof(struct stkrec_unwind_proc, m));
+	pb->nr = p->nr_um;
+	memcpy(pb->m, p->um, p->nr_um * sizeof(*p->um));
+	if (bpf_map_update_elem(u->maps.procs_fd, &p->tgid, pb, flags)) {
+		if (errno != ENOENT)
+			u->st.map_errors++;
+		return -errno;
+	}
+	return 0;
+}
+
+/* Keep a copy of pending mapping @m in @p. */
+static int proc_pend(struct proc *p, const struct stk_mapping *m, size_t cap)
+{
+	struct pend *d;
+
+	if (!p->pend && !(p->pend = calloc(cap, sizeof(*p->pend))))
+		return -ENOMEM;
+	d = &p->pend[p->nr_pend];
+	d->m = *m;
+	d->m.path = strdup(m->path);
+	if (!d->m.path)
+		return -ENOMEM;
+	p->nr_pend++;
+	return 0;
 }
 
 static int cmp_mapping(const void *a, const void *b)
@@ -530,19 +691,42 @@ static int cmp_mapping(const void *a, const void *b)
 	return x->start < y->start ? -1 : x->start > y->start;
 }
 
+/* 1 if BPF asked for the table of mapping @m of @tgid. */
+static int wanted(const struct unwinder *u, uint32_t tgid, const struct stk_mapping *m)
+{
+	size_t i;
+
+	for (i = 0; i < u->nr_want; i++)
+		if (u->want[i].tgid == tgid && u->want[i].addr >= m->start && u->want[i].addr < m->end)
+			return 1;
+	return 0;
+}
+
+/* @tgid's requests are answered (or its mappings no longer have them). */
+static void want_forget(struct unwinder *u, uint32_t tgid)
+{
+	size_t i, k = 0;
+
+	for (i = 0; i < u->nr_want; i++)
+		if (u->want[i].tgid != tgid)
+			u->want[k++] = u->want[i];
+	u->nr_want = k;
+}
+
 int unwinder__add_process(struct unwinder *u, const struct stk_proc_maps *maps)
 {
 	struct stkrec_unwind_proc *pb = &u->pbuf;
 	struct proc *p = NULL, *old = NULL;
 	uint64_t *v;
 	uint32_t i;
-	int enomem = 0, err;
+	int enomem = 0, pending;
 
 	p = calloc(1, sizeof(*p));
 	if (!p || (maps->nr_mappings && !(p->tables = calloc(maps->nr_mappings, sizeof(*p->tables))))) {
 		free(p);
 		return -ENOMEM;
 	}
+	p->tgid = maps->tgid;
 	memset(pb, 0, sizeof(*pb));
 	u->clock++;
 	for (i = 0; i < maps->nr_mappings; i++) {
@@ -557,24 +741,34 @@ int unwinder__add_process(struct unwinder *u, const struct stk_proc_maps *maps)
 			u->st.mappings_dropped++;
 			continue;
 		}
-		t = table_get(u, maps->tgid, m, &enomem);
+		t = table_get(u, maps->tgid, m, u->lazy && !wanted(u, maps->tgid, m), &pending,
+			      &enomem);
 		if (t && mapping_bias(t, m, &bias) != 0)
 			t = NULL;
 		um = &pb->m[pb->nr++];
 		um->start = m->start;
 		um->end = m->end;
 		um->bias = bias;
-		um->table = t ? t->id : STKREC_UW_NO_TABLE;
+		um->table = t ? t->id : pending ? STKREC_UW_PENDING : STKREC_UW_NO_TABLE;
+		u->st.pending += pending;
+		if (pending && proc_pend(p, m, maps->nr_mappings))
+			enomem = 1, um->table = STKREC_UW_NO_TABLE;
 		if (t) {
 			t->refs++;
 			t->last_use = u->clock;
 			p->tables[p->nr++] = t->id;
 		}
 	}
+	want_forget(u, maps->tgid);
 	qsort(pb->m, pb->nr, sizeof(pb->m[0]), cmp_mapping);
-	err = bpf_map_update_elem(u->maps.procs_fd, &maps->tgid, pb, BPF_ANY) ? -errno : 0;
-	if (err)
-		u->st.map_errors++;
+	p->um = malloc((pb->nr ? pb->nr : 1) * sizeof(*p->um));
+	if (!p->um) {
+		proc_release(u, p);
+		return -ENOMEM;
+	}
+	memcpy(p->um, pb->m, pb->nr * sizeof(*p->um));
+	p->nr_um = pb->nr;
+	proc_write(u, p, BPF_ANY); /* a failure is counted */
 	v = idmap__find(u->procs, maps->tgid);
 	if (v)
 		old = (struct proc *)(uintptr_t)*v;
@@ -586,6 +780,114 @@ int unwinder__add_process(struct unwinder *u, const struct stk_proc_maps *maps)
 	}
 	proc_release(u, old);
 	return enomem ? -ENOMEM : 0;
+}
+
+void unwinder__set_lazy(struct unwinder *u, int lazy)
+{
+	u->lazy = lazy;
+}
+
+/* The table of pending mapping @d is built (@t) or failed (NULL): every
+ * process waiting for that file gets it (or stops asking) at once. */
+static void pend_resolve(struct unwinder *u, const struct stk_mapping *d, struct table *t)
+{
+	size_t it = 0, i, j;
+	uint64_t key, val;
+
+	while (idmap__next(u->procs, &it, &key, &val)) {
+		struct proc *p = (struct proc *)(uintptr_t)val;
+		int changed = 0;
+
+		for (i = 0; i < p->nr_pend;) {
+			struct stk_mapping *m = &p->pend[i].m;
+			uint64_t bias = 0;
+			int same = d->build_id_size ? m->build_id_size == d->build_id_size &&
+							      !memcmp(m->build_id, d->build_id, d->build_id_size)
+						    : !m->build_id_size && m->dev == d->dev && m->inode == d->inode;
+
+			if (!same) {
+				i++;
+				continue;
+			}
+			for (j = 0; j < p->nr_um; j++) {
+				if (p->um[j].start != m->start || p->um[j].table != STKREC_UW_PENDING)
+					continue;
+				if (t && mapping_bias(t, m, &bias) == 0) {
+					p->um[j].table = t->id;
+					p->um[j].bias = bias;
+					t->refs++;
+					p->tables[p->nr++] = t->id;
+				} else {
+					p->um[j].table = STKREC_UW_NO_TABLE;
+				}
+				changed = 1;
+			}
+			free((char *)m->path);
+			p->pend[i] = p->pend[--p->nr_pend];
+		}
+		if (changed)
+			proc_write(u, p, BPF_EXIST);
+	}
+}
+
+/* Build the pending table of @tgid's mapping holding @addr now.  1 if
+ * there was one. */
+static int want_now(struct unwinder *u, uint32_t tgid, uint64_t addr)
+{
+	uint64_t *v = idmap__find(u->procs, tgid);
+	struct stk_mapping d;
+	struct proc *p;
+	struct table *t;
+	int pending, enomem = 0;
+	size_t i;
+
+	if (!v)
+		return 0;
+	p = (struct proc *)(uintptr_t)*v;
+	for (i = 0; i < p->nr_pend; i++)
+		if (addr >= p->pend[i].m.start && addr < p->pend[i].m.end)
+			break;
+	if (i == p->nr_pend) {
+		/* Built already (BPF asked again meanwhile): nothing to do.
+		 * In no mapping we know: the process mapped more. */
+		for (i = 0; i < p->nr_um; i++)
+			if (addr >= p->um[i].start && addr < p->um[i].end)
+				return 1;
+		return 0;
+	}
+	d = p->pend[i].m;
+	d.path = strdup(d.path);
+	if (!d.path)
+		return 0;
+	u->clock++;
+	t = table_get(u, tgid, &d, 0, &pending, &enomem);
+	if (t)
+		t->last_use = u->clock;
+	pend_resolve(u, &d, t);
+	free((char *)d.path);
+	return 1;
+}
+
+int unwinder__want(struct unwinder *u, uint32_t tgid, uint64_t addr)
+{
+	size_t i;
+
+	if (!u || !tgid)
+		return 0;
+	if (want_now(u, tgid, addr))
+		return 1;
+	for (i = 0; i < u->nr_want; i++)
+		if (u->want[i].tgid == tgid && u->want[i].addr == addr)
+			return 0;
+	if (u->nr_want == sizeof(u->want) / sizeof(u->want[0])) {
+		/* Full: the oldest goes (BPF asks again). */
+		memmove(&u->want[0], &u->want[1], (u->nr_want - 1) * sizeof(u->want[0]));
+		u->nr_want--;
+	}
+	u->want[u->nr_want].tgid = tgid;
+	u->want[u->nr_want].addr = addr;
+	u->nr_want++;
+	return 0;
 }
 
 void unwinder__remove_process(struct unwinder *u, uint32_t tgid)
@@ -620,8 +922,10 @@ void unwinder__free(struct unwinder *u)
 			proc_release(u, (struct proc *)(uintptr_t)val);
 		idmap__free(u->procs);
 	}
-	for (i = 0; i < u->nr_tables; i++)
+	for (i = 0; i < u->nr_tables; i++) {
+		free(u->tables[i]->saved);
 		free(u->tables[i]);
+	}
 	free(u->tables);
 	free(u->free_ext);
 	if (u->rows)

@@ -8,7 +8,9 @@
  *
  * Memory is bounded by the rows map's size: a table that does not fit is
  * first made room for by evicting tables no live process maps (least
- * recently used first), else refused; every refusal is counted.  A
+ * recently used first), else refused; every refusal is counted.  Rows of
+ * tables evicted or refused are kept in user memory (at most as many as
+ * the map holds) so that no file is built twice.  A
  * mapping without a table is unwound by frame pointer (auto mode).
  */
 #ifndef STKREC_UNWINDER_H
@@ -58,6 +60,9 @@ struct unwinder_stats {
 	uint64_t unsupported;		/* files refused: not x86-64, > 4 GiB, bad CFI */
 	uint64_t refused_budget;	/* tables refused: no room in the rows map */
 	uint64_t evicted;		/* tables evicted to make room */
+	uint64_t reloaded;		/* tables loaded again from their saved rows
+					 * (evicted or refused before), not rebuilt */
+	uint64_t pending;		/* mappings marked pending (lazy), in all */
 	uint64_t mappings_dropped;	/* mappings beyond STKREC_UW_MAX_MAPPINGS */
 	uint64_t map_errors;		/* BPF map updates that failed */
 };
@@ -76,6 +81,23 @@ struct unwinder *unwinder__new(const struct unwinder_maps *maps);
  * returned (the mapping falls back to frame pointers).
  */
 int unwinder__add_process(struct unwinder *u, const struct stk_proc_maps *maps);
+
+/*
+ * unwinder__set_lazy() - @lazy: from now on unwinder__add_process() builds
+ * no table; a mapping whose file has none yet is marked pending
+ * (STKREC_UW_PENDING) and built when BPF asks for it (unwinder__want()).
+ * Tables already built are used at once either way.
+ */
+void unwinder__set_lazy(struct unwinder *u, int lazy);
+
+/*
+ * unwinder__want() - BPF met @tgid's mapping holding @addr pending: build
+ * its table now and give it to every process waiting for that file
+ * (returns 1); or, when the unwinder knows no such pending mapping (the
+ * process mapped it since), the next unwinder__add_process() of @tgid
+ * builds it (returns 0: reload the process's mappings).  Accepts NULL.
+ */
+int unwinder__want(struct unwinder *u, uint32_t tgid, uint64_t addr);
 
 /* @tgid exited: drop its mappings (its tables stay, unreferenced, until
  * their room is needed). */

@@ -30,6 +30,18 @@
 # (kernel.bpf_stats_enabled set for the run and restored, bpftool's
 # run_time_ns / run_cnt of the recorder's own program, read while it runs).
 #
+# Then (issue 10) nofpwork's slowdown at 99 and 999 Hz under stkrec
+# --unwind=auto, unprofiled and under perf --call-graph dwarf (by the
+# rounds it completes in UW_SECONDS); the recorder's fixed start-up CPU
+# (stkrec -- true); table build time and map memory for a python3 process
+# and for a system-wide capture of `make -j2` building a copy of this
+# project (MAKE_SECONDS, default 30).
+# Then (issue 13) the load run: tests/unwind/stackfan (16384 distinct
+# stacks) on every CPU, 999 Hz system-wide for LOAD_SECONDS (default 60):
+# stkrec's CPU and peak RSS against perf record -g -a on the same run
+# (one after the other), its losses as counted in STAT.  BENCH_ONLY=load
+# runs only that; BENCH_ONLY=unwind the unwinding sections.
+#
 # Targets (issue 3): recorder CPU <= 1/10 of perf's, file <= 1/10 of
 # perf.data, slowdown <= 1% at 99 Hz.  Needs root.  Environment: O, REPS,
 # SECONDS_PER_RUN (default 10), LONG_SECONDS (default 30), UW_SECONDS
@@ -38,9 +50,13 @@
 # CPU is the recorder's user+sys, children included, less the workload's.
 
 O=${O:-build}
+top=$(cd "$(dirname "$0")/../.." && pwd)
 REC=$O/stkrec
 CW=$O/samples/cpuwork
 NOFP=$O/tests/unwind/nofpwork
+FAN=$O/tests/unwind/stackfan
+LOAD_S=${LOAD_SECONDS:-60}
+MAKE_S=${MAKE_SECONDS:-30}
 UW_S=${UW_SECONDS:-5}
 REPS=${REPS:-3}
 RUN_S=${SECONDS_PER_RUN:-10}
@@ -51,7 +67,7 @@ if [ "$(id -u)" != 0 ]; then
 	echo "bench: needs root (BPF, system-wide perf)" >&2
 	exit 1
 fi
-for f in "$REC" "$CW" "$NOFP"; do
+for f in "$REC" "$CW" "$NOFP" "$FAN"; do
 	[ -x "$f" ] || { echo "bench: $f missing; run make" >&2; exit 1; }
 done
 command -v "$PERF" > /dev/null || { echo "bench: perf not found (apt-get install linux-perf)" >&2; exit 1; }
@@ -167,9 +183,108 @@ $hz $(median < "$tmp/s_cpu") $(median < "$tmp/p_cpu") $(median < "$tmp/s_size") 
 	}'
 }
 
+# stat_of FILE KEY: a STAT value of a capture (0 when absent).
+stat_of() {
+	"$O/stkreport" info "$1" 2>/dev/null | awk -v k="$2" '$1 == "stat" && $2 == k":" { v = $3 } END { print v + 0 }'
+}
+
+# rounds_of FILE: the rounds nofpwork printed (its work in UW_S seconds).
+rounds_of() {
+	awk '/ rounds$/ { print $1 }' "$1" | tail -1
+}
+
+# Slowdown of nofpwork (work done in UW_S s) at 99 and 999 Hz, the
+# recorder's fixed start-up, and table build cost for python3 and make -j2.
+unwind_extra_bench() {
+	echo
+	for hz in 99 999; do
+		for f in r_none r_auto r_perf; do : > "$tmp/$f"; done
+		r=0
+		while [ $r -lt "$REPS" ]; do
+			"$NOFP" "$UW_S" > "$tmp/o" 2>&1; rounds_of "$tmp/o" >> "$tmp/r_none"
+			"$REC" -q -F $hz -o "$tmp/x.stk" -- "$NOFP" "$UW_S" > "$tmp/o" 2>&1
+			rounds_of "$tmp/o" >> "$tmp/r_auto"
+			"$PERF" record -q -F $hz --call-graph dwarf -o "$tmp/x.data" -- "$NOFP" "$UW_S" > "$tmp/o" 2>&1
+			rounds_of "$tmp/o" >> "$tmp/r_perf"
+			r=$((r + 1))
+		done
+		awk -v hz=$hz -v n="$(median < "$tmp/r_none")" -v a="$(median < "$tmp/r_auto")" \
+			-v p="$(median < "$tmp/r_perf")" 'BEGIN {
+			printf "nofpwork slowdown at %d Hz (work done in the same time): stkrec auto %+.2f %%   perf dwarf %+.2f %%   (unprofiled %d rounds)\n",
+				hz, n ? 100 * (n - a) / n : 0, n ? 100 * (n - p) / n : 0, n }'
+	done
+	: > "$tmp/st_cpu"
+	r=0
+	while [ $r -lt "$REPS" ]; do
+		/usr/bin/time -f '%U %S' -o "$tmp/st.cpu" "$REC" -q -o "$tmp/x.stk" -- true > /dev/null 2>&1
+		cpu_ms "$tmp/st.cpu" >> "$tmp/st_cpu"
+		r=$((r + 1))
+	done
+	echo "stkrec start-up and exit, no samples (-- true): $(median < "$tmp/st_cpu") ms CPU"
+	if command -v python3 > /dev/null; then
+		printf 'import json, zlib, time\nend = time.time() + 3\nwhile time.time() < end:\n    zlib.compress(json.dumps(list(range(500))).encode())\n' > "$tmp/loop.py"
+		"$REC" -q -F 99 -o "$tmp/py.stk" -- python3 "$tmp/loop.py" > /dev/null 2>&1
+		awk -v t="$(stat_of "$tmp/py.stk" unwind_tables_built)" -v ns="$(stat_of "$tmp/py.stk" unwind_build_ns)" \
+			-v b="$(stat_of "$tmp/py.stk" unwind_bytes)" -v rows="$(stat_of "$tmp/py.stk" unwind_rows)" 'BEGIN {
+			printf "python3 (-- CMD): %d tables, %d rows built in %.0f ms, %.0f KiB of map memory\n", t, rows, ns / 1e6, b / 1024 }'
+	fi
+	# make -j2 of a copy of this project, recorded system-wide.
+	mkdir "$tmp/src"
+	(cd "$top" && git ls-files -z 2>/dev/null | xargs -0 cp --parents -t "$tmp/src") 2>/dev/null ||
+		cp -r "$top/Makefile" "$top/mk" "$top/format" "$top/record" "$top/report" "$top/util" "$top/bpf" "$top/samples" "$tmp/src"
+	/usr/bin/time -f '%U %S %M' -o "$tmp/mk.cpu" "$REC" -q -F 99 -o "$tmp/mk.stk" "$MAKE_S" > /dev/null 2>&1 &
+	mr=$!
+	sleep 1
+	(cd "$tmp/src" && timeout "$((MAKE_S - 2))" make -j2 O="$tmp/src/build" > /dev/null 2>&1)
+	wait $mr
+	awk -v t="$(stat_of "$tmp/mk.stk" unwind_tables_built)" -v ns="$(stat_of "$tmp/mk.stk" unwind_build_ns)" \
+		-v b="$(stat_of "$tmp/mk.stk" unwind_bytes)" -v pend="$(stat_of "$tmp/mk.stk" unwind_mappings_pending)" \
+		-v s="$MAKE_S" -v cpu="$(cpu_ms "$tmp/mk.cpu")" 'BEGIN {
+		printf "make -j2 of this project, %d s system-wide at 99 Hz: %d tables built in %.0f ms (%d mappings never needed one), %.0f KiB of map memory; recorder CPU %.3f s\n",
+			s, t, ns / 1e6, pend, b / 1024, cpu / 1000 }'
+}
+
+# Load: stackfan on every CPU, 999 Hz system-wide, stkrec then perf -g -a.
+load_bench() {
+	echo
+	"$FAN" $((LOAD_S + 3)) "$ncpu" &
+	fan=$!
+	sleep 1
+	/usr/bin/time -f '%U %S %M' -o "$tmp/ld.cpu" "$REC" -q -F 999 -o "$tmp/ld.stk" "$LOAD_S" > /dev/null 2>&1
+	wait $fan
+	# The like of perf -g: frame pointers only (auto also builds tables
+	# for whatever else the machine runs, compilers included).
+	"$FAN" $((LOAD_S + 3)) "$ncpu" &
+	fan=$!
+	sleep 1
+	/usr/bin/time -f '%U %S %M' -o "$tmp/lf.cpu" "$REC" -q -F 999 --unwind=fp -o "$tmp/lf.stk" "$LOAD_S" > /dev/null 2>&1
+	wait $fan
+	"$FAN" $((LOAD_S + 3)) "$ncpu" &
+	fan=$!
+	sleep 1
+	/usr/bin/time -f '%U %S %M' -o "$tmp/lp.cpu" "$PERF" record -q -F 999 -g -a -o "$tmp/ld.data" -- sleep "$LOAD_S" > /dev/null 2>&1
+	wait $fan
+	sc=$(cpu_ms "$tmp/ld.cpu"); pc=$(cpu_ms "$tmp/lp.cpu"); fc=$(cpu_ms "$tmp/lf.cpu")
+	awk -v s="$LOAD_S" -v sc="$sc" -v pc="$pc" -v fc="$fc" -v rss="$(tail -1 "$tmp/ld.cpu" | awk '{ print $3 }')" \
+		-v tb="$(stat_of "$tmp/ld.stk" unwind_tables_built)" -v tns="$(stat_of "$tmp/ld.stk" unwind_build_ns)" \
+		-v n="$(stat_of "$tmp/ld.stk" samples)" -v w="$(stat_of "$tmp/ld.stk" stacks_written)" \
+		-v ev="$(stat_of "$tmp/ld.stk" stacks_evicted)" -v full="$(stat_of "$tmp/ld.stk" stacks_map_full)" \
+		-v cf="$(stat_of "$tmp/ld.stk" counts_map_full)" -v fl="$(stat_of "$tmp/ld.stk" flushes)" 'BEGIN {
+		printf "load: stackfan (16384 stacks) on all CPUs, %d s at 999 Hz system-wide:\n", s
+		printf "  recorder CPU:      stkrec --unwind=fp %7.3f s   perf -g -a %7.3f s   ratio %.3f (goal <= 0.1)\n", fc / 1000, pc / 1000, pc ? fc / pc : 0
+		printf "                     stkrec (auto)      %7.3f s   ratio %.3f; %d tables built in %.0f ms (wall)\n", sc / 1000, pc ? sc / pc : 0, tb, tns / 1e6
+		printf "  stkrec: %d samples, %d stacks written, %d evicted, %d flushes, peak RSS %.1f MiB; lost: %d stacks (map full), %d samples (counts map full)\n",
+			n, w, ev, fl, rss / 1024, full, cf }'
+}
+
 if [ "${BENCH_ONLY:-}" = unwind ]; then
 	echo "bench: unwinding only, nofpwork $UW_S s, $REPS runs each, medians"
 	unwind_bench
+	unwind_extra_bench
+	exit 0
+fi
+if [ "${BENCH_ONLY:-}" = load ]; then
+	load_bench
 	exit 0
 fi
 
@@ -252,3 +367,5 @@ awk -v s="$s" -v f="$f" -v p="$p" -v n="$n" -v e="${e:-0}" -v sc="$(cpu_ms "$tmp
 }'
 
 unwind_bench
+unwind_extra_bench
+load_bench

@@ -255,6 +255,40 @@ START_TEST(a_new_mapping_replaces_the_parts_it_overlaps)
 }
 END_TEST
 
+START_TEST(punches_and_insertions_keep_the_mappings_sorted)
+{
+	struct stk_proc_maps s;
+	uint32_t i;
+
+	exec_rec(&rb, 100, 10);
+	/* Mapped out of address order; then data mappings split /a (the
+	 * part after the hole must sort before /z) and punch /z's middle
+	 * and nothing at all. */
+	mmap_rec(&rb, 100, 0x30000, 0x3000, 0, RX, BID_X, 0, 0, "/z", 11);
+	mmap_rec(&rb, 100, 0x10000, 0x4000, 0, RX, BID_X, 0, 0, "/a", 12);
+	mmap_rec(&rb, 100, 0x08000, 0x1000, 0, RX, BID_L, 0, 0, "/first", 13);
+	mmap_rec(&rb, 100, 0x11000, 0x1000, 0x7000, PROT_READ | PROT_WRITE, NULL, 0, 0, "/d", 14);
+	mmap_rec(&rb, 100, 0x31000, 0x1000, 0x7000, PROT_READ | PROT_WRITE, NULL, 0, 0, "/d", 15);
+	mmap_rec(&rb, 100, 0x50000, 0x1000, 0x7000, PROT_READ | PROT_WRITE, NULL, 0, 0, "/d", 16);
+	mmap_rec(&rb, 100, 0x12000, 0x800, 0, RX, BID_L, 0, 0, "/in", 17);
+	feed();
+	ck_assert_int_eq(mmapwatch__snapshot(w, pm, 100, "x", &s), 0);
+	ck_assert_uint_eq(s.nr_mappings, 6 + vsys_n);
+	for (i = 0; i + 1 < s.nr_mappings; i++)
+		ck_assert_uint_le(s.mappings[i].end, s.mappings[i + 1].start);
+	ck_assert_str_eq(s.mappings[0].path, "/first");
+	ck_assert_uint_eq(s.mappings[1].end, 0x11000);
+	ck_assert_str_eq(s.mappings[2].path, "/in");
+	ck_assert_uint_eq(s.mappings[3].start, 0x12800);
+	ck_assert_uint_eq(s.mappings[3].end, 0x14000);
+	ck_assert_str_eq(s.mappings[4].path, "/z");
+	ck_assert_uint_eq(s.mappings[4].end, 0x31000);
+	ck_assert_uint_eq(s.mappings[5].start, 0x32000);
+	ck_assert_uint_eq(s.mappings[5].offset, 0x2000);
+	procmaps__free_snapshot(&s);
+}
+END_TEST
+
 START_TEST(records_apply_in_time_order_whatever_the_buffer_order)
 {
 	struct stk_proc_maps s;
@@ -581,6 +615,7 @@ int main(void)
 	tcase_add_test(tc, a_real_process_snapshot_equals_its_proc_maps);
 	tcase_add_test(tc, without_the_kernels_build_id_the_file_is_read_if_still_the_same);
 	tcase_add_test(tc, malformed_records_are_einval);
+	tcase_add_test(tc, punches_and_insertions_keep_the_mappings_sorted);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

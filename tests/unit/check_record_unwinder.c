@@ -235,6 +235,141 @@ START_TEST(budget_refuses_then_evicts)
 }
 END_TEST
 
+/* Process @tgid mapping only this process's executable mapping whose
+ * path has @sub in it ("/libc.so", "/ld-linux"). */
+static int add_part(struct unwinder *u, const struct fixture *f, uint32_t tgid, const char *sub)
+{
+	struct stk_proc_maps part = f->self;
+	struct stk_mapping *m = calloc(f->self.nr_mappings, sizeof(*m));
+	uint32_t i, k = 0;
+	int err;
+
+	ck_assert_ptr_nonnull(m);
+	for (i = 0; i < f->self.nr_mappings; i++)
+		if ((f->self.mappings[i].prot & 4) && strstr(f->self.mappings[i].path, sub))
+			m[k++] = f->self.mappings[i];
+	ck_assert_uint_eq(k, 1);
+	part.mappings = m;
+	part.nr_mappings = k;
+	part.tgid = tgid;
+	err = unwinder__add_process(u, &part);
+	free(m);
+	return err;
+}
+
+static uint64_t libc_rows_of(struct fixture *f)
+{
+	struct unwind_table *t;
+	size_t n;
+
+	maps_open(f, 1);
+	t = unwind_table__from_file(libc_mapping(&f->self)->path);
+	ck_assert_ptr_nonnull(t);
+	unwind_table__rows(t, &n);
+	unwind_table__free(t);
+	maps_close(f);
+	return n;
+}
+
+START_TEST(evicted_table_is_reloaded_not_rebuilt)
+{
+	struct unwinder_stats st;
+	struct stkrec_unwind_row r;
+	struct unwinder *u;
+	struct fixture f;
+	uint64_t rel, libc_rows = libc_rows_of(&f);
+
+	maps_open(&f, (uint32_t)libc_rows + 16);
+	u = unwinder__new(&f.maps);
+	ck_assert_ptr_nonnull(u);
+	ck_assert_int_eq(add_part(u, &f, 100, "/libc.so"), 0);
+	unwinder__remove_process(u, 100);
+	/* ld.so's table needs libc's room: libc's is evicted. */
+	ck_assert_int_eq(add_part(u, &f, 200, "/ld-linux"), 0);
+	unwinder__remove_process(u, 200);
+	unwinder__stats(u, &st);
+	ck_assert_uint_ge(st.evicted, 1);
+	ck_assert_uint_eq(st.reloaded, 0);
+	/* libc again: its rows come back from memory, nothing is built. */
+	ck_assert_int_eq(add_part(u, &f, 300, "/libc.so"), 0);
+	{
+		struct unwinder_stats st2;
+
+		unwinder__stats(u, &st2);
+		ck_assert_uint_eq(st2.tables_built, st.tables_built);
+		ck_assert_uint_eq(st2.reloaded, 1);
+	}
+	ck_assert_int_eq(bpf_style_row(&f, 300, (uint64_t)(uintptr_t)&printf, &r, &rel), 0);
+	ck_assert_uint_le(r.pc, rel);
+	unwinder__free(u);
+	maps_close(&f);
+}
+END_TEST
+
+START_TEST(refused_table_is_not_rebuilt_and_evicts_nothing)
+{
+	struct unwinder_stats st, st2;
+	struct unwinder *u;
+	struct fixture f;
+	uint64_t libc_rows = libc_rows_of(&f);
+
+	/* Room for ld.so's table, never for libc's. */
+	maps_open(&f, (uint32_t)libc_rows - 1);
+	u = unwinder__new(&f.maps);
+	ck_assert_ptr_nonnull(u);
+	ck_assert_int_eq(add_part(u, &f, 200, "/ld-linux"), 0);
+	unwinder__remove_process(u, 200);
+	ck_assert_int_eq(add_part(u, &f, 100, "/libc.so"), 0);
+	unwinder__stats(u, &st);
+	ck_assert_uint_eq(st.refused_budget, 1);
+	/* Evicting the unreferenced tables could not have made the room. */
+	ck_assert_uint_eq(st.evicted, 0);
+	/* It can never fit: not built, not counted again. */
+	ck_assert_int_eq(add_part(u, &f, 101, "/libc.so"), 0);
+	unwinder__stats(u, &st2);
+	ck_assert_uint_eq(st2.refused_budget, 1);
+	ck_assert_uint_eq(st2.tables_built, st.tables_built);
+	ck_assert_uint_eq(st2.evicted, 0);
+	unwinder__free(u);
+	maps_close(&f);
+}
+END_TEST
+
+START_TEST(a_file_not_opened_for_one_process_is_tried_for_the_next)
+{
+	struct unwinder_stats st;
+	struct stkrec_unwind_row r;
+	struct stk_proc_maps one;
+	struct stk_mapping m;
+	struct unwinder *u;
+	struct fixture f;
+	uint64_t rel;
+
+	maps_open(&f, 1u << 20);
+	u = unwinder__new(&f.maps);
+	ck_assert_ptr_nonnull(u);
+	/* libc, by a path that does not lead to it (the process is gone and
+	 * no /proc/PID/map_files of it remains): no table now... */
+	m = *libc_mapping(&f.self);
+	m.path = "/nonexistent/libc.so.6";
+	one = f.self;
+	one.mappings = &m;
+	one.nr_mappings = 1;
+	one.tgid = 1u << 30;
+	ck_assert_int_eq(unwinder__add_process(u, &one), 0);
+	unwinder__stats(u, &st);
+	ck_assert_uint_eq(st.tables, 0);
+	ck_assert_uint_eq(st.open_failed, 1);
+	/* ... but the next process mapping it gets one. */
+	ck_assert_int_eq(add_part(u, &f, 100, "/libc.so"), 0);
+	unwinder__stats(u, &st);
+	ck_assert_uint_eq(st.tables, 1);
+	ck_assert_int_eq(bpf_style_row(&f, 100, (uint64_t)(uintptr_t)&printf, &r, &rel), 0);
+	unwinder__free(u);
+	maps_close(&f);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("record_unwinder");
@@ -252,6 +387,9 @@ int main(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, own_libc_table_gives_printfs_row);
 	tcase_add_test(tc, budget_refuses_then_evicts);
+	tcase_add_test(tc, evicted_table_is_reloaded_not_rebuilt);
+	tcase_add_test(tc, refused_table_is_not_rebuilt_and_evicts_nothing);
+	tcase_add_test(tc, a_file_not_opened_for_one_process_is_tried_for_the_next);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
