@@ -8,7 +8,7 @@
  *                       whose interfaces take paths (merge, info, ELF files)
  *   fuzz_write_file()   @size bytes into a file of it
  *   fuzz_fix_crcs()     recompute every header and payload CRC, so that
- *                       mutations reach the checks behind them (crcfix.c)
+ *                       mutations reach the checks behind them (common.c)
  *   fuzz_quiet()        stdout to /dev/null around a call that prints
  *                       (the front-ends)
  *   fuzz_null()         a FILE for the writers' output
@@ -84,7 +84,7 @@ static int fuzz_write_file(const char *path, const void *data, size_t size)
 }
 
 /* Recomputes the CRCs of every frame that parses as one of ours
- * (tests/fuzz/crcfix.c: it needs libstk's internal layout). */
+ * (common.c: it needs libstk's internal layout). */
 void fuzz_fix_crcs(uint8_t *p, size_t size);
 
 static int fuzz_saved_stdout = -1;
