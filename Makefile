@@ -258,7 +258,8 @@ $(O)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/common.c $(FUZZ_LIBS)
 	$(call msg,CC-FUZZ,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CLANG) -g -O1 -std=gnu11 -D_GNU_SOURCE $(INCLUDES) $(FUZZ_INCLUDES) $(CPPFLAGS) \
-		-DFUZZ_LIBFUZZER -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all $(LDFLAGS) $^ $(PKG_LIBS) -o $@
+		-DFUZZ_LIBFUZZER -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
+		$(LDFLAGS) $^ $(PKG_LIBS) -o $@
 
 # -entropic=0: libFuzzer 14's entropic schedule spends most of the time in
 # its own bookkeeping on the report targets' many features.

@@ -50,7 +50,8 @@ for c in p1 w1; do
 done
 check "the profile has samples" grep -q "^samples: [1-9]" "$tmp/out.9"
 san "diff of the profiles" "$AREP" diff "$tmp/p1.stk" "$tmp/p2.stk"
-san "diff of the offwake captures, svg" "$AREP" diff -f svg -o "$tmp/dw.svg" "$tmp/w1.stk" "$tmp/w2.stk"
+san "diff of the offwake captures, svg" \
+	"$AREP" diff -f svg -o "$tmp/dw.svg" "$tmp/w1.stk" "$tmp/w2.stk"
 san "merge of the profiles" "$AREP" merge -o "$tmp/pm.stk" "$tmp/p1.stk" "$tmp/p2.stk"
 san "merge of the offwake captures" "$AREP" merge -o "$tmp/wm.stk" "$tmp/w1.stk" "$tmp/w2.stk"
 san "merged profile: folded" "$AREP" -f folded "$tmp/pm.stk"

@@ -76,8 +76,9 @@ for i in 0 1 2 3 4 5 6; do
 	b "$i" > "$E/bin$i"
 	b "$((i | 128))" > "$E/bin$i-sysroot"
 	# e_shoff (0x28) and e_phoff (0x20) far away; e_shnum (0x3c) huge
-	{ b "$i"; b 7; b 0x28; b 0; b 0; b 0; printf '\377\377\377\377\000\000\000\000'; } > "$E/bin$i-shoff"
-	{ b "$((i | 128))"; b 7; b 0x20; b 0; b 0; b 0; printf '\000\000\000\200\000\000\000\000'; } > "$E/bin$i-phoff"
+	{ b "$i"; b 7; b 0x28; b 0; b 0; b 0; printf '\377\377\377\377\0\0\0\0'; } > "$E/bin$i-shoff"
+	{ b "$((i | 128))"; b 7; b 0x20; b 0; b 0; b 0; printf '\0\0\0\200\0\0\0\0'; } \
+		> "$E/bin$i-phoff"
 	{ b "$i"; b 1; b 0x3c; b 0; b 0; b 0; printf '\377\177'; } > "$E/bin$i-shnum"
 	# cut in the middle
 	{ b "$i"; b 128; b 0; b 0x20; b 0; b 0; } > "$E/bin$i-cut"
