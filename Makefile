@@ -8,7 +8,7 @@
 #   make demo       install missing packages, record the bundled sample
 #                   workload and print its report (needs root)
 #   make bench      compare stkrec/stkreport against perf, printed as ratios
-#   make fuzz       run the reader's libFuzzer target for FUZZ_SECONDS
+#   make fuzz       run each libFuzzer target (tests/fuzz/) for FUZZ_SECONDS
 #   make install    PREFIX=/usr/local DESTDIR= MANDIR=$(PREFIX)/share/man
 #                   BASHCOMPDIR=$(PREFIX)/share/bash-completion/completions
 #   make deps       install missing Debian packages (as root)
@@ -225,24 +225,50 @@ $(SAN_UNIT:%=$(O)/tests/%): $(O)/tests/%: tests/unit/%.c $(O)/san/libstk.a
 
 # Fuzz targets: tests/fuzz/fuzz_<name>.c.  make check replays each corpus
 # tests/fuzz/corpus/<name>/ through a plain main (ASan+UBSan, no libFuzzer).
+# Both link the three libraries built the same way: $(O)/san/ with GCC for
+# the replay, $(O)/fuzz/obj/ with clang's fuzzer instrumentation.  What the
+# targets read besides their input is in mk/fuzz.mk.
 FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_REPLAY := $(FUZZ_SRCS:tests/fuzz/%.c=$(O)/tests/%_replay)
 FUZZ_BINS := $(FUZZ_SRCS:tests/fuzz/%.c=$(O)/fuzz/%)
+FUZZ_INCLUDES := -Ireport -Itests/fuzz -DFUZZ_BUILD='"$(O)"'
+SAN_LIBS := $(O)/san/libreport.a $(O)/san/libstk.a $(O)/san/libstkutil.a
+FUZZ_LIBS := $(O)/fuzz/libreport.a $(O)/fuzz/libstk.a $(O)/fuzz/libstkutil.a
 
-$(O)/tests/fuzz_%_replay: tests/fuzz/fuzz_%.c tests/fuzz/replay.c $(O)/san/libstk.a
-	$(call msg,CC-SAN,$@)
-	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(ALL_CFLAGS) $(SAN_FLAGS) $(LDFLAGS) $^ $(PKG_LIBS) -o $@
+$(O)/san/libreport.a: $(REPORT_SRCS:%.c=$(O)/san/%.o)
+$(O)/san/libstkutil.a: $(UTIL_SRCS:%.c=$(O)/san/%.o)
+$(O)/fuzz/libreport.a: $(REPORT_SRCS:%.c=$(O)/fuzz/obj/%.o)
+$(O)/fuzz/libstk.a: $(FORMAT_SRCS:%.c=$(O)/fuzz/obj/%.o)
+$(O)/fuzz/libstkutil.a: $(UTIL_SRCS:%.c=$(O)/fuzz/obj/%.o)
+$(filter-out $(O)/san/libstk.a,$(SAN_LIBS)) $(FUZZ_LIBS):
+	$(call msg,AR,$@)
+	$(Q)rm -f $@ && ar rcs $@ $^
 
-$(O)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(FORMAT_SRCS)
+$(O)/fuzz/obj/%.o: %.c
 	$(call msg,CC-FUZZ,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CLANG) -g -O1 -std=gnu11 -D_GNU_SOURCE $(INCLUDES) $(CPPFLAGS) \
-		-fsanitize=fuzzer,address,undefined $(LDFLAGS) $^ $(PKG_LIBS) -o $@
+	$(Q)$(CLANG) -g -O1 -std=gnu11 -D_GNU_SOURCE -MMD -MP $(INCLUDES) $(CPPFLAGS) \
+		-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all -c $< -o $@
 
+$(O)/tests/fuzz_%_replay: tests/fuzz/fuzz_%.c tests/fuzz/replay.c tests/fuzz/common.c $(SAN_LIBS)
+	$(call msg,CC-SAN,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(ALL_CFLAGS) $(FUZZ_INCLUDES) $(SAN_FLAGS) $(LDFLAGS) $^ $(PKG_LIBS) -o $@
+
+$(O)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/common.c $(FUZZ_LIBS)
+	$(call msg,CC-FUZZ,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CLANG) -g -O1 -std=gnu11 -D_GNU_SOURCE $(INCLUDES) $(FUZZ_INCLUDES) $(CPPFLAGS) \
+		-DFUZZ_LIBFUZZER -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
+		$(LDFLAGS) $^ $(PKG_LIBS) -o $@
+
+# -entropic=0: libFuzzer 14's entropic schedule spends most of the time in
+# its own bookkeeping on the report targets' many features.
+# -close_fd_mask=2: the targets' messages dropped, sanitizer reports kept.
 fuzz: $(FUZZ_BINS)
 	$(Q)for f in $(FUZZ_BINS); do n=$${f##*/fuzz_}; mkdir -p $(O)/fuzz/corpus-$$n; \
-		$$f -max_total_time=$(FUZZ_SECONDS) $(O)/fuzz/corpus-$$n tests/fuzz/corpus/$$n || exit 1; done
+		$$f -entropic=0 -close_fd_mask=2 -max_total_time=$(FUZZ_SECONDS) \
+			$(O)/fuzz/corpus-$$n tests/fuzz/corpus/$$n || exit 1; done
 
 # Extra rules from mk/*.mk (fixtures, bench, ...), so each piece owns its rules.
 include $(wildcard mk/*.mk)

@@ -428,7 +428,8 @@ static int read_src(const struct src *src, struct elfsyms *out)
 		out->sources |= STK_ESYM_SRC_DEBUGDATA;	/* best effort: it is an extra */
 	if (err)
 		goto out;
-	qsort(a.r, a.n, sizeof(*a.r), by_off);
+	if (a.n)	/* none: a.r is NULL, and qsort(NULL, 0) undefined */
+		qsort(a.r, a.n, sizeof(*a.r), by_off);
 	out->syms = calloc(a.n ? a.n : 1, sizeof(*out->syms));
 	if (!out->syms) {
 		err = -ENOMEM;

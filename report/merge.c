@@ -67,7 +67,8 @@ struct msrc {
 	struct stk_stat *stats;		/* its last STAT chunk (malloc'd names) */
 	size_t nr_stats;
 	int cnts, offc, waker;		/* kinds of rows seen */
-	const struct stk_kobj *kernel;	/* its [kernel.kallsyms] KBID, or NULL */
+	int has_kernel;			/* kernel_obj is its [kernel.kallsyms] KBID
+					 * (not a pointer: srcs is realloc'd) */
 	struct stk_kobj kernel_obj;
 };
 
@@ -345,10 +346,10 @@ static int merge__kobjs(struct merge *m, struct msrc *s, const struct stk_chunk 
 	for (i = 0; i < ch->u.kbid.n; i++) {
 		const struct stk_kobj *o = &ch->u.kbid.objs[i];
 
-		if (!s->kernel && strcmp(o->name, "[kernel.kallsyms]") == 0) {
+		if (!s->has_kernel && strcmp(o->name, "[kernel.kallsyms]") == 0) {
 			s->kernel_obj = *o;
 			s->kernel_obj.name = "[kernel.kallsyms]";
-			s->kernel = &s->kernel_obj;
+			s->has_kernel = 1;
 		}
 		for (j = 0; j < m->nr_kobjs; j++)
 			if (kobj_eq(&m->kobjs[j], o))
@@ -520,14 +521,14 @@ static int kernel_check(struct merge *m)
 		const struct msrc *s = &m->srcs[i];
 		const struct stk_kobj *a, *b;
 
-		if (!s->used || !s->kernel)
+		if (!s->used || !s->has_kernel)
 			continue;
 		if (!first) {
 			first = s;
 			continue;
 		}
-		a = first->kernel;
-		b = s->kernel;
+		a = &first->kernel_obj;
+		b = &s->kernel_obj;
 		if (a->base != b->base || (a->build_id_size && b->build_id_size &&
 		    (a->build_id_size != b->build_id_size ||
 		     memcmp(a->build_id, b->build_id, a->build_id_size) != 0)))

@@ -180,7 +180,7 @@ static struct cu_index *cu_index__build(Dwarf_Die *cudie)
 		if (r < 0)
 			ci->exact = 1;
 	}
-	if (ci->exact)
+	if (ci->exact || !ci->nr_ranges)	/* no ranges: ranges is NULL */
 		return ci;
 	qsort(ci->ranges, ci->nr_ranges, sizeof(*ci->ranges), cu_range_cmp);
 	for (i = 0; i < ci->nr_ranges; i++) {

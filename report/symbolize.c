@@ -376,7 +376,8 @@ static int tab_add(struct symbolizer *s, const uint8_t *bid, uint32_t bid_size, 
 	s->tabs = p;
 	p = &p[s->nr_tabs++];
 	memset(p, 0, sizeof(*p));
-	memcpy(p->build_id, bid, bid_size);
+	if (bid_size)	/* a perf map's table has none (@bid NULL) */
+		memcpy(p->build_id, bid, bid_size);
 	p->build_id_size = bid_size;
 	p->tgid = tgid;
 	p->t = t;
