@@ -155,7 +155,7 @@ static void fix_crcs(uint8_t *p, size_t size)
 
 static void decode_only(const uint8_t *data, size_t size)
 {
-	struct stk_chunk ch = { .type = data[0] % (STK_CHUNK_INDX + 1) };
+	struct stk_chunk ch = { .type = data[0] % (STK_CHUNK_PIDN + 1) };
 	struct arena a = { .budget = STK_MAX_DECODED };
 	struct cursor c = { .start = data + 1, .p = data + 1, .end = data + size, .arena = &a };
 	struct stk_index_entry *idx;
