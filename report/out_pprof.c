@@ -621,14 +621,14 @@ static int pp__location(struct pp *pp, const struct pmap *pm, const struct rfram
 /* Labels tell samples apart as well as locations do. */
 static uint64_t task_hash(uint64_t h, const struct rtask *t)
 {
-	h = hash64(hash64(h, t->tgid), t->tid);
+	h = hash64(hash64(hash64(h, t->tgid), t->tid), t->ns_tgid);
 	return hash_bytes(h, t->comm, strnlen(t->comm, sizeof(t->comm)));
 }
 
 static int same_task(const struct rtask *a, const struct rtask *b)
 {
-	return a->tgid == b->tgid && a->tid == b->tid &&
-	       strncmp(a->comm, b->comm, sizeof(a->comm)) == 0;
+	return a->tgid == b->tgid && a->tid == b->tid && a->ns_tgid == b->ns_tgid &&
+	       a->pid_ns == b->pid_ns && strncmp(a->comm, b->comm, sizeof(a->comm)) == 0;
 }
 
 /* Adds @s with location ids pp->ids[0..n) to the merged samples. */
@@ -717,17 +717,33 @@ static int pp__build_samples(struct pp *pp)
 	return err;
 }
 
+/* The process's pid in its own PID namespace, and which namespace, when
+ * the capture knows it differs (pidn): what the container calls it. */
+static size_t ns_labels(struct pprof_label *l, const struct rtask *t, const char *prefix,
+			char *nspid, char *pidns, size_t size)
+{
+	if (!t->ns_tgid)
+		return 0;
+	snprintf(nspid, size, "%" PRIu32, t->ns_tgid);
+	l[0] = (struct pprof_label){ .key = *prefix ? "waker_ns_pid" : "ns_pid", .str = nspid };
+	if (!t->pid_ns)
+		return 1;
+	snprintf(pidns, size, "%" PRIu64, t->pid_ns);
+	l[1] = (struct pprof_label){ .key = *prefix ? "waker_pid_ns" : "pid_ns", .str = pidns };
+	return 2;
+}
+
 static int pp__add_samples(struct pp *pp)
 {
-	char pid[12], tid[12], wpid[12], wtid[12];
-	size_t i;
+	char pid[12], tid[12], wpid[12], wtid[12], nspid[24], pidns[24], wnspid[24], wpidns[24];
+	size_t i, n;
 	int err = 0;
 
 	for (i = 0; !err && i < pp->nr_samples; i++) {
 		const struct psample *ps = pp->samples[i];
 		const struct rtask *t = &ps->first->task, *w = &ps->first->waker;
 		char comm[sizeof(t->comm) + 1], wcomm[sizeof(w->comm) + 1];
-		struct pprof_label labels[6] = {
+		struct pprof_label labels[10] = {
 			{ .key = "pid", .str = pid },
 			{ .key = "tid", .str = tid },
 			{ .key = "comm", .str = comm },
@@ -744,8 +760,12 @@ static int pp__add_samples(struct pp *pp)
 		snprintf(wpid, sizeof(wpid), "%" PRIu32, w->tgid);
 		snprintf(wtid, sizeof(wtid), "%" PRIu32, w->tid);
 		snprintf(wcomm, sizeof(wcomm), "%.*s", (int)sizeof(w->comm), w->comm);
+		n = pp->r->kind == REPORT_OFFWAKE ? 6 : 3;
+		n += ns_labels(labels + n, t, "", nspid, pidns, sizeof(nspid));
+		if (pp->r->kind == REPORT_OFFWAKE)
+			n += ns_labels(labels + n, w, "waker_", wnspid, wpidns, sizeof(wnspid));
 		err = pprof__add_sample(pp->p, ps->loc_ids, ps->nr_locs, ps->values, pp->nr_values,
-					labels, pp->r->kind == REPORT_OFFWAKE ? 6 : 3);
+					labels, n);
 	}
 	return err;
 }
