@@ -139,6 +139,21 @@ if command -v unshare >/dev/null 2>&1 && unshare --mount true 2>/dev/null; then
 	check "namespace: build-id recorded ($got)" test -n "$want" -a "$got" = "$want"
 	"$REP" --no-debuginfod -f folded "$tmp/ns.stk" >"$tmp/ns.folded" 2>/dev/null
 	all_named "$tmp/ns.folded" "mount namespace, no --sysroot"
+	# Without embedded symbols the container's root file system, given
+	# with --sysroot, names them: the recorded path under it.
+	copy_work "$tmp/nsbin"
+	"$REC" -q --embed-symbols=none -o "$tmp/nsn.stk" -- unshare --mount --propagation private \
+		--fork sh -c "mount --bind '$tmp/nsbin' '$tmp/hidden' && exec '$tmp/hidden/embedwork' 2" \
+		>/dev/null 2>"$tmp/ns.err" || fail "stkrec --embed-symbols=none -- unshare --mount" "$(cat "$tmp/ns.err")"
+	mkdir -p "$tmp/croot$tmp/hidden"
+	mv "$tmp/nsbin/embedwork" "$tmp/nsbin/libembedwork.so" "$tmp/croot$tmp/hidden/"
+	"$REP" --no-debuginfod -f folded "$tmp/nsn.stk" >"$tmp/nsn.folded" 2>/dev/null
+	check "namespace, none, no --sysroot: the workload is [unknown]" \
+		sh -c "! grep -q embedwork_own '$tmp/nsn.folded'"
+	"$REP" --no-debuginfod --sysroot "$tmp/croot" -f folded "$tmp/nsn.stk" >"$tmp/nsr.folded" 2>/dev/null
+	all_named "$tmp/nsr.folded" "mount namespace, none, --sysroot the container's root"
+	"$REP" info --symbols --sysroot "$tmp/croot" "$tmp/nsn.stk" >"$tmp/nsr.sym" 2>&1
+	check "info --symbols: source sysroot" grep -q 'source: sysroot' "$tmp/nsr.sym"
 else
 	skip "mount namespace" "unshare --mount not usable here"
 fi
