@@ -225,8 +225,16 @@ static __always_inline __s64 stack_store(void *ctx, int kernel)
  */
 static __always_inline __u32 task_ns_tgid(struct task_struct *task, __u64 *pid_ns)
 {
-	struct pid *pid = BPF_CORE_READ(task, group_leader, thread_pid);
-	unsigned int level = BPF_CORE_READ(pid, level);
+	struct pid *pid;
+	unsigned int level;
+
+	*pid_ns = 0;
+	/* Older kernels (pids[PIDTYPE_PID].pid) load, without namespaced
+	 * pids. */
+	if (!bpf_core_field_exists(task->thread_pid))
+		return 0;
+	pid = BPF_CORE_READ(task, group_leader, thread_pid);
+	level = BPF_CORE_READ(pid, level);
 
 	*pid_ns = BPF_CORE_READ(pid, numbers[level].ns, ns.inum);
 	return (__u32)BPF_CORE_READ(pid, numbers[level].nr);

@@ -49,7 +49,7 @@ if pprof_tools; then
 		fail "stkreport -f pprof" "$(cat "$tmp/rep.err")"
 	gopprof -raw "$tmp/ns.pb.gz" >"$tmp/ns.raw" 2>&1
 	check "pprof: samples of the namespaced process carry ns_pid:[$ns] and its host pid" \
-		grep -Eq "comm:\\[cpuwork\\] ns_pid:\\[$ns\\] pid:\\[$hostpid_of_ns\\] pid_ns:\\[[0-9]+\\]" "$tmp/ns.raw"
+		grep -Eq "comm:\\[cpuwork\\] .*ns_pid:\\[$ns\\] pid:\\[$hostpid_of_ns\\] pid_ns:\\[[0-9]+\\]" "$tmp/ns.raw"
 	ino=$(sed -nE "s/.*ns_pid:\\[$ns\\] pid:\\[$hostpid_of_ns\\] pid_ns:\\[([0-9]+)\\].*/\\1/p" "$tmp/ns.raw" | head -n 1)
 	check "pprof: pid_ns is not the host's namespace ($ino)" \
 		test -n "$ino" -a "pid:[$ino]" != "$(readlink /proc/self/ns/pid)"
