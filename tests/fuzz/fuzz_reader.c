@@ -92,6 +92,11 @@ static void walk_chunk(const struct stk_chunk *ch)
 	case STK_CHUNK_INDX:
 		h += ch->u.indx.n;
 		break;
+	case STK_CHUNK_PIDN:
+		for (i = 0; i < ch->u.pidn.n; i++)
+			h += ch->u.pidn.pids[i].tgid + ch->u.pidn.pids[i].ns_tgid +
+			     ch->u.pidn.pids[i].time_ns + ch->u.pidn.pids[i].pid_ns;
+		break;
 	default:
 		for (i = 0; i < ch->u.unknown.size; i++)
 			h += ((const uint8_t *)ch->u.unknown.payload)[i];
