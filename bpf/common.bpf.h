@@ -224,6 +224,30 @@ static __always_inline __s64 stack_store(void *ctx, int kernel)
 	return stack_store_frames(s, ret / sizeof(__u64), kernel);
 }
 
+/*
+ * The process id of @task's process in its own (innermost) PID namespace,
+ * and that namespace's inode number: the thread group leader's struct pid
+ * holds one upid per level, numbers[level] being the innermost (Linux
+ * 4.19+ for task->thread_pid).  Read here, while the task runs, because a
+ * short-lived process is gone before /proc/PID/status could be read.
+ */
+static __always_inline __u32 task_ns_tgid(struct task_struct *task, __u64 *pid_ns)
+{
+	struct pid *pid;
+	unsigned int level;
+
+	*pid_ns = 0;
+	/* Older kernels (pids[PIDTYPE_PID].pid) load, without namespaced
+	 * pids. */
+	if (!bpf_core_field_exists(task->thread_pid))
+		return 0;
+	pid = BPF_CORE_READ(task, group_leader, thread_pid);
+	level = BPF_CORE_READ(pid, level);
+
+	*pid_ns = BPF_CORE_READ(pid, numbers[level].ns, ns.inum);
+	return (__u32)BPF_CORE_READ(pid, numbers[level].nr);
+}
+
 /* Tell user space about a process the first time it is sampled, so it reads
  * /proc/PID/maps while the process is alive rather than at the next flush. */
 static __always_inline void proc_announce(__u32 tgid, __u32 tid, const char *comm)
@@ -248,7 +272,7 @@ static __always_inline void proc_announce(__u32 tgid, __u32 tid, const char *com
 	e->type = STKREC_EV_NEW_PROC;
 	e->tgid = tgid;
 	e->tid = tid;
-	e->pad = 0;
+	e->ns_tgid = task_ns_tgid(task, &e->pid_ns);
 	e->addr = 0;
 	__builtin_memcpy(e->comm, comm, STKREC_COMM_LEN);
 	bpf_ringbuf_submit(e, 0);
@@ -344,7 +368,8 @@ int BPF_PROG(on_process_exit, struct task_struct *task)
 	e->type = STKREC_EV_EXIT;
 	e->tgid = tgid;
 	e->tid = task->pid;
-	e->pad = 0;
+	e->ns_tgid = 0;
+	e->pid_ns = 0;
 	e->addr = 0;
 	__builtin_memcpy(e->comm, task->comm, STKREC_COMM_LEN);
 	bpf_ringbuf_submit(e, 0);

@@ -256,9 +256,11 @@ struct stkrec_event {
 	__u32 type;
 	__u32 tgid;
 	__u32 tid;
-	__u32 pad;
+	__u32 ns_tgid;	/* NEW_PROC: tgid in the process's own PID namespace
+			 * (= tgid in the initial one); else 0 */
 	char comm[STKREC_COMM_LEN];
-	__u64 addr;
+	__u64 pid_ns;	/* NEW_PROC: that namespace's inode number; else 0 */
+	__u64 addr;	/* MAPS_STALE: the address whose table is pending, or 0 */
 };
 
 /*
@@ -295,8 +297,9 @@ STKREC_ASSERT_AT(stkrec_ksym_io, out, 40 + 8 * STKREC_KSYM_BATCH);
 STKREC_ASSERT_SIZE(stkrec_ksym_io, 40 + 8 * STKREC_KSYM_BATCH + STKREC_KSYM_BATCH * STKREC_KSYM_TEXT);
 
 STKREC_ASSERT_AT(stkrec_event, comm, 16);
-STKREC_ASSERT_AT(stkrec_event, addr, 16 + STKREC_COMM_LEN);
-STKREC_ASSERT_SIZE(stkrec_event, 24 + STKREC_COMM_LEN);
+STKREC_ASSERT_AT(stkrec_event, pid_ns, 16 + STKREC_COMM_LEN);
+STKREC_ASSERT_AT(stkrec_event, addr, 24 + STKREC_COMM_LEN);
+STKREC_ASSERT_SIZE(stkrec_event, 32 + STKREC_COMM_LEN);
 
 #undef STKREC_ASSERT_SIZE
 #undef STKREC_ASSERT_AT

@@ -368,7 +368,8 @@ static __always_inline void uw_report_stale(__u32 tgid, __u64 want)
 	e->type = STKREC_EV_MAPS_STALE;
 	e->tgid = tgid;
 	e->tid = 0;
-	e->pad = 0;
+	e->ns_tgid = 0;
+	e->pid_ns = 0;
 	e->addr = want;
 	__builtin_memset(e->comm, 0, sizeof(e->comm));
 	bpf_ringbuf_submit(e, 0);
@@ -518,7 +519,8 @@ int BPF_PROG(on_exec_unwind, struct task_struct *task)
 	e->type = STKREC_EV_MAPS_STALE;
 	e->tgid = tgid;
 	e->tid = 0;
-	e->pad = 0;
+	e->ns_tgid = 0;
+	e->pid_ns = 0;
 	e->addr = 0;
 	__builtin_memset(e->comm, 0, sizeof(e->comm));
 	bpf_ringbuf_submit(e, 0);

@@ -25,6 +25,7 @@ static const char *const tags[] = {
 	[STK_CHUNK_ESYM] = "ESYM",
 	[STK_CHUNK_STAT] = "STAT",
 	[STK_CHUNK_INDX] = "INDX",
+	[STK_CHUNK_PIDN] = "pidn",
 };
 
 const char *stk_chunk_type__tag(enum stk_chunk_type type)
@@ -57,6 +58,7 @@ enum stk_chunk_type stk_tag_type(const char tag[4])
 #define MIN_STAT      2	 /* name, value */
 #define MIN_ESYM_SYM  4	 /* delta, size, name (at least one byte) */
 #define MIN_INDEX     10 /* tag (4), six varints */
+#define MIN_PID_NS    4	 /* tgid, time, ns_tgid, pid_ns */
 
 /* comm[16] is NUL-terminated; a caller that filled all 16 bytes loses one. */
 static void sbuf_comm(struct sbuf *b, const char *comm, size_t size)
@@ -595,6 +597,42 @@ static void decode_stats(struct cursor *c, struct stk_chunk *ch)
 	ch->u.stat.n = n;
 }
 
+/* ---- pidn ---- */
+
+void stk_encode_pid_ns(struct sbuf *b, const struct stk_pid_ns *pids, size_t n)
+{
+	size_t i;
+
+	sbuf_varint(b, n);
+	for (i = 0; i < n && !b->err; i++) {
+		if (pids[i].ns_tgid == 0 || pids[i].ns_tgid == pids[i].tgid) {
+			sbuf_fail(b, -EINVAL, "pidn record whose ns_tgid is 0 or its tgid");
+			break;
+		}
+		sbuf_varint(b, pids[i].tgid);
+		sbuf_varint(b, pids[i].time_ns);
+		sbuf_varint(b, pids[i].ns_tgid);
+		sbuf_varint(b, pids[i].pid_ns);
+	}
+}
+
+static void decode_pid_ns(struct cursor *c, struct stk_chunk *ch)
+{
+	size_t i, n = cur_count(c, MIN_PID_NS);
+	struct stk_pid_ns *p = cur_array(c, n, sizeof(*p));
+
+	for (i = 0; i < n && !c->err; i++) {
+		p[i].tgid = cur_u32(c);
+		p[i].time_ns = cur_varint(c);
+		p[i].ns_tgid = cur_u32(c);
+		p[i].pid_ns = cur_varint(c);
+		if (!c->err && (p[i].ns_tgid == 0 || p[i].ns_tgid == p[i].tgid))
+			cur_fail(c, -EBADMSG, "pidn record whose ns_tgid is 0 or its tgid");
+	}
+	ch->u.pidn.pids = p;
+	ch->u.pidn.n = n;
+}
+
 /* ---- INDX ---- */
 
 void stk_encode_index(struct sbuf *b, const struct stk_index_entry *e, size_t n)
@@ -667,6 +705,9 @@ int stk_decode_payload(struct cursor *c, struct stk_chunk *ch,
 		break;
 	case STK_CHUNK_STAT:
 		decode_stats(c, ch);
+		break;
+	case STK_CHUNK_PIDN:
+		decode_pid_ns(c, ch);
 		break;
 	case STK_CHUNK_INDX:
 		*index = NULL;

@@ -89,6 +89,7 @@ enum stk_chunk_type {
 	STK_CHUNK_ESYM,	       /* "ESYM" opaque blob keyed by build-id */
 	STK_CHUNK_STAT,	       /* "STAT" counters by name; the last one wins */
 	STK_CHUNK_INDX,	       /* "INDX" index of the segment's chunks */
+	STK_CHUNK_PIDN,	       /* "pidn" (ancillary) pids in PID namespaces */
 };
 
 /* Returns the 4-letter tag of a known type ("META"...), or NULL. */
@@ -185,6 +186,18 @@ struct stk_kobj {
 	uint64_t size;		/* bytes (0 if unknown) */
 	uint32_t build_id_size;
 	uint8_t build_id[STK_MAX_BUILD_ID];
+};
+
+/*
+ * A process in another PID namespace than the recorder's (pidn): its pid as
+ * the recorder sees it (@tgid, as in every other chunk) and as the process
+ * sees itself (@ns_tgid, in its own, innermost namespace).
+ */
+struct stk_pid_ns {
+	uint32_t tgid;
+	uint32_t ns_tgid;	/* != tgid, > 0 */
+	uint64_t time_ns;	/* CLOCK_MONOTONIC time the recorder learnt it */
+	uint64_t pid_ns;	/* the namespace's inode number (/proc/PID/ns/pid), 0 unknown */
 };
 
 /* A counter (STAT), e.g. {"samples", 1234}, {"stack_err_eexist", 3}. */
@@ -326,6 +339,10 @@ int stk_writer__add_esym_perf_map(struct stk_writer *w, uint32_t tgid,
 
 int stk_writer__add_stats(struct stk_writer *w, const struct stk_stat *stats, size_t n);
 
+/* An ancillary "pidn" chunk: processes in other PID namespaces.  -EINVAL
+ * for a record whose ns_tgid is 0 or equal to its tgid. */
+int stk_writer__add_pid_ns(struct stk_writer *w, const struct stk_pid_ns *pids, size_t n);
+
 /*
  * stk_writer__add_raw() - append a chunk with tag @tag (4 bytes, need not
  * be a known one) and the given raw (uncompressed) payload.  For tests and
@@ -390,6 +407,7 @@ struct stk_chunk {
 			size_t nr_syms;
 		} esym;
 		struct { const struct stk_stat *stats; size_t n; } stat;
+		struct { const struct stk_pid_ns *pids; size_t n; } pidn;
 		struct { size_t n; } indx;	/* entries (already checked against the chunks read) */
 		struct { const void *payload; size_t size; } unknown;
 	} u;

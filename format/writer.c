@@ -558,6 +558,17 @@ int stk_writer__add_ksyms(struct stk_writer *w, const struct stk_ksym *syms, siz
 	return writer_chunk(w, "KSYM", 0, 0);
 }
 
+int stk_writer__add_pid_ns(struct stk_writer *w, const struct stk_pid_ns *pids, size_t n)
+{
+	int err = writer_begin(w, 0, 0);
+
+	if (err)
+		return err;
+	ADD_CHECK(w, pids, n);
+	stk_encode_pid_ns(&w->payload, pids, n);
+	return writer_chunk(w, "pidn", 0, 0);
+}
+
 int stk_writer__add_kobjs(struct stk_writer *w, const struct stk_kobj *objs, size_t n)
 {
 	int err = writer_begin(w, 0, 0);

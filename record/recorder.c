@@ -35,6 +35,7 @@
 #include "ksymtab.h"
 #include "meta.h"
 #include "mode.h"
+#include "pidns.h"
 #include "procs.h"
 #include "unwinder.h"
 #include "recorder.h"
@@ -111,6 +112,7 @@ struct recorder {
 	struct unwinder *uw;		/* .eh_frame tables, or NULL (fp) */
 	struct esym *esym;
 	struct targets *targets;	/* -p/-t tasks, or NULL */
+	struct pidns *pidns;		/* processes in other PID namespaces */
 	char mw_state[128];		/* META mmap_events */
 	char uw_state[128];		/* META unwind_used */
 	int epfd;
@@ -193,10 +195,11 @@ struct recorder *recorder__new(const struct recorder_opts *opts)
 	rec->ksyms = ksymtab__new();
 	rec->procs = procs__new();
 	rec->esym = esym__new(opts->embed_symbols);
+	rec->pidns = pidns__new();
 	rec->nr_cpus_possible = libbpf_num_possible_cpus();
 	if (rec->nr_cpus_possible > 0)
 		rec->stat_vals = calloc((size_t)rec->nr_cpus_possible, sizeof(uint64_t));
-	if (!rec->stacks || !rec->ksyms || !rec->procs || !rec->esym || !rec->stat_vals) {
+	if (!rec->stacks || !rec->ksyms || !rec->procs || !rec->esym || !rec->pidns || !rec->stat_vals) {
 		recorder__free(rec);
 		errno = ENOMEM;
 		return NULL;
@@ -299,6 +302,7 @@ static int write_stats(struct recorder *rec, uint64_t now)
 	st[n++] = (struct stk_stat){ "maps_from_events", ps.maps_events };
 	st[n++] = (struct stk_stat){ "vdso_embedded", ps.vdso_embedded };
 	st[n++] = (struct stk_stat){ "vdso_other", ps.pm.vdso_other };
+	st[n++] = (struct stk_stat){ "pid_ns_processes", pidns__recorded(rec->pidns) };
 	st[n++] = (struct stk_stat){ "esym_binaries", es.binaries };
 	st[n++] = (struct stk_stat){ "esym_binary_errors", es.binary_errors };
 	st[n++] = (struct stk_stat){ "esym_symbols_written", es.symbols_written };
@@ -362,10 +366,12 @@ static int on_event(void *ctx, void *data, size_t size)
 		 * snapshot that fails for lack of memory is retried when a
 		 * row of the process is drained. */
 		procs__snapshot(rec->procs, e->tgid, comm, rec->seq);
+		pidns__see(rec->pidns, e->tgid, e->ns_tgid, e->pid_ns, now_ns(CLOCK_MONOTONIC));
 		break;
 	case STKREC_EV_EXIT:
 		procs__exited(rec->procs, e->tgid, rec->seq);
 		esym__exited(rec->esym, e->tgid);
+		pidns__exited(rec->pidns, e->tgid);
 		break;
 	case STKREC_EV_MAPS_STALE:
 		/* A pending table the stack needs is built in the reload. */
@@ -458,6 +464,7 @@ static int recorder__flush(struct recorder *rec, int final)
 		err = rec_write_err(rec, err);
 	}
 	err = err ?: rec_write_err(rec, procs__write(rec->procs, rec->w, &rec->chunks));
+	err = err ?: rec_write_err(rec, pidns__write(rec->pidns, rec->w, &rec->chunks));
 	if (!err && drain__pending(rec->maps.drain))
 		err = rec_wrote(rec, drain__write(rec->maps.drain, rec->w, rec->t0, t1));
 	rec->seq++;
@@ -1056,6 +1063,7 @@ void recorder__free(struct recorder *rec)
 		close(rec->epfd);
 	procs__free(rec->procs);
 	esym__free(rec->esym);
+	pidns__free(rec->pidns);
 	stackstore__free(rec->stacks);
 	ksymtab__free(rec->ksyms);
 	free(rec->stat_vals);

@@ -461,6 +461,18 @@ static int seg__in_slice(struct cap_segment *s, const struct time_slice *slice,
 	return time_slice__keeps(slice, s->t_start, ch->t0_ns, ch->t1_ns);
 }
 
+static int seg__add_pid_ns(struct cap_segment *s, const struct stk_chunk *ch)
+{
+	size_t i;
+
+	for (i = 0; i < ch->u.pidn.n; i++) {
+		if (grow((void **)&s->pid_ns, &s->cap_pid_ns, s->nr_pid_ns, sizeof(*s->pid_ns)))
+			return -ENOMEM;
+		s->pid_ns[s->nr_pid_ns++] = ch->u.pidn.pids[i];
+	}
+	return 0;
+}
+
 static int capture__add_chunk(struct capture *c, struct stk_reader *r, const struct stk_chunk *ch,
 			      const struct time_slice *slice)
 {
@@ -505,6 +517,9 @@ static int capture__add_chunk(struct capture *c, struct stk_reader *r, const str
 		break;
 	case STK_CHUNK_ESYM:
 		err = capture__add_esym(c, ch);
+		break;
+	case STK_CHUNK_PIDN:
+		err = seg__add_pid_ns(s, ch);
 		break;
 	default:
 		break;	/* INDX and unknown ancillary chunks: not needed here */
@@ -661,6 +676,7 @@ static void cap_segment__free(struct cap_segment *s)
 	free(s->maps);
 	free(s->by_time);
 	free(s->by_comm);
+	free(s->pid_ns);
 	arena__free(&s->mem);
 }
 
@@ -813,6 +829,29 @@ const struct cap_maps *cap_segment__maps(const struct cap_segment *seg, uint32_t
 	if (best_comm)
 		return best_comm;
 	return best ? best : oldest;
+}
+
+uint32_t cap_segment__ns_tgid(const struct cap_segment *seg, uint32_t tgid, uint64_t time_ns,
+			      uint64_t *pid_ns)
+{
+	const struct stk_pid_ns *best = NULL, *oldest = NULL;
+	size_t i;
+
+	for (i = 0; i < seg->nr_pid_ns; i++) {
+		const struct stk_pid_ns *p = &seg->pid_ns[i];
+
+		if (p->tgid != tgid)
+			continue;
+		if (!oldest || p->time_ns < oldest->time_ns)
+			oldest = p;
+		if (p->time_ns <= time_ns && (!best || p->time_ns >= best->time_ns))
+			best = p;
+	}
+	if (!best)
+		best = oldest;
+	if (pid_ns)
+		*pid_ns = best ? best->pid_ns : 0;
+	return best ? best->ns_tgid : 0;
 }
 
 const struct stk_mapping *cap_maps__find(const struct cap_maps *m, uint64_t addr)

@@ -65,6 +65,8 @@ struct cap_segment {
 	/* The same snapshots sorted by (tgid, time, seq) and by (tgid, comm,
 	 * time, seq), for cap_segment__maps(): built once read. */
 	struct cap_maps **by_time, **by_comm;
+	struct stk_pid_ns *pid_ns;	/* pidn records, in file order */
+	size_t nr_pid_ns, cap_pid_ns;
 	uint64_t t_first, t_last;	/* earliest t0 and latest t1 of CNTS/OFFC kept */
 	uint64_t t_start;		/* where --since/--until count from: the
 					 * header's mono_start_ns, else (header
@@ -191,6 +193,16 @@ const struct cap_stack *cap_segment__stack(const struct cap_segment *seg, uint64
  */
 const struct cap_maps *cap_segment__maps(const struct cap_segment *seg, uint32_t tgid,
 					 const char *comm, uint64_t time_ns);
+
+/*
+ * cap_segment__ns_tgid() - the pid process @tgid has in its own PID
+ * namespace, for a row counted up to @time_ns: from the newest pidn record
+ * of @tgid taken at or before @time_ns, else the oldest one (SPEC.md,
+ * pidn).  0 when it has none (the recorder's namespace).  @pid_ns (may be
+ * NULL) gets the namespace's inode number, 0 when unknown.
+ */
+uint32_t cap_segment__ns_tgid(const struct cap_segment *seg, uint32_t tgid, uint64_t time_ns,
+			      uint64_t *pid_ns);
 
 /* The mapping of @m containing @addr, or NULL. */
 const struct stk_mapping *cap_maps__find(const struct cap_maps *m, uint64_t addr);

@@ -15,7 +15,7 @@
 #include "stk.h"
 #include "util.h"
 
-#define INFO_NR_TYPES (STK_CHUNK_INDX + 1)
+#define INFO_NR_TYPES (STK_CHUNK_PIDN + 1)
 
 /* Totals of one segment, or of the whole file. */
 struct info_totals {

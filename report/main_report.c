@@ -55,6 +55,10 @@ static void usage(FILE *f)
 "      --inverted       svg: an icicle graph, the roots on top\n"
 "      --title TEXT     svg: the title (default \"Flame Graph\", \"Off-CPU Time\n"
 "                       Flame Graph\" ...)\n"
+"      --label KEY=VALUE  pprof: add this label to every sample (repeatable;\n"
+"                       e.g. service=api, version=1.2); hostname and\n"
+"                       kernel_release are added from the capture unless\n"
+"                       given (KEY= drops one)\n"
 "  -o, --output FILE    write to FILE instead of stdout\n",
 		output_format__names());
 	main_args__usage(f);
@@ -71,20 +75,55 @@ static void usage(FILE *f)
 "--tid or --comm filter that keeps no sample; 2 usage error.\n", f);
 }
 
-enum { OPT_VERSION = 1000, OPT_INVERTED, OPT_TITLE };
+enum { OPT_VERSION = 1000, OPT_INVERTED, OPT_TITLE, OPT_LABEL };
 
 static const struct option own_opts[] = {
 	{ "format", required_argument, NULL, 'f' },
 	{ "output", required_argument, NULL, 'o' },
 	{ "inverted", no_argument, NULL, OPT_INVERTED },
 	{ "title", required_argument, NULL, OPT_TITLE },
+	{ "label", required_argument, NULL, OPT_LABEL },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, OPT_VERSION },
 	{ NULL, 0, NULL, 0 },
 };
 
+/* Labels the pprof writer sets per sample: --label cannot take them. */
+static const char *const sample_labels[] = {
+	"pid", "tid", "comm", "ns_pid", "pid_ns",
+	"waker_pid", "waker_tid", "waker_comm", "waker_ns_pid", "waker_pid_ns",
+};
+
+/*
+ * --label KEY=VALUE into @labels[*n].  KEY as Prometheus label names are
+ * ([A-Za-z_][A-Za-z0-9_]*), which both Pyroscope and Parca accept.
+ * 0, or 2 (said: a usage error).
+ */
+static int parse_label(char *arg, struct output_label *labels, size_t *n)
+{
+	char *eq = strchr(arg, '=');
+	size_t i;
+
+	if (!eq || eq == arg)
+		return main_args__usage_error("--label wants KEY=VALUE", arg);
+	*eq = '\0';
+	for (i = 0; arg[i]; i++)
+		if (!(arg[i] == '_' || (arg[i] >= 'a' && arg[i] <= 'z') ||
+		      (arg[i] >= 'A' && arg[i] <= 'Z') || (i && arg[i] >= '0' && arg[i] <= '9')))
+			return main_args__usage_error(
+				"--label KEY: letters, digits and '_', not starting with a digit", arg);
+	for (i = 0; i < sizeof(sample_labels) / sizeof(sample_labels[0]); i++)
+		if (strcmp(arg, sample_labels[i]) == 0)
+			return main_args__usage_error("--label: set per sample by stkreport", arg);
+	if (*n == OUTPUT_MAX_LABELS)
+		return main_args__usage_error("--label: too many (64 at most)", NULL);
+	labels[(*n)++] = (struct output_label){ arg, eq + 1 };
+	return 0;
+}
+
 int report_main(int argc, char **argv)
 {
+	static struct output_label labels[OUTPUT_MAX_LABELS];
 	static struct main_args a;
 	struct option long_opts[sizeof(own_opts) / sizeof(own_opts[0]) + MAIN_ARGS_NR_OPTIONS];
 	const struct output_format *fmt = output_format__find("text");
@@ -108,6 +147,11 @@ int report_main(int argc, char **argv)
 		case 'o': out_path = optarg; break;
 		case OPT_INVERTED: a.oo.inverted = 1; break;
 		case OPT_TITLE: a.oo.title = optarg; break;
+		case OPT_LABEL:
+			if (parse_label(optarg, labels, &a.oo.nr_labels))
+				return 2;
+			a.oo.labels = labels;
+			break;
 		case 'h': usage(stdout); return 0;
 		case OPT_VERSION: print_version(); return 0;
 		default:
@@ -123,6 +167,8 @@ int report_main(int argc, char **argv)
 	if (optind + 1 != argc)
 		return main_args__usage_error(optind == argc ? "missing capture FILE"
 							     : "one capture FILE only", NULL);
+	if (a.oo.nr_labels && strcmp(fmt->name, "pprof") != 0)
+		return main_args__usage_error("--label is for -f pprof", NULL);
 	if (fmt->binary && !out_path && isatty(STDOUT_FILENO))
 		return main_args__usage_error("binary output to a terminal; use -o FILE or a pipe",
 					      NULL);

@@ -54,6 +54,12 @@ struct mesym {
 	size_t blob_size;
 };
 
+/* A pidn record of a source. */
+struct mpidn {
+	size_t src;
+	struct stk_pid_ns p;
+};
+
 /* One source: one segment of one input. */
 struct msrc {
 	const char *path;
@@ -88,6 +94,8 @@ struct merge {
 	size_t nr_kobjs;
 	struct mesym *esyms;
 	size_t nr_esyms;
+	struct mpidn *pidns;		/* pidn records, times of their source */
+	size_t nr_pidns, cap_pidns;
 	uint64_t start, wall_start;	/* the output's */
 	struct arena mem;
 };
@@ -435,6 +443,13 @@ static int merge__chunk1(struct merge *m, struct msrc *s, size_t src, const stru
 		return merge__kobjs(m, s, ch);
 	case STK_CHUNK_ESYM:
 		return merge__esym(m, ch);
+	case STK_CHUNK_PIDN:
+		for (i = 0; i < ch->u.pidn.n; i++) {
+			if (grow((void **)&m->pidns, &m->cap_pidns, m->nr_pidns, sizeof(*m->pidns)))
+				return -ENOMEM;
+			m->pidns[m->nr_pidns++] = (struct mpidn){ src, ch->u.pidn.pids[i] };
+		}
+		return 0;
 	case STK_CHUNK_CNTS:
 		s->cnts |= ch->u.cnts.n > 0;
 		break;
@@ -816,6 +831,28 @@ static int merge__write_maps(struct merge *m, struct stk_writer *w)
 	return err;
 }
 
+/* Pids keep their numbers in a merge, so their pidn records stay as they
+ * are, at the times of the moved intervals. */
+static int merge__write_pidns(struct merge *m, struct stk_writer *w)
+{
+	struct stk_pid_ns *p;
+	size_t i;
+	int err;
+
+	if (!m->nr_pidns)
+		return 0;
+	p = calloc(m->nr_pidns, sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	for (i = 0; i < m->nr_pidns; i++) {
+		p[i] = m->pidns[i].p;
+		p[i].time_ns = merge__shift(m, &m->srcs[m->pidns[i].src], p[i].time_ns);
+	}
+	err = stk_writer__add_pid_ns(w, p, m->nr_pidns);
+	free(p);
+	return err;
+}
+
 static int merge__write_stats(struct merge *m, struct stk_writer *w)
 {
 	struct stk_stat *out = NULL;
@@ -998,6 +1035,7 @@ static void merge__free(struct merge *m)
 	for (i = 0; i < m->nr_esyms; i++)
 		free(m->esyms[i].blob);
 	free(m->esyms);
+	free(m->pidns);
 	arena__free(&m->mem);
 }
 
@@ -1058,6 +1096,8 @@ int merge__captures(const char *const *paths, size_t n, const char *out_path,
 		err = merge__write_kernel(&m, w);
 	if (!err)
 		err = merge__write_maps(&m, w);
+	if (!err)
+		err = merge__write_pidns(&m, w);
 	if (err) {
 		merge__fail(&m, err, "writing %s: %s", out_path, stk_writer__errmsg(w));
 		goto out;

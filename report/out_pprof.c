@@ -622,14 +622,14 @@ static int pp__location(struct pp *pp, const struct pmap *pm, const struct rfram
 /* Labels tell samples apart as well as locations do. */
 static uint64_t task_hash(uint64_t h, const struct rtask *t)
 {
-	h = hash64(hash64(h, t->tgid), t->tid);
+	h = hash64(hash64(hash64(h, t->tgid), t->tid), t->ns_tgid);
 	return hash_bytes(h, t->comm, strnlen(t->comm, sizeof(t->comm)));
 }
 
 static int same_task(const struct rtask *a, const struct rtask *b)
 {
-	return a->tgid == b->tgid && a->tid == b->tid &&
-	       strncmp(a->comm, b->comm, sizeof(a->comm)) == 0;
+	return a->tgid == b->tgid && a->tid == b->tid && a->ns_tgid == b->ns_tgid &&
+	       a->pid_ns == b->pid_ns && strncmp(a->comm, b->comm, sizeof(a->comm)) == 0;
 }
 
 /* Adds @s with location ids pp->ids[0..n) to the merged samples. */
@@ -718,17 +718,67 @@ static int pp__build_samples(struct pp *pp)
 	return err;
 }
 
+/* The process's pid in its own PID namespace, and which namespace, when
+ * the capture knows it differs (pidn): what the container calls it. */
+static size_t ns_labels(struct pprof_label *l, const struct rtask *t, const char *prefix,
+			char *nspid, char *pidns, size_t size)
+{
+	if (!t->ns_tgid)
+		return 0;
+	snprintf(nspid, size, "%" PRIu32, t->ns_tgid);
+	l[0] = (struct pprof_label){ .key = *prefix ? "waker_ns_pid" : "ns_pid", .str = nspid };
+	if (!t->pid_ns)
+		return 1;
+	snprintf(pidns, size, "%" PRIu64, t->pid_ns);
+	l[1] = (struct pprof_label){ .key = *prefix ? "waker_pid_ns" : "pid_ns", .str = pidns };
+	return 2;
+}
+
+/*
+ * The labels every sample gets: the capture's host name and kernel release
+ * (META), so profiles of many machines pushed into one backend stay apart,
+ * then --label's, a key of which replaces a default (an empty value drops
+ * it).  Into @out (room for OUTPUT_MAX_LABELS + 2); returns how many.
+ */
+static size_t common_labels(const struct pp *pp, const struct output_opts *o,
+			    struct pprof_label *out)
+{
+	static const char *const defaults[] = { "hostname", "kernel_release" };
+	size_t n = 0, i, j;
+
+	for (i = 0; i < sizeof(defaults) / sizeof(defaults[0]); i++) {
+		const char *v = capture__meta(pp->r->cap, defaults[i]);
+
+		for (j = 0; v && j < o->nr_labels; j++)
+			if (strcmp(o->labels[j].key, defaults[i]) == 0)
+				v = NULL;
+		if (v && *v)
+			out[n++] = (struct pprof_label){ .key = defaults[i], .str = v };
+	}
+	for (i = 0; i < o->nr_labels && i < OUTPUT_MAX_LABELS; i++) {
+		/* The last of several --label with one key wins. */
+		for (j = i + 1; j < o->nr_labels; j++)
+			if (strcmp(o->labels[j].key, o->labels[i].key) == 0)
+				break;
+		if (j == o->nr_labels && *o->labels[i].value)
+			out[n++] = (struct pprof_label){ .key = o->labels[i].key,
+							 .str = o->labels[i].value };
+	}
+	return n;
+}
+
 static int pp__add_samples(struct pp *pp)
 {
-	char pid[12], tid[12], wpid[12], wtid[12];
-	size_t i;
+	char pid[12], tid[12], wpid[12], wtid[12], nspid[24], pidns[24], wnspid[24], wpidns[24];
+	struct pprof_label common[OUTPUT_MAX_LABELS + 2];
+	size_t i, n, nr_common = common_labels(pp, pp->o, common);
 	int err = 0;
 
 	for (i = 0; !err && i < pp->nr_samples; i++) {
 		const struct psample *ps = pp->samples[i];
 		const struct rtask *t = &ps->first->task, *w = &ps->first->waker;
 		char comm[sizeof(t->comm) + 1], wcomm[sizeof(w->comm) + 1];
-		struct pprof_label labels[6] = {
+		struct pprof_label labels[10 + OUTPUT_MAX_LABELS + 2] = {
 			{ .key = "pid", .str = pid },
 			{ .key = "tid", .str = tid },
 			{ .key = "comm", .str = comm },
@@ -745,8 +795,14 @@ static int pp__add_samples(struct pp *pp)
 		snprintf(wpid, sizeof(wpid), "%" PRIu32, w->tgid);
 		snprintf(wtid, sizeof(wtid), "%" PRIu32, w->tid);
 		snprintf(wcomm, sizeof(wcomm), "%.*s", (int)sizeof(w->comm), w->comm);
+		n = pp->r->kind == REPORT_OFFWAKE ? 6 : 3;
+		n += ns_labels(labels + n, t, "", nspid, pidns, sizeof(nspid));
+		if (pp->r->kind == REPORT_OFFWAKE)
+			n += ns_labels(labels + n, w, "waker_", wnspid, wpidns, sizeof(wnspid));
+		memcpy(labels + n, common, nr_common * sizeof(*common));
+		n += nr_common;
 		err = pprof__add_sample(pp->p, ps->loc_ids, ps->nr_locs, ps->values, pp->nr_values,
-					labels, pp->r->kind == REPORT_OFFWAKE ? 6 : 3);
+					labels, n);
 	}
 	return err;
 }

@@ -42,8 +42,20 @@ static int text_profile(struct strbuf *sb, const struct rsample *s, const struct
 		err = render_frames(sb, t->user, 0, o, "    ", "\n", 1, 0);
 	err = err ?: strbuf__addf(sb, "    %-16s ", "-");
 	err = err ?: render_clean(sb, t->comm, 0);
-	err = err ?: strbuf__addf(sb, " (%u)\n", offcpu ? t->tid : t->tgid);
+	err = err ?: strbuf__addf(sb, " (%u", offcpu ? t->tid : t->tgid);
+	if (!err && t->ns_tgid)
+		err = strbuf__addf(sb, ", ns pid %u", t->ns_tgid);
+	err = err ?: strbuf__adds(sb, ")\n");
 	return err;
+}
+
+/* The end of a task line: its process's pid in its own PID namespace, when
+ * the capture knows it differs (pidn). */
+static int ns_pid(struct strbuf *sb, const struct rtask *t)
+{
+	if (t->ns_tgid)
+		return strbuf__addf(sb, " (ns pid %u)\n", t->ns_tgid);
+	return strbuf__adds(sb, "\n");
 }
 
 /* offwaketime.py layout: waker root..leaf, "--", target leaf..root. */
@@ -55,7 +67,8 @@ static int text_offwake(struct strbuf *sb, const struct rsample *s, const struct
 
 	err = strbuf__addf(sb, "    %-16s ", "waker:");
 	err = err ?: render_clean(sb, w->comm, 0);
-	err = err ?: strbuf__addf(sb, " %u\n", w->tid);
+	err = err ?: strbuf__addf(sb, " %u", w->tid);
+	err = err ?: ns_pid(sb, w);
 	if (!err && !o->kernel_only) {
 		if (stack_missed(w->user_ref, w->user))
 			err = strbuf__addf(sb, "    [Missed User Stack] %lld\n", (long long)w->user_ref);
@@ -87,7 +100,8 @@ static int text_offwake(struct strbuf *sb, const struct rsample *s, const struct
 	}
 	err = err ?: strbuf__addf(sb, "    %-16s ", "target:");
 	err = err ?: render_clean(sb, t->comm, 0);
-	err = err ?: strbuf__addf(sb, " %u\n", t->tid);
+	err = err ?: strbuf__addf(sb, " %u", t->tid);
+	err = err ?: ns_pid(sb, t);
 	return err;
 }
 

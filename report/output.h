@@ -14,6 +14,14 @@
 #include "report.h"
 #include "util.h"
 
+/* A label for every pprof sample (--label KEY=VALUE). */
+struct output_label {
+	const char *key;
+	const char *value;	/* "" drops a default label of that key */
+};
+
+#define OUTPUT_MAX_LABELS 64
+
 struct output_opts {
 	int delimited;		/* -d: "--" / "-" between kernel and user frames */
 	int annotate;		/* -a: "_[k]" after kernel frame names */
@@ -24,6 +32,10 @@ struct output_opts {
 	int no_inline;		/* --no-inline: no inline frames were looked up */
 	int inverted;		/* --inverted: svg as an icicle graph (root on top) */
 	const char *title;	/* --title: svg title, NULL for the default */
+	/* pprof: labels added to every sample, after the capture's own
+	 * hostname and kernel_release (a key given here replaces those). */
+	const struct output_label *labels;
+	size_t nr_labels;	/* <= OUTPUT_MAX_LABELS */
 };
 
 struct output_format {

@@ -383,6 +383,7 @@ static int report__task(struct report *r, const struct cap_segment *seg,
 	memset(out, 0, sizeof(*out));
 	out->tgid = t->tgid;
 	out->tid = t->tid;
+	out->ns_tgid = cap_segment__ns_tgid(seg, t->tgid, time_ns, &out->pid_ns);
 	memcpy(out->comm, t->comm, sizeof(out->comm));
 	out->comm[15] = '\0';
 	out->user_ref = t->user_stack;

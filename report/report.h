@@ -88,6 +88,9 @@ struct rstack {
 /* One side of a sample (the sampled task, or the waker for offwake). */
 struct rtask {
 	uint32_t tgid, tid;
+	uint32_t ns_tgid;			/* tgid in its own PID namespace when
+						 * that differs (capture's pidn), else 0 */
+	uint64_t pid_ns;			/* that namespace's inode number, or 0 */
 	char comm[16];
 	stk_stack_ref user_ref, kernel_ref;	/* as recorded (< 0: why missing) */
 	const struct rstack *user;		/* NULL: none (missing, filtered, -K) */

@@ -14,6 +14,9 @@
 #  - a process in its own mount namespace, its binary reachable only
 #    through a bind mount there: named, and its build-id recorded;
 #  - a binary deleted while it runs: named;
+#  - a recording killed with kill -9 (the embedded symbols flushed with the
+#    rows), its files then deleted: named;
+#  - without embedded symbols, a container's root given with --sysroot;
 #  - a flipped byte in an ESYM chunk: one error line, and the rest reports.
 #
 # Exit 77 (skip) only when BPF cannot be used here: not root, or no BTF.
@@ -139,6 +142,21 @@ if command -v unshare >/dev/null 2>&1 && unshare --mount true 2>/dev/null; then
 	check "namespace: build-id recorded ($got)" test -n "$want" -a "$got" = "$want"
 	"$REP" --no-debuginfod -f folded "$tmp/ns.stk" >"$tmp/ns.folded" 2>/dev/null
 	all_named "$tmp/ns.folded" "mount namespace, no --sysroot"
+	# Without embedded symbols the container's root file system, given
+	# with --sysroot, names them: the recorded path under it.
+	copy_work "$tmp/nsbin"
+	"$REC" -q --embed-symbols=none -o "$tmp/nsn.stk" -- unshare --mount --propagation private \
+		--fork sh -c "mount --bind '$tmp/nsbin' '$tmp/hidden' && exec '$tmp/hidden/embedwork' 2" \
+		>/dev/null 2>"$tmp/ns.err" || fail "stkrec --embed-symbols=none -- unshare --mount" "$(cat "$tmp/ns.err")"
+	mkdir -p "$tmp/croot$tmp/hidden"
+	mv "$tmp/nsbin/embedwork" "$tmp/nsbin/libembedwork.so" "$tmp/croot$tmp/hidden/"
+	"$REP" --no-debuginfod -f folded "$tmp/nsn.stk" >"$tmp/nsn.folded" 2>/dev/null
+	check "namespace, none, no --sysroot: the workload is [unknown]" \
+		sh -c "! grep -q embedwork_own '$tmp/nsn.folded'"
+	"$REP" --no-debuginfod --sysroot "$tmp/croot" -f folded "$tmp/nsn.stk" >"$tmp/nsr.folded" 2>/dev/null
+	all_named "$tmp/nsr.folded" "mount namespace, none, --sysroot the container's root"
+	"$REP" info --symbols --sysroot "$tmp/croot" "$tmp/nsn.stk" >"$tmp/nsr.sym" 2>&1
+	check "info --symbols: source sysroot" grep -q 'source: sysroot' "$tmp/nsr.sym"
 else
 	skip "mount namespace" "unshare --mount not usable here"
 fi
@@ -152,6 +170,29 @@ copy_work "$tmp/del"
 check "the files were gone during the recording" test ! -e "$tmp/del/embedwork"
 "$REP" --no-debuginfod -f folded "$tmp/del.stk" >"$tmp/del.folded" 2>/dev/null
 all_named "$tmp/del.folded" "binary deleted while it ran"
+
+# ---- a recording killed with kill -9 keeps what it flushed ----------------
+
+copy_work "$tmp/k9"
+bg "$tmp/k9/embedwork" 60
+wpid=$bg_pid
+bg "$REC" -q -p "$wpid" -o "$tmp/k9.stk"
+rpid=$bg_pid
+# Until two flushes after the first symbols were embedded, not for a time.
+i=0
+while [ $i -lt 300 ]; do
+	f=$(stat_of "$tmp/k9.stk" flushes 2>/dev/null)
+	e=$(stat_of "$tmp/k9.stk" esym_symbols_written 2>/dev/null)
+	[ "${e:-0}" -gt 0 ] && [ "${f:-0}" -ge 3 ] && break
+	sleep 0.1
+	i=$((i + 1))
+done
+kill -KILL "$rpid"
+wait "$rpid" 2>/dev/null
+stop "$wpid"
+rm -rf "$tmp/k9"
+"$REP" --no-debuginfod -f folded "$tmp/k9.stk" >"$tmp/k9.folded" 2>/dev/null
+all_named "$tmp/k9.folded" "killed with kill -9, files deleted"
 
 # ---- MiniDebugInfo: a stripped binary with .gnu_debugdata ---------------
 

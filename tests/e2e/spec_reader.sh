@@ -87,6 +87,11 @@ compare "ESYM symbol tables and perf maps (kinds 2, 3)" "$tmp/esym.stk"
 total "ESYM kinds 2, 3" "embedded symbol tables" 3
 total "ESYM kinds 2, 3" "embedded symbols" 5
 
+"$W" --pid-ns "$tmp/pidn.stk"
+compare "pidn: pids in other PID namespaces (ancillary)" "$tmp/pidn.stk"
+check "pidn: stkread.py decodes its 3 records" \
+	sh -c "python3 '$PY' --chunks '$tmp/pidn.stk' | grep -q '^chunks pidn: 1\$'"
+
 for seed in 1 2 3; do
 	"$W" --seed $seed "$tmp/seed$seed.stk"
 	compare "random records of every type (seed $seed)" "$tmp/seed$seed.stk"

@@ -92,6 +92,11 @@ static void walk_chunk(const struct stk_chunk *ch)
 	case STK_CHUNK_INDX:
 		h += ch->u.indx.n;
 		break;
+	case STK_CHUNK_PIDN:
+		for (i = 0; i < ch->u.pidn.n; i++)
+			h += ch->u.pidn.pids[i].tgid + ch->u.pidn.pids[i].ns_tgid +
+			     ch->u.pidn.pids[i].time_ns + ch->u.pidn.pids[i].pid_ns;
+		break;
 	default:
 		for (i = 0; i < ch->u.unknown.size; i++)
 			h += ((const uint8_t *)ch->u.unknown.payload)[i];
@@ -155,7 +160,7 @@ static void fix_crcs(uint8_t *p, size_t size)
 
 static void decode_only(const uint8_t *data, size_t size)
 {
-	struct stk_chunk ch = { .type = data[0] % (STK_CHUNK_INDX + 1) };
+	struct stk_chunk ch = { .type = data[0] % (STK_CHUNK_PIDN + 1) };
 	struct arena a = { .budget = STK_MAX_DECODED };
 	struct cursor c = { .start = data + 1, .p = data + 1, .end = data + size, .arena = &a };
 	struct stk_index_entry *idx;

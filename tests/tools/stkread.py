@@ -45,7 +45,7 @@ MAX_BUILD_ID = 64
 MAX_FRAMES = 1024
 MAX_CHUNK_RAW = 268435456
 KNOWN_TAGS = ("META", "STCK", "CNTS", "OFFC", "MAPS", "KSYM", "KBID", "ESYM",
-              "STAT", "INDX")
+              "STAT", "INDX", "pidn")
 U64 = (1 << 64) - 1
 
 
@@ -272,6 +272,16 @@ def dec_stat(c):
     return [(c.string(), c.varint()) for _ in range(c.count(2))]
 
 
+def dec_pidn(c):
+    out = []
+    for _ in range(c.count(4)):
+        r = {"tgid": c.u32v(), "time_ns": c.varint(), "ns_tgid": c.u32v(), "pid_ns": c.varint()}
+        if r["ns_tgid"] == 0 or r["ns_tgid"] == r["tgid"]:
+            raise Corrupt("pidn record whose ns_tgid is 0 or its tgid")
+        out.append(r)
+    return out
+
+
 def dec_indx(c):
     out = []
     for _ in range(c.count(10)):
@@ -284,7 +294,7 @@ def dec_indx(c):
 
 DECODERS = {"META": dec_meta, "STCK": dec_stck, "CNTS": dec_cnts, "OFFC": dec_offc,
             "MAPS": dec_maps, "KSYM": dec_ksym, "KBID": dec_kbid, "ESYM": dec_esym,
-            "STAT": dec_stat, "INDX": dec_indx}
+            "STAT": dec_stat, "INDX": dec_indx, "pidn": dec_pidn}
 
 
 def decode(tag, raw):

@@ -12,6 +12,8 @@
  *     --no-close        stop without index and trailer, as if killed
  *     --esym-tables     add an ESYM symbol table (kind 2, 3 symbols, build-id
  *                       ab cd) and a perf map (kind 3, tgid 100, 2 symbols)
+ *     --pid-ns          add a pidn chunk: tgid 100 is 7 in its PID namespace,
+ *                       tgid 200 is 1 (then, pid reused, 3)
  *
  * The default capture: META mode=profile hostname=testhost; 4 stacks; two
  * CNTS chunks (1 s to 3 s) with 3 rows and 42 samples; one OFFC chunk with
@@ -117,10 +119,22 @@ static int write_esym_tables(struct stk_writer *w)
 	return err ?: stk_writer__add_esym_perf_map(w, 100, jit, 2);
 }
 
+static int write_pid_ns(struct stk_writer *w)
+{
+	static const struct stk_pid_ns pids[] = {
+		{ .tgid = 100, .ns_tgid = 7, .time_ns = S, .pid_ns = 4026532001u },
+		{ .tgid = 200, .ns_tgid = 1, .time_ns = S, .pid_ns = 4026532002u },
+		{ .tgid = 200, .ns_tgid = 3, .time_ns = 2 * S, .pid_ns = 0 },
+	};
+
+	return stk_writer__add_pid_ns(w, pids, 3);
+}
+
 static void usage(FILE *f)
 {
 	fprintf(f, "Usage: stkwrite-sample [--seed N [--small] | --empty] [--ancillary TAG]\n"
-		   "                      [--critical TAG] [--no-close] [--esym-tables] OUT.stk\n");
+		   "                      [--critical TAG] [--no-close] [--esym-tables] [--pid-ns]\n"
+		   "                      OUT.stk\n");
 }
 
 int main(int argc, char **argv)
@@ -133,6 +147,7 @@ int main(int argc, char **argv)
 		{ "no-close", no_argument, NULL, 'n' },
 		{ "empty", no_argument, NULL, 'e' },
 		{ "esym-tables", no_argument, NULL, 'y' },
+		{ "pid-ns", no_argument, NULL, 'p' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -142,7 +157,7 @@ int main(int argc, char **argv)
 	const char *extra = NULL;
 	struct stk_writer *w;
 	struct fs_sample s;
-	int seeded = 0, small = 0, no_close = 0, empty = 0, esym_tables = 0;
+	int seeded = 0, small = 0, no_close = 0, empty = 0, esym_tables = 0, pid_ns = 0;
 	uint64_t seed = 0;
 	int c, err;
 
@@ -171,6 +186,9 @@ int main(int argc, char **argv)
 			break;
 		case 'y':
 			esym_tables = 1;
+			break;
+		case 'p':
+			pid_ns = 1;
 			break;
 		case 'h':
 			usage(stdout);
@@ -207,6 +225,8 @@ int main(int argc, char **argv)
 	}
 	if (!err && esym_tables)
 		err = write_esym_tables(w);
+	if (!err && pid_ns)
+		err = write_pid_ns(w);
 	if (!err && extra)
 		err = stk_writer__add_raw(w, extra, 0, 0, "extra", 5);
 	if (err) {

@@ -739,7 +739,8 @@ START_TEST(chunk_type_tags_match_the_spec)
 	ck_assert_str_eq(stk_chunk_type__tag(STK_CHUNK_META), "META");
 	ck_assert_str_eq(stk_chunk_type__tag(STK_CHUNK_INDX), "INDX");
 	ck_assert_ptr_null(stk_chunk_type__tag(STK_CHUNK_UNKNOWN));
-	ck_assert_ptr_null(stk_chunk_type__tag(STK_CHUNK_INDX + 1));
+	ck_assert_str_eq(stk_chunk_type__tag(STK_CHUNK_PIDN), "pidn");
+	ck_assert_ptr_null(stk_chunk_type__tag(STK_CHUNK_PIDN + 1));
 	ck_assert_int_eq(stk_tag_type("KSYM"), STK_CHUNK_KSYM);
 	ck_assert_int_eq(stk_tag_type("ksym"), STK_CHUNK_UNKNOWN);
 }
@@ -1303,6 +1304,51 @@ START_TEST(esym_malformed_tables_are_corrupt_unknown_kinds_are_not)
 }
 END_TEST
 
+/* ---- pidn: pids in other PID namespaces ---- */
+
+START_TEST(pid_ns_records_round_trip_and_bad_ones_are_refused)
+{
+	static const struct stk_pid_ns pids[] = {
+		{ .tgid = 4321, .ns_tgid = 7, .time_ns = 99, .pid_ns = 4026532000u },
+		{ .tgid = 4400, .ns_tgid = 1, .time_ns = 100, .pid_ns = 0 },
+	};
+	static const struct stk_pid_ns same = { .tgid = 5, .ns_tgid = 5 };
+	static const struct stk_pid_ns zero = { .tgid = 5, .ns_tgid = 0 };
+	/* n 1, tgid 5, time 0, ns_tgid 5, pid_ns 0 */
+	static const uint8_t equal[] = { 1, 5, 0, 5, 0 };
+	struct arena a = { .budget = STK_MAX_DECODED };
+	struct stk_writer *w;
+	struct stk_reader *r;
+	struct stk_chunk ch;
+	struct tmpfile t;
+	size_t i;
+
+	tmp_make(&t);
+	w = stk_writer__open(t.path, NULL);
+	ck_assert_ptr_nonnull(w);
+	ck_assert_int_eq(stk_writer__add_pid_ns(w, &same, 1), -EINVAL);
+	ck_assert_int_eq(stk_writer__add_pid_ns(w, &zero, 1), -EINVAL);
+	ck_assert_int_eq(stk_writer__add_pid_ns(w, pids, 2), 0);
+	ck_assert_int_eq(stk_writer__close(w), 0);
+	r = stk_reader__open(t.path);
+	ck_assert_ptr_nonnull(r);
+	ck_assert_int_eq(stk_reader__next(r, &ch), 1);
+	ck_assert_int_eq(ch.type, STK_CHUNK_PIDN);
+	ck_assert_str_eq(ch.tag, "pidn");
+	ck_assert_uint_eq(ch.u.pidn.n, 2);
+	for (i = 0; i < 2; i++) {
+		ck_assert_uint_eq(ch.u.pidn.pids[i].tgid, pids[i].tgid);
+		ck_assert_uint_eq(ch.u.pidn.pids[i].ns_tgid, pids[i].ns_tgid);
+		ck_assert_uint_eq(ch.u.pidn.pids[i].time_ns, pids[i].time_ns);
+		ck_assert_uint_eq(ch.u.pidn.pids[i].pid_ns, pids[i].pid_ns);
+	}
+	stk_reader__close(r);
+	unlink(t.path);
+	ck_assert_int_eq(decode(STK_CHUNK_PIDN, equal, sizeof(equal), &a), -EBADMSG);
+	arena_free(&a);
+}
+END_TEST
+
 START_TEST(absurd_record_count_is_refused_before_allocating)
 {
 	/* n = 2^62, then a few bytes */
@@ -1310,7 +1356,7 @@ START_TEST(absurd_record_count_is_refused_before_allocating)
 	struct arena a = { .budget = STK_MAX_DECODED };
 	enum stk_chunk_type t;
 
-	for (t = STK_CHUNK_META; t <= STK_CHUNK_INDX; t++) {
+	for (t = STK_CHUNK_META; t <= STK_CHUNK_PIDN; t++) {
 		if (t == STK_CHUNK_ESYM)
 			continue;
 		ck_assert_int_eq(decode(t, p, sizeof(p), &a), -EBADMSG);
@@ -1792,6 +1838,7 @@ static Suite *format_suite(void)
 	tcase_add_test(tc, chunk_type_tags_match_the_spec);
 	tcase_add_test(tc, esym_symbol_tables_and_perf_maps_round_trip);
 	tcase_add_test(tc, esym_writer_refuses_tables_without_build_id_or_name);
+	tcase_add_test(tc, pid_ns_records_round_trip_and_bad_ones_are_refused);
 	tcase_add_test(tc, newer_read_version_is_refused_at_open);
 	tcase_add_test(tc, newer_read_version_in_second_segment_stops_there);
 	suite_add_tcase(s, tc);

@@ -432,6 +432,67 @@ START_TEST(capture_over_its_memory_budget_is_refused)
 }
 END_TEST
 
+/* A process in another PID namespace: its pidn record gives the rows their
+ * namespaced pid (the newest record by the interval's end, else the
+ * oldest), which text shows beside the host pid; others show none. */
+START_TEST(pid_namespace_records_name_the_namespaced_pid)
+{
+	static const struct stk_pid_ns pids[] = {
+		{ .tgid = 10, .ns_tgid = 7, .time_ns = 1, .pid_ns = 4026532000u },
+		{ .tgid = 10, .ns_tgid = 9, .time_ns = 500, .pid_ns = 4026532001u },
+	};
+	uint64_t f[] = { K(1) + 8 };
+	struct stk_stack st = { .id = 7, .nr_frames = 1, .frames = f };
+	struct stk_count rows[] = {
+		{ .tgid = 10, .tid = 11, .comm = "task", .user_stack = -EFAULT, .kernel_stack = 7,
+		  .count = 5 },
+		{ .tgid = 30, .tid = 30, .comm = "host", .user_stack = -EFAULT, .kernel_stack = 7,
+		  .count = 6 },
+	};
+	struct output_opts oo = { 0 };
+	const struct cap_segment *seg;
+	struct stk_writer *w;
+	struct capture *c;
+	struct report *r;
+	uint64_t ino = 0;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *mf;
+	int fd;
+
+	snprintf(path, sizeof(path), "/tmp/check_report.XXXXXX");
+	fd = mkstemp(path);
+	ck_assert_int_ge(fd, 0);
+	w = stk_writer__fdopen(fd, NULL);
+	ck_assert_ptr_nonnull(w);
+	ck_assert_int_eq(stk_writer__add_ksyms(w, ksyms, sizeof(ksyms) / sizeof(ksyms[0])), 0);
+	ck_assert_int_eq(stk_writer__add_stacks(w, &st, 1), 0);
+	ck_assert_int_eq(stk_writer__add_pid_ns(w, pids, 2), 0);
+	ck_assert_int_eq(stk_writer__add_counts(w, 1, 2, rows, 2), 0);
+	ck_assert_int_eq(stk_writer__close(w), 0);
+	c = capture__read(path);
+	ck_assert_ptr_nonnull(c);
+	unlink(path);
+	seg = &c->segs[0];
+	ck_assert_uint_eq(cap_segment__ns_tgid(seg, 10, 2, &ino), 7);
+	ck_assert_uint_eq(ino, 4026532000u);
+	ck_assert_uint_eq(cap_segment__ns_tgid(seg, 10, 600, &ino), 9);
+	ck_assert_uint_eq(cap_segment__ns_tgid(seg, 10, 0, NULL), 7);
+	ck_assert_uint_eq(cap_segment__ns_tgid(seg, 30, 600, &ino), 0);
+	ck_assert_uint_eq(ino, 0);
+	r = run(c, 0);
+	ck_assert_uint_eq(r->nr_samples, 2);
+	mf = open_memstream(&buf, &len);
+	ck_assert_int_eq(out_text__write(r, &oo, mf), 0);
+	fclose(mf);
+	ck_assert_ptr_nonnull(strstr(buf, "    -                task (10, ns pid 7)\n"));
+	ck_assert_ptr_nonnull(strstr(buf, "    -                host (30)\n"));
+	free(buf);
+	report__free(r);
+	capture__free(c);
+}
+END_TEST
+
 /* A process that execs within an interval: its rows counted before the
  * exec carry the old comm and must get the old image's maps. */
 START_TEST(maps_snapshot_follows_the_rows_comm_across_exec)
@@ -637,6 +698,7 @@ int main(void)
 	tcase_add_test(tc, maps_index_matches_a_scan_of_every_snapshot);
 	tcase_add_test(tc, kernel_objects_are_kept_once_per_name_and_base);
 	tcase_add_test(tc, maps_snapshot_follows_the_rows_comm_across_exec);
+	tcase_add_test(tc, pid_namespace_records_name_the_namespaced_pid);
 	tcase_add_test(tc, kernel_symbol_aliases_at_one_address_cover_the_function);
 	tcase_add_test(tc, symbols_section_that_cannot_be_written_is_eio);
 	tcase_add_test(tc, unwind_stops_are_counted_by_reason);
