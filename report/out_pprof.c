@@ -26,7 +26,8 @@
  * target's user and kernel frames, a "--" pseudo-frame, then the waker's
  * kernel and user frames in reverse (the waker's root is the leaf).  A
  * stack that was wanted but lost is a "[Missed User Stack]" or "[Missed
- * Kernel Stack]" pseudo-frame, as there.  Pseudo-frames have no mapping
+ * Kernel Stack]" pseudo-frame, as there; a row without a waker ends in a
+ * "[no waker]" pseudo-frame and has no waker labels.  Pseudo-frames have no mapping
  * and address.  -d, -a, --addresses and --lines do not apply: the profile
  * carries mappings, addresses and lines itself.
  */
@@ -64,6 +65,7 @@ enum pseudo {
 	PSEUDO_SEPARATOR,		/* "--" between target and waker */
 	PSEUDO_MISSED_USER,
 	PSEUDO_MISSED_KERNEL,
+	PSEUDO_NO_WAKER,		/* the waker of a row without one */
 	NR_PSEUDO,
 };
 
@@ -71,6 +73,7 @@ static const char *const pseudo_names[NR_PSEUDO] = {
 	[PSEUDO_SEPARATOR] = "--",
 	[PSEUDO_MISSED_USER] = "[Missed User Stack]",
 	[PSEUDO_MISSED_KERNEL] = "[Missed Kernel Stack]",
+	[PSEUDO_NO_WAKER] = NO_WAKER_FRAME,
 };
 
 /* One entry of a sample's stack, leaf first: a frame or a pseudo-frame. */
@@ -176,9 +179,11 @@ static int pp__walk(struct pp *pp, const struct rsample *s)
 		err = pp__push_stack(pp, t->kernel, 0);
 		return err ?: pp__push_stack(pp, t->user, 0);
 	}
-	if (!o->kernel_only)
+	if (rtask__none(w))
+		err = pp__push(pp, NULL, PSEUDO_NO_WAKER);
+	if (!err && !rtask__none(w) && !o->kernel_only)
 		err = pp__push_side(pp, w->user_ref, w->user, PSEUDO_MISSED_USER, 1);
-	if (!err && !o->user_only)
+	if (!err && !rtask__none(w) && !o->user_only)
 		err = pp__push_side(pp, w->kernel_ref, w->kernel, PSEUDO_MISSED_KERNEL, 1);
 	err = err ?: pp__push(pp, NULL, PSEUDO_SEPARATOR);
 	if (!err && !o->user_only)
@@ -745,7 +750,8 @@ static int pp__add_samples(struct pp *pp)
 		snprintf(wtid, sizeof(wtid), "%" PRIu32, w->tid);
 		snprintf(wcomm, sizeof(wcomm), "%.*s", (int)sizeof(w->comm), w->comm);
 		err = pprof__add_sample(pp->p, ps->loc_ids, ps->nr_locs, ps->values, pp->nr_values,
-					labels, pp->r->kind == REPORT_OFFWAKE ? 6 : 3);
+					labels,
+					pp->r->kind == REPORT_OFFWAKE && !rtask__none(w) ? 6 : 3);
 	}
 	return err;
 }
