@@ -64,6 +64,7 @@ int on_cpu_sample(struct bpf_perf_event_data *ctx)
 	__u32 tgid = pid_tgid >> 32;
 	__u32 tid = (__u32)pid_tgid;
 
+	stat_inc(STKREC_STAT_PROG_RUNS);
 	if (!task_wanted(tgid, tid))
 		return 0;
 	stat_inc(STKREC_STAT_SAMPLES);

@@ -107,7 +107,10 @@ struct stkrec_offcpu_value {
 #define STKREC_STAT_UW_FB_LEAF		19 /* frame-pointer stack: the leaf is in no
 					    * mapping the unwinder knows (yet) */
 #define STKREC_STAT_UW_STOP_BASE	20 /* + STKREC_UW_STOP_*: walks stopped early */
-#define STKREC_NR_STATS			(STKREC_STAT_UW_STOP_BASE + STKREC_UW_NR_STOPS)
+/* Runs of the profile program, before any filter: what the kernel's
+ * cpu-clock events delivered (compared with their periods, STAT). */
+#define STKREC_STAT_PROG_RUNS		(STKREC_STAT_UW_STOP_BASE + STKREC_UW_NR_STOPS)
+#define STKREC_NR_STATS			(STKREC_STAT_PROG_RUNS + 1)
 
 /*
  * Value of the one-element "ksym_io" array, the buffer of the

@@ -57,6 +57,13 @@ struct rec_mode_ops {
 	/* Stop sampling: close perf fds and links.  Idempotent. */
 	void (*detach)(struct rec_mode *m);
 	void (*free)(struct rec_mode *m);
+	/*
+	 * Optional (NULL: none): the sample periods the mode's perf events
+	 * have elapsed since they were enabled, summed over CPUs, from the
+	 * kernel's own counts; frozen at detach.  The ground truth STAT
+	 * cpu_clock_periods holds for the samples delivered.
+	 */
+	uint64_t (*event_periods)(struct rec_mode *m);
 };
 
 extern const struct rec_mode_ops profile_mode_ops;

@@ -83,6 +83,7 @@ static const char *const bpf_stat_names[STKREC_NR_STATS] = {
 	[STKREC_STAT_UW_STOP_BASE + STKREC_UW_STOP_UNSUPP] = "unwind_stop_unsupported",
 	[STKREC_STAT_UW_STOP_BASE + STKREC_UW_STOP_FP] = "unwind_stop_fp",
 	[STKREC_STAT_UW_STOP_BASE + STKREC_UW_STOP_LOOP] = "unwind_stop_loop",
+	[STKREC_STAT_PROG_RUNS] = "sample_program_runs",
 };
 
 static const struct rec_mode_ops *const modes[] = {
@@ -254,6 +255,9 @@ static int write_stats(struct recorder *rec, uint64_t now)
 	st[n++] = (struct stk_stat){ "stacks_map_full",
 				     rec->bpf_stats[STKREC_STAT_USTACK_ENOMEM] +
 					     rec->bpf_stats[STKREC_STAT_KSTACK_ENOMEM] };
+	if (rec->ops->event_periods && rec->mode)
+		st[n++] = (struct stk_stat){ "cpu_clock_periods",
+					     rec->ops->event_periods(rec->mode) };
 	st[n++] = (struct stk_stat){ "duration_ns", now - rec->mono_start };
 	st[n++] = (struct stk_stat){ "flushes", rec->seq };
 	st[n++] = (struct stk_stat){ "stacks_written", ss.written };
