@@ -77,6 +77,17 @@ extern const struct rec_mode_ops offwake_mode_ops;
 int recorder__see_task(struct recorder *rec, uint32_t tgid, const char comm[16]);
 
 /*
+ * recorder__see_image() - a row of @tgid (@comm) was sampled in the process
+ * image that the exec at @image_ns began (0: one begun before the
+ * recording, or a child's before its first exec; the BPF key's
+ * image_ns).  If an exec has replaced that image since, its snapshot is
+ * queued for MAPS (once per flush) and *@end_ns = that exec's time, else
+ * 0 (drain.h row_end()).  Returns 0 or -ENOMEM.
+ */
+int recorder__see_image(struct recorder *rec, uint32_t tgid, const char comm[16],
+			uint64_t image_ns, uint64_t *end_ns);
+
+/*
  * A row of @tgid references *@ref (a stack id or -errno).  The recorder
  * queues the stack's frames for the STCK chunk if they are not in the file
  * yet.  If the stack cannot be read from the map (it never should), *@ref

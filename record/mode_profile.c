@@ -39,6 +39,7 @@ struct rec_mode {
 };
 
 static int add_row(struct recorder *rec, const void *key, const void *value, void *row);
+static int row_end(struct recorder *rec, const void *key, uint64_t *end_ns);
 
 /* Open and load the skeleton; @symbolizer: load symbolize_kaddrs too. */
 static int profile_load(struct rec_mode *m, const struct recorder_opts *o, int follow,
@@ -89,6 +90,7 @@ static int profile_open(struct rec_mode **out, const struct recorder_opts *o, in
 						.key_size = sizeof(struct stkrec_count_key),
 						.value_size = sizeof(uint64_t),
 						.add_row = add_row,
+						.row_end = row_end,
 					},
 					&m->drain, maps, rec);
 	if (err) {
@@ -237,6 +239,18 @@ static int add_row(struct recorder *rec, const void *key, const void *value, voi
 	if (!err && r->kernel_ret_ip)
 		err = recorder__see_kaddr(rec, r->kernel_ret_ip);
 	return err;
+}
+
+/* A row sampled in a process image an exec has replaced since belongs to
+ * that image's snapshot, before the exec (drain.h row_end()). */
+static int row_end(struct recorder *rec, const void *key, uint64_t *end_ns)
+{
+	const struct stkrec_count_key *k = key;
+	char comm[16];
+
+	memcpy(comm, k->comm, sizeof(comm));
+	comm[sizeof(comm) - 1] = '\0';
+	return recorder__see_image(rec, k->tgid, comm, k->image_ns, end_ns);
 }
 
 static void profile_free(struct rec_mode *m)

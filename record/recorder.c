@@ -276,6 +276,7 @@ static int write_stats(struct recorder *rec, uint64_t now)
 	/* Says which path named the kernel: absent (0) means /proc/kallsyms. */
 	st[n++] = (struct stk_stat){ "kaddrs_named_bpf", ks.named_bpf };
 	st[n++] = (struct stk_stat){ "maps_from_events", ps.maps_events };
+	st[n++] = (struct stk_stat){ "maps_replaced_images", ps.old_images };
 	st[n++] = (struct stk_stat){ "vdso_embedded", ps.vdso_embedded };
 	st[n++] = (struct stk_stat){ "vdso_other", ps.pm.vdso_other };
 	st[n++] = (struct stk_stat){ "esym_binaries", es.binaries };
@@ -354,6 +355,12 @@ static int on_event(void *ctx, void *data, size_t size)
 int recorder__see_task(struct recorder *rec, uint32_t tgid, const char comm[16])
 {
 	return procs__see(rec->procs, tgid, comm, rec->seq);
+}
+
+int recorder__see_image(struct recorder *rec, uint32_t tgid, const char comm[16],
+			uint64_t image_ns, uint64_t *end_ns)
+{
+	return procs__see_image(rec->procs, tgid, comm, image_ns, end_ns);
 }
 
 int recorder__see_kaddr(struct recorder *rec, uint64_t addr)

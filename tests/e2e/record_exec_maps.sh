@@ -1,0 +1,53 @@
+#!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
+#
+# record_exec_maps: samples taken in a process image that an exec then
+# replaced are resolved in that image's mappings, not in the next one's
+# (the kernel's sched_process_exec time in each sample tells which image
+# it was taken in; stkrec writes the replaced image's MAPS snapshot and
+# the rows in a CNTS chunk that ends before the exec):
+#  - fx_exec self 20: one process execs itself 20 times (same comm, same
+#    binary at another base each time), spinning in fx_before_exec before
+#    each exec: STAT maps_replaced_images > 0, and no fx_exec user stack
+#    is all [unknown] (before, every image but the last of each flush
+#    interval was resolved in the last one's mappings: nothing matched);
+#  - fx_exec fork 20: children spin in fx_child_spin between fork and
+#    exec /bin/true: no fx_exec stack all [unknown] either.
+# The exactness needs the kernel's mmap records of the images whole: a
+# run where the side-band ring buffer overflowed (STAT mmap_events_lost,
+# under a machine-wide exec storm) checks only that samples were named.
+# Exit 77 only when BPF cannot be used (not root, or no BTF).
+
+. "$(dirname "$0")/lib/harness.sh"
+. "$top/tests/e2e/lib/record.sh"
+
+need_bpf
+need_files "$FX/fx_exec" "$DUMP"
+
+for mode in self fork; do
+	"$REC" -q -F 999 -o "$tmp/$mode.stk" -- "$FX/fx_exec" $mode 20 > "$tmp/$mode.out" 2>&1
+	rc=$?
+	check "stkrec -- fx_exec $mode 20: exit 0 (got $rc: $(cat "$tmp/$mode.out"))" [ "$rc" -eq 0 ]
+	"$REP" -f folded -U --comm fx_exec "$tmp/$mode.stk" > "$tmp/$mode.folded" 2> "$tmp/$mode.err"
+	fn=fx_before_exec
+	[ $mode = fork ] && fn=fx_child_spin
+	named=$(awk -v fn=";$fn;" 'index($0, fn) { n += $NF } END { print n + 0 }' "$tmp/$mode.folded")
+	# A stack of nothing but unknown frames: resolved in the wrong image.
+	blind=$(awk -v ex="$tmp/$mode.blind" '{ n = split($1, f, ";"); all = n > 1
+		for (i = 2; i <= n; i++) if (f[i] !~ /^\[unknown/) all = 0
+		if (all) { b += $NF; print > ex } } END { print b + 0 }' "$tmp/$mode.folded")
+	lost=$(stat_of "$tmp/$mode.stk" mmap_events_lost)
+	replaced=$(stat_of "$tmp/$mode.stk" maps_replaced_images)
+	check "$mode: samples in $fn are named ($named)" [ "$named" -gt 0 ]
+	if [ $mode = self ]; then
+		check "self: images replaced by an exec were snapshotted for their rows ($replaced)" \
+			[ "$replaced" -gt 0 ]
+	fi
+	if [ "$lost" -gt 0 ]; then
+		skip "$mode: no stack resolved in another image" "$lost mmap records lost"
+	else
+		check "$mode: no fx_exec stack is all [unknown] ($blind samples$(head -n1 "$tmp/$mode.blind" 2>/dev/null | sed 's/^/: /'))" \
+			[ "$blind" -eq 0 ]
+	fi
+done
+finish
