@@ -312,6 +312,7 @@ int procs__see(struct procs *p, uint32_t tgid, const char comm[16], uint64_t seq
 int procs__see_image(struct procs *p, uint32_t tgid, const char comm[16], uint64_t image_ns,
 		     uint64_t *end_ns)
 {
+	struct stk_proc_maps maps;
 	uint64_t start_ns;
 	struct snap *s;
 	size_t i;
@@ -334,16 +335,20 @@ int procs__see_image(struct procs *p, uint32_t tgid, const char comm[16], uint64
 		p->olds = o;
 		p->cap_olds = cap;
 	}
-	s = calloc(1, sizeof(*s));
-	if (!s)
-		return -ENOMEM;
-	err = mmapwatch__snapshot_old(p->mw, p->pm, tgid, comm, image_ns, &s->maps, &start_ns,
+	/* Most rows are of their process's current image: -ENOENT, cheap. */
+	err = mmapwatch__snapshot_old(p->mw, p->pm, tgid, comm, image_ns, &maps, &start_ns,
 				      end_ns);
 	if (err) {
-		free(s);
 		*end_ns = 0;
 		return err == -ENOMEM ? err : 0;
 	}
+	s = calloc(1, sizeof(*s));
+	if (!s) {
+		procmaps__free_snapshot(&maps);
+		*end_ns = 0;
+		return -ENOMEM;
+	}
+	s->maps = maps;
 	/* Written once, kept nowhere: procs__see()'s is the current one. */
 	s->from_events = 1;
 	s->orphan = 1;
