@@ -82,10 +82,12 @@ int recorder__see_task(struct recorder *rec, uint32_t tgid, const char comm[16])
  * recording, or a child's before its first exec; the BPF key's
  * image_ns).  If an exec has replaced that image since, its snapshot is
  * queued for MAPS (once per flush) and *@end_ns = that exec's time, else
- * 0 (drain.h row_end()).  Returns 0 or -ENOMEM.
+ * 0 (drain.h row_end()); also 0 when the leaf of @user_stack (the BPF
+ * stack id) is in the new image only (procs__leaf_in_new_image()).
+ * Returns 0 or -ENOMEM.
  */
 int recorder__see_image(struct recorder *rec, uint32_t tgid, const char comm[16],
-			uint64_t image_ns, uint64_t *end_ns);
+			uint64_t image_ns, int64_t user_stack, uint64_t *end_ns);
 
 /*
  * A row of @tgid references *@ref (a stack id or -errno).  The recorder

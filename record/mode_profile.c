@@ -250,7 +250,7 @@ static int row_end(struct recorder *rec, const void *key, uint64_t *end_ns)
 
 	memcpy(comm, k->comm, sizeof(comm));
 	comm[sizeof(comm) - 1] = '\0';
-	return recorder__see_image(rec, k->tgid, comm, k->image_ns, end_ns);
+	return recorder__see_image(rec, k->tgid, comm, k->image_ns, k->user_stack, end_ns);
 }
 
 static void profile_free(struct rec_mode *m)

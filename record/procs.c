@@ -54,6 +54,7 @@ struct procs {
 	struct old_image {
 		uint32_t tgid;
 		uint64_t image_ns, end_ns;
+		const struct snap *snap;	/* pending: valid until procs__write() */
 	} *olds;
 	size_t nr_olds, cap_olds;
 	struct procs_stats st;
@@ -357,9 +358,24 @@ int procs__see_image(struct procs *p, uint32_t tgid, const char comm[16], uint64
 		*end_ns = 0;
 		return -ENOMEM;
 	}
-	p->olds[p->nr_olds++] = (struct old_image){ tgid, image_ns, *end_ns };
+	p->olds[p->nr_olds++] = (struct old_image){ tgid, image_ns, *end_ns, s };
 	p->st.old_images++;
 	return 0;
+}
+
+int procs__image_covers(const struct procs *p, uint32_t tgid, uint64_t image_ns, int current,
+			uint64_t leaf)
+{
+	const uint64_t *v;
+	size_t i;
+
+	for (i = 0; !current && i < p->nr_olds; i++)
+		if (p->olds[i].tgid == tgid && p->olds[i].image_ns == image_ns)
+			return procmaps__covers(&p->olds[i].snap->maps, leaf);
+	if (!current)
+		return 0;
+	v = idmap__find(p->snaps, tgid);
+	return v && procmaps__covers(&((const struct snap *)(uintptr_t)*v)->maps, leaf);
 }
 
 void procs__exited(struct procs *p, uint32_t tgid, uint64_t seq)

@@ -104,6 +104,14 @@ int procs__see(struct procs *p, uint32_t tgid, const char comm[16], uint64_t seq
 int procs__see_image(struct procs *p, uint32_t tgid, const char comm[16], uint64_t image_ns,
 		     uint64_t *end_ns);
 
+/*
+ * procs__image_covers() - 1 if @leaf lies in an executable mapping of the
+ * replaced image of @tgid that procs__see_image() found for @image_ns
+ * this flush, or with @current of procs__see()'s (current) snapshot.
+ */
+int procs__image_covers(const struct procs *p, uint32_t tgid, uint64_t image_ns, int current,
+			uint64_t leaf);
+
 /* @tgid exited: keep its snapshot for rows still to be drained (an
  * interval or two), then forget it. */
 void procs__exited(struct procs *p, uint32_t tgid, uint64_t seq);

@@ -358,9 +358,28 @@ int recorder__see_task(struct recorder *rec, uint32_t tgid, const char comm[16])
 }
 
 int recorder__see_image(struct recorder *rec, uint32_t tgid, const char comm[16],
-			uint64_t image_ns, uint64_t *end_ns)
+			uint64_t image_ns, int64_t user_stack, uint64_t *end_ns)
 {
-	return procs__see_image(rec->procs, tgid, comm, image_ns, end_ns);
+	struct stkrec_stack s;
+	uint64_t next_end;
+	int err;
+
+	err = procs__see_image(rec->procs, tgid, comm, image_ns, end_ns);
+	if (err || !*end_ns || user_stack < 0 || rec->maps.stacks_fd < 0)
+		return err;
+	/*
+	 * A sample taken in the last steps of execve, once the new image's
+	 * registers are set but before sched_process_exec stamps its time,
+	 * belongs to the next image: its leaf says so.  Rare (rows of
+	 * replaced images only), so the leaf is read from the map.
+	 */
+	if (bpf_map_lookup_elem(rec->maps.stacks_fd, &user_stack, &s) || !s.nr ||
+	    procs__image_covers(rec->procs, tgid, image_ns, 0, s.ips[0]))
+		return 0;
+	err = procs__see_image(rec->procs, tgid, comm, *end_ns, &next_end);
+	if (!err && procs__image_covers(rec->procs, tgid, *end_ns, !next_end, s.ips[0]))
+		*end_ns = next_end;
+	return err;
 }
 
 int recorder__see_kaddr(struct recorder *rec, uint64_t addr)

@@ -14,8 +14,9 @@
 #  - fx_exec fork 20: children spin in fx_child_spin between fork and
 #    exec /bin/true: no fx_exec stack all [unknown] either.
 # The exactness needs the kernel's mmap records of the images whole: a
-# run where the side-band ring buffer overflowed (STAT mmap_events_lost,
-# under a machine-wide exec storm) checks only that samples were named.
+# recording whose side-band ring buffer overflowed (STAT mmap_events_lost,
+# a machine-wide exec storm) is made again, up to 3 times; if every one
+# lost records, only the checks above are made and a note says so.
 # Exit 77 only when BPF cannot be used (not root, or no BTF).
 
 . "$(dirname "$0")/lib/harness.sh"
@@ -25,8 +26,14 @@ need_bpf
 need_files "$FX/fx_exec" "$DUMP"
 
 for mode in self fork; do
-	"$REC" -q -F 999 -o "$tmp/$mode.stk" -- "$FX/fx_exec" $mode 20 > "$tmp/$mode.out" 2>&1
-	rc=$?
+	try=0
+	while :; do
+		"$REC" -q -F 999 -o "$tmp/$mode.stk" -- "$FX/fx_exec" $mode 20 > "$tmp/$mode.out" 2>&1
+		rc=$?
+		try=$((try + 1))
+		[ "$rc" -ne 0 -o "$try" -ge 3 ] && break
+		[ "$(stat_of "$tmp/$mode.stk" mmap_events_lost)" -eq 0 ] && break
+	done
 	check "stkrec -- fx_exec $mode 20: exit 0 (got $rc: $(cat "$tmp/$mode.out"))" [ "$rc" -eq 0 ]
 	"$REP" -f folded -U --comm fx_exec "$tmp/$mode.stk" > "$tmp/$mode.folded" 2> "$tmp/$mode.err"
 	fn=fx_before_exec
@@ -44,7 +51,8 @@ for mode in self fork; do
 			[ "$replaced" -gt 0 ]
 	fi
 	if [ "$lost" -gt 0 ]; then
-		skip "$mode: no stack resolved in another image" "$lost mmap records lost"
+		echo "note: $mode: $lost mmap records lost in each of $try recordings;" \
+			"$blind samples all [unknown], not checked"
 	else
 		check "$mode: no fx_exec stack is all [unknown] ($blind samples$(head -n1 "$tmp/$mode.blind" 2>/dev/null | sed 's/^/: /'))" \
 			[ "$blind" -eq 0 ]
