@@ -194,7 +194,7 @@ static int write_rows(struct drain *d, struct stk_writer *w, uint64_t t0_ns, uin
  * after them.  Their order within a run is kept.
  */
 static int write_ended(struct drain *d, struct stk_writer *w, uint64_t t0_ns, uint64_t t1_ns,
-		       size_t *done)
+		       size_t *done, uint64_t *chunks)
 {
 	size_t i, j, n;
 	int err = 0;
@@ -228,23 +228,27 @@ static int write_ended(struct drain *d, struct stk_writer *w, uint64_t t0_ns, ui
 			break;
 		end = end - 1 < t0_ns ? t0_ns : end - 1 > t1_ns ? t1_ns : end - 1;
 		err = write_rows(d, w, t0_ns, end, d->rows + *done * d->row_size, n);
+		*chunks += !err;
 		*done += n;
 		d->nr_ended -= (int)n;
 	}
 	return err;
 }
 
-int drain__write(struct drain *d, struct stk_writer *w, uint64_t t0_ns, uint64_t t1_ns)
+int drain__write(struct drain *d, struct stk_writer *w, uint64_t t0_ns, uint64_t t1_ns,
+		 uint64_t *chunks)
 {
 	size_t done = 0;
 	int err;
 
 	if (!d->nr_rows)
 		return 0;
-	err = write_ended(d, w, t0_ns, t1_ns, &done);
-	if (!err && done < d->nr_rows)
+	err = write_ended(d, w, t0_ns, t1_ns, &done, chunks);
+	if (!err && done < d->nr_rows) {
 		err = write_rows(d, w, t0_ns, t1_ns, d->rows + done * d->row_size,
 				 d->nr_rows - done);
+		*chunks += !err;
+	}
 	d->nr_rows = 0;
 	d->nr_ended = 0;
 	return err;

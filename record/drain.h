@@ -96,8 +96,10 @@ int drain__collect(struct drain *d, struct recorder *rec, int final);
 /* Write the collected rows as one chunk (covering @t0_ns..@t1_ns), if
  * there are any, then forget them; rows row_end() gave an end go into a
  * chunk per end, covering @t0_ns..end - 1, first (SPEC.md, CNTS).
+ * @chunks is incremented for every chunk written.
  * Returns 0 or stk_writer__add_*()'s -errno. */
-int drain__write(struct drain *d, struct stk_writer *w, uint64_t t0_ns, uint64_t t1_ns);
+int drain__write(struct drain *d, struct stk_writer *w, uint64_t t0_ns, uint64_t t1_ns,
+		 uint64_t *chunks);
 
 /* Rows collected and not yet written. */
 size_t drain__pending(const struct drain *d);

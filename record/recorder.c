@@ -446,7 +446,8 @@ static int recorder__flush(struct recorder *rec, int final)
 	}
 	err = err ?: rec_write_err(rec, procs__write(rec->procs, rec->w, &rec->chunks));
 	if (!err && drain__pending(rec->maps.drain))
-		err = rec_wrote(rec, drain__write(rec->maps.drain, rec->w, rec->t0, t1));
+		err = rec_write_err(rec, drain__write(rec->maps.drain, rec->w, rec->t0, t1,
+						      &rec->chunks));
 	rec->seq++;
 	/* The final STAT comes after the final META (recorder__finish()). */
 	if (!err && !final)

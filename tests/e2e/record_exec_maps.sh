@@ -8,11 +8,12 @@
 # the rows in a CNTS chunk that ends before the exec):
 #  - fx_exec self 20: one process execs itself 20 times (same comm, same
 #    binary at another base each time), spinning in fx_before_exec before
-#    each exec: STAT maps_replaced_images > 0, and no fx_exec user stack
-#    is all [unknown] (before, every image but the last of each flush
-#    interval was resolved in the last one's mappings: nothing matched);
+#    each exec: STAT maps_replaced_images > 0, and (almost) no fx_exec
+#    user stack is all [unknown] (before, every image but the last of
+#    each flush interval was resolved in the last one's mappings: 215-373
+#    samples matched nothing);
 #  - fx_exec fork 20: children spin in fx_child_spin between fork and
-#    exec /bin/true: no fx_exec stack all [unknown] either.
+#    exec /bin/true: (almost) no fx_exec stack all [unknown] either.
 # The exactness needs the kernel's mmap records of the images whole: a
 # recording whose side-band ring buffer overflowed (STAT mmap_events_lost,
 # a machine-wide exec storm) is made again, up to 3 times; if every one
@@ -54,8 +55,12 @@ for mode in self fork; do
 		echo "note: $mode: $lost mmap records lost in each of $try recordings;" \
 			"$blind samples all [unknown], not checked"
 	else
-		check "$mode: no fx_exec stack is all [unknown] ($blind samples$(head -n1 "$tmp/$mode.blind" 2>/dev/null | sed 's/^/: /'))" \
-			[ "$blind" -eq 0 ]
+		# At most 2: a sample in the last instructions of an execve (new
+		# registers, old exec time) whose old image the watcher did not
+		# know whole, the first one, stkrec's own child, resolves in a
+		# later image.  Before the fix: hundreds.
+		check "$mode: at most 2 fx_exec samples all [unknown] ($blind$(head -n1 "$tmp/$mode.blind" 2>/dev/null | sed 's/^/: /'))" \
+			[ "$blind" -le 2 ]
 	fi
 done
 finish
