@@ -86,6 +86,16 @@ struct {
 	__uint(max_entries, 16384);
 } seen SEC(".maps");
 
+/* tgid -> CLOCK_MONOTONIC time of its last exec, so that a sample says
+ * which image of its process it was taken in: user space resolves a
+ * sample taken in execve, before the new image, in the old one. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__type(key, __u32);
+	__type(value, __u64);
+	__uint(max_entries, 16384);
+} images SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 256 * 1024);
@@ -338,8 +348,10 @@ SEC("tp_btf/sched_process_exec")
 int BPF_PROG(on_process_exec, struct task_struct *task)
 {
 	__u32 tgid = task->tgid;
+	__u64 now = bpf_ktime_get_ns();
 
 	bpf_map_delete_elem(&seen, &tgid);
+	bpf_map_update_elem(&images, &tgid, &now, BPF_ANY);
 	return 0;
 }
 
@@ -357,6 +369,7 @@ int BPF_PROG(on_process_exit, struct task_struct *task)
 		return 0;
 	if (follow_children)
 		bpf_map_delete_elem(&tgids, &tgid);
+	bpf_map_delete_elem(&images, &tgid);
 	/* Only processes user space knows about: it can drop their state. */
 	if (bpf_map_delete_elem(&seen, &tgid) != 0)
 		return 0;

@@ -71,6 +71,11 @@ int on_cpu_sample(struct bpf_perf_event_data *ctx)
 
 	key.tgid = tgid;
 	key.tid = tid;
+	{
+		__u64 *image = bpf_map_lookup_elem(&images, &tgid);
+
+		key.image_ns = image ? *image : 0;
+	}
 	bpf_get_current_comm(key.comm, sizeof(key.comm));
 	/* [unwind] user stacks through the .eh_frame unwinder (fp with
 	 * --unwind=fp); the sampled registers when the sample hit user mode. */

@@ -47,6 +47,7 @@ struct stkrec_count_key {
 	__s64 kernel_stack;	/* stack id, or -errno */
 	__u64 kernel_ip;	/* interrupted IP if it was a kernel address, else 0 */
 	__u64 kernel_ret_ip;	/* the word at regs->bp + 8 when kernel_ip is set */
+	__u64 image_ns;		/* the process's last exec (bpf_ktime_get_ns()), 0: none seen */
 };
 
 /*
@@ -282,7 +283,8 @@ STKREC_ASSERT_SIZE(stkrec_stack, 8 + 8 * STKREC_MAX_DEPTH);
 STKREC_ASSERT_AT(stkrec_count_key, comm, 8);
 STKREC_ASSERT_AT(stkrec_count_key, user_stack, 8 + STKREC_COMM_LEN);
 STKREC_ASSERT_AT(stkrec_count_key, kernel_ret_ip, 8 + STKREC_COMM_LEN + 24);
-STKREC_ASSERT_SIZE(stkrec_count_key, 8 + STKREC_COMM_LEN + 32);
+STKREC_ASSERT_AT(stkrec_count_key, image_ns, 8 + STKREC_COMM_LEN + 32);
+STKREC_ASSERT_SIZE(stkrec_count_key, 8 + STKREC_COMM_LEN + 40);
 
 STKREC_ASSERT_AT(stkrec_offcpu_key, comm, 16);
 STKREC_ASSERT_AT(stkrec_offcpu_key, user_stack, 16 + 2 * STKREC_COMM_LEN);

@@ -27,8 +27,13 @@ FX_CFLAGS := -O1 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer \
 FX_BUILDID = $$(readelf -n $(1) | awk '/Build ID:/ { print $$3 }')
 
 FIXTURES := $(FX_ROOT)/fx_pie $(FX_ROOT)/fx_nopie $(FX_ROOT)/fx_pie_v2 $(FX_ROOT)/libfx.so \
-	$(FX_ROOT)/fx_cpp $(FX_ROOT)/fx_stripped $(FX_ROOT)/fx_dbglink $(FX)/bid.stamp
+	$(FX_ROOT)/fx_cpp $(FX_ROOT)/fx_stripped $(FX_ROOT)/fx_dbglink $(FX)/bid.stamp $(FX)/fx_exec
 MKCAPTURE := $(O)/tests/tools/mkcapture
+
+# Images that exec while busy (tests/e2e/record_exec_maps.sh).
+$(FX)/fx_exec: tests/fixtures/fx_exec.c
+	$(call msg,CC-FX,$@)
+	$(Q)mkdir -p $(@D) && $(CC) $(FX_CFLAGS) -fPIE -pie $< -o $@
 
 $(FX_ROOT)/fx_pie: tests/fixtures/fx_app.c
 	$(call msg,CC-FX,$@)
@@ -84,3 +89,6 @@ fixtures: $(FIXTURES) $(MKCAPTURE)
 $(O)/tests/check_symbolize $(O)/tests/check_report: $(FIXTURES) $(MKCAPTURE)
 
 TEST_EXTRA_DEPS += $(FIXTURES) $(MKCAPTURE)
+
+# The alias rule is shared: its suite checks both tables that use it.
+$(O)/tests/check_util_symalias: ALL_CFLAGS += -Ireport -Irecord

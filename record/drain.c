@@ -16,7 +16,9 @@ struct drain {
 	size_t row_size;
 	void *keys, *values;	/* one map's worth of entries */
 	char *rows;		/* rows built, not written yet */
+	uint64_t *ends;		/* per row: row_end()'s, 0 for the interval's */
 	size_t nr_rows, cap_rows;
+	int nr_ended;		/* rows with an end */
 };
 
 uint32_t drain__flip(uint32_t *idx)
@@ -102,11 +104,13 @@ void drain__free(struct drain *d)
 	free(d->keys);
 	free(d->values);
 	free(d->rows);
+	free(d->ends);
 	free(d);
 }
 
 static int rows_reserve(struct drain *d, size_t more)
 {
+	uint64_t *ends;
 	char *rows;
 	size_t cap;
 
@@ -119,6 +123,10 @@ static int rows_reserve(struct drain *d, size_t more)
 	if (!rows)
 		return -ENOMEM;
 	d->rows = rows;
+	ends = realloc(d->ends, cap * sizeof(*ends));
+	if (!ends)
+		return -ENOMEM;
+	d->ends = ends;
 	d->cap_rows = cap;
 	return 0;
 }
@@ -136,8 +144,12 @@ static int add_rows(struct drain *d, struct recorder *rec, size_t n)
 	for (i = 0; i < n; i++) {
 		err = d->o.add_row(rec, k + i * d->o.key_size, v + i * d->o.value_size,
 				   d->rows + d->nr_rows * d->row_size);
+		d->ends[d->nr_rows] = 0;
+		if (!err && d->o.row_end)
+			err = d->o.row_end(rec, k + i * d->o.key_size, &d->ends[d->nr_rows]);
 		if (err)
 			return recorder__errorf(rec, err, "out of memory");
+		d->nr_ended += d->ends[d->nr_rows] != 0;
 		d->nr_rows++;
 	}
 	return 0;
@@ -168,19 +180,77 @@ int drain__collect(struct drain *d, struct recorder *rec, int final)
 	return drain_one(d, rec, d->o.fds[drain__flip(d->o.idx)]);
 }
 
-int drain__write(struct drain *d, struct stk_writer *w, uint64_t t0_ns, uint64_t t1_ns)
+static int write_rows(struct drain *d, struct stk_writer *w, uint64_t t0_ns, uint64_t t1_ns,
+		      const void *rows, size_t n)
 {
+	if (d->o.chunk == DRAIN_CNTS)
+		return stk_writer__add_counts(w, t0_ns, t1_ns, rows, n);
+	return stk_writer__add_offcpu(w, t0_ns, t1_ns, rows, n);
+}
+
+/*
+ * Rows with an end: moved to the front, one run per end in the order
+ * found, each written as a chunk ending just before its end; the rest
+ * after them.  Their order within a run is kept.
+ */
+static int write_ended(struct drain *d, struct stk_writer *w, uint64_t t0_ns, uint64_t t1_ns,
+		       size_t *done, uint64_t *chunks)
+{
+	size_t i, j, n;
+	int err = 0;
+
+	*done = 0;
+	while (d->nr_ended && !err) {
+		uint64_t end = 0;
+
+		/* Gather the rows of the first end left, swapping them to
+		 * [*done, *done + n). */
+		for (i = *done, n = 0; i < d->nr_rows; i++) {
+			if (!d->ends[i] || (end && d->ends[i] != end))
+				continue;
+			end = d->ends[i];
+			j = *done + n++;
+			if (i != j) {
+				char tmp[sizeof(struct stk_offcpu) > sizeof(struct stk_count)
+						 ? sizeof(struct stk_offcpu)
+						 : sizeof(struct stk_count)];
+				uint64_t e = d->ends[j];
+
+				memcpy(tmp, d->rows + j * d->row_size, d->row_size);
+				memcpy(d->rows + j * d->row_size, d->rows + i * d->row_size,
+				       d->row_size);
+				memcpy(d->rows + i * d->row_size, tmp, d->row_size);
+				d->ends[j] = d->ends[i];
+				d->ends[i] = e;
+			}
+		}
+		if (!n)
+			break;
+		end = end - 1 < t0_ns ? t0_ns : end - 1 > t1_ns ? t1_ns : end - 1;
+		err = write_rows(d, w, t0_ns, end, d->rows + *done * d->row_size, n);
+		*chunks += !err;
+		*done += n;
+		d->nr_ended -= (int)n;
+	}
+	return err;
+}
+
+int drain__write(struct drain *d, struct stk_writer *w, uint64_t t0_ns, uint64_t t1_ns,
+		 uint64_t *chunks)
+{
+	size_t done = 0;
 	int err;
 
 	if (!d->nr_rows)
 		return 0;
-	if (d->o.chunk == DRAIN_CNTS)
-		err = stk_writer__add_counts(w, t0_ns, t1_ns, (const struct stk_count *)d->rows,
-					     d->nr_rows);
-	else
-		err = stk_writer__add_offcpu(w, t0_ns, t1_ns, (const struct stk_offcpu *)d->rows,
-					     d->nr_rows);
+	err = write_ended(d, w, t0_ns, t1_ns, &done, chunks);
+	if (!err && done < d->nr_rows) {
+		err = write_rows(d, w, t0_ns, t1_ns, d->rows + done * d->row_size,
+				 d->nr_rows - done);
+		*chunks += !err;
+	}
 	d->nr_rows = 0;
+	d->nr_ended = 0;
 	return err;
 }
 

@@ -66,6 +66,13 @@ struct drain_opts {
 	 * (recorder__see_*()).  Returns 0 or -ENOMEM.
 	 */
 	int (*add_row)(struct recorder *rec, const void *key, const void *value, void *row);
+	/*
+	 * Optional (NULL: every row belongs to the whole interval): after
+	 * add_row(), *@end_ns = the time before which the row's samples were
+	 * taken when that is before the interval's end, else 0: a process
+	 * image an exec replaced (recorder__see_image()).  0 or -ENOMEM.
+	 */
+	int (*row_end)(struct recorder *rec, const void *key, uint64_t *end_ns);
 };
 
 struct drain;
@@ -87,9 +94,12 @@ void drain__free(struct drain *d);
 int drain__collect(struct drain *d, struct recorder *rec, int final);
 
 /* Write the collected rows as one chunk (covering @t0_ns..@t1_ns), if
- * there are any, then forget them.  Returns 0 or stk_writer__add_*()'s
- * -errno. */
-int drain__write(struct drain *d, struct stk_writer *w, uint64_t t0_ns, uint64_t t1_ns);
+ * there are any, then forget them; rows row_end() gave an end go into a
+ * chunk per end, covering @t0_ns..end - 1, first (SPEC.md, CNTS).
+ * @chunks is incremented for every chunk written.
+ * Returns 0 or stk_writer__add_*()'s -errno. */
+int drain__write(struct drain *d, struct stk_writer *w, uint64_t t0_ns, uint64_t t1_ns,
+		 uint64_t *chunks);
 
 /* Rows collected and not yet written. */
 size_t drain__pending(const struct drain *d);

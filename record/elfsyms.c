@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "elfsyms.h"
+#include "symalias.h"
 
 #if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
 #define HOST_ELFDATA ELFDATA2LSB
@@ -41,7 +42,7 @@ struct load {
 struct raw {
 	uint64_t off, size;
 	uint32_t name;		/* into the names buffer */
-	int rank;		/* 0 global, 1 weak, 2 local: which alias names an address */
+	int bind;		/* enum symalias_bind: which alias names an address */
 };
 
 struct elf {
@@ -329,7 +330,7 @@ static int add_symbols(struct acc *a, const struct elf *e, long idx, const struc
 			goto out;
 		r->off = off;
 		r->size = size < room ? size : room;
-		r->rank = bind == STB_GLOBAL ? 0 : bind == STB_WEAK ? 1 : 2;
+		r->bind = (int)symalias__elf_bind(bind);
 		a->n++;
 	}
 out:
@@ -396,8 +397,6 @@ static int by_off(const void *x, const void *y)
 
 	if (a->off != b->off)
 		return a->off < b->off ? -1 : 1;
-	if (a->rank != b->rank)
-		return a->rank - b->rank;
 	return a->name < b->name ? -1 : a->name > b->name;
 }
 
@@ -405,7 +404,7 @@ static int read_src(const struct src *src, struct elfsyms *out)
 {
 	struct elf e = { .src = *src };
 	struct acc a = { 0 };
-	size_t i, k;
+	size_t i, k, best_i = 0;
 	long sym, dd;
 	int err;
 
@@ -435,13 +434,22 @@ static int read_src(const struct src *src, struct elfsyms *out)
 		err = -ENOMEM;
 		goto out;
 	}
-	/* One name per address: the first after sorting (global, weak, local). */
+	/* One name per address, by the rule of symalias.h (as stkreport
+	 * names it from the file); a sizeless alias takes a size it lacks. */
 	for (i = 0, k = 0; i < a.n; i++) {
 		if (k && out->syms[k - 1].addr == a.r[i].off) {
+			const struct raw *best = &a.r[best_i];
+
 			if (!out->syms[k - 1].size)
 				out->syms[k - 1].size = a.r[i].size;
+			if (symalias__cmp(a.names + a.r[i].name, (enum symalias_bind)a.r[i].bind,
+					  a.names + best->name, (enum symalias_bind)best->bind) < 0) {
+				best_i = i;
+				out->syms[k - 1].name = (const char *)(uintptr_t)a.r[i].name;
+			}
 			continue;
 		}
+		best_i = i;
 		out->syms[k].addr = a.r[i].off;
 		out->syms[k].size = a.r[i].size;
 		out->syms[k].name = (const char *)(uintptr_t)a.r[i].name;

@@ -7,6 +7,7 @@
 
 #include "kallsyms.h"
 #include "readall.h"
+#include "symalias.h"
 
 struct kallsyms {
 	struct stk_ksym *syms;
@@ -15,30 +16,27 @@ struct kallsyms {
 	int all_zero;
 };
 
-/* Rank among symbols at one address: the highest rank covers it. */
-static int type_rank(char type)
+static int is_text(char type)
 {
-	switch (type) {
-	case 'T': return 4;
-	case 't': return 3;
-	case 'W': return 2;
-	case 'w': return 1;
-	default: return 0;
-	}
+	return type == 'T' || type == 't' || type == 'W' || type == 'w';
 }
 
+/* Symbols at one address: the last one covers it, so the preferred one
+ * goes last: text over data, then by util/symalias.h's rule. */
 static int sym_cmp(const void *a, const void *b)
 {
 	const struct stk_ksym *x = a, *y = b;
-	int rx, ry;
+	int c;
 
 	if (x->addr != y->addr)
 		return x->addr < y->addr ? -1 : 1;
-	rx = type_rank(x->type);
-	ry = type_rank(y->type);
-	if (rx != ry)
-		return rx - ry;
-	/* Same rank: keep input order (names are in one buffer, in order). */
+	if (is_text(x->type) != is_text(y->type))
+		return is_text(x->type) - is_text(y->type);
+	c = symalias__cmp(y->name, symalias__kallsyms_bind(y->type), x->name,
+			  symalias__kallsyms_bind(x->type));
+	if (c)
+		return c;
+	/* Keep input order (names are in one buffer, in order). */
 	return x->name < y->name ? -1 : (x->name > y->name);
 }
 

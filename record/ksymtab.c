@@ -157,13 +157,23 @@ static int push_ksym(struct ksymtab *kt, const struct stk_ksym *sym)
 	return 0;
 }
 
-static int queue_kaddr(struct ksymtab *kt, uint64_t addr)
+/* Value in kaddrs_seen: an address a row or stack holds, or only the one
+ * before a recorded address that starts a symbol (see ksymtab__see()). */
+#define KADDR_RECORDED 1
+#define KADDR_BEFORE 2
+
+static int queue_kaddr(struct ksymtab *kt, uint64_t addr, uint64_t how)
 {
+	uint64_t *v = idmap__find(kt->kaddrs_seen, addr);
 	int err;
 
-	if (idmap__find(kt->kaddrs_seen, addr))
+	if (v) {
+		/* Named already; only its count as unknown may change. */
+		if (how == KADDR_RECORDED)
+			*v = KADDR_RECORDED;
 		return 0;
-	err = idmap__set(kt->kaddrs_seen, addr, 1);
+	}
+	err = idmap__set(kt->kaddrs_seen, addr, how);
 	if (err)
 		return err;
 	if (kt->nr_pend_kaddrs == kt->cap_pend_kaddrs) {
@@ -179,30 +189,56 @@ static int queue_kaddr(struct ksymtab *kt, uint64_t addr)
 	return 0;
 }
 
-int ksymtab__see(struct ksymtab *kt, uint64_t addr)
+/* Queue the /proc/kallsyms text symbol covering @addr; @recorded says
+ * whether an address without one counts as unknown.  Sets *@start when
+ * that symbol starts at @addr. */
+static int see_kallsyms(struct ksymtab *kt, uint64_t addr, int recorded, int *start)
 {
+	const struct stk_ksym *s;
 	long idx;
 	int err;
 
-	if ((int64_t)addr >= 0)
-		return 0;
-	if (kt->bpf)
-		return queue_kaddr(kt, addr);
-	if (!kt->ks || kt->full)
-		return 0;
+	*start = 0;
 	idx = kallsyms__find(kt->ks, addr);
-	if (idx < 0 || !strchr("tTwW", kallsyms__get(kt->ks, (size_t)idx)->type)) {
+	s = idx < 0 ? NULL : kallsyms__get(kt->ks, (size_t)idx);
+	if (!s || !strchr("tTwW", s->type)) {
 		/* Code is in text symbols; a data symbol explains nothing. */
-		kt->st.unknown++;
+		kt->st.unknown += recorded;
 		return 0;
 	}
+	*start = s->addr == addr;
 	if (kt->written[idx / 8] & (1u << (idx % 8)))
 		return 0;
-	err = push_ksym(kt, kallsyms__get(kt->ks, (size_t)idx));
+	err = push_ksym(kt, s);
 	if (err)
 		return err;
 	kt->written[idx / 8] |= (uint8_t)(1u << (idx % 8));
 	return 0;
+}
+
+/*
+ * A report looks a leaf address up as is and a return address at address
+ * - 1, and which frames are which depends on its options (the fix-up of
+ * the interrupted IP, -S): so both are covered.  They differ only when the
+ * address starts a symbol: a call to a function that does not return, as
+ * the last instruction of its caller, leaves a return address equal to the
+ * next symbol's first byte (x86_64_start_reservations calling
+ * start_kernel).
+ */
+int ksymtab__see(struct ksymtab *kt, uint64_t addr)
+{
+	int err, start;
+
+	if ((int64_t)addr >= 0)
+		return 0;
+	if (kt->bpf)
+		return queue_kaddr(kt, addr, KADDR_RECORDED);
+	if (!kt->ks || kt->full)
+		return 0;
+	err = see_kallsyms(kt, addr, 1, &start);
+	if (!err && start && (int64_t)(addr - 1) < 0)
+		err = see_kallsyms(kt, addr - 1, 0, &start);
+	return err;
 }
 
 /* 1 if @addr is in the core kernel's text, boot-time init text included
@@ -253,18 +289,29 @@ static int take_name(struct ksymtab *kt, size_t j)
 	struct stk_ksym sym;
 	int err;
 
+	uint64_t addr = io->addrs[j], *how = idmap__find(kt->kaddrs_seen, addr);
+	int recorded = how && *how == KADDR_RECORDED;
+
 	io->out[j][STKREC_KSYM_TEXT - 1] = '\0';
-	if (kallsyms__parse_symoff(io->out[j], io->addrs[j], &sym)) {
-		kt->st.unknown++;
+	if (kallsyms__parse_symoff(io->out[j], addr, &sym)) {
+		kt->st.unknown += recorded;
 		return 0;
 	}
 	if (!sym.module[0] && bpf_jit_name(sym.name) && !kernel_text(kt, sym.addr)) {
 		sym.module = "bpf";
 	} else if (!sym.module[0] && kt->etext && !kernel_text(kt, sym.addr)) {
-		kt->st.unknown++;
+		kt->st.unknown += recorded;
 		return 0;
 	}
-	kt->st.named_bpf++;
+	kt->st.named_bpf += recorded;
+	/* At a symbol's first byte: the address before it too, for a report
+	 * that looks it up as a return address (see ksymtab__see()).  It is
+	 * named in a later batch of this ksymtab__resolve(). */
+	if (sym.addr == addr && (int64_t)(addr - 1) < 0) {
+		err = queue_kaddr(kt, addr - 1, KADDR_BEFORE);
+		if (err)
+			return err;
+	}
 	if (idmap__find(kt->ksyms_done, sym.addr))
 		return 0;
 	sym.name = strdup(sym.name);

@@ -65,7 +65,11 @@ int ksymtab__has_kallsyms(const struct ksymtab *kt);
  * kernel-half addresses count (a return IP read above a frame without a
  * frame pointer can be any word).  With the BPF symbolizer the address is
  * queued for ksymtab__resolve(); with /proc/kallsyms its text symbol is
- * queued for KSYM if it is not yet; with --kallsyms=full
+ * queued for KSYM if it is not yet.  When @addr is a symbol's first byte,
+ * the symbol covering @addr - 1 is queued too (the BPF symbolizer finds
+ * that out in ksymtab__resolve()): a report looks a return address up at
+ * address - 1, and which frames it takes as return addresses depends on
+ * its options.  With --kallsyms=full
  * (ksymtab__write_all()) or no source, nothing happens.
  * Returns 0 or -ENOMEM.
  */

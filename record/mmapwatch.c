@@ -90,6 +90,21 @@ struct wmap {
 	char *path;
 };
 
+/* Images an exec replaced, kept so that samples taken before the exec
+ * (in execve itself, or in a child between fork and exec) can still be
+ * resolved in the mappings they were taken in: until the flush after the
+ * exec (mmapwatch__purge()), and at most OLD_IMAGES per process (a
+ * process that execs faster keeps its latest ones). */
+#define OLD_IMAGES 256
+
+struct wold {
+	uint64_t start_ns;	/* exec that began it (0: before the watcher saw one) */
+	uint64_t end_ns;	/* exec that replaced it */
+	uint64_t changed_ns;	/* its last change */
+	struct wmap *maps;
+	size_t nr;
+};
+
 struct wproc {
 	int complete;		/* every executable mapping is in maps */
 	int exited;
@@ -97,8 +112,11 @@ struct wproc {
 	uint64_t gen;		/* changes with every change of maps */
 	uint64_t image;		/* changes with exec (and a new process) */
 	uint64_t changed_ns;	/* time of the last change */
+	uint64_t image_ns;	/* exec that began the current image, or 0 */
 	struct wmap *maps;	/* sorted by start, not overlapping */
 	size_t nr, cap;
+	struct wold *old;	/* oldest first */
+	size_t nr_old, cap_old;
 };
 
 struct wcpu {
@@ -145,13 +163,60 @@ static void maps_clear(struct wproc *p)
 	p->nr = 0;
 }
 
+static void old_free(struct wold *o)
+{
+	size_t i;
+
+	for (i = 0; i < o->nr; i++)
+		free(o->maps[i].path);
+	free(o->maps);
+	memset(o, 0, sizeof(*o));
+}
+
 static void proc_free(struct wproc *p)
 {
+	size_t i;
+
 	if (!p)
 		return;
 	maps_clear(p);
 	free(p->maps);
+	for (i = 0; i < p->nr_old; i++)
+		old_free(&p->old[i]);
+	free(p->old);
 	free(p);
+}
+
+/* Keep @p's image, which an exec at @time replaces, as an old one (the
+ * oldest goes when there are OLD_IMAGES); its maps move there. */
+static void keep_old_image(struct wproc *p, uint64_t time)
+{
+	struct wold *o;
+
+	if (!p->complete || !p->nr)
+		return;
+	if (p->nr_old == OLD_IMAGES) {
+		old_free(&p->old[0]);
+		memmove(&p->old[0], &p->old[1], (OLD_IMAGES - 1) * sizeof(p->old[0]));
+		p->nr_old--;
+	}
+	if (p->nr_old == p->cap_old) {
+		size_t cap = p->cap_old ? p->cap_old * 2 : 4;
+		struct wold *a = realloc(p->old, cap * sizeof(*a));
+
+		if (!a)
+			return;	/* its samples resolve as before: in the new image */
+		p->old = a;
+		p->cap_old = cap;
+	}
+	o = &p->old[p->nr_old++];
+	o->start_ns = p->image_ns;
+	o->end_ns = time;
+	o->changed_ns = p->changed_ns;
+	o->maps = p->maps;
+	o->nr = p->nr;
+	p->maps = NULL;
+	p->nr = p->cap = 0;
 }
 
 /* A new, empty entry for @tgid, replacing any older one (the pid of an
@@ -369,7 +434,9 @@ static void on_exec(struct mmapwatch *w, uint32_t tgid, uint64_t time)
 	if (!p)
 		return;
 	/* A new image: nothing of the old one stays mapped. */
+	keep_old_image(p, time);
 	maps_clear(p);
+	p->image_ns = time;
 	p->complete = 1;
 	p->exited = 0;
 	p->gen = ++w->gen;
@@ -769,12 +836,12 @@ int mmapwatch__complete(const struct mmapwatch *w, uint32_t tgid, uint64_t *gen,
 /* 1 if the file of offset-0 mapping @d also has an executable mapping in
  * @p (the same path, and the same file by device and inode or by the
  * kernel's build-id), as procmaps keeps them. */
-static int exec_mapping_of(const struct wproc *p, const struct wmap *d)
+static int exec_mapping_of(const struct wmap *maps, size_t nr, const struct wmap *d)
 {
 	size_t i;
 
-	for (i = 0; i < p->nr; i++) {
-		const struct wmap *m = &p->maps[i];
+	for (i = 0; i < nr; i++) {
+		const struct wmap *m = &maps[i];
 
 		if (!(m->prot & PROT_EXEC) || strcmp(m->path, d->path) != 0)
 			continue;
@@ -815,25 +882,22 @@ static void resolve_build_id(struct mmapwatch *w, struct procmaps *pm, uint32_t 
 	m->bid_known = 1;
 }
 
-int mmapwatch__snapshot(struct mmapwatch *w, struct procmaps *pm, uint32_t tgid,
-			const char *comm, struct stk_proc_maps *out)
+/* A snapshot of mappings @wm[0..@nr) of @tgid, changed last at @time. */
+static int snapshot_of(struct mmapwatch *w, struct procmaps *pm, uint32_t tgid, const char *comm,
+		       struct wmap *wm, size_t nr, uint64_t time, struct stk_proc_maps *out)
 {
-	struct wproc *p = proc_find(w, tgid);
 	struct procmaps_line vsys;
 	struct stk_mapping *maps;
 	size_t i, n = 0;
 
-	memset(out, 0, sizeof(*out));
-	if (!p || !p->complete)
-		return -ENOENT;
-	maps = calloc(p->nr + 1, sizeof(*maps));
+	maps = calloc(nr + 1, sizeof(*maps));
 	if (!maps)
 		return -ENOMEM;
-	for (i = 0; i < p->nr; i++) {
-		struct wmap *m = &p->maps[i];
+	for (i = 0; i < nr; i++) {
+		struct wmap *m = &wm[i];
 		struct stk_mapping *o = &maps[n];
 
-		if (!(m->prot & PROT_EXEC) && !exec_mapping_of(p, m))
+		if (!(m->prot & PROT_EXEC) && !exec_mapping_of(wm, nr, m))
 			continue;
 		resolve_build_id(w, pm, tgid, m);
 		o->path = strdup(m->path);
@@ -870,11 +934,48 @@ int mmapwatch__snapshot(struct mmapwatch *w, struct procmaps *pm, uint32_t tgid,
 	out->tgid = tgid;
 	/* Up to its NUL: a caller's string may be shorter than 16 bytes. */
 	memcpy(out->comm, comm, strnlen(comm, sizeof(out->comm) - 1));
-	out->time_ns = p->changed_ns;
+	out->time_ns = time;
 	out->nr_mappings = (uint32_t)n;
 	out->mappings = maps;
 	w->st.snapshots++;
 	return 0;
+}
+
+int mmapwatch__snapshot(struct mmapwatch *w, struct procmaps *pm, uint32_t tgid,
+			const char *comm, struct stk_proc_maps *out)
+{
+	struct wproc *p = proc_find(w, tgid);
+
+	memset(out, 0, sizeof(*out));
+	if (!p || !p->complete)
+		return -ENOENT;
+	return snapshot_of(w, pm, tgid, comm, p->maps, p->nr, p->changed_ns, out);
+}
+
+int mmapwatch__snapshot_old(struct mmapwatch *w, struct procmaps *pm, uint32_t tgid,
+			    const char *comm, uint64_t image_ns, struct stk_proc_maps *out,
+			    uint64_t *start_ns, uint64_t *end_ns)
+{
+	struct wproc *p = proc_find(w, tgid);
+	struct wold *o = NULL;
+	size_t k;
+
+	memset(out, 0, sizeof(*out));
+	/* The image began by the last exec at or before @image_ns (the
+	 * sample's exec time is taken after the exec's COMM record). */
+	if (!p || image_ns >= p->image_ns)
+		return -ENOENT;
+	for (k = p->nr_old; k-- > 0;)
+		if (p->old[k].start_ns <= image_ns) {
+			o = &p->old[k];
+			break;
+		}
+	if (!o || image_ns >= o->end_ns)
+		return -ENOENT;
+	*start_ns = o->start_ns;
+	*end_ns = o->end_ns;
+	return snapshot_of(w, pm, tgid, comm, o->maps, o->nr,
+			   o->changed_ns < o->end_ns ? o->changed_ns : o->end_ns - 1, out);
 }
 
 void mmapwatch__purge(struct mmapwatch *w, uint64_t before_ns)
@@ -884,7 +985,14 @@ void mmapwatch__purge(struct mmapwatch *w, uint64_t before_ns)
 
 	while (idmap__next(w->procs, &it, &key, &val)) {
 		struct wproc *p = (struct wproc *)(uintptr_t)val;
+		size_t k = 0, j;
 
+		/* Images replaced before @before_ns: their rows are written. */
+		while (k < p->nr_old && p->old[k].end_ns < before_ns)
+			old_free(&p->old[k++]);
+		for (j = 0; k && j + k < p->nr_old; j++)
+			p->old[j] = p->old[j + k];
+		p->nr_old -= k;
 		if (!p->exited || p->exit_ns >= before_ns)
 			continue;
 		if (n == cap) {

@@ -120,7 +120,25 @@ uint64_t mmapwatch__image(const struct mmapwatch *w, uint32_t tgid);
 int mmapwatch__snapshot(struct mmapwatch *w, struct procmaps *pm, uint32_t tgid,
 			const char *comm, struct stk_proc_maps *out);
 
-/* Forget processes that exited before @before_ns (CLOCK_MONOTONIC). */
+/*
+ * mmapwatch__snapshot_old() - as mmapwatch__snapshot(), of the image of
+ * @tgid that a sample with image time @image_ns was taken in, when an exec
+ * has replaced it since: @image_ns is the CLOCK_MONOTONIC time of the exec
+ * that began the sampled image as the kernel's sched_process_exec saw it,
+ * 0 for an image begun before the recording (or a child before its first
+ * exec: its parent's mappings).  The watcher keeps the last few images
+ * of each process it knew whole.  @start_ns and @end_ns receive the times
+ * of the execs that began and ended that image (start 0: none seen);
+ * time_ns is its last change, before @end_ns.
+ * Returns 0, -ENOENT (@image_ns is of the current image, or the image is
+ * not kept) or -ENOMEM.
+ */
+int mmapwatch__snapshot_old(struct mmapwatch *w, struct procmaps *pm, uint32_t tgid,
+			    const char *comm, uint64_t image_ns, struct stk_proc_maps *out,
+			    uint64_t *start_ns, uint64_t *end_ns);
+
+/* Forget processes that exited before @before_ns (CLOCK_MONOTONIC), and
+ * the images execs replaced before it. */
 void mmapwatch__purge(struct mmapwatch *w, uint64_t before_ns);
 
 void mmapwatch__stats(const struct mmapwatch *w, struct mmapwatch_stats *st);

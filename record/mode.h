@@ -57,6 +57,13 @@ struct rec_mode_ops {
 	/* Stop sampling: close perf fds and links.  Idempotent. */
 	void (*detach)(struct rec_mode *m);
 	void (*free)(struct rec_mode *m);
+	/*
+	 * Optional (NULL: none): the sample periods the mode's perf events
+	 * have elapsed since they were enabled, summed over CPUs, from the
+	 * kernel's own counts; frozen at detach.  The ground truth STAT
+	 * cpu_clock_periods holds for the samples delivered.
+	 */
+	uint64_t (*event_periods)(struct rec_mode *m);
 };
 
 extern const struct rec_mode_ops profile_mode_ops;
@@ -68,6 +75,19 @@ extern const struct rec_mode_ops offwake_mode_ops;
  * maps must be in the file.  Returns 0 or -ENOMEM.
  */
 int recorder__see_task(struct recorder *rec, uint32_t tgid, const char comm[16]);
+
+/*
+ * recorder__see_image() - a row of @tgid (@comm) was sampled in the process
+ * image that the exec at @image_ns began (0: one begun before the
+ * recording, or a child's before its first exec; the BPF key's
+ * image_ns).  If an exec has replaced that image since, its snapshot is
+ * queued for MAPS (once per flush) and *@end_ns = that exec's time, else
+ * 0 (drain.h row_end()); also 0 when the leaf of @user_stack (the BPF
+ * stack id) is in the new image only (procs__leaf_in_new_image()).
+ * Returns 0 or -ENOMEM.
+ */
+int recorder__see_image(struct recorder *rec, uint32_t tgid, const char comm[16],
+			uint64_t image_ns, int64_t user_stack, uint64_t *end_ns);
 
 /*
  * A row of @tgid references *@ref (a stack id or -errno).  The recorder

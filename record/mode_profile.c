@@ -2,8 +2,13 @@
 /*
  * mode_profile.c - the on-CPU profile mode: bpf/profile.bpf.c on one
  * cpu-clock software event per CPU, in frequency mode (as profile.py).
+ * Each event is opened disabled and enabled with its program attached, so
+ * that its own count (the time it ran, read() through a duplicate of its
+ * fd) says how many sample periods it delivered to the program: STAT
+ * cpu_clock_periods, the ground truth for the samples recorded.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/perf_event.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,12 +29,17 @@ struct rec_mode {
 	struct profile_bpf *skel;
 	int *pfds;			/* perf event fd per CPU not owned by a link yet, or -1 */
 	struct bpf_link **links;	/* BPF link per CPU */
+	int *cfds;			/* our duplicate of each event's fd, to read its count; or -1 */
+	uint64_t period_ns;		/* the events' sample period */
+	uint64_t periods;		/* elapsed by detach (then cfds are closed) */
+	int detached;
 	size_t nr_cpus;
 	uint32_t counts_entries;
 	struct drain *drain;		/* the counts maps, into CNTS rows */
 };
 
 static int add_row(struct recorder *rec, const void *key, const void *value, void *row);
+static int row_end(struct recorder *rec, const void *key, uint64_t *end_ns);
 
 /* Open and load the skeleton; @symbolizer: load symbolize_kaddrs too. */
 static int profile_load(struct rec_mode *m, const struct recorder_opts *o, int follow,
@@ -80,6 +90,7 @@ static int profile_open(struct rec_mode **out, const struct recorder_opts *o, in
 						.key_size = sizeof(struct stkrec_count_key),
 						.value_size = sizeof(uint64_t),
 						.add_row = add_row,
+						.row_end = row_end,
 					},
 					&m->drain, maps, rec);
 	if (err) {
@@ -98,6 +109,10 @@ static int perf_event_open_cpu(unsigned int freq, int cpu)
 		.size = sizeof(attr),
 		.freq = 1,
 		.sample_freq = freq,
+		/* Enabled by bpf_program__attach_perf_event(), once the
+		 * program is on: no period goes by without it. */
+		.disabled = 1,
+		.read_format = PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING,
 	};
 	int fd;
 
@@ -111,12 +126,17 @@ static int profile_attach(struct rec_mode *m, const struct recorder_opts *o, str
 	int err;
 
 	m->pfds = malloc(o->nr_cpus * sizeof(*m->pfds));
+	m->cfds = malloc(o->nr_cpus * sizeof(*m->cfds));
 	m->links = calloc(o->nr_cpus, sizeof(*m->links));
-	if (!m->pfds || !m->links)
+	if (!m->pfds || !m->cfds || !m->links)
 		return recorder__errorf(rec, -ENOMEM, "out of memory");
 	for (i = 0; i < o->nr_cpus; i++)
-		m->pfds[i] = -1;
+		m->pfds[i] = m->cfds[i] = -1;
 	m->nr_cpus = o->nr_cpus;
+	/* A cpu-clock event in frequency mode has the fixed period
+	 * NSEC_PER_SEC / freq (perf_swevent_init_hrtimer(): an hrtimer needs
+	 * no feedback loop). */
+	m->period_ns = 1000000000ull / (o->frequency ? o->frequency : 1);
 
 	/* Process tracking first, so no process sampled is missed. */
 	err = profile_bpf__attach(m->skel);
@@ -133,6 +153,11 @@ static int profile_attach(struct rec_mode *m, const struct recorder_opts *o, str
 							: fd == -EINVAL ? " (check kernel.perf_event_max_sample_rate)"
 									: "");
 		m->pfds[i] = fd;
+		m->cfds[i] = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+		if (m->cfds[i] < 0) {
+			err = -errno;
+			return recorder__errorf(rec, err, "dup perf event fd: %s", strerror(-err));
+		}
 		m->links[i] = bpf_program__attach_perf_event(m->skel->progs.on_cpu_sample, fd);
 		if (!m->links[i]) {
 			err = -errno;
@@ -147,13 +172,37 @@ static int profile_attach(struct rec_mode *m, const struct recorder_opts *o, str
 	return 0;
 }
 
+/* Sample periods the events have elapsed: each one's count is the time it
+ * ran, in ns.  An event not readable adds nothing. */
+static uint64_t profile_event_periods(struct rec_mode *m)
+{
+	uint64_t v[3], sum = 0;
+	size_t i;
+
+	if (m->detached)
+		return m->periods;
+	for (i = 0; m->cfds && i < m->nr_cpus; i++)
+		if (m->cfds[i] >= 0 && read(m->cfds[i], v, sizeof(v)) == (ssize_t)sizeof(v))
+			sum += v[0] / m->period_ns;
+	return sum;
+}
+
 static void profile_detach(struct rec_mode *m)
 {
 	size_t i;
 
 	if (!m)
 		return;
+	/* Read before the programs go: periods after that are no samples. */
+	if (!m->detached) {
+		m->periods = profile_event_periods(m);
+		m->detached = 1;
+	}
 	for (i = 0; i < m->nr_cpus; i++) {
+		if (m->cfds && m->cfds[i] >= 0) {
+			close(m->cfds[i]);
+			m->cfds[i] = -1;
+		}
 		bpf_link__destroy(m->links ? m->links[i] : NULL);
 		if (m->links)
 			m->links[i] = NULL;
@@ -192,6 +241,18 @@ static int add_row(struct recorder *rec, const void *key, const void *value, voi
 	return err;
 }
 
+/* A row sampled in a process image an exec has replaced since belongs to
+ * that image's snapshot, before the exec (drain.h row_end()). */
+static int row_end(struct recorder *rec, const void *key, uint64_t *end_ns)
+{
+	const struct stkrec_count_key *k = key;
+	char comm[16];
+
+	memcpy(comm, k->comm, sizeof(comm));
+	comm[sizeof(comm) - 1] = '\0';
+	return recorder__see_image(rec, k->tgid, comm, k->image_ns, k->user_stack, end_ns);
+}
+
 static void profile_free(struct rec_mode *m)
 {
 	if (!m)
@@ -199,6 +260,7 @@ static void profile_free(struct rec_mode *m)
 	profile_detach(m);
 	profile_bpf__destroy(m->skel);
 	free(m->pfds);
+	free(m->cfds);
 	free(m->links);
 	drain__free(m->drain);
 	free(m);
@@ -210,4 +272,5 @@ const struct rec_mode_ops profile_mode_ops = {
 	.attach = profile_attach,
 	.detach = profile_detach,
 	.free = profile_free,
+	.event_periods = profile_event_periods,
 };

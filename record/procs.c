@@ -50,6 +50,13 @@ struct procs {
 	size_t vdso_blob_size;
 	uint8_t vdso_bid[STK_MAX_BUILD_ID];
 	int vdso_bid_size;
+	/* Replaced images queued this flush (procs__see_image()). */
+	struct old_image {
+		uint32_t tgid;
+		uint64_t image_ns, end_ns;
+		const struct snap *snap;	/* pending: valid until procs__write() */
+	} *olds;
+	size_t nr_olds, cap_olds;
 	struct procs_stats st;
 };
 
@@ -133,6 +140,7 @@ void procs__free(struct procs *p)
 	free(p->pend);
 	free(p->maps_buf);
 	free(p->vdso_blob);
+	free(p->olds);
 	free(p);
 }
 
@@ -300,6 +308,74 @@ int procs__see(struct procs *p, uint32_t tgid, const char comm[16], uint64_t seq
 	if (tgid == 0 || idmap__find(p->snaps, tgid))
 		return 0;
 	return procs__snapshot(p, tgid, comm, seq);
+}
+
+int procs__see_image(struct procs *p, uint32_t tgid, const char comm[16], uint64_t image_ns,
+		     uint64_t *end_ns)
+{
+	struct stk_proc_maps maps;
+	uint64_t start_ns;
+	struct snap *s;
+	size_t i;
+	int err;
+
+	*end_ns = 0;
+	if (!p->mw || tgid == 0)
+		return 0;
+	for (i = 0; i < p->nr_olds; i++)
+		if (p->olds[i].tgid == tgid && p->olds[i].image_ns == image_ns) {
+			*end_ns = p->olds[i].end_ns;
+			return 0;
+		}
+	if (p->nr_olds == p->cap_olds) {
+		size_t cap = p->cap_olds ? p->cap_olds * 2 : 16;
+		struct old_image *o = realloc(p->olds, cap * sizeof(*o));
+
+		if (!o)
+			return -ENOMEM;
+		p->olds = o;
+		p->cap_olds = cap;
+	}
+	/* Most rows are of their process's current image: -ENOENT, cheap. */
+	err = mmapwatch__snapshot_old(p->mw, p->pm, tgid, comm, image_ns, &maps, &start_ns,
+				      end_ns);
+	if (err) {
+		*end_ns = 0;
+		return err == -ENOMEM ? err : 0;
+	}
+	s = calloc(1, sizeof(*s));
+	if (!s) {
+		procmaps__free_snapshot(&maps);
+		*end_ns = 0;
+		return -ENOMEM;
+	}
+	s->maps = maps;
+	/* Written once, kept nowhere: procs__see()'s is the current one. */
+	s->from_events = 1;
+	s->orphan = 1;
+	if (pend_snap(p, s)) {
+		snap_free(s);
+		*end_ns = 0;
+		return -ENOMEM;
+	}
+	p->olds[p->nr_olds++] = (struct old_image){ tgid, image_ns, *end_ns, s };
+	p->st.old_images++;
+	return 0;
+}
+
+int procs__image_covers(const struct procs *p, uint32_t tgid, uint64_t image_ns, int current,
+			uint64_t leaf)
+{
+	const uint64_t *v;
+	size_t i;
+
+	for (i = 0; !current && i < p->nr_olds; i++)
+		if (p->olds[i].tgid == tgid && p->olds[i].image_ns == image_ns)
+			return procmaps__covers(&p->olds[i].snap->maps, leaf);
+	if (!current)
+		return 0;
+	v = idmap__find(p->snaps, tgid);
+	return v && procmaps__covers(&((const struct snap *)(uintptr_t)*v)->maps, leaf);
 }
 
 void procs__exited(struct procs *p, uint32_t tgid, uint64_t seq)
@@ -552,6 +628,7 @@ int procs__write(struct procs *p, struct stk_writer *w, uint64_t *chunks)
 			snap_free(s);
 	}
 	p->nr_pend = 0;
+	p->nr_olds = 0;
 	return err;
 }
 

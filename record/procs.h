@@ -39,6 +39,7 @@ struct procs_stats {
 	uint64_t resnapshots;		/* taken again: a stack left the known mappings */
 	uint64_t maps_events;		/* snapshots built from mmap records */
 	uint64_t vdso_embedded;		/* 1 once the vDSO's image is in an ESYM chunk */
+	uint64_t old_images;		/* snapshots of images an exec replaced, for their rows */
 	struct procmaps_stats pm;	/* /proc/PID/maps reader and build-ids */
 	int watching;			/* the mmap watcher runs: @mw is valid */
 	struct mmapwatch_stats mw;
@@ -91,6 +92,25 @@ int procs__snapshot(struct procs *p, uint32_t tgid, const char *comm, uint64_t s
 
 /* A row references @tgid: snapshot it if it has none yet.  0 or -ENOMEM. */
 int procs__see(struct procs *p, uint32_t tgid, const char comm[16], uint64_t seq);
+
+/*
+ * procs__see_image() - rows of @tgid sampled in the image begun at
+ * @image_ns (see mmapwatch__snapshot_old()): when an exec has replaced
+ * it, the watcher's snapshot of that image (named @comm, as the rows)
+ * is queued for the next procs__write(), once per image and flush, and
+ * *@end_ns is set to the time of that exec; else *@end_ns = 0 and the
+ * rows belong to the snapshot procs__see() keeps.  Returns 0 or -ENOMEM.
+ */
+int procs__see_image(struct procs *p, uint32_t tgid, const char comm[16], uint64_t image_ns,
+		     uint64_t *end_ns);
+
+/*
+ * procs__image_covers() - 1 if @leaf lies in an executable mapping of the
+ * replaced image of @tgid that procs__see_image() found for @image_ns
+ * this flush, or with @current of procs__see()'s (current) snapshot.
+ */
+int procs__image_covers(const struct procs *p, uint32_t tgid, uint64_t image_ns, int current,
+			uint64_t leaf);
 
 /* @tgid exited: keep its snapshot for rows still to be drained (an
  * interval or two), then forget it. */

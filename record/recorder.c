@@ -277,6 +277,9 @@ static int write_stats(struct recorder *rec, uint64_t now)
 	st[n++] = (struct stk_stat){ "stacks_map_full",
 				     rec->bpf_stats[STKREC_STAT_USTACK_ENOMEM] +
 					     rec->bpf_stats[STKREC_STAT_KSTACK_ENOMEM] };
+	if (rec->ops->event_periods && rec->mode)
+		st[n++] = (struct stk_stat){ "cpu_clock_periods",
+					     rec->ops->event_periods(rec->mode) };
 	st[n++] = (struct stk_stat){ "duration_ns", now - rec->mono_start };
 	/* With sample_events, the rate the kernel delivered (profile): the
 	 * CPU time the events were attached for, summed over CPUs (a sum, so
@@ -300,6 +303,7 @@ static int write_stats(struct recorder *rec, uint64_t now)
 	/* Says which path named the kernel: absent (0) means /proc/kallsyms. */
 	st[n++] = (struct stk_stat){ "kaddrs_named_bpf", ks.named_bpf };
 	st[n++] = (struct stk_stat){ "maps_from_events", ps.maps_events };
+	st[n++] = (struct stk_stat){ "maps_replaced_images", ps.old_images };
 	st[n++] = (struct stk_stat){ "vdso_embedded", ps.vdso_embedded };
 	st[n++] = (struct stk_stat){ "vdso_other", ps.pm.vdso_other };
 	st[n++] = (struct stk_stat){ "pid_ns_processes", pidns__recorded(rec->pidns) };
@@ -397,6 +401,31 @@ int recorder__see_task(struct recorder *rec, uint32_t tgid, const char comm[16])
 	return procs__see(rec->procs, tgid, comm, rec->seq);
 }
 
+int recorder__see_image(struct recorder *rec, uint32_t tgid, const char comm[16],
+			uint64_t image_ns, int64_t user_stack, uint64_t *end_ns)
+{
+	struct stkrec_stack s;
+	uint64_t next_end;
+	int err;
+
+	err = procs__see_image(rec->procs, tgid, comm, image_ns, end_ns);
+	if (err || !*end_ns || user_stack < 0 || rec->maps.stacks_fd < 0)
+		return err;
+	/*
+	 * A sample taken in the last steps of execve, once the new image's
+	 * registers are set but before sched_process_exec stamps its time,
+	 * belongs to the next image: its leaf says so.  Rare (rows of
+	 * replaced images only), so the leaf is read from the map.
+	 */
+	if (bpf_map_lookup_elem(rec->maps.stacks_fd, &user_stack, &s) || !s.nr ||
+	    procs__image_covers(rec->procs, tgid, image_ns, 0, s.ips[0]))
+		return 0;
+	err = procs__see_image(rec->procs, tgid, comm, *end_ns, &next_end);
+	if (!err && procs__image_covers(rec->procs, tgid, *end_ns, !next_end, s.ips[0]))
+		*end_ns = next_end;
+	return err;
+}
+
 int recorder__see_kaddr(struct recorder *rec, uint64_t addr)
 {
 	return ksymtab__see(rec->ksyms, addr);
@@ -466,7 +495,8 @@ static int recorder__flush(struct recorder *rec, int final)
 	err = err ?: rec_write_err(rec, procs__write(rec->procs, rec->w, &rec->chunks));
 	err = err ?: rec_write_err(rec, pidns__write(rec->pidns, rec->w, &rec->chunks));
 	if (!err && drain__pending(rec->maps.drain))
-		err = rec_wrote(rec, drain__write(rec->maps.drain, rec->w, rec->t0, t1));
+		err = rec_write_err(rec, drain__write(rec->maps.drain, rec->w, rec->t0, t1,
+						      &rec->chunks));
 	rec->seq++;
 	/* The final STAT comes after the final META (recorder__finish()). */
 	if (!err && !final)

@@ -502,7 +502,7 @@ static int capture__add_chunk(struct capture *c, struct stk_reader *r, const str
 		for (i = 0; !err && i < ch->u.ksym.n; i++) {
 			const struct stk_ksym *k = &ch->u.ksym.syms[i];
 
-			err = ksyms__add(c->ksyms, k->addr, k->size, k->name, k->module);
+			err = ksyms__add(c->ksyms, k->addr, k->size, k->type, k->name, k->module);
 			c->mem += 48 + strlen(k->name) + 1;
 		}
 		break;

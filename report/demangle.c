@@ -144,3 +144,85 @@ char *demangler__demangle(struct demangler *d, const char *raw)
 		rust_legacy_clean(out);
 	return out;
 }
+
+/* ---- --short-names --------------------------------------------------- */
+
+static int ends_with(const char *s, size_t len, const char *suffix)
+{
+	size_t k = strlen(suffix);
+
+	return len >= k && memcmp(s + len - k, suffix, k) == 0;
+}
+
+/* 1 if "operator" starts at @s + @i as a word: the rest is the name. */
+static int operator_at(const char *s, size_t i)
+{
+	return strncmp(s + i, "operator", 8) == 0 && (i == 0 || s[i - 1] == ':' || s[i - 1] == ' ') &&
+	       !(isalnum((unsigned char)s[i + 8]) || s[i + 8] == '_');
+}
+
+/* The name part of @s[0..@len): after the return type, if there is one
+ * (the last space outside brackets, before any "operator"). */
+static size_t name_start(const char *s, size_t len)
+{
+	size_t i, start = 0;
+	int depth = 0;
+
+	for (i = 0; i < len; i++) {
+		char c = s[i];
+
+		if (depth == 0 && operator_at(s, i))
+			break;
+		if (c == '(' || c == '<' || c == '[' || c == '{')
+			depth++;
+		else if ((c == ')' || c == '>' || c == ']' || c == '}') && depth > 0)
+			depth--;
+		else if (c == ' ' && depth == 0)
+			start = i + 1;
+	}
+	return start;
+}
+
+void demangle__shorten(char *name)
+{
+	static const char *const quals[] = { " const", " volatile", " &&", " &", "&&", "&" };
+	char *clone = strstr(name, " [clone ");
+	size_t len = clone ? (size_t)(clone - name) : strlen(name), i, start, tail;
+	int depth = 0, again = 1;
+
+	while (again) {
+		again = 0;
+		for (i = 0; i < sizeof(quals) / sizeof(quals[0]); i++)
+			if (ends_with(name, len, quals[i])) {
+				len -= strlen(quals[i]);
+				again = 1;
+			}
+	}
+	if (!len || name[len - 1] != ')')
+		return;
+	/* The parameter list: from the '(' matching the last ')'. */
+	for (i = len; i-- > 0;) {
+		if (name[i] == ')')
+			depth++;
+		else if (name[i] == '(' && --depth == 0)
+			break;
+	}
+	if (depth || i == 0 || i == (size_t)-1)
+		return;
+	len = i;
+	start = name_start(name, len);
+	tail = clone ? strlen(clone) : 0;
+	/* A function returning a function pointer, "R (*f(A))(B)": what
+	 * is left is "(*f(A))", whose inside is the function. */
+	if (len - start > 3 && (name[start + 1] == '*' || name[start + 1] == '&') &&
+	    name[start] == '(' && name[len - 1] == ')' && !tail) {
+		memmove(name, name + start + 2, len - start - 3);
+		name[len - start - 3] = '\0';
+		demangle__shorten(name);
+		return;
+	}
+	memmove(name, name + start, len - start);
+	if (tail)
+		memmove(name + len - start, clone, tail);
+	name[len - start + tail] = '\0';
+}

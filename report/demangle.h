@@ -26,4 +26,18 @@ void demangler__free(struct demangler *d);	/* accepts NULL */
  */
 char *demangler__demangle(struct demangler *d, const char *raw);
 
+/*
+ * demangle__shorten() - a demangled C++ function name without its return
+ * type and parameter list (nor the qualifiers after it), in place, as
+ * flame graphs usually show them (--short-names):
+ *   "std::vector<int>::push_back(int const&)"  -> "std::vector<int>::push_back"
+ *   "int max<int>(int, int)"                    -> "max<int>"
+ *   "(anonymous namespace)::f(char*)"           -> "(anonymous namespace)::f"
+ *   "S::operator()(int) const"                  -> "S::operator()"
+ *   "f(int) [clone .cold]"                      -> "f [clone .cold]"
+ * Template arguments stay (they tell instances apart).  A name without a
+ * parameter list at its end (C, Rust, a variable) is left as it is.
+ */
+void demangle__shorten(char *name);
+
 #endif

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "ksyms.h"
+#include "symalias.h"
 
 /* A symbol with no size (kallsyms gives none for the last one) covers at
  * most this much: more is surely not the same function. */
@@ -13,6 +14,8 @@
 
 struct ksym {
 	uint64_t addr, size;
+	enum symalias_bind bind;	/* from the type letter */
+	size_t name_len;		/* of the name without " [module]" */
 	char *name;			/* "name" or "name [module]" */
 	struct sym_result *res;		/* built on first lookup */
 };
@@ -49,7 +52,7 @@ void ksyms__free(struct ksyms *k)
 	free(k);
 }
 
-int ksyms__add(struct ksyms *k, uint64_t addr, uint64_t size, const char *name,
+int ksyms__add(struct ksyms *k, uint64_t addr, uint64_t size, char type, const char *name,
 	       const char *module)
 {
 	struct ksym *s;
@@ -76,6 +79,8 @@ int ksyms__add(struct ksyms *k, uint64_t addr, uint64_t size, const char *name,
 		snprintf(s->name, len, "%s", name);
 	s->addr = addr;
 	s->size = size;
+	s->bind = symalias__kallsyms_bind(type ? type : 'T');
+	s->name_len = strlen(name);
 	k->n++;
 	k->sorted = 0;
 	return 0;
@@ -103,7 +108,7 @@ int ksyms__load_kallsyms(struct ksyms *k, const char *path)
 		/* Code only: data symbols never cover a sampled IP. */
 		if (type != 't' && type != 'T' && type != 'w' && type != 'W')
 			continue;
-		err = ksyms__add(k, addr, 0, name, module);
+		err = ksyms__add(k, addr, 0, type, name, module);
 		if (err)
 			break;
 	}
@@ -129,10 +134,14 @@ const char *ksyms__at(const struct ksyms *k, size_t i, uint64_t *addr)
 static int ksym_cmp(const void *a, const void *b)
 {
 	const struct ksym *x = a, *y = b;
+	char na[512], nb[512];
 
 	if (x->addr != y->addr)
 		return x->addr < y->addr ? -1 : 1;
-	return strcmp(x->name, y->name);
+	/* The preferred alias first, by its name without " [module]". */
+	snprintf(na, sizeof(na), "%.*s", (int)x->name_len, x->name);
+	snprintf(nb, sizeof(nb), "%.*s", (int)y->name_len, y->name);
+	return symalias__cmp(na, x->bind, nb, y->bind) ?: strcmp(x->name, y->name);
 }
 
 /* Sort, drop duplicates (captures repeat symbols across flushes), and give

@@ -22,10 +22,12 @@ void ksyms__free(struct ksyms *k);	/* accepts NULL */
 
 /*
  * ksyms__add() - add a symbol covering [@addr, @addr + @size); @size 0 means
- * "up to the next symbol".  @module NULL or "" for the kernel image.
- * Strings are copied.  Returns 0, -ENOMEM.
+ * "up to the next symbol".  @type is its kallsyms type letter ('T', 't',
+ * 'W'...; 0 when unknown: as 'T').  @module NULL or "" for the kernel
+ * image.  Of several symbols at one address a lookup answers with the one
+ * util/symalias.h prefers.  Strings are copied.  Returns 0, -ENOMEM.
  */
-int ksyms__add(struct ksyms *k, uint64_t addr, uint64_t size, const char *name,
+int ksyms__add(struct ksyms *k, uint64_t addr, uint64_t size, char type, const char *name,
 	       const char *module);
 
 /*

@@ -22,7 +22,7 @@
 enum {
 	OPT_PID = 256, OPT_TID, OPT_COMM, OPT_INLINE, OPT_NO_INLINE, OPT_LINES, OPT_ADDRESSES,
 	OPT_NO_DEMANGLE, OPT_SYSROOT, OPT_DEBUG_DIR, OPT_NO_DEBUGINFOD, OPT_KALLSYMS,
-	OPT_VMLINUX,
+	OPT_VMLINUX, OPT_SHORT_NAMES,
 };
 
 static const struct option shared_opts[] = {
@@ -40,6 +40,7 @@ static const struct option shared_opts[] = {
 	{ "lines", no_argument, NULL, OPT_LINES },
 	{ "addresses", no_argument, NULL, OPT_ADDRESSES },
 	{ "no-demangle", no_argument, NULL, OPT_NO_DEMANGLE },
+	{ "short-names", no_argument, NULL, OPT_SHORT_NAMES },
 	{ "sysroot", required_argument, NULL, OPT_SYSROOT },
 	{ "debug-dir", required_argument, NULL, OPT_DEBUG_DIR },
 	{ "no-debuginfod", no_argument, NULL, OPT_NO_DEBUGINFOD },
@@ -62,6 +63,8 @@ void main_args__usage(FILE *f)
 "      --inline         show inlined functions as frames of their own (default on)\n"
 "      --no-inline      only the function the code belongs to\n"
 "      --no-demangle    keep C++/Rust names as in the binary (default: demangled)\n"
+"      --short-names    demangled C++ names without parameter lists and return\n"
+"                       types (default: the full demangled name)\n"
 "Filters:\n"
 "  -U, --user-stacks-only     user frames only\n"
 "  -K, --kernel-stacks-only   kernel frames only\n"
@@ -176,6 +179,7 @@ int main_args__parse(struct main_args *a, int c, const char *arg)
 	case OPT_LINES: ro->sym.lines = oo->lines = 1; break;
 	case OPT_ADDRESSES: oo->addresses = 1; break;
 	case OPT_NO_DEMANGLE: ro->sym.no_demangle = 1; break;
+	case OPT_SHORT_NAMES: ro->sym.short_names = 1; break;
 	case OPT_SYSROOT: ro->sym.sysroot = arg; break;
 	case OPT_DEBUG_DIR:
 		if (ro->sym.nr_debug_dirs == MAIN_ARGS_MAX_DEBUG_DIRS)

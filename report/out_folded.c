@@ -35,7 +35,9 @@ static int folded_profile(struct strbuf *sb, const struct rsample *s, const stru
 	return err;
 }
 
-/* target root..leaf, "--", waker leaf..root, waker comm. */
+/* target root..leaf, "--", waker leaf..root, waker comm; or "[no waker]"
+ * after the "--" (offwaketime -f ends such a line in an empty frame, which
+ * flamegraph.pl's format does not allow). */
 static int folded_offwake(struct strbuf *sb, const struct rsample *s, const struct output_opts *o)
 {
 	const struct rtask *w = &s->waker, *t = &s->task;
@@ -58,6 +60,8 @@ static int folded_offwake(struct strbuf *sb, const struct rsample *s, const stru
 			err = render_frames(sb, t->kernel, 1, o, ";", "", 0, 1);
 	}
 	err = err ?: strbuf__adds(sb, ";--");
+	if (!err && rtask__none(w))
+		return strbuf__adds(sb, ";" NO_WAKER_FRAME);
 	if (!err && !o->user_only) {
 		if (stack_missed(w->kernel_ref, w->kernel))
 			err = strbuf__adds(sb, ";[Missed Kernel Stack]");

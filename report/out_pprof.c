@@ -27,7 +27,8 @@
  * target's user and kernel frames, a "--" pseudo-frame, then the waker's
  * kernel and user frames in reverse (the waker's root is the leaf).  A
  * stack that was wanted but lost is a "[Missed User Stack]" or "[Missed
- * Kernel Stack]" pseudo-frame, as there.  Pseudo-frames have no mapping
+ * Kernel Stack]" pseudo-frame, as there; a row without a waker ends in a
+ * "[no waker]" pseudo-frame and has no waker labels.  Pseudo-frames have no mapping
  * and address.  -d, -a, --addresses and --lines do not apply: the profile
  * carries mappings, addresses and lines itself.
  */
@@ -65,6 +66,7 @@ enum pseudo {
 	PSEUDO_SEPARATOR,		/* "--" between target and waker */
 	PSEUDO_MISSED_USER,
 	PSEUDO_MISSED_KERNEL,
+	PSEUDO_NO_WAKER,		/* the waker of a row without one */
 	NR_PSEUDO,
 };
 
@@ -72,6 +74,7 @@ static const char *const pseudo_names[NR_PSEUDO] = {
 	[PSEUDO_SEPARATOR] = "--",
 	[PSEUDO_MISSED_USER] = "[Missed User Stack]",
 	[PSEUDO_MISSED_KERNEL] = "[Missed Kernel Stack]",
+	[PSEUDO_NO_WAKER] = NO_WAKER_FRAME,
 };
 
 /* One entry of a sample's stack, leaf first: a frame or a pseudo-frame. */
@@ -177,9 +180,11 @@ static int pp__walk(struct pp *pp, const struct rsample *s)
 		err = pp__push_stack(pp, t->kernel, 0);
 		return err ?: pp__push_stack(pp, t->user, 0);
 	}
-	if (!o->kernel_only)
+	if (rtask__none(w))
+		err = pp__push(pp, NULL, PSEUDO_NO_WAKER);
+	if (!err && !rtask__none(w) && !o->kernel_only)
 		err = pp__push_side(pp, w->user_ref, w->user, PSEUDO_MISSED_USER, 1);
-	if (!err && !o->user_only)
+	if (!err && !rtask__none(w) && !o->user_only)
 		err = pp__push_side(pp, w->kernel_ref, w->kernel, PSEUDO_MISSED_KERNEL, 1);
 	err = err ?: pp__push(pp, NULL, PSEUDO_SEPARATOR);
 	if (!err && !o->user_only)
@@ -778,6 +783,7 @@ static int pp__add_samples(struct pp *pp)
 		const struct psample *ps = pp->samples[i];
 		const struct rtask *t = &ps->first->task, *w = &ps->first->waker;
 		char comm[sizeof(t->comm) + 1], wcomm[sizeof(w->comm) + 1];
+		int waker;
 		struct pprof_label labels[10 + OUTPUT_MAX_LABELS + 2] = {
 			{ .key = "pid", .str = pid },
 			{ .key = "tid", .str = tid },
@@ -795,9 +801,11 @@ static int pp__add_samples(struct pp *pp)
 		snprintf(wpid, sizeof(wpid), "%" PRIu32, w->tgid);
 		snprintf(wtid, sizeof(wtid), "%" PRIu32, w->tid);
 		snprintf(wcomm, sizeof(wcomm), "%.*s", (int)sizeof(w->comm), w->comm);
-		n = pp->r->kind == REPORT_OFFWAKE ? 6 : 3;
+		/* An offwake row without a waker has no waker labels. */
+		waker = pp->r->kind == REPORT_OFFWAKE && !rtask__none(w);
+		n = waker ? 6 : 3;
 		n += ns_labels(labels + n, t, "", nspid, pidns, sizeof(nspid));
-		if (pp->r->kind == REPORT_OFFWAKE)
+		if (waker)
 			n += ns_labels(labels + n, w, "waker_", wnspid, wpidns, sizeof(wnspid));
 		memcpy(labels + n, common, nr_common * sizeof(*common));
 		n += nr_common;

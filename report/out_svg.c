@@ -483,6 +483,8 @@ static int collect_offwake(struct collect *c, const struct rsample *s, const str
 			err = collect__stack(c, t->kernel, 1, o, 0);
 	}
 	err = err ?: collect__adds(c, "--", FLAME_MARKER);
+	if (!err && rtask__none(w))
+		return collect__adds(c, NO_WAKER_FRAME, FLAME_MARKER | W);
 	if (!err && !o->user_only) {
 		if (stack_missed(w->kernel_ref, w->kernel))
 			err = collect__adds(c, "[Missed Kernel Stack]", FLAME_MARKER | W);

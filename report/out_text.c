@@ -66,6 +66,11 @@ static int text_offwake(struct strbuf *sb, const struct rsample *s, const struct
 	int err;
 
 	err = strbuf__addf(sb, "    %-16s ", "waker:");
+	if (!err && rtask__none(w)) {
+		/* offwaketime.py prints an empty name and 0 */
+		err = strbuf__adds(sb, NO_WAKER_FRAME "\n");
+		goto target;
+	}
 	err = err ?: render_clean(sb, w->comm, 0);
 	err = err ?: strbuf__addf(sb, " %u", w->tid);
 	err = err ?: ns_pid(sb, w);
@@ -83,6 +88,7 @@ static int text_offwake(struct strbuf *sb, const struct rsample *s, const struct
 		else if (!err)
 			err = render_frames(sb, w->kernel, 1, o, "    ", "\n", 1, 0);
 	}
+target:
 	err = err ?: strbuf__addf(sb, "    %-16s %s\n", "--", "--");
 	if (!err && !o->user_only) {
 		if (stack_missed(t->kernel_ref, t->kernel))

@@ -317,6 +317,11 @@ int stack_missed(stk_stack_ref ref, const struct rstack *st)
 	return ref != -EFAULT && ref != -ENOENT;
 }
 
+int rtask__none(const struct rtask *t)
+{
+	return !t->tgid && !t->tid && !t->comm[0] && t->user_ref < 0 && t->kernel_ref < 0;
+}
+
 int render_frames(struct strbuf *sb, const struct rstack *st, int root_first,
 		  const struct output_opts *o, const char *before, const char *after,
 		  int addresses, int folded)

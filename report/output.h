@@ -134,6 +134,19 @@ struct groups {
  */
 int stack_missed(stk_stack_ref ref, const struct rstack *st);
 
+/* The frame every output shows for the waker of an offwake row without
+ * one (its wakeup was not seen: preempted while runnable, or woken before
+ * the recording started), where offwaketime.py prints an empty name. */
+#define NO_WAKER_FRAME "[no waker]"
+
+/*
+ * rtask__none() - 1 when @t is no task: the waker of an offwake row
+ * without one, recorded as tgid 0, tid 0, an empty comm and no stacks
+ * (SPEC.md, OFFC).  The idle task that an interrupt woke from is a task:
+ * it has a comm ("swapper/N").
+ */
+int rtask__none(const struct rtask *t);
+
 /*
  * render_frames() - append every frame line of @st (inline frames
  * included), root first when @root_first, each as @before, the address

@@ -856,6 +856,8 @@ static int sym_line__set_name(struct symbolizer *s, struct sym_line *l, char *ra
 	l->raw = raw;
 	if (!s->opts.no_demangle)
 		dm = demangler__demangle(s->dm, raw);
+	if (dm && s->opts.short_names)
+		demangle__shorten(dm);
 	l->name = dm ? dm : raw;
 	return 0;
 }
@@ -877,6 +879,8 @@ static int sym_line__set_sym(struct symbolizer *s, struct sym_line *l, const cha
 	dm = idmap__find_ptr(&s->demangled, (uintptr_t)symname);
 	if (!dm) {
 		dm = demangler__demangle(s->dm, symname);
+		if (dm && s->opts.short_names)
+			demangle__shorten(dm);
 		if (idmap__set_ptr(&s->demangled, (uintptr_t)symname, dm ? dm : none)) {
 			free(dm);
 			return -ENOMEM;

@@ -83,6 +83,7 @@ struct symbolizer_opts {
 	size_t nr_debug_dirs;
 	const char *system_debug_dir;	/* NULL: "/usr/lib/debug"; "" to skip */
 	int no_demangle;
+	int short_names;		/* demangled C++ names without parameters and return type */
 	int no_inline;			/* outermost function only */
 	int lines;			/* fill sym_line.file/line */
 	int debuginfod;			/* ask debuginfod (if DEBUGINFOD_URLS is set) */

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "symalias.h"
 #include "symtab.h"
 #include "util.h"
 
@@ -17,7 +18,7 @@
 struct fsym {
 	uint64_t addr, end;	/* module addresses, [addr, end) */
 	const char *name;	/* owned by libdwfl, valid while the Dwfl lives */
-	int rank;		/* binding preference among aliases: lower wins */
+	enum symalias_bind bind;	/* which alias names an address (symalias.h) */
 };
 
 struct symtab {
@@ -31,9 +32,7 @@ static int fsym_cmp(const void *a, const void *b)
 
 	if (x->addr != y->addr)
 		return x->addr < y->addr ? -1 : 1;
-	if (x->rank != y->rank)
-		return x->rank - y->rank;
-	return strcmp(x->name, y->name);
+	return symalias__cmp(x->name, x->bind, y->name, y->bind);
 }
 
 /*
@@ -94,7 +93,7 @@ struct symtab *symtab__new(Dwfl_Module *mod)
 			continue;
 		t->syms[t->nr_syms++] = (struct fsym){
 			.addr = addr, .end = addr + sym.st_size, .name = name,
-			.rank = bind == STB_GLOBAL ? 0 : bind == STB_WEAK ? 1 : 2,
+			.bind = symalias__elf_bind((unsigned int)bind),
 		};
 	}
 	if (symtab__sort(t))

@@ -4,10 +4,11 @@
  * naming addresses by binary search.
  *
  * dwfl_module_addrinfo() scans the whole symbol table on every call
- * (elfutils 0.188), far too slow for 10^5 addresses.  The table gives the
- * same names: of aliases at one address the global one first (as libdwfl
- * prefers it), then weak, then local, then by name; a sizeless symbol ends
- * at the next one.
+ * (elfutils 0.188), far too slow for 10^5 addresses, and it names an
+ * address by the first global alias in table order.  Of the aliases at
+ * one address this table keeps the one util/symalias.h prefers (perf's
+ * choice: `read` over `__read`, `malloc` over `__libc_malloc`); a sizeless
+ * symbol ends at the next one.
  */
 #ifndef STK_REPORT_SYMTAB_H
 #define STK_REPORT_SYMTAB_H

@@ -60,6 +60,7 @@ case_ report_basic_addresses_folded report_basic 0 -f folded --addresses $R
 case_ report_basic_lines_folded report_basic 0 -f folded --lines $R $D
 case_ report_basic_noinline_folded report_basic 0 -f folded --no-inline $R $D
 case_ report_basic_nodemangle_folded report_basic 0 -f folded --no-demangle --comm fx_cpp $R
+case_ report_basic_shortnames_folded report_basic 0 -f folded --short-names --comm fx_cpp $R
 case_ report_basic_U_folded report_basic 0 -f folded -U $R $D
 case_ report_basic_K_folded report_basic 0 -f folded -K $R $D
 case_ report_basic_pid_folded report_basic 0 -f folded --pid 200,300 $R $D

@@ -64,7 +64,7 @@ static uint64_t sym(const char *name)
 /* Captured symbol @name of the fixture, recorded at its address + @slide. */
 static void ksym(struct kcap *k, const char *name, uint64_t slide, const char *module)
 {
-	ck_assert_int_eq(ksyms__add(k->cap.ksyms, sym(name) + slide, 0, name, module), 0);
+	ck_assert_int_eq(ksyms__add(k->cap.ksyms, sym(name) + slide, 0, 0, name, module), 0);
 }
 
 static struct kvmlinux *open_kv(const struct kcap *k, int flags)
@@ -191,7 +191,7 @@ START_TEST(module_ambiguous_and_unknown_ksyms_give_no_slide)
 	ksym(&k, "vfs_read", SLIDE, "fxmod");		/* "vfs_read [fxmod]" */
 	ksym(&k, "ksys_read", SLIDE, NULL);		/* at two addresses */
 	ksym(&k, "ksys_read", OTHER_SLIDE, NULL);
-	ck_assert_int_eq(ksyms__add(k.cap.ksyms, 0xffffffffa0000000ull, 0, "no_such_fn", NULL), 0);
+	ck_assert_int_eq(ksyms__add(k.cap.ksyms, 0xffffffffa0000000ull, 0, 0, "no_such_fn", NULL), 0);
 	kv = open_kv(&k, 0);
 	in = kvmlinux__info(kv);
 	ck_assert_int_eq(in->status, KVMLINUX_NO_SLIDE);

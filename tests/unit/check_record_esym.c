@@ -7,15 +7,19 @@
 #include <check.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <setjmp.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "elfsyms.h"
+#include "esym.h"
 #include "perfmap.h"
 #include "procmaps.h"
+#include "procs.h"
 
 /* A local function with a name of its own, to look up in our own file. */
 __attribute__((noinline, noipa)) static int elfsyms_fixture_fn(int x)
@@ -65,6 +69,84 @@ START_TEST(own_function_is_found_at_its_file_offset)
 	for (i = 1; i < (long)t.n; i++)
 		ck_assert_uint_gt(t.syms[i].addr, t.syms[i - 1].addr);
 	elfsyms__free(&t);
+}
+END_TEST
+
+/* A call that does not return, as the last instruction of its caller:
+ * the return address is past the caller's end. */
+static jmp_buf noreturn_jb;
+static uint64_t noreturn_ret;
+
+__attribute__((noinline, noipa, noreturn)) static void esym_fixture_noreturn(void)
+{
+	noreturn_ret = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	longjmp(noreturn_jb, 1);
+}
+
+__attribute__((noinline, noipa)) static void esym_fixture_ends_in_noreturn(void)
+{
+	esym_fixture_noreturn();
+}
+
+/*
+ * --embed-symbols=covering stores the symbol a report names a return
+ * address by, the one covering address - 1: here the caller, although
+ * the return address itself is past its end.
+ */
+START_TEST(covering_symbols_of_a_return_address_at_a_function_end)
+{
+	struct procs *p = procs__new();
+	struct esym *e = esym__new(ESYM_COVERING);
+	struct stk_writer *w;
+	struct stk_reader *r;
+	struct stk_chunk c;
+	struct elfsyms t;
+	uint64_t ips[2], chunks = 0, off;
+	char path[64];
+	int fd, rfd, found = 0;
+	long k;
+	size_t i;
+
+	if (setjmp(noreturn_jb) == 0)
+		esym_fixture_ends_in_noreturn();
+	ck_assert_uint_ne(noreturn_ret, 0);
+	/* The fixture holds: the return address is not in the caller. */
+	fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(elfsyms__read_fd(fd, &t), 0);
+	close(fd);
+	off = self_file_offset(noreturn_ret);
+	k = elfsyms__find(&t, off);
+	ck_assert(k < 0 || strcmp(t.syms[k].name, "esym_fixture_ends_in_noreturn") != 0);
+	k = elfsyms__find(&t, off - 1);
+	ck_assert_int_ge(k, 0);
+	ck_assert_str_eq(t.syms[k].name, "esym_fixture_ends_in_noreturn");
+	elfsyms__free(&t);
+
+	ck_assert_ptr_nonnull(p);
+	ck_assert_ptr_nonnull(e);
+	ck_assert_int_eq(procs__snapshot(p, (uint32_t)getpid(), "check", 0), 0);
+	ips[0] = (uint64_t)(uintptr_t)elfsyms_fixture_fn;
+	ips[1] = noreturn_ret;
+	ck_assert_int_eq(esym__queue(e, (uint32_t)getpid(), ips, 2), 0);
+	fd = memfd_create("check_esym", 0);
+	ck_assert_int_ge(fd, 0);
+	rfd = dup(fd);
+	w = stk_writer__fdopen(fd, NULL);
+	ck_assert_ptr_nonnull(w);
+	ck_assert_int_eq(esym__flush(e, p, w, &chunks), 0);
+	ck_assert_int_eq(stk_writer__close(w), 0);
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", rfd);
+	r = stk_reader__open(path);
+	ck_assert_ptr_nonnull(r);
+	while (stk_reader__next(r, &c) > 0)
+		for (i = 0; c.type == STK_CHUNK_ESYM && i < c.u.esym.nr_syms; i++)
+			found += strcmp(c.u.esym.syms[i].name, "esym_fixture_ends_in_noreturn") == 0;
+	ck_assert_int_eq(found, 1);
+	stk_reader__close(r);
+	close(rfd);
+	esym__free(e);
+	procs__free(p);
 }
 END_TEST
 
@@ -122,6 +204,7 @@ static Suite *suite(void)
 	TCase *tc = tcase_create("esym");
 
 	tcase_add_test(tc, own_function_is_found_at_its_file_offset);
+	tcase_add_test(tc, covering_symbols_of_a_return_address_at_a_function_end);
 	tcase_add_test(tc, not_elf_and_truncated_files_are_refused);
 	tcase_add_test(tc, perf_map_lines_parse_and_bad_ones_are_skipped);
 	tcase_add_test(tc, nspid_of_ourselves_is_our_pid_outside_a_namespace);

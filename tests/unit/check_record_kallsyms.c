@@ -61,6 +61,36 @@ START_TEST(alias_covering_an_address_is_the_global_text_symbol)
 }
 END_TEST
 
+START_TEST(aliases_of_one_function_are_named_by_the_shared_rule)
+{
+	/* As Linux 6.18 lists memcpy, and in the other order: the name
+	 * does not depend on it (util/symalias.h). */
+	static const char t1[] = "ffffffff81000300 T memcpy\n"
+				 "ffffffff81000300 T __memcpy\n"
+				 "ffffffff81000300 T __pi_memcpy\n"
+				 "ffffffff81000400 t next\n";
+	static const char t2[] = "ffffffff81000300 T __pi_memcpy\n"
+				 "ffffffff81000300 T __memcpy\n"
+				 "ffffffff81000300 t memcpy_local\n"
+				 "ffffffff81000300 T memcpy\n"
+				 "ffffffff81000400 t next\n";
+	const char *tables[] = { t1, t2 };
+	size_t k;
+
+	for (k = 0; k < 2; k++) {
+		struct kallsyms *ks = kallsyms__parse(tables[k], strlen(tables[k]));
+		long i;
+
+		ck_assert_ptr_nonnull(ks);
+		i = kallsyms__find(ks, 0xffffffff81000310);
+		ck_assert_int_ge(i, 0);
+		ck_assert_str_eq(kallsyms__get(ks, (size_t)i)->name, "memcpy");
+		ck_assert_uint_eq(kallsyms__get(ks, (size_t)i)->size, 0x100);
+		kallsyms__free(ks);
+	}
+}
+END_TEST
+
 START_TEST(size_runs_to_the_next_symbol_and_ends_are_exclusive)
 {
 	struct kallsyms *ks = load();
@@ -238,6 +268,7 @@ int main(void)
 
 	tcase_add_test(tc, lines_are_sorted_by_address_and_bad_lines_skipped);
 	tcase_add_test(tc, alias_covering_an_address_is_the_global_text_symbol);
+	tcase_add_test(tc, aliases_of_one_function_are_named_by_the_shared_rule);
 	tcase_add_test(tc, size_runs_to_the_next_symbol_and_ends_are_exclusive);
 	tcase_add_test(tc, module_symbols_carry_their_module_and_end_at_module_boundary);
 	tcase_add_test(tc, address_below_the_first_symbol_is_not_found);

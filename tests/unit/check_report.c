@@ -542,11 +542,11 @@ START_TEST(kernel_symbol_aliases_at_one_address_cover_the_function)
 	const struct sym_result *s;
 
 	ck_assert_ptr_nonnull(k);
-	ck_assert_int_eq(ksyms__add(k, 0x1000, 0, "b_alias", NULL), 0);
-	ck_assert_int_eq(ksyms__add(k, 0x1000, 0, "a_alias", NULL), 0);
-	ck_assert_int_eq(ksyms__add(k, 0x2000, 0, "next", NULL), 0);
-	ck_assert_int_eq(ksyms__add(k, 0x3000, 0, "c_alias", NULL), 0);
-	ck_assert_int_eq(ksyms__add(k, 0x3000, 0x80, "d_sized", NULL), 0);
+	ck_assert_int_eq(ksyms__add(k, 0x1000, 0, 0, "b_alias", NULL), 0);
+	ck_assert_int_eq(ksyms__add(k, 0x1000, 0, 0, "a_alias", NULL), 0);
+	ck_assert_int_eq(ksyms__add(k, 0x2000, 0, 0, "next", NULL), 0);
+	ck_assert_int_eq(ksyms__add(k, 0x3000, 0, 0, "c_alias", NULL), 0);
+	ck_assert_int_eq(ksyms__add(k, 0x3000, 0x80, 0, "d_sized", NULL), 0);
 	s = ksyms__lookup(k, 0x1010);
 	ck_assert_ptr_nonnull(s);
 	ck_assert_str_eq(s->lines[0].name, "a_alias");
@@ -557,6 +557,31 @@ START_TEST(kernel_symbol_aliases_at_one_address_cover_the_function)
 	ck_assert_ptr_nonnull(s);
 	ck_assert_str_eq(s->lines[0].name, "c_alias");
 	ck_assert_ptr_null(ksyms__lookup(k, 0x3080));
+	ksyms__free(k);
+}
+END_TEST
+
+/* Of a captured function's aliases (--kallsyms=full writes them all) the
+ * report names it by the rule of util/symalias.h, whatever their order. */
+START_TEST(kernel_aliases_are_named_by_the_shared_rule)
+{
+	struct ksyms *k = ksyms__new();
+	const struct sym_result *s;
+
+	ck_assert_ptr_nonnull(k);
+	ck_assert_int_eq(ksyms__add(k, 0x1000, 0, 'T', "__pi_memcpy", NULL), 0);
+	ck_assert_int_eq(ksyms__add(k, 0x1000, 0, 'T', "__memcpy", NULL), 0);
+	ck_assert_int_eq(ksyms__add(k, 0x1000, 0, 't', "a_local_alias", NULL), 0);
+	ck_assert_int_eq(ksyms__add(k, 0x1000, 0, 'T', "memcpy", NULL), 0);
+	ck_assert_int_eq(ksyms__add(k, 0x2000, 0, 'W', "weak_fn", "mod"), 0);
+	ck_assert_int_eq(ksyms__add(k, 0x2000, 0, 't', "a_weak_fn_local", "mod"), 0);
+	ck_assert_int_eq(ksyms__add(k, 0x3000, 0, 'T', "end", NULL), 0);
+	s = ksyms__lookup(k, 0x1010);
+	ck_assert_ptr_nonnull(s);
+	ck_assert_str_eq(s->lines[0].name, "memcpy");
+	s = ksyms__lookup(k, 0x2010);
+	ck_assert_ptr_nonnull(s);
+	ck_assert_str_eq(s->lines[0].name, "weak_fn [mod]");
 	ksyms__free(k);
 }
 END_TEST
@@ -700,6 +725,7 @@ int main(void)
 	tcase_add_test(tc, maps_snapshot_follows_the_rows_comm_across_exec);
 	tcase_add_test(tc, pid_namespace_records_name_the_namespaced_pid);
 	tcase_add_test(tc, kernel_symbol_aliases_at_one_address_cover_the_function);
+	tcase_add_test(tc, kernel_aliases_are_named_by_the_shared_rule);
 	tcase_add_test(tc, symbols_section_that_cannot_be_written_is_eio);
 	tcase_add_test(tc, unwind_stops_are_counted_by_reason);
 	suite_add_tcase(su, tc);

@@ -458,6 +458,42 @@ START_TEST(rust_legacy_names_lose_hash_and_escapes)
 }
 END_TEST
 
+/* --short-names: each demangled form, and what it becomes. */
+START_TEST(short_names_drop_parameters_and_return_types)
+{
+	static const char *const cases[][2] = {
+		{ "std::vector<int, std::allocator<int> >::push_back(int const&)",
+		  "std::vector<int, std::allocator<int> >::push_back" },
+		{ "int max<int>(int, int)", "max<int>" },
+		{ "unsigned long fx::sum<unsigned long>(unsigned long*, int)", "fx::sum<unsigned long>" },
+		{ "(anonymous namespace)::f(char*)", "(anonymous namespace)::f" },
+		{ "S::operator()(int) const", "S::operator()" },
+		{ "bool operator< <int>(A<int> const&, A<int> const&)", "operator< <int>" },
+		{ "operator new(unsigned long)", "operator new" },
+		{ "A::operator int() const", "A::operator int" },
+		{ "main::{lambda(int)#1}::operator()(int) const", "main::{lambda(int)#1}::operator()" },
+		{ "f(int) [clone .cold]", "f [clone .cold]" },
+		{ "std::basic_string<char>::~basic_string()", "std::basic_string<char>::~basic_string" },
+		{ "S::get() const &&", "S::get" },
+		{ "fx::Worker<long>::run(long)", "fx::Worker<long>::run" },
+		{ "void (*signal_handler(int))(int)", "signal_handler" },
+		{ "main", "main" },
+		{ "core::fmt::write", "core::fmt::write" },
+		{ "guard variable for f()::x", "guard variable for f()::x" },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char buf[256];
+
+		snprintf(buf, sizeof(buf), "%s", cases[i][0]);
+		demangle__shorten(buf);
+		ck_assert_msg(strcmp(buf, cases[i][1]) == 0, "'%s' -> '%s', want '%s'", cases[i][0],
+			      buf, cases[i][1]);
+	}
+}
+END_TEST
+
 int main(void)
 {
 	const char *o = getenv("O");
@@ -493,6 +529,7 @@ int main(void)
 	tcase_add_test(tc, embedded_image_with_another_build_id_is_not_used);
 	tcase_add_test(tc, modules_are_interned_and_lookups_cached);
 	tcase_add_test(tc, rust_legacy_names_lose_hash_and_escapes);
+	tcase_add_test(tc, short_names_drop_parameters_and_return_types);
 	suite_add_tcase(su, tc);
 	sr = srunner_create(su);
 	srunner_run_all(sr, CK_NORMAL);

@@ -1,0 +1,67 @@
+#!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
+#
+# record_ksym_boundary: a kernel return address at the first byte of a
+# symbol is named by the symbol before it, with the default
+# --kallsyms=covering.  A call to a function that never returns, as the
+# last instruction of its caller, leaves such a return address: the boot
+# CPU's idle task has one (x86_64_start_reservations ends calling
+# start_kernel).  The report looks return addresses up at address - 1, so
+# the capture must hold the symbol covering that byte too.
+#  - stkrec -a, 2 s: of every recorded kernel stack, no return address
+#    (frame 1 and up) is covered by a KSYM symbol while the byte before it
+#    is not (before, each one at a symbol start was);
+#  - when CPU 0 was idle meanwhile, its idle stacks through start_kernel
+#    read x86_64_start_kernel;x86_64_start_reservations;start_kernel,
+#    never [unknown] next to start_kernel (on a CPU 0 that was never idle
+#    there is nothing to look at: said, not asserted);
+#  - the /proc/kallsyms path is check_record_ksymtab's.
+# Exit 77 only when BPF cannot be used (not root, or no BTF).
+
+. "$(dirname "$0")/lib/harness.sh"
+. "$top/tests/e2e/lib/record.sh"
+
+need_bpf
+need_files "$DUMP"
+
+"$REC" -q -F 199 -o "$tmp/a.stk" 2 > "$tmp/rec.out" 2>&1
+rc=$?
+check "stkrec -F 199 2: exit 0 (got $rc: $(cat "$tmp/rec.out"))" [ "$rc" -eq 0 ]
+"$DUMP" "$tmp/a.stk" > "$tmp/a.dump"
+# "B R": B return addresses covered where the byte before is not, of R.
+awk -F'\t' "$AWK_HEX"'
+	function covered(a,    j) {
+		for (j = 1; j <= n; j++) if (a >= ka[j] && a < ke[j]) return 1
+		return 0
+	}
+	$1 == "KSYM" { n++; ka[n] = hex($2); ke[n] = hex($2) + $3 }
+	$1 == "STCK" { st[$2] = $4 }
+	$1 == "CNTS" && $6 >= 0 { used[$6] = 1 }
+	END {
+		for (id in used) {
+			k = split(st[id], fr, ",")
+			for (i = 2; i <= k; i++) {
+				if (fr[i] in seen) continue
+				seen[fr[i]] = 1
+				a = hex(fr[i])
+				r++
+				if (covered(a) && !covered(a - 1)) { b++; print "boundary " fr[i] > "/dev/stderr" }
+			}
+		}
+		print b + 0, r + 0
+	}' "$tmp/a.dump" > "$tmp/n" 2> "$tmp/boundary"
+read -r b r < "$tmp/n"
+check "no kernel return address is named but the byte before it not ($b of $r: $(head -n 3 "$tmp/boundary" | tr '\n' ' '))" \
+	[ "$r" -gt 0 -a "$b" -eq 0 ]
+
+"$REP" -f folded -K "$tmp/a.stk" 2> "$tmp/rep.err" | grep 'start_kernel;' > "$tmp/boot.folded"
+n=$(wc -l < "$tmp/boot.folded")
+if [ "$n" -eq 0 ]; then
+	echo "note: CPU 0 was never idle in 2 s: no boot CPU idle stack to look at"
+else
+	bad=$(grep -c '\[unknown\];start_kernel;' "$tmp/boot.folded")
+	good=$(grep -c ';x86_64_start_reservations;start_kernel;' "$tmp/boot.folded")
+	check "$n boot CPU idle stacks: start_kernel called from x86_64_start_reservations in $good, [unknown] in $bad" \
+		[ "$bad" -eq 0 -a "$good" -eq "$n" ]
+fi
+finish
