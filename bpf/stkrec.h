@@ -31,10 +31,12 @@
 #define STKREC_STACK_KERNEL_BIT (1ULL << 62)
 #define STKREC_STACK_HASH_MASK	((1ULL << 62) - 1)
 
-/* Value of the "stacks" map: frames leaf first, @nr of them valid. */
+/* Value of the "stacks" map: frames leaf first, @nr of them valid.
+ * @shared is BPF's own: 0 while only the task that stored the stack holds
+ * its id, 1 once another lookup found it (common.bpf.h stack_drop()). */
 struct stkrec_stack {
 	__u32 nr;
-	__u32 pad;
+	__u32 shared;
 	__u64 ips[STKREC_MAX_DEPTH];
 };
 
@@ -107,7 +109,13 @@ struct stkrec_offcpu_value {
 #define STKREC_STAT_UW_FB_LEAF		19 /* frame-pointer stack: the leaf is in no
 					    * mapping the unwinder knows (yet) */
 #define STKREC_STAT_UW_STOP_BASE	20 /* + STKREC_UW_STOP_*: walks stopped early */
-#define STKREC_NR_STATS			(STKREC_STAT_UW_STOP_BASE + STKREC_UW_NR_STOPS)
+/* The stacks map (common.bpf.h): entries stored, and dropped again by BPF
+ * because nothing counted references them; samples (episodes) counted
+ * with a stack the full map could not take. */
+#define STKREC_STAT_STACKS_STORED	(STKREC_STAT_UW_STOP_BASE + STKREC_UW_NR_STOPS)
+#define STKREC_STAT_STACKS_DROPPED	(STKREC_STAT_STACKS_STORED + 1)
+#define STKREC_STAT_STACK_LOST		(STKREC_STAT_STACKS_STORED + 2)
+#define STKREC_NR_STATS			(STKREC_STAT_STACKS_STORED + 3)
 
 /*
  * Value of the one-element "ksym_io" array, the buffer of the

@@ -795,9 +795,10 @@ int main(int argc, char **argv)
 	if (err)
 		goto out;
 	if (res.stacks_lost)
-		errorf("WARNING: %llu stack traces could not be stored (stack map full). "
-		       "Consider increasing --stack-storage-size.",
-		       (unsigned long long)res.stacks_lost);
+		errorf("warning: %llu of %llu %s have no stack: the stack map (%u entries) was full; "
+		       "increase --stack-storage-size",
+		       (unsigned long long)res.stacks_lost, (unsigned long long)res.samples,
+		       offcpu ? "episodes" : "samples", o.stack_storage_size);
 	if (!quiet) {
 		char size[32];
 

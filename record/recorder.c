@@ -83,6 +83,9 @@ static const char *const bpf_stat_names[STKREC_NR_STATS] = {
 	[STKREC_STAT_UW_STOP_BASE + STKREC_UW_STOP_UNSUPP] = "unwind_stop_unsupported",
 	[STKREC_STAT_UW_STOP_BASE + STKREC_UW_STOP_FP] = "unwind_stop_fp",
 	[STKREC_STAT_UW_STOP_BASE + STKREC_UW_STOP_LOOP] = "unwind_stop_loop",
+	[STKREC_STAT_STACKS_STORED] = "stacks_stored",
+	[STKREC_STAT_STACKS_DROPPED] = "stacks_dropped_uncounted",
+	[STKREC_STAT_STACK_LOST] = "samples_stack_lost",
 };
 
 static const struct rec_mode_ops *const modes[] = {
@@ -233,6 +236,19 @@ static void read_bpf_stats(struct recorder *rec)
 			sum += rec->stat_vals[c];
 		rec->bpf_stats[i] = sum;
 	}
+}
+
+/* Entries in the BPF stacks map now, from the counters: stored by BPF,
+ * minus those BPF dropped and those we evicted.  After read_bpf_stats(). */
+static uint64_t stacks_in_map(const struct recorder *rec)
+{
+	uint64_t in = rec->bpf_stats[STKREC_STAT_STACKS_STORED];
+	uint64_t out = rec->bpf_stats[STKREC_STAT_STACKS_DROPPED];
+	struct stackstore_stats ss;
+
+	stackstore__stats(rec->stacks, &ss);
+	out += ss.evicted;
+	return in > out ? in - out : 0;
 }
 
 static int write_stats(struct recorder *rec, uint64_t now)
@@ -427,7 +443,8 @@ static int recorder__flush(struct recorder *rec, int final)
 	 * last rows drained and their maps taken by now. */
 	procs__purge(rec->procs, rec->seq, rec->t0);
 	rec->t0 = t1;
-	stackstore__evict(rec->stacks, rec->seq);
+	read_bpf_stats(rec);
+	stackstore__evict(rec->stacks, rec->seq, stacks_in_map(rec));
 	return 0;
 }
 
@@ -443,10 +460,12 @@ static void recorder__status(struct recorder *rec, uint64_t now)
 	st.samples = rec->bpf_stats[STKREC_STAT_SAMPLES];
 	st.blocked_ns = rec->bpf_stats[STKREC_STAT_BLOCKED_NS];
 	st.stacks = stackstore__count(rec->stacks);
-	st.stack_fill_pct = stackstore__fill_pct(rec->stacks);
-	st.lost = rec->bpf_stats[STKREC_STAT_COUNTS_FULL] + rec->bpf_stats[STKREC_STAT_USTACK_ENOMEM] +
-		  rec->bpf_stats[STKREC_STAT_KSTACK_ENOMEM] + rec->bpf_stats[STKREC_STAT_USTACK_OTHER] +
-		  rec->bpf_stats[STKREC_STAT_KSTACK_OTHER] + rec->bpf_stats[STKREC_STAT_EVENTS_LOST];
+	st.stack_fill_pct = (unsigned int)(stacks_in_map(rec) * 100 / rec->o.stack_storage_size);
+	/* What the capture misses: samples not counted, counted ones
+	 * without a stack for want of room, process events.  (Stacks not
+	 * stored for episodes -m/-M drop anyway are no loss.) */
+	st.lost = rec->bpf_stats[STKREC_STAT_COUNTS_FULL] + rec->bpf_stats[STKREC_STAT_STACK_LOST] +
+		  rec->bpf_stats[STKREC_STAT_EVENTS_LOST];
 	rec->o.on_status(&st, rec->o.ctx);
 }
 
@@ -942,8 +961,7 @@ int recorder__finish(struct recorder *rec, struct recorder_result *res)
 		res->samples = rec->bpf_stats[STKREC_STAT_SAMPLES];
 		res->blocked_ns = rec->bpf_stats[STKREC_STAT_BLOCKED_NS];
 		res->stacks = stackstore__count(rec->stacks);
-		res->stacks_lost = rec->bpf_stats[STKREC_STAT_USTACK_ENOMEM] +
-				   rec->bpf_stats[STKREC_STAT_KSTACK_ENOMEM];
+		res->stacks_lost = rec->bpf_stats[STKREC_STAT_STACK_LOST];
 		res->chunks = rec->chunks;
 		if (stat(rec->o.output, &st) == 0)
 			res->bytes = (uint64_t)st.st_size;

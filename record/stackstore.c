@@ -148,13 +148,17 @@ int stackstore__write(struct stackstore *ss, struct stk_writer *w, uint64_t *chu
 	return err;
 }
 
-void stackstore__evict(struct stackstore *ss, uint64_t seq)
+void stackstore__evict(struct stackstore *ss, uint64_t seq, uint64_t in_map)
 {
 	uint32_t cap = ss->capacity;
 	size_t it, n = 0, i, pass;
 	uint64_t key, val, *victims;
 
-	if (idmap__count(ss->resident) * 2 <= cap)
+	/* @in_map counts the stacks nothing written references too (BPF
+	 * drops most of those itself): they take room all the same. */
+	if (in_map < idmap__count(ss->resident))
+		in_map = idmap__count(ss->resident);
+	if (in_map * 2 <= cap || !idmap__count(ss->resident))
 		return;
 	victims = malloc(idmap__count(ss->resident) * sizeof(*victims));
 	if (!victims)
@@ -168,11 +172,14 @@ void stackstore__evict(struct stackstore *ss, uint64_t seq)
 			if (pass == 1 || val + 1 < seq)
 				victims[n++] = key;
 		for (i = 0; i < n; i++) {
-			bpf_map_delete_elem(ss->stacks_fd, &victims[i]);
+			/* BPF may have dropped it already (stack_drop()). */
+			if (bpf_map_delete_elem(ss->stacks_fd, &victims[i]) == 0) {
+				ss->st.evicted++;
+				in_map--;
+			}
 			idmap__remove(ss->resident, victims[i]);
 		}
-		ss->st.evicted += n;
-		if (idmap__count(ss->resident) * 4 <= (size_t)cap * 3)
+		if (in_map * 4 <= (uint64_t)cap * 3)
 			break;
 	}
 	free(victims);
@@ -181,11 +188,6 @@ void stackstore__evict(struct stackstore *ss, uint64_t seq)
 size_t stackstore__count(const struct stackstore *ss)
 {
 	return idmap__count(ss->written);
-}
-
-unsigned int stackstore__fill_pct(const struct stackstore *ss)
-{
-	return (unsigned int)(idmap__count(ss->resident) * 100 / ss->capacity);
 }
 
 void stackstore__stats(const struct stackstore *ss, struct stackstore_stats *st)
