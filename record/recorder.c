@@ -113,6 +113,7 @@ struct recorder {
 	int write_failed;
 	int cmd_exec_errno;
 	uint64_t wall_start, mono_start;
+	uint64_t sample_start;		/* everything attached: DURATION counts from here */
 	uint64_t t0;			/* start of the interval being recorded */
 	uint64_t seq;			/* flushes done */
 	uint64_t chunks;
@@ -455,7 +456,7 @@ static void recorder__status(struct recorder *rec, uint64_t now)
 	if (!rec->o.on_status)
 		return;
 	read_bpf_stats(rec);
-	st.elapsed_ns = now - rec->mono_start;
+	st.elapsed_ns = now - rec->sample_start;
 	st.offcpu = rec->ops != &profile_mode_ops;
 	st.samples = rec->bpf_stats[STKREC_STAT_SAMPLES];
 	st.blocked_ns = rec->bpf_stats[STKREC_STAT_BLOCKED_NS];
@@ -670,6 +671,11 @@ static int open_unwinder(struct recorder *rec)
 	return 0;
 }
 
+uint64_t recorder__setup_ns(const struct recorder *rec)
+{
+	return rec->sample_start > rec->mono_start ? rec->sample_start - rec->mono_start : 0;
+}
+
 const char *recorder__unwind_state(const struct recorder *rec)
 {
 	return rec->uw_state;
@@ -774,6 +780,11 @@ int recorder__start(struct recorder *rec)
 		err = recorder__errorf(rec, err, "%s", stk_writer__errmsg(rec->w));
 		goto fail;
 	}
+	/* Sampling runs from the attach on; the setup before it (loading,
+	 * preallocating the maps: seconds for a big stack map) does not eat
+	 * DURATION, and the first interval starts here. */
+	rec->sample_start = now_ns(CLOCK_MONOTONIC);
+	rec->t0 = rec->sample_start;
 	return 0;
 fail:
 	/* Nothing stays attached and no half-made file stays behind. */
@@ -801,7 +812,7 @@ fail:
 
 int recorder__run(struct recorder *rec)
 {
-	uint64_t start = rec->mono_start, interval = rec->o.flush_interval_ns;
+	uint64_t start = rec->sample_start, interval = rec->o.flush_interval_ns;
 	uint64_t next_flush = start + interval, next_status = start + STATUS_INTERVAL_NS;
 	uint64_t deadline = rec->o.duration_ns ? start + rec->o.duration_ns : 0;
 	struct epoll_event evs[16];
@@ -889,6 +900,7 @@ static int write_end_meta(struct recorder *rec, uint64_t now)
 	int err;
 
 	err = meta__add(&m, "duration_ns", "%llu", (unsigned long long)(now - rec->mono_start));
+	err = err ?: meta__add(&m, "setup_ns", "%llu", (unsigned long long)recorder__setup_ns(rec));
 	err = err ?: meta__add(&m, "unwind_used", "%s", rec->uw_state);
 	err = err ?: meta__add(&m, "end_reason", "%s", rec->end_reason);
 	if (!err && rec->cmd_exit_code >= 0)

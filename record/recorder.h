@@ -132,6 +132,11 @@ int recorder__finish(struct recorder *rec, struct recorder_result *res);
  */
 int recorder__cmd_exec_errno(const struct recorder *rec);
 
+/* After recorder__start(): the time from the capture's start to the
+ * moment sampling began (loading BPF, preallocating the maps), ns.
+ * DURATION counts from that moment; META setup_ns says it too. */
+uint64_t recorder__setup_ns(const struct recorder *rec);
+
 /* [unwind] What unwinds user stacks, after recorder__start(): "auto",
  * "dwarf", "fp", or "fp (the unwinder did not load: REASON)".  Valid for
  * the life of @rec. */
