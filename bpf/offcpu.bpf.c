@@ -41,38 +41,19 @@ const volatile __u64 max_block_us = ~0ULL; /* -M */
  * the task blocked in, read before a racing wakeup can change __state. */
 const volatile __u8 switch_has_prev_state = 0;
 
-/* A task off CPU: when it left and the stacks it left in. */
-struct start {
-	__u64 ts;
-	__s64 user_stack;
-	__s64 kernel_stack;
-	__u32 tgid;
-	__u32 pad;
-	char comm[STKREC_COMM_LEN];
-};
-
-/* The task that woke a task still off CPU, and its stacks then. */
-struct waker {
-	__s64 user_stack;
-	__s64 kernel_stack;
-	__u32 tgid;
-	__u32 tid;
-	char comm[STKREC_COMM_LEN];
-};
-
-/* tid -> struct start, for tasks that passed the filters. */
+/* tid -> struct stkrec_offcpu_start, for tasks that passed the filters. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__type(key, __u32);
-	__type(value, struct start);
+	__type(value, struct stkrec_offcpu_start);
 	__uint(max_entries, 1); /* sized by user space */
 } start SEC(".maps");
 
-/* tid of the wakee -> struct waker (offwake only). */
+/* tid of the wakee -> struct stkrec_offcpu_waker (offwake only). */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__type(key, __u32);
-	__type(value, struct waker);
+	__type(value, struct stkrec_offcpu_waker);
 	__uint(max_entries, 1); /* sized by user space */
 } wakers SEC(".maps");
 
@@ -162,7 +143,7 @@ static __always_inline void key_drop(const struct stkrec_offcpu_key *key)
 static __always_inline void switch_out(void *ctx, struct task_struct *prev, __u32 state, __u64 now)
 {
 	__u32 tid = prev->pid, tgid = prev->tgid;
-	struct start s = {};
+	struct stkrec_offcpu_start s = {};
 	long err;
 
 	/* The idle tasks (pid 0 on every CPU) never block; a dead task
@@ -191,8 +172,8 @@ static __always_inline void switch_in(struct task_struct *next, __u64 now)
 {
 	struct stkrec_offcpu_key key = {};
 	__u32 tid = next->pid;
-	struct waker *w = NULL;
-	struct start *s;
+	struct stkrec_offcpu_waker *w = NULL;
+	struct stkrec_offcpu_start *s;
 	__u64 delta, us;
 	int err;
 
@@ -271,7 +252,7 @@ int BPF_PROG(on_sched_waking, struct task_struct *p)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	__u32 tid = p->pid;
-	struct waker w = {}, *old;
+	struct stkrec_offcpu_waker w = {}, *old;
 
 	/* Only wakees we are timing; anything else is not worth a stack. */
 	if (!bpf_map_lookup_elem(&start, &tid))
@@ -307,8 +288,8 @@ SEC("tp_btf/sched_wakeup_new")
 int BPF_PROG(on_sched_wakeup_new, struct task_struct *p)
 {
 	__u32 tid = p->pid;
-	struct start *s;
-	struct waker *w;
+	struct stkrec_offcpu_start *s;
+	struct stkrec_offcpu_waker *w;
 
 	s = bpf_map_lookup_elem(&start, &tid);
 	if (s) {

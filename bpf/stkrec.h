@@ -71,6 +71,28 @@ struct stkrec_offcpu_key {
 	__s64 waker_kernel_stack;
 };
 
+/* Value of the off-CPU "start" map (tid -> a task off CPU): when it left
+ * and the stacks it left in.  User space reads the stack ids only
+ * (stackstore__sweep(): stacks a live entry still holds). */
+struct stkrec_offcpu_start {
+	__u64 ts;
+	__s64 user_stack;
+	__s64 kernel_stack;
+	__u32 tgid;
+	__u32 pad;
+	char comm[STKREC_COMM_LEN];
+};
+
+/* Value of the offwake "wakers" map (tid of the wakee -> the task that
+ * woke it while it was still off CPU, and its stacks then). */
+struct stkrec_offcpu_waker {
+	__s64 user_stack;
+	__s64 kernel_stack;
+	__u32 tgid;
+	__u32 tid;
+	char comm[STKREC_COMM_LEN];
+};
+
 /* Value of the off-CPU "counts" maps. */
 struct stkrec_offcpu_value {
 	__u64 count;		/* blocking episodes */
@@ -283,6 +305,11 @@ STKREC_ASSERT_AT(stkrec_offcpu_key, waker_kernel_stack, 16 + 2 * STKREC_COMM_LEN
 STKREC_ASSERT_SIZE(stkrec_offcpu_key, 16 + 2 * STKREC_COMM_LEN + 32);
 
 STKREC_ASSERT_SIZE(stkrec_offcpu_value, 16);
+
+STKREC_ASSERT_AT(stkrec_offcpu_start, user_stack, 8);
+STKREC_ASSERT_SIZE(stkrec_offcpu_start, 32 + STKREC_COMM_LEN);
+STKREC_ASSERT_AT(stkrec_offcpu_waker, comm, 24);
+STKREC_ASSERT_SIZE(stkrec_offcpu_waker, 24 + STKREC_COMM_LEN);
 
 STKREC_ASSERT_AT(stkrec_ksym_io, text, 8);
 STKREC_ASSERT_AT(stkrec_ksym_io, addrs, 40);

@@ -31,6 +31,7 @@
 #include "child.h"
 #include "drain.h"
 #include "esym.h"
+#include "idmap.h"
 #include "kobjs.h"
 #include "ksymtab.h"
 #include "meta.h"
@@ -248,8 +249,20 @@ static uint64_t stacks_in_map(const struct recorder *rec)
 	struct stackstore_stats ss;
 
 	stackstore__stats(rec->stacks, &ss);
-	out += ss.evicted;
+	out += ss.evicted + ss.swept;
 	return in > out ? in - out : 0;
+}
+
+static int add_live(void *ctx, int64_t id)
+{
+	return id >= 0 ? idmap__set(ctx, (uint64_t)id, 1) : 0;
+}
+
+static int collect_live(void *ctx, struct idmap *live)
+{
+	struct recorder *rec = ctx;
+
+	return rec->ops->live_stacks(rec->mode, add_live, live);
 }
 
 static int write_stats(struct recorder *rec, uint64_t now)
@@ -275,6 +288,8 @@ static int write_stats(struct recorder *rec, uint64_t now)
 	st[n++] = (struct stk_stat){ "flushes", rec->seq };
 	st[n++] = (struct stk_stat){ "stacks_written", ss.written };
 	st[n++] = (struct stk_stat){ "stacks_evicted", ss.evicted };
+	st[n++] = (struct stk_stat){ "stacks_swept", ss.swept };
+	st[n++] = (struct stk_stat){ "stack_sweeps", ss.sweeps };
 	st[n++] = (struct stk_stat){ "stack_lookup_missing", ss.missing };
 	st[n++] = (struct stk_stat){ "processes_snapshotted", ps.pm.snapshots };
 	st[n++] = (struct stk_stat){ "processes_exited", ps.exits };
@@ -446,6 +461,10 @@ static int recorder__flush(struct recorder *rec, int final)
 	rec->t0 = t1;
 	read_bpf_stats(rec);
 	stackstore__evict(rec->stacks, rec->seq, stacks_in_map(rec));
+	/* Still three quarters full: stacks of uncounted episodes that BPF
+	 * could not drop itself.  Out of memory: the next flush tries again. */
+	if (rec->ops->live_stacks && stacks_in_map(rec) * 4 > (uint64_t)rec->o.stack_storage_size * 3)
+		stackstore__sweep(rec->stacks, collect_live, rec);
 	return 0;
 }
 

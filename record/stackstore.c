@@ -185,6 +185,54 @@ void stackstore__evict(struct stackstore *ss, uint64_t seq, uint64_t in_map)
 	free(victims);
 }
 
+int stackstore__sweep(struct stackstore *ss, int (*collect_live)(void *ctx, struct idmap *live),
+		      void *ctx)
+{
+	size_t n = 0, cap = 0, i;
+	uint64_t key, *keys = NULL, *prev = NULL;
+	struct idmap *live;
+	int err = 0;
+
+	live = idmap__new();
+	if (!live)
+		return -ENOMEM;
+	/* The keys first, then what holds them: a stack stored after the
+	 * keys were taken is not a candidate, one taken by a new holder
+	 * before the holders are read is held. */
+	while (bpf_map_get_next_key(ss->stacks_fd, prev, &key) == 0) {
+		if (n == cap) {
+			size_t c = cap ? cap * 2 : 1024;
+			uint64_t *k = realloc(keys, c * sizeof(*k));
+
+			if (!k) {
+				err = -ENOMEM;
+				goto out;
+			}
+			keys = k;
+			cap = c;
+		}
+		keys[n++] = key;
+		prev = &keys[n - 1];
+	}
+	err = collect_live(ctx, live);
+	if (err)
+		goto out;
+	for (i = 0; i < n; i++) {
+		/* In the file: whoever holds it gets its file id without
+		 * reading the map.  Else only if nothing holds it. */
+		if (!idmap__find(ss->written, keys[i]) && idmap__find(live, keys[i]))
+			continue;
+		if (bpf_map_delete_elem(ss->stacks_fd, &keys[i]) == 0)
+			ss->st.swept++;
+		idmap__remove(ss->resident, keys[i]);
+	}
+	ss->st.sweeps++;
+out:
+	free(keys);
+	idmap__free(live);
+	return err;
+}
+
 size_t stackstore__count(const struct stackstore *ss)
 {
 	return idmap__count(ss->written);
