@@ -284,7 +284,8 @@ static int write_stats(struct recorder *rec, uint64_t now)
 	st[n++] = (struct stk_stat){ "stacks_map_full",
 				     rec->bpf_stats[STKREC_STAT_USTACK_ENOMEM] +
 					     rec->bpf_stats[STKREC_STAT_KSTACK_ENOMEM] };
-	st[n++] = (struct stk_stat){ "duration_ns", now - rec->mono_start };
+	/* Time sampled, as META duration_ns: rates (diff's) divide by it. */
+	st[n++] = (struct stk_stat){ "duration_ns", now - rec->sample_start };
 	st[n++] = (struct stk_stat){ "flushes", rec->seq };
 	st[n++] = (struct stk_stat){ "stacks_written", ss.written };
 	st[n++] = (struct stk_stat){ "stacks_evicted", ss.evicted };
@@ -918,7 +919,7 @@ static int write_end_meta(struct recorder *rec, uint64_t now)
 	struct meta m = {};
 	int err;
 
-	err = meta__add(&m, "duration_ns", "%llu", (unsigned long long)(now - rec->mono_start));
+	err = meta__add(&m, "duration_ns", "%llu", (unsigned long long)(now - rec->sample_start));
 	err = err ?: meta__add(&m, "setup_ns", "%llu", (unsigned long long)recorder__setup_ns(rec));
 	err = err ?: meta__add(&m, "unwind_used", "%s", rec->uw_state);
 	err = err ?: meta__add(&m, "end_reason", "%s", rec->end_reason);
