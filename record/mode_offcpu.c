@@ -216,16 +216,25 @@ static int add_row(struct recorder *rec, const void *key, const void *value, voi
 	return err ?: see_side(rec, &r->waker);
 }
 
-/* Every key of @fd (a hash map of @key_size-byte keys) and its value into
- * @val, for @each().  A key deleted meanwhile by BPF is skipped. */
-static int map_each(int fd, size_t key_size, void *val,
+/*
+ * Every key of @map (a hash map of @key_size-byte keys) and its value into
+ * @val, for @each().  A key deleted meanwhile by BPF is skipped; when the
+ * key last read is deleted, the kernel starts again from the first, so a
+ * map that churns could keep the walk going: past twice its size in steps
+ * it gives up with -EAGAIN (the caller then removes nothing).
+ */
+static int map_each(const struct bpf_map *map, size_t key_size, void *val,
 		    int (*each)(const void *key, const void *val, void *arg), void *arg)
 {
 	unsigned char key[sizeof(struct stkrec_offcpu_key)], next[sizeof(key)];
+	uint64_t steps = 2 * (uint64_t)bpf_map__max_entries(map) + 64;
+	int fd = bpf_map__fd(map);
 	void *prev = NULL;
 	int err;
 
 	while (bpf_map_get_next_key(fd, prev, next) == 0) {
+		if (!steps--)
+			return -EAGAIN;
 		memcpy(key, next, key_size);
 		prev = key;
 		if (bpf_map_lookup_elem(fd, key, val))
@@ -281,16 +290,15 @@ static int offcpu_live_stacks(struct rec_mode *m, int (*fn)(void *ctx, int64_t i
 	} val;
 	int err;
 
-	err = map_each(bpf_map__fd(m->skel->maps.start), sizeof(__u32), &val, live_start, &a);
+	err = map_each(m->skel->maps.start, sizeof(__u32), &val, live_start, &a);
 	if (!err && m->wakers)
-		err = map_each(bpf_map__fd(m->skel->maps.wakers), sizeof(__u32), &val, live_waker,
-			       &a);
+		err = map_each(m->skel->maps.wakers, sizeof(__u32), &val, live_waker, &a);
 	/* Both counts maps: the one BPF adds to, and the one a drain may
 	 * have switched from a moment ago. */
-	err = err ?: map_each(bpf_map__fd(m->skel->maps.counts0), sizeof(struct stkrec_offcpu_key),
-			      &val, live_count, &a);
-	err = err ?: map_each(bpf_map__fd(m->skel->maps.counts1), sizeof(struct stkrec_offcpu_key),
-			      &val, live_count, &a);
+	err = err ?: map_each(m->skel->maps.counts0, sizeof(struct stkrec_offcpu_key), &val,
+			      live_count, &a);
+	err = err ?: map_each(m->skel->maps.counts1, sizeof(struct stkrec_offcpu_key), &val,
+			      live_count, &a);
 	return err;
 }
 

@@ -199,7 +199,10 @@ int stackstore__sweep(struct stackstore *ss, int (*collect_live)(void *ctx, stru
 	/* The keys first, then what holds them: a stack stored after the
 	 * keys were taken is not a candidate, one taken by a new holder
 	 * before the holders are read is held. */
-	while (bpf_map_get_next_key(ss->stacks_fd, prev, &key) == 0) {
+	/* A walk restarts when BPF deletes the key it stands on: bounded,
+	 * the keys read so far are candidates enough. */
+	while (bpf_map_get_next_key(ss->stacks_fd, prev, &key) == 0 &&
+	       n < 2 * (size_t)ss->capacity + 64) {
 		if (n == cap) {
 			size_t c = cap ? cap * 2 : 1024;
 			uint64_t *k = realloc(keys, c * sizeof(*k));
