@@ -279,6 +279,15 @@ int procs__snapshot(struct procs *p, uint32_t tgid, const char *comm, uint64_t s
 	v = idmap__find(p->snaps, tgid);
 	if (v)
 		old = (struct snap *)(uintptr_t)*v;
+	/* Gone (or unreadable) now, but read before: the earlier snapshot
+	 * stays the process's, to be written when a row references it
+	 * (a held-back one would otherwise be dropped unwritten). */
+	if (s->failed && old && !old->failed) {
+		if (s->purge_seq && !old->purge_seq)
+			old->purge_seq = s->purge_seq;
+		snap_free(s);
+		return 0;
+	}
 	if (idmap__set(p->snaps, tgid, (uint64_t)(uintptr_t)s)) {
 		if (s->pending)
 			p->nr_pend--; /* it was the last one queued */
