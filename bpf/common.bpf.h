@@ -25,6 +25,9 @@
 #ifndef EEXIST
 #define EEXIST 17
 #endif
+#ifndef ENOSPC
+#define ENOSPC 28
+#endif
 #ifndef E2BIG
 #define E2BIG 7
 #endif
@@ -179,6 +182,7 @@ static __always_inline __u64 stack_hash(const struct stkrec_stack *s, __u32 nr, 
  */
 __noinline __s64 stack_store_frames(struct stkrec_stack *s, __u32 nr, int kernel)
 {
+	struct stkrec_stack *v;
 	__u64 id;
 	long ret;
 
@@ -190,18 +194,64 @@ __noinline __s64 stack_store_frames(struct stkrec_stack *s, __u32 nr, int kernel
 	id = stack_hash(s, nr, kernel ? STKREC_P2 : STKREC_P1) & STKREC_STACK_HASH_MASK;
 	if (kernel)
 		id |= STKREC_STACK_KERNEL_BIT;
-	if (bpf_map_lookup_elem(&stacks, &id))
+	v = bpf_map_lookup_elem(&stacks, &id);
+	if (v) {
+		/* Written once per stack, not once per sample. */
+		if (!v->shared)
+			v->shared = 1;
 		return id;
+	}
+	s->shared = 0;
 	ret = bpf_map_update_elem(&stacks, &id, s, BPF_NOEXIST);
-	/* -EEXIST: another CPU stored the same stack meanwhile, fine. */
-	if (ret == 0 || ret == -EEXIST)
+	if (ret == 0) {
+		stat_inc(STKREC_STAT_STACKS_STORED);
 		return id;
+	}
+	if (ret == -EEXIST) {
+		/* Another CPU stored the same stack meanwhile: both hold it. */
+		v = bpf_map_lookup_elem(&stacks, &id);
+		if (v)
+			v->shared = 1;
+		return id;
+	}
 	if (ret == -E2BIG || ret == -ENOMEM) {
 		stat_inc(kernel ? STKREC_STAT_KSTACK_ENOMEM : STKREC_STAT_USTACK_ENOMEM);
 		return -ENOMEM;
 	}
 	stat_inc(kernel ? STKREC_STAT_KSTACK_OTHER : STKREC_STAT_USTACK_OTHER);
 	return ret;
+}
+
+/*
+ * A sample or episode that held stack @id (or -errno) is not counted (an
+ * off-CPU episode outside -m/-M, a counts map full, a waker replaced):
+ * if no other lookup ever found the stack, nothing else can reference
+ * it, so it leaves the map rather than fill it.  Nothing is wrong if a
+ * lookup on another CPU finds it just before it goes: that holder's stack
+ * is then missing (user space counts stack_lookup_missing and writes no
+ * stack); ids are hashes of the frames, so a stack is never replaced by
+ * another.  Stacks already in the file may go too: user space never reads
+ * one twice.
+ */
+static __always_inline void stack_drop(__s64 id)
+{
+	struct stkrec_stack *v;
+	__u64 key;
+
+	if (id < 0)
+		return;
+	key = (__u64)id;
+	v = bpf_map_lookup_elem(&stacks, &key);
+	if (v && !v->shared && bpf_map_delete_elem(&stacks, &key) == 0)
+		stat_inc(STKREC_STAT_STACKS_DROPPED);
+}
+
+/* A counted sample or episode with stacks @u and @k (ids or -errno): one
+ * whose stack the full map could not take is counted as lost. */
+static __always_inline void stack_lost_count(__s64 u, __s64 k)
+{
+	if (u == -ENOMEM || k == -ENOMEM)
+		stat_inc(STKREC_STAT_STACK_LOST);
 }
 
 /*

@@ -41,38 +41,19 @@ const volatile __u64 max_block_us = ~0ULL; /* -M */
  * the task blocked in, read before a racing wakeup can change __state. */
 const volatile __u8 switch_has_prev_state = 0;
 
-/* A task off CPU: when it left and the stacks it left in. */
-struct start {
-	__u64 ts;
-	__s64 user_stack;
-	__s64 kernel_stack;
-	__u32 tgid;
-	__u32 pad;
-	char comm[STKREC_COMM_LEN];
-};
-
-/* The task that woke a task still off CPU, and its stacks then. */
-struct waker {
-	__s64 user_stack;
-	__s64 kernel_stack;
-	__u32 tgid;
-	__u32 tid;
-	char comm[STKREC_COMM_LEN];
-};
-
-/* tid -> struct start, for tasks that passed the filters. */
+/* tid -> struct stkrec_offcpu_start, for tasks that passed the filters. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__type(key, __u32);
-	__type(value, struct start);
+	__type(value, struct stkrec_offcpu_start);
 	__uint(max_entries, 1); /* sized by user space */
 } start SEC(".maps");
 
-/* tid of the wakee -> struct waker (offwake only). */
+/* tid of the wakee -> struct stkrec_offcpu_waker (offwake only). */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__type(key, __u32);
-	__type(value, struct waker);
+	__type(value, struct stkrec_offcpu_waker);
 	__uint(max_entries, 1); /* sized by user space */
 } wakers SEC(".maps");
 
@@ -123,7 +104,8 @@ static __always_inline int state_wanted(__u32 state)
 	return (state & state_mask) != 0;
 }
 
-static __always_inline void count_add(void *map, const struct stkrec_offcpu_key *key, __u64 ns)
+/* Returns 0, or -ENOSPC when the episode was not counted (map full). */
+static __always_inline int count_add(void *map, const struct stkrec_offcpu_key *key, __u64 ns)
 {
 	struct stkrec_offcpu_value one = { 1, ns }, *v;
 	long err;
@@ -132,25 +114,36 @@ static __always_inline void count_add(void *map, const struct stkrec_offcpu_key 
 	if (!v) {
 		err = bpf_map_update_elem(map, key, &one, BPF_NOEXIST);
 		if (!err)
-			return;
+			return 0;
 		if (err != -EEXIST) {
 			stat_inc(STKREC_STAT_COUNTS_FULL);
-			return;
+			return -ENOSPC;
 		}
 		/* Another CPU added the same key meanwhile. */
 		v = bpf_map_lookup_elem(map, key);
 		if (!v)
-			return;
+			return 0;
 	}
 	__sync_fetch_and_add(&v->count, 1);
 	__sync_fetch_and_add(&v->blocked_ns, ns);
+	return 0;
+}
+
+/* An episode that is not counted: its stacks must not hold room (they
+ * were stored at switch-out and waking, before its length was known). */
+static __always_inline void key_drop(const struct stkrec_offcpu_key *key)
+{
+	stack_drop(key->user_stack);
+	stack_drop(key->kernel_stack);
+	stack_drop(key->waker_user_stack);
+	stack_drop(key->waker_kernel_stack);
 }
 
 /* prev (current) goes off CPU: remember when, and its stacks. */
 static __always_inline void switch_out(void *ctx, struct task_struct *prev, __u32 state, __u64 now)
 {
 	__u32 tid = prev->pid, tgid = prev->tgid;
-	struct start s = {};
+	struct stkrec_offcpu_start s = {};
 	long err;
 
 	/* The idle tasks (pid 0 on every CPU) never block; a dead task
@@ -167,6 +160,8 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev, __u3
 	err = bpf_map_update_elem(&start, &tid, &s, BPF_ANY);
 	if (err) {
 		stat_inc(STKREC_STAT_START_FULL);
+		stack_drop(s.user_stack);
+		stack_drop(s.kernel_stack);
 		return;
 	}
 	proc_announce(tgid, tid, s.comm);
@@ -177,9 +172,10 @@ static __always_inline void switch_in(struct task_struct *next, __u64 now)
 {
 	struct stkrec_offcpu_key key = {};
 	__u32 tid = next->pid;
-	struct waker *w = NULL;
-	struct start *s;
+	struct stkrec_offcpu_waker *w = NULL;
+	struct stkrec_offcpu_start *s;
 	__u64 delta, us;
+	int err;
 
 	if (tid == 0)
 		return;
@@ -211,6 +207,7 @@ static __always_inline void switch_in(struct task_struct *next, __u64 now)
 	us = delta / 1000;
 	if (us < min_block_us || us > max_block_us) {
 		stat_inc(STKREC_STAT_OFFCPU_FILTERED);
+		key_drop(&key);
 		return;
 	}
 	stat_inc(STKREC_STAT_SAMPLES);
@@ -218,9 +215,14 @@ static __always_inline void switch_in(struct task_struct *next, __u64 now)
 	 * without draining the counts maps. */
 	stat_add(STKREC_STAT_BLOCKED_NS, delta);
 	if (*(volatile __u32 *)&counts_idx)
-		count_add(&counts1, &key, delta);
+		err = count_add(&counts1, &key, delta);
 	else
-		count_add(&counts0, &key, delta);
+		err = count_add(&counts0, &key, delta);
+	if (err)
+		key_drop(&key);
+	else if (key.user_stack == -ENOMEM || key.kernel_stack == -ENOMEM ||
+		 key.waker_user_stack == -ENOMEM || key.waker_kernel_stack == -ENOMEM)
+		stat_inc(STKREC_STAT_STACK_LOST);
 }
 
 /* BPF_PROG() names arguments a program may not use. */
@@ -250,7 +252,7 @@ int BPF_PROG(on_sched_waking, struct task_struct *p)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	__u32 tid = p->pid;
-	struct waker w = {};
+	struct stkrec_offcpu_waker w = {}, *old;
 
 	/* Only wakees we are timing; anything else is not worth a stack. */
 	if (!bpf_map_lookup_elem(&start, &tid))
@@ -260,8 +262,16 @@ int BPF_PROG(on_sched_waking, struct task_struct *p)
 	bpf_get_current_comm(w.comm, sizeof(w.comm));
 	w.user_stack = user_stacks ? user_stack_store(ctx, NULL) : -ENOENT; /* [unwind] */
 	w.kernel_stack = kernel_stacks ? stack_store(ctx, 1) : -ENOENT;
+	/* A second wakeup before the wakee ran replaces the first waker. */
+	old = bpf_map_lookup_elem(&wakers, &tid);
+	if (old) {
+		stack_drop(old->user_stack);
+		stack_drop(old->kernel_stack);
+	}
 	if (bpf_map_update_elem(&wakers, &tid, &w, BPF_ANY)) {
 		stat_inc(STKREC_STAT_WAKER_FULL);
+		stack_drop(w.user_stack);
+		stack_drop(w.kernel_stack);
 		return 0;
 	}
 	proc_announce(w.tgid, w.tid, w.comm);
@@ -278,10 +288,23 @@ SEC("tp_btf/sched_wakeup_new")
 int BPF_PROG(on_sched_wakeup_new, struct task_struct *p)
 {
 	__u32 tid = p->pid;
+	struct stkrec_offcpu_start *s;
+	struct stkrec_offcpu_waker *w;
 
-	bpf_map_delete_elem(&start, &tid);
-	if (wakers_wanted)
-		bpf_map_delete_elem(&wakers, &tid);
+	s = bpf_map_lookup_elem(&start, &tid);
+	if (s) {
+		stack_drop(s->user_stack);
+		stack_drop(s->kernel_stack);
+		bpf_map_delete_elem(&start, &tid);
+	}
+	if (wakers_wanted) {
+		w = bpf_map_lookup_elem(&wakers, &tid);
+		if (w) {
+			stack_drop(w->user_stack);
+			stack_drop(w->kernel_stack);
+			bpf_map_delete_elem(&wakers, &tid);
+		}
+	}
 	return 0;
 }
 

@@ -35,7 +35,8 @@ struct counts_map counts1 SEC(".maps");
 /* Written by user space through the mmap'ed .bss. */
 __u32 counts_idx = 0;
 
-static __always_inline void count_add(void *map, const struct stkrec_count_key *key)
+/* Returns 0, or -ENOSPC when the sample was not counted (map full). */
+static __always_inline int count_add(void *map, const struct stkrec_count_key *key)
 {
 	__u64 one = 1, *v;
 	long err;
@@ -43,7 +44,7 @@ static __always_inline void count_add(void *map, const struct stkrec_count_key *
 	v = bpf_map_lookup_elem(map, key);
 	if (v) {
 		__sync_fetch_and_add(v, 1);
-		return;
+		return 0;
 	}
 	err = bpf_map_update_elem(map, key, &one, BPF_NOEXIST);
 	if (err == -EEXIST) {
@@ -53,7 +54,9 @@ static __always_inline void count_add(void *map, const struct stkrec_count_key *
 			__sync_fetch_and_add(v, 1);
 	} else if (err) {
 		stat_inc(STKREC_STAT_COUNTS_FULL);
+		return -ENOSPC;
 	}
+	return 0;
 }
 
 SEC("perf_event")
@@ -63,6 +66,7 @@ int on_cpu_sample(struct bpf_perf_event_data *ctx)
 	struct stkrec_count_key key = {};
 	__u32 tgid = pid_tgid >> 32;
 	__u32 tid = (__u32)pid_tgid;
+	int err;
 
 	stat_inc(STKREC_STAT_SAMPLE_EVENTS);
 	if (!task_wanted(tgid, tid))
@@ -103,9 +107,16 @@ int on_cpu_sample(struct bpf_perf_event_data *ctx)
 	}
 
 	if (*(volatile __u32 *)&counts_idx)
-		count_add(&counts1, &key);
+		err = count_add(&counts1, &key);
 	else
-		count_add(&counts0, &key);
+		err = count_add(&counts0, &key);
+	if (err) {
+		/* Not counted: its stacks must not hold room. */
+		stack_drop(key.user_stack);
+		stack_drop(key.kernel_stack);
+	} else {
+		stack_lost_count(key.user_stack, key.kernel_stack);
+	}
 
 	proc_announce(tgid, tid, key.comm);
 	return 0;

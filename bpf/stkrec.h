@@ -31,10 +31,12 @@
 #define STKREC_STACK_KERNEL_BIT (1ULL << 62)
 #define STKREC_STACK_HASH_MASK	((1ULL << 62) - 1)
 
-/* Value of the "stacks" map: frames leaf first, @nr of them valid. */
+/* Value of the "stacks" map: frames leaf first, @nr of them valid.
+ * @shared is BPF's own: 0 while only the task that stored the stack holds
+ * its id, 1 once another lookup found it (common.bpf.h stack_drop()). */
 struct stkrec_stack {
 	__u32 nr;
-	__u32 pad;
+	__u32 shared;
 	__u64 ips[STKREC_MAX_DEPTH];
 };
 
@@ -68,6 +70,28 @@ struct stkrec_offcpu_key {
 	__s64 kernel_stack;
 	__s64 waker_user_stack;
 	__s64 waker_kernel_stack;
+};
+
+/* Value of the off-CPU "start" map (tid -> a task off CPU): when it left
+ * and the stacks it left in.  User space reads the stack ids only
+ * (stackstore__sweep(): stacks a live entry still holds). */
+struct stkrec_offcpu_start {
+	__u64 ts;
+	__s64 user_stack;
+	__s64 kernel_stack;
+	__u32 tgid;
+	__u32 pad;
+	char comm[STKREC_COMM_LEN];
+};
+
+/* Value of the offwake "wakers" map (tid of the wakee -> the task that
+ * woke it while it was still off CPU, and its stacks then). */
+struct stkrec_offcpu_waker {
+	__s64 user_stack;
+	__s64 kernel_stack;
+	__u32 tgid;
+	__u32 tid;
+	char comm[STKREC_COMM_LEN];
 };
 
 /* Value of the off-CPU "counts" maps. */
@@ -108,7 +132,13 @@ struct stkrec_offcpu_value {
 #define STKREC_STAT_UW_FB_LEAF		19 /* frame-pointer stack: the leaf is in no
 					    * mapping the unwinder knows (yet) */
 #define STKREC_STAT_UW_STOP_BASE	20 /* + STKREC_UW_STOP_*: walks stopped early */
-#define STKREC_STAT_UW_PENDING		(STKREC_STAT_UW_STOP_BASE + STKREC_UW_NR_STOPS)
+/* The stacks map (common.bpf.h): entries stored, and dropped again by BPF
+ * because nothing counted references them; samples (episodes) counted
+ * with a stack the full map could not take. */
+#define STKREC_STAT_STACKS_STORED	(STKREC_STAT_UW_STOP_BASE + STKREC_UW_NR_STOPS)
+#define STKREC_STAT_STACKS_DROPPED	(STKREC_STAT_STACKS_STORED + 1)
+#define STKREC_STAT_STACK_LOST		(STKREC_STAT_STACKS_STORED + 2)
+#define STKREC_STAT_UW_PENDING		(STKREC_STAT_STACKS_STORED + 3)
 					   /* walks that met a mapping whose table
 					    * was not built yet (requested) */
 /* profile: every cpu-clock overflow the program saw, of any task, before
@@ -292,6 +322,11 @@ STKREC_ASSERT_AT(stkrec_offcpu_key, waker_kernel_stack, 16 + 2 * STKREC_COMM_LEN
 STKREC_ASSERT_SIZE(stkrec_offcpu_key, 16 + 2 * STKREC_COMM_LEN + 32);
 
 STKREC_ASSERT_SIZE(stkrec_offcpu_value, 16);
+
+STKREC_ASSERT_AT(stkrec_offcpu_start, user_stack, 8);
+STKREC_ASSERT_SIZE(stkrec_offcpu_start, 32 + STKREC_COMM_LEN);
+STKREC_ASSERT_AT(stkrec_offcpu_waker, comm, 24);
+STKREC_ASSERT_SIZE(stkrec_offcpu_waker, 24 + STKREC_COMM_LEN);
 
 STKREC_ASSERT_AT(stkrec_ksym_io, text, 8);
 STKREC_ASSERT_AT(stkrec_ksym_io, addrs, 40);

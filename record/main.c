@@ -22,6 +22,8 @@
 #include "cpulist.h"
 #include "parse.h"
 #include "esym.h"
+#include "kmem.h"
+#include "modeobj.h"
 #include "recorder.h"
 #include "status.h"
 #include "stk.h"
@@ -53,7 +55,7 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"Usage: stkrec [profile] [OPTIONS] [DURATION]\n"
-		"       stkrec [profile] [OPTIONS] -- CMD [ARGS...]\n"
+		"       stkrec [profile] [OPTIONS] [DURATION] -- CMD [ARGS...]\n"
 		"\n"
 		"Sample stack traces of every CPU at a timed interval and write them, with\n"
 		"what is needed to symbolize them later, into a .stk file.  Stacks are\n"
@@ -68,7 +70,10 @@ static void usage(FILE *f)
 		"  -K, --kernel-stacks-only   kernel stacks only (no user stacks)\n"
 		"  -C, --cpu LIST             sample these CPUs only, e.g. 0-3,8 (default: all online)\n"
 		"      --stack-storage-size N number of unique stacks the kernel map holds\n"
-		"                             (default %d)\n"
+		"                             (default %d), preallocated: about 1.4 KiB of\n"
+		"                             kernel memory per entry with the counts maps\n"
+		"                             (16384: 22 MiB; 4194304: 5.5 GiB); more than\n"
+		"                             half of MemAvailable is refused\n"
 		"      --kallsyms=WHICH       'covering' (default): store the kernel symbols that\n"
 		"                             cover recorded addresses; 'full': the whole table\n"
 		"      --embed-symbols=WHICH  'covering' (default): store the function symbols of\n"
@@ -88,13 +93,18 @@ static void usage(FILE *f)
 		"  -v, --verbose              print libbpf's messages\n"
 		"  -h, --help                 show this help\n"
 		"      --version              show the version (and libbpf's, elfutils', zstd's)\n"
-		"  DURATION                   seconds to record (default: until Ctrl-C)\n"
+		"  DURATION                   seconds to record from when sampling starts\n"
+		"                             (default: until Ctrl-C); with -- CMD at most\n"
+		"                             that long: CMD then gets SIGTERM\n"
 		"  -- CMD [ARGS...]           run CMD once everything is attached, profile it and\n"
 		"                             every process it starts, stop when it exits\n"
 		"\n"
+		"The mode word and DURATION may stand anywhere before --.\n"
+		"\n"
 		"Exit status: 0 success, 1 failure, 2 usage error.  With -- CMD: CMD's exit\n"
 		"status (128+N if a signal N killed it; 127 if it is not found, 126 if it\n"
-		"cannot be executed), or 1 if the recording failed.\n"
+		"cannot be executed), 0 if DURATION ended the recording first, or 1 if the\n"
+		"recording failed.\n"
 		"\n"
 		"Examples:\n"
 		"  stkrec                     # all CPUs at 49 Hz until Ctrl-C, into trace.stk\n"
@@ -112,7 +122,7 @@ static void usage_offcpu(FILE *f)
 {
 	fprintf(f,
 		"Usage: stkrec offcpu|offwake [OPTIONS] [DURATION]\n"
-		"       stkrec offcpu|offwake [OPTIONS] -- CMD [ARGS...]\n"
+		"       stkrec offcpu|offwake [OPTIONS] [DURATION] -- CMD [ARGS...]\n"
 		"\n"
 		"offcpu:  time blocked (off CPU), by the blocked thread's user and kernel\n"
 		"         stacks (as offcputime).\n"
@@ -134,7 +144,10 @@ static void usage_offcpu(FILE *f)
 		"                             states (a bit mask: 1 interruptible sleep, 2\n"
 		"                             uninterruptible, ...; 0: preempted while running)\n"
 		"      --stack-storage-size N number of unique stacks the kernel map holds\n"
-		"                             (default %d)\n"
+		"                             (default %d), preallocated: about 1.4 KiB of\n"
+		"                             kernel memory per entry with the counts maps\n"
+		"                             (16384: 22 MiB; 4194304: 5.5 GiB); more than\n"
+		"                             half of MemAvailable is refused\n"
 		"      --kallsyms=WHICH       'covering' (default) or 'full' kernel symbols\n"
 		"      --embed-symbols=WHICH  'covering' (default), 'full' or 'none' user symbols\n"
 		"      --no-mmap-events       read process mappings from /proc/PID/maps only\n"
@@ -146,9 +159,13 @@ static void usage_offcpu(FILE *f)
 		"  -v, --verbose              print libbpf's messages\n"
 		"  -h, --help                 show this help\n"
 		"      --version              show the version (and libbpf's, elfutils', zstd's)\n"
-		"  DURATION                   seconds to record (default: until Ctrl-C)\n"
+		"  DURATION                   seconds to record from when sampling starts\n"
+		"                             (default: until Ctrl-C); with -- CMD at most\n"
+		"                             that long: CMD then gets SIGTERM\n"
 		"  -- CMD [ARGS...]           run CMD once everything is attached, trace it and\n"
 		"                             every process it starts, stop when it exits\n"
+		"\n"
+		"The mode word and DURATION may stand anywhere before --.\n"
 		"\n"
 		"Exit status: 0 success, 1 failure, 2 usage error; with -- CMD as for profile.\n"
 		"\n"
@@ -284,35 +301,54 @@ static long task_tgid(uint32_t id)
 	return tgid;
 }
 
-/* 1 if @path is a regular file we may execute. */
-static int is_executable(const char *path)
+static int is_mode_word(const char *s)
+{
+	return strcmp(s, "profile") == 0 || strcmp(s, "offcpu") == 0 || strcmp(s, "offwake") == 0;
+}
+
+/* 0 if @path is a regular file we may execute, else -ENOENT (nothing
+ * there), -EISDIR or -EACCES (there, but not runnable). */
+static int executable(const char *path)
 {
 	struct stat st;
 
-	return stat(path, &st) == 0 && S_ISREG(st.st_mode) && access(path, X_OK) == 0;
+	if (stat(path, &st))
+		return errno == ENOENT || errno == ENOTDIR ? -ENOENT : -EACCES;
+	if (S_ISDIR(st.st_mode))
+		return -EISDIR;
+	return S_ISREG(st.st_mode) && access(path, X_OK) == 0 ? 0 : -EACCES;
 }
 
-/* 1 if @file is found as execvp() would (a path, or in $PATH) and executable. */
-static int command_exists(const char *file)
+/*
+ * Find @file as execvp() would (a path, or in $PATH): 0 if it can be run,
+ * -ENOENT if there is none, -EACCES or -EISDIR if what there is cannot be
+ * run (execvp() goes on along $PATH past those, as here).
+ */
+static int command_find(const char *file)
 {
 	const char *path = getenv("PATH");
+	int err, found = -ENOENT;
 	char buf[4096];
 
 	if (strchr(file, '/'))
-		return is_executable(file);
+		return executable(file);
 	if (!path)
 		path = "/usr/local/bin:/bin:/usr/bin";
 	while (*path) {
 		size_t len = strcspn(path, ":");
 
 		snprintf(buf, sizeof(buf), "%.*s/%s", (int)len, len ? path : ".", file);
-		if (is_executable(buf))
-			return 1;
+		err = executable(buf);
+		if (!err)
+			return 0;
+		/* bash says "Permission denied" for a directory in $PATH. */
+		if (err != -ENOENT)
+			found = -EACCES;
 		path += len;
 		if (*path == ':')
 			path++;
 	}
-	return 0;
+	return found;
 }
 
 static char *join_args(int argc, char **argv)
@@ -390,6 +426,8 @@ int main(int argc, char **argv)
 	const char *profile_only = NULL, *offcpu_only = NULL;
 	int offcpu = 0;
 	const char *freq_arg = NULL, *cpu_arg = NULL, *missing = NULL;
+	const char *mode_word = NULL, *duration_arg = NULL;
+	int help = 0;
 	uint32_t *pids = NULL, *tids = NULL;
 	size_t nr_pids = 0, nr_tids = 0, i, nr_online = 0;
 	int *cpus = NULL, *online = NULL;
@@ -442,20 +480,47 @@ int main(int argc, char **argv)
 			break;
 		}
 	}
-	if (opt_argc > 1 && argv[1][0] != '-') {
-		/* The mode word, as "stkrec profile ..." */
-		if (strcmp(argv[1], "profile") == 0) {
-			optind = 2;
-		} else if (strcmp(argv[1], "offcpu") == 0 || strcmp(argv[1], "offwake") == 0) {
-			o.mode = argv[1];
-			offcpu = 1;
-			optind = 2;
-		}
-	}
-
+	/*
+	 * "-" first: words that are not options come back in order as opt
+	 * 1, so the mode word (and DURATION) may stand anywhere before "--"
+	 * and an option's value (-o offcpu) is never taken for one.
+	 */
 	opterr = 0;
-	while ((opt = getopt_long(opt_argc, argv, ":F:p:t:UKukm:M:C:o:qvh", long_opts, NULL)) != -1) {
+	while ((opt = getopt_long(opt_argc, argv, "-:F:p:t:UKukm:M:C:o:qvh", long_opts, NULL)) != -1) {
 		switch (opt) {
+		case 1:
+			if (is_mode_word(optarg)) {
+				if (mode_word && strcmp(mode_word, optarg) != 0) {
+					errorf("two modes given, '%s' and '%s': choose one", mode_word,
+					       optarg);
+					ret = EXIT_USAGE;
+					goto out;
+				}
+				mode_word = optarg;
+				offcpu = strcmp(optarg, "profile") != 0;
+				if (offcpu)
+					o.mode = optarg;
+				break;
+			}
+			if (parse__seconds(optarg, MAX_DURATION_S, &v)) {
+				if (strchr("0123456789.+-", optarg[0]))
+					errorf("duration '%s': expected a positive number of seconds",
+					       optarg);
+				else
+					errorf("'%s': neither a mode (profile, offcpu, offwake) nor a DURATION in seconds",
+					       optarg);
+				ret = EXIT_USAGE;
+				goto out;
+			}
+			if (duration_arg) {
+				errorf("unexpected argument '%s': DURATION is given already ('%s')", optarg,
+				       duration_arg);
+				ret = EXIT_USAGE;
+				goto out;
+			}
+			duration_arg = optarg;
+			o.duration_ns = v;
+			break;
 		case 'F':
 			freq_arg = optarg;
 			profile_only = "-F";
@@ -540,12 +605,9 @@ int main(int argc, char **argv)
 			verbose = 1;
 			break;
 		case 'h':
-			if (offcpu)
-				usage_offcpu(stdout);
-			else
-				usage(stdout);
-			ret = 0;
-			goto out;
+			/* After the loop: the mode word may come later. */
+			help = 1;
+			break;
 		case OPT_VERSION:
 			print_version();
 			ret = 0;
@@ -632,6 +694,15 @@ int main(int argc, char **argv)
 		}
 	}
 
+	if (help) {
+		if (offcpu)
+			usage_offcpu(stdout);
+		else
+			usage(stdout);
+		ret = 0;
+		goto out;
+	}
+
 	/* ---- usage checks (exit 2) ---- */
 	if (offcpu && profile_only) {
 		errorf("%s applies to profile mode only, not %s", profile_only, o.mode);
@@ -654,24 +725,6 @@ int main(int argc, char **argv)
 		       (unsigned long long)o.min_block_us, (unsigned long long)o.max_block_us);
 		ret = EXIT_USAGE;
 		goto out;
-	}
-	if (optind < opt_argc) {
-		if (cmd) {
-			errorf("unexpected argument '%s' before '--' (with -- CMD the recording lasts as long as CMD)",
-			       argv[optind]);
-			ret = EXIT_USAGE;
-			goto out;
-		}
-		if (optind + 1 < opt_argc) {
-			errorf("unexpected argument '%s' (see stkrec --help)", argv[optind + 1]);
-			ret = EXIT_USAGE;
-			goto out;
-		}
-		if (parse__seconds(argv[optind], MAX_DURATION_S, &o.duration_ns)) {
-			errorf("duration '%s': expected a positive number of seconds", argv[optind]);
-			ret = EXIT_USAGE;
-			goto out;
-		}
 	}
 	if (cmd && !cmd[0]) {
 		errorf("no command after '--'");
@@ -754,6 +807,25 @@ int main(int argc, char **argv)
 	}
 
 	/* ---- environment checks (exit 1) ---- */
+	{
+		uint64_t need = kmem__recording_bytes(o.stack_storage_size,
+						      modeobj__counts_entries(&o), offcpu);
+		uint64_t avail;
+
+		/* Preallocated at load: a size the machine cannot hold
+		 * would push it into swap or the OOM killer, or fail
+		 * after seconds of trying.  Half of what is available
+		 * leaves the rest room to run. */
+		if (kmem__available("/proc/meminfo", &avail) == 0 && need > avail / 2) {
+			char n[32], a[32];
+
+			status__format_size(need, n, sizeof(n));
+			status__format_size(avail, a, sizeof(a));
+			errorf("--stack-storage-size %u: the BPF maps would take %s of kernel memory, more than half of the %s available (MemAvailable); choose a smaller size",
+			       o.stack_storage_size, n, a);
+			goto out;
+		}
+	}
 	err = caps__check_profiling(&missing);
 	if (err == -EPERM) {
 		if (geteuid() != 0)
@@ -788,10 +860,19 @@ int main(int argc, char **argv)
 			goto out;
 		}
 	}
-	if (cmd && !command_exists(cmd[0])) {
-		errorf("%s: command not found", cmd[0]);
-		ret = EXIT_CMD_NOT_FOUND;
-		goto out;
+	if (cmd) {
+		err = command_find(cmd[0]);
+		/* As bash and env: 127 not found, 126 found but not runnable. */
+		if (err == -ENOENT) {
+			errorf("%s: command not found", cmd[0]);
+			ret = EXIT_CMD_NOT_FOUND;
+			goto out;
+		}
+		if (err) {
+			errorf("%s: %s", cmd[0], strerror(-err));
+			ret = EXIT_CMD_NOT_EXECUTABLE;
+			goto out;
+		}
 	}
 
 	/* ---- record ---- */
@@ -820,6 +901,24 @@ int main(int argc, char **argv)
 			ret = recorder__cmd_exec_errno(rec) == ENOENT ? EXIT_CMD_NOT_FOUND
 								       : EXIT_CMD_NOT_EXECUTABLE;
 		goto out;
+	}
+	/* DURATION counts from here, but a setup this long is worth a word
+	 * when the preallocation of big maps is what makes it long (a
+	 * loaded machine slows any setup: no reason to warn). */
+	{
+		uint64_t setup = recorder__setup_ns(rec);
+		uint64_t maps = kmem__recording_bytes(o.stack_storage_size,
+						      modeobj__counts_entries(&o), offcpu);
+
+		if (setup > 2000000000ULL && maps >= (256ULL << 20) &&
+		    (!o.duration_ns || setup > o.duration_ns / 4)) {
+			char t[32], n[32];
+
+			status__format_seconds(setup, t, sizeof(t));
+			status__format_size(maps, n, sizeof(n));
+			errorf("warning: setup took %s before sampling started (preallocating %s of BPF maps for --stack-storage-size %u); DURATION counts from then",
+			       t, n, o.stack_storage_size);
+		}
 	}
 	/* The one line --unwind's fallback to frame pointers gets. */
 	if (o.unwind != RECORDER_UNWIND_FP && strncmp(recorder__unwind_state(rec), "fp (", 4) == 0)
@@ -850,9 +949,10 @@ int main(int argc, char **argv)
 	}
 	warn_throttled(&o, &res);
 	if (res.stacks_lost)
-		errorf("WARNING: %llu stack traces could not be stored (stack map full). "
-		       "Consider increasing --stack-storage-size.",
-		       (unsigned long long)res.stacks_lost);
+		errorf("warning: %llu of %llu %s have no stack: the stack map (%u entries) was full; "
+		       "increase --stack-storage-size",
+		       (unsigned long long)res.stacks_lost, (unsigned long long)res.samples,
+		       offcpu ? "episodes" : "samples", o.stack_storage_size);
 	if (!quiet) {
 		char size[32];
 
@@ -869,7 +969,10 @@ int main(int argc, char **argv)
 			       (unsigned long long)res.samples, (unsigned long long)res.stacks, size);
 		}
 	}
-	ret = cmd && res.cmd_exit_code >= 0 ? res.cmd_exit_code : 0;
+	/* DURATION stopped CMD: the recording is what was asked for. */
+	ret = cmd && res.cmd_exit_code >= 0 && strcmp(res.end_reason, "duration") != 0
+		      ? res.cmd_exit_code
+		      : 0;
 out:
 	recorder__free(rec);
 	free(pids);

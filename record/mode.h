@@ -56,6 +56,15 @@ struct rec_mode_ops {
 	int (*attach)(struct rec_mode *m, const struct recorder_opts *o, struct recorder *rec);
 	/* Stop sampling: close perf fds and links.  Idempotent. */
 	void (*detach)(struct rec_mode *m);
+	/*
+	 * Optional (NULL: the mode stores stacks only for what it counts).
+	 * Call @fn(@ctx, id) for every stack id the mode's BPF maps hold
+	 * that no drained row has carried to user space yet (off-CPU: the
+	 * threads off CPU now, their wakers, the counts not drained), so
+	 * that stackstore__sweep() removes only stacks nothing holds.
+	 * Returns 0 or the first -errno of @fn.
+	 */
+	int (*live_stacks)(struct rec_mode *m, int (*fn)(void *ctx, int64_t id), void *ctx);
 	void (*free)(struct rec_mode *m);
 	/*
 	 * Optional (NULL: none): the sample periods the mode's perf events

@@ -216,6 +216,92 @@ static int add_row(struct recorder *rec, const void *key, const void *value, voi
 	return err ?: see_side(rec, &r->waker);
 }
 
+/*
+ * Every key of @map (a hash map of @key_size-byte keys) and its value into
+ * @val, for @each().  A key deleted meanwhile by BPF is skipped; when the
+ * key last read is deleted, the kernel starts again from the first, so a
+ * map that churns could keep the walk going: past twice its size in steps
+ * it gives up with -EAGAIN (the caller then removes nothing).
+ */
+static int map_each(const struct bpf_map *map, size_t key_size, void *val,
+		    int (*each)(const void *key, const void *val, void *arg), void *arg)
+{
+	unsigned char key[sizeof(struct stkrec_offcpu_key)], next[sizeof(key)];
+	uint64_t steps = 2 * (uint64_t)bpf_map__max_entries(map) + 64;
+	int fd = bpf_map__fd(map);
+	void *prev = NULL;
+	int err;
+
+	while (bpf_map_get_next_key(fd, prev, next) == 0) {
+		if (!steps--)
+			return -EAGAIN;
+		memcpy(key, next, key_size);
+		prev = key;
+		if (bpf_map_lookup_elem(fd, key, val))
+			continue;
+		err = each(key, val, arg);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+struct live_arg {
+	int (*fn)(void *ctx, int64_t id);
+	void *ctx;
+};
+
+static int live_start(const void *key, const void *val, void *arg)
+{
+	const struct stkrec_offcpu_start *s = val;
+	struct live_arg *a = arg;
+
+	(void)key;
+	return a->fn(a->ctx, s->user_stack) ?: a->fn(a->ctx, s->kernel_stack);
+}
+
+static int live_waker(const void *key, const void *val, void *arg)
+{
+	const struct stkrec_offcpu_waker *w = val;
+	struct live_arg *a = arg;
+
+	(void)key;
+	return a->fn(a->ctx, w->user_stack) ?: a->fn(a->ctx, w->kernel_stack);
+}
+
+static int live_count(const void *key, const void *val, void *arg)
+{
+	const struct stkrec_offcpu_key *k = key;
+	struct live_arg *a = arg;
+	int err;
+
+	(void)val;
+	err = a->fn(a->ctx, k->user_stack) ?: a->fn(a->ctx, k->kernel_stack);
+	return err ?: a->fn(a->ctx, k->waker_user_stack) ?: a->fn(a->ctx, k->waker_kernel_stack);
+}
+
+static int offcpu_live_stacks(struct rec_mode *m, int (*fn)(void *ctx, int64_t id), void *ctx)
+{
+	struct live_arg a = { fn, ctx };
+	union {
+		struct stkrec_offcpu_start s;
+		struct stkrec_offcpu_waker w;
+		struct stkrec_offcpu_value v;
+	} val;
+	int err;
+
+	err = map_each(m->skel->maps.start, sizeof(__u32), &val, live_start, &a);
+	if (!err && m->wakers)
+		err = map_each(m->skel->maps.wakers, sizeof(__u32), &val, live_waker, &a);
+	/* Both counts maps: the one BPF adds to, and the one a drain may
+	 * have switched from a moment ago. */
+	err = err ?: map_each(m->skel->maps.counts0, sizeof(struct stkrec_offcpu_key), &val,
+			      live_count, &a);
+	err = err ?: map_each(m->skel->maps.counts1, sizeof(struct stkrec_offcpu_key), &val,
+			      live_count, &a);
+	return err;
+}
+
 static void offcpu_free(struct rec_mode *m)
 {
 	if (!m)
@@ -231,6 +317,7 @@ const struct rec_mode_ops offcpu_mode_ops = {
 	.open = offcpu_open_offcpu,
 	.attach = offcpu_attach,
 	.detach = offcpu_detach,
+	.live_stacks = offcpu_live_stacks,
 	.free = offcpu_free,
 };
 
@@ -239,5 +326,6 @@ const struct rec_mode_ops offwake_mode_ops = {
 	.open = offcpu_open_offwake,
 	.attach = offcpu_attach,
 	.detach = offcpu_detach,
+	.live_stacks = offcpu_live_stacks,
 	.free = offcpu_free,
 };

@@ -33,6 +33,10 @@ struct snap {
 	uint64_t mw_image;	/* ... of this image of it */
 	int superseded;		/* a later one of the same image replaced it
 				 * before it was written: not written */
+	int referenced;		/* a row references the process: written;
+				 * else held back (off-CPU episodes that
+				 * -m/-M drop announce processes too) */
+	uint64_t taken_seq;	/* the flush it was taken in */
 };
 
 struct procs {
@@ -255,6 +259,7 @@ int procs__snapshot(struct procs *p, uint32_t tgid, const char *comm, uint64_t s
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return -ENOMEM;
+	s->taken_seq = seq;
 	err = snapshot_from_events(p, s, tgid, comm, seq);
 	if (err && err != -ENOMEM)
 		err = procmaps__snapshot(p->pm, "/proc", tgid, comm, mono_ns(), &s->maps);
@@ -282,6 +287,15 @@ int procs__snapshot(struct procs *p, uint32_t tgid, const char *comm, uint64_t s
 	v = idmap__find(p->snaps, tgid);
 	if (v)
 		old = (struct snap *)(uintptr_t)*v;
+	/* Gone (or unreadable) now, but read before: the earlier snapshot
+	 * stays the process's, to be written when a row references it
+	 * (a held-back one would otherwise be dropped unwritten). */
+	if (s->failed && old && !old->failed) {
+		if (s->purge_seq && !old->purge_seq)
+			old->purge_seq = s->purge_seq;
+		snap_free(s);
+		return 0;
+	}
 	if (idmap__set(p->snaps, tgid, (uint64_t)(uintptr_t)s)) {
 		if (s->pending)
 			p->nr_pend--; /* it was the last one queued */
@@ -289,6 +303,8 @@ int procs__snapshot(struct procs *p, uint32_t tgid, const char *comm, uint64_t s
 		return -ENOMEM;
 	}
 	if (old) {
+		/* The same process (an exited one is purged first). */
+		s->referenced = old->referenced;
 		/* Not written yet, and the same image: the new one is its
 		 * current state, and rows are resolved in the latest
 		 * snapshot anyway (refreshes would otherwise write one per
@@ -305,9 +321,22 @@ int procs__snapshot(struct procs *p, uint32_t tgid, const char *comm, uint64_t s
 
 int procs__see(struct procs *p, uint32_t tgid, const char comm[16], uint64_t seq)
 {
-	if (tgid == 0 || idmap__find(p->snaps, tgid))
+	uint64_t *v;
+	int err;
+
+	if (tgid == 0)
 		return 0;
-	return procs__snapshot(p, tgid, comm, seq);
+	v = idmap__find(p->snaps, tgid);
+	if (!v) {
+		err = procs__snapshot(p, tgid, comm, seq);
+		if (err)
+			return err;
+		v = idmap__find(p->snaps, tgid);
+		if (!v)
+			return 0;
+	}
+	((struct snap *)(uintptr_t)*v)->referenced = 1;
+	return 0;
 }
 
 int procs__see_image(struct procs *p, uint32_t tgid, const char comm[16], uint64_t image_ns,
@@ -444,7 +473,9 @@ int procs__check_stack(struct procs *p, uint32_t tgid, const struct stkrec_stack
 		if (mmapwatch__complete(p->mw, tgid, &gen, NULL) && gen == snap->mw_gen)
 			return 0;
 	}
-	if (!snap->pending) {
+	/* Pending since an earlier flush (held back until a row came):
+	 * as stale as a written one. */
+	if (!snap->pending || snap->taken_seq != seq) {
 		p->st.resnapshots++;
 		return procs__snapshot(p, tgid, snap->maps.comm, seq);
 	}
@@ -602,7 +633,7 @@ static int write_vdso_esym(struct procs *p, struct stk_writer *w, size_t n, uint
 
 int procs__write(struct procs *p, struct stk_writer *w, uint64_t *chunks)
 {
-	size_t i, n = 0;
+	size_t i, n = 0, kept = 0;
 	int err = 0;
 
 	if (!p->nr_pend)
@@ -610,7 +641,7 @@ int procs__write(struct procs *p, struct stk_writer *w, uint64_t *chunks)
 	for (i = 0; i < p->nr_pend; i++) {
 		struct snap *s = p->pend[i];
 
-		if (!s->failed && !s->superseded && s->maps.nr_mappings)
+		if (s->referenced && !s->failed && !s->superseded && s->maps.nr_mappings)
 			p->maps_buf[n++] = s->maps;
 	}
 	if (n)
@@ -623,11 +654,16 @@ int procs__write(struct procs *p, struct stk_writer *w, uint64_t *chunks)
 	for (i = 0; i < p->nr_pend; i++) {
 		struct snap *s = p->pend[i];
 
+		/* No row yet, still the current one: wait for one. */
+		if (!s->referenced && !s->orphan) {
+			p->pend[kept++] = s;
+			continue;
+		}
 		s->pending = 0;
 		if (s->orphan)
 			snap_free(s);
 	}
-	p->nr_pend = 0;
+	p->nr_pend = kept;
 	p->nr_olds = 0;
 	return err;
 }

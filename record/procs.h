@@ -90,7 +90,8 @@ void procs__unwatch(struct procs *p);
  */
 int procs__snapshot(struct procs *p, uint32_t tgid, const char *comm, uint64_t seq);
 
-/* A row references @tgid: snapshot it if it has none yet.  0 or -ENOMEM. */
+/* A row references @tgid: snapshot it if it has none yet, and write its
+ * snapshots from now on (procs__write()).  0 or -ENOMEM. */
 int procs__see(struct procs *p, uint32_t tgid, const char comm[16], uint64_t seq);
 
 /*
@@ -150,10 +151,12 @@ int procs__check_stack(struct procs *p, uint32_t tgid, const struct stkrec_stack
 int procs__refresh(struct procs *p, uint64_t seq);
 
 /*
- * procs__write() - write the snapshots queued since the last call as one
- * MAPS chunk, the vDSO's ESYM chunk first if this is the first to map our
- * vDSO, and forget the queue (also on error).  @chunks is incremented for
- * every chunk written.  Returns 0 or stk_writer__add_*()'s -errno.
+ * procs__write() - write the snapshots queued since the last call of
+ * processes a row referenced (procs__see()) as one MAPS chunk; the others
+ * stay queued until a row references them or they are replaced (no MAPS
+ * for a process the file has no row of), the vDSO's ESYM chunk first if
+ * this is the first to map our vDSO, and forget what was written (also on
+ * error).  @chunks is incremented for every chunk written.  Returns 0 or stk_writer__add_*()'s -errno.
  */
 int procs__write(struct procs *p, struct stk_writer *w, uint64_t *chunks);
 

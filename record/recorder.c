@@ -31,6 +31,7 @@
 #include "child.h"
 #include "drain.h"
 #include "esym.h"
+#include "idmap.h"
 #include "kobjs.h"
 #include "ksymtab.h"
 #include "meta.h"
@@ -90,6 +91,9 @@ static const char *const bpf_stat_names[STKREC_NR_STATS] = {
 	[STKREC_STAT_UW_STOP_BASE + STKREC_UW_STOP_LOOP] = "unwind_stop_loop",
 	[STKREC_STAT_UW_PENDING] = "unwind_table_pending",
 	[STKREC_STAT_SAMPLE_EVENTS] = "sample_events",
+	[STKREC_STAT_STACKS_STORED] = "stacks_stored",
+	[STKREC_STAT_STACKS_DROPPED] = "stacks_dropped_uncounted",
+	[STKREC_STAT_STACK_LOST] = "samples_stack_lost",
 };
 
 static const struct rec_mode_ops *const modes[] = {
@@ -119,6 +123,7 @@ struct recorder {
 	int write_failed;
 	int cmd_exec_errno;
 	uint64_t wall_start, mono_start;
+	uint64_t sample_start;		/* everything attached: DURATION counts from here */
 	uint64_t t0;			/* start of the interval being recorded */
 	uint64_t t_attached, t_detached;	/* sampling on, off (monotonic; 0: not yet) */
 	uint64_t events_until;		/* stop taking ring buffer events then (0: never) */
@@ -258,6 +263,31 @@ static uint64_t sampled_cpu_time(const struct recorder *rec, uint64_t now)
 	return (end - rec->t_attached) * rec->o.nr_cpus;
 }
 
+/* Entries in the BPF stacks map now, from the counters: stored by BPF,
+ * minus those BPF dropped and those we evicted.  After read_bpf_stats(). */
+static uint64_t stacks_in_map(const struct recorder *rec)
+{
+	uint64_t in = rec->bpf_stats[STKREC_STAT_STACKS_STORED];
+	uint64_t out = rec->bpf_stats[STKREC_STAT_STACKS_DROPPED];
+	struct stackstore_stats ss;
+
+	stackstore__stats(rec->stacks, &ss);
+	out += ss.evicted + ss.swept;
+	return in > out ? in - out : 0;
+}
+
+static int add_live(void *ctx, int64_t id)
+{
+	return id >= 0 ? idmap__set(ctx, (uint64_t)id, 1) : 0;
+}
+
+static int collect_live(void *ctx, struct idmap *live)
+{
+	struct recorder *rec = ctx;
+
+	return rec->ops->live_stacks(rec->mode, add_live, live);
+}
+
 static int write_stats(struct recorder *rec, uint64_t now)
 {
 	struct stackstore_stats ss;
@@ -280,7 +310,8 @@ static int write_stats(struct recorder *rec, uint64_t now)
 	if (rec->ops->event_periods && rec->mode)
 		st[n++] = (struct stk_stat){ "cpu_clock_periods",
 					     rec->ops->event_periods(rec->mode) };
-	st[n++] = (struct stk_stat){ "duration_ns", now - rec->mono_start };
+	/* Time sampled, as META duration_ns: rates (diff's) divide by it. */
+	st[n++] = (struct stk_stat){ "duration_ns", now - rec->sample_start };
 	/* With sample_events, the rate the kernel delivered (profile): the
 	 * CPU time the events were attached for, summed over CPUs (a sum, so
 	 * that merged captures add up). */
@@ -289,6 +320,8 @@ static int write_stats(struct recorder *rec, uint64_t now)
 	st[n++] = (struct stk_stat){ "flushes", rec->seq };
 	st[n++] = (struct stk_stat){ "stacks_written", ss.written };
 	st[n++] = (struct stk_stat){ "stacks_evicted", ss.evicted };
+	st[n++] = (struct stk_stat){ "stacks_swept", ss.swept };
+	st[n++] = (struct stk_stat){ "stack_sweeps", ss.sweeps };
 	st[n++] = (struct stk_stat){ "stack_lookup_missing", ss.missing };
 	st[n++] = (struct stk_stat){ "processes_snapshotted", ps.pm.snapshots };
 	st[n++] = (struct stk_stat){ "processes_exited", ps.exits };
@@ -507,7 +540,12 @@ static int recorder__flush(struct recorder *rec, int final)
 	 * last rows drained and their maps taken by now. */
 	procs__purge(rec->procs, rec->seq, rec->t0);
 	rec->t0 = t1;
-	stackstore__evict(rec->stacks, rec->seq);
+	read_bpf_stats(rec);
+	stackstore__evict(rec->stacks, rec->seq, stacks_in_map(rec));
+	/* Still three quarters full: stacks of uncounted episodes that BPF
+	 * could not drop itself.  Out of memory: the next flush tries again. */
+	if (rec->ops->live_stacks && stacks_in_map(rec) * 4 > (uint64_t)rec->o.stack_storage_size * 3)
+		stackstore__sweep(rec->stacks, collect_live, rec);
 	return 0;
 }
 
@@ -518,15 +556,17 @@ static void recorder__status(struct recorder *rec, uint64_t now)
 	if (!rec->o.on_status)
 		return;
 	read_bpf_stats(rec);
-	st.elapsed_ns = now - rec->mono_start;
+	st.elapsed_ns = now - rec->sample_start;
 	st.offcpu = rec->ops != &profile_mode_ops;
 	st.samples = rec->bpf_stats[STKREC_STAT_SAMPLES];
 	st.blocked_ns = rec->bpf_stats[STKREC_STAT_BLOCKED_NS];
 	st.stacks = stackstore__count(rec->stacks);
-	st.stack_fill_pct = stackstore__fill_pct(rec->stacks);
-	st.lost = rec->bpf_stats[STKREC_STAT_COUNTS_FULL] + rec->bpf_stats[STKREC_STAT_USTACK_ENOMEM] +
-		  rec->bpf_stats[STKREC_STAT_KSTACK_ENOMEM] + rec->bpf_stats[STKREC_STAT_USTACK_OTHER] +
-		  rec->bpf_stats[STKREC_STAT_KSTACK_OTHER] + rec->bpf_stats[STKREC_STAT_EVENTS_LOST];
+	st.stack_fill_pct = (unsigned int)(stacks_in_map(rec) * 100 / rec->o.stack_storage_size);
+	/* What the capture misses: samples not counted, counted ones
+	 * without a stack for want of room, process events.  (Stacks not
+	 * stored for episodes -m/-M drop anyway are no loss.) */
+	st.lost = rec->bpf_stats[STKREC_STAT_COUNTS_FULL] + rec->bpf_stats[STKREC_STAT_STACK_LOST] +
+		  rec->bpf_stats[STKREC_STAT_EVENTS_LOST];
 	rec->o.on_status(&st, rec->o.ctx);
 }
 
@@ -740,6 +780,11 @@ static int open_unwinder(struct recorder *rec)
 	return 0;
 }
 
+uint64_t recorder__setup_ns(const struct recorder *rec)
+{
+	return rec->sample_start > rec->mono_start ? rec->sample_start - rec->mono_start : 0;
+}
+
 const char *recorder__unwind_state(const struct recorder *rec)
 {
 	return rec->uw_state;
@@ -852,6 +897,11 @@ int recorder__start(struct recorder *rec)
 		err = recorder__errorf(rec, err, "%s", stk_writer__errmsg(rec->w));
 		goto fail;
 	}
+	/* Sampling runs from the attach on; the setup before it (loading,
+	 * preallocating the maps: seconds for a big stack map) does not eat
+	 * DURATION, and the first interval starts here. */
+	rec->sample_start = now_ns(CLOCK_MONOTONIC);
+	rec->t0 = rec->sample_start;
 	return 0;
 fail:
 	/* Nothing stays attached and no half-made file stays behind. */
@@ -881,13 +931,11 @@ fail:
 
 int recorder__run(struct recorder *rec)
 {
-	uint64_t start = rec->mono_start, interval = rec->o.flush_interval_ns;
+	uint64_t start = rec->sample_start, interval = rec->o.flush_interval_ns;
 	uint64_t next_flush = start + interval, next_status = start + STATUS_INTERVAL_NS;
 	/* DURATION is of sampling: from the attach, not from the start of the
 	 * loading (which a loaded machine can make last longer than it). */
-	uint64_t deadline = rec->o.duration_ns ? (rec->t_attached ? rec->t_attached : start) +
-							 rec->o.duration_ns
-					       : 0;
+	uint64_t deadline = rec->o.duration_ns ? start + rec->o.duration_ns : 0;
 	struct epoll_event evs[16];
 	sigset_t blocked;
 	int err, n, i, code;
@@ -986,7 +1034,8 @@ static int write_end_meta(struct recorder *rec, uint64_t now)
 	struct meta m = {};
 	int err;
 
-	err = meta__add(&m, "duration_ns", "%llu", (unsigned long long)(now - rec->mono_start));
+	err = meta__add(&m, "duration_ns", "%llu", (unsigned long long)(now - rec->sample_start));
+	err = err ?: meta__add(&m, "setup_ns", "%llu", (unsigned long long)recorder__setup_ns(rec));
 	err = err ?: meta__add(&m, "unwind_used", "%s", rec->uw_state);
 	err = err ?: meta__add(&m, "end_reason", "%s", rec->end_reason);
 	if (!err && rec->cmd_exit_code >= 0)
@@ -1064,8 +1113,7 @@ int recorder__finish(struct recorder *rec, struct recorder_result *res)
 		res->sampled_cpu_time_ns = sampled_cpu_time(rec, now_ns(CLOCK_MONOTONIC));
 		res->blocked_ns = rec->bpf_stats[STKREC_STAT_BLOCKED_NS];
 		res->stacks = stackstore__count(rec->stacks);
-		res->stacks_lost = rec->bpf_stats[STKREC_STAT_USTACK_ENOMEM] +
-				   rec->bpf_stats[STKREC_STAT_KSTACK_ENOMEM];
+		res->stacks_lost = rec->bpf_stats[STKREC_STAT_STACK_LOST];
 		res->chunks = rec->chunks;
 		if (stat(rec->o.output, &st) == 0)
 			res->bytes = (uint64_t)st.st_size;

@@ -22,8 +22,9 @@ struct recorder_status {
 	uint64_t samples;		/* samples, or blocking episodes (offcpu) */
 	uint64_t blocked_ns;		/* offcpu: their total time off CPU */
 	uint64_t stacks;		/* distinct stacks written so far */
-	unsigned int stack_fill_pct;	/* stacks resident in the BPF map / capacity */
-	uint64_t lost;			/* samples or stacks lost: maps full, errors */
+	unsigned int stack_fill_pct;	/* entries in the BPF stacks map / capacity */
+	uint64_t lost;			/* samples not counted, counted ones without
+					 * a stack (map full), process events lost */
 };
 
 /* --unwind: user stacks by frame pointer (bpf_get_stack(), as before .eh_frame
@@ -81,7 +82,8 @@ struct recorder_result {
 	uint64_t sampled_cpu_time_ns;	/* profile: time sampled, summed over CPUs */
 	uint64_t blocked_ns;	/* off-CPU modes: total time blocked */
 	uint64_t stacks;	/* distinct stacks written */
-	uint64_t stacks_lost;	/* stacks not stored: stacks map full */
+	uint64_t stacks_lost;	/* samples (episodes) counted whose stack the
+				 * full stacks map could not take */
 	uint64_t chunks;	/* chunks written */
 	uint64_t bytes;		/* file size */
 };
@@ -132,6 +134,11 @@ int recorder__finish(struct recorder *rec, struct recorder_result *res);
  * CMD's execvp() (e.g. ENOENT, EACCES) if that is what failed, else 0.
  */
 int recorder__cmd_exec_errno(const struct recorder *rec);
+
+/* After recorder__start(): the time from the capture's start to the
+ * moment sampling began (loading BPF, preallocating the maps), ns.
+ * DURATION counts from that moment; META setup_ns says it too. */
+uint64_t recorder__setup_ns(const struct recorder *rec);
 
 /* [unwind] What unwinds user stacks, after recorder__start(): "auto",
  * "dwarf", "fp", or "fp (the unwinder did not load: REASON)".  Valid for

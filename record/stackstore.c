@@ -148,13 +148,17 @@ int stackstore__write(struct stackstore *ss, struct stk_writer *w, uint64_t *chu
 	return err;
 }
 
-void stackstore__evict(struct stackstore *ss, uint64_t seq)
+void stackstore__evict(struct stackstore *ss, uint64_t seq, uint64_t in_map)
 {
 	uint32_t cap = ss->capacity;
 	size_t it, n = 0, i, pass;
 	uint64_t key, val, *victims;
 
-	if (idmap__count(ss->resident) * 2 <= cap)
+	/* @in_map counts the stacks nothing written references too (BPF
+	 * drops most of those itself): they take room all the same. */
+	if (in_map < idmap__count(ss->resident))
+		in_map = idmap__count(ss->resident);
+	if (in_map * 2 <= cap || !idmap__count(ss->resident))
 		return;
 	victims = malloc(idmap__count(ss->resident) * sizeof(*victims));
 	if (!victims)
@@ -168,24 +172,73 @@ void stackstore__evict(struct stackstore *ss, uint64_t seq)
 			if (pass == 1 || val + 1 < seq)
 				victims[n++] = key;
 		for (i = 0; i < n; i++) {
-			bpf_map_delete_elem(ss->stacks_fd, &victims[i]);
+			/* BPF may have dropped it already (stack_drop()). */
+			if (bpf_map_delete_elem(ss->stacks_fd, &victims[i]) == 0) {
+				ss->st.evicted++;
+				in_map--;
+			}
 			idmap__remove(ss->resident, victims[i]);
 		}
-		ss->st.evicted += n;
-		if (idmap__count(ss->resident) * 4 <= (size_t)cap * 3)
+		if (in_map * 4 <= (uint64_t)cap * 3)
 			break;
 	}
 	free(victims);
 }
 
+int stackstore__sweep(struct stackstore *ss, int (*collect_live)(void *ctx, struct idmap *live),
+		      void *ctx)
+{
+	size_t n = 0, cap = 0, i;
+	uint64_t key, *keys = NULL, *prev = NULL;
+	struct idmap *live;
+	int err = 0;
+
+	live = idmap__new();
+	if (!live)
+		return -ENOMEM;
+	/* The keys first, then what holds them: a stack stored after the
+	 * keys were taken is not a candidate, one taken by a new holder
+	 * before the holders are read is held. */
+	/* A walk restarts when BPF deletes the key it stands on: bounded,
+	 * the keys read so far are candidates enough. */
+	while (bpf_map_get_next_key(ss->stacks_fd, prev, &key) == 0 &&
+	       n < 2 * (size_t)ss->capacity + 64) {
+		if (n == cap) {
+			size_t c = cap ? cap * 2 : 1024;
+			uint64_t *k = realloc(keys, c * sizeof(*k));
+
+			if (!k) {
+				err = -ENOMEM;
+				goto out;
+			}
+			keys = k;
+			cap = c;
+		}
+		keys[n++] = key;
+		prev = &keys[n - 1];
+	}
+	err = collect_live(ctx, live);
+	if (err)
+		goto out;
+	for (i = 0; i < n; i++) {
+		/* In the file: whoever holds it gets its file id without
+		 * reading the map.  Else only if nothing holds it. */
+		if (!idmap__find(ss->written, keys[i]) && idmap__find(live, keys[i]))
+			continue;
+		if (bpf_map_delete_elem(ss->stacks_fd, &keys[i]) == 0)
+			ss->st.swept++;
+		idmap__remove(ss->resident, keys[i]);
+	}
+	ss->st.sweeps++;
+out:
+	free(keys);
+	idmap__free(live);
+	return err;
+}
+
 size_t stackstore__count(const struct stackstore *ss)
 {
 	return idmap__count(ss->written);
-}
-
-unsigned int stackstore__fill_pct(const struct stackstore *ss)
-{
-	return (unsigned int)(idmap__count(ss->resident) * 100 / ss->capacity);
 }
 
 void stackstore__stats(const struct stackstore *ss, struct stackstore_stats *st)

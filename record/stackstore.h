@@ -26,9 +26,14 @@ struct stackstore;
 
 struct stackstore_stats {
 	uint64_t written;	/* stacks queued for the file */
-	uint64_t evicted;	/* deleted from the BPF map to make room */
-	uint64_t missing;	/* referenced but not in the BPF map (never happens) */
+	uint64_t evicted;	/* deleted from the BPF map to make room (by us) */
+	uint64_t missing;	/* referenced but not in the BPF map (a sweep or a
+				 * BPF drop raced with a new holder: rare) */
+	uint64_t swept;		/* deleted by stackstore__sweep() */
+	uint64_t sweeps;	/* stackstore__sweep() runs */
 };
+
+struct idmap;
 
 /*
  * stackstore__new() - an empty store for a BPF stacks map of @capacity
@@ -67,19 +72,32 @@ int stackstore__write(struct stackstore *ss, struct stk_writer *w, uint64_t *chu
 
 /*
  * stackstore__evict() - keep room in the BPF stacks map after flush @seq - 1
- * was written (@seq: flushes done).  Every stack in the map is already in
- * the file, so deleting one only costs a re-insert if it is sampled again
- * (its id is a hash of its frames and does not change).  Past half full,
- * drop the stacks not referenced in the interval just flushed; past three
- * quarters, all.
+ * was written (@seq: flushes done), @in_map: entries the map holds now
+ * (BPF's stored minus dropped minus evicted here).  Stacks in the file
+ * cost only a re-insert if sampled again once deleted (an id is a hash of
+ * the frames and does not change).  Past half full, drop the written
+ * stacks not referenced in the interval just flushed; past three
+ * quarters, all written ones.
  */
-void stackstore__evict(struct stackstore *ss, uint64_t seq);
+void stackstore__evict(struct stackstore *ss, uint64_t seq, uint64_t in_map);
+
+/*
+ * stackstore__sweep() - when the map stays full after stackstore__evict()
+ * (of stacks nothing written references: several off-CPU episodes blocked
+ * in one stack, all dropped by -m/-M, so no single one could drop it),
+ * delete every stack in the map that is in the file, and every other one
+ * that @collect_live(@ctx, live) does not put into @live (the stack ids
+ * the mode's maps still hold, mode.h live_stacks()).  The map's keys are
+ * read before the holders, so a stack is deleted only if it had no holder
+ * when they were read; a holder that takes it in the moment between its
+ * check and its deletion finds it missing (stack_lookup_missing), never
+ * another stack.  Returns 0, -ENOMEM or @collect_live()'s -errno.
+ */
+int stackstore__sweep(struct stackstore *ss, int (*collect_live)(void *ctx, struct idmap *live),
+		      void *ctx);
 
 /* Distinct stacks in the file so far. */
 size_t stackstore__count(const struct stackstore *ss);
-
-/* Stacks resident in the BPF map, in percent of its capacity. */
-unsigned int stackstore__fill_pct(const struct stackstore *ss);
 
 void stackstore__stats(const struct stackstore *ss, struct stackstore_stats *st);
 

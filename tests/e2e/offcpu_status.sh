@@ -32,7 +32,7 @@ rows=$(offc "$tmp/o.stk" | awk -F'\t' '{ n += $13 } END { printf "%.0f\n", n + 0
 check "STAT offcpu_blocked_ns ($st) is the OFFC rows' total ($rows)" [ "$st" -gt 0 -a "$st" = "$rows" ]
 shown=$(sed -n 's/.*episodes (\([0-9]*\)\.\([0-9]\)s blocked).*/\1\2/p' "$tmp/o.err")
 check "summary's blocked time (${shown:-?}00 ms) is STAT's, in tenths of seconds" \
-	[ "${shown:-x}" = $((st / 100000000)) ]
+	[ "$(expr "${shown:-x}" + 0 2>/dev/null)" = $((st / 100000000)) ]
 check "the count is episodes: STAT samples ($(stat_of "$tmp/o.stk" samples)) is the OFFC rows' count" \
 	[ "$(stat_of "$tmp/o.stk" samples)" = "$(offc "$tmp/o.stk" | awk -F'\t' '{ n += $12 } END { printf "%.0f\n", n + 0 }')" ]
 

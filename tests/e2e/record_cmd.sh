@@ -39,10 +39,33 @@ check "process tree: both have MAPS ($nmaps)" [ "$nmaps" -eq 2 ]
 strangers=$(awk -F'\t' '$1 == "CNTS" && $4 != "cpuwork" && $4 != "sh" && $4 != "sleep" { print $4 }' "$tmp/tree.dump" | sort -u | tr '\n' ' ')
 check "process tree: nothing outside the tree (${strangers:-none})" [ -z "$strangers" ]
 
-# A DURATION is not combined with -- CMD: CMD's life is the recording.
-"$REC" -q -o "$tmp/d.stk" 1 -- true 2> "$tmp/d.err"
-check "DURATION with -- CMD: usage error 2" [ $? -eq 2 ]
-check "DURATION with -- CMD: no output file" [ ! -e "$tmp/d.stk" ]
+# Found but not runnable: 126 with the reason, as bash and env (127 is
+# only for not found).
+"$REC" -q -o "$tmp/nx.stk" -- /etc/passwd 2> "$tmp/nx.err"
+rc=$?
+check "-- a file without x: exit 126 ($rc)" [ "$rc" -eq 126 ]
+check "-- a file without x: one line ($(cat "$tmp/nx.err"))" \
+	[ "$(cat "$tmp/nx.err")" = "stkrec: /etc/passwd: Permission denied" ]
+"$REC" -q -o "$tmp/nx.stk" -- /tmp 2> "$tmp/nx.err"
+rc=$?
+check "-- a directory: exit 126 ($rc)" [ "$rc" -eq 126 ]
+check "-- a directory: one line ($(cat "$tmp/nx.err"))" \
+	[ "$(cat "$tmp/nx.err")" = "stkrec: /tmp: Is a directory" ]
+check "-- not runnable: no output file" [ ! -e "$tmp/nx.stk" ]
+
+# DURATION with -- CMD is a time limit (as timeout(1)): the recording ends
+# after DURATION at the latest, CMD gets SIGTERM, stkrec exits 0.  A CMD
+# that ends sooner ends it, with CMD's status.
+"$REC" -q -o "$tmp/d.stk" 1 -- sleep 30.25 2> "$tmp/d.err"
+rc=$?
+check "DURATION 1 with -- sleep 30.25: exit 0 ($rc $(cat "$tmp/d.err"))" [ "$rc" -eq 0 ]
+check "DURATION with -- CMD: META end_reason duration" [ "$(meta_of "$tmp/d.stk" end_reason)" = duration ]
+check "DURATION with -- CMD: no CMD left behind" [ -z "$(pgrep -fx 'sleep 30.25')" ]
+"$REC" -q -o "$tmp/d2.stk" 30 -- sh -c 'exit 3' 2> "$tmp/d2.err"
+rc=$?
+check "DURATION 30 with -- sh -c 'exit 3': CMD's status 3 ($rc)" [ "$rc" -eq 3 ]
+check "DURATION with -- CMD that ends first: META end_reason command" \
+	[ "$(meta_of "$tmp/d2.stk" end_reason)" = command ]
 
 # SIGTERM to stkrec: CMD is stopped too, the file is closed cleanly and
 # stkrec exits with CMD's status.

@@ -8,7 +8,8 @@
 #  - the disk fills up while recording (a 48 KiB tmpfs): stkrec stops,
 #    says how many chunks it kept in one line, exits 1, and the file holds
 #    exactly those chunks, all readable; full before the file header:
-#    one line, exit 1, and nothing left behind (no 0-byte capture).
+#    one line, exit 1, and nothing left behind (no 0-byte capture);
+#    one with a page free leaves a readable one.
 # Exit 77 only when BPF cannot be used (not root, or no BTF).
 
 . "$(dirname "$0")/lib/harness.sh"
@@ -74,6 +75,31 @@ if mount -t tmpfs -o size=128k tmpfs "$mnt" 2> "$tmp/mount.err"; then
 		[ "$(cat "$tmp/hdr.err")" = "stkrec: $mnt/h.stk: No space left on device" ]
 	left=$(ls -A "$mnt" | grep -v '^filler$')
 	check "ENOSPC on the file header: no file left behind (${left:-none})" [ -z "$left" ]
+	umount "$mnt" && at_exit=
+else
+	fail "ENOSPC: cannot mount a tmpfs: $(cat "$tmp/mount.err")"
+fi
+
+# ---- ENOSPC at once: one page, full before the start or after the header ----
+if mount -t tmpfs -o size=4k tmpfs "$mnt" 2> "$tmp/mount.err"; then
+	at_exit='umount "$mnt" 2>/dev/null'
+	dd if=/dev/zero of="$mnt/fill" bs=4096 count=1 2> /dev/null
+	"$REC" -q -o "$mnt/none.stk" 1 2> "$tmp/none.err"
+	rc=$?
+	check "a full disk at the start: exit 1, one line ($rc: $(cat "$tmp/none.err"))" \
+		[ "$rc" -eq 1 -a "$(cat "$tmp/none.err")" = "stkrec: $mnt/none.stk: No space left on device" ]
+	check "a full disk at the start: no file, no temporary left ($(ls -A "$mnt" | tr '\n' ' '))" \
+		[ "$(ls -A "$mnt")" = fill ]
+	rm -f "$mnt/fill"
+	"$REC" -q -o "$mnt/page.stk" 2 2> "$tmp/page.err"
+	rc=$?
+	check "one page of disk: exit 1, one line ($rc: $(cat "$tmp/page.err"))" \
+		sh -c "[ $rc -eq 1 ] && [ \$(grep -c . '$tmp/page.err') -eq 1 ] && grep -Eq '^stkrec: $mnt/page.stk: No space left on device while writing; [0-9]+ chunks kept\$' '$tmp/page.err'"
+	"$REP" info "$mnt/page.stk" > "$tmp/page.info" 2>&1
+	check "one page of disk: the file left reads, not closed cleanly" \
+		grep -q '^verdict: NOT CLOSED CLEANLY' "$tmp/page.info"
+	check "one page of disk: no temporary left ($(ls -A "$mnt" | tr '\n' ' '))" \
+		[ "$(ls -A "$mnt")" = page.stk ]
 	umount "$mnt" && at_exit=
 else
 	fail "ENOSPC: cannot mount a tmpfs: $(cat "$tmp/mount.err")"

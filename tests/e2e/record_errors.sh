@@ -42,8 +42,21 @@ expect 2 "stkrec: -C 4096: CPU 4096 is not online (online: $online)" -C 4096 -o 
 expect 2 "stkrec: -p abc: expected a list of process ids, e.g. 1234,5678" -p abc -o "$out" 1
 expect 2 "stkrec: -t 0: expected a list of thread ids, e.g. 1234,5678" -t 0 -o "$out" 1
 expect 2 "stkrec: duration '0': expected a positive number of seconds" -o "$out" 0
-expect 2 "stkrec: duration 'x': expected a positive number of seconds" -o "$out" x
-expect 2 "stkrec: unexpected argument '2' (see stkrec --help)" -o "$out" 1 2
+expect 2 "stkrec: 'x': neither a mode (profile, offcpu, offwake) nor a DURATION in seconds" -o "$out" x
+expect 2 "stkrec: unexpected argument '2': DURATION is given already ('1')" -o "$out" 1 2
+# The mode word may stand anywhere before --; a wrong one is named.
+expect 2 "stkrec: 'ofcpu': neither a mode (profile, offcpu, offwake) nor a DURATION in seconds" \
+	-o "$out" ofcpu 5
+expect 2 "stkrec: two modes given, 'offcpu' and 'offwake': choose one" offcpu -o "$out" offwake 1
+expect 2 "stkrec: -m applies to offcpu and offwake only (e.g. stkrec offcpu -m ...)" \
+	-m 10 -o "$out" profile 1
+"$REC" -o "$out" offcpu --help > "$tmp/help" 2>&1
+check "-o FILE offcpu --help: the offcpu help" grep -q '^Usage: stkrec offcpu|offwake' "$tmp/help"
+"$REC" -q -m 10 -o "$out" offcpu 1 2> "$tmp/late.err"
+rc=$?
+check "-m 10 -o FILE offcpu 1: records offcpu (exit $rc $(cat "$tmp/late.err"))" \
+	[ "$rc" -eq 0 -a "$(meta_of "$out" mode)" = offcpu ]
+rm -f "$out"
 expect 2 "stkrec: unknown option '--bogus' (see stkrec --help)" --bogus -o "$out" 1
 expect 2 "stkrec: unknown option '-z' (see stkrec --help)" -z -o "$out" 1
 expect 2 "stkrec: option -o needs a value (see stkrec --help)" 1 -o
@@ -139,7 +152,8 @@ chmod +x "$tmp/badinterp"
 if grep -q 'ld-linux-x86-64.so.X' "$tmp/badinterp"; then
 	expect 127 "stkrec: $tmp/badinterp: No such file or directory" -o "$out" -- "$tmp/badinterp"
 fi
-expect 127 "stkrec: $tmp: command not found" -o "$out" -- "$tmp"
+# A directory is found but cannot be run: 126, as bash says.
+expect 126 "stkrec: $tmp: Is a directory" -o "$out" -- "$tmp"
 
 # Help and version go to stdout and exit 0.
 "$REC" --help > "$tmp/help" 2>&1

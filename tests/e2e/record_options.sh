@@ -131,7 +131,7 @@ enomem=$("$DUMP" "$tmp/small.stk" | awk -F'\t' '$1 == "CNTS" && ($5 == -12 || $6
 check "tiny stack map: map-full counted in STAT ($full) and rows carry -ENOMEM ($enomem)" \
 	[ "$full" -gt 0 -a "$enomem" -gt 0 ]
 check "tiny stack map: samples still counted ($(samples "$tmp/small.stk"))" [ "$(samples "$tmp/small.stk")" -gt 0 ]
-check "tiny stack map: profile.py's hint printed" grep -q 'Consider increasing --stack-storage-size' "$tmp/small.err"
+check "tiny stack map: profile.py's hint printed" grep -q 'increase --stack-storage-size' "$tmp/small.err"
 check "tiny stack map: written stacks are evicted to make room ($(stat_of "$tmp/small.stk" stacks_evicted))" \
 	[ "$(stat_of "$tmp/small.stk" stacks_evicted)" -gt 0 ]
 

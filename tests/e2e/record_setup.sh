@@ -1,0 +1,76 @@
+#!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
+#
+# record_setup: the time and memory a big --stack-storage-size costs.
+#  - DURATION counts from when sampling starts, not from the start of the
+#    setup (loading BPF, preallocating the maps: with 262144 entries the
+#    setup is longer than the 0.3 s asked for, which once left 0 samples);
+#    META setup_ns says how long the setup took;
+#  - the kernel memory per entry is what --help says (about 1.4 KiB: the
+#    stack and the two counts maps sized with it), from fdinfo's memlock;
+#  - a size the machine cannot hold is refused in one line (a fake
+#    /proc/meminfo with 1 GiB available, bind-mounted in a private mount
+#    namespace).
+# Exit 77 only when BPF cannot be used (not root, or no BTF).
+
+. "$(dirname "$0")/lib/harness.sh"
+. "$top/tests/e2e/lib/record.sh"
+
+bg "$CW" 30 1
+sleep 0.2
+
+# ---- DURATION from the start of sampling ------------------------------------
+"$REC" -q --stack-storage-size 262144 -o "$tmp/d.stk" 0.3 2> "$tmp/d.err"
+rc=$?
+check "262144 entries, 0.3 s: exit 0 ($rc $(cat "$tmp/d.err"))" [ "$rc" -eq 0 ]
+setup=$(meta_of "$tmp/d.stk" setup_ns)
+check "META setup_ns says how long the setup took (${setup:-none})" [ "${setup:-0}" -gt 0 ]
+check "samples were taken for the 0.3 s asked ($(stat_of "$tmp/d.stk" samples))" \
+	[ "$(stat_of "$tmp/d.stk" samples)" -gt 0 ]
+# The intervals recorded span DURATION, counted from the end of the setup.
+"$DUMP" "$tmp/d.stk" | awk -F'\t' -v s="${setup:-0}" '
+	$1 == "SEGMENT" { m = $5 }
+	$1 == "CHUNK" && $3 == "CNTS" { t1 = $5 }
+	END { printf "%.0f\n", t1 - (m + s) }' > "$tmp/d.span"
+check "the counts cover DURATION from the start of sampling ($(cat "$tmp/d.span") ns)" \
+	[ "$(cat "$tmp/d.span")" -ge 300000000 ]
+
+# ---- kernel memory per entry ---------------------------------------------------
+n=65536
+bg "$REC" -q --stack-storage-size $n -o "$tmp/m.stk" 30
+rpid=$bg_pid
+i=0
+while [ "$(stat_of "$tmp/m.stk" flushes 2>/dev/null)" -lt 1 ] && [ $i -lt 200 ]; do
+	sleep 0.1
+	i=$((i + 1))
+done
+# The maps of N entries: stacks and the two counts maps.
+bytes=0
+for f in /proc/$rpid/fdinfo/*; do
+	grep -q "^max_entries:	$n\$" "$f" 2>/dev/null || continue
+	b=$(awk '/^memlock:/ { print $2 }' "$f")
+	bytes=$((bytes + b))
+done
+stop "$rpid"
+per=$((bytes / n))
+check "kernel memory per entry is about 1.4 KiB as --help says ($per bytes)" within "$per" 1300 1600
+"$REC" --help | grep -q 'preallocated: about 1.4 KiB of' &&
+	pass "--help says what an entry costs" || fail "--help says what an entry costs"
+
+# ---- a size the machine cannot hold -------------------------------------------
+if command -v unshare > /dev/null; then
+	printf 'MemTotal:        2097152 kB\nMemFree:          524288 kB\nMemAvailable:    1048576 kB\n' \
+		> "$tmp/meminfo"
+	unshare -m sh -c "mount --bind '$tmp/meminfo' /proc/meminfo &&
+		exec '$REC' --stack-storage-size 1048576 -o '$tmp/big.stk' 1" \
+		> /dev/null 2> "$tmp/big.err"
+	rc=$?
+	check "1048576 entries with 1 GiB available: exit 1 ($rc)" [ "$rc" -eq 1 ]
+	check "... one line with the reason ($(cat "$tmp/big.err"))" \
+		[ "$(cat "$tmp/big.err")" = "stkrec: --stack-storage-size 1048576: the BPF maps would take 1.3 GiB of kernel memory, more than half of the 1.0 GiB available (MemAvailable); choose a smaller size" ]
+	check "... and no file" [ ! -e "$tmp/big.stk" ]
+else
+	skip "refusing a size too big" "unshare (util-linux) is needed"
+fi
+
+finish

@@ -1,0 +1,143 @@
+#!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
+#
+# record_stackmap: a stack map far too small (--stack-storage-size 64)
+# against a workload with known truth (tests/tools/pathwork: 400 call paths
+# pw_top_X -> pw_mid_X -> pw_leaf_X, path X run only by thread pw(X % 4)).
+#  - profile: the map overflows; every sample that lost its stack is
+#    counted (STAT samples_stack_lost, the summary's warning, and exactly
+#    the samples the report shows without frames), and every reported
+#    path is one the workload has, in the thread that runs it: no sample
+#    is attributed to a stack it did not have.
+#  - offcpu -m 2000000: the 400 short blocks (a stack each) that -m drops
+#    do not fill the map, so the one long block that counts keeps its
+#    stacks; no false "increase --stack-storage-size"; the status line's
+#    "stack map N%" counts what the map holds and "lost" only real losses.
+#    Also when four threads block in each stack together (no one episode
+#    can drop a stack the others hold): the flush sweeps them out.
+#  - offcpu system-wide: MAPS only for processes the file has rows of.
+# Exit 77 only when BPF cannot be used (not root, or no BTF).
+
+. "$(dirname "$0")/lib/harness.sh"
+. "$top/tests/e2e/lib/record.sh"
+PW=$O/tests/tools/pathwork
+need_files "$PW"
+
+# ---- profile: losses counted, no path misattributed ------------------------
+"$REC" -U -F 499 --stack-storage-size 64 -o "$tmp/p.stk" -- "$PW" profile 3 \
+	> /dev/null 2> "$tmp/p.err"
+rc=$?
+check "profile: exit 0 ($rc: $(cat "$tmp/p.err"))" [ "$rc" -eq 0 ]
+lost=$(stat_of "$tmp/p.stk" samples_stack_lost)
+total=$(stat_of "$tmp/p.stk" samples)
+check "profile: the map overflowed and the losses are counted ($lost of $total samples)" \
+	[ "$lost" -gt 0 ]
+check "profile: the summary says so with the hint" \
+	grep -q "^stkrec: warning: $lost of $total samples have no stack: the stack map (64 entries) was full; increase --stack-storage-size\$" "$tmp/p.err"
+"$REP" -f folded "$tmp/p.stk" > "$tmp/p.folded" 2> /dev/null
+# Lines "comm count" are samples without a stack; the others are checked
+# against the truth: below pw_thread, pw_top_X, pw_mid_X, pw_leaf_X (and
+# work) in that order, one X, in thread pw(X % 4).  One frame may be
+# missing right above the last one: a sample on the first instructions of
+# a function, before it pushed its frame pointer, shows its caller's
+# caller (a frame-pointer walk cannot see the caller there).  Any other
+# gap, another X or the wrong thread is a sample attributed to a stack it
+# did not have.
+awk -v threads=4 '
+{
+	n = $NF; sub(/ [0-9]+$/, "")
+	k = split($0, f, ";")
+	all += n
+	if (k == 1) { nostack += n; next }
+	for (t = 1; t <= k && f[t] != "pw_thread"; t++)
+		;
+	bad = 0; x = -1; prev = -1; gaps = 0
+	for (i = t + 1; i <= k; i++) {
+		if (f[i] == "work") { lv = 3 }
+		else if (f[i] ~ /^pw_(top|mid|leaf)_[0-9]+$/) {
+			split(f[i], p, "_")
+			lv = p[2] == "top" ? 0 : p[2] == "mid" ? 1 : 2
+			if (x >= 0 && p[3] != x) bad = 1
+			x = p[3]
+		} else { bad = 1; continue }
+		if (lv == prev + 2 && i == k && !gaps) gaps++
+		else if (lv != prev + 1) bad = 1
+		prev = lv
+	}
+	if (t > k && $0 ~ /pw_(top|mid|leaf)_/) bad = 1
+	if (x >= 0) {
+		if (f[1] != "pw" (x % threads)) bad = 1
+		paths[x] = 1
+	}
+	if (bad) { wrong += n; if (shown++ < 3) print "wrong: " $0 > "/dev/stderr" }
+	else if (x >= 0) good += n
+}
+END {
+	np = 0; for (x in paths) np++
+	printf "%d %d %d %d %d\n", all, nostack, wrong, good, np
+}' "$tmp/p.folded" > "$tmp/p.truth" 2> "$tmp/p.wrong"
+read -r all nostack wrong good npaths < "$tmp/p.truth"
+check "profile: the report holds every sample ($all of $total)" [ "$all" -eq "$total" ]
+check "profile: exactly the $lost lost samples are shown without a stack ($nostack)" \
+	[ "$nostack" -eq "$lost" ]
+check "profile: no sample on a path the workload does not have ($wrong; $(head -c 300 "$tmp/p.wrong"))" \
+	[ "$wrong" -eq 0 ]
+check "profile: samples on the workload's paths ($good, $npaths distinct paths)" \
+	[ "$good" -gt 0 -a "$npaths" -ge 64 ]
+
+# ---- offcpu: dropped episodes do not hold the map ---------------------------
+ofc() {
+	"$REC" offcpu -m 2000000 --stack-storage-size 64 -o "$tmp/$1.stk" -- "$PW" offcpu 2500000
+}
+ofc o > /dev/null 2> "$tmp/o.err"
+rc=$?
+check "offcpu: exit 0 ($rc: $(cat "$tmp/o.err"))" [ "$rc" -eq 0 ]
+check "offcpu: no false hint to increase --stack-storage-size" \
+	sh -c "! grep -q 'stack-storage-size' '$tmp/o.err'"
+"$REP" -f folded "$tmp/o.stk" > "$tmp/o.folded" 2> /dev/null
+# (main and not [Missed User Stack]: whether the unwinder has pathwork's
+# libc tables yet decides if pw_long_sleep itself shows, not the map.)
+check "offcpu: the long block that counts has its user stack ($(cat "$tmp/o.folded"))" \
+	grep -q '^pathwork;.*;main;.*schedule' "$tmp/o.folded"
+check "offcpu: no episode lost its stack (STAT samples_stack_lost $(stat_of "$tmp/o.stk" samples_stack_lost))" \
+	[ "$(stat_of "$tmp/o.stk" samples_stack_lost)" -eq 0 ]
+check "offcpu: the short blocks' stacks were dropped from the map ($(stat_of "$tmp/o.stk" stacks_dropped_uncounted))" \
+	[ "$(stat_of "$tmp/o.stk" stacks_dropped_uncounted)" -ge 400 ]
+
+# Four threads block in each of 400 stacks together: no single episode
+# may drop a stack another holds, so those stay when -m drops them all;
+# the flush sweeps out what nothing holds and the long block that follows
+# (after pw_pause) finds room.
+"$REC" offcpu -m 2000000 --stack-storage-size 64 -o "$tmp/sh.stk" -- "$PW" offshared 2500000 \
+	> /dev/null 2> "$tmp/sh.err"
+rc=$?
+"$REP" -f folded "$tmp/sh.stk" > "$tmp/sh.folded" 2> /dev/null
+check "offcpu, shared stacks: exit 0 and the long block has its user stack ($rc $(cat "$tmp/sh.err"); $(cat "$tmp/sh.folded"))" \
+	grep -q '^pathwork;.*;main;.*schedule' "$tmp/sh.folded"
+check "offcpu, shared stacks: no episode lost its stack, the map was swept ($(stat_of "$tmp/sh.stk" stacks_swept) swept)" \
+	[ "$(stat_of "$tmp/sh.stk" samples_stack_lost)" -eq 0 -a "$(stat_of "$tmp/sh.stk" stacks_swept)" -gt 0 ]
+
+if command -v script > /dev/null; then
+	script -qec "$REC offcpu -m 2000000 --stack-storage-size 64 -o $tmp/tty.stk -- $PW offcpu 2500000" \
+		"$tmp/tty.txt" > /dev/null 2>&1
+	# The last status line, while pw_long_sleep blocks with its stacks
+	# in the map (the 400 short blocks' ones are gone).
+	tr '\r' '\n' < "$tmp/tty.txt" | grep '^stkrec: [0-9]*s ' | tail -n 1 > "$tmp/tty.last"
+	check "offcpu status line: the map holds the blocked thread's stacks, none lost ($(cat "$tmp/tty.last"))" \
+		grep -Eq 'stack map [1-9][0-9]*%  0 lost' "$tmp/tty.last"
+else
+	skip "status line on a TTY" "script(1) (bsdutils) is needed to give stkrec a TTY"
+fi
+
+# ---- offcpu system-wide: MAPS only for processes with rows -------------------
+bg "$PW" offcpu 1500000
+"$REC" offcpu -q -m 1000000 -o "$tmp/s.stk" 3 2> "$tmp/s.err"
+"$DUMP" "$tmp/s.stk" | awk -F'\t' '
+	$1 == "OFFC" { row[$2] = 1; if ($7) row[$7] = 1 }
+	$1 == "MAPS" { maps[$2] = 1 }
+	END { for (t in maps) { n++; if (!(t in row)) extra++ } printf "%d %d\n", n, extra }' \
+	> "$tmp/s.maps"
+read -r nmaps extra < "$tmp/s.maps"
+check "offcpu system-wide: MAPS of $nmaps processes, none without a row ($extra)" [ "$extra" -eq 0 ]
+
+finish
