@@ -565,6 +565,8 @@ static int seg__index_maps(struct cap_segment *s)
 	s->by_comm = malloc(n * sizeof(*s->by_comm));
 	if (!s->by_time || !s->by_comm)
 		return -ENOMEM;
+	if (!s->nr_maps) /* s->maps may be NULL: no memcpy/qsort from it */
+		return 0;
 	memcpy(s->by_time, s->maps, s->nr_maps * sizeof(*s->maps));
 	memcpy(s->by_comm, s->maps, s->nr_maps * sizeof(*s->maps));
 	qsort(s->by_time, s->nr_maps, sizeof(*s->by_time), maps_by_time);
