@@ -379,9 +379,12 @@ int procs__see_image(struct procs *p, uint32_t tgid, const char comm[16], uint64
 		return -ENOMEM;
 	}
 	s->maps = maps;
-	/* Written once, kept nowhere: procs__see()'s is the current one. */
+	/* Written once, kept nowhere: procs__see()'s is the current one.
+	 * Made for a row of the old image, so referenced: procs__write()
+	 * writes only the snapshots rows reference. */
 	s->from_events = 1;
 	s->orphan = 1;
+	s->referenced = 1;
 	if (pend_snap(p, s)) {
 		snap_free(s);
 		*end_ns = 0;
