@@ -21,11 +21,15 @@ import json, re, sys, time, zlib
 end = time.time() + float(sys.argv[1])
 d = {"k%d" % i: [i, str(i) * 5, {"x": i}] for i in range(200)}
 pat = re.compile(r"(\d+)x(\w+)")
+ready = sys.argv[2] if len(sys.argv) > 2 else ""
 while time.time() < end:
     s = json.dumps(d)
     json.loads(s)
     pat.findall(s)
     zlib.compress(s.encode())
+    if ready:
+        open(ready, "w").close()
+        ready = ""
 PYEOF
 
 # reach FOLDED: "samples reaching-Py_BytesMain" of python3's samples.
@@ -34,9 +38,13 @@ reach() {
 	     END { printf "%d %d\n", t, m }' "$1"
 }
 
-bg "$PY" "$tmp/loop.py" 4.5
+# Recording starts once python3 has loaded every module it uses (a loaded
+# machine can take seconds): a library mapped after the start is
+# unwound by table only after the recorder reloads the process's maps.
+bg "$PY" "$tmp/loop.py" 10 "$tmp/ready"
 py=$bg_pid
-sleep 0.3
+i=0
+while [ ! -e "$tmp/ready" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
 bg "$REC" -q -F 99 -p "$py" -o "$tmp/py.stk" 3
 s=$bg_pid
 bg "$PERF" record -q --call-graph dwarf -F 99 -p "$py" -o "$tmp/py.perf" -- sleep 3 >/dev/null 2>&1
@@ -59,7 +67,7 @@ check "stk: >= 97% of $st python3 samples reach Py_BytesMain ($sm)" \
 check "stk's share reaching Py_BytesMain is within 3 points of perf's, or above" \
 	awk -v a="$sm" -v b="$st" -v c="$pm" -v d="$pt" 'BEGIN { exit !(d > 0 && 100 * a / b >= 100 * c / d - 3) }'
 check "stk's file is at most 1/50 of perf's ($ssz vs $psz bytes)" [ $((ssz * 50)) -le "$psz" ]
-wait "$py"
+stop "$py"
 
 bg "$PY" "$tmp/loop.py" 2
 py=$bg_pid
