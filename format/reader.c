@@ -160,6 +160,8 @@ static int file_fill(struct stk_reader *r, uint64_t pos, size_t want)
 		k = pread(r->fd, r->win + got, n - got, pos + got);
 		if (k < 0 && errno == EINTR)
 			continue;
+		if (k < 0 && pos + got == 0) /* about the file, not a byte of it */
+			return in_fail(r, -errno, "read: %s", strerror(errno));
 		if (k < 0)
 			return in_fail(r, -errno, "byte %llu: read: %s",
 				       (unsigned long long)(pos + got), strerror(errno));
@@ -198,6 +200,8 @@ static int stream_fill(struct stk_reader *r, uint64_t pos, size_t len)
 		k = read(r->fd, r->win + r->win_len, r->win_cap - r->win_len);
 		if (k < 0 && errno == EINTR)
 			continue;
+		if (k < 0 && r->size == 0) /* about the input, not a byte of it */
+			return in_fail(r, -errno, "read: %s", strerror(errno));
 		if (k < 0)
 			return in_fail(r, -errno, "byte %llu: read: %s",
 				       (unsigned long long)r->size, strerror(errno));

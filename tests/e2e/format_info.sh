@@ -156,6 +156,15 @@ check "report of a missing file: the name and the OS error" \
 check "diff of a missing file: the name and the OS error" \
 	grep -qx "stkreport: $tmp/nope.stk: No such file or directory" "$tmp/nope-diff.err"
 
+# A directory: the read fails on the file, not at a byte of it.
+mkdir "$tmp/dir.stk"
+run dir "$tmp/dir.stk"
+status dir 1
+one_error dir "^stkreport: $tmp/dir.stk: (read: )?Is a directory$"
+"$REP" -f folded "$tmp/dir.stk" > /dev/null 2> "$tmp/dir-report.err"
+check "report of a directory: the name and the OS error, no byte" \
+	grep -qx "stkreport: $tmp/dir.stk: read: Is a directory" "$tmp/dir-report.err"
+
 # An unknown critical chunk is named.
 "$W" --critical QZZY "$tmp/crit.stk"
 run crit "$tmp/crit.stk"
