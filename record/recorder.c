@@ -1059,11 +1059,15 @@ int recorder__finish(struct recorder *rec, struct recorder_result *res)
 			rec->t_detached = now_ns(CLOCK_MONOTONIC);
 	}
 	if (rec->w && !rec->write_failed) {
+		uint64_t end;
+
 		err = recorder__flush(rec, 1);
+		/* One end time: META's duration_ns and STAT's are the same. */
+		end = now_ns(CLOCK_MONOTONIC);
 		if (!err)
-			err = write_end_meta(rec, now_ns(CLOCK_MONOTONIC));
+			err = write_end_meta(rec, end);
 		if (!err)
-			err = write_stats(rec, now_ns(CLOCK_MONOTONIC));
+			err = write_stats(rec, end);
 	}
 	/* The final flush has taken every snapshot it needs. */
 	procs__unwatch(rec->procs);
