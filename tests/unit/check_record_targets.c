@@ -101,6 +101,7 @@ START_TEST(thread_alive_then_gone_when_it_exits)
 	struct targets *t;
 	pthread_t th;
 	uint32_t id;
+	int i;
 
 	ck_assert_int_eq(pipe(thread_pipe), 0);
 	ck_assert_int_eq(pthread_create(&th, NULL, thread_main, NULL), 0);
@@ -112,6 +113,11 @@ START_TEST(thread_alive_then_gone_when_it_exits)
 	ck_assert_uint_eq(targets__check(t), 1);
 	close(thread_pipe[1]);
 	ck_assert_int_eq(pthread_join(th, NULL), 0);
+	/* pthread_join returns at the exit's tid futex wake, before the
+	 * kernel has released the task (the pidfd and /proc see it then):
+	 * wait for that, a moment at most (bounded, not timed). */
+	for (i = 0; i < 5000 && targets__check(t) != 0; i++)
+		usleep(1000);
 	ck_assert_uint_eq(targets__check(t), 0);
 	targets__free(t);
 	close(thread_pipe[0]);
