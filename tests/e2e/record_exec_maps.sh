@@ -40,10 +40,15 @@ for mode in self fork; do
 	fn=fx_before_exec
 	[ $mode = fork ] && fn=fx_child_spin
 	named=$(awk -v fn=";$fn;" 'index($0, fn) { n += $NF } END { print n + 0 }' "$tmp/$mode.folded")
-	# A stack of nothing but unknown frames: resolved in the wrong image.
-	blind=$(awk -v ex="$tmp/$mode.blind" '{ n = split($1, f, ";"); all = n > 1
-		for (i = 2; i <= n; i++) if (f[i] !~ /^\[unknown/) all = 0
-		if (all) { b += $NF; print > ex } } END { print b + 0 }' "$tmp/$mode.folded")
+	# A stack of nothing but frames in no known mapping: resolved in the
+	# wrong image.  (--addresses names the file of a known mapping's
+	# unnamed frame, e.g. ld.so's unnamed entry point right after the
+	# exec, `[ld-linux-x86-64.so.2+0x1ab70]`: a right image, no symbol.)
+	"$REP" -f folded -U --addresses --comm fx_exec "$tmp/$mode.stk" > "$tmp/$mode.afolded" 2> /dev/null
+	blind=$(awk -v ex="$tmp/$mode.blind" '{ c = $NF; l = $0; sub(/ [0-9]+$/, "", l)
+		n = split(l, f, ";"); all = n > 1
+		for (i = 2; i <= n; i++) if (f[i] !~ / \[unknown\+0x/) all = 0
+		if (all) { b += c; print > ex } } END { print b + 0 }' "$tmp/$mode.afolded")
 	lost=$(stat_of "$tmp/$mode.stk" mmap_events_lost)
 	replaced=$(stat_of "$tmp/$mode.stk" maps_replaced_images)
 	check "$mode: samples in $fn are named ($named)" [ "$named" -gt 0 ]
