@@ -77,13 +77,16 @@ exact() {
 near() {
 	_n=$4
 	awk -v n="$_n" 'NR == FNR { c = $NF; sub(/ [0-9]+$/, ""); a[$0] = c; next }
-		{ c = $NF; sub(/ [0-9]+$/, ""); if (!($0 in a) || c < a[$0] || c > a[$0] + n) bad++; seen[$0] = 1 }
-		END { for (k in a) if (!(k in seen)) bad++; exit bad > 0 }' "$2" "$3"
+		{ c = $NF; sub(/ [0-9]+$/, ""); seen[$0] = 1
+		  if (!($0 in a)) { bad++; print "only in the second: " $0 " " c }
+		  else if (c < a[$0] || c > a[$0] + n) { bad++; print "count " c " vs " a[$0] ": " $0 } }
+		END { for (k in a) if (!(k in seen)) { bad++; print "only in the first: " k " " a[k] }
+		      exit bad > 0 }' "$2" "$3" > "$tmp/near.out"
 	if [ $? -eq 0 ]; then
 		pass "$1"
 	else
 		fail "$1"
-		diff "$2" "$3" | head -n 6
+		head -n 6 "$tmp/near.out"
 	fi
 }
 # rowsum FILE: episodes and blocked ns of every OFFC row.
