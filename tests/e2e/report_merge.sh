@@ -26,8 +26,8 @@
 need_files "$OW"
 need_cmds zstd
 
-# Six recordings at once (2 cores: cpuwork runs two in parallel, the
-# off-CPU workload sleeps).
+# Four recordings at once, then two (2 cores: cpuwork runs two in
+# parallel, the off-CPU workload sleeps).
 "$REC" -q -o "$tmp/pa.stk" -- "$CW" 2 > "$tmp/pa.out" 2>&1 &
 p1=$!
 "$REC" -q -o "$tmp/pb.stk" -- "$CW" 2 > "$tmp/pb.out" 2>&1 &
@@ -36,11 +36,18 @@ p2=$!
 p3=$!
 "$REC" offcpu -q -o "$tmp/ob.stk" -- "$OW" 1 > "$tmp/ob.out" 2>&1 &
 p4=$!
+for p in $p1 $p2 $p3 $p4; do
+	wait $p || fail "a recording failed: $(cat "$tmp"/*.out)"
+done
+# The offwake pair after the others: a waker stack can run through another
+# recorder's BPF program, which that recorder unloads when it exits, and
+# the two captures then name the JIT address differently (merge keeps one
+# name per kernel address: a known limit, see README).
 "$REC" offwake -q -o "$tmp/wa.stk" -- "$OW" 1 > "$tmp/wa.out" 2>&1 &
 p5=$!
 "$REC" offwake -q -o "$tmp/wb.stk" -- "$OW" 1 > "$tmp/wb.out" 2>&1 &
 p6=$!
-for p in $p1 $p2 $p3 $p4 $p5 $p6; do
+for p in $p5 $p6; do
 	wait $p || fail "a recording failed: $(cat "$tmp"/*.out)"
 done
 "$REC" -q -F 99 -o "$tmp/p99.stk" -- "$CW" 1 > /dev/null 2>&1 ||
