@@ -263,8 +263,12 @@ static unsigned long read_max_sample_rate(void)
  */
 static void warn_throttled(const struct recorder_opts *o, const struct recorder_result *res)
 {
-	double cpu_s = (double)res->sampled_cpu_time_ns / 1e9;
-	double hz = cpu_s > 0 ? (double)res->sample_events / cpu_s : 0;
+	/* Judged on the busiest CPU, as stkreport's pprof period: an idle
+	 * CPU's late timers miss periods that throttling has no part in. */
+	double cpu_s = (double)res->sampled_cpu_time_ns / 1e9 / (double)(res->sampled_cpus ?: 1);
+	double hz = cpu_s > 0 ? (double)(res->sampled_cpus ? res->sample_events_busiest
+							    : res->sample_events) / cpu_s
+			      : 0;
 	unsigned long max = read_max_sample_rate();
 	char now[96] = "";
 

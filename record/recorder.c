@@ -134,6 +134,7 @@ struct recorder {
 	int nr_cpus_possible;
 	uint64_t *stat_vals;		/* per-CPU values of one stat */
 	uint64_t bpf_stats[STKREC_NR_STATS];
+	uint64_t events_busiest;		/* sample_events of the CPU that saw most */
 	char errmsg[512];
 };
 
@@ -246,8 +247,11 @@ static void read_bpf_stats(struct recorder *rec)
 
 		if (bpf_map_lookup_elem(rec->maps.stats_fd, &i, rec->stat_vals))
 			continue;
-		for (c = 0; c < rec->nr_cpus_possible; c++)
+		for (c = 0; c < rec->nr_cpus_possible; c++) {
 			sum += rec->stat_vals[c];
+			if (i == STKREC_STAT_SAMPLE_EVENTS && rec->stat_vals[c] > rec->events_busiest)
+				rec->events_busiest = rec->stat_vals[c];
+		}
 		rec->bpf_stats[i] = sum;
 	}
 }
@@ -315,8 +319,15 @@ static int write_stats(struct recorder *rec, uint64_t now)
 	/* With sample_events, the rate the kernel delivered (profile): the
 	 * CPU time the events were attached for, summed over CPUs (a sum, so
 	 * that merged captures add up). */
-	if (rec->ops == &profile_mode_ops)
+	if (rec->ops == &profile_mode_ops) {
 		st[n++] = (struct stk_stat){ "sampled_cpu_time_ns", sampled_cpu_time(rec, now) };
+		/* The busiest CPU's events, and how many CPUs were sampled: a
+		 * CPU that idles can miss periods (a late timer in a halted
+		 * vCPU fires once for several), which says nothing of the rate
+		 * busy CPUs were sampled at; throttling lowers them all. */
+		st[n++] = (struct stk_stat){ "sample_events_busiest_cpu", rec->events_busiest };
+		st[n++] = (struct stk_stat){ "sampled_cpus", rec->o.nr_cpus };
+	}
 	st[n++] = (struct stk_stat){ "flushes", rec->seq };
 	st[n++] = (struct stk_stat){ "stacks_written", ss.written };
 	st[n++] = (struct stk_stat){ "stacks_evicted", ss.evicted };
@@ -1115,6 +1126,8 @@ int recorder__finish(struct recorder *rec, struct recorder_result *res)
 		res->samples = rec->bpf_stats[STKREC_STAT_SAMPLES];
 		res->sample_events = rec->bpf_stats[STKREC_STAT_SAMPLE_EVENTS];
 		res->sampled_cpu_time_ns = sampled_cpu_time(rec, now_ns(CLOCK_MONOTONIC));
+		res->sample_events_busiest = rec->events_busiest;
+		res->sampled_cpus = rec->o.nr_cpus;
 		res->blocked_ns = rec->bpf_stats[STKREC_STAT_BLOCKED_NS];
 		res->stacks = stackstore__count(rec->stacks);
 		res->stacks_lost = rec->bpf_stats[STKREC_STAT_STACK_LOST];

@@ -80,6 +80,8 @@ struct recorder_result {
 	uint64_t samples;	/* samples, or blocking episodes (off-CPU modes) */
 	uint64_t sample_events;	/* profile: cpu-clock overflows seen, all tasks */
 	uint64_t sampled_cpu_time_ns;	/* profile: time sampled, summed over CPUs */
+	uint64_t sample_events_busiest;	/* profile: the events of the CPU that saw most */
+	uint64_t sampled_cpus;		/* profile: CPUs sampled */
 	uint64_t blocked_ns;	/* off-CPU modes: total time blocked */
 	uint64_t stacks;	/* distinct stacks written */
 	uint64_t stacks_lost;	/* samples (episodes) counted whose stack the

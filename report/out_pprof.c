@@ -887,16 +887,28 @@ static int pp__comments(struct pp *pp)
  * timers fire late, so a profile asked at 100 kHz may get a tenth of it:
  * then every sample stands for more CPU time.  stkrec counts what was
  * delivered (STAT sample_events: every cpu-clock overflow, of any task, over
- * sampled_cpu_time_ns of CPU time); below 90% of -F that rate wins, as
+ * sampled_cpu_time_ns of CPU time; on the busiest CPU, STAT
+ * sample_events_busiest_cpu over sampled_cpu_time_ns / sampled_cpus, when the
+ * capture has them); below 90% of -F that rate wins, as
  * stkrec's warning says (the same rule, record/main.c).  Captures without those counts keep 1e9 / -F.
  */
 static int64_t profile_period(const struct capture *c, int64_t hz)
 {
 	uint64_t events = capture__stat(c, "sample_events");
 	uint64_t cpu_ns = capture__stat(c, "sampled_cpu_time_ns");
+	uint64_t busiest = capture__stat(c, "sample_events_busiest_cpu");
+	uint64_t cpus = capture__stat(c, "sampled_cpus");
 	int64_t nominal = hz ? 1000000000 / hz : 0;
 	double expected;
 
+	/* Judged on the busiest CPU where the capture says which: an idle
+	 * CPU misses periods (a halted vCPU's late timer fires once for
+	 * several) that say nothing of how busy CPUs were sampled, while
+	 * throttling lowers every CPU's rate. */
+	if (busiest && cpus) {
+		events = busiest;
+		cpu_ns /= cpus;
+	}
 	if (!nominal || !events || !cpu_ns)
 		return nominal;
 	/* events < 0.9 * expected, expected = cpu_ns * hz / 1e9, and enough

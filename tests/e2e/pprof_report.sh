@@ -134,7 +134,8 @@ fi
 # sample by the delivered rate; at 90% or more, or without those counts,
 # 1e9 / -F.  (49 Hz over 10 CPU-seconds is 490 events.)
 period_of() {
-	{ cat "$GOLD/pprof_report.spec"; printf 'stat sample_events %s\nstat sampled_cpu_time_ns 10000000000\n' "$1"; } \
+	{ cat "$GOLD/pprof_report.spec"; printf 'stat sample_events %s\nstat sampled_cpu_time_ns 10000000000\n' "$1"
+	  [ -n "$2" ] && printf 'stat sample_events_busiest_cpu %s\nstat sampled_cpus %s\n' "$2" "$3"; } \
 		>"$tmp/rate.spec"
 	"$MK" -C "$FX/root" "$tmp/rate.spec" "$tmp/rate.stk" &&
 		"$REP" -f pprof -o "$tmp/rate.pb.gz" $SYMS "$tmp/rate.stk" 2>/dev/null &&
@@ -146,6 +147,14 @@ got=$(period_of 245)
 check "delivered 50% of -F: the period doubles ($got)" [ "$got" = 40816326 ]
 got=$(period_of 450)
 check "delivered 92% of -F: the period stays 1e9 / 49 ($got)" [ "$got" = 20408163 ]
+# Judged on the busiest CPU: of 2 CPUs over 5 s each, one busy (all its
+# 245 periods) and one idle whose late timers missed most of them, is
+# sampled at -F; every CPU at half the rate is throttled.
+got=$(period_of 300 245 2)
+check "the busiest of 2 CPUs got every period, the total 61%: the period stays 1e9 / 49 ($got)" \
+	[ "$got" = 20408163 ]
+got=$(period_of 245 123 2)
+check "the busiest of 2 CPUs got half its periods: the period doubles ($got)" [ "$got" = 40650406 ]
 
 # Every sample: cpu nanoseconds = count * period.
 if gopprof -raw "$P" 2>/dev/null | awk '
