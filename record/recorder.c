@@ -125,7 +125,7 @@ struct recorder {
 	uint64_t wall_start, mono_start;
 	uint64_t sample_start;		/* everything attached: DURATION counts from here */
 	uint64_t t0;			/* start of the interval being recorded */
-	uint64_t t_attached, t_detached;	/* sampling on, off (monotonic; 0: not yet) */
+	uint64_t t_detached;		/* sampling off (monotonic; 0: not yet) */
 	uint64_t events_until;		/* stop taking ring buffer events then (0: never) */
 	uint64_t seq;			/* flushes done */
 	uint64_t chunks;
@@ -262,9 +262,9 @@ static uint64_t sampled_cpu_time(const struct recorder *rec, uint64_t now)
 {
 	uint64_t end = rec->t_detached ? rec->t_detached : now;
 
-	if (!rec->t_attached || end < rec->t_attached)
+	if (!rec->sample_start || end < rec->sample_start)
 		return 0;
-	return (end - rec->t_attached) * rec->o.nr_cpus;
+	return (end - rec->sample_start) * rec->o.nr_cpus;
 }
 
 /* Entries in the BPF stacks map now, from the counters: stored by BPF,
@@ -881,7 +881,6 @@ int recorder__start(struct recorder *rec)
 	err = rec->ops->attach(rec->mode, o, rec);
 	if (err)
 		goto fail;
-	rec->t_attached = now_ns(CLOCK_MONOTONIC);
 	if (o->nr_pids || o->nr_tids) {
 		rec->targets = targets__open(o->pids, o->nr_pids, o->tids, o->nr_tids);
 		if (!rec->targets) {
