@@ -92,6 +92,7 @@ else
 
 	started=0
 	printed=0
+	failed_before=
 	# start I: run test I in the background.
 	start() {
 		(run "$(cat "$out/$1.t")" > "$out/$1.log" 2>&1; echo $? > "$out/$1.rc.tmp";
@@ -107,6 +108,9 @@ else
 			echo "=== ${_t##*/}"
 			cat "$out/$printed.log"
 			account "${_t##*/}" "$(cat "$out/$printed.rc")"
+			[ "$(cat "$out/$printed.rc")" -ne 0 ] && [ "$failed_names" != "$failed_before" ] &&
+				echo "$printed" >> "$out/failed"
+			failed_before=$failed_names
 		done
 	}
 	# running: the number of started tests not finished yet.
@@ -135,6 +139,13 @@ else
 	while [ $printed -lt $total ]; do
 		sleep 0.1
 		flush
+	done
+	# A log is often read only from its end (CI keeps the tail): each
+	# failed test's last lines again, just before the summary.
+	for f in $(cat "$out/failed" 2>/dev/null); do
+		_t=$(cat "$out/$f.t")
+		echo "--- the last lines of ${_t##*/} (failed):"
+		tail -n 15 "$out/$f.log"
 	done
 fi
 

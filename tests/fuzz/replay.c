@@ -8,7 +8,9 @@
  * With no arguments it replays tests/fuzz/corpus/NAME/, NAME taken from
  * its own file name, so one replay.c serves every target.  It fails when
  * an input cannot be read or when there is no input at all: a replay that
- * ran nothing proves nothing.
+ * ran nothing proves nothing.  A directory's inputs run in name order, so
+ * a failure repeats on every checkout; one that kills the replay is named
+ * (the sanitizers' death callback).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -19,6 +21,15 @@
 #include <sys/stat.h>
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+void __sanitizer_set_death_callback(void (*callback)(void)) __attribute__((weak));
+
+static const char *current;
+
+static void name_current(void)
+{
+	if (current)
+		fprintf(stderr, "replay: died on input %s\n", current);
+}
 
 static int run_file(const char *path)
 {
@@ -39,7 +50,9 @@ static int run_file(const char *path)
 		err = -1;
 		goto out;
 	}
+	current = path;
 	LLVMFuzzerTestOneInput(buf, st.st_size);
+	current = NULL;
 out:
 	free(buf);
 	if (f)
@@ -50,11 +63,11 @@ out:
 /* Returns the number of inputs run, or -1. */
 static long run_path(const char *path)
 {
-	struct dirent *de;
+	struct dirent **de;
 	char sub[4096];
 	struct stat st;
 	long n = 0;
-	DIR *d;
+	int nr, i;
 
 	if (stat(path, &st) < 0) {
 		fprintf(stderr, "replay: %s: %s\n", path, strerror(errno));
@@ -62,24 +75,25 @@ static long run_path(const char *path)
 	}
 	if (!S_ISDIR(st.st_mode))
 		return run_file(path) ? -1 : 1;
-	d = opendir(path);
-	if (!d) {
+	nr = scandir(path, &de, NULL, alphasort);
+	if (nr < 0) {
 		fprintf(stderr, "replay: %s: %s\n", path, strerror(errno));
 		return -1;
 	}
-	while ((de = readdir(d))) {
-		if (de->d_name[0] == '.')
+	for (i = 0; i < nr; i++) {
+		if (de[i]->d_name[0] == '.')
 			continue;
-		snprintf(sub, sizeof(sub), "%s/%s", path, de->d_name);
+		snprintf(sub, sizeof(sub), "%s/%s", path, de[i]->d_name);
 		if (stat(sub, &st) < 0 || !S_ISREG(st.st_mode))
 			continue;
-		if (run_file(sub)) {
+		if (n >= 0 && run_file(sub))
 			n = -1;
-			break;
-		}
-		n++;
+		else if (n >= 0)
+			n++;
 	}
-	closedir(d);
+	for (i = 0; i < nr; i++)
+		free(de[i]);
+	free(de);
 	return n;
 }
 
@@ -90,6 +104,8 @@ int main(int argc, char **argv)
 	long total = 0, n;
 	int i;
 
+	if (__sanitizer_set_death_callback)
+		__sanitizer_set_death_callback(name_current);
 	if (argc < 2) {
 		/* fuzz_NAME_replay -> tests/fuzz/corpus/NAME */
 		base = strrchr(argv[0], '/');
