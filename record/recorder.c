@@ -552,10 +552,14 @@ static int recorder__flush(struct recorder *rec, int final)
 	procs__purge(rec->procs, rec->seq, rec->t0);
 	rec->t0 = t1;
 	read_bpf_stats(rec);
-	stackstore__evict(rec->stacks, rec->seq, stacks_in_map(rec));
-	/* Still three quarters full: stacks of uncounted episodes that BPF
-	 * could not drop itself.  Out of memory: the next flush tries again. */
-	if (rec->ops->live_stacks && stacks_in_map(rec) * 4 > (uint64_t)rec->o.stack_storage_size * 3)
+	/* After the last flush nothing needs room. */
+	if (final)
+		return 0;
+	/* Still short of room: stacks of uncounted episodes that BPF could
+	 * not drop itself.  Out of memory: the next flush tries again. */
+	if (stackstore__evict(rec->stacks, stacks_in_map(rec),
+			      rec->bpf_stats[STKREC_STAT_STACK_LOST]) &&
+	    rec->ops->live_stacks)
 		stackstore__sweep(rec->stacks, collect_live, rec);
 	return 0;
 }

@@ -28,6 +28,9 @@ struct stackstore {
 	size_t nr_frames, cap_frames;
 	struct stkrec_stack buf;
 	struct stackstore_stats st;
+	uint64_t headroom;	/* free entries stackstore__evict() keeps */
+	uint64_t lost;		/* samples_stack_lost at its last call */
+	int no_batch;		/* no BPF_MAP_DELETE_BATCH (before 5.6) */
 };
 
 struct stackstore *stackstore__new(uint32_t capacity)
@@ -38,6 +41,7 @@ struct stackstore *stackstore__new(uint32_t capacity)
 		return NULL;
 	ss->stacks_fd = -1;
 	ss->capacity = capacity;
+	ss->headroom = capacity / 8 ? capacity / 8 : 1;
 	ss->written = idmap__new();
 	ss->resident = idmap__new();
 	if (!ss->written || !ss->resident) {
@@ -148,41 +152,96 @@ int stackstore__write(struct stackstore *ss, struct stk_writer *w, uint64_t *chu
 	return err;
 }
 
-void stackstore__evict(struct stackstore *ss, uint64_t seq, uint64_t in_map)
-{
-	uint32_t cap = ss->capacity;
-	size_t it, n = 0, i, pass;
-	uint64_t key, val, *victims;
+struct victim {
+	uint64_t seq, key;
+};
 
+static int victim_cmp(const void *a, const void *b)
+{
+	const struct victim *x = a, *y = b;
+
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* Delete the keys of @n victims from the map, counting those it had, in
+ * batches of one syscall (key by key before Linux 5.6). */
+static void delete_keys(struct stackstore *ss, const struct victim *v, size_t n,
+			uint64_t *deleted)
+{
+	uint64_t keys[256];
+	size_t i = 0, k, j;
+	__u32 count;
+	int err;
+
+	while (i < n) {
+		k = n - i < 256 ? n - i : 256;
+		for (j = 0; j < k; j++)
+			keys[j] = v[i + j].key;
+		if (!ss->no_batch) {
+			count = (__u32)k;
+			err = bpf_map_delete_batch(ss->stacks_fd, keys, &count, NULL);
+			*deleted += count;
+			/* A batch stops at a key BPF dropped already
+			 * (stack_drop()): step over it. */
+			if (!err || errno == ENOENT) {
+				i += count + (err != 0);
+				continue;
+			}
+			if (count) {
+				i += count;
+				continue;
+			}
+			ss->no_batch = 1;
+		}
+		for (j = 0; j < k; j++)
+			*deleted += bpf_map_delete_elem(ss->stacks_fd, &keys[j]) == 0;
+		i += k;
+	}
+}
+
+int stackstore__evict(struct stackstore *ss, uint64_t in_map, uint64_t lost)
+{
+	uint64_t cap = ss->capacity, floor = cap / 8 ? cap / 8 : 1, key, val, deleted = 0;
+	size_t it = 0, n = 0, need;
+	struct victim *v;
+
+	/* Samples lost their stack for want of room since the last call:
+	 * keep more room from now on; else let it shrink back. */
+	if (lost > ss->lost) {
+		ss->headroom = ss->headroom * 2 < cap / 2 ? ss->headroom * 2 : cap / 2;
+	} else if (ss->headroom > floor) {
+		ss->headroom -= ss->headroom / 4;
+		if (ss->headroom < floor)
+			ss->headroom = floor;
+	}
+	ss->lost = lost;
 	/* @in_map counts the stacks nothing written references too (BPF
 	 * drops most of those itself): they take room all the same. */
 	if (in_map < idmap__count(ss->resident))
 		in_map = idmap__count(ss->resident);
-	if (in_map * 2 <= cap || !idmap__count(ss->resident))
-		return;
-	victims = malloc(idmap__count(ss->resident) * sizeof(*victims));
-	if (!victims)
-		return;
-	for (pass = 0; pass < 2; pass++) {
-		n = 0;
-		it = 0;
-		/* Resident values are the flush that referenced the stack;
-		 * @seq is already one past the flush just written. */
-		while (idmap__next(ss->resident, &it, &key, &val))
-			if (pass == 1 || val + 1 < seq)
-				victims[n++] = key;
-		for (i = 0; i < n; i++) {
-			/* BPF may have dropped it already (stack_drop()). */
-			if (bpf_map_delete_elem(ss->stacks_fd, &victims[i]) == 0) {
-				ss->st.evicted++;
-				in_map--;
-			}
-			idmap__remove(ss->resident, victims[i]);
-		}
-		if (in_map * 4 <= (uint64_t)cap * 3)
-			break;
-	}
-	free(victims);
+	if (in_map + ss->headroom <= cap)
+		return 0;
+	if (!idmap__count(ss->resident))
+		return 1;
+	/* Down to the headroom and a sixteenth more, so that a map at the
+	 * edge does not evict a few stacks at every flush. */
+	need = in_map + ss->headroom + cap / 16 - cap;
+	v = malloc(idmap__count(ss->resident) * sizeof(*v));
+	if (!v)
+		return 0;
+	while (idmap__next(ss->resident, &it, &key, &val))
+		v[n++] = (struct victim){ .seq = val, .key = key };
+	if (need > n)
+		need = n;
+	/* The stacks referenced longest ago first: the ones sampled now
+	 * stay, and a working set that fits the map never churns. */
+	qsort(v, n, sizeof(*v), victim_cmp);
+	delete_keys(ss, v, need, &deleted);
+	for (it = 0; it < need; it++)
+		idmap__remove(ss->resident, v[it].key);
+	ss->st.evicted += deleted;
+	free(v);
+	return in_map - (deleted < in_map ? deleted : in_map) + ss->headroom > cap;
 }
 
 int stackstore__sweep(struct stackstore *ss, int (*collect_live)(void *ctx, struct idmap *live),

@@ -71,18 +71,24 @@ int stackstore__see(struct stackstore *ss, int64_t *ref, uint64_t seq,
 int stackstore__write(struct stackstore *ss, struct stk_writer *w, uint64_t *chunks);
 
 /*
- * stackstore__evict() - keep room in the BPF stacks map after flush @seq - 1
- * was written (@seq: flushes done), @in_map: entries the map holds now
- * (BPF's stored minus dropped minus evicted here).  Stacks in the file
- * cost only a re-insert if sampled again once deleted (an id is a hash of
- * the frames and does not change).  Past half full, drop the written
- * stacks not referenced in the interval just flushed; past three
- * quarters, all written ones.
+ * stackstore__evict() - keep room in the BPF stacks map after a flush was
+ * written.  @in_map: entries the map holds now (BPF's stored minus dropped
+ * minus evicted here); @lost: samples that lost their stack for want of
+ * room so far (STAT samples_stack_lost).  Stacks in the file cost only a
+ * re-insert if sampled again once deleted (an id is a hash of the frames
+ * and does not change).  When fewer than a headroom of entries are free
+ * (an eighth of the map, doubled after every flush interval that lost
+ * stacks, up to a half, and shrinking back while none are lost), the
+ * written stacks referenced longest ago are deleted until the headroom
+ * and a sixteenth of the map more are free.  Returns 1 when the headroom
+ * is still not free (the map holds stacks the file does not have: see
+ * stackstore__sweep()), else 0 (also when out of memory: the next flush
+ * tries again).
  */
-void stackstore__evict(struct stackstore *ss, uint64_t seq, uint64_t in_map);
+int stackstore__evict(struct stackstore *ss, uint64_t in_map, uint64_t lost);
 
 /*
- * stackstore__sweep() - when the map stays full after stackstore__evict()
+ * stackstore__sweep() - when the map stays short of room after stackstore__evict()
  * (of stacks nothing written references: several off-CPU episodes blocked
  * in one stack, all dropped by -m/-M, so no single one could drop it),
  * delete every stack in the map that is in the file, and every other one

@@ -85,6 +85,23 @@ check "profile: no sample on a path the workload does not have ($wrong; $(head -
 check "profile: samples on the workload's paths ($good, $npaths distinct paths)" \
 	[ "$good" -gt 0 -a "$npaths" -ge 64 ]
 
+# ---- a map that holds the working set does not churn --------------------------
+# pathwork offcpu blocks once in each of its 400 paths (~408 stacks in
+# all), then 1.5 s in one more: a map of 512 holds them all with room to
+# spare, so the flush during the long block deletes nothing.  (It was past
+# half full: the flush evicted written stacks, and past three quarters
+# swept the map.)
+"$REC" offcpu --stack-storage-size 512 -o "$tmp/ws.stk" -- "$PW" offcpu 1500000 \
+	> /dev/null 2> "$tmp/ws.err"
+rc=$?
+ws=$(stat_of "$tmp/ws.stk" stacks_written)
+check "working set in the map: exit 0, no stack lost ($rc: $(cat "$tmp/ws.err"))" \
+	[ "$rc" -eq 0 -a "$(stat_of "$tmp/ws.stk" samples_stack_lost)" -eq 0 ]
+check "working set in the map: over three quarters of it, a flush with them in it ($ws of 512, $(stat_of "$tmp/ws.stk" flushes) flushes)" \
+	[ "$ws" -gt 384 -a "$ws" -lt 448 -a "$(stat_of "$tmp/ws.stk" flushes)" -ge 2 ]
+check "working set in the map: none evicted or swept ($(stat_of "$tmp/ws.stk" stacks_evicted), $(stat_of "$tmp/ws.stk" stacks_swept))" \
+	[ "$(stat_of "$tmp/ws.stk" stacks_evicted)" -eq 0 -a "$(stat_of "$tmp/ws.stk" stacks_swept)" -eq 0 ]
+
 # ---- offcpu: dropped episodes do not hold the map ---------------------------
 ofc() {
 	"$REC" offcpu -m 2000000 --stack-storage-size 64 -o "$tmp/$1.stk" -- "$PW" offcpu 2500000
