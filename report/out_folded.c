@@ -12,7 +12,7 @@
 
 #include "output.h"
 
-/* profile.py -f; offcputime -f (@offcpu) also marks missed stacks. */
+/* profile.py -f and offcputime -f (@offcpu): both mark missed stacks. */
 static int folded_profile(struct strbuf *sb, const struct rsample *s, const struct output_opts *o,
 			  int offcpu)
 {
@@ -21,14 +21,14 @@ static int folded_profile(struct strbuf *sb, const struct rsample *s, const stru
 	int err;
 
 	err = render_clean(sb, t->comm, 1);
-	if (!err && offcpu && !o->kernel_only && stack_missed(t->user_ref, t->user))
+	if (!err && !o->kernel_only && stack_missed(t->user_ref, t->user))
 		err = strbuf__adds(sb, ";[Missed User Stack]");
 	else if (!err)
 		err = render_frames(sb, t->user, 1, o, ";", "", 0, 1);
 	/* offcputime: "-" only between two stacks that are both there. */
 	if (!err && need_delim && t->kernel && t->kernel->nr_frames && (!offcpu || t->user))
 		err = strbuf__adds(sb, ";-");
-	if (!err && offcpu && !o->user_only && stack_missed(t->kernel_ref, t->kernel))
+	if (!err && !o->user_only && stack_missed(t->kernel_ref, t->kernel))
 		err = strbuf__adds(sb, ";[Missed Kernel Stack]");
 	else if (!err)
 		err = render_frames(sb, t->kernel, 1, o, ";", "", 0, 1);

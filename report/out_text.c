@@ -16,11 +16,11 @@ static int has_frames(const struct rstack *st)
 	return st && st->nr_frames;
 }
 
-/* offcputime / offwaketime: a stack that was wanted but not taken. */
 /*
- * profile.py / offcputime layout.  offcputime (@offcpu) differs: it prints
- * the thread id, not the process id (its key is per thread), and marks a
- * missed stack with [Missed Kernel Stack] / [Missed User Stack].
+ * profile.py / offcputime layout: a stack that was wanted but not taken
+ * is [Missed Kernel Stack] / [Missed User Stack], as both print it.
+ * offcputime (@offcpu) differs: it prints the thread id, not the process
+ * id (its key is per thread).
  */
 static int text_profile(struct strbuf *sb, const struct rsample *s, const struct output_opts *o,
 			int offcpu)
@@ -29,14 +29,14 @@ static int text_profile(struct strbuf *sb, const struct rsample *s, const struct
 	const struct rtask *t = &s->task;
 	int err = 0;
 
-	if (offcpu && !o->user_only && stack_missed(t->kernel_ref, t->kernel))
+	if (!o->user_only && stack_missed(t->kernel_ref, t->kernel))
 		err = strbuf__adds(sb, "    [Missed Kernel Stack]\n");
 	else
 		err = render_frames(sb, t->kernel, 0, o, "    ", "\n", 1, 0);
 	/* offcputime: "--" only between two stacks that are both there. */
 	if (!err && need_delim && has_frames(t->kernel) && (!offcpu || t->user))
 		err = strbuf__adds(sb, "    --\n");
-	if (!err && offcpu && !o->kernel_only && stack_missed(t->user_ref, t->user))
+	if (!err && !o->kernel_only && stack_missed(t->user_ref, t->user))
 		err = strbuf__adds(sb, "    [Missed User Stack]\n");
 	else if (!err)
 		err = render_frames(sb, t->user, 0, o, "    ", "\n", 1, 0);
