@@ -12,7 +12,8 @@
 # -j N runs up to N tests at once (default $STK_TEST_JOBS, else twice the
 # CPUs: most e2e time is fixed-length recordings, not CPU).  Each test's
 # output is kept and printed whole once it and every test before it have
-# finished, so the log reads in the order given whatever the timing.  An
+# finished, so the log reads in the order given whatever the timing, its
+# header with how long it took (what make check's time is made of).  An
 # e2e script with the line "# harness: exclusive" runs with no other test
 # (one whose assertions a concurrent recording would disturb); these run
 # first, one by one, then the rest.  -j 1 prints each test's output as it
@@ -95,8 +96,9 @@ else
 	failed_before=
 	# start I: run test I in the background.
 	start() {
-		(run "$(cat "$out/$1.t")" > "$out/$1.log" 2>&1; echo $? > "$out/$1.rc.tmp";
-		 mv "$out/$1.rc.tmp" "$out/$1.rc") &
+		(_t0=$(date +%s%N); run "$(cat "$out/$1.t")" > "$out/$1.log" 2>&1; _rc=$?
+		 echo $((($(date +%s%N) - _t0) / 100000000)) > "$out/$1.ds"
+		 echo $_rc > "$out/$1.rc.tmp"; mv "$out/$1.rc.tmp" "$out/$1.rc") &
 		pids="$pids $!"
 		started=$((started + 1))
 	}
@@ -105,7 +107,8 @@ else
 		while [ $printed -lt $total ] && [ -e "$out/$((printed + 1)).rc" ]; do
 			printed=$((printed + 1))
 			_t=$(cat "$out/$printed.t")
-			echo "=== ${_t##*/}"
+			_ds=$(cat "$out/$printed.ds" 2>/dev/null || echo 0)
+			echo "=== ${_t##*/} ($((_ds / 10)).$((_ds % 10)) s)"
 			cat "$out/$printed.log"
 			account "${_t##*/}" "$(cat "$out/$printed.rc")"
 			[ "$(cat "$out/$printed.rc")" -ne 0 ] && [ "$failed_names" != "$failed_before" ] &&

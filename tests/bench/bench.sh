@@ -146,8 +146,24 @@ uw_cost() {
 	echo "${last:-0 0}" | awk '{ printf "%.0f\n", $2 ? $1 / $2 : 0 }'
 }
 
+# startup_ms CMD...: median CPU ms of CMD -- true, REPS times: a
+# recorder's fixed start-up and exit (BPF verification and maps, perf's
+# set-up and build-id pass), which a short run's figure is mostly made of.
+startup_ms() {
+	: > "$tmp/su"
+	_r=0
+	while [ $_r -lt "$REPS" ]; do
+		/usr/bin/time -f '%U %S' -o "$tmp/su.cpu" "$@" -- true > /dev/null 2>&1
+		cpu_ms "$tmp/su.cpu" >> "$tmp/su"
+		_r=$((_r + 1))
+	done
+	median < "$tmp/su"
+}
+
 unwind_bench() {
 	uw_results=
+	s0=$(startup_ms "$REC" -q -o "$tmp/su.stk")
+	p0=$(startup_ms "$PERF" record -q --call-graph dwarf -o "$tmp/su.data")
 	stats_was=$(sysctl -n kernel.bpf_stats_enabled)
 	sysctl -q kernel.bpf_stats_enabled=1
 	for hz in 99 999; do
@@ -173,10 +189,13 @@ $hz $(median < "$tmp/s_cpu") $(median < "$tmp/p_cpu") $(median < "$tmp/s_size") 
 	sysctl -q kernel.bpf_stats_enabled="$stats_was"
 	stats_was=
 	echo
-	echo "$uw_results" | awk -v s="$UW_S" 'NF {
+	echo "$uw_results" | awk -v s="$UW_S" -v s0="$s0" -v p0="$p0" 'NF {
 		hz = $1; sc = $2; pc = $3; ss = $4; ps = $5; ca = $6; cf = $7
 		printf "unwinding, nofpwork (no frame pointers), %d s at %d Hz; stkrec --unwind=auto vs perf --call-graph dwarf:\n", s, hz
 		printf "  recorder CPU:      stkrec %7.3f s   perf %7.3f s   ratio %.3f (goal <= 0.1)\n", sc / 1000, pc / 1000, pc ? sc / pc : 0
+		ms = sc - s0; mp = pc - p0
+		printf "    less start-up:   stkrec %7.3f s   perf %7.3f s   ratio %s (start-up and exit, -- true: stkrec %d ms, perf %d ms)\n",
+			ms / 1000, mp / 1000, (mp > 0 ? sprintf("%.3f", (ms > 0 ? ms : 0) / mp) : "n/a"), s0, p0
 		printf "  file size:         stkrec %7.1f KiB perf %7.1f KiB ratio %.4f (goal <= 0.02)\n", ss / 1024, ps / 1024, ps ? ss / ps : 0
 		ratio = cf ? sprintf("%.2f", ca / cf) : "n/a (no bpf_stats reading)"
 		printf "  BPF per sample:    auto %6d ns     fp %6d ns     ratio %s (goal <= 3)\n", ca, cf, ratio
