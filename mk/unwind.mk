@@ -3,14 +3,23 @@
 # .eh_frame unwinding: workloads built as distributions build (no frame
 # pointers), for check_record_unwind_table and tests/e2e/unwind_*.sh.
 #   $(UW)/nofpwork         -O2 -fomit-frame-pointer -g, a known call tree
-#   $(UW)/nofpwork_nohdr   the same linked without .eh_frame_hdr (no table)
+#   $(UW)/nofpwork_nohdr   the same linked without .eh_frame_hdr (FDEs scanned)
+#   $(UW)/nofpwork_static  the same linked -static, as GCC links those: no
+#                          .eh_frame_hdr, and glibc's own FDEs (_start,
+#                          __libc_start_main, ...) in the binary
+#   $(UW)/nofpwork_static_hdr  the same with --eh-frame-hdr (the same table)
+#   $(UW)/nofpwork_nocfi   no CFI at all: -fno-unwind-tables, crt1.o's
+#                          .eh_frame and -g's .debug_frame removed (no
+#                          table: frame pointers)
 #   $(UW)/stackfan         16384 distinct stacks, frame pointers (make bench)
 # -fno-optimize-sibling-calls keeps every function of the call tree on the
 # stack (a tail call would leave no frame to find, by any unwinder).
 
 UW := $(O)/tests/unwind
 NOFP_CFLAGS := -O2 -g -fomit-frame-pointer -fno-optimize-sibling-calls
-UW_PROGS := $(UW)/nofpwork $(UW)/nofpwork_nohdr
+NOCFI_CFLAGS := -fno-asynchronous-unwind-tables -fno-unwind-tables
+UW_PROGS := $(UW)/nofpwork $(UW)/nofpwork_nohdr $(UW)/nofpwork_static $(UW)/nofpwork_static_hdr \
+	$(UW)/nofpwork_nocfi
 
 $(UW)/nofpwork: tests/unwind/nofpwork.c
 	$(call msg,CC-NOFP,$@)
@@ -21,6 +30,25 @@ $(UW)/nofpwork_nohdr: tests/unwind/nofpwork.c
 	$(call msg,CC-NOFP,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CPPFLAGS) $(NOFP_CFLAGS) $(LDFLAGS) -Wall -Wextra -Werror -Wl,--no-eh-frame-hdr $< -o $@
+
+$(UW)/nofpwork_static: tests/unwind/nofpwork.c
+	$(call msg,CC-NOFP,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CPPFLAGS) $(NOFP_CFLAGS) $(LDFLAGS) -Wall -Wextra -Werror -static $< -o $@
+
+$(UW)/nofpwork_static_hdr: tests/unwind/nofpwork.c
+	$(call msg,CC-NOFP,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CPPFLAGS) $(NOFP_CFLAGS) $(LDFLAGS) -Wall -Wextra -Werror -static \
+		-Wl,--eh-frame-hdr $< -o $@
+
+$(UW)/nofpwork_nocfi: tests/unwind/nofpwork.c
+	$(call msg,CC-NOFP,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CPPFLAGS) $(NOFP_CFLAGS) $(NOCFI_CFLAGS) $(LDFLAGS) -Wall -Wextra -Werror \
+		-Wl,--no-eh-frame-hdr $< -o $@.full
+	$(Q)objcopy --remove-section=.eh_frame --remove-section=.debug_frame $@.full $@
+	$(Q)rm -f $@.full
 
 $(UW)/stackfan: tests/unwind/stackfan.c
 	$(call msg,CC-FP,$@)

@@ -28,14 +28,18 @@ struct unwind_table_stats {
 	uint64_t rows_raw;	/* rows libdw gave, before merging */
 	uint64_t unsupported;	/* rows of kind STKREC_UW_UNSUPPORTED */
 	uint64_t plt, signal, end, rbp_deref;
+	uint64_t fdes_skipped;	/* FDEs scanned but not walked (encoding, no code) */
+	uint64_t scanned;	/* 1: no .eh_frame_hdr, .eh_frame's FDEs scanned */
 };
 
 /*
  * unwind_table__from_elf() - build the table of @elf (which stays the
  * caller's, and may be an in-memory image such as the vDSO) from its
- * .eh_frame, walking the FDEs that .eh_frame_hdr lists.
- * Returns the table, or NULL with errno: ENOENT (no .eh_frame or no
- * .eh_frame_hdr), ENOTSUP (not x86-64, or an .eh_frame_hdr encoding other
+ * .eh_frame, walking the FDEs that .eh_frame_hdr lists, or without one
+ * (static executables: GCC links those without it) every FDE of the
+ * .eh_frame section.
+ * Returns the table, or NULL with errno: ENOENT (no .eh_frame, or no FDE
+ * in it), ENOTSUP (not x86-64, or an .eh_frame_hdr encoding other
  * than the one every linker writes), E2BIG (addresses beyond 4 GiB),
  * EBADMSG (libdw could not read the CFI), ENOMEM.
  */

@@ -4,7 +4,8 @@
  * `readelf --debug-dump=frames-interp` prints for a file must give the
  * same CFA rule and rbp rule as our table at that row's first address
  * (and mid-row), and addresses between FDEs must have no rule.  Run on
- * the -O2 -fomit-frame-pointer fixture (mk/unwind.mk) and the system libc.
+ * the -O2 -fomit-frame-pointer fixture (mk/unwind.mk), its static build
+ * (no .eh_frame_hdr: the FDEs are scanned) and the system libc.
  */
 #include <check.h>
 #include <errno.h>
@@ -16,7 +17,7 @@
 
 #define LIBC "/lib/x86_64-linux-gnu/libc.so.6"
 
-static char fixture[4096], nohdr[4096];
+static char fixture[4096], nohdr[4096], fx_static[4096], fx_static_hdr[4096], nocfi[4096];
 
 /* One readelf row: [lo, hi) with its CFA, rbp and ra columns as text. */
 struct rrow {
@@ -238,6 +239,14 @@ START_TEST(fixture_rows_match_readelf)
 }
 END_TEST
 
+/* A static glibc program has no .eh_frame_hdr (GCC links static ones
+ * without): every one of its ~1000 FDEs, glibc's included, from .eh_frame. */
+START_TEST(static_rows_match_readelf)
+{
+	golden_for(fx_static, 5000);
+}
+END_TEST
+
 START_TEST(libc_rows_match_readelf)
 {
 	golden_for(LIBC, 5000);
@@ -246,10 +255,11 @@ END_TEST
 
 /* The fixture's own functions, by address from its symbol table: burn()
  * runs with CFA = rsp + 24 after its "sub $0x10,%rsp", alpha with +16;
- * _start's CFI ends the stack. */
-START_TEST(fixture_known_rules)
+ * _start's CFI ends the stack.  In the static build glibc's
+ * __libc_start_call_main (which calls main) has rows too. */
+static void known_rules(const char *path, int want)
 {
-	struct unwind_table *t = unwind_table__from_file(fixture);
+	struct unwind_table *t = unwind_table__from_file(path);
 	const struct stkrec_unwind_row *u;
 	char cmd[4200], line[256];
 	unsigned long long addr;
@@ -257,8 +267,8 @@ START_TEST(fixture_known_rules)
 	int seen = 0;
 	FILE *f;
 
-	ck_assert_ptr_nonnull(t);
-	snprintf(cmd, sizeof(cmd), "nm '%s'", fixture);
+	ck_assert_msg(t, "%s: %s", path, strerror(errno));
+	snprintf(cmd, sizeof(cmd), "nm '%s'", path);
 	f = popen(cmd, "r");
 	ck_assert_ptr_nonnull(f);
 	while (fgets(line, sizeof(line), f)) {
@@ -282,11 +292,62 @@ START_TEST(fixture_known_rules)
 			u = unwind_table__lookup(t, addr + 4);
 			ck_assert_int_eq(u->kind, STKREC_UW_END);
 			seen |= 4;
+		} else if (strcmp(name, "__libc_start_call_main") == 0) {
+			u = unwind_table__lookup(t, addr);
+			ck_assert_ptr_nonnull(u);
+			ck_assert_int_eq(u->kind, STKREC_UW_CFA_RSP);
+			ck_assert_int_eq(u->cfa_off, 8);
+			seen |= 8;
 		}
 	}
 	pclose(f);
-	ck_assert_int_eq(seen, 7);
+	ck_assert_int_eq(seen, want);
 	unwind_table__free(t);
+}
+
+START_TEST(fixture_known_rules)
+{
+	known_rules(fixture, 7);
+}
+END_TEST
+
+START_TEST(static_known_rules)
+{
+	known_rules(fx_static, 15);
+}
+END_TEST
+
+/* Scanning .eh_frame gives the rows .eh_frame_hdr's list gives: the
+ * fixtures linked with and without it have their code at the same
+ * addresses, so the tables are equal row for row. */
+static void same_rows(const char *with_hdr, const char *without)
+{
+	struct unwind_table *a = unwind_table__from_file(with_hdr);
+	struct unwind_table *b = unwind_table__from_file(without);
+	const struct stkrec_unwind_row *ra, *rb;
+	struct unwind_table_stats sa, sb;
+	size_t na, nb;
+
+	ck_assert_msg(a, "%s: %s", with_hdr, strerror(errno));
+	ck_assert_msg(b, "%s: %s", without, strerror(errno));
+	unwind_table__stats(a, &sa);
+	unwind_table__stats(b, &sb);
+	ck_assert_uint_eq(sa.scanned, 0);
+	ck_assert_uint_eq(sb.scanned, 1);
+	ck_assert_uint_eq(sb.fdes_skipped, 0);
+	ck_assert_uint_eq(sa.fdes, sb.fdes);
+	ra = unwind_table__rows(a, &na);
+	rb = unwind_table__rows(b, &nb);
+	ck_assert_uint_eq(na, nb);
+	ck_assert_mem_eq(ra, rb, na * sizeof(*ra));
+	unwind_table__free(a);
+	unwind_table__free(b);
+}
+
+START_TEST(nohdr_rows_equal_hdr_rows)
+{
+	same_rows(fixture, nohdr);
+	same_rows(fx_static_hdr, fx_static);
 }
 END_TEST
 
@@ -304,10 +365,10 @@ START_TEST(libc_plt_and_signal_frame)
 }
 END_TEST
 
-START_TEST(no_eh_frame_hdr_is_enoent)
+START_TEST(no_cfi_is_enoent)
 {
 	errno = 0;
-	ck_assert_ptr_null(unwind_table__from_file(nohdr));
+	ck_assert_ptr_null(unwind_table__from_file(nocfi));
 	ck_assert_int_eq(errno, ENOENT);
 	errno = 0;
 	ck_assert_ptr_null(unwind_table__from_file("/etc/hostname"));
@@ -328,12 +389,20 @@ int main(void)
 
 	snprintf(fixture, sizeof(fixture), "%s/tests/unwind/nofpwork", o && o[0] ? o : "build");
 	snprintf(nohdr, sizeof(nohdr), "%s/tests/unwind/nofpwork_nohdr", o && o[0] ? o : "build");
+	snprintf(fx_static, sizeof(fx_static), "%s/tests/unwind/nofpwork_static",
+		 o && o[0] ? o : "build");
+	snprintf(fx_static_hdr, sizeof(fx_static_hdr), "%s/tests/unwind/nofpwork_static_hdr",
+		 o && o[0] ? o : "build");
+	snprintf(nocfi, sizeof(nocfi), "%s/tests/unwind/nofpwork_nocfi", o && o[0] ? o : "build");
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, fixture_rows_match_readelf);
 	tcase_add_test(tc, libc_rows_match_readelf);
+	tcase_add_test(tc, static_rows_match_readelf);
 	tcase_add_test(tc, fixture_known_rules);
+	tcase_add_test(tc, static_known_rules);
+	tcase_add_test(tc, nohdr_rows_equal_hdr_rows);
 	tcase_add_test(tc, libc_plt_and_signal_frame);
-	tcase_add_test(tc, no_eh_frame_hdr_is_enoent);
+	tcase_add_test(tc, no_cfi_is_enoent);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
