@@ -8,6 +8,10 @@
 #                          .eh_frame_hdr, and glibc's own FDEs (_start,
 #                          __libc_start_main, ...) in the binary
 #   $(UW)/nofpwork_static_hdr  the same with --eh-frame-hdr (the same table)
+#   $(UW)/nofpwork_dbgframe  -fno-unwind-tables -g: the program's CFI in
+#                          .debug_frame only (crt1.o's in .eh_frame)
+#   $(UW)/nofpwork_dbgsplit  the same with its .debug_frame stripped into
+#                          $(UW)/debug/.build-id/xx/yyyy.debug
 #   $(UW)/nofpwork_nocfi   no CFI at all: -fno-unwind-tables, crt1.o's
 #                          .eh_frame and -g's .debug_frame removed (no
 #                          table: frame pointers)
@@ -19,7 +23,7 @@ UW := $(O)/tests/unwind
 NOFP_CFLAGS := -O2 -g -fomit-frame-pointer -fno-optimize-sibling-calls
 NOCFI_CFLAGS := -fno-asynchronous-unwind-tables -fno-unwind-tables
 UW_PROGS := $(UW)/nofpwork $(UW)/nofpwork_nohdr $(UW)/nofpwork_static $(UW)/nofpwork_static_hdr \
-	$(UW)/nofpwork_nocfi
+	$(UW)/nofpwork_nocfi $(UW)/nofpwork_dbgframe $(UW)/nofpwork_dbgsplit
 
 $(UW)/nofpwork: tests/unwind/nofpwork.c
 	$(call msg,CC-NOFP,$@)
@@ -50,12 +54,29 @@ $(UW)/nofpwork_nocfi: tests/unwind/nofpwork.c
 	$(Q)objcopy --remove-section=.eh_frame --remove-section=.debug_frame $@.full $@
 	$(Q)rm -f $@.full
 
+$(UW)/nofpwork_dbgframe: tests/unwind/nofpwork.c
+	$(call msg,CC-NOFP,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CPPFLAGS) $(NOFP_CFLAGS) $(NOCFI_CFLAGS) $(LDFLAGS) -Wall -Wextra -Werror $< -o $@
+
+$(UW)/nofpwork_dbgsplit: tests/unwind/nofpwork.c
+	$(call msg,CC-NOFP,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CPPFLAGS) $(NOFP_CFLAGS) $(NOCFI_CFLAGS) $(LDFLAGS) -Wall -Wextra -Werror \
+		-Wl,--build-id=sha1 $< -o $@.full
+	$(Q)id=$$(readelf -n $@.full | sed -n 's/^ *Build ID: *//p'); \
+		dir=$(UW)/debug/.build-id/$$(echo $$id | cut -c1-2); \
+		mkdir -p $$dir && \
+		objcopy --only-keep-debug $@.full $$dir/$$(echo $$id | cut -c3-).debug
+	$(Q)objcopy --strip-debug $@.full $@
+	$(Q)rm -f $@.full
+
 $(UW)/stackfan: tests/unwind/stackfan.c
 	$(call msg,CC-FP,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CPPFLAGS) $(FP_CFLAGS) -Wall -Wextra -Werror -pthread $(LDFLAGS) $< -o $@
 
-$(O)/tests/check_record_unwind_table: $(UW_PROGS)
+$(O)/tests/check_record_unwind_table $(O)/tests/check_record_unwinder: $(UW_PROGS)
 
 TEST_EXTRA_DEPS += $(UW_PROGS) $(UW)/stackfan
 

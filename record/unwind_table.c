@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
  * unwind_table.c - build the BPF unwinder's compact rows from an ELF's
- * .eh_frame with libdw (dwarf_getcfi_elf + dwarf_cfi_addrframe).
+ * .eh_frame with libdw (dwarf_getcfi_elf + dwarf_cfi_addrframe), and from
+ * its .debug_frame (dwarf_getcfi) where .eh_frame has nothing.
  *
  * .eh_frame_hdr lists every FDE's first address, sorted (static links
  * have none: then dwarf_next_cfi() lists .eh_frame's FDEs); from there each
@@ -405,8 +406,9 @@ static bool in_text(Elf *elf, uint64_t lo, uint64_t hi)
 }
 
 /*
- * Every FDE of CFI section @scn (.eh_frame when @eh, else .debug_frame),
- * read with dwarf_next_cfi(): when there is no .eh_frame_hdr to list them.
+ * Every FDE of CFI section @scn (.eh_frame when @eh, else .debug_frame,
+ * of @elf or of its separate debuginfo), read with dwarf_next_cfi(): when
+ * there is no .eh_frame_hdr to list them, and for .debug_frame.
  * libdw hands back each FDE's raw initial location; its encoding is the
  * CIE's (cie_fde_encoding()), pc-relative to the field itself in .eh_frame.
  * FDEs of an encoding we do not read are skipped (their code has no rows).
@@ -423,7 +425,11 @@ static int fde_scan(Elf *elf, Elf_Scn *scn, bool eh, Dwarf_CFI *cfi, unsigned in
 
 	if (!ident || !gelf_getshdr(scn, &sh))
 		return -EBADMSG;
-	d = elf_rawdata(scn, NULL);
+	/* Separate debuginfo may compress .debug_frame (dwarf_begin_elf()
+	 * has then decompressed it already: the flag is gone). */
+	if ((sh.sh_flags & SHF_COMPRESSED) && elf_compress(scn, 0, 0) < 0)
+		return -EBADMSG;
+	d = elf_getdata(scn, NULL);
 	if (!d || !d->d_buf)
 		return -EBADMSG;
 	for (; off < d->d_size; off = next) {
@@ -534,10 +540,56 @@ static int walk(struct unwind_table *t, const struct fde_list *l)
 	return 0;
 }
 
-static int build(struct unwind_table *t, Elf *elf)
+/* 1 if .eh_frame (@eh) has a row for @pc. */
+static int eh_covers(Dwarf_CFI *eh, uint64_t pc)
+{
+	Dwarf_Frame *f;
+
+	if (!eh || dwarf_cfi_addrframe(eh, pc, &f) != 0)
+		return 0;
+	free(f);
+	return 1;
+}
+
+/*
+ * The FDEs of @src's .debug_frame (@src: @elf itself or its separate
+ * debuginfo) that start where .eh_frame (@eh) has no rule: code built
+ * with -fno-asynchronous-unwind-tables -g has its CFI there only, next to
+ * crt1.o's .eh_frame.  *@dw: the Dwarf that owns their CFI, the caller's
+ * to end.  -ENOENT when @src has no .debug_frame.
+ */
+static int debug_frame_fdes(struct unwind_table *t, Elf *elf, Elf *src, Dwarf_CFI *eh,
+			    Dwarf **dw, struct fde_list *l)
+{
+	Elf_Scn *scn = section(src, ".debug_frame");
+	size_t n0 = l->nr, i, k;
+	Dwarf_CFI *cfi;
+	int err;
+
+	if (!scn)
+		return -ENOENT;
+	*dw = dwarf_begin_elf(src, DWARF_C_READ, NULL);
+	if (!*dw)
+		return -EBADMSG;
+	cfi = dwarf_getcfi(*dw);
+	if (!cfi)
+		return -ENOENT;
+	err = fde_scan(elf, scn, false, cfi, 1, l, &t->st.fdes_skipped);
+	if (err)
+		return err;
+	for (i = k = n0; i < l->nr; i++)
+		if (!eh_covers(eh, l->v[i].addr))
+			l->v[k++] = l->v[i];
+	l->nr = k;
+	t->st.debug_frame_fdes = k - n0;
+	return 0;
+}
+
+static int build(struct unwind_table *t, Elf *elf, Elf *debug)
 {
 	struct fde_list l = { 0 };
 	Dwarf_CFI *cfi = NULL;
+	Dwarf *dw = NULL;
 	Elf_Scn *scn;
 	GElf_Ehdr eh;
 	int err;
@@ -547,17 +599,22 @@ static int build(struct unwind_table *t, Elf *elf)
 	if (eh.e_machine != EM_X86_64)
 		return -ENOTSUP;
 	cfi = dwarf_getcfi_elf(elf);
-	if (!cfi)
-		return -ENOENT;
-	err = fde_starts(elf, cfi, &l);
+	err = cfi ? fde_starts(elf, cfi, &l) : 0;
 	if (err == -ENOENT) {
 		/* No .eh_frame_hdr: list .eh_frame's FDEs ourselves. */
 		scn = section(elf, ".eh_frame");
-		err = scn ? fde_scan(elf, scn, true, cfi, 0, &l, &t->st.fdes_skipped) : -ENOENT;
-		if (!err)
+		err = scn ? fde_scan(elf, scn, true, cfi, 0, &l, &t->st.fdes_skipped) : 0;
+		if (!err && scn)
 			t->st.scanned = 1;
 	}
 	if (err)
+		goto out;
+	/* .debug_frame where .eh_frame says nothing: the file's own, else
+	 * the separate debuginfo's (strip moves it there). */
+	err = debug_frame_fdes(t, elf, elf, cfi, &dw, &l);
+	if (err == -ENOENT && debug && !dw)
+		err = debug_frame_fdes(t, elf, debug, cfi, &dw, &l);
+	if (err && err != -ENOENT)
 		goto out;
 	if (!l.nr) {
 		err = -ENOENT;
@@ -567,18 +624,19 @@ static int build(struct unwind_table *t, Elf *elf)
 	err = walk(t, &l);
 out:
 	dwarf_cfi_end(cfi);
+	dwarf_end(dw);
 	free(l.v);
 	return err;
 }
 
-struct unwind_table *unwind_table__from_elf(Elf *elf)
+struct unwind_table *unwind_table__from_elf_debug(Elf *elf, Elf *debug)
 {
 	struct unwind_table *t = calloc(1, sizeof(*t));
 	int err;
 
 	if (!t)
 		return NULL;
-	err = build(t, elf);
+	err = build(t, elf, debug);
 	if (err) {
 		unwind_table__free(t);
 		errno = -err;
@@ -586,6 +644,16 @@ struct unwind_table *unwind_table__from_elf(Elf *elf)
 	}
 	t->st.rows = t->nr;
 	return t;
+}
+
+int unwind_table__has_debug_frame(Elf *elf)
+{
+	return section(elf, ".debug_frame") != NULL;
+}
+
+struct unwind_table *unwind_table__from_elf(Elf *elf)
+{
+	return unwind_table__from_elf_debug(elf, NULL);
 }
 
 struct unwind_table *unwind_table__from_file(const char *path)

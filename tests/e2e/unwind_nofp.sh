@@ -17,6 +17,9 @@
 #    their .eh_frame's FDEs are scanned, and >= 97% of the samples are
 #    rooted at _start (the static one's through __libc_start_main_impl;
 #    __libc_start_call_main, glibc's own frames),
+#  - the same program built -fno-asynchronous-unwind-tables -g, its CFI
+#    in .debug_frame only: >= 97% rooted at _start too, the table counted
+#    in STAT unwind_tables_debug_frame,
 #  - the same program with no CFI at all (no table): frame pointers, as
 #    --unwind=fp, flagged [unwind stopped: frame pointer] and counted
 #    (unwind_table_err_no_cfi), and stkreport counts those stops (info per
@@ -33,7 +36,7 @@
 . "$top/tests/e2e/lib/record.sh"
 
 NOFP=$O/tests/unwind/nofpwork
-need_files "$NOFP" "$NOFP"_nohdr "$NOFP"_static "$NOFP"_nocfi
+need_files "$NOFP" "$NOFP"_nohdr "$NOFP"_static "$NOFP"_nocfi "$NOFP"_dbgframe
 
 # shares FOLDED: "total rooted alpha gamma delta" over nofpwork's samples.
 shares() {
@@ -105,8 +108,18 @@ echo "     static: $2 of $1 samples rooted at _start;__libc_start_main_impl;__li
 check "static: >= 97% of $1 samples rooted at _start;__libc_start_main_impl;__libc_start_call_main;main ($2)" \
 	[ "$1" -ge 200 -a $(($2 * 100)) -ge $(($1 * 97)) ]
 "$DUMP" "$tmp/static.stk" >"$tmp/static.dump"
-check "static: its table built, no unwind_table_err_no_cfi" \
-	sh -c "grep -q '^STAT	unwind_tables_built	[1-9]' '$tmp/static.dump' && ! grep -q '^STAT	unwind_table_err_no_cfi	[1-9]' '$tmp/static.dump'"
+check "static: its table built (unwind_tables_scanned), no unwind_table_err_no_cfi" \
+	sh -c "grep -q '^STAT	unwind_tables_scanned	[1-9]' '$tmp/static.dump' && ! grep -q '^STAT	unwind_table_err_no_cfi	[1-9]' '$tmp/static.dump'"
+
+"$REC" -q -F 999 -o "$tmp/dbgframe.stk" -- "$NOFP"_dbgframe 1 >/dev/null
+"$REP" -f folded "$tmp/dbgframe.stk" >"$tmp/dbgframe.folded" 2>/dev/null
+set -- $(rooted "$tmp/dbgframe.folded" nofpwork_dbgfra _start)
+echo "     .debug_frame: $2 of $1 samples rooted at _start;..;main"
+check ".debug_frame: >= 97% of $1 samples rooted at _start..main ($2)" \
+	[ "$1" -ge 200 -a $(($2 * 100)) -ge $(($1 * 97)) ]
+"$DUMP" "$tmp/dbgframe.stk" >"$tmp/dbgframe.dump"
+check ".debug_frame: STAT unwind_tables_debug_frame counts its table" \
+	grep -q '^STAT	unwind_tables_debug_frame	[1-9]' "$tmp/dbgframe.dump"
 
 "$REC" -q -F 199 -o "$tmp/nocfi.stk" -- "$NOFP"_nocfi 1 >/dev/null
 "$REP" -f folded "$tmp/nocfi.stk" >"$tmp/nocfi.folded" 2>/dev/null

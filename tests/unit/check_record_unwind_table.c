@@ -9,15 +9,18 @@
  */
 #include <check.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "unwind_table.h"
 
 #define LIBC "/lib/x86_64-linux-gnu/libc.so.6"
 
 static char fixture[4096], nohdr[4096], fx_static[4096], fx_static_hdr[4096], nocfi[4096];
+static char dbgframe[4096], dbgsplit[4096], debug_dir[4096];
 
 /* One readelf row: [lo, hi) with its CFA, rbp and ra columns as text. */
 struct rrow {
@@ -351,6 +354,110 @@ START_TEST(nohdr_rows_equal_hdr_rows)
 }
 END_TEST
 
+/* @a and @b have the same rows. */
+static void rows_equal(const struct unwind_table *a, const struct unwind_table *b)
+{
+	const struct stkrec_unwind_row *ra, *rb;
+	size_t na, nb;
+
+	ra = unwind_table__rows(a, &na);
+	rb = unwind_table__rows(b, &nb);
+	ck_assert_uint_eq(na, nb);
+	ck_assert_mem_eq(ra, rb, na * sizeof(*ra));
+}
+
+/* -fno-asynchronous-unwind-tables -g: the program's CFI is in .debug_frame
+ * (GCC's is as precise as .eh_frame's), crt1.o's in .eh_frame; both make
+ * the table nofpwork's own .eh_frame makes, at the same addresses. */
+START_TEST(debug_frame_rows_equal_eh_frame_rows)
+{
+	struct unwind_table *a = unwind_table__from_file(fixture);
+	struct unwind_table *b = unwind_table__from_file(dbgframe);
+	struct unwind_table_stats sa, sb;
+
+	ck_assert_msg(b, "%s: %s", dbgframe, strerror(errno));
+	ck_assert_ptr_nonnull(a);
+	unwind_table__stats(a, &sa);
+	unwind_table__stats(b, &sb);
+	ck_assert_uint_eq(sa.debug_frame_fdes, 0);
+	ck_assert_uint_ge(sb.debug_frame_fdes, 10);
+	ck_assert_uint_eq(sa.fdes, sb.fdes);
+	rows_equal(a, b);
+	unwind_table__free(a);
+	unwind_table__free(b);
+}
+END_TEST
+
+START_TEST(debug_frame_rows_match_readelf)
+{
+	golden_for(dbgframe, 10);
+}
+END_TEST
+
+/* The path of @path's separate debuginfo under debug_dir, by build-id. */
+static void debug_path(const char *path, char *out, size_t size)
+{
+	char cmd[4200], line[512], *id = NULL;
+	FILE *f;
+
+	snprintf(cmd, sizeof(cmd), "readelf -n '%s' 2>/dev/null", path);
+	f = popen(cmd, "r");
+	ck_assert_ptr_nonnull(f);
+	while (fgets(line, sizeof(line), f))
+		if ((id = strstr(line, "Build ID: "))) {
+			id += strlen("Build ID: ");
+			id[strcspn(id, "\n")] = 0;
+			break;
+		}
+	pclose(f);
+	ck_assert_msg(id && strlen(id) > 2, "%s: no build-id", path);
+	snprintf(out, size, "%s/.build-id/%.2s/%s.debug", debug_dir, id, id + 2);
+}
+
+/* Stripped, its .debug_frame is in the debug file: without it only crt1's
+ * rows (none for burn), with it nofpwork's table again. */
+START_TEST(debuginfo_debug_frame_is_used)
+{
+	struct unwind_table *a = unwind_table__from_file(fixture), *b, *c;
+	const struct stkrec_unwind_row *u;
+	struct unwind_table_stats st;
+	char dpath[8192];
+	Elf *elf, *debug;
+	int fd, dfd;
+
+	ck_assert_ptr_nonnull(a);
+	b = unwind_table__from_file(dbgsplit);
+	ck_assert_msg(b, "%s: %s", dbgsplit, strerror(errno));
+	unwind_table__stats(b, &st);
+	ck_assert_uint_eq(st.debug_frame_fdes, 0);
+	u = unwind_table__lookup(b, 0x13e0 + 4); /* burn, as nm says */
+	ck_assert(!u || u->kind == STKREC_UW_NONE);
+
+	debug_path(dbgsplit, dpath, sizeof(dpath));
+	fd = open(dbgsplit, O_RDONLY);
+	dfd = open(dpath, O_RDONLY);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_msg(dfd >= 0, "%s: %s", dpath, strerror(errno));
+	elf_version(EV_CURRENT);
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	debug = elf_begin(dfd, ELF_C_READ, NULL);
+	ck_assert_int_eq(unwind_table__has_debug_frame(elf), 0);
+	ck_assert_int_eq(unwind_table__has_debug_frame(debug), 1);
+	c = unwind_table__from_elf_debug(elf, debug);
+	ck_assert_msg(c, "%s: %s", dpath, strerror(errno));
+	unwind_table__stats(c, &st);
+	ck_assert_uint_ge(st.debug_frame_fdes, 10);
+	rows_equal(a, c);
+	elf_end(debug);
+	elf_end(elf);
+	close(dfd);
+	close(fd);
+	unwind_table__free(a);
+	unwind_table__free(b);
+	unwind_table__free(c);
+}
+END_TEST
+
 START_TEST(libc_plt_and_signal_frame)
 {
 	struct unwind_table *t = unwind_table__from_file(LIBC);
@@ -394,6 +501,11 @@ int main(void)
 	snprintf(fx_static_hdr, sizeof(fx_static_hdr), "%s/tests/unwind/nofpwork_static_hdr",
 		 o && o[0] ? o : "build");
 	snprintf(nocfi, sizeof(nocfi), "%s/tests/unwind/nofpwork_nocfi", o && o[0] ? o : "build");
+	snprintf(dbgframe, sizeof(dbgframe), "%s/tests/unwind/nofpwork_dbgframe",
+		 o && o[0] ? o : "build");
+	snprintf(dbgsplit, sizeof(dbgsplit), "%s/tests/unwind/nofpwork_dbgsplit",
+		 o && o[0] ? o : "build");
+	snprintf(debug_dir, sizeof(debug_dir), "%s/tests/unwind/debug", o && o[0] ? o : "build");
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, fixture_rows_match_readelf);
 	tcase_add_test(tc, libc_rows_match_readelf);
@@ -401,6 +513,9 @@ int main(void)
 	tcase_add_test(tc, fixture_known_rules);
 	tcase_add_test(tc, static_known_rules);
 	tcase_add_test(tc, nohdr_rows_equal_hdr_rows);
+	tcase_add_test(tc, debug_frame_rows_equal_eh_frame_rows);
+	tcase_add_test(tc, debug_frame_rows_match_readelf);
+	tcase_add_test(tc, debuginfo_debug_frame_is_used);
 	tcase_add_test(tc, libc_plt_and_signal_frame);
 	tcase_add_test(tc, no_cfi_is_enoent);
 	suite_add_tcase(s, tc);
