@@ -556,7 +556,8 @@ static int eh_covers(Dwarf_CFI *eh, uint64_t pc)
  * debuginfo) that start where .eh_frame (@eh) has no rule: code built
  * with -fno-asynchronous-unwind-tables -g has its CFI there only, next to
  * crt1.o's .eh_frame.  *@dw: the Dwarf that owns their CFI, the caller's
- * to end.  -ENOENT when @src has no .debug_frame.
+ * to end.  -ENOENT when @src has no .debug_frame, or one libdw cannot
+ * read (the table is then .eh_frame's), -ENOMEM.
  */
 static int debug_frame_fdes(struct unwind_table *t, Elf *elf, Elf *src, Dwarf_CFI *eh,
 			    Dwarf **dw, struct fde_list *l)
@@ -570,13 +571,16 @@ static int debug_frame_fdes(struct unwind_table *t, Elf *elf, Elf *src, Dwarf_CF
 		return -ENOENT;
 	*dw = dwarf_begin_elf(src, DWARF_C_READ, NULL);
 	if (!*dw)
-		return -EBADMSG;
+		return -ENOENT;
 	cfi = dwarf_getcfi(*dw);
 	if (!cfi)
 		return -ENOENT;
 	err = fde_scan(elf, scn, false, cfi, 1, l, &t->st.fdes_skipped);
-	if (err)
-		return err;
+	if (err) {
+		/* Damaged: .eh_frame's rows alone, as without it. */
+		l->nr = n0;
+		return err == -ENOMEM ? err : -ENOENT;
+	}
 	for (i = k = n0; i < l->nr; i++)
 		if (!eh_covers(eh, l->v[i].addr))
 			l->v[k++] = l->v[i];
