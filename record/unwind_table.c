@@ -499,16 +499,17 @@ static Elf_Scn *section(Elf *elf, const char *name)
 /* Walk the FDEs of @l (sorted), each up to the next one's start. */
 static int walk(struct unwind_table *t, const struct fde_list *l)
 {
-	size_t i;
+	size_t i, j;
 	int err = 0;
 
-	for (i = 0; i < l->nr; i++) {
-		uint64_t addr = l->v[i].addr;
-		uint64_t limit = i + 1 < l->nr ? l->v[i + 1].addr : UINT64_MAX;
+	for (i = 0; i < l->nr; i = j) {
+		uint64_t addr = l->v[i].addr, limit;
 		Dwarf_CFI *cfi = l->v[i].cfi;
 
-		if (i && addr == l->v[i - 1].addr)
-			continue; /* the same code in two sections: the first */
+		/* Two FDEs at one address: the first (the lower prio). */
+		for (j = i + 1; j < l->nr && l->v[j].addr == addr; j++)
+			;
+		limit = j < l->nr ? l->v[j].addr : UINT64_MAX;
 		t->st.fdes++;
 		while (addr < limit) {
 			Dwarf_Addr s, e;
