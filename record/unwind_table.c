@@ -289,7 +289,7 @@ static int fde_cmp(const void *a, const void *b)
 
 /* The FDE start addresses from .eh_frame_hdr (PT_GNU_EH_FRAME), sorted by
  * the linker; -ENOENT without one (static links: GCC passes --eh-frame-hdr
- * to ld for dynamic ones only). */
+ * to ld for dynamic ones only), -ENOTSUP when it has no table we read. */
 static int fde_starts(Elf *elf, Dwarf_CFI *cfi, struct fde_list *l)
 {
 	const uint8_t *p, *end;
@@ -605,8 +605,10 @@ static int build(struct unwind_table *t, Elf *elf, Elf *debug)
 		return -ENOTSUP;
 	cfi = dwarf_getcfi_elf(elf);
 	err = cfi ? fde_starts(elf, cfi, &l) : 0;
-	if (err == -ENOENT) {
-		/* No .eh_frame_hdr: list .eh_frame's FDEs ourselves. */
+	if (err == -ENOENT || err == -ENOTSUP) {
+		/* No .eh_frame_hdr, or one without its table (ld writes that
+		 * when it cannot sort .eh_frame): list its FDEs ourselves. */
+		l.nr = 0;
 		scn = section(elf, ".eh_frame");
 		err = scn ? fde_scan(elf, scn, true, cfi, 0, &l, &t->st.fdes_skipped) : 0;
 		if (!err && scn)

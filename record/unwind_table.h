@@ -37,13 +37,12 @@ struct unwind_table_stats {
  * unwind_table__from_elf() - build the table of @elf (which stays the
  * caller's, and may be an in-memory image such as the vDSO) from its
  * .eh_frame, walking the FDEs that .eh_frame_hdr lists, or without one
- * (static executables: GCC links those without it) every FDE of the
- * .eh_frame section; and from its .debug_frame for the code .eh_frame
- * has no rule for (-fno-asynchronous-unwind-tables -g puts the CFI there;
- * .eh_frame wins where both have one).
+ * (static executables: GCC links those without it) or its table every
+ * FDE of the .eh_frame section; and from its .debug_frame for the code
+ * .eh_frame has no rule for (-fno-asynchronous-unwind-tables -g puts the
+ * CFI there; .eh_frame wins where both have one).
  * Returns the table, or NULL with errno: ENOENT (no FDE in .eh_frame or
- * .debug_frame), ENOTSUP (not x86-64, or an .eh_frame_hdr encoding other
- * than the one every linker writes), E2BIG (addresses beyond 4 GiB),
+ * .debug_frame), ENOTSUP (not x86-64), E2BIG (addresses beyond 4 GiB),
  * EBADMSG (libdw could not read the CFI), ENOMEM.
  */
 struct unwind_table *unwind_table__from_elf(Elf *elf);

@@ -8,12 +8,15 @@
  * (no .eh_frame_hdr: the FDEs are scanned) and the system libc.
  */
 #include <check.h>
+#include <dwarf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#include <gelf.h>
 
 #include "unwind_table.h"
 
@@ -320,40 +323,6 @@ START_TEST(static_known_rules)
 }
 END_TEST
 
-/* Scanning .eh_frame gives the rows .eh_frame_hdr's list gives: the
- * fixtures linked with and without it have their code at the same
- * addresses, so the tables are equal row for row. */
-static void same_rows(const char *with_hdr, const char *without)
-{
-	struct unwind_table *a = unwind_table__from_file(with_hdr);
-	struct unwind_table *b = unwind_table__from_file(without);
-	const struct stkrec_unwind_row *ra, *rb;
-	struct unwind_table_stats sa, sb;
-	size_t na, nb;
-
-	ck_assert_msg(a, "%s: %s", with_hdr, strerror(errno));
-	ck_assert_msg(b, "%s: %s", without, strerror(errno));
-	unwind_table__stats(a, &sa);
-	unwind_table__stats(b, &sb);
-	ck_assert_uint_eq(sa.scanned, 0);
-	ck_assert_uint_eq(sb.scanned, 1);
-	ck_assert_uint_eq(sb.fdes_skipped, 0);
-	ck_assert_uint_eq(sa.fdes, sb.fdes);
-	ra = unwind_table__rows(a, &na);
-	rb = unwind_table__rows(b, &nb);
-	ck_assert_uint_eq(na, nb);
-	ck_assert_mem_eq(ra, rb, na * sizeof(*ra));
-	unwind_table__free(a);
-	unwind_table__free(b);
-}
-
-START_TEST(nohdr_rows_equal_hdr_rows)
-{
-	same_rows(fixture, nohdr);
-	same_rows(fx_static_hdr, fx_static);
-}
-END_TEST
-
 /* @a and @b have the same rows. */
 static void rows_equal(const struct unwind_table *a, const struct unwind_table *b)
 {
@@ -365,6 +334,85 @@ static void rows_equal(const struct unwind_table *a, const struct unwind_table *
 	ck_assert_uint_eq(na, nb);
 	ck_assert_mem_eq(ra, rb, na * sizeof(*ra));
 }
+
+/* Scanning .eh_frame gives the rows .eh_frame_hdr's list gives: the
+ * fixtures linked with and without it have their code at the same
+ * addresses, so the tables are equal row for row. */
+static void same_rows(const char *with_hdr, const char *without)
+{
+	struct unwind_table *a = unwind_table__from_file(with_hdr);
+	struct unwind_table *b = unwind_table__from_file(without);
+	struct unwind_table_stats sa, sb;
+
+	ck_assert_msg(a, "%s: %s", with_hdr, strerror(errno));
+	ck_assert_msg(b, "%s: %s", without, strerror(errno));
+	unwind_table__stats(a, &sa);
+	unwind_table__stats(b, &sb);
+	ck_assert_uint_eq(sa.scanned, 0);
+	ck_assert_uint_eq(sb.scanned, 1);
+	ck_assert_uint_eq(sb.fdes_skipped, 0);
+	ck_assert_uint_eq(sa.fdes, sb.fdes);
+	rows_equal(a, b);
+	unwind_table__free(a);
+	unwind_table__free(b);
+}
+
+START_TEST(nohdr_rows_equal_hdr_rows)
+{
+	same_rows(fixture, nohdr);
+	same_rows(fx_static_hdr, fx_static);
+}
+END_TEST
+
+/* An .eh_frame_hdr without its table (ld writes one when it cannot sort
+ * .eh_frame: fde_count's encoding DW_EH_PE_omit): the FDEs are scanned,
+ * the same rows.  The fixture in memory, that byte changed. */
+START_TEST(hdr_without_table_is_scanned)
+{
+	struct unwind_table *a = unwind_table__from_file(fixture), *b;
+	struct unwind_table_stats st;
+	size_t size, nph, i;
+	GElf_Phdr ph;
+	char *img;
+	Elf *elf;
+	FILE *f;
+	long n;
+
+	ck_assert_ptr_nonnull(a);
+	f = fopen(fixture, "rb");
+	ck_assert_ptr_nonnull(f);
+	ck_assert_int_eq(fseek(f, 0, SEEK_END), 0);
+	n = ftell(f);
+	ck_assert_int_gt(n, 0);
+	size = (size_t)n;
+	rewind(f);
+	img = malloc(size);
+	ck_assert_ptr_nonnull(img);
+	ck_assert_uint_eq(fread(img, 1, size, f), size);
+	fclose(f);
+	elf_version(EV_CURRENT);
+	elf = elf_memory(img, size);
+	ck_assert_ptr_nonnull(elf);
+	ck_assert_int_eq(elf_getphdrnum(elf, &nph), 0);
+	for (i = 0; i < nph; i++)
+		if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_GNU_EH_FRAME)
+			break;
+	ck_assert_uint_lt(i, nph);
+	elf_end(elf);
+	ck_assert_int_eq(img[ph.p_offset + 2], DW_EH_PE_udata4);
+	img[ph.p_offset + 2] = (char)DW_EH_PE_omit;
+	elf = elf_memory(img, size);
+	b = unwind_table__from_elf(elf);
+	ck_assert_msg(b, "%s: %s", fixture, strerror(errno));
+	unwind_table__stats(b, &st);
+	ck_assert_uint_eq(st.scanned, 1);
+	rows_equal(a, b);
+	unwind_table__free(a);
+	unwind_table__free(b);
+	elf_end(elf);
+	free(img);
+}
+END_TEST
 
 /* -fno-asynchronous-unwind-tables -g: the program's CFI is in .debug_frame
  * (GCC's is as precise as .eh_frame's), crt1.o's in .eh_frame; both make
@@ -513,6 +561,7 @@ int main(void)
 	tcase_add_test(tc, fixture_known_rules);
 	tcase_add_test(tc, static_known_rules);
 	tcase_add_test(tc, nohdr_rows_equal_hdr_rows);
+	tcase_add_test(tc, hdr_without_table_is_scanned);
 	tcase_add_test(tc, debug_frame_rows_equal_eh_frame_rows);
 	tcase_add_test(tc, debug_frame_rows_match_readelf);
 	tcase_add_test(tc, debuginfo_debug_frame_is_used);
