@@ -102,3 +102,12 @@ $(UWORACLE): tests/tools/uworacle.c $(O)/tests/tools/uworacle.skel.h $(LIBRECORD
 		$(LIBUTIL) $(PKG_LIBS) -o $@
 
 TEST_EXTRA_DEPS += $(UWORACLE)
+
+# The builder's fuzz target (tests/fuzz/fuzz_unwind_table.c): the generic
+# rules link the reporter's libraries; this one needs the builder instead,
+# and the fixtures it edits.
+FUZZ_UW_TARGETS := $(O)/tests/fuzz_unwind_table_replay $(O)/fuzz/fuzz_unwind_table
+$(O)/tests/fuzz_unwind_table_replay: $(O)/san/record/unwind_table.o
+$(O)/fuzz/fuzz_unwind_table: $(O)/fuzz/obj/record/unwind_table.o
+$(FUZZ_UW_TARGETS): FUZZ_INCLUDES += -Irecord
+$(FUZZ_UW_TARGETS): | $(UW_PROGS)
