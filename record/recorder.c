@@ -377,6 +377,9 @@ static int write_stats(struct recorder *rec, uint64_t now)
 		st[n++] = (struct stk_stat){ "unwind_bytes", us.bytes };
 		st[n++] = (struct stk_stat){ "unwind_build_ns", us.build_ns };
 		st[n++] = (struct stk_stat){ "unwind_processes", us.processes };
+		st[n++] = (struct stk_stat){ "unwind_tables_scanned", us.scanned };
+		st[n++] = (struct stk_stat){ "unwind_tables_debug_frame", us.debug_frame };
+		st[n++] = (struct stk_stat){ "unwind_tables_debuginfo", us.debuginfo };
 		st[n++] = (struct stk_stat){ "unwind_table_err_no_cfi", us.no_cfi };
 		st[n++] = (struct stk_stat){ "unwind_table_err_open", us.open_failed };
 		st[n++] = (struct stk_stat){ "unwind_table_err_unsupported", us.unsupported };

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
  * unwind_table.c - build the BPF unwinder's compact rows from an ELF's
- * .eh_frame with libdw (dwarf_getcfi_elf + dwarf_cfi_addrframe).
+ * .eh_frame with libdw (dwarf_getcfi_elf + dwarf_cfi_addrframe), and from
+ * its .debug_frame (dwarf_getcfi) where .eh_frame has nothing.
  *
- * .eh_frame_hdr lists every FDE's first address, sorted; from there each
+ * .eh_frame_hdr lists every FDE's first address, sorted (static links
+ * have none: then dwarf_next_cfi() lists .eh_frame's FDEs); from there each
  * row's end (dwarf_frame_info) is the next row's start, until the next FDE
  * or a gap.  libdw re-runs an FDE's program for each row, which is cheap:
  * FDEs are short.  We never parse CFI opcodes ourselves; we only match the
@@ -16,6 +18,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -223,7 +226,9 @@ unsupported:
 	t->st.unsupported++;
 }
 
-/* Read an .eh_frame_hdr field of encoding @enc at *@p (advanced). */
+/* Read a pointer of DW_EH_PE encoding @enc at *@p (advanced), before its
+ * application (pcrel and the like are the caller's).  Only the fixed-size
+ * formats: the ones linkers and compilers write for x86-64. */
 static int hdr_value(const uint8_t **p, const uint8_t *end, uint8_t enc, uint64_t *v)
 {
 	size_t size;
@@ -240,16 +245,56 @@ static int hdr_value(const uint8_t **p, const uint8_t *end, uint8_t enc, uint64_
 	memcpy(v, *p, size); /* little-endian host and file (x86-64) */
 	if ((enc & 0x0f) == DW_EH_PE_sdata4)
 		*v = (uint64_t)(int64_t)(int32_t)*v;
+	else if ((enc & 0x0f) == DW_EH_PE_sdata2)
+		*v = (uint64_t)(int64_t)(int16_t)*v;
 	*p += size;
 	return 0;
 }
 
-/* The sorted FDE start addresses from .eh_frame_hdr (PT_GNU_EH_FRAME). */
-static int fde_starts(Elf *elf, uint64_t **out, size_t *nr)
+/* The FDEs to walk: each one's first address and the CFI that has it. */
+struct fde_start {
+	uint64_t addr;
+	Dwarf_CFI *cfi;
+	unsigned int prio; /* the lower wins two FDEs at one address */
+};
+
+struct fde_list {
+	struct fde_start *v;
+	size_t nr, cap;
+};
+
+static int fdes_push(struct fde_list *l, uint64_t addr, Dwarf_CFI *cfi, unsigned int prio)
+{
+	if (l->nr == l->cap) {
+		size_t cap = l->cap ? l->cap * 2 : 256;
+		struct fde_start *n = realloc(l->v, cap * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		l->v = n;
+		l->cap = cap;
+	}
+	l->v[l->nr++] = (struct fde_start){ addr, cfi, prio };
+	return 0;
+}
+
+static int fde_cmp(const void *a, const void *b)
+{
+	const struct fde_start *x = a, *y = b;
+
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	return x->prio < y->prio ? -1 : x->prio > y->prio;
+}
+
+/* The FDE start addresses from .eh_frame_hdr (PT_GNU_EH_FRAME), sorted by
+ * the linker; -ENOENT without one (static links: GCC passes --eh-frame-hdr
+ * to ld for dynamic ones only), -ENOTSUP when it has no table we read. */
+static int fde_starts(Elf *elf, Dwarf_CFI *cfi, struct fde_list *l)
 {
 	const uint8_t *p, *end;
 	GElf_Phdr ph, *hp = NULL;
-	uint64_t count, v, *starts;
+	uint64_t count, v;
 	Elf_Data *d;
 	size_t nph, i;
 	int err;
@@ -284,48 +329,187 @@ static int fde_starts(Elf *elf, uint64_t **out, size_t *nr)
 	}
 	if (count > (uint64_t)(end - p) / 8)
 		return -EBADMSG;
-	starts = malloc((count ? count : 1) * sizeof(*starts));
-	if (!starts)
-		return -ENOMEM;
 	for (i = 0; i < count; i++) {
 		int32_t loc;
 
 		memcpy(&loc, p + 8 * i, 4);
-		starts[i] = hp->p_vaddr + (uint64_t)(int64_t)loc;
+		v = hp->p_vaddr + (uint64_t)(int64_t)loc;
+		if (l->nr && v < l->v[l->nr - 1].addr)
+			return -EBADMSG;
+		err = fdes_push(l, v, cfi, 0);
+		if (err)
+			return err;
 	}
-	*out = starts;
-	*nr = count;
 	return 0;
 }
 
-static int build(struct unwind_table *t, Elf *elf)
+/* The encoding of a CIE's FDE addresses: augmentation 'R' (.eh_frame),
+ * else absolute (.debug_frame's CIEs have no augmentation). */
+static int cie_fde_encoding(const Dwarf_CIE *cie, uint8_t *enc)
 {
-	Dwarf_CFI *cfi = NULL;
-	uint64_t *starts = NULL;
-	GElf_Ehdr eh;
-	size_t nr = 0, i;
-	int err;
+	const uint8_t *p = cie->augmentation_data;
+	const uint8_t *end = p ? p + cie->augmentation_data_size : NULL;
+	const char *a = cie->augmentation;
+	uint64_t v;
 
-	if (!gelf_getehdr(elf, &eh))
-		return -EBADMSG;
-	if (eh.e_machine != EM_X86_64)
+	*enc = DW_EH_PE_absptr;
+	if (!a || !a[0])
+		return 0;
+	if (a[0] != 'z')
 		return -ENOTSUP;
-	err = fde_starts(elf, &starts, &nr);
-	if (err)
-		return err;
-	cfi = dwarf_getcfi_elf(elf);
-	if (!cfi) {
-		err = -ENOENT;
-		goto out;
-	}
-	for (i = 0; i < nr; i++) {
-		uint64_t addr = starts[i];
-		uint64_t limit = i + 1 < nr ? starts[i + 1] : UINT64_MAX;
+	for (a++; *a; a++) {
+		switch (*a) {
+		case 'R':
+			if (p >= end)
+				return -EBADMSG;
+			*enc = *p++;
+			break;
+		case 'L':
+			if (p >= end)
+				return -EBADMSG;
+			p++;
+			break;
+		case 'P':
+			if (p >= end)
+				return -EBADMSG;
+			{
+				uint8_t penc = *p++;
+				int err = hdr_value(&p, end, penc, &v);
 
-		if (i && starts[i] < starts[i - 1]) {
-			err = -EBADMSG;
-			goto out;
+				if (err)
+					return err;
+			}
+			break;
+		case 'S':
+			break;
+		default:
+			return -ENOTSUP;
 		}
+	}
+	return 0;
+}
+
+/* Executable PT_LOAD segments: an FDE elsewhere describes code the linker
+ * discarded (relocated to 0) and would only hide real rows. */
+static bool in_text(Elf *elf, uint64_t lo, uint64_t hi)
+{
+	size_t nph, i;
+	GElf_Phdr ph;
+
+	if (elf_getphdrnum(elf, &nph) != 0)
+		return false;
+	for (i = 0; i < nph; i++)
+		if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_LOAD && (ph.p_flags & PF_X) &&
+		    lo >= ph.p_vaddr && hi <= ph.p_vaddr + ph.p_memsz)
+			return true;
+	return false;
+}
+
+/*
+ * Every FDE of CFI section @scn (.eh_frame when @eh, else .debug_frame,
+ * of @elf or of its separate debuginfo), read with dwarf_next_cfi(): when
+ * there is no .eh_frame_hdr to list them, and for .debug_frame.
+ * libdw hands back each FDE's raw initial location; its encoding is the
+ * CIE's (cie_fde_encoding()), pc-relative to the field itself in .eh_frame.
+ * FDEs of an encoding we do not read are skipped (their code has no rows).
+ */
+static int fde_scan(Elf *elf, Elf_Scn *scn, bool eh, Dwarf_CFI *cfi, unsigned int prio,
+		    struct fde_list *l, uint64_t *skipped)
+{
+	const unsigned char *ident = (const unsigned char *)elf_getident(elf, NULL);
+	Dwarf_Off off = 0, next, cie_off = (Dwarf_Off)-1;
+	uint8_t enc = DW_EH_PE_omit;
+	GElf_Shdr sh;
+	Elf_Data *d;
+	int err, r;
+
+	if (!ident || !gelf_getshdr(scn, &sh))
+		return -EBADMSG;
+	/* Separate debuginfo may compress .debug_frame (dwarf_begin_elf()
+	 * has then decompressed it already: the flag is gone). */
+	if ((sh.sh_flags & SHF_COMPRESSED) && elf_compress(scn, 0, 0) < 0)
+		return -EBADMSG;
+	d = elf_getdata(scn, NULL);
+	if (!d || !d->d_buf)
+		return -EBADMSG;
+	for (; off < d->d_size; off = next) {
+		Dwarf_CFI_Entry e;
+		const uint8_t *p, *end;
+		uint64_t loc, range;
+
+		r = dwarf_next_cfi(ident, d, eh, off, &next, &e);
+		if (r > 0)
+			break; /* the end (or .eh_frame's zero terminator) */
+		if (r < 0)
+			return -EBADMSG;
+		if (dwarf_cfi_cie_p(&e))
+			continue;
+		if (e.fde.CIE_pointer != cie_off) {
+			Dwarf_CFI_Entry c;
+			Dwarf_Off cnext;
+
+			cie_off = e.fde.CIE_pointer;
+			enc = DW_EH_PE_omit;
+			if (dwarf_next_cfi(ident, d, eh, cie_off, &cnext, &c) == 0 &&
+			    dwarf_cfi_cie_p(&c) && cie_fde_encoding(&c.cie, &enc) != 0)
+				enc = DW_EH_PE_omit;
+		}
+		p = e.fde.start;
+		end = e.fde.end;
+		if (enc == DW_EH_PE_omit || (enc & DW_EH_PE_indirect) ||
+		    ((enc & 0x70) != DW_EH_PE_absptr && (enc & 0x70) != DW_EH_PE_pcrel) ||
+		    hdr_value(&p, end, enc, &loc) != 0 || hdr_value(&p, end, enc & 0x0f, &range) != 0) {
+			(*skipped)++;
+			continue;
+		}
+		if ((enc & 0x70) == DW_EH_PE_pcrel)
+			loc += sh.sh_addr + (uint64_t)(e.fde.start - (const uint8_t *)d->d_buf);
+		if (!range || loc + range < loc || !in_text(elf, loc, loc + range)) {
+			(*skipped)++;
+			continue;
+		}
+		err = fdes_push(l, loc, cfi, prio);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/* Section @name of @elf, or NULL. */
+static Elf_Scn *section(Elf *elf, const char *name)
+{
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+	GElf_Shdr sh;
+
+	if (elf_getshdrstrndx(elf, &shstrndx) != 0)
+		return NULL;
+	while ((scn = elf_nextscn(elf, scn))) {
+		const char *n;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS)
+			continue;
+		n = elf_strptr(elf, shstrndx, sh.sh_name);
+		if (n && strcmp(n, name) == 0)
+			return scn;
+	}
+	return NULL;
+}
+
+/* Walk the FDEs of @l (sorted), each up to the next one's start. */
+static int walk(struct unwind_table *t, const struct fde_list *l)
+{
+	size_t i, j;
+	int err = 0;
+
+	for (i = 0; i < l->nr; i = j) {
+		uint64_t addr = l->v[i].addr, limit;
+		Dwarf_CFI *cfi = l->v[i].cfi;
+
+		/* Two FDEs at one address: the first (the lower prio). */
+		for (j = i + 1; j < l->nr && l->v[j].addr == addr; j++)
+			;
+		limit = j < l->nr ? l->v[j].addr : UINT64_MAX;
 		t->st.fdes++;
 		while (addr < limit) {
 			Dwarf_Addr s, e;
@@ -340,36 +524,126 @@ static int build(struct unwind_table *t, Elf *elf)
 			}
 			if (dwarf_frame_info(f, &s, &e, &signal) < 0) {
 				free(f);
-				err = -EBADMSG;
-				goto out;
+				return -EBADMSG;
 			}
 			classify(t, f, signal, &kind, &cfa_off, &rbp_off);
 			free(f);
 			err = rows_push(t, addr, kind, cfa_off, rbp_off);
 			if (err)
-				goto out;
+				return err;
 			if (e <= addr)
 				break;
 			addr = e;
 		}
 		if (err)
-			goto out;
+			return err;
 	}
-	err = 0;
+	return 0;
+}
+
+/* 1 if .eh_frame (@eh) has a row for @pc. */
+static int eh_covers(Dwarf_CFI *eh, uint64_t pc)
+{
+	Dwarf_Frame *f;
+
+	if (!eh || dwarf_cfi_addrframe(eh, pc, &f) != 0)
+		return 0;
+	free(f);
+	return 1;
+}
+
+/*
+ * The FDEs of @src's .debug_frame (@src: @elf itself or its separate
+ * debuginfo) that start where .eh_frame (@eh) has no rule: code built
+ * with -fno-asynchronous-unwind-tables -g has its CFI there only, next to
+ * crt1.o's .eh_frame.  *@dw: the Dwarf that owns their CFI, the caller's
+ * to end.  -ENOENT when @src has no .debug_frame, or one libdw cannot
+ * read (the table is then .eh_frame's), -ENOMEM.
+ */
+static int debug_frame_fdes(struct unwind_table *t, Elf *elf, Elf *src, Dwarf_CFI *eh,
+			    Dwarf **dw, struct fde_list *l)
+{
+	Elf_Scn *scn = section(src, ".debug_frame");
+	size_t n0 = l->nr, i, k;
+	Dwarf_CFI *cfi;
+	int err;
+
+	if (!scn)
+		return -ENOENT;
+	*dw = dwarf_begin_elf(src, DWARF_C_READ, NULL);
+	if (!*dw)
+		return -ENOENT;
+	cfi = dwarf_getcfi(*dw);
+	if (!cfi)
+		return -ENOENT;
+	err = fde_scan(elf, scn, false, cfi, 1, l, &t->st.fdes_skipped);
+	if (err) {
+		/* Damaged: .eh_frame's rows alone, as without it. */
+		l->nr = n0;
+		return err == -ENOMEM ? err : -ENOENT;
+	}
+	for (i = k = n0; i < l->nr; i++)
+		if (!eh_covers(eh, l->v[i].addr))
+			l->v[k++] = l->v[i];
+	l->nr = k;
+	t->st.debug_frame_fdes = k - n0;
+	return 0;
+}
+
+static int build(struct unwind_table *t, Elf *elf, Elf *debug)
+{
+	struct fde_list l = { 0 };
+	Dwarf_CFI *cfi = NULL;
+	Dwarf *dw = NULL;
+	Elf_Scn *scn;
+	GElf_Ehdr eh;
+	int err;
+
+	if (!gelf_getehdr(elf, &eh))
+		return -EBADMSG;
+	if (eh.e_machine != EM_X86_64)
+		return -ENOTSUP;
+	cfi = dwarf_getcfi_elf(elf);
+	err = cfi ? fde_starts(elf, cfi, &l) : 0;
+	if (err == -ENOENT || err == -ENOTSUP) {
+		/* No .eh_frame_hdr, or one without its table (ld writes that
+		 * when it cannot sort .eh_frame): list its FDEs ourselves. */
+		l.nr = 0;
+		scn = section(elf, ".eh_frame");
+		err = scn ? fde_scan(elf, scn, true, cfi, 0, &l, &t->st.fdes_skipped) : 0;
+		if (!err && scn)
+			t->st.scanned = 1;
+	}
+	if (err)
+		goto out;
+	/* .debug_frame where .eh_frame says nothing: the file's own, else
+	 * the separate debuginfo's (strip moves it there). */
+	err = debug_frame_fdes(t, elf, elf, cfi, &dw, &l);
+	if (err == -ENOENT && debug && !dw)
+		err = debug_frame_fdes(t, elf, debug, cfi, &dw, &l);
+	if (err && err != -ENOENT)
+		goto out;
+	if (!l.nr) {
+		err = -ENOENT;
+		goto out;
+	}
+	qsort(l.v, l.nr, sizeof(*l.v), fde_cmp);
+	err = walk(t, &l);
 out:
 	dwarf_cfi_end(cfi);
-	free(starts);
+	dwarf_end(dw);
+	free(l.v);
 	return err;
 }
 
-struct unwind_table *unwind_table__from_elf(Elf *elf)
+struct unwind_table *unwind_table__from_elf_debug(Elf *elf, Elf *debug)
 {
 	struct unwind_table *t = calloc(1, sizeof(*t));
 	int err;
 
 	if (!t)
 		return NULL;
-	err = build(t, elf);
+	err = build(t, elf, debug);
 	if (err) {
 		unwind_table__free(t);
 		errno = -err;
@@ -377,6 +651,16 @@ struct unwind_table *unwind_table__from_elf(Elf *elf)
 	}
 	t->st.rows = t->nr;
 	return t;
+}
+
+int unwind_table__has_debug_frame(Elf *elf)
+{
+	return section(elf, ".debug_frame") != NULL;
+}
+
+struct unwind_table *unwind_table__from_elf(Elf *elf)
+{
+	return unwind_table__from_elf_debug(elf, NULL);
 }
 
 struct unwind_table *unwind_table__from_file(const char *path)

@@ -28,18 +28,35 @@ struct unwind_table_stats {
 	uint64_t rows_raw;	/* rows libdw gave, before merging */
 	uint64_t unsupported;	/* rows of kind STKREC_UW_UNSUPPORTED */
 	uint64_t plt, signal, end, rbp_deref;
+	uint64_t fdes_skipped;	/* FDEs scanned but not walked (encoding, no code) */
+	uint64_t scanned;	/* 1: no .eh_frame_hdr, .eh_frame's FDEs scanned */
+	uint64_t debug_frame_fdes; /* FDEs from .debug_frame (no .eh_frame rule there) */
 };
 
 /*
  * unwind_table__from_elf() - build the table of @elf (which stays the
  * caller's, and may be an in-memory image such as the vDSO) from its
- * .eh_frame, walking the FDEs that .eh_frame_hdr lists.
- * Returns the table, or NULL with errno: ENOENT (no .eh_frame or no
- * .eh_frame_hdr), ENOTSUP (not x86-64, or an .eh_frame_hdr encoding other
- * than the one every linker writes), E2BIG (addresses beyond 4 GiB),
+ * .eh_frame, walking the FDEs that .eh_frame_hdr lists, or without one
+ * (static executables: GCC links those without it) or its table every
+ * FDE of the .eh_frame section; and from its .debug_frame for the code
+ * .eh_frame has no rule for (-fno-asynchronous-unwind-tables -g puts the
+ * CFI there; .eh_frame wins where both have one).
+ * Returns the table, or NULL with errno: ENOENT (no FDE in .eh_frame or
+ * .debug_frame), ENOTSUP (not x86-64), E2BIG (addresses beyond 4 GiB),
  * EBADMSG (libdw could not read the CFI), ENOMEM.
  */
 struct unwind_table *unwind_table__from_elf(Elf *elf);
+
+/*
+ * unwind_table__from_elf_debug() - the same, and when @elf has no
+ * .debug_frame, that of @debug (NULL: none), @elf's separate debuginfo
+ * (objcopy --only-keep-debug; the caller checked it is @elf's, by
+ * build-id).  Both stay the caller's.  errno as above.
+ */
+struct unwind_table *unwind_table__from_elf_debug(Elf *elf, Elf *debug);
+
+/* 1 if @elf has a .debug_frame section, else 0. */
+int unwind_table__has_debug_frame(Elf *elf);
 
 /* The same for the file at @path (opened read-only).  errno as above, or
  * open()'s. */

@@ -21,6 +21,7 @@
 #include <string.h>
 #include <sys/auxv.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -99,6 +100,8 @@ struct unwinder {
 	size_t vdso_size;
 	uint8_t vdso_id[STK_MAX_BUILD_ID];
 	int vdso_id_size;
+	/* Separate debuginfo: DIR/.build-id/xx/yyyy.debug (not owned). */
+	const char *debug_dir;
 };
 
 /* Page index entries: 64 KiB pages, so 2 GiB of text in all. */
@@ -180,6 +183,7 @@ struct unwinder *unwinder__new(const struct unwinder_maps *maps)
 	u->free_ext[0] = (struct extent){ 0, maps->rows_cap };
 	u->nr_free = u->cap_free = 1;
 	u->next_id = 1;
+	u->debug_dir = UNWINDER_DEBUG_DIR;
 	u->vdso = (const void *)getauxval(AT_SYSINFO_EHDR);
 	if (u->vdso) {
 		u->vdso_size = elf_image_size(u->vdso);
@@ -423,15 +427,57 @@ static int phdr_loads(Elf *elf, struct table *t)
 	return t->nr_loads ? 0 : -ENOEXEC;
 }
 
-/* Build @t from @elf and load it.  Counts the outcome. */
-static int table_build(struct unwinder *u, struct table *t, Elf *elf)
+/*
+ * The separate debuginfo of the file with build-id @id, for its
+ * .debug_frame: the one path @u->debug_dir/.build-id/xx/yyyy.debug (the
+ * recorder's own file system, not the traced process's to plant things
+ * in; still opened non-blocking, used only if a regular file with @id).
+ * An fd, or -errno (-ENOENT: none).
+ */
+static int debuginfo_open(const struct unwinder *u, const uint8_t *id, uint32_t id_size)
 {
+	char path[4096], *p;
+	uint8_t got[STK_MAX_BUILD_ID];
+	struct stat st;
+	uint32_t i;
+	int fd, err;
+
+	if (!u->debug_dir || !u->debug_dir[0] || id_size < 2 || id_size > STK_MAX_BUILD_ID ||
+	    strlen(u->debug_dir) > sizeof(path) - 128)
+		return -ENOENT;
+	p = path + sprintf(path, "%s/.build-id/%02x/", u->debug_dir, id[0]);
+	for (i = 1; i < id_size; i++)
+		p += sprintf(p, "%02x", id[i]);
+	strcpy(p, ".debug");
+	fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) < 0) {
+		err = -errno;
+		goto fail;
+	}
+	if (!S_ISREG(st.st_mode) ||
+	    buildid__from_elf_fd(fd, got, sizeof(got)) != (int)id_size || memcmp(got, id, id_size)) {
+		err = -ENOENT;
+		goto fail;
+	}
+	return fd;
+fail:
+	close(fd);
+	return err;
+}
+
+/* Build @t from @elf (@debug: its separate debuginfo, or NULL) and load
+ * it.  Counts the outcome. */
+static int table_build(struct unwinder *u, struct table *t, Elf *elf, Elf *debug)
+{
+	struct unwind_table_stats ts;
 	struct unwind_table *ut;
 	uint64_t t0 = mono_ns();
 	int err;
 
 	err = phdr_loads(elf, t);
-	ut = err ? NULL : unwind_table__from_elf(elf);
+	ut = err ? NULL : unwind_table__from_elf_debug(elf, debug);
 	if (!ut) {
 		err = err ?: -errno;
 		if (err == -ENOENT)
@@ -441,6 +487,14 @@ static int table_build(struct unwinder *u, struct table *t, Elf *elf)
 		return err;
 	}
 	u->st.tables_built++;
+	unwind_table__stats(ut, &ts);
+	u->st.scanned += ts.scanned;
+	if (ts.debug_frame_fdes) {
+		u->st.debug_frame++;
+		/* @debug is opened only for a file without one. */
+		if (debug)
+			u->st.debuginfo++;
+	}
 	{
 		const struct stkrec_unwind_row *r;
 		size_t nr;
@@ -514,8 +568,8 @@ static struct table *table_get(struct unwinder *u, uint32_t tgid, const struct s
 {
 	struct table *t = table_find(u, m);
 	int vdso = strcmp(m->path, "[vdso]") == 0;
-	Elf *elf = NULL;
-	int fd = -1, err;
+	Elf *elf = NULL, *debug = NULL;
+	int fd = -1, dfd = -1, err;
 
 	*pending = 0;
 	if (t && t->failed != -ENOSPC && t->failed != -EAGAIN)
@@ -593,15 +647,24 @@ static struct table *table_get(struct unwinder *u, uint32_t tgid, const struct s
 		/* Read, not mapped: the process's user may truncate the file
 		 * under us, and a mapping would then SIGBUS the recorder. */
 		elf = elf_begin(fd, ELF_C_READ, NULL);
+		/* CFI only in .debug_frame, and that stripped into a debug
+		 * package: read it from there. */
+		if (elf && m->build_id_size && !unwind_table__has_debug_frame(elf)) {
+			dfd = debuginfo_open(u, m->build_id, m->build_id_size);
+			debug = dfd >= 0 ? elf_begin(dfd, ELF_C_READ, NULL) : NULL;
+		}
 	}
 	if (!elf) {
 		err = -EBADMSG;
 		u->st.unsupported++;
 		goto out;
 	}
-	err = table_build(u, t, elf);
+	err = table_build(u, t, elf, debug);
 out:
+	elf_end(debug);
 	elf_end(elf);
+	if (dfd >= 0)
+		close(dfd);
 	if (fd >= 0)
 		close(fd);
 	t->failed = err;
@@ -908,6 +971,11 @@ void unwinder__remove_process(struct unwinder *u, uint32_t tgid)
 void unwinder__stats(const struct unwinder *u, struct unwinder_stats *st)
 {
 	*st = u->st;
+}
+
+void unwinder__set_debug_dir(struct unwinder *u, const char *dir)
+{
+	u->debug_dir = dir;
 }
 
 void unwinder__free(struct unwinder *u)

@@ -54,7 +54,10 @@ struct unwinder_stats {
 	uint64_t bytes;			/* bytes of rows and pages loaded now */
 	uint64_t build_ns;		/* time spent building tables */
 	uint64_t processes;		/* processes with mappings loaded now */
-	uint64_t no_cfi;		/* files without .eh_frame(_hdr) */
+	uint64_t no_cfi;		/* files without CFI (.eh_frame, .debug_frame) */
+	uint64_t scanned;		/* tables built without .eh_frame_hdr (static) */
+	uint64_t debug_frame;		/* tables with rows from .debug_frame */
+	uint64_t debuginfo;		/* of which from separate debuginfo's */
 	uint64_t open_failed;		/* files that could not be opened (or not the
 					 * file mapped: build-id differs) */
 	uint64_t unsupported;		/* files refused: not x86-64, > 4 GiB, bad CFI */
@@ -70,6 +73,14 @@ struct unwinder_stats {
 /* A manager over @maps (not owned; they must outlive it).  NULL with
  * errno = ENOMEM, or mmap()'s errno for the rows map. */
 struct unwinder *unwinder__new(const struct unwinder_maps *maps);
+
+/* Where separate debuginfo is looked up by build-id, for the .debug_frame
+ * of files without one: @dir/.build-id/xx/yyyy.debug. */
+#define UNWINDER_DEBUG_DIR "/usr/lib/debug"
+
+/* unwinder__set_debug_dir() - look there instead (@dir: borrowed, must
+ * outlive @u; NULL or "": nowhere).  For tests. */
+void unwinder__set_debug_dir(struct unwinder *u, const char *dir);
 
 /*
  * unwinder__add_process() - (re)load the mappings of @maps->tgid: build

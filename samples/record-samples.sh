@@ -35,6 +35,7 @@ done
 # thread of every process would bring in wakers from all over the machine,
 # which interrupts find running, and their binaries); stkrec stops when it
 # is gone.
+: > "$d/offwork.out"
 "$d/offwork" 3 > "$d/offwork.out" &
 ow=$!
 while ! grep -q waiter "$d/offwork.out"; do sleep 0.1; done

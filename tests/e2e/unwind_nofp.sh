@@ -12,10 +12,18 @@
 #    read(), which the frame pointers never reach from libc's __read), and
 #    with offwake the waker's side shows write;writer;main;..;_start,
 #  - META says which unwinder ran, STAT counts the tables;
-#  - the same program linked without .eh_frame_hdr (no table): frame
-#    pointers, as --unwind=fp, flagged [unwind stopped: frame pointer] and
-#    counted (unwind_table_err_no_cfi), and stkreport counts those stops
-#    (info per reason, the summary line as a share).
+#  - the same program linked without .eh_frame_hdr, and linked -static
+#    (GCC links those without it; glibc's FDEs are in the binary too):
+#    their .eh_frame's FDEs are scanned, and >= 97% of the samples are
+#    rooted at _start (the static one's through __libc_start_main_impl;
+#    __libc_start_call_main, glibc's own frames),
+#  - the same program built -fno-asynchronous-unwind-tables -g, its CFI
+#    in .debug_frame only: >= 97% rooted at _start too, the table counted
+#    in STAT unwind_tables_debug_frame,
+#  - the same program with no CFI at all (no table): frame pointers, as
+#    --unwind=fp, flagged [unwind stopped: frame pointer] and counted
+#    (unwind_table_err_no_cfi), and stkreport counts those stops (info per
+#    reason, the summary line as a share).
 # Exit 77 only when BPF cannot be used (not root, or no BTF).
 #
 # Runs alone (tests/run-tests.sh): its shares are within 3 points and its
@@ -28,7 +36,7 @@
 . "$top/tests/e2e/lib/record.sh"
 
 NOFP=$O/tests/unwind/nofpwork
-need_files "$NOFP" "$NOFP"_nohdr
+need_files "$NOFP" "$NOFP"_nohdr "$NOFP"_static "$NOFP"_nocfi "$NOFP"_dbgframe
 
 # shares FOLDED: "total rooted alpha gamma delta" over nofpwork's samples.
 shares() {
@@ -78,25 +86,60 @@ check "fp: frame pointers do not reach main in nofpwork ($2 of $1 rooted)" \
 check "fp: META unwind_used fp, no unwind STAT" \
 	sh -c "grep -q '^META	unwind_used	fp$' '$tmp/fp.dump' && ! grep -q '^STAT	unwind_stacks' '$tmp/fp.dump'"
 
-"$REC" -q -F 199 -o "$tmp/nohdr.stk" -- "$NOFP"_nohdr 1 >/dev/null
+# rooted FOLDED COMM ROOT: "total rooted" over COMM's samples, rooted
+# meaning COMM;ROOT;..;main;.
+rooted() {
+	awk -v c="$2;" -v r="$2;$3;" '
+	index($0, c) == 1 { t += $NF; if (index($0, r) == 1 && $0 ~ /;main;/) m += $NF }
+	END { printf "%d %d\n", t, m }' "$1"
+}
+
+"$REC" -q -F 999 -o "$tmp/nohdr.stk" -- "$NOFP"_nohdr 1 >/dev/null
 "$REP" -f folded "$tmp/nohdr.stk" >"$tmp/nohdr.folded" 2>/dev/null
-"$DUMP" "$tmp/nohdr.stk" >"$tmp/nohdr.dump"
-set -- $(awk '/^nofpwork_nohdr;/ { t += $NF; if ($0 ~ /^nofpwork_nohdr;\[unwind stopped: frame pointer\];.*burn /) m += $NF }
-	END { printf "%d %d\n", t, m }' "$tmp/nohdr.folded")
-echo "     no .eh_frame_hdr: $2 of $1 samples flagged by the frame-pointer marker"
+set -- $(rooted "$tmp/nohdr.folded" nofpwork_nohdr _start)
+echo "     no .eh_frame_hdr: $2 of $1 samples rooted at _start;..;main"
+check "no .eh_frame_hdr: >= 97% of $1 samples rooted at _start..main ($2)" \
+	[ "$1" -ge 200 -a $(($2 * 100)) -ge $(($1 * 97)) ]
+
+"$REC" -q -F 999 -o "$tmp/static.stk" -- "$NOFP"_static 1 >/dev/null
+"$REP" -f folded "$tmp/static.stk" >"$tmp/static.folded" 2>/dev/null
+set -- $(rooted "$tmp/static.folded" nofpwork_static "_start;__libc_start_main_impl;__libc_start_call_main;main")
+echo "     static: $2 of $1 samples rooted at _start;__libc_start_main_impl;__libc_start_call_main;main"
+check "static: >= 97% of $1 samples rooted at _start;__libc_start_main_impl;__libc_start_call_main;main ($2)" \
+	[ "$1" -ge 200 -a $(($2 * 100)) -ge $(($1 * 97)) ]
+"$DUMP" "$tmp/static.stk" >"$tmp/static.dump"
+check "static: its table built (unwind_tables_scanned), no unwind_table_err_no_cfi" \
+	sh -c "grep -q '^STAT	unwind_tables_scanned	[1-9]' '$tmp/static.dump' && ! grep -q '^STAT	unwind_table_err_no_cfi	[1-9]' '$tmp/static.dump'"
+
+"$REC" -q -F 999 -o "$tmp/dbgframe.stk" -- "$NOFP"_dbgframe 1 >/dev/null
+"$REP" -f folded "$tmp/dbgframe.stk" >"$tmp/dbgframe.folded" 2>/dev/null
+set -- $(rooted "$tmp/dbgframe.folded" nofpwork_dbgfra _start)
+echo "     .debug_frame: $2 of $1 samples rooted at _start;..;main"
+check ".debug_frame: >= 97% of $1 samples rooted at _start..main ($2)" \
+	[ "$1" -ge 200 -a $(($2 * 100)) -ge $(($1 * 97)) ]
+"$DUMP" "$tmp/dbgframe.stk" >"$tmp/dbgframe.dump"
+check ".debug_frame: STAT unwind_tables_debug_frame counts its table" \
+	grep -q '^STAT	unwind_tables_debug_frame	[1-9]' "$tmp/dbgframe.dump"
+
+"$REC" -q -F 199 -o "$tmp/nocfi.stk" -- "$NOFP"_nocfi 1 >/dev/null
+"$REP" -f folded "$tmp/nocfi.stk" >"$tmp/nocfi.folded" 2>/dev/null
+"$DUMP" "$tmp/nocfi.stk" >"$tmp/nocfi.dump"
+set -- $(awk '/^nofpwork_nocfi;/ { t += $NF; if ($0 ~ /^nofpwork_nocfi;\[unwind stopped: frame pointer\];.*burn /) m += $NF }
+	END { printf "%d %d\n", t, m }' "$tmp/nocfi.folded")
+echo "     no CFI: $2 of $1 samples flagged by the frame-pointer marker"
 check "no table: >= 90% of $1 samples are frame-pointer stacks of burn, flagged ($2)" \
 	[ "$1" -gt 50 -a $(($2 * 10)) -ge $(($1 * 9)) ]
 check "no table: STAT unwind_table_err_no_cfi counts the binary" \
-	grep -q '^STAT	unwind_table_err_no_cfi	[1-9]' "$tmp/nohdr.dump"
+	grep -q '^STAT	unwind_table_err_no_cfi	[1-9]' "$tmp/nocfi.dump"
 # The report counts those stops: info per reason, the summary as a share.
-"$REP" info "$tmp/nohdr.stk" >"$tmp/nohdr.info" 2>/dev/null
-"$REP" "$tmp/nohdr.stk" 2>"$tmp/nohdr.summary" >/dev/null
-fpm=$(awk '/\[unwind stopped: frame pointer\]/ { m += $NF } END { print m + 0 }' "$tmp/nohdr.folded")
-set -- $(awk '/^unwind stopped: frame pointer / { p = $7; gsub(/[(),]/, "", p); print $5, p }' "$tmp/nohdr.info") x x
+"$REP" info "$tmp/nocfi.stk" >"$tmp/nocfi.info" 2>/dev/null
+"$REP" "$tmp/nocfi.stk" 2>"$tmp/nocfi.summary" >/dev/null
+fpm=$(awk '/\[unwind stopped: frame pointer\]/ { m += $NF } END { print m + 0 }' "$tmp/nocfi.folded")
+set -- $(awk '/^unwind stopped: frame pointer / { p = $7; gsub(/[(),]/, "", p); print $5, p }' "$tmp/nocfi.info") x x
 echo "     info: unwind stopped: frame pointer $1 samples $2; folded: $fpm"
 check "no table: info counts the $fpm frame-pointer stops ($1)" [ "$1" = "$fpm" -a "$fpm" -gt 0 ]
 check "no table: the summary gives their share $2" \
-	grep -q "user stacks stopped early (.*frame pointer $2" "$tmp/nohdr.summary"
+	grep -q "user stacks stopped early (.*frame pointer $2" "$tmp/nocfi.summary"
 
 # Off-CPU: two reads blocked on a pipe.  The process's first block may come
 # before its tables are loaded (frame pointers then, counted); the second,

@@ -10,6 +10,10 @@
 #  - nofpwork (no frame pointers, a 3-path call tree),
 #  - nofpwork edge: 60-deep recursion, a SIGPROF handler that burns (the
 #    signal frame), a function that realigns its stack, qsort calling back,
+#  - nofpwork linked -static, plain and edge (no .eh_frame_hdr: the FDEs
+#    scanned; glibc's own frames and __restore_rt in the binary),
+#  - nofpwork built -fno-asynchronous-unwind-tables -g (its CFI in
+#    .debug_frame, which libdwfl reads too),
 #  - samples/cpuwork (frame pointers, threads are not sampled here),
 #  - python3 running a json/re/zlib loop (Debian's, no frame pointers).
 # Exit 77 when BPF cannot be used (not root, or no BTF), or without python3
@@ -24,7 +28,7 @@
 
 ORACLE=$O/tests/tools/uworacle
 NOFP=$O/tests/unwind/nofpwork
-need_files "$ORACLE" "$NOFP"
+need_files "$ORACLE" "$NOFP" "$NOFP"_static "$NOFP"_dbgframe
 
 # oracle LABEL CMD...: run it, check the verdict line.
 oracle() {
@@ -51,6 +55,9 @@ oracle() {
 
 oracle nofpwork "$NOFP" 2
 oracle "nofpwork edge" "$NOFP" edge 2
+oracle "nofpwork static" "$NOFP"_static 2
+oracle "nofpwork static edge" "$NOFP"_static edge 2
+oracle "nofpwork .debug_frame" "$NOFP"_dbgframe 2
 oracle cpuwork "$CW" 2
 if command -v python3 >/dev/null; then
 	cat >"$tmp/loop.py" <<'PYEOF'

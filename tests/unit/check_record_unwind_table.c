@@ -4,19 +4,26 @@
  * `readelf --debug-dump=frames-interp` prints for a file must give the
  * same CFA rule and rbp rule as our table at that row's first address
  * (and mid-row), and addresses between FDEs must have no rule.  Run on
- * the -O2 -fomit-frame-pointer fixture (mk/unwind.mk) and the system libc.
+ * the -O2 -fomit-frame-pointer fixture (mk/unwind.mk), its static build
+ * (no .eh_frame_hdr: the FDEs are scanned) and the system libc.
  */
 #include <check.h>
+#include <dwarf.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+#include <gelf.h>
 
 #include "unwind_table.h"
 
 #define LIBC "/lib/x86_64-linux-gnu/libc.so.6"
 
-static char fixture[4096], nohdr[4096];
+static char fixture[4096], nohdr[4096], fx_static[4096], fx_static_hdr[4096], nocfi[4096];
+static char dbgframe[4096], dbgsplit[4096], debug_dir[4096];
 
 /* One readelf row: [lo, hi) with its CFA, rbp and ra columns as text. */
 struct rrow {
@@ -238,6 +245,14 @@ START_TEST(fixture_rows_match_readelf)
 }
 END_TEST
 
+/* A static glibc program has no .eh_frame_hdr (GCC links static ones
+ * without): every one of its ~1000 FDEs, glibc's included, from .eh_frame. */
+START_TEST(static_rows_match_readelf)
+{
+	golden_for(fx_static, 5000);
+}
+END_TEST
+
 START_TEST(libc_rows_match_readelf)
 {
 	golden_for(LIBC, 5000);
@@ -246,10 +261,11 @@ END_TEST
 
 /* The fixture's own functions, by address from its symbol table: burn()
  * runs with CFA = rsp + 24 after its "sub $0x10,%rsp", alpha with +16;
- * _start's CFI ends the stack. */
-START_TEST(fixture_known_rules)
+ * _start's CFI ends the stack.  In the static build glibc's
+ * __libc_start_call_main (which calls main) has rows too. */
+static void known_rules(const char *path, int want)
 {
-	struct unwind_table *t = unwind_table__from_file(fixture);
+	struct unwind_table *t = unwind_table__from_file(path);
 	const struct stkrec_unwind_row *u;
 	char cmd[4200], line[256];
 	unsigned long long addr;
@@ -257,8 +273,8 @@ START_TEST(fixture_known_rules)
 	int seen = 0;
 	FILE *f;
 
-	ck_assert_ptr_nonnull(t);
-	snprintf(cmd, sizeof(cmd), "nm '%s'", fixture);
+	ck_assert_msg(t, "%s: %s", path, strerror(errno));
+	snprintf(cmd, sizeof(cmd), "nm '%s'", path);
 	f = popen(cmd, "r");
 	ck_assert_ptr_nonnull(f);
 	while (fgets(line, sizeof(line), f)) {
@@ -282,11 +298,211 @@ START_TEST(fixture_known_rules)
 			u = unwind_table__lookup(t, addr + 4);
 			ck_assert_int_eq(u->kind, STKREC_UW_END);
 			seen |= 4;
+		} else if (strcmp(name, "__libc_start_call_main") == 0) {
+			u = unwind_table__lookup(t, addr);
+			ck_assert_ptr_nonnull(u);
+			ck_assert_int_eq(u->kind, STKREC_UW_CFA_RSP);
+			ck_assert_int_eq(u->cfa_off, 8);
+			seen |= 8;
 		}
 	}
 	pclose(f);
-	ck_assert_int_eq(seen, 7);
+	ck_assert_int_eq(seen, want);
 	unwind_table__free(t);
+}
+
+START_TEST(fixture_known_rules)
+{
+	known_rules(fixture, 7);
+}
+END_TEST
+
+START_TEST(static_known_rules)
+{
+	known_rules(fx_static, 15);
+}
+END_TEST
+
+/* @a and @b have the same rows. */
+static void rows_equal(const struct unwind_table *a, const struct unwind_table *b)
+{
+	const struct stkrec_unwind_row *ra, *rb;
+	size_t na, nb;
+
+	ra = unwind_table__rows(a, &na);
+	rb = unwind_table__rows(b, &nb);
+	ck_assert_uint_eq(na, nb);
+	ck_assert_mem_eq(ra, rb, na * sizeof(*ra));
+}
+
+/* Scanning .eh_frame gives the rows .eh_frame_hdr's list gives: the
+ * fixtures linked with and without it have their code at the same
+ * addresses, so the tables are equal row for row. */
+static void same_rows(const char *with_hdr, const char *without)
+{
+	struct unwind_table *a = unwind_table__from_file(with_hdr);
+	struct unwind_table *b = unwind_table__from_file(without);
+	struct unwind_table_stats sa, sb;
+
+	ck_assert_msg(a, "%s: %s", with_hdr, strerror(errno));
+	ck_assert_msg(b, "%s: %s", without, strerror(errno));
+	unwind_table__stats(a, &sa);
+	unwind_table__stats(b, &sb);
+	ck_assert_uint_eq(sa.scanned, 0);
+	ck_assert_uint_eq(sb.scanned, 1);
+	ck_assert_uint_eq(sb.fdes_skipped, 0);
+	ck_assert_uint_eq(sa.fdes, sb.fdes);
+	rows_equal(a, b);
+	unwind_table__free(a);
+	unwind_table__free(b);
+}
+
+START_TEST(nohdr_rows_equal_hdr_rows)
+{
+	same_rows(fixture, nohdr);
+	same_rows(fx_static_hdr, fx_static);
+}
+END_TEST
+
+/* An .eh_frame_hdr without its table (ld writes one when it cannot sort
+ * .eh_frame: fde_count's encoding DW_EH_PE_omit): the FDEs are scanned,
+ * the same rows.  The fixture in memory, that byte changed. */
+START_TEST(hdr_without_table_is_scanned)
+{
+	struct unwind_table *a = unwind_table__from_file(fixture), *b;
+	struct unwind_table_stats st;
+	size_t size, nph, i;
+	GElf_Phdr ph;
+	char *img;
+	Elf *elf;
+	FILE *f;
+	long n;
+
+	ck_assert_ptr_nonnull(a);
+	f = fopen(fixture, "rb");
+	ck_assert_ptr_nonnull(f);
+	ck_assert_int_eq(fseek(f, 0, SEEK_END), 0);
+	n = ftell(f);
+	ck_assert_int_gt(n, 0);
+	size = (size_t)n;
+	rewind(f);
+	img = malloc(size);
+	ck_assert_ptr_nonnull(img);
+	ck_assert_uint_eq(fread(img, 1, size, f), size);
+	fclose(f);
+	elf_version(EV_CURRENT);
+	elf = elf_memory(img, size);
+	ck_assert_ptr_nonnull(elf);
+	ck_assert_int_eq(elf_getphdrnum(elf, &nph), 0);
+	for (i = 0; i < nph; i++)
+		if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_GNU_EH_FRAME)
+			break;
+	ck_assert_uint_lt(i, nph);
+	elf_end(elf);
+	ck_assert_int_eq(img[ph.p_offset + 2], DW_EH_PE_udata4);
+	img[ph.p_offset + 2] = (char)DW_EH_PE_omit;
+	elf = elf_memory(img, size);
+	b = unwind_table__from_elf(elf);
+	ck_assert_msg(b, "%s: %s", fixture, strerror(errno));
+	unwind_table__stats(b, &st);
+	ck_assert_uint_eq(st.scanned, 1);
+	rows_equal(a, b);
+	unwind_table__free(a);
+	unwind_table__free(b);
+	elf_end(elf);
+	free(img);
+}
+END_TEST
+
+/* -fno-asynchronous-unwind-tables -g: the program's CFI is in .debug_frame
+ * (GCC's is as precise as .eh_frame's), crt1.o's in .eh_frame; both make
+ * the table nofpwork's own .eh_frame makes, at the same addresses. */
+START_TEST(debug_frame_rows_equal_eh_frame_rows)
+{
+	struct unwind_table *a = unwind_table__from_file(fixture);
+	struct unwind_table *b = unwind_table__from_file(dbgframe);
+	struct unwind_table_stats sa, sb;
+
+	ck_assert_msg(b, "%s: %s", dbgframe, strerror(errno));
+	ck_assert_ptr_nonnull(a);
+	unwind_table__stats(a, &sa);
+	unwind_table__stats(b, &sb);
+	ck_assert_uint_eq(sa.debug_frame_fdes, 0);
+	ck_assert_uint_ge(sb.debug_frame_fdes, 10);
+	ck_assert_uint_eq(sa.fdes, sb.fdes);
+	rows_equal(a, b);
+	unwind_table__free(a);
+	unwind_table__free(b);
+}
+END_TEST
+
+START_TEST(debug_frame_rows_match_readelf)
+{
+	golden_for(dbgframe, 10);
+}
+END_TEST
+
+/* The path of @path's separate debuginfo under debug_dir, by build-id. */
+static void debug_path(const char *path, char *out, size_t size)
+{
+	char cmd[4200], line[512], *id = NULL;
+	FILE *f;
+
+	snprintf(cmd, sizeof(cmd), "readelf -n '%s' 2>/dev/null", path);
+	f = popen(cmd, "r");
+	ck_assert_ptr_nonnull(f);
+	while (fgets(line, sizeof(line), f))
+		if ((id = strstr(line, "Build ID: "))) {
+			id += strlen("Build ID: ");
+			id[strcspn(id, "\n")] = 0;
+			break;
+		}
+	pclose(f);
+	ck_assert_msg(id && strlen(id) > 2, "%s: no build-id", path);
+	snprintf(out, size, "%s/.build-id/%.2s/%s.debug", debug_dir, id, id + 2);
+}
+
+/* Stripped, its .debug_frame is in the debug file: without it only crt1's
+ * rows (none for burn), with it nofpwork's table again. */
+START_TEST(debuginfo_debug_frame_is_used)
+{
+	struct unwind_table *a = unwind_table__from_file(fixture), *b, *c;
+	const struct stkrec_unwind_row *u;
+	struct unwind_table_stats st;
+	char dpath[8192];
+	Elf *elf, *debug;
+	int fd, dfd;
+
+	ck_assert_ptr_nonnull(a);
+	b = unwind_table__from_file(dbgsplit);
+	ck_assert_msg(b, "%s: %s", dbgsplit, strerror(errno));
+	unwind_table__stats(b, &st);
+	ck_assert_uint_eq(st.debug_frame_fdes, 0);
+	u = unwind_table__lookup(b, 0x13e0 + 4); /* burn, as nm says */
+	ck_assert(!u || u->kind == STKREC_UW_NONE);
+
+	debug_path(dbgsplit, dpath, sizeof(dpath));
+	fd = open(dbgsplit, O_RDONLY);
+	dfd = open(dpath, O_RDONLY);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_msg(dfd >= 0, "%s: %s", dpath, strerror(errno));
+	elf_version(EV_CURRENT);
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	debug = elf_begin(dfd, ELF_C_READ, NULL);
+	ck_assert_int_eq(unwind_table__has_debug_frame(elf), 0);
+	ck_assert_int_eq(unwind_table__has_debug_frame(debug), 1);
+	c = unwind_table__from_elf_debug(elf, debug);
+	ck_assert_msg(c, "%s: %s", dpath, strerror(errno));
+	unwind_table__stats(c, &st);
+	ck_assert_uint_ge(st.debug_frame_fdes, 10);
+	rows_equal(a, c);
+	elf_end(debug);
+	elf_end(elf);
+	close(dfd);
+	close(fd);
+	unwind_table__free(a);
+	unwind_table__free(b);
+	unwind_table__free(c);
 }
 END_TEST
 
@@ -304,10 +520,10 @@ START_TEST(libc_plt_and_signal_frame)
 }
 END_TEST
 
-START_TEST(no_eh_frame_hdr_is_enoent)
+START_TEST(no_cfi_is_enoent)
 {
 	errno = 0;
-	ck_assert_ptr_null(unwind_table__from_file(nohdr));
+	ck_assert_ptr_null(unwind_table__from_file(nocfi));
 	ck_assert_int_eq(errno, ENOENT);
 	errno = 0;
 	ck_assert_ptr_null(unwind_table__from_file("/etc/hostname"));
@@ -328,12 +544,29 @@ int main(void)
 
 	snprintf(fixture, sizeof(fixture), "%s/tests/unwind/nofpwork", o && o[0] ? o : "build");
 	snprintf(nohdr, sizeof(nohdr), "%s/tests/unwind/nofpwork_nohdr", o && o[0] ? o : "build");
+	snprintf(fx_static, sizeof(fx_static), "%s/tests/unwind/nofpwork_static",
+		 o && o[0] ? o : "build");
+	snprintf(fx_static_hdr, sizeof(fx_static_hdr), "%s/tests/unwind/nofpwork_static_hdr",
+		 o && o[0] ? o : "build");
+	snprintf(nocfi, sizeof(nocfi), "%s/tests/unwind/nofpwork_nocfi", o && o[0] ? o : "build");
+	snprintf(dbgframe, sizeof(dbgframe), "%s/tests/unwind/nofpwork_dbgframe",
+		 o && o[0] ? o : "build");
+	snprintf(dbgsplit, sizeof(dbgsplit), "%s/tests/unwind/nofpwork_dbgsplit",
+		 o && o[0] ? o : "build");
+	snprintf(debug_dir, sizeof(debug_dir), "%s/tests/unwind/debug", o && o[0] ? o : "build");
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, fixture_rows_match_readelf);
 	tcase_add_test(tc, libc_rows_match_readelf);
+	tcase_add_test(tc, static_rows_match_readelf);
 	tcase_add_test(tc, fixture_known_rules);
+	tcase_add_test(tc, static_known_rules);
+	tcase_add_test(tc, nohdr_rows_equal_hdr_rows);
+	tcase_add_test(tc, hdr_without_table_is_scanned);
+	tcase_add_test(tc, debug_frame_rows_equal_eh_frame_rows);
+	tcase_add_test(tc, debug_frame_rows_match_readelf);
+	tcase_add_test(tc, debuginfo_debug_frame_is_used);
 	tcase_add_test(tc, libc_plt_and_signal_frame);
-	tcase_add_test(tc, no_eh_frame_hdr_is_enoent);
+	tcase_add_test(tc, no_cfi_is_enoent);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

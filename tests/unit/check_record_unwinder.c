@@ -10,10 +10,12 @@
  */
 #include <check.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -370,6 +372,81 @@ START_TEST(a_file_not_opened_for_one_process_is_tried_for_the_next)
 }
 END_TEST
 
+/* @sym's address in ELF file @path, by nm. */
+static uint64_t nm_addr(const char *path, const char *sym)
+{
+	char cmd[4200], line[256], name[64];
+	unsigned long long a, found = 0;
+	FILE *f;
+
+	snprintf(cmd, sizeof(cmd), "nm '%s'", path);
+	f = popen(cmd, "r");
+	ck_assert_ptr_nonnull(f);
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "%llx %*s %63s", &a, name) == 2 && strcmp(name, sym) == 0)
+			found = a;
+	pclose(f);
+	ck_assert_msg(found, "%s: no %s", path, sym);
+	return found;
+}
+
+/*
+ * A file whose CFI is only in .debug_frame, stripped into separate
+ * debuginfo (mk/unwind.mk's nofpwork_dbgsplit, its debug file under
+ * O/tests/unwind/debug/.build-id/): mapped executable here, its table has
+ * burn()'s rows when the unwinder looks in that directory, and none
+ * (frame pointers there) when it looks nowhere.
+ */
+START_TEST(debuginfo_by_build_id_gives_debug_frame_rows)
+{
+	const char *o = getenv("O");
+	char path[4096], dir[4096];
+	struct unwinder_stats st;
+	struct stkrec_unwind_row r;
+	struct unwinder *u;
+	struct fixture f;
+	uint64_t rel, burn;
+	struct stat sb;
+	void *map;
+	int fd, pass;
+
+	snprintf(path, sizeof(path), "%s/tests/unwind/nofpwork_dbgsplit", o && o[0] ? o : "build");
+	snprintf(dir, sizeof(dir), "%s/tests/unwind/debug", o && o[0] ? o : "build");
+	burn = nm_addr(path, "burn");
+	fd = open(path, O_RDONLY);
+	ck_assert_msg(fd >= 0, "%s: %s", path, strerror(errno));
+	ck_assert_int_eq(fstat(fd, &sb), 0);
+	/* The whole file from offset 0: its text's file offsets are its
+	 * addresses (a PIE), so burn is at map + burn. */
+	map = mmap(NULL, (size_t)sb.st_size, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0);
+	ck_assert_ptr_ne(map, MAP_FAILED);
+	ck_assert_uint_gt((uint64_t)sb.st_size, burn + 8);
+	maps_open(&f, 1u << 20);
+	for (pass = 0; pass < 2; pass++) {
+		u = unwinder__new(&f.maps);
+		ck_assert_ptr_nonnull(u);
+		unwinder__set_debug_dir(u, pass ? NULL : dir);
+		ck_assert_int_eq(add_part(u, &f, 100, "/nofpwork_dbgsplit"), 0);
+		unwinder__stats(u, &st);
+		ck_assert_uint_eq(st.tables, 1);
+		ck_assert_uint_eq(st.debug_frame, pass ? 0 : 1);
+		ck_assert_uint_eq(st.debuginfo, pass ? 0 : 1);
+		ck_assert_int_eq(bpf_style_row(&f, 100, (uint64_t)(uintptr_t)map + burn + 4, &r, &rel), 0);
+		ck_assert_uint_eq(rel, burn + 4);
+		if (pass) {
+			ck_assert_uint_eq(r.kind, STKREC_UW_NONE);
+		} else {
+			ck_assert_uint_eq(r.kind, STKREC_UW_CFA_RSP);
+			ck_assert_uint_eq(r.cfa_off, 24);
+		}
+		unwinder__free(u);
+	}
+	maps_close(&f);
+	munmap(map, (size_t)sb.st_size);
+	close(fd);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("record_unwinder");
@@ -390,6 +467,7 @@ int main(void)
 	tcase_add_test(tc, evicted_table_is_reloaded_not_rebuilt);
 	tcase_add_test(tc, refused_table_is_not_rebuilt_and_evicts_nothing);
 	tcase_add_test(tc, a_file_not_opened_for_one_process_is_tried_for_the_next);
+	tcase_add_test(tc, debuginfo_by_build_id_gives_debug_frame_rows);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
