@@ -77,14 +77,18 @@ CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null)
 
 CFLAGS ?= -O2 -g
 WARN := -Wall -Wextra -Werror
-BASE_CFLAGS := -std=gnu11 $(WARN) -MMD -MP -D_GNU_SOURCE
+# The same bytes from every checkout: debug info names the tree as "."
+# (the fixtures' build-ids, and so the fuzz corpus's edits of them, would
+# otherwise depend on where the clone is).
+REPRO := -ffile-prefix-map=$(CURDIR)=.
+BASE_CFLAGS := -std=gnu11 $(WARN) -MMD -MP -D_GNU_SOURCE $(REPRO)
 INCLUDES := -Iformat -Iutil -Ibpf -I$(O) -I$(O)/bpf $(PKG_CFLAGS)
 ALL_CFLAGS = $(BASE_CFLAGS) $(INCLUDES) $(CPPFLAGS) $(CFLAGS)
 SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
 # Sample workloads and test fixtures keep frame pointers everywhere, so FP
 # stacks are complete (GCC drops them in leaf functions without the second flag).
-FP_CFLAGS := -O1 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer -fno-inline
+FP_CFLAGS := -O1 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer -fno-inline $(REPRO)
 
 .DELETE_ON_ERROR:
 .SECONDARY:

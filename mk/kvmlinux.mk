@@ -12,7 +12,7 @@
 
 KFX := $(O)/tests/fixtures/kernel
 KFX_CFLAGS := -g -O2 -fno-pie -no-pie -mcmodel=kernel -ffreestanding -nostdlib -static \
-	-fno-optimize-sibling-calls -fno-asynchronous-unwind-tables -Wall -Wextra -Werror
+	-fno-optimize-sibling-calls -fno-asynchronous-unwind-tables -Wall -Wextra -Werror $(REPRO)
 KFX_LDFLAGS := -Wl,--build-id=sha1 -Wl,-T,tests/fixtures/fx_vmlinux.lds
 KFIXTURES := $(KFX)/vmlinux $(KFX)/vmlinux.other
 

@@ -23,7 +23,7 @@ FX_ROOT := $(FX)/root/fx
 # (fx_inlined must really be inlined) but no tail calls, so every caller
 # frame is a real call.
 FX_CFLAGS := -O1 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer \
-	-fno-optimize-sibling-calls -Wall -Wextra -Werror
+	-fno-optimize-sibling-calls -Wall -Wextra -Werror $(REPRO)
 FX_BUILDID = $$(readelf -n $(1) | awk '/Build ID:/ { print $$3 }')
 
 FIXTURES := $(FX_ROOT)/fx_pie $(FX_ROOT)/fx_nopie $(FX_ROOT)/fx_pie_v2 $(FX_ROOT)/libfx.so \

@@ -20,7 +20,7 @@
 # stack (a tail call would leave no frame to find, by any unwinder).
 
 UW := $(O)/tests/unwind
-NOFP_CFLAGS := -O2 -g -fomit-frame-pointer -fno-optimize-sibling-calls
+NOFP_CFLAGS := -O2 -g -fomit-frame-pointer -fno-optimize-sibling-calls $(REPRO)
 NOCFI_CFLAGS := -fno-asynchronous-unwind-tables -fno-unwind-tables
 UW_PROGS := $(UW)/nofpwork $(UW)/nofpwork_nohdr $(UW)/nofpwork_static $(UW)/nofpwork_static_hdr \
 	$(UW)/nofpwork_nocfi $(UW)/nofpwork_dbgframe $(UW)/nofpwork_dbgsplit
