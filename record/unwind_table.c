@@ -8,7 +8,9 @@
  * have none: then dwarf_next_cfi() lists .eh_frame's FDEs); from there each
  * row's end (dwarf_frame_info) is the next row's start, until the next FDE
  * or a gap.  libdw re-runs an FDE's program for each row, which is cheap:
- * FDEs are short.  We never parse CFI opcodes ourselves; we only match the
+ * FDEs are short (a budget bounds the ones that are not).  We never
+ * interpret CFI opcodes ourselves (section_ok() only bounds the register
+ * numbers libdw will be asked to hold); we only match the
  * DWARF expressions libdw hands back against the few shapes the BPF side
  * evaluates, and everything else becomes an "unsupported" row, so the
  * unwinder stops there with a reason instead of guessing.
@@ -21,6 +23,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "unwind_table.h"
@@ -475,6 +478,196 @@ static int fde_scan(Elf *elf, Elf_Scn *scn, bool eh, Dwarf_CFI *cfi, unsigned in
 	return 0;
 }
 
+/*
+ * Bounds on what libdw is asked to evaluate.  Its CFI interpreter sizes a
+ * frame's register array by the largest register number the program
+ * names: one FDE naming register 243385044 (found by fuzz_unwind_table)
+ * cost 3.8 GB and 105 s of a root recorder that builds tables for files
+ * any user can map.  So, before libdw runs anything, every CIE's and FDE's
+ * program is read through once for its register operands (the one place
+ * we read CFI opcodes, and only their operands' lengths and registers;
+ * libdw still interprets them), and a table that takes more CPU than
+ * UW_BUILD_BUDGET_NS is given up (re-running a long FDE's program per row
+ * is quadratic: gcc's cc1, 478k rows, takes ~330 ms).  Checked against
+ * every ELF in /usr/bin, /usr/sbin and /usr/lib/x86_64-linux-gnu here
+ * (2187): the same rows and errors as without the bounds.
+ */
+#define UW_MAX_REG 255			/* x86-64's numbers end at 130 */
+#define UW_BUILD_BUDGET_NS 3000000000ull
+
+static uint64_t budget_ns = UW_BUILD_BUDGET_NS;
+
+void unwind_table__set_budget(uint64_t ns)
+{
+	budget_ns = ns ? ns : UW_BUILD_BUDGET_NS;
+}
+
+static int leb(const uint8_t **p, const uint8_t *end, uint64_t *v)
+{
+	unsigned int shift = 0;
+
+	*v = 0;
+	while (*p < end && shift < 64) {
+		uint8_t b = *(*p)++;
+
+		*v |= (uint64_t)(b & 0x7f) << shift;
+		if (!(b & 0x80))
+			return 0;
+		shift += 7;
+	}
+	return -EBADMSG;
+}
+
+static int skip(const uint8_t **p, const uint8_t *end, uint64_t n)
+{
+	if ((uint64_t)(end - *p) < n)
+		return -EBADMSG;
+	*p += n;
+	return 0;
+}
+
+/* The CFA program [@p, @end): every register it names at most UW_MAX_REG,
+ * every operand inside it, no opcode libdw does not know either.  @ptr:
+ * the size of DW_CFA_set_loc's address. */
+static int program_ok(const uint8_t *p, const uint8_t *end, size_t ptr)
+{
+	uint64_t reg, n = 0;
+	int err = 0;
+
+	while (p < end && !err) {
+		uint8_t op = *p++;
+
+		reg = 0;
+		switch (op & 0xc0) {
+		case DW_CFA_advance_loc:
+		case DW_CFA_restore:
+			continue;
+		case DW_CFA_offset:
+			err = leb(&p, end, &n);
+			continue;
+		}
+		switch (op) {
+		case DW_CFA_nop:
+		case DW_CFA_remember_state:
+		case DW_CFA_restore_state:
+		case DW_CFA_GNU_window_save:
+			break;
+		case DW_CFA_set_loc: err = skip(&p, end, ptr); break;
+		case DW_CFA_advance_loc1: err = skip(&p, end, 1); break;
+		case DW_CFA_advance_loc2: err = skip(&p, end, 2); break;
+		case DW_CFA_advance_loc4: err = skip(&p, end, 4); break;
+		case DW_CFA_MIPS_advance_loc8: err = skip(&p, end, 8); break;
+		case DW_CFA_def_cfa_offset:
+		case DW_CFA_def_cfa_offset_sf:
+		case DW_CFA_GNU_args_size:
+			err = leb(&p, end, &n);
+			break;
+		case DW_CFA_restore_extended:
+		case DW_CFA_undefined:
+		case DW_CFA_same_value:
+		case DW_CFA_def_cfa_register:
+			err = leb(&p, end, &reg);
+			break;
+		case DW_CFA_register:
+			err = leb(&p, end, &reg);
+			err = err ?: leb(&p, end, &n);
+			reg = n > reg ? n : reg;
+			break;
+		case DW_CFA_offset_extended:
+		case DW_CFA_def_cfa:
+		case DW_CFA_offset_extended_sf:
+		case DW_CFA_def_cfa_sf:
+		case DW_CFA_val_offset:
+		case DW_CFA_val_offset_sf:
+		case DW_CFA_GNU_negative_offset_extended:
+			err = leb(&p, end, &reg);
+			err = err ?: leb(&p, end, &n);
+			break;
+		case DW_CFA_def_cfa_expression:
+			err = leb(&p, end, &n);
+			err = err ?: skip(&p, end, n);
+			break;
+		case DW_CFA_expression:
+		case DW_CFA_val_expression:
+			err = leb(&p, end, &reg);
+			err = err ?: leb(&p, end, &n);
+			err = err ?: skip(&p, end, n);
+			break;
+		default:
+			err = -EBADMSG;
+		}
+		if (reg > UW_MAX_REG)
+			err = -EBADMSG;
+	}
+	return err;
+}
+
+/* Every program of CFI section @scn (.eh_frame when @eh, else
+ * .debug_frame) within program_ok()'s bounds: 0, else -EBADMSG. */
+static int section_ok(Elf *elf, Elf_Scn *scn, bool eh)
+{
+	const unsigned char *ident = (const unsigned char *)elf_getident(elf, NULL);
+	Dwarf_Off off = 0, next, cie_off = (Dwarf_Off)-1;
+	Dwarf_CFI_Entry e, c;
+	uint8_t enc = DW_EH_PE_absptr;
+	bool z = false;
+	GElf_Shdr sh;
+	Elf_Data *d;
+	int r;
+
+	if (!ident || !gelf_getshdr(scn, &sh))
+		return -EBADMSG;
+	if ((sh.sh_flags & SHF_COMPRESSED) && elf_compress(scn, 0, 0) < 0)
+		return -EBADMSG;
+	d = elf_getdata(scn, NULL);
+	if (!d || !d->d_size)
+		return 0; /* nothing for libdw to run either */
+	if (!d->d_buf)
+		return -EBADMSG;
+	for (; off < d->d_size; off = next) {
+		const uint8_t *p, *end;
+		uint64_t v;
+
+		r = dwarf_next_cfi(ident, d, eh, off, &next, &e);
+		if (r > 0)
+			break;
+		if (r < 0)
+			return -EBADMSG;
+		if (dwarf_cfi_cie_p(&e)) {
+			if (program_ok(e.cie.initial_instructions, e.cie.initial_instructions_end, 8))
+				return -EBADMSG;
+			continue;
+		}
+		if (e.fde.CIE_pointer != cie_off) {
+			Dwarf_Off cnext;
+
+			cie_off = e.fde.CIE_pointer;
+			if (dwarf_next_cfi(ident, d, eh, cie_off, &cnext, &c) != 0 ||
+			    !dwarf_cfi_cie_p(&c) || cie_fde_encoding(&c.cie, &enc) != 0)
+				return -EBADMSG;
+			z = c.cie.augmentation && c.cie.augmentation[0] == 'z';
+		}
+		/* Initial location, range, augmentation data, then the program. */
+		p = e.fde.start;
+		end = e.fde.end;
+		if (hdr_value(&p, end, enc, &v) || hdr_value(&p, end, enc & 0x0f, &v) ||
+		    (z && (leb(&p, end, &v) || skip(&p, end, v))))
+			return -EBADMSG;
+		if (program_ok(p, end, (enc & 0x0f) == DW_EH_PE_absptr ? 8 : (enc & 0x07) == 2 ? 2 :
+				       (enc & 0x07) == 3 ? 4 : 8))
+			return -EBADMSG;
+	}
+	return 0;
+}
+
+static uint64_t cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
 /* Section @name of @elf, or NULL. */
 static Elf_Scn *section(Elf *elf, const char *name)
 {
@@ -499,6 +692,7 @@ static Elf_Scn *section(Elf *elf, const char *name)
 /* Walk the FDEs of @l (sorted), each up to the next one's start. */
 static int walk(struct unwind_table *t, const struct fde_list *l)
 {
+	uint64_t t0 = cpu_ns(), steps = 0;
 	size_t i, j;
 	int err = 0;
 
@@ -517,6 +711,8 @@ static int walk(struct unwind_table *t, const struct fde_list *l)
 			bool signal;
 			int kind, cfa_off, rbp_off;
 
+			if (!(++steps % 256) && cpu_ns() - t0 > budget_ns)
+				return -ETIME;
 			if (dwarf_cfi_addrframe(cfi, addr, &f) != 0) {
 				/* Past this FDE: a gap up to the next. */
 				err = rows_push(t, addr, STKREC_UW_NONE, 0, 0);
@@ -571,6 +767,10 @@ static int debug_frame_fdes(struct unwind_table *t, Elf *elf, Elf *src, Dwarf_CF
 	if (!scn)
 		return -ENOENT;
 	*dw = dwarf_begin_elf(src, DWARF_C_READ, NULL);
+	/* (After dwarf_begin_elf(): it decompresses the section.)  Past the
+	 * bounds: .eh_frame's rows alone, as when it is damaged. */
+	if (*dw && section_ok(src, scn, false))
+		return -ENOENT;
 	if (!*dw)
 		return -ENOENT;
 	cfi = dwarf_getcfi(*dw);
@@ -603,6 +803,9 @@ static int build(struct unwind_table *t, Elf *elf, Elf *debug)
 		return -EBADMSG;
 	if (eh.e_machine != EM_X86_64)
 		return -ENOTSUP;
+	scn = section(elf, ".eh_frame");
+	if (scn && section_ok(elf, scn, true))
+		return -EBADMSG;
 	cfi = dwarf_getcfi_elf(elf);
 	err = cfi ? fde_starts(elf, cfi, &l) : 0;
 	if (err == -ENOENT || err == -ENOTSUP) {

@@ -9,8 +9,10 @@
  */
 #include <check.h>
 #include <dwarf.h>
+#include <elfutils/libdw.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -414,6 +416,110 @@ START_TEST(hdr_without_table_is_scanned)
 }
 END_TEST
 
+/* The fixture's bytes (malloc'd), and its .eh_frame's offset and size. */
+static char *load_image(const char *path, size_t *size, size_t *eh_off, size_t *eh_size)
+{
+	size_t shstrndx;
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+	char *img;
+	Elf *elf;
+	FILE *f;
+	long n;
+
+	f = fopen(path, "rb");
+	ck_assert_ptr_nonnull(f);
+	ck_assert_int_eq(fseek(f, 0, SEEK_END), 0);
+	n = ftell(f);
+	ck_assert_int_gt(n, 0);
+	*size = (size_t)n;
+	rewind(f);
+	img = malloc(*size);
+	ck_assert_ptr_nonnull(img);
+	ck_assert_uint_eq(fread(img, 1, *size, f), *size);
+	fclose(f);
+	elf_version(EV_CURRENT);
+	elf = elf_memory(img, *size);
+	ck_assert_ptr_nonnull(elf);
+	ck_assert_int_eq(elf_getshdrstrndx(elf, &shstrndx), 0);
+	*eh_size = 0;
+	while ((scn = elf_nextscn(elf, scn)))
+		if (gelf_getshdr(scn, &sh) &&
+		    strcmp(elf_strptr(elf, shstrndx, sh.sh_name) ?: "", ".eh_frame") == 0) {
+			*eh_off = sh.sh_offset;
+			*eh_size = sh.sh_size;
+		}
+	elf_end(elf);
+	ck_assert_uint_gt(*eh_size, 0);
+	return img;
+}
+
+/*
+ * An FDE whose program names register 243385044 (fuzz_unwind_table found
+ * it: libdw sized every frame's register array by it, 3.8 GB and 105 s
+ * of a root recorder): refused before libdw runs it, at once.  The
+ * fixture's first FDE with room gets DW_CFA_offset_extended r243385044
+ * in place of its program (GCC's: "zR", pcrel sdata4, no augmentation
+ * data, so the program is 9 bytes into the FDE's body).
+ */
+START_TEST(huge_register_is_refused)
+{
+	const unsigned char *ident;
+	size_t size, eh_off = 0, eh_size = 0, i;
+	Dwarf_Off off = 0, next;
+	Dwarf_CFI_Entry e;
+	Elf_Data d = { 0 };
+	uint8_t *prog = NULL, *end = NULL;
+	char *img = load_image(fixture, &size, &eh_off, &eh_size);
+	struct unwind_table *t;
+	Elf *elf;
+
+	ident = (const unsigned char *)img;
+	d.d_buf = img + eh_off;
+	d.d_size = eh_size;
+	while (off < (Dwarf_Off)eh_size && dwarf_next_cfi(ident, &d, true, off, &next, &e) == 0) {
+		if (!dwarf_cfi_cie_p(&e) && e.fde.end - e.fde.start >= 9 + 7) {
+			prog = (uint8_t *)e.fde.start + 9;
+			end = (uint8_t *)e.fde.end;
+			break;
+		}
+		off = next;
+	}
+	ck_assert_ptr_nonnull(prog);
+	ck_assert_int_eq(prog[-1], 0); /* augmentation data length */
+	/* DW_CFA_offset_extended, ULEB 243385044, ULEB 0, then nops. */
+	prog[0] = DW_CFA_offset_extended;
+	prog[1] = 0xd4; prog[2] = 0x85; prog[3] = 0x87; prog[4] = 0x74; prog[5] = 0x00;
+	for (i = 6; prog + i < end; i++)
+		prog[i] = DW_CFA_nop;
+	elf = elf_memory(img, size);
+	errno = 0;
+	t = unwind_table__from_elf(elf);
+	ck_assert_ptr_null(t);
+	ck_assert_int_eq(errno, EBADMSG);
+	elf_end(elf);
+	free(img);
+}
+END_TEST
+
+/* A build past its CPU budget is given up (ETIME), not left to run: libc
+ * takes ~10 ms, the budget here is 1 us. */
+START_TEST(over_budget_is_given_up)
+{
+	struct unwind_table *t;
+
+	unwind_table__set_budget(1000);
+	errno = 0;
+	t = unwind_table__from_file(LIBC);
+	unwind_table__set_budget(0);
+	ck_assert_ptr_null(t);
+	ck_assert_int_eq(errno, ETIME);
+	t = unwind_table__from_file(LIBC);
+	ck_assert_ptr_nonnull(t);
+	unwind_table__free(t);
+}
+END_TEST
+
 /* -fno-asynchronous-unwind-tables -g: the program's CFI is in .debug_frame
  * (GCC's is as precise as .eh_frame's), crt1.o's in .eh_frame; both make
  * the table nofpwork's own .eh_frame makes, at the same addresses. */
@@ -567,6 +673,8 @@ int main(void)
 	tcase_add_test(tc, debuginfo_debug_frame_is_used);
 	tcase_add_test(tc, libc_plt_and_signal_frame);
 	tcase_add_test(tc, no_cfi_is_enoent);
+	tcase_add_test(tc, huge_register_is_refused);
+	tcase_add_test(tc, over_budget_is_given_up);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
