@@ -37,6 +37,8 @@ struct unwind_table {
 	struct stkrec_unwind_row *rows;
 	size_t nr, cap;
 	struct unwind_table_stats st;
+	uint64_t t0;		/* CPU time the build started (its budget) */
+	uint64_t steps;		/* libdw calls since */
 };
 
 static int rows_push(struct unwind_table *t, uint64_t pc, int kind, int cfa_off, int rbp_off)
@@ -236,6 +238,10 @@ static int hdr_value(const uint8_t **p, const uint8_t *end, uint8_t enc, uint64_
 {
 	size_t size;
 
+	/* Applications we know the size of: DW_EH_PE_aligned (padding
+	 * first, as libdw reads it) and the rest are not. */
+	if ((enc & 0x70) > DW_EH_PE_datarel)
+		return -ENOTSUP;
 	switch (enc & 0x0f) {
 	case DW_EH_PE_absptr: case DW_EH_PE_udata8: case DW_EH_PE_sdata8: size = 8; break;
 	case DW_EH_PE_udata4: case DW_EH_PE_sdata4: size = 4; break;
@@ -493,6 +499,7 @@ static int fde_scan(Elf *elf, Elf_Scn *scn, bool eh, Dwarf_CFI *cfi, unsigned in
  * (2187): the same rows and errors as without the bounds.
  */
 #define UW_MAX_REG 255			/* x86-64's numbers end at 130 */
+#define UW_MAX_REMEMBER 16		/* DW_CFA_remember_state nesting */
 #define UW_BUILD_BUDGET_NS 3000000000ull
 
 static uint64_t budget_ns = UW_BUILD_BUDGET_NS;
@@ -532,7 +539,7 @@ static int skip(const uint8_t **p, const uint8_t *end, uint64_t n)
 static int program_ok(const uint8_t *p, const uint8_t *end, size_t ptr)
 {
 	uint64_t reg, n = 0;
-	int err = 0;
+	int err = 0, depth = 0;
 
 	while (p < end && !err) {
 		uint8_t op = *p++;
@@ -547,9 +554,16 @@ static int program_ok(const uint8_t *p, const uint8_t *end, size_t ptr)
 			continue;
 		}
 		switch (op) {
-		case DW_CFA_nop:
 		case DW_CFA_remember_state:
+			/* libdw copies the whole frame for each: one byte of
+			 * file, 4 KiB of memory.  GCC nests 1-3 deep. */
+			if (++depth > UW_MAX_REMEMBER)
+				err = -EBADMSG;
+			break;
 		case DW_CFA_restore_state:
+			depth -= depth > 0;
+			break;
+		case DW_CFA_nop:
 		case DW_CFA_GNU_window_save:
 			break;
 		case DW_CFA_set_loc: err = skip(&p, end, ptr); break;
@@ -668,7 +682,8 @@ static uint64_t cpu_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-/* Section @name of @elf, or NULL. */
+/* Section @name of @elf, or NULL: the first of that name that is not
+ * SHT_NOBITS, the one libdw takes (dwarf_getcfi_elf(), dwarf_begin_elf()). */
 static Elf_Scn *section(Elf *elf, const char *name)
 {
 	Elf_Scn *scn = NULL;
@@ -680,7 +695,7 @@ static Elf_Scn *section(Elf *elf, const char *name)
 	while ((scn = elf_nextscn(elf, scn))) {
 		const char *n;
 
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS)
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS)
 			continue;
 		n = elf_strptr(elf, shstrndx, sh.sh_name);
 		if (n && strcmp(n, name) == 0)
@@ -689,10 +704,42 @@ static Elf_Scn *section(Elf *elf, const char *name)
 	return NULL;
 }
 
+/*
+ * Every section of @elf named @name (not SHT_NOBITS) within
+ * section_ok()'s bounds, whichever of them libdw takes: 0, else -EBADMSG.
+ * A file without section headers is refused: libdw would find .eh_frame
+ * through .eh_frame_hdr alone, in bytes no check has read.
+ */
+static int sections_ok(Elf *elf, const char *name, bool eh)
+{
+	Elf_Scn *scn = NULL;
+	size_t shstrndx, nr;
+	GElf_Shdr sh;
+
+	if (elf_getshdrnum(elf, &nr) != 0 || nr == 0 || elf_getshdrstrndx(elf, &shstrndx) != 0)
+		return -EBADMSG;
+	while ((scn = elf_nextscn(elf, scn))) {
+		const char *n;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS)
+			continue;
+		n = elf_strptr(elf, shstrndx, sh.sh_name);
+		if (n && strcmp(n, name) == 0 && section_ok(elf, scn, eh))
+			return -EBADMSG;
+	}
+	return 0;
+}
+
+/* Past the build's budget: read every 16th call (the thread's CPU clock
+ * is a system call; a step is bounded by program_ok(): a few ms at most). */
+static int over_budget(struct unwind_table *t)
+{
+	return !(++t->steps % 16) && cpu_ns() - t->t0 > budget_ns;
+}
+
 /* Walk the FDEs of @l (sorted), each up to the next one's start. */
 static int walk(struct unwind_table *t, const struct fde_list *l)
 {
-	uint64_t t0 = cpu_ns(), steps = 0;
 	size_t i, j;
 	int err = 0;
 
@@ -711,7 +758,7 @@ static int walk(struct unwind_table *t, const struct fde_list *l)
 			bool signal;
 			int kind, cfa_off, rbp_off;
 
-			if (!(++steps % 256) && cpu_ns() - t0 > budget_ns)
+			if (over_budget(t))
 				return -ETIME;
 			if (dwarf_cfi_addrframe(cfi, addr, &f) != 0) {
 				/* Past this FDE: a gap up to the next. */
@@ -769,7 +816,7 @@ static int debug_frame_fdes(struct unwind_table *t, Elf *elf, Elf *src, Dwarf_CF
 	*dw = dwarf_begin_elf(src, DWARF_C_READ, NULL);
 	/* (After dwarf_begin_elf(): it decompresses the section.)  Past the
 	 * bounds: .eh_frame's rows alone, as when it is damaged. */
-	if (*dw && section_ok(src, scn, false))
+	if (*dw && sections_ok(src, ".debug_frame", false))
 		return -ENOENT;
 	if (!*dw)
 		return -ENOENT;
@@ -782,9 +829,12 @@ static int debug_frame_fdes(struct unwind_table *t, Elf *elf, Elf *src, Dwarf_CF
 		l->nr = n0;
 		return err == -ENOMEM ? err : -ENOENT;
 	}
-	for (i = k = n0; i < l->nr; i++)
+	for (i = k = n0; i < l->nr; i++) {
+		if (over_budget(t))
+			return -ETIME;
 		if (!eh_covers(eh, l->v[i].addr))
 			l->v[k++] = l->v[i];
+	}
 	l->nr = k;
 	t->st.debug_frame_fdes = k - n0;
 	return 0;
@@ -803,8 +853,8 @@ static int build(struct unwind_table *t, Elf *elf, Elf *debug)
 		return -EBADMSG;
 	if (eh.e_machine != EM_X86_64)
 		return -ENOTSUP;
-	scn = section(elf, ".eh_frame");
-	if (scn && section_ok(elf, scn, true))
+	t->t0 = cpu_ns();
+	if (sections_ok(elf, ".eh_frame", true))
 		return -EBADMSG;
 	cfi = dwarf_getcfi_elf(elf);
 	err = cfi ? fde_starts(elf, cfi, &l) : 0;

@@ -25,7 +25,7 @@
 #define LIBC "/lib/x86_64-linux-gnu/libc.so.6"
 
 static char fixture[4096], nohdr[4096], fx_static[4096], fx_static_hdr[4096], nocfi[4096];
-static char dbgframe[4096], dbgsplit[4096], debug_dir[4096];
+static char dbgframe[4096], dbgsplit[4096], debug_dir[4096], uw_dir[4096];
 
 /* One readelf row: [lo, hi) with its CFA, rbp and ra columns as text. */
 struct rrow {
@@ -502,6 +502,62 @@ START_TEST(huge_register_is_refused)
 }
 END_TEST
 
+/* Hostile CFI (tests/unwind/cfi_*.s, the review's): refused before libdw
+ * runs any of it, however the file hides it. */
+static void refused(const char *path, struct unwind_table *t)
+{
+	ck_assert_msg(!t, "%s: a table was built from hostile CFI", path);
+	ck_assert_msg(errno == EBADMSG, "%s: %s", path, strerror(errno));
+}
+
+START_TEST(hostile_cfi_is_refused)
+{
+	static const char *const names[] = { "cfi_bigreg", "cfi_remember", "cfi_aligned" };
+	char path[4200];
+	size_t i;
+
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		snprintf(path, sizeof(path), "%s/%s", uw_dir, names[i]);
+		errno = 0;
+		refused(path, unwind_table__from_file(path));
+	}
+}
+END_TEST
+
+/* cfi_bigreg with its .eh_frame's section type SHT_X86_64_UNWIND (libdw
+ * takes any type but NOBITS), then with no section headers at all (libdw
+ * finds .eh_frame through .eh_frame_hdr). */
+START_TEST(hidden_hostile_cfi_is_refused)
+{
+	size_t size, eh_off = 0, eh_size = 0, shstrndx, i;
+	char path[4200], *img;
+	Elf64_Ehdr *eh;
+	Elf64_Shdr *sh;
+	Elf *elf;
+
+	snprintf(path, sizeof(path), "%s/cfi_bigreg", uw_dir);
+	img = load_image(path, &size, &eh_off, &eh_size);
+	eh = (Elf64_Ehdr *)img;
+	sh = (Elf64_Shdr *)(img + eh->e_shoff);
+	shstrndx = eh->e_shstrndx;
+	for (i = 0; i < eh->e_shnum; i++)
+		if (strcmp(img + sh[shstrndx].sh_offset + sh[i].sh_name, ".eh_frame") == 0)
+			sh[i].sh_type = SHT_X86_64_UNWIND;
+	elf = elf_memory(img, size);
+	errno = 0;
+	refused("cfi_bigreg, .eh_frame as SHT_X86_64_UNWIND", unwind_table__from_elf(elf));
+	elf_end(elf);
+	eh->e_shoff = 0;
+	eh->e_shnum = 0;
+	eh->e_shstrndx = 0;
+	elf = elf_memory(img, size);
+	errno = 0;
+	refused("cfi_bigreg without section headers", unwind_table__from_elf(elf));
+	elf_end(elf);
+	free(img);
+}
+END_TEST
+
 /* A build past its CPU budget is given up (ETIME), not left to run: libc
  * takes ~10 ms, the budget here is 1 us. */
 START_TEST(over_budget_is_given_up)
@@ -660,6 +716,7 @@ int main(void)
 	snprintf(dbgsplit, sizeof(dbgsplit), "%s/tests/unwind/nofpwork_dbgsplit",
 		 o && o[0] ? o : "build");
 	snprintf(debug_dir, sizeof(debug_dir), "%s/tests/unwind/debug", o && o[0] ? o : "build");
+	snprintf(uw_dir, sizeof(uw_dir), "%s/tests/unwind", o && o[0] ? o : "build");
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, fixture_rows_match_readelf);
 	tcase_add_test(tc, libc_rows_match_readelf);
@@ -674,6 +731,8 @@ int main(void)
 	tcase_add_test(tc, libc_plt_and_signal_frame);
 	tcase_add_test(tc, no_cfi_is_enoent);
 	tcase_add_test(tc, huge_register_is_refused);
+	tcase_add_test(tc, hostile_cfi_is_refused);
+	tcase_add_test(tc, hidden_hostile_cfi_is_refused);
 	tcase_add_test(tc, over_budget_is_given_up);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
