@@ -154,6 +154,7 @@ int stackstore__write(struct stackstore *ss, struct stk_writer *w, uint64_t *chu
 
 struct victim {
 	uint64_t seq, key;
+	int gone;		/* no longer in the map */
 };
 
 static int victim_cmp(const void *a, const void *b)
@@ -203,10 +204,11 @@ static void oldest_first(struct victim *v, size_t n, size_t need)
 	}
 }
 
-/* Delete the keys of @n victims from the map, counting those it had, in
- * batches of one syscall (key by key before Linux 5.6). */
-static void delete_keys(struct stackstore *ss, const struct victim *v, size_t n,
-			uint64_t *deleted)
+/* Delete the keys of @n victims from the map, in batches of one syscall
+ * (key by key before Linux 5.6, and for a batch the kernel refused
+ * whole).  Each victim's .gone says whether it has left the map (deleted
+ * now, or dropped by BPF before); @deleted counts those deleted now. */
+static void delete_keys(struct stackstore *ss, struct victim *v, size_t n, uint64_t *deleted)
 {
 	uint64_t keys[256];
 	size_t i = 0, k, j;
@@ -220,21 +222,29 @@ static void delete_keys(struct stackstore *ss, const struct victim *v, size_t n,
 		if (!ss->no_batch) {
 			count = (__u32)k;
 			err = bpf_map_delete_batch(ss->stacks_fd, keys, &count, NULL);
-			*deleted += count;
-			/* A batch stops at a key BPF dropped already
-			 * (stack_drop()): step over it. */
+			/* @count is the kernel's only when it ran the batch:
+			 * all of it, or up to a key BPF dropped already
+			 * (stack_drop()), which is gone too. */
 			if (!err || errno == ENOENT) {
-				i += count + (err != 0);
+				for (j = 0; j < count && j < k; j++)
+					v[i + j].gone = 1;
+				*deleted += count < k ? count : k;
+				if (err && count < k)
+					v[i + count].gone = 1;
+				i += err && count < k ? count + 1 : k;
 				continue;
 			}
-			if (count) {
-				i += count;
-				continue;
-			}
-			ss->no_batch = 1;
+			if (errno == EINVAL || errno == ENOTSUP || errno == 524 /* ENOTSUPP */)
+				ss->no_batch = 1;
 		}
-		for (j = 0; j < k; j++)
-			*deleted += bpf_map_delete_elem(ss->stacks_fd, &keys[j]) == 0;
+		for (j = 0; j < k; j++) {
+			if (bpf_map_delete_elem(ss->stacks_fd, &keys[j]) == 0) {
+				v[i + j].gone = 1;
+				(*deleted)++;
+			} else if (errno == ENOENT) {
+				v[i + j].gone = 1;
+			}
+		}
 		i += k;
 	}
 }
@@ -249,6 +259,8 @@ int stackstore__evict(struct stackstore *ss, uint64_t in_map, uint64_t lost)
 	 * keep more room from now on; else let it shrink back. */
 	if (lost > ss->lost) {
 		ss->headroom = ss->headroom * 2 < cap / 2 ? ss->headroom * 2 : cap / 2;
+		if (ss->headroom < floor)
+			ss->headroom = floor;
 	} else if (ss->headroom > floor) {
 		ss->headroom -= ss->headroom / 4;
 		if (ss->headroom < floor)
@@ -277,8 +289,10 @@ int stackstore__evict(struct stackstore *ss, uint64_t in_map, uint64_t lost)
 	 * stay, and a working set that fits the map never churns. */
 	oldest_first(v, n, need);
 	delete_keys(ss, v, need, &deleted);
+	/* Those still in the map (a delete that failed) stay resident. */
 	for (it = 0; it < need; it++)
-		idmap__remove(ss->resident, v[it].key);
+		if (v[it].gone)
+			idmap__remove(ss->resident, v[it].key);
 	ss->st.evicted += deleted;
 	free(v);
 	return in_map - (deleted < in_map ? deleted : in_map) + ss->headroom > cap;
