@@ -13,8 +13,7 @@
 #include "output.h"
 
 /* profile.py -f and offcputime -f (@offcpu): both mark missed stacks. */
-static int folded_profile(struct strbuf *sb, const struct rsample *s, const struct output_opts *o,
-			  int offcpu)
+static int folded_profile(struct strbuf *sb, const struct rsample *s, const struct output_opts *o)
 {
 	int need_delim = o->delimited && !(o->user_only || o->kernel_only);
 	const struct rtask *t = &s->task;
@@ -25,8 +24,8 @@ static int folded_profile(struct strbuf *sb, const struct rsample *s, const stru
 		err = strbuf__adds(sb, ";[Missed User Stack]");
 	else if (!err)
 		err = render_frames(sb, t->user, 1, o, ";", "", 0, 1);
-	/* offcputime: "-" only between two stacks that are both there. */
-	if (!err && need_delim && t->kernel && t->kernel->nr_frames && (!offcpu || t->user))
+	/* profile.py, offcputime: "-" only when both stack ids are ids. */
+	if (!err && need_delim && t->kernel_ref >= 0 && t->user_ref >= 0)
 		err = strbuf__adds(sb, ";-");
 	if (!err && !o->user_only && stack_missed(t->kernel_ref, t->kernel))
 		err = strbuf__adds(sb, ";[Missed Kernel Stack]");
@@ -86,7 +85,7 @@ int out_folded__render(struct strbuf *sb, const struct report *r, const struct r
 {
 	if (r->kind == REPORT_OFFWAKE)
 		return folded_offwake(sb, s, o);
-	return folded_profile(sb, s, o, r->kind == REPORT_OFFCPU);
+	return folded_profile(sb, s, o);
 }
 
 int out_folded__write(const struct report *r, const struct output_opts *o, FILE *f)

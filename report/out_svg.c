@@ -433,21 +433,20 @@ static int collect__stack(struct collect *c, const struct rstack *st, int root_f
 }
 
 /* folded_profile() of out_folded.c, frame by frame. */
-static int collect_profile(struct collect *c, const struct rsample *s, const struct output_opts *o,
-			   int offcpu)
+static int collect_profile(struct collect *c, const struct rsample *s, const struct output_opts *o)
 {
 	int need_delim = o->delimited && !(o->user_only || o->kernel_only);
 	const struct rtask *t = &s->task;
 	int err;
 
 	err = collect__comm(c, t->comm, FLAME_COMM);
-	if (!err && offcpu && !o->kernel_only && stack_missed(t->user_ref, t->user))
+	if (!err && !o->kernel_only && stack_missed(t->user_ref, t->user))
 		err = collect__adds(c, "[Missed User Stack]", FLAME_MARKER);
 	else if (!err)
 		err = collect__stack(c, t->user, 1, o, 0);
-	if (!err && need_delim && t->kernel && t->kernel->nr_frames && (!offcpu || t->user))
+	if (!err && need_delim && t->kernel_ref >= 0 && t->user_ref >= 0)
 		err = collect__adds(c, "-", FLAME_MARKER);
-	if (!err && offcpu && !o->user_only && stack_missed(t->kernel_ref, t->kernel))
+	if (!err && !o->user_only && stack_missed(t->kernel_ref, t->kernel))
 		err = collect__adds(c, "[Missed Kernel Stack]", FLAME_MARKER);
 	else if (!err)
 		err = collect__stack(c, t->kernel, 1, o, 0);
@@ -551,7 +550,7 @@ int out_svg__write(const struct report *r, const struct output_opts *o, FILE *f)
 		if (r->kind == REPORT_OFFWAKE)
 			err = collect_offwake(&c, s, o);
 		else
-			err = collect_profile(&c, s, o, r->kind == REPORT_OFFCPU);
+			err = collect_profile(&c, s, o);
 		err = err ?: collect__frames(&c);
 		err = err ?: flame__add(fl, c.frames, c.n, sample_value(r, s));
 	}

@@ -11,11 +11,6 @@
 
 #include "output.h"
 
-static int has_frames(const struct rstack *st)
-{
-	return st && st->nr_frames;
-}
-
 /*
  * profile.py / offcputime layout: a stack that was wanted but not taken
  * is [Missed Kernel Stack] / [Missed User Stack], as both print it.
@@ -33,8 +28,8 @@ static int text_profile(struct strbuf *sb, const struct rsample *s, const struct
 		err = strbuf__adds(sb, "    [Missed Kernel Stack]\n");
 	else
 		err = render_frames(sb, t->kernel, 0, o, "    ", "\n", 1, 0);
-	/* offcputime: "--" only between two stacks that are both there. */
-	if (!err && need_delim && has_frames(t->kernel) && (!offcpu || t->user))
+	/* profile.py, offcputime: "--" only when both stack ids are ids. */
+	if (!err && need_delim && t->kernel_ref >= 0 && t->user_ref >= 0)
 		err = strbuf__adds(sb, "    --\n");
 	if (!err && !o->kernel_only && stack_missed(t->user_ref, t->user))
 		err = strbuf__adds(sb, "    [Missed User Stack]\n");
