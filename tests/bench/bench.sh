@@ -148,7 +148,8 @@ uw_cost() {
 
 # startup_ms CMD...: median CPU ms of CMD -- true, REPS times: a
 # recorder's fixed start-up and exit (BPF verification and maps, perf's
-# set-up and build-id pass), which a short run's figure is mostly made of.
+# set-up and build-id pass), which a short run's figure is mostly made of
+# (time(1) counts in 10 ms steps: subtracting it from a run is noise).
 startup_ms() {
 	: > "$tmp/su"
 	_r=0
@@ -193,9 +194,7 @@ $hz $(median < "$tmp/s_cpu") $(median < "$tmp/p_cpu") $(median < "$tmp/s_size") 
 		hz = $1; sc = $2; pc = $3; ss = $4; ps = $5; ca = $6; cf = $7
 		printf "unwinding, nofpwork (no frame pointers), %d s at %d Hz; stkrec --unwind=auto vs perf --call-graph dwarf:\n", s, hz
 		printf "  recorder CPU:      stkrec %7.3f s   perf %7.3f s   ratio %.3f (goal <= 0.1)\n", sc / 1000, pc / 1000, pc ? sc / pc : 0
-		ms = sc - s0; mp = pc - p0
-		printf "    less start-up:   stkrec %7.3f s   perf %7.3f s   ratio %s (start-up and exit, -- true: stkrec %d ms, perf %d ms)\n",
-			ms / 1000, mp / 1000, (mp > 0 ? sprintf("%.3f", (ms > 0 ? ms : 0) / mp) : "n/a"), s0, p0
+		printf "    of which start-up and exit (each alone, -- true): stkrec %d ms, perf %d ms\n", s0, p0
 		printf "  file size:         stkrec %7.1f KiB perf %7.1f KiB ratio %.4f (goal <= 0.02)\n", ss / 1024, ps / 1024, ps ? ss / ps : 0
 		ratio = cf ? sprintf("%.2f", ca / cf) : "n/a (no bpf_stats reading)"
 		printf "  BPF per sample:    auto %6d ns     fp %6d ns     ratio %s (goal <= 3)\n", ca, cf, ratio
