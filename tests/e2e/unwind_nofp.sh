@@ -94,30 +94,25 @@ rooted() {
 	END { printf "%d %d\n", t, m }' "$1"
 }
 
-"$REC" -q -F 999 -o "$tmp/nohdr.stk" -- "$NOFP"_nohdr 1 >/dev/null
-"$REP" -f folded "$tmp/nohdr.stk" >"$tmp/nohdr.folded" 2>/dev/null
-set -- $(rooted "$tmp/nohdr.folded" nofpwork_nohdr _start)
-echo "     no .eh_frame_hdr: $2 of $1 samples rooted at _start;..;main"
-check "no .eh_frame_hdr: >= 97% of $1 samples rooted at _start..main ($2)" \
-	[ "$1" -ge 200 -a $(($2 * 100)) -ge $(($1 * 97)) ]
+# rooted_run NAME LABEL ROOT: record "$NOFP"NAME 1 s at 999 Hz into
+# $tmp/NAME.stk, check >= 97% of its samples rooted at ROOT..main.
+rooted_run() {
+	"$REC" -q -F 999 -o "$tmp/$1.stk" -- "$NOFP$1" 1 >/dev/null
+	"$REP" -f folded "$tmp/$1.stk" >"$tmp/$1.folded" 2>/dev/null
+	set -- "$2" "$3" $(rooted "$tmp/$1.folded" "$(echo "nofpwork$1" | cut -c1-15)" "$3")
+	echo "     $1: $4 of $3 samples rooted at $2;..;main"
+	check "$1: >= 97% of $3 samples rooted at $2..main ($4)" \
+		[ "$3" -ge 200 -a $(($4 * 100)) -ge $(($3 * 97)) ]
+}
 
-"$REC" -q -F 999 -o "$tmp/static.stk" -- "$NOFP"_static 1 >/dev/null
-"$REP" -f folded "$tmp/static.stk" >"$tmp/static.folded" 2>/dev/null
-set -- $(rooted "$tmp/static.folded" nofpwork_static "_start;__libc_start_main_impl;__libc_start_call_main;main")
-echo "     static: $2 of $1 samples rooted at _start;__libc_start_main_impl;__libc_start_call_main;main"
-check "static: >= 97% of $1 samples rooted at _start;__libc_start_main_impl;__libc_start_call_main;main ($2)" \
-	[ "$1" -ge 200 -a $(($2 * 100)) -ge $(($1 * 97)) ]
-"$DUMP" "$tmp/static.stk" >"$tmp/static.dump"
+rooted_run _nohdr "no .eh_frame_hdr" _start
+rooted_run _static static "_start;__libc_start_main_impl;__libc_start_call_main;main"
+"$DUMP" "$tmp/_static.stk" >"$tmp/static.dump"
 check "static: its table built (unwind_tables_scanned), no unwind_table_err_no_cfi" \
 	sh -c "grep -q '^STAT	unwind_tables_scanned	[1-9]' '$tmp/static.dump' && ! grep -q '^STAT	unwind_table_err_no_cfi	[1-9]' '$tmp/static.dump'"
 
-"$REC" -q -F 999 -o "$tmp/dbgframe.stk" -- "$NOFP"_dbgframe 1 >/dev/null
-"$REP" -f folded "$tmp/dbgframe.stk" >"$tmp/dbgframe.folded" 2>/dev/null
-set -- $(rooted "$tmp/dbgframe.folded" nofpwork_dbgfra _start)
-echo "     .debug_frame: $2 of $1 samples rooted at _start;..;main"
-check ".debug_frame: >= 97% of $1 samples rooted at _start..main ($2)" \
-	[ "$1" -ge 200 -a $(($2 * 100)) -ge $(($1 * 97)) ]
-"$DUMP" "$tmp/dbgframe.stk" >"$tmp/dbgframe.dump"
+rooted_run _dbgframe .debug_frame _start
+"$DUMP" "$tmp/_dbgframe.stk" >"$tmp/dbgframe.dump"
 check ".debug_frame: STAT unwind_tables_debug_frame counts its table" \
 	grep -q '^STAT	unwind_tables_debug_frame	[1-9]' "$tmp/dbgframe.dump"
 

@@ -366,56 +366,6 @@ START_TEST(nohdr_rows_equal_hdr_rows)
 }
 END_TEST
 
-/* An .eh_frame_hdr without its table (ld writes one when it cannot sort
- * .eh_frame: fde_count's encoding DW_EH_PE_omit): the FDEs are scanned,
- * the same rows.  The fixture in memory, that byte changed. */
-START_TEST(hdr_without_table_is_scanned)
-{
-	struct unwind_table *a = unwind_table__from_file(fixture), *b;
-	struct unwind_table_stats st;
-	size_t size, nph, i;
-	GElf_Phdr ph;
-	char *img;
-	Elf *elf;
-	FILE *f;
-	long n;
-
-	ck_assert_ptr_nonnull(a);
-	f = fopen(fixture, "rb");
-	ck_assert_ptr_nonnull(f);
-	ck_assert_int_eq(fseek(f, 0, SEEK_END), 0);
-	n = ftell(f);
-	ck_assert_int_gt(n, 0);
-	size = (size_t)n;
-	rewind(f);
-	img = malloc(size);
-	ck_assert_ptr_nonnull(img);
-	ck_assert_uint_eq(fread(img, 1, size, f), size);
-	fclose(f);
-	elf_version(EV_CURRENT);
-	elf = elf_memory(img, size);
-	ck_assert_ptr_nonnull(elf);
-	ck_assert_int_eq(elf_getphdrnum(elf, &nph), 0);
-	for (i = 0; i < nph; i++)
-		if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_GNU_EH_FRAME)
-			break;
-	ck_assert_uint_lt(i, nph);
-	elf_end(elf);
-	ck_assert_int_eq(img[ph.p_offset + 2], DW_EH_PE_udata4);
-	img[ph.p_offset + 2] = (char)DW_EH_PE_omit;
-	elf = elf_memory(img, size);
-	b = unwind_table__from_elf(elf);
-	ck_assert_msg(b, "%s: %s", fixture, strerror(errno));
-	unwind_table__stats(b, &st);
-	ck_assert_uint_eq(st.scanned, 1);
-	rows_equal(a, b);
-	unwind_table__free(a);
-	unwind_table__free(b);
-	elf_end(elf);
-	free(img);
-}
-END_TEST
-
 /* The fixture's bytes (malloc'd), and its .eh_frame's offset and size. */
 static char *load_image(const char *path, size_t *size, size_t *eh_off, size_t *eh_size)
 {
@@ -453,6 +403,43 @@ static char *load_image(const char *path, size_t *size, size_t *eh_off, size_t *
 	ck_assert_uint_gt(*eh_size, 0);
 	return img;
 }
+
+/* An .eh_frame_hdr without its table (ld writes one when it cannot sort
+ * .eh_frame: fde_count's encoding DW_EH_PE_omit): the FDEs are scanned,
+ * the same rows.  The fixture in memory, that byte changed. */
+START_TEST(hdr_without_table_is_scanned)
+{
+	struct unwind_table *a = unwind_table__from_file(fixture), *b;
+	size_t size, nph, i, eh_off, eh_size;
+	struct unwind_table_stats st;
+	GElf_Phdr ph;
+	char *img;
+	Elf *elf;
+
+	ck_assert_ptr_nonnull(a);
+	img = load_image(fixture, &size, &eh_off, &eh_size);
+	elf = elf_memory(img, size);
+	ck_assert_ptr_nonnull(elf);
+	ck_assert_int_eq(elf_getphdrnum(elf, &nph), 0);
+	for (i = 0; i < nph; i++)
+		if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_GNU_EH_FRAME)
+			break;
+	ck_assert_uint_lt(i, nph);
+	elf_end(elf);
+	ck_assert_int_eq(img[ph.p_offset + 2], DW_EH_PE_udata4);
+	img[ph.p_offset + 2] = (char)DW_EH_PE_omit;
+	elf = elf_memory(img, size);
+	b = unwind_table__from_elf(elf);
+	ck_assert_msg(b, "%s: %s", fixture, strerror(errno));
+	unwind_table__stats(b, &st);
+	ck_assert_uint_eq(st.scanned, 1);
+	rows_equal(a, b);
+	unwind_table__free(a);
+	unwind_table__free(b);
+	elf_end(elf);
+	free(img);
+}
+END_TEST
 
 /*
  * An FDE whose program names register 243385044 (fuzz_unwind_table found
