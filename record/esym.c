@@ -46,6 +46,12 @@ struct esym {
 	size_t nr_all, cap_all;
 	struct perfmaps *jit;
 	struct esym_stats st;
+	/* The mapping see() met last and its bin: a stack's frames are
+	 * mostly in one binary, and hashing its build-id for every frame
+	 * was a tenth of a busy recorder's time.  Valid for one
+	 * esym__flush() (the snapshots do not change during it). */
+	const struct stk_mapping *last_m;
+	struct bin *last_b;
 };
 
 const char *esym_mode__name(enum esym_mode mode)
@@ -244,9 +250,11 @@ static int see(struct esym *e, const struct procs *p, const struct qaddr *a)
 		return perfmaps__see(e->jit, PROC_ROOT, a->tgid, a->addr);
 	if (m->path[0] != '/' || !m->build_id_size)
 		return 0;	/* [vdso] (kind 1), or nothing to key it by */
-	b = bin_get(e, a->tgid, m);
+	b = m == e->last_m ? e->last_b : bin_get(e, a->tgid, m);
 	if (!b)
 		return -ENOMEM;
+	e->last_m = m;
+	e->last_b = b;
 	if (b->state <= 0)
 		return 0;
 	if (e->mode == ESYM_FULL) {
@@ -313,8 +321,10 @@ int esym__flush(struct esym *e, struct procs *p, struct stk_writer *w, uint64_t 
 
 	if (e->mode == ESYM_NONE)
 		return 0;
+	e->last_m = NULL;
 	for (i = 0; i < e->nq && !err; i++)
 		err = see(e, p, &e->q[i]);
+	e->last_m = NULL;
 	e->nq = 0;
 	if (err)
 		return err;
