@@ -16,7 +16,7 @@
 #                          .eh_frame and -g's .debug_frame removed (no
 #                          table: frame pointers)
 #   $(UW)/stackfan         16384 distinct stacks, frame pointers (make bench)
-#   $(UW)/cfi_bigreg, cfi_remember, cfi_aligned  hostile CFI (tests/unwind/cfi_*.s)
+#   $(UW)/cfi_bigreg, cfi_remember, cfi_aligned, cfi_hiddencie  hostile CFI (tests/unwind/cfi_*.s)
 #                          (ld warns that cfi_aligned gets no .eh_frame_hdr: meant)
 #                          the table builder must refuse before libdw runs it
 # -fno-optimize-sibling-calls keeps every function of the call tree on the
@@ -27,13 +27,13 @@ NOFP_CFLAGS := -O2 -g -fomit-frame-pointer -fno-optimize-sibling-calls $(REPRO)
 NOCFI_CFLAGS := -fno-asynchronous-unwind-tables -fno-unwind-tables
 UW_PROGS := $(UW)/nofpwork $(UW)/nofpwork_nohdr $(UW)/nofpwork_static $(UW)/nofpwork_static_hdr \
 	$(UW)/nofpwork_nocfi $(UW)/nofpwork_dbgframe $(UW)/nofpwork_dbgsplit \
-	$(UW)/cfi_bigreg $(UW)/cfi_remember $(UW)/cfi_aligned
+	$(UW)/cfi_bigreg $(UW)/cfi_remember $(UW)/cfi_aligned $(UW)/cfi_hiddencie
 
 $(UW)/cfi_bigreg $(UW)/cfi_remember: $(UW)/cfi_%: tests/unwind/cfi_%.s
 	$(call msg,AS-CFI,$@)
 	$(Q)mkdir -p $(@D) && $(CC) -nostdlib -static -Wl,--eh-frame-hdr $< -o $@
 
-$(UW)/cfi_aligned: tests/unwind/cfi_aligned.s
+$(UW)/cfi_aligned $(UW)/cfi_hiddencie: $(UW)/cfi_%: tests/unwind/cfi_%.s
 	$(call msg,AS-CFI,$@)
 	$(Q)mkdir -p $(@D) && $(CC) -nostdlib -static -Wl,--no-eh-frame-hdr $< -o $@
 

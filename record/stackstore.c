@@ -236,6 +236,17 @@ static void delete_keys(struct stackstore *ss, struct victim *v, size_t n, uint6
 			}
 			if (errno == EINVAL || errno == ENOTSUP || errno == 524 /* ENOTSUPP */)
 				ss->no_batch = 1;
+			/* Stopped part way (count < k: the kernel wrote it
+			 * back): those before it are deleted. */
+			if (count < k) {
+				for (j = 0; j < count; j++)
+					v[i + j].gone = 1;
+				*deleted += count;
+				i += count;
+				k -= count;
+				for (j = 0; j < k; j++)
+					keys[j] = v[i + j].key;
+			}
 		}
 		for (j = 0; j < k; j++) {
 			if (bpf_map_delete_elem(ss->stacks_fd, &keys[j]) == 0) {

@@ -38,7 +38,6 @@ struct unwind_table {
 	size_t nr, cap;
 	struct unwind_table_stats st;
 	uint64_t t0;		/* CPU time the build started (its budget) */
-	uint64_t steps;		/* libdw calls since */
 };
 
 static int rows_push(struct unwind_table *t, uint64_t pc, int kind, int cfa_off, int rbp_off)
@@ -492,7 +491,7 @@ static int fde_scan(Elf *elf, Elf_Scn *scn, bool eh, Dwarf_CFI *cfi, unsigned in
  * any user can map.  So, before libdw runs anything, every CIE's and FDE's
  * program is read through once for its register operands (the one place
  * we read CFI opcodes, and only their operands' lengths and registers;
- * libdw still interprets them), and a table that takes more CPU than
+ * libdw still interprets them), and a table that takes longer than
  * UW_BUILD_BUDGET_NS is given up (re-running a long FDE's program per row
  * is quadratic: gcc's cc1, 478k rows, takes ~330 ms).  Checked against
  * every ELF in /usr/bin, /usr/sbin and /usr/lib/x86_64-linux-gnu here
@@ -500,7 +499,9 @@ static int fde_scan(Elf *elf, Elf_Scn *scn, bool eh, Dwarf_CFI *cfi, unsigned in
  */
 #define UW_MAX_REG 255			/* x86-64's numbers end at 130 */
 #define UW_MAX_REMEMBER 16		/* DW_CFA_remember_state nesting */
-#define UW_BUILD_BUDGET_NS 3000000000ull
+#define UW_MAX_REMEMBERS 4096		/* ... and in all (cc1: 442 at most) */
+#define UW_MAX_PROGRAM (1 << 20)	/* bytes of one CIE's or FDE's program */
+#define UW_BUILD_BUDGET_NS 5000000000ull
 
 static uint64_t budget_ns = UW_BUILD_BUDGET_NS;
 
@@ -539,7 +540,12 @@ static int skip(const uint8_t **p, const uint8_t *end, uint64_t n)
 static int program_ok(const uint8_t *p, const uint8_t *end, size_t ptr)
 {
 	uint64_t reg, n = 0;
-	int err = 0, depth = 0;
+	int err = 0, depth = 0, remembers = 0;
+
+	/* libdw re-runs the program for every row: its length bounds a
+	 * row's cost (gcc's cc1: 13k opcodes at most). */
+	if (end - p > UW_MAX_PROGRAM)
+		return -EBADMSG;
 
 	while (p < end && !err) {
 		uint8_t op = *p++;
@@ -557,7 +563,7 @@ static int program_ok(const uint8_t *p, const uint8_t *end, size_t ptr)
 		case DW_CFA_remember_state:
 			/* libdw copies the whole frame for each: one byte of
 			 * file, 4 KiB of memory.  GCC nests 1-3 deep. */
-			if (++depth > UW_MAX_REMEMBER)
+			if (++depth > UW_MAX_REMEMBER || ++remembers > UW_MAX_REMEMBERS)
 				err = -EBADMSG;
 			break;
 		case DW_CFA_restore_state:
@@ -618,7 +624,31 @@ static int program_ok(const uint8_t *p, const uint8_t *end, size_t ptr)
 
 /* Every program of CFI section @scn (.eh_frame when @eh, else
  * .debug_frame) within program_ok()'s bounds: 0, else -EBADMSG. */
-static int section_ok(Elf *elf, Elf_Scn *scn, bool eh)
+/* The offsets of the FDEs on an .eh_frame's chain (section_ok()): the
+ * only ones .eh_frame_hdr may send libdw to (hdr_ok()). */
+struct fde_offs {
+	uint64_t *v;
+	size_t nr, cap;
+};
+
+static int offs_push(struct fde_offs *o, uint64_t off)
+{
+	if (!o)
+		return 0;
+	if (o->nr == o->cap) {
+		size_t cap = o->cap ? o->cap * 2 : 256;
+		uint64_t *n = realloc(o->v, cap * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		o->v = n;
+		o->cap = cap;
+	}
+	o->v[o->nr++] = off;
+	return 0;
+}
+
+static int section_ok(Elf *elf, Elf_Scn *scn, bool eh, struct fde_offs *offs)
 {
 	const unsigned char *ident = (const unsigned char *)elf_getident(elf, NULL);
 	Dwarf_Off off = 0, next, cie_off = (Dwarf_Off)-1;
@@ -656,11 +686,15 @@ static int section_ok(Elf *elf, Elf_Scn *scn, bool eh)
 			Dwarf_Off cnext;
 
 			cie_off = e.fde.CIE_pointer;
+			/* The CIE this FDE names, on the chain or not. */
 			if (dwarf_next_cfi(ident, d, eh, cie_off, &cnext, &c) != 0 ||
-			    !dwarf_cfi_cie_p(&c) || cie_fde_encoding(&c.cie, &enc) != 0)
+			    !dwarf_cfi_cie_p(&c) || cie_fde_encoding(&c.cie, &enc) != 0 ||
+			    program_ok(c.cie.initial_instructions, c.cie.initial_instructions_end, 8))
 				return -EBADMSG;
 			z = c.cie.augmentation && c.cie.augmentation[0] == 'z';
 		}
+		if (offs_push(offs, off))
+			return -ENOMEM;
 		/* Initial location, range, augmentation data, then the program. */
 		p = e.fde.start;
 		end = e.fde.end;
@@ -674,11 +708,14 @@ static int section_ok(Elf *elf, Elf_Scn *scn, bool eh)
 	return 0;
 }
 
+/* The budget's clock: monotonic time, which the vDSO reads in ~20 ns (the
+ * thread's CPU clock is a system call of ~1 us: read before every libdw
+ * call, it doubled cc1's build). */
 static uint64_t cpu_ns(void)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
@@ -710,13 +747,16 @@ static Elf_Scn *section(Elf *elf, const char *name)
  * A file without section headers is refused: libdw would find .eh_frame
  * through .eh_frame_hdr alone, in bytes no check has read.
  */
-static int sections_ok(Elf *elf, const char *name, bool eh)
+static int sections_ok(Elf *elf, const char *name, bool eh, struct fde_offs *offs,
+		       GElf_Shdr *first)
 {
 	Elf_Scn *scn = NULL;
 	size_t shstrndx, nr;
 	GElf_Shdr sh;
+	int found = 0;
 
-	if (elf_getshdrnum(elf, &nr) != 0 || nr == 0 || elf_getshdrstrndx(elf, &shstrndx) != 0)
+	if (elf_getshdrnum(elf, &nr) != 0 || nr == 0 || elf_getshdrstrndx(elf, &shstrndx) != 0 ||
+	    shstrndx == SHN_UNDEF)
 		return -EBADMSG;
 	while ((scn = elf_nextscn(elf, scn))) {
 		const char *n;
@@ -724,17 +764,129 @@ static int sections_ok(Elf *elf, const char *name, bool eh)
 		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS)
 			continue;
 		n = elf_strptr(elf, shstrndx, sh.sh_name);
-		if (n && strcmp(n, name) == 0 && section_ok(elf, scn, eh))
+		/* libdw 0.188 takes .zdebug_frame for .debug_frame too. */
+		if (!n || (strcmp(n, name) != 0 && !(!eh && strcmp(n, ".zdebug_frame") == 0)))
+			continue;
+		if (section_ok(elf, scn, eh, found ? NULL : offs))
+			return -EBADMSG;
+		if (!found && first)
+			*first = sh;
+		found++;
+	}
+	return found ? 0 : -ENOENT;
+}
+
+/* The segment of type @type, or NULL. */
+static GElf_Phdr *segment(Elf *elf, uint32_t type, GElf_Phdr *ph)
+{
+	size_t nph, i;
+
+	if (elf_getphdrnum(elf, &nph) != 0)
+		return NULL;
+	for (i = 0; i < nph; i++)
+		if (gelf_getphdr(elf, (int)i, ph) && ph->p_type == type)
+			return ph;
+	return NULL;
+}
+
+static int off_cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * An .eh_frame_hdr (@d, loaded at @vaddr) whose search table sends libdw
+ * only to FDEs on the chain of .eh_frame (@eh, its sorted FDE offsets
+ * @offs): libdw follows the table's pointers to any offset, so one into
+ * another entry's bytes would run a program no check has read.  A table
+ * libdw would not use (none, or another encoding) passes.
+ */
+static int hdr_ok(const uint8_t *p, size_t size, uint64_t vaddr, const GElf_Shdr *eh,
+		  const struct fde_offs *offs)
+{
+	const uint8_t *q = p + 4, *end = p + size;
+	uint64_t ptr, count, i;
+
+	if (size < 4 || p[0] != 1 || p[2] == DW_EH_PE_omit || p[3] == DW_EH_PE_omit)
+		return 0;
+	if (p[3] != (DW_EH_PE_datarel | DW_EH_PE_sdata4) || hdr_value(&q, end, p[1], &ptr) ||
+	    hdr_value(&q, end, p[2], &count))
+		return -EBADMSG;
+	if ((p[1] & 0x70) == DW_EH_PE_pcrel)
+		ptr += vaddr + 4;
+	if (ptr != eh->sh_addr || count > (uint64_t)(end - q) / 8)
+		return -EBADMSG;
+	for (i = 0; i < count; i++) {
+		int32_t rel;
+		uint64_t off;
+
+		memcpy(&rel, q + 8 * i + 4, 4);
+		off = vaddr + (uint64_t)(int64_t)rel - eh->sh_addr;
+		if (!bsearch(&off, offs->v, offs->nr, sizeof(*offs->v), off_cmp))
 			return -EBADMSG;
 	}
 	return 0;
 }
 
-/* Past the build's budget: read every 16th call (the thread's CPU clock
- * is a system call; a step is bounded by program_ok(): a few ms at most). */
+/* .eh_frame's programs within bounds, and every .eh_frame_hdr (the
+ * segment's and any section of that name) pointing only at its FDEs. */
+static int eh_frame_ok(Elf *elf)
+{
+	struct fde_offs offs = { 0 };
+	Elf_Scn *scn = NULL;
+	GElf_Shdr eh, sh;
+	GElf_Phdr ph;
+	size_t shstrndx;
+	Elf_Data *d;
+	int err;
+
+	err = sections_ok(elf, ".eh_frame", true, &offs, &eh);
+	if (err == -ENOENT) {
+		/* No section of that name: libdw then reads whatever
+		 * PT_GNU_EH_FRAME points at, unchecked. */
+		err = segment(elf, PT_GNU_EH_FRAME, &ph) ? -EBADMSG : 0;
+		goto out;
+	}
+	if (err)
+		goto out;
+	qsort(offs.v, offs.nr, sizeof(*offs.v), off_cmp);
+	if (segment(elf, PT_GNU_EH_FRAME, &ph)) {
+		d = elf_getdata_rawchunk(elf, (int64_t)ph.p_offset, ph.p_filesz, ELF_T_BYTE);
+		if (!d || hdr_ok(d->d_buf, d->d_size, ph.p_vaddr, &eh, &offs)) {
+			err = -EBADMSG;
+			goto out;
+		}
+	}
+	if (elf_getshdrstrndx(elf, &shstrndx) != 0) {
+		err = -EBADMSG;
+		goto out;
+	}
+	while ((scn = elf_nextscn(elf, scn))) {
+		const char *n;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS)
+			continue;
+		n = elf_strptr(elf, shstrndx, sh.sh_name);
+		if (!n || strcmp(n, ".eh_frame_hdr") != 0)
+			continue;
+		d = elf_getdata(scn, NULL);
+		if (d && d->d_size && hdr_ok(d->d_buf, d->d_size, sh.sh_addr, &eh, &offs)) {
+			err = -EBADMSG;
+			goto out;
+		}
+	}
+out:
+	free(offs.v);
+	return err;
+}
+
+/* Past the build's budget: read before every libdw call (a call costs up
+ * to a program's length of work, UW_MAX_PROGRAM). */
 static int over_budget(struct unwind_table *t)
 {
-	return !(++t->steps % 16) && cpu_ns() - t->t0 > budget_ns;
+	return cpu_ns() - t->t0 > budget_ns;
 }
 
 /* Walk the FDEs of @l (sorted), each up to the next one's start. */
@@ -816,7 +968,7 @@ static int debug_frame_fdes(struct unwind_table *t, Elf *elf, Elf *src, Dwarf_CF
 	*dw = dwarf_begin_elf(src, DWARF_C_READ, NULL);
 	/* (After dwarf_begin_elf(): it decompresses the section.)  Past the
 	 * bounds: .eh_frame's rows alone, as when it is damaged. */
-	if (*dw && sections_ok(src, ".debug_frame", false))
+	if (*dw && sections_ok(src, ".debug_frame", false, NULL, NULL))
 		return -ENOENT;
 	if (!*dw)
 		return -ENOENT;
@@ -854,7 +1006,7 @@ static int build(struct unwind_table *t, Elf *elf, Elf *debug)
 	if (eh.e_machine != EM_X86_64)
 		return -ENOTSUP;
 	t->t0 = cpu_ns();
-	if (sections_ok(elf, ".eh_frame", true))
+	if (eh_frame_ok(elf))
 		return -EBADMSG;
 	cfi = dwarf_getcfi_elf(elf);
 	err = cfi ? fde_starts(elf, cfi, &l) : 0;

@@ -45,11 +45,11 @@ struct unwind_table_stats {
  * .debug_frame), ENOTSUP (not x86-64), E2BIG (addresses beyond 4 GiB),
  * EBADMSG (libdw could not read the CFI, or it names a register number
  * past 255, which libdw would allocate room for), ETIME (the build took
- * more than its CPU budget: 3 s, see unwind_table__set_budget()), ENOMEM.
+ * longer than its budget: 5 s, see unwind_table__set_budget()), ENOMEM.
  */
 struct unwind_table *unwind_table__from_elf(Elf *elf);
 
-/* The CPU time one table's build may take (0: the default, 3 s); for
+/* The time one table's build may take (0: the default, 5 s); for
  * tests.  A crafted FDE can make libdw's per-row re-run quadratic. */
 void unwind_table__set_budget(uint64_t ns);
 

@@ -499,7 +499,8 @@ static void refused(const char *path, struct unwind_table *t)
 
 START_TEST(hostile_cfi_is_refused)
 {
-	static const char *const names[] = { "cfi_bigreg", "cfi_remember", "cfi_aligned" };
+	static const char *const names[] = { "cfi_bigreg", "cfi_remember", "cfi_aligned",
+					     "cfi_hiddencie" };
 	char path[4200];
 	size_t i;
 
@@ -512,8 +513,9 @@ START_TEST(hostile_cfi_is_refused)
 END_TEST
 
 /* cfi_bigreg with its .eh_frame's section type SHT_X86_64_UNWIND (libdw
- * takes any type but NOBITS), then with no section headers at all (libdw
- * finds .eh_frame through .eh_frame_hdr). */
+ * takes any type but NOBITS), renamed, without a section name table, then
+ * with no section headers at all (libdw finds .eh_frame through
+ * .eh_frame_hdr). */
 START_TEST(hidden_hostile_cfi_is_refused)
 {
 	size_t size, eh_off = 0, eh_size = 0, shstrndx, i;
@@ -533,6 +535,22 @@ START_TEST(hidden_hostile_cfi_is_refused)
 	elf = elf_memory(img, size);
 	errno = 0;
 	refused("cfi_bigreg, .eh_frame as SHT_X86_64_UNWIND", unwind_table__from_elf(elf));
+	elf_end(elf);
+	/* Renamed: no section named .eh_frame, libdw then reads what
+	 * PT_GNU_EH_FRAME points at; and no section name table at all. */
+	for (i = 0; i < eh->e_shnum; i++)
+		if (sh[i].sh_type == SHT_X86_64_UNWIND) {
+			sh[i].sh_type = SHT_PROGBITS;
+			img[sh[shstrndx].sh_offset + sh[i].sh_name + 8] = 'X';
+		}
+	elf = elf_memory(img, size);
+	errno = 0;
+	refused("cfi_bigreg, .eh_frame renamed .eh_framX", unwind_table__from_elf(elf));
+	elf_end(elf);
+	eh->e_shstrndx = 0;
+	elf = elf_memory(img, size);
+	errno = 0;
+	refused("cfi_bigreg, e_shstrndx 0", unwind_table__from_elf(elf));
 	elf_end(elf);
 	eh->e_shoff = 0;
 	eh->e_shnum = 0;
