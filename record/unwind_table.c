@@ -824,7 +824,7 @@ static int hdr_ok(const uint8_t *p, size_t size, uint64_t vaddr, const GElf_Shdr
 
 		memcpy(&rel, q + 8 * i + 4, 4);
 		off = vaddr + (uint64_t)(int64_t)rel - eh->sh_addr;
-		if (!bsearch(&off, offs->v, offs->nr, sizeof(*offs->v), off_cmp))
+		if (!offs->nr || !bsearch(&off, offs->v, offs->nr, sizeof(*offs->v), off_cmp))
 			return -EBADMSG;
 	}
 	return 0;
@@ -851,7 +851,8 @@ static int eh_frame_ok(Elf *elf)
 	}
 	if (err)
 		goto out;
-	qsort(offs.v, offs.nr, sizeof(*offs.v), off_cmp);
+	if (offs.nr)
+		qsort(offs.v, offs.nr, sizeof(*offs.v), off_cmp);
 	if (segment(elf, PT_GNU_EH_FRAME, &ph)) {
 		d = elf_getdata_rawchunk(elf, (int64_t)ph.p_offset, ph.p_filesz, ELF_T_BYTE);
 		if (!d || hdr_ok(d->d_buf, d->d_size, ph.p_vaddr, &eh, &offs)) {

@@ -84,21 +84,22 @@ else
 	fail "the first two functions are '$top2'" "$(head -6 "$tmp/diff.txt")"
 fi
 # A caller's self share is ~0, not 0: a sample can land in run's own loop
-# between two calls.  8 points, not 5: cpuwork's majority leaf reads 2-5
+# between two calls.  10 points, not 5: cpuwork's majority leaf reads 2-5
 # points above its call-count share today (the same gap report_cpuwork
-# shows; see the closing note), and a diff doubles it.
+# shows; see the closing note), and a diff doubles it (a clean-clone CI
+# run, 2026-12-02: leaf_a -38.86 against -30, base 64.7% for 60).
 for spec in "leaf_b +30" "leaf_a -30" "leaf_c 0" "run 0" "work_a -30" "mid_b +30"; do
 	set -- $spec
 	s=$(col "$tmp/diff.txt" "$1" 1)
 	t=$(col "$tmp/diff.txt" "$1" 6)
 	case $1 in
-	leaf_*) ok=$(near "$s" "$2" 8 && near "$t" "$2" 8 && echo y) ;;
-	*) ok=$(near "$s" 0 1 && near "$t" "$2" 8 && echo y) ;;
+	leaf_*) ok=$(near "$s" "$2" 10 && near "$t" "$2" 10 && echo y) ;;
+	*) ok=$(near "$s" 0 1 && near "$t" "$2" 10 && echo y) ;;
 	esac
 	if [ "$ok" = y ]; then
 		pass "$1: self $s, total $t points (known change $2)"
 	else
-		fail "$1: self '$s', total '$t' points; known change $2 (+-8)"
+		fail "$1: self '$s', total '$t' points; known change $2 (+-10)"
 	fi
 done
 b=$(col "$tmp/diff.txt" leaf_b 2)
