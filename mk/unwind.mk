@@ -119,7 +119,7 @@ TEST_EXTRA_DEPS += $(UWORACLE)
 # rules link the reporter's libraries; this one needs the builder instead,
 # and the fixtures it edits.
 FUZZ_UW_TARGETS := $(O)/tests/fuzz_unwind_table_replay $(O)/fuzz/fuzz_unwind_table
-$(O)/tests/fuzz_unwind_table_replay: $(O)/san/record/unwind_table.o
-$(O)/fuzz/fuzz_unwind_table: $(O)/fuzz/obj/record/unwind_table.o
+$(O)/tests/fuzz_unwind_table_replay: $(O)/san/record/unwind_table.o $(O)/san/record/cfi.o
+$(O)/fuzz/fuzz_unwind_table: $(O)/fuzz/obj/record/unwind_table.o $(O)/fuzz/obj/record/cfi.o
 $(FUZZ_UW_TARGETS): FUZZ_INCLUDES += -Irecord
 $(FUZZ_UW_TARGETS): | $(UW_PROGS)
