@@ -312,8 +312,9 @@ int stackstore__evict(struct stackstore *ss, uint64_t in_map, uint64_t lost)
 int stackstore__sweep(struct stackstore *ss, int (*collect_live)(void *ctx, struct idmap *live),
 		      void *ctx)
 {
-	size_t n = 0, cap = 0, i;
-	uint64_t key, *keys = NULL, *prev = NULL;
+	size_t n = 0, cap = 0, i, k;
+	uint64_t key, prev, deleted = 0;
+	struct victim *v = NULL;
 	struct idmap *live;
 	int err = 0;
 
@@ -325,37 +326,38 @@ int stackstore__sweep(struct stackstore *ss, int (*collect_live)(void *ctx, stru
 	 * before the holders are read is held. */
 	/* A walk restarts when BPF deletes the key it stands on: bounded,
 	 * the keys read so far are candidates enough. */
-	while (bpf_map_get_next_key(ss->stacks_fd, prev, &key) == 0 &&
+	while (bpf_map_get_next_key(ss->stacks_fd, n ? &prev : NULL, &key) == 0 &&
 	       n < 2 * (size_t)ss->capacity + 64) {
 		if (n == cap) {
 			size_t c = cap ? cap * 2 : 1024;
-			uint64_t *k = realloc(keys, c * sizeof(*k));
+			struct victim *nv = realloc(v, c * sizeof(*nv));
 
-			if (!k) {
+			if (!nv) {
 				err = -ENOMEM;
 				goto out;
 			}
-			keys = k;
+			v = nv;
 			cap = c;
 		}
-		keys[n++] = key;
-		prev = &keys[n - 1];
+		v[n++] = (struct victim){ .key = key };
+		prev = key;
 	}
 	err = collect_live(ctx, live);
 	if (err)
 		goto out;
-	for (i = 0; i < n; i++) {
-		/* In the file: whoever holds it gets its file id without
-		 * reading the map.  Else only if nothing holds it. */
-		if (!idmap__find(ss->written, keys[i]) && idmap__find(live, keys[i]))
-			continue;
-		if (bpf_map_delete_elem(ss->stacks_fd, &keys[i]) == 0)
-			ss->st.swept++;
-		idmap__remove(ss->resident, keys[i]);
-	}
+	/* In the file: whoever holds it gets its file id without reading
+	 * the map.  Else only if nothing holds it. */
+	for (i = k = 0; i < n; i++)
+		if (idmap__find(ss->written, v[i].key) || !idmap__find(live, v[i].key))
+			v[k++] = v[i];
+	delete_keys(ss, v, k, &deleted);
+	ss->st.swept += deleted;
+	for (i = 0; i < k; i++)
+		if (v[i].gone)
+			idmap__remove(ss->resident, v[i].key);
 	ss->st.sweeps++;
 out:
-	free(keys);
+	free(v);
 	idmap__free(live);
 	return err;
 }
