@@ -51,7 +51,11 @@ for hz in 49 "$max"; do
 		want=$((1000000000 / hz))
 		check "-F $hz, delivered 90% or more: no warning" \
 			sh -c '! grep -q "the kernel delivered" "$1"' - "$tmp/r$hz.err"
-		[ "$hz" = "$max" ] && skip "-F $max: throttled" "this machine delivered 90% of it"
+		# Some runs the VM does keep up (a clean-clone CI run got 98%
+		# at 100 kHz): then the warning's branch is not reached, which
+		# says nothing against stkrec, so it is a note, not a skip that
+		# STK_REQUIRE_BPF=1 would turn into a failure.
+		[ "$hz" = "$max" ] && echo "note: -F $max: this machine delivered 90% of it; the warning was not exercised"
 	fi
 	"$REP" -f pprof -o "$tmp/r$hz.pb.gz" "$f" 2> /dev/null
 	got=$(decode "$tmp/r$hz.pb.gz" | sed -n 's/^period: //p')
