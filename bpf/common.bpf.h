@@ -104,6 +104,15 @@ struct {
 	__uint(max_entries, 256 * 1024);
 } events SEC(".maps");
 
+/* Each stack the stacks map did not hold yet (struct stkrec_stack, cut
+ * after its frames): user space reads new stacks from here at a flush,
+ * not with a map lookup each.  A full ring loses nothing: user space then
+ * looks the stack up in the map. */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, STKREC_STACK_RING_SIZE);
+} stack_ring SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__type(key, __u32);
@@ -137,37 +146,6 @@ static __always_inline int task_wanted(__u32 tgid, __u32 tid)
 	return 1;
 }
 
-/* A 64-bit multiply-rotate hash over the frames (in the spirit of xxhash's
- * round function).  Collisions are what BPF_F_REUSE_STACKID gets wrong; at
- * 62 bits, a million distinct stacks collide with probability ~1e-7. */
-#define STKREC_P1 0x9E3779B185EBCA87ULL
-#define STKREC_P2 0xC2B2AE3D27D4EB4FULL
-#define STKREC_P3 0x165667B19E3779F9ULL
-
-static __always_inline __u64 rotl64(__u64 x, int r)
-{
-	return (x << r) | (x >> (64 - r));
-}
-
-static __always_inline __u64 stack_hash(const struct stkrec_stack *s, __u32 nr, __u64 seed)
-{
-	__u64 h = seed ^ ((__u64)nr * STKREC_P3);
-	__u32 i;
-
-	for (i = 0; i < STKREC_MAX_DEPTH; i++) {
-		if (i >= nr)
-			break;
-		h ^= rotl64(s->ips[i] * STKREC_P2, 31) * STKREC_P1;
-		h = rotl64(h, 27) * STKREC_P1 + STKREC_P3;
-	}
-	h ^= h >> 33;
-	h *= STKREC_P2;
-	h ^= h >> 29;
-	h *= STKREC_P3;
-	h ^= h >> 32;
-	return h;
-}
-
 /*
  * Store the @nr frames of @s (leaf first) in "stacks" unless they are
  * there already, and return their id, or -ENOMEM when the stacks map is
@@ -183,7 +161,7 @@ static __always_inline __u64 stack_hash(const struct stkrec_stack *s, __u32 nr, 
 __noinline __s64 stack_store_frames(struct stkrec_stack *s, __u32 nr, int kernel)
 {
 	struct stkrec_stack *v;
-	__u64 id;
+	__u64 id, len;
 	long ret;
 
 	if (!s)
@@ -191,9 +169,7 @@ __noinline __s64 stack_store_frames(struct stkrec_stack *s, __u32 nr, int kernel
 	if (nr > STKREC_MAX_DEPTH)
 		nr = STKREC_MAX_DEPTH;
 	s->nr = nr;
-	id = stack_hash(s, nr, kernel ? STKREC_P2 : STKREC_P1) & STKREC_STACK_HASH_MASK;
-	if (kernel)
-		id |= STKREC_STACK_KERNEL_BIT;
+	id = stkrec_stack_id(s->ips, nr, kernel);
 	v = bpf_map_lookup_elem(&stacks, &id);
 	if (v) {
 		/* Written once per stack, not once per sample. */
@@ -205,6 +181,19 @@ __noinline __s64 stack_store_frames(struct stkrec_stack *s, __u32 nr, int kernel
 	ret = bpf_map_update_elem(&stacks, &id, s, BPF_NOEXIST);
 	if (ret == 0) {
 		stat_inc(STKREC_STAT_STACKS_STORED);
+		/* The map has its copy: @s->shared now says whose stack the
+		 * ring's record is.  No wakeup: user space takes the ring at
+		 * its flush. */
+		s->shared = kernel ? STKREC_RING_KERNEL : STKREC_RING_USER;
+		/* @nr again bounded where the verifier sees it. */
+		len = nr;
+		barrier_var(len);
+		if (len > STKREC_MAX_DEPTH)
+			len = STKREC_MAX_DEPTH;
+		if (bpf_ringbuf_output(&stack_ring, s,
+				       sizeof(*s) - sizeof(s->ips) + len * sizeof(__u64),
+				       BPF_RB_NO_WAKEUP))
+			stat_inc(STKREC_STAT_STACK_RING_FULL);
 		return id;
 	}
 	if (ret == -EEXIST) {

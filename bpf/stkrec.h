@@ -40,6 +40,64 @@ struct stkrec_stack {
 	__u64 ips[STKREC_MAX_DEPTH];
 };
 
+/*
+ * A record of the "stack_ring" ring buffer: a stack the stacks map did
+ * not hold yet, as struct stkrec_stack cut after its @nr frames, with
+ * @shared saying whose it is (STKREC_RING_USER or STKREC_RING_KERNEL).
+ * User space takes new stacks from there at a flush rather than read
+ * each one from the map with a syscall; the id is stkrec_stack_id() of
+ * the frames.
+ */
+#ifndef __always_inline
+#define __always_inline inline __attribute__((always_inline))
+#endif
+
+#define STKREC_RING_USER	1
+#define STKREC_RING_KERNEL	2
+#define STKREC_STACK_RING_SIZE	(1u << 20)
+
+/* A 64-bit multiply-rotate hash over the frames (in the spirit of xxhash's
+ * round function).  Collisions are what BPF_F_REUSE_STACKID gets wrong; at
+ * 62 bits, a million distinct stacks collide with probability ~1e-7.
+ * Shared by BPF, which names stacks by it, and user space, which names the
+ * stack_ring's records by it. */
+#define STKREC_P1 0x9E3779B185EBCA87ULL
+#define STKREC_P2 0xC2B2AE3D27D4EB4FULL
+#define STKREC_P3 0x165667B19E3779F9ULL
+
+static __always_inline __u64 stkrec_rotl64(__u64 x, int r)
+{
+	return (x << r) | (x >> (64 - r));
+}
+
+static __always_inline __u64 stkrec_stack_hash(const __u64 *ips, __u32 nr, __u64 seed)
+{
+	__u64 h = seed ^ ((__u64)nr * STKREC_P3);
+	__u32 i;
+
+	for (i = 0; i < STKREC_MAX_DEPTH; i++) {
+		if (i >= nr)
+			break;
+		h ^= stkrec_rotl64(ips[i] * STKREC_P2, 31) * STKREC_P1;
+		h = stkrec_rotl64(h, 27) * STKREC_P1 + STKREC_P3;
+	}
+	h ^= h >> 33;
+	h *= STKREC_P2;
+	h ^= h >> 29;
+	h *= STKREC_P3;
+	h ^= h >> 32;
+	return h;
+}
+
+/* The id of the @nr frames @ips, a user (@kernel 0) or kernel stack. */
+static __always_inline __u64 stkrec_stack_id(const __u64 *ips, __u32 nr, int kernel)
+{
+	__u64 id = stkrec_stack_hash(ips, nr, kernel ? STKREC_P2 : STKREC_P1) &
+		   STKREC_STACK_HASH_MASK;
+
+	return kernel ? id | STKREC_STACK_KERNEL_BIT : id;
+}
+
 /* Key of the profile mode's "counts" maps; the value is a __u64 count. */
 struct stkrec_count_key {
 	__u32 tgid;
@@ -144,7 +202,10 @@ struct stkrec_offcpu_value {
 /* profile: every cpu-clock overflow the program saw, of any task, before
  * the -p/-t filter: what the kernel really delivered (it throttles). */
 #define STKREC_STAT_SAMPLE_EVENTS	(STKREC_STAT_UW_PENDING + 1)
-#define STKREC_NR_STATS			(STKREC_STAT_SAMPLE_EVENTS + 1)
+/* New stacks the "stack_ring" had no room for: user space reads them from
+ * the stacks map instead (no loss, one lookup each). */
+#define STKREC_STAT_STACK_RING_FULL	(STKREC_STAT_SAMPLE_EVENTS + 1)
+#define STKREC_NR_STATS			(STKREC_STAT_STACK_RING_FULL + 1)
 
 /*
  * Value of the one-element "ksym_io" array, the buffer of the

@@ -25,6 +25,7 @@ struct rec_maps {
 	int stacks_fd;	/* u64 id -> struct stkrec_stack */
 	int stats_fd;	/* per-CPU __u64[STKREC_NR_STATS] */
 	int events_fd;	/* ring buffer of struct stkrec_event */
+	int stack_ring_fd; /* ring buffer of new stacks (struct stkrec_stack) */
 	int tgids_fd;	/* u32 -> u8 */
 	int tids_fd;	/* u32 -> u8 */
 	/* The kernel address symbolizer (struct stkrec_ksym_io and the
@@ -106,6 +107,10 @@ int recorder__see_image(struct recorder *rec, uint32_t tgid, const char comm[16]
  * Returns 0 or -ENOMEM.
  */
 int recorder__see_stack(struct recorder *rec, uint32_t tgid, int64_t *ref);
+/* A counts map was just emptied: take the new stacks its rows reference
+ * from the stack ring (every one was sent before its row was counted).
+ * 0, or -ENOMEM after an error message. */
+int recorder__take_new_stacks(struct recorder *rec);
 
 /* A row references kernel address @addr (interrupted IP, return IP). */
 int recorder__see_kaddr(struct recorder *rec, uint64_t addr);

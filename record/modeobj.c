@@ -110,6 +110,7 @@ int modeobj__hand_over(const struct bpf_object *obj, uint32_t *idx, int symboliz
 	maps->stacks_fd = bpf_object__find_map_fd_by_name(obj, "stacks");
 	maps->stats_fd = bpf_object__find_map_fd_by_name(obj, "stats");
 	maps->events_fd = bpf_object__find_map_fd_by_name(obj, "events");
+	maps->stack_ring_fd = bpf_object__find_map_fd_by_name(obj, "stack_ring");
 	maps->tgids_fd = bpf_object__find_map_fd_by_name(obj, "tgids");
 	maps->tids_fd = bpf_object__find_map_fd_by_name(obj, "tids");
 	maps->ksym_io_fd = symbolizer ? bpf_object__find_map_fd_by_name(obj, "ksym_io") : -1;

@@ -91,6 +91,7 @@ static const char *const bpf_stat_names[STKREC_NR_STATS] = {
 	[STKREC_STAT_UW_STOP_BASE + STKREC_UW_STOP_LOOP] = "unwind_stop_loop",
 	[STKREC_STAT_UW_PENDING] = "unwind_table_pending",
 	[STKREC_STAT_SAMPLE_EVENTS] = "sample_events",
+	[STKREC_STAT_STACK_RING_FULL] = "stack_ring_full",
 	[STKREC_STAT_STACKS_STORED] = "stacks_stored",
 	[STKREC_STAT_STACKS_DROPPED] = "stacks_dropped_uncounted",
 	[STKREC_STAT_STACK_LOST] = "samples_stack_lost",
@@ -194,6 +195,7 @@ struct recorder *recorder__new(const struct recorder_opts *opts)
 	rec->cmd_exit_code = -1;
 	rec->end_reason = "error";
 	rec->maps.stacks_fd = rec->maps.stats_fd = rec->maps.events_fd = -1;
+	rec->maps.stack_ring_fd = -1;
 	rec->maps.tgids_fd = rec->maps.tids_fd = -1;
 	rec->maps.ksym_io_fd = rec->maps.ksym_prog_fd = -1;
 	rec->maps.unwind.rows_fd = rec->maps.unwind.pages_fd = rec->maps.unwind.procs_fd = -1;
@@ -334,6 +336,8 @@ static int write_stats(struct recorder *rec, uint64_t now)
 	st[n++] = (struct stk_stat){ "stacks_swept", ss.swept };
 	st[n++] = (struct stk_stat){ "stack_sweeps", ss.sweeps };
 	st[n++] = (struct stk_stat){ "stack_lookup_missing", ss.missing };
+	st[n++] = (struct stk_stat){ "stacks_from_ring", ss.from_ring };
+	st[n++] = (struct stk_stat){ "stacks_from_map", ss.from_map };
 	st[n++] = (struct stk_stat){ "processes_snapshotted", ps.pm.snapshots };
 	st[n++] = (struct stk_stat){ "processes_exited", ps.exits };
 	st[n++] = (struct stk_stat){ "maps_err_gone", ps.maps_gone };
@@ -476,6 +480,14 @@ int recorder__see_image(struct recorder *rec, uint32_t tgid, const char comm[16]
 int recorder__see_kaddr(struct recorder *rec, uint64_t addr)
 {
 	return ksymtab__see(rec->ksyms, addr);
+}
+
+int recorder__take_new_stacks(struct recorder *rec)
+{
+	/* What the ring misses is looked up in the map. */
+	int err = stackstore__take_ring(rec->stacks);
+
+	return err == -ENOMEM ? recorder__errorf(rec, err, "out of memory") : 0;
 }
 
 /* A new kernel stack's frames need symbols; a new user stack may show
@@ -862,8 +874,12 @@ int recorder__start(struct recorder *rec)
 		}
 	}
 	err = rec->ops->open(&rec->mode, o, rec->child != NULL, &rec->maps, rec);
-	if (!err)
+	if (!err) {
 		stackstore__set_map(rec->stacks, rec->maps.stacks_fd);
+		err = stackstore__set_ring(rec->stacks, rec->maps.stack_ring_fd);
+		if (err)
+			err = recorder__errorf(rec, err, "stack ring: %s", strerror(-err));
+	}
 	err = err ?: open_unwinder(rec);
 	err = err ?: setup_ksyms(rec);
 	err = err ?: write_kernel_info(rec);

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include <bpf/bpf.h>
+#include <bpf/libbpf.h>
 
 #include "idmap.h"
 #include "stackstore.h"
@@ -31,6 +32,13 @@ struct stackstore {
 	uint64_t headroom;	/* free entries stackstore__evict() keeps */
 	uint64_t lost;		/* samples_stack_lost at its last call */
 	int no_batch;		/* no BPF_MAP_DELETE_BATCH (before 5.6) */
+	/* New stacks taken from the stack ring at this flush: id ->
+	 * (offset in ring_frames << 8 | number of frames). */
+	struct ring_buffer *ring;
+	struct idmap *ringed;
+	uint64_t *ring_frames;
+	size_t nr_ring_frames, cap_ring_frames;
+	int ring_err;
 };
 
 struct stackstore *stackstore__new(uint32_t capacity)
@@ -58,6 +66,9 @@ void stackstore__free(struct stackstore *ss)
 		return;
 	idmap__free(ss->written);
 	idmap__free(ss->resident);
+	ring_buffer__free(ss->ring);
+	idmap__free(ss->ringed);
+	free(ss->ring_frames);
 	free(ss->pend);
 	free(ss->frames);
 	free(ss);
@@ -66,6 +77,91 @@ void stackstore__free(struct stackstore *ss)
 void stackstore__set_map(struct stackstore *ss, int stacks_fd)
 {
 	ss->stacks_fd = stacks_fd;
+}
+
+/* One stack_ring record: kept for stackstore__see() until the next take.
+ * A malformed one (never written by our programs) is skipped. */
+static int on_ring(void *ctx, void *data, size_t size)
+{
+	struct stackstore *ss = ctx;
+	const struct stkrec_stack *r = data;
+	size_t head = sizeof(*r) - sizeof(r->ips);
+	uint64_t id;
+
+	if (ss->ring_err || size < head || r->nr > STKREC_MAX_DEPTH ||
+	    size < head + r->nr * sizeof(uint64_t) ||
+	    (r->shared != STKREC_RING_USER && r->shared != STKREC_RING_KERNEL))
+		return 0;
+	if (ss->nr_ring_frames + r->nr > ss->cap_ring_frames) {
+		size_t cap = ss->cap_ring_frames ? ss->cap_ring_frames : 4096;
+		uint64_t *p;
+
+		while (cap < ss->nr_ring_frames + r->nr)
+			cap *= 2;
+		p = realloc(ss->ring_frames, cap * sizeof(*p));
+		if (!p) {
+			ss->ring_err = -ENOMEM;
+			return 0;
+		}
+		ss->ring_frames = p;
+		ss->cap_ring_frames = cap;
+	}
+	id = stkrec_stack_id(r->ips, r->nr, r->shared == STKREC_RING_KERNEL);
+	if (idmap__set(ss->ringed, id, (uint64_t)ss->nr_ring_frames << 8 | r->nr)) {
+		ss->ring_err = -ENOMEM;
+		return 0;
+	}
+	memcpy(ss->ring_frames + ss->nr_ring_frames, r->ips, r->nr * sizeof(uint64_t));
+	ss->nr_ring_frames += r->nr;
+	return 0;
+}
+
+int stackstore__set_ring(struct stackstore *ss, int ring_fd)
+{
+	ss->ringed = idmap__new();
+	if (!ss->ringed)
+		return -ENOMEM;
+	ss->ring = ring_buffer__new(ring_fd, on_ring, ss, NULL);
+	if (!ss->ring) {
+		idmap__free(ss->ringed);
+		ss->ringed = NULL;
+		return -errno;
+	}
+	return 0;
+}
+
+int stackstore__take_ring(struct stackstore *ss)
+{
+	int n;
+
+	if (!ss->ring)
+		return 0;
+	idmap__clear(ss->ringed);
+	ss->nr_ring_frames = 0;
+	ss->ring_err = 0;
+	n = ring_buffer__consume(ss->ring);
+	if (ss->ring_err)
+		return ss->ring_err;
+	return n < 0 ? n : 0;
+}
+
+/* Stack @id in ss->buf, from the ring if it brought it, else from the
+ * map: 0 or -ENOENT. */
+static int read_stack(struct stackstore *ss, uint64_t id)
+{
+	uint64_t *v = ss->ringed ? idmap__find(ss->ringed, id) : NULL;
+
+	if (v) {
+		ss->buf.nr = (uint32_t)(*v & 0xff);
+		ss->buf.shared = 0;
+		memcpy(ss->buf.ips, ss->ring_frames + (*v >> 8), ss->buf.nr * sizeof(uint64_t));
+		ss->st.from_ring++;
+		return 0;
+	}
+	if (bpf_map_lookup_elem(ss->stacks_fd, &id, &ss->buf))
+		return -ENOENT;
+	ss->st.from_map++;
+	return 0;
 }
 
 static int queue_stack(struct stackstore *ss, uint64_t id, const struct stkrec_stack *s)
@@ -115,7 +211,7 @@ int stackstore__see(struct stackstore *ss, int64_t *ref, uint64_t seq,
 		/* Re-inserted by BPF if we evicted it: resident again. */
 		return idmap__set(ss->resident, id, seq);
 	}
-	if (bpf_map_lookup_elem(ss->stacks_fd, &id, &ss->buf)) {
+	if (read_stack(ss, id)) {
 		/* Cannot happen: only written stacks are ever deleted. */
 		ss->st.missing++;
 		*ref = -ENOENT;

@@ -31,6 +31,8 @@ struct stackstore_stats {
 				 * BPF drop raced with a new holder: rare) */
 	uint64_t swept;		/* deleted by stackstore__sweep() */
 	uint64_t sweeps;	/* stackstore__sweep() runs */
+	uint64_t from_ring;	/* new stacks read from the stack ring */
+	uint64_t from_map;	/* new stacks read from the map (one syscall each) */
 };
 
 struct idmap;
@@ -49,9 +51,26 @@ void stackstore__free(struct stackstore *ss);
 void stackstore__set_map(struct stackstore *ss, int stacks_fd);
 
 /*
+ * stackstore__set_ring() - the BPF "stack_ring" (struct stkrec_stack
+ * records of new stacks), so that new stacks need no map lookup.  Without
+ * it every new stack is looked up.  Returns 0 or -errno (@ss then works
+ * without the ring).
+ */
+int stackstore__set_ring(struct stackstore *ss, int ring_fd);
+
+/*
+ * stackstore__take_ring() - once a counts map is emptied, before its rows
+ * are seen: forget the stacks taken the last time and take those the ring
+ * holds now.  A stack the ring missed (full, or sent before the last take
+ * and referenced only now) is looked up instead.  Returns 0 or -ENOMEM (what the ring held then is looked up).
+ */
+int stackstore__take_ring(struct stackstore *ss);
+
+/*
  * stackstore__see() - a row drained in flush @seq references *@ref (a BPF
  * stack id, or -errno, which is left alone).  A stack already in the file
- * gets its file id; a new one is read from the BPF map, queued for STCK
+ * gets its file id; a new one is taken from the stack ring or read from
+ * the BPF map, queued for STCK
  * and numbered.  A stack the map does not have (it never should: only
  * written stacks are deleted) becomes -ENOENT, so the file never
  * references a missing stack.

@@ -25,7 +25,8 @@ END_TEST
 
 START_TEST(recording_is_stacks_plus_two_counts_maps)
 {
-	uint64_t stacks = kmem__hash_bytes(16384, 8, sizeof(struct stkrec_stack));
+	uint64_t stacks = kmem__hash_bytes(16384, 8, sizeof(struct stkrec_stack)) +
+			  STKREC_STACK_RING_SIZE;
 
 	ck_assert_uint_eq(kmem__recording_bytes(16384, 16384, 0),
 			  stacks + 2 * kmem__hash_bytes(16384, sizeof(struct stkrec_count_key), 8));
