@@ -842,6 +842,10 @@ int recorder__start(struct recorder *rec)
 	rec->t0 = rec->mono_start;
 	wo.wall_start_ns = rec->wall_start;
 	wo.mono_start_ns = rec->mono_start;
+	/* zstd level 1: against the default 3, a third less recorder CPU
+	 * under load (stackfan, 999 Hz on every CPU) for a file 3% bigger.
+	 * stkreport merge keeps 3: it runs once, off the production box. */
+	wo.compression_level = 1;
 	/* A FIFO's open waits for its reader: a stop ends that wait. */
 	if (o->wait_mask)
 		sigprocmask(SIG_SETMASK, o->wait_mask, &blocked);
