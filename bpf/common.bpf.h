@@ -151,6 +151,7 @@ static __always_inline int task_wanted(__u32 tgid, __u32 tid)
  * there already, and return their id, or -ENOMEM when the stacks map is
  * full.  [unwind] Split out of stack_store() so that stacks unwound by
  * bpf/unwind.bpf.h are hashed and stored exactly like bpf_get_stack()'s.
+ * A stack stored anew is also sent to "stack_ring", for user space.
  *
  * A global function (pointer arguments: Linux 5.12+): the verifier
  * checks its 127-step hash loop once, on its own, instead of at every

@@ -33,7 +33,8 @@
 
 /* Value of the "stacks" map: frames leaf first, @nr of them valid.
  * @shared is BPF's own: 0 while only the task that stored the stack holds
- * its id, 1 once another lookup found it (common.bpf.h stack_drop()). */
+ * its id, 1 once another lookup found it (common.bpf.h stack_drop());
+ * in a "stack_ring" record, STKREC_RING_USER or STKREC_RING_KERNEL. */
 struct stkrec_stack {
 	__u32 nr;
 	__u32 shared;
@@ -48,10 +49,6 @@ struct stkrec_stack {
  * each one from the map with a syscall; the id is stkrec_stack_id() of
  * the frames.
  */
-#ifndef __always_inline
-#define __always_inline inline __attribute__((always_inline))
-#endif
-
 #define STKREC_RING_USER	1
 #define STKREC_RING_KERNEL	2
 #define STKREC_STACK_RING_SIZE	(1u << 20)

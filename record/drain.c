@@ -162,8 +162,9 @@ static int drain_one(struct drain *d, struct recorder *rec, int fd)
 	int err, err2;
 
 	err = drain__map(fd, d->keys, d->o.key_size, d->values, d->o.value_size, d->o.entries, &n);
-	err2 = n ? recorder__take_new_stacks(rec) : 0;
-	err2 = err2 ?: n ? add_rows(d, rec, n) : 0;
+	if (n)
+		recorder__take_new_stacks(rec);
+	err2 = n ? add_rows(d, rec, n) : 0;
 	if (err)
 		return recorder__errorf(rec, err, "drain counts map: %s", strerror(-err));
 	return err2;

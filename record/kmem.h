@@ -21,8 +21,9 @@
 uint64_t kmem__hash_bytes(uint64_t entries, uint32_t key_size, uint32_t value_size);
 
 /*
- * kmem__recording_bytes() - the stack map of @stack_entries entries plus
- * the two counts maps of @counts_entries entries each, for profile
+ * kmem__recording_bytes() - the stack map of @stack_entries entries, the
+ * 1 MiB stack ring, and the two counts maps of @counts_entries entries
+ * each, for profile
  * (@offcpu 0) or the off-CPU modes (1).
  */
 uint64_t kmem__recording_bytes(uint32_t stack_entries, uint32_t counts_entries, int offcpu);

@@ -108,9 +108,8 @@ int recorder__see_image(struct recorder *rec, uint32_t tgid, const char comm[16]
  */
 int recorder__see_stack(struct recorder *rec, uint32_t tgid, int64_t *ref);
 /* A counts map was just emptied: take the new stacks its rows reference
- * from the stack ring (every one was sent before its row was counted).
- * 0, or -ENOMEM after an error message. */
-int recorder__take_new_stacks(struct recorder *rec);
+ * from the stack ring (every one was sent before its row was counted). */
+void recorder__take_new_stacks(struct recorder *rec);
 
 /* A row references kernel address @addr (interrupted IP, return IP). */
 int recorder__see_kaddr(struct recorder *rec, uint64_t addr);

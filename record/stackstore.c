@@ -32,12 +32,16 @@ struct stackstore {
 	uint64_t headroom;	/* free entries stackstore__evict() keeps */
 	uint64_t lost;		/* samples_stack_lost at its last call */
 	int no_batch;		/* no BPF_MAP_DELETE_BATCH (before 5.6) */
-	/* New stacks taken from the stack ring at this flush: id ->
-	 * (offset in ring_frames << 8 | number of frames). */
+	/* New stacks taken from the stack ring, this flush's and the
+	 * previous flush's (an off-CPU episode is counted a flush after its
+	 * stack was stored): id -> (offset in frames << 8 | frames). */
 	struct ring_buffer *ring;
-	struct idmap *ringed;
-	uint64_t *ring_frames;
-	size_t nr_ring_frames, cap_ring_frames;
+	struct ring_gen {
+		struct idmap *ids;
+		uint64_t *frames;
+		size_t nr, cap;
+	} gen[2];
+	int cur;		/* gen[] the ring is taken into */
 	int ring_err;
 };
 
@@ -67,8 +71,10 @@ void stackstore__free(struct stackstore *ss)
 	idmap__free(ss->written);
 	idmap__free(ss->resident);
 	ring_buffer__free(ss->ring);
-	idmap__free(ss->ringed);
-	free(ss->ring_frames);
+	for (int i = 0; i < 2; i++) {
+		idmap__free(ss->gen[i].ids);
+		free(ss->gen[i].frames);
+	}
 	free(ss->pend);
 	free(ss->frames);
 	free(ss);
@@ -79,82 +85,102 @@ void stackstore__set_map(struct stackstore *ss, int stacks_fd)
 	ss->stacks_fd = stacks_fd;
 }
 
-/* One stack_ring record: kept for stackstore__see() until the next take.
- * A malformed one (never written by our programs) is skipped. */
+/* One stack_ring record: kept for stackstore__see() for two flushes.  A
+ * malformed one (never written by our programs) is skipped. */
 static int on_ring(void *ctx, void *data, size_t size)
 {
 	struct stackstore *ss = ctx;
+	struct ring_gen *g = &ss->gen[ss->cur];
 	const struct stkrec_stack *r = data;
 	size_t head = sizeof(*r) - sizeof(r->ips);
 	uint64_t id;
 
 	if (ss->ring_err || size < head || r->nr > STKREC_MAX_DEPTH ||
 	    size < head + r->nr * sizeof(uint64_t) ||
-	    (r->shared != STKREC_RING_USER && r->shared != STKREC_RING_KERNEL))
+	    (r->shared != STKREC_RING_USER && r->shared != STKREC_RING_KERNEL)) {
+		ss->st.ring_skipped++;
 		return 0;
-	if (ss->nr_ring_frames + r->nr > ss->cap_ring_frames) {
-		size_t cap = ss->cap_ring_frames ? ss->cap_ring_frames : 4096;
+	}
+	if (g->nr + r->nr > g->cap) {
+		size_t cap = g->cap ? g->cap : 4096;
 		uint64_t *p;
 
-		while (cap < ss->nr_ring_frames + r->nr)
+		while (cap < g->nr + r->nr)
 			cap *= 2;
-		p = realloc(ss->ring_frames, cap * sizeof(*p));
+		p = realloc(g->frames, cap * sizeof(*p));
 		if (!p) {
 			ss->ring_err = -ENOMEM;
+			ss->st.ring_skipped++;
 			return 0;
 		}
-		ss->ring_frames = p;
-		ss->cap_ring_frames = cap;
+		g->frames = p;
+		g->cap = cap;
 	}
 	id = stkrec_stack_id(r->ips, r->nr, r->shared == STKREC_RING_KERNEL);
-	if (idmap__set(ss->ringed, id, (uint64_t)ss->nr_ring_frames << 8 | r->nr)) {
+	if (idmap__set(g->ids, id, (uint64_t)g->nr << 8 | r->nr)) {
 		ss->ring_err = -ENOMEM;
+		ss->st.ring_skipped++;
 		return 0;
 	}
-	memcpy(ss->ring_frames + ss->nr_ring_frames, r->ips, r->nr * sizeof(uint64_t));
-	ss->nr_ring_frames += r->nr;
+	memcpy(g->frames + g->nr, r->ips, r->nr * sizeof(uint64_t));
+	g->nr += r->nr;
 	return 0;
 }
 
 int stackstore__set_ring(struct stackstore *ss, int ring_fd)
 {
-	ss->ringed = idmap__new();
-	if (!ss->ringed)
-		return -ENOMEM;
-	ss->ring = ring_buffer__new(ring_fd, on_ring, ss, NULL);
+	ss->gen[0].ids = idmap__new();
+	ss->gen[1].ids = idmap__new();
+	if (ss->gen[0].ids && ss->gen[1].ids)
+		ss->ring = ring_buffer__new(ring_fd, on_ring, ss, NULL);
 	if (!ss->ring) {
-		idmap__free(ss->ringed);
-		ss->ringed = NULL;
-		return -errno;
+		int err = ss->gen[0].ids && ss->gen[1].ids ? -errno : -ENOMEM;
+
+		idmap__free(ss->gen[0].ids);
+		idmap__free(ss->gen[1].ids);
+		ss->gen[0].ids = ss->gen[1].ids = NULL;
+		return err;
 	}
 	return 0;
 }
 
-int stackstore__take_ring(struct stackstore *ss)
+void stackstore__take_ring(struct stackstore *ss)
 {
-	int n;
+	if (!ss->ring)
+		return;
+	/* A record the cache had no room for, or a consume error: those
+	 * stacks are looked up in the map, as without the ring. */
+	ss->ring_err = 0;
+	ring_buffer__consume(ss->ring);
+}
+
+/* A flush is written: the older generation goes, the ring is taken into
+ * it from now on. */
+static void ring_next_gen(struct stackstore *ss)
+{
+	struct ring_gen *g;
 
 	if (!ss->ring)
-		return 0;
-	idmap__clear(ss->ringed);
-	ss->nr_ring_frames = 0;
-	ss->ring_err = 0;
-	n = ring_buffer__consume(ss->ring);
-	if (ss->ring_err)
-		return ss->ring_err;
-	return n < 0 ? n : 0;
+		return;
+	ss->cur ^= 1;
+	g = &ss->gen[ss->cur];
+	idmap__clear(g->ids);
+	g->nr = 0;
 }
 
 /* Stack @id in ss->buf, from the ring if it brought it, else from the
  * map: 0 or -ENOENT. */
 static int read_stack(struct stackstore *ss, uint64_t id)
 {
-	uint64_t *v = ss->ringed ? idmap__find(ss->ringed, id) : NULL;
+	for (int i = 0; ss->ring && i < 2; i++) {
+		const struct ring_gen *g = &ss->gen[ss->cur ^ i];
+		uint64_t *v = idmap__find(g->ids, id);
 
-	if (v) {
+		if (!v)
+			continue;
 		ss->buf.nr = (uint32_t)(*v & 0xff);
 		ss->buf.shared = 0;
-		memcpy(ss->buf.ips, ss->ring_frames + (*v >> 8), ss->buf.nr * sizeof(uint64_t));
+		memcpy(ss->buf.ips, g->frames + (*v >> 8), ss->buf.nr * sizeof(uint64_t));
 		ss->st.from_ring++;
 		return 0;
 	}
@@ -233,6 +259,7 @@ int stackstore__write(struct stackstore *ss, struct stk_writer *w, uint64_t *chu
 	size_t i, off = 0;
 	int err;
 
+	ring_next_gen(ss);
 	if (!ss->nr_pend)
 		return 0;
 	/* Frames were appended to one growing buffer: point into it now. */

@@ -33,6 +33,7 @@ struct stackstore_stats {
 	uint64_t sweeps;	/* stackstore__sweep() runs */
 	uint64_t from_ring;	/* new stacks read from the stack ring */
 	uint64_t from_map;	/* new stacks read from the map (one syscall each) */
+	uint64_t ring_skipped;	/* ring records not kept: malformed, or no memory */
 };
 
 struct idmap;
@@ -52,26 +53,25 @@ void stackstore__set_map(struct stackstore *ss, int stacks_fd);
 
 /*
  * stackstore__set_ring() - the BPF "stack_ring" (struct stkrec_stack
- * records of new stacks), so that new stacks need no map lookup.  Without
- * it every new stack is looked up.  Returns 0 or -errno (@ss then works
- * without the ring).
+ * records of new stacks), so that new stacks need no map lookup.  Returns
+ * 0 or -errno; without the ring every new stack is looked up.
  */
 int stackstore__set_ring(struct stackstore *ss, int ring_fd);
 
 /*
  * stackstore__take_ring() - once a counts map is emptied, before its rows
- * are seen: forget the stacks taken the last time and take those the ring
- * holds now.  A stack the ring missed (full, or sent before the last take
- * and referenced only now) is looked up instead.  Returns 0 or -ENOMEM (what the ring held then is looked up).
+ * are seen: take the records the ring holds now.  They are kept until the
+ * second stackstore__write() after (an off-CPU episode is counted a flush
+ * after its stack was stored).  A stack the ring or the cache missed is
+ * looked up in the map instead, so this cannot fail.
  */
-int stackstore__take_ring(struct stackstore *ss);
+void stackstore__take_ring(struct stackstore *ss);
 
 /*
  * stackstore__see() - a row drained in flush @seq references *@ref (a BPF
  * stack id, or -errno, which is left alone).  A stack already in the file
  * gets its file id; a new one is taken from the stack ring or read from
- * the BPF map, queued for STCK
- * and numbered.  A stack the map does not have (it never should: only
+ * the BPF map, queued for STCK and numbered.  A stack the map does not have (it never should: only
  * written stacks are deleted) becomes -ENOENT, so the file never
  * references a missing stack.
  * @added: set to the frames of the stack when this call queued it, else to

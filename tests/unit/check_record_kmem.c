@@ -23,7 +23,7 @@ START_TEST(hash_entry_is_header_key_value_and_bucket)
 }
 END_TEST
 
-START_TEST(recording_is_stacks_plus_two_counts_maps)
+START_TEST(recording_is_stacks_ring_and_two_counts_maps)
 {
 	uint64_t stacks = kmem__hash_bytes(16384, 8, sizeof(struct stkrec_stack)) +
 			  STKREC_STACK_RING_SIZE;
@@ -87,7 +87,7 @@ int main(void)
 	int failed;
 
 	tcase_add_test(tc, hash_entry_is_header_key_value_and_bucket);
-	tcase_add_test(tc, recording_is_stacks_plus_two_counts_maps);
+	tcase_add_test(tc, recording_is_stacks_ring_and_two_counts_maps);
 	tcase_add_test(tc, mem_available_is_read_in_bytes);
 	tcase_add_test(tc, no_mem_available_line_is_enoent);
 	suite_add_tcase(s, tc);
