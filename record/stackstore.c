@@ -42,7 +42,6 @@ struct stackstore {
 		size_t nr, cap;
 	} gen[2];
 	int cur;		/* gen[] the ring is taken into */
-	int ring_err;
 };
 
 struct stackstore *stackstore__new(uint32_t capacity)
@@ -85,6 +84,24 @@ void stackstore__set_map(struct stackstore *ss, int stacks_fd)
 	ss->stacks_fd = stacks_fd;
 }
 
+/* Room for @need frames in *@buf (*@cap of them): 0 or -ENOMEM. */
+static int frames_reserve(uint64_t **buf, size_t *cap, size_t need)
+{
+	size_t n = *cap ? *cap : 4096;
+	uint64_t *p;
+
+	if (need <= *cap)
+		return 0;
+	while (n < need)
+		n *= 2;
+	p = realloc(*buf, n * sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	*buf = p;
+	*cap = n;
+	return 0;
+}
+
 /* One stack_ring record: kept for stackstore__see() for two flushes.  A
  * malformed one (never written by our programs) is skipped. */
 static int on_ring(void *ctx, void *data, size_t size)
@@ -95,30 +112,15 @@ static int on_ring(void *ctx, void *data, size_t size)
 	size_t head = sizeof(*r) - sizeof(r->ips);
 	uint64_t id;
 
-	if (ss->ring_err || size < head || r->nr > STKREC_MAX_DEPTH ||
-	    size < head + r->nr * sizeof(uint64_t) ||
-	    (r->shared != STKREC_RING_USER && r->shared != STKREC_RING_KERNEL)) {
+	/* Skipped (malformed, or no memory): looked up if referenced. */
+	if (size < head || r->nr > STKREC_MAX_DEPTH || size < head + r->nr * sizeof(uint64_t) ||
+	    (r->shared != STKREC_RING_USER && r->shared != STKREC_RING_KERNEL) ||
+	    frames_reserve(&g->frames, &g->cap, g->nr + r->nr)) {
 		ss->st.ring_skipped++;
 		return 0;
 	}
-	if (g->nr + r->nr > g->cap) {
-		size_t cap = g->cap ? g->cap : 4096;
-		uint64_t *p;
-
-		while (cap < g->nr + r->nr)
-			cap *= 2;
-		p = realloc(g->frames, cap * sizeof(*p));
-		if (!p) {
-			ss->ring_err = -ENOMEM;
-			ss->st.ring_skipped++;
-			return 0;
-		}
-		g->frames = p;
-		g->cap = cap;
-	}
 	id = stkrec_stack_id(r->ips, r->nr, r->shared == STKREC_RING_KERNEL);
 	if (idmap__set(g->ids, id, (uint64_t)g->nr << 8 | r->nr)) {
-		ss->ring_err = -ENOMEM;
 		ss->st.ring_skipped++;
 		return 0;
 	}
@@ -150,7 +152,6 @@ void stackstore__take_ring(struct stackstore *ss)
 		return;
 	/* A record the cache had no room for, or a consume error: those
 	 * stacks are looked up in the map, as without the ring. */
-	ss->ring_err = 0;
 	ring_buffer__consume(ss->ring);
 }
 
@@ -203,18 +204,8 @@ static int queue_stack(struct stackstore *ss, uint64_t id, const struct stkrec_s
 		ss->pend = p;
 		ss->cap_pend = cap;
 	}
-	if (ss->nr_frames + nr > ss->cap_frames) {
-		size_t cap = ss->cap_frames ? ss->cap_frames : 4096;
-		uint64_t *p;
-
-		while (cap < ss->nr_frames + nr)
-			cap *= 2;
-		p = realloc(ss->frames, cap * sizeof(*p));
-		if (!p)
-			return -ENOMEM;
-		ss->frames = p;
-		ss->cap_frames = cap;
-	}
+	if (frames_reserve(&ss->frames, &ss->cap_frames, ss->nr_frames + nr))
+		return -ENOMEM;
 	memcpy(ss->frames + ss->nr_frames, s->ips, nr * sizeof(uint64_t));
 	ss->nr_frames += nr;
 	ss->pend[ss->nr_pend++] = (struct stk_stack){ .id = id, .nr_frames = nr };
