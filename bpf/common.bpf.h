@@ -53,13 +53,15 @@ struct {
 	__uint(max_entries, 1); /* sized by user space */
 } tids SEC(".maps");
 
-/* Stack id -> frames.  Our own hash instead of BPF_MAP_TYPE_STACK_TRACE:
- * an id is a hash of the frames, so it can never name another stack, and
- * user space may delete stacks it has written to make room. */
+/* The ids of the stacks already sent to user space through "stack_ring":
+ * a set, not the frames.  An id is a hash of the frames (never another
+ * stack's), and the kernel evicts the ids used longest ago itself, so a
+ * full set costs a stack seen again after its eviction one more ring
+ * record, never a loss. */
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__type(key, __u64);
-	__type(value, struct stkrec_stack);
+	__type(value, __u8);
 	__uint(max_entries, 1); /* --stack-storage-size */
 } stacks SEC(".maps");
 
@@ -104,14 +106,17 @@ struct {
 	__uint(max_entries, 256 * 1024);
 } events SEC(".maps");
 
-/* Each stack the stacks map did not hold yet (struct stkrec_stack, cut
- * after its frames): user space reads new stacks from here at a flush,
- * not with a map lookup each.  A full ring loses nothing: user space then
- * looks the stack up in the map. */
+/* Each stack the stacks set did not hold (struct stkrec_stack, cut after
+ * its frames): the frames of every stack user space ever sees.  Sized by
+ * user space (record/modeobj.c); a full ring loses the stack (counted). */
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, STKREC_STACK_RING_SIZE);
 } stack_ring SEC(".maps");
+
+/* Bytes of "stack_ring" past which a new record wakes user space (half
+ * the ring; set before load): it takes the ring then, not only at a flush. */
+const volatile __u64 stack_ring_wake = STKREC_STACK_RING_SIZE / 2;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -147,11 +152,18 @@ static __always_inline int task_wanted(__u32 tgid, __u32 tid)
 }
 
 /*
- * Store the @nr frames of @s (leaf first) in "stacks" unless they are
- * there already, and return their id, or -ENOMEM when the stacks map is
- * full.  [unwind] Split out of stack_store() so that stacks unwound by
- * bpf/unwind.bpf.h are hashed and stored exactly like bpf_get_stack()'s.
- * A stack stored anew is also sent to "stack_ring", for user space.
+ * Name the @nr frames of @s (leaf first) by their id and make sure user
+ * space has them: a stack the stacks set does not hold yet is sent to
+ * "stack_ring" first, then its id joins the set.  Returns the id, or
+ * -ENOMEM when the ring had no room (the stack is lost: counted, and sent
+ * again the next time it is seen).  [unwind] Split out of stack_store()
+ * so that stacks unwound by bpf/unwind.bpf.h are named exactly like
+ * bpf_get_stack()'s.
+ *
+ * The record is submitted before the id is in the set, so whichever
+ * program finds the id there, the frames are in the ring ahead of its
+ * count: user space takes the ring after a counts map is drained.  Two
+ * CPUs that meet a new stack at once both send it; user space keeps one.
  *
  * A global function (pointer arguments: Linux 5.12+): the verifier
  * checks its 127-step hash loop once, on its own, instead of at every
@@ -161,9 +173,8 @@ static __always_inline int task_wanted(__u32 tgid, __u32 tid)
  */
 __noinline __s64 stack_store_frames(struct stkrec_stack *s, __u32 nr, int kernel)
 {
-	struct stkrec_stack *v;
-	__u64 id, len;
-	long ret;
+	__u64 id, len, flags;
+	__u8 one = 1;
 
 	if (!s)
 		return -ENOMEM;
@@ -171,73 +182,34 @@ __noinline __s64 stack_store_frames(struct stkrec_stack *s, __u32 nr, int kernel
 		nr = STKREC_MAX_DEPTH;
 	s->nr = nr;
 	id = stkrec_stack_id(s->ips, nr, kernel);
-	v = bpf_map_lookup_elem(&stacks, &id);
-	if (v) {
-		/* Written once per stack, not once per sample. */
-		if (!v->shared)
-			v->shared = 1;
+	/* Sent already (an LRU lookup also marks it used). */
+	if (bpf_map_lookup_elem(&stacks, &id))
 		return id;
-	}
-	s->shared = 0;
-	ret = bpf_map_update_elem(&stacks, &id, s, BPF_NOEXIST);
-	if (ret == 0) {
-		stat_inc(STKREC_STAT_STACKS_STORED);
-		/* The map has its copy: @s->shared now says whose stack the
-		 * ring's record is.  No wakeup: user space takes the ring at
-		 * its flush. */
-		s->shared = kernel ? STKREC_RING_KERNEL : STKREC_RING_USER;
-		/* @nr again bounded where the verifier sees it. */
-		len = nr;
-		barrier_var(len);
-		if (len > STKREC_MAX_DEPTH)
-			len = STKREC_MAX_DEPTH;
-		if (bpf_ringbuf_output(&stack_ring, s,
-				       sizeof(*s) - sizeof(s->ips) + len * sizeof(__u64),
-				       BPF_RB_NO_WAKEUP))
-			stat_inc(STKREC_STAT_STACK_RING_FULL);
-		return id;
-	}
-	if (ret == -EEXIST) {
-		/* Another CPU stored the same stack meanwhile: both hold it. */
-		v = bpf_map_lookup_elem(&stacks, &id);
-		if (v)
-			v->shared = 1;
-		return id;
-	}
-	if (ret == -E2BIG || ret == -ENOMEM) {
+	s->kind = kernel ? STKREC_RING_KERNEL : STKREC_RING_USER;
+	/* @nr again bounded where the verifier sees it. */
+	len = nr;
+	barrier_var(len);
+	if (len > STKREC_MAX_DEPTH)
+		len = STKREC_MAX_DEPTH;
+	/* No wakeup for each record: user space takes the ring at its
+	 * flush, or once it is half full. */
+	flags = bpf_ringbuf_query(&stack_ring, BPF_RB_AVAIL_DATA) >= stack_ring_wake
+			? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
+	if (bpf_ringbuf_output(&stack_ring, s, sizeof(*s) - sizeof(s->ips) + len * sizeof(__u64),
+			       flags)) {
 		stat_inc(kernel ? STKREC_STAT_KSTACK_ENOMEM : STKREC_STAT_USTACK_ENOMEM);
 		return -ENOMEM;
 	}
-	stat_inc(kernel ? STKREC_STAT_KSTACK_OTHER : STKREC_STAT_USTACK_OTHER);
-	return ret;
-}
-
-/*
- * A sample or episode that held stack @id (or -errno) is not counted (an
- * off-CPU episode outside -m/-M, a counts map full, a waker replaced):
- * if no other lookup ever found the stack, nothing else can reference
- * it, so it leaves the map rather than fill it.  Nothing is wrong if a
- * lookup on another CPU finds it just before it goes: that holder's stack
- * is then missing (user space counts stack_lookup_missing and writes no
- * stack); ids are hashes of the frames, so a stack is never replaced by
- * another.  Stacks already in the file may go too: user space never reads
- * one twice.
- */
-static __always_inline void stack_drop(__s64 id)
-{
-	struct stkrec_stack *v;
-	__u64 key;
-
-	if (id < 0)
-		return;
-	key = (__u64)id;
-	v = bpf_map_lookup_elem(&stacks, &key);
-	if (v && !v->shared && bpf_map_delete_elem(&stacks, &key) == 0)
-		stat_inc(STKREC_STAT_STACKS_DROPPED);
+	stat_inc(STKREC_STAT_STACKS_STORED);
+	/* An id the set cannot take (no free element on this CPU's list)
+	 * only means the stack is sent again when next seen. */
+	if (bpf_map_update_elem(&stacks, &id, &one, BPF_ANY))
+		stat_inc(STKREC_STAT_STACK_SET_ERR);
+	return id;
 }
 
 /* A counted sample or episode with stacks @u and @k (ids or -errno): one
- * whose stack the full map could not take is counted as lost. */
+ * whose stack the full ring could not take is counted as lost. */
 static __always_inline void stack_lost_count(__s64 u, __s64 k)
 {
 	if (u == -ENOMEM || k == -ENOMEM)
@@ -245,11 +217,12 @@ static __always_inline void stack_lost_count(__s64 u, __s64 k)
 }
 
 /*
- * Take the current user (@kernel = 0) or kernel stack, store it in
- * "stacks" unless it is there already, and return its id, or -errno:
- * -EFAULT when there is no such stack in this context (a kernel thread's
- * user stack, the kernel stack of a sample taken in user mode), -ENOMEM
- * when the stacks map is full, else bpf_get_stack()'s error.
+ * Take the current user (@kernel = 0) or kernel stack, send it to user
+ * space unless it was already (stack_store_frames()), and return its id,
+ * or -errno: -EFAULT when there is no such stack in this context (a
+ * kernel thread's user stack, the kernel stack of a sample taken in user
+ * mode), -ENOMEM when the stack ring is full, else bpf_get_stack()'s
+ * error.
  */
 static __always_inline __s64 stack_store(void *ctx, int kernel)
 {

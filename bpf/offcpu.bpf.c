@@ -129,16 +129,6 @@ static __always_inline int count_add(void *map, const struct stkrec_offcpu_key *
 	return 0;
 }
 
-/* An episode that is not counted: its stacks must not hold room (they
- * were stored at switch-out and waking, before its length was known). */
-static __always_inline void key_drop(const struct stkrec_offcpu_key *key)
-{
-	stack_drop(key->user_stack);
-	stack_drop(key->kernel_stack);
-	stack_drop(key->waker_user_stack);
-	stack_drop(key->waker_kernel_stack);
-}
-
 /* prev (current) goes off CPU: remember when, and its stacks. */
 static __always_inline void switch_out(void *ctx, struct task_struct *prev, __u32 state, __u64 now)
 {
@@ -160,8 +150,6 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev, __u3
 	err = bpf_map_update_elem(&start, &tid, &s, BPF_ANY);
 	if (err) {
 		stat_inc(STKREC_STAT_START_FULL);
-		stack_drop(s.user_stack);
-		stack_drop(s.kernel_stack);
 		return;
 	}
 	proc_announce(tgid, tid, s.comm);
@@ -206,8 +194,9 @@ static __always_inline void switch_in(struct task_struct *next, __u64 now)
 	/* -m/-M in whole microseconds, as offwaketime.py compares them. */
 	us = delta / 1000;
 	if (us < min_block_us || us > max_block_us) {
+		/* Its stacks were sent at switch-out and waking; user space
+		 * forgets the ones no counted episode references. */
 		stat_inc(STKREC_STAT_OFFCPU_FILTERED);
-		key_drop(&key);
 		return;
 	}
 	stat_inc(STKREC_STAT_SAMPLES);
@@ -218,10 +207,8 @@ static __always_inline void switch_in(struct task_struct *next, __u64 now)
 		err = count_add(&counts1, &key, delta);
 	else
 		err = count_add(&counts0, &key, delta);
-	if (err)
-		key_drop(&key);
-	else if (key.user_stack == -ENOMEM || key.kernel_stack == -ENOMEM ||
-		 key.waker_user_stack == -ENOMEM || key.waker_kernel_stack == -ENOMEM)
+	if (!err && (key.user_stack == -ENOMEM || key.kernel_stack == -ENOMEM ||
+		 key.waker_user_stack == -ENOMEM || key.waker_kernel_stack == -ENOMEM))
 		stat_inc(STKREC_STAT_STACK_LOST);
 }
 
@@ -252,7 +239,7 @@ int BPF_PROG(on_sched_waking, struct task_struct *p)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	__u32 tid = p->pid;
-	struct stkrec_offcpu_waker w = {}, *old;
+	struct stkrec_offcpu_waker w = {};
 
 	/* Only wakees we are timing; anything else is not worth a stack. */
 	if (!bpf_map_lookup_elem(&start, &tid))
@@ -263,15 +250,8 @@ int BPF_PROG(on_sched_waking, struct task_struct *p)
 	w.user_stack = user_stacks ? user_stack_store(ctx, NULL) : -ENOENT; /* [unwind] */
 	w.kernel_stack = kernel_stacks ? stack_store(ctx, 1) : -ENOENT;
 	/* A second wakeup before the wakee ran replaces the first waker. */
-	old = bpf_map_lookup_elem(&wakers, &tid);
-	if (old) {
-		stack_drop(old->user_stack);
-		stack_drop(old->kernel_stack);
-	}
 	if (bpf_map_update_elem(&wakers, &tid, &w, BPF_ANY)) {
 		stat_inc(STKREC_STAT_WAKER_FULL);
-		stack_drop(w.user_stack);
-		stack_drop(w.kernel_stack);
 		return 0;
 	}
 	proc_announce(w.tgid, w.tid, w.comm);
@@ -288,23 +268,10 @@ SEC("tp_btf/sched_wakeup_new")
 int BPF_PROG(on_sched_wakeup_new, struct task_struct *p)
 {
 	__u32 tid = p->pid;
-	struct stkrec_offcpu_start *s;
-	struct stkrec_offcpu_waker *w;
 
-	s = bpf_map_lookup_elem(&start, &tid);
-	if (s) {
-		stack_drop(s->user_stack);
-		stack_drop(s->kernel_stack);
-		bpf_map_delete_elem(&start, &tid);
-	}
-	if (wakers_wanted) {
-		w = bpf_map_lookup_elem(&wakers, &tid);
-		if (w) {
-			stack_drop(w->user_stack);
-			stack_drop(w->kernel_stack);
-			bpf_map_delete_elem(&wakers, &tid);
-		}
-	}
+	bpf_map_delete_elem(&start, &tid);
+	if (wakers_wanted)
+		bpf_map_delete_elem(&wakers, &tid);
 	return 0;
 }
 

@@ -110,13 +110,8 @@ int on_cpu_sample(struct bpf_perf_event_data *ctx)
 		err = count_add(&counts1, &key);
 	else
 		err = count_add(&counts0, &key);
-	if (err) {
-		/* Not counted: its stacks must not hold room. */
-		stack_drop(key.user_stack);
-		stack_drop(key.kernel_stack);
-	} else {
+	if (!err)
 		stack_lost_count(key.user_stack, key.kernel_stack);
-	}
 
 	proc_announce(tgid, tid, key.comm);
 	return 0;

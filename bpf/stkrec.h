@@ -31,23 +31,22 @@
 #define STKREC_STACK_KERNEL_BIT (1ULL << 62)
 #define STKREC_STACK_HASH_MASK	((1ULL << 62) - 1)
 
-/* Value of the "stacks" map: frames leaf first, @nr of them valid.
- * @shared is BPF's own: 0 while only the task that stored the stack holds
- * its id, 1 once another lookup found it (common.bpf.h stack_drop());
- * in a "stack_ring" record, STKREC_RING_USER or STKREC_RING_KERNEL. */
+/* A stack: frames leaf first, @nr of them valid.  In a "stack_ring"
+ * record @kind says whose it is, STKREC_RING_USER or STKREC_RING_KERNEL. */
 struct stkrec_stack {
 	__u32 nr;
-	__u32 shared;
+	__u32 kind;
 	__u64 ips[STKREC_MAX_DEPTH];
 };
 
 /*
- * A record of the "stack_ring" ring buffer: a stack the stacks map did
- * not hold yet, as struct stkrec_stack cut after its @nr frames, with
- * @shared saying whose it is (STKREC_RING_USER or STKREC_RING_KERNEL).
- * User space takes new stacks from there at a flush rather than read
- * each one from the map with a syscall; the id is stkrec_stack_id() of
- * the frames.
+ * A record of the "stack_ring" ring buffer: a stack the kernel's "stacks"
+ * set did not hold (it remembers the ids of stacks already sent, not their
+ * frames), as struct stkrec_stack cut after its @nr frames, with @kind
+ * saying whose it is.  The only way frames reach user space: the id is
+ * stkrec_stack_id() of the frames.  The ring is STKREC_STACK_RING_SIZE
+ * bytes at least (record/modeobj.c sizes it by --stack-storage-size);
+ * BPF wakes user space once it is half full.
  */
 #define STKREC_RING_USER	1
 #define STKREC_RING_KERNEL	2
@@ -129,7 +128,7 @@ struct stkrec_offcpu_key {
 
 /* Value of the off-CPU "start" map (tid -> a task off CPU): when it left
  * and the stacks it left in.  User space reads the stack ids only
- * (stackstore__sweep(): stacks a live entry still holds). */
+ * (the stacks a live entry still holds: stackstore__set_live()). */
 struct stkrec_offcpu_start {
 	__u64 ts;
 	__s64 user_stack;
@@ -166,8 +165,8 @@ struct stkrec_offcpu_value {
 #define STKREC_STAT_COUNTS_FULL		 1 /* samples dropped: counts map full */
 #define STKREC_STAT_USTACK_EFAULT	 2 /* no user stack in that context */
 #define STKREC_STAT_KSTACK_EFAULT	 3 /* no kernel stack (sample in user mode) */
-#define STKREC_STAT_USTACK_ENOMEM	 4 /* user stack not stored: stacks map full */
-#define STKREC_STAT_KSTACK_ENOMEM	 5 /* kernel stack not stored: stacks map full */
+#define STKREC_STAT_USTACK_ENOMEM	 4 /* user stack lost: stack ring full */
+#define STKREC_STAT_KSTACK_ENOMEM	 5 /* kernel stack lost: stack ring full */
 #define STKREC_STAT_USTACK_OTHER	 6 /* any other bpf_get_stack() error */
 #define STKREC_STAT_KSTACK_OTHER	 7
 #define STKREC_STAT_EVENTS_LOST		 8 /* ring buffer full: process event lost */
@@ -187,11 +186,11 @@ struct stkrec_offcpu_value {
 #define STKREC_STAT_UW_FB_LEAF		19 /* frame-pointer stack: the leaf is in no
 					    * mapping the unwinder knows (yet) */
 #define STKREC_STAT_UW_STOP_BASE	20 /* + STKREC_UW_STOP_*: walks stopped early */
-/* The stacks map (common.bpf.h): entries stored, and dropped again by BPF
- * because nothing counted references them; samples (episodes) counted
- * with a stack the full map could not take. */
+/* The stacks set (common.bpf.h): stacks sent to user space through the
+ * stack ring, ids the set could not take (sent again when seen again);
+ * samples (episodes) counted with a stack the full ring could not take. */
 #define STKREC_STAT_STACKS_STORED	(STKREC_STAT_UW_STOP_BASE + STKREC_UW_NR_STOPS)
-#define STKREC_STAT_STACKS_DROPPED	(STKREC_STAT_STACKS_STORED + 1)
+#define STKREC_STAT_STACK_SET_ERR	(STKREC_STAT_STACKS_STORED + 1)
 #define STKREC_STAT_STACK_LOST		(STKREC_STAT_STACKS_STORED + 2)
 #define STKREC_STAT_UW_PENDING		(STKREC_STAT_STACKS_STORED + 3)
 					   /* walks that met a mapping whose table
@@ -199,10 +198,7 @@ struct stkrec_offcpu_value {
 /* profile: every cpu-clock overflow the program saw, of any task, before
  * the -p/-t filter: what the kernel really delivered (it throttles). */
 #define STKREC_STAT_SAMPLE_EVENTS	(STKREC_STAT_UW_PENDING + 1)
-/* New stacks the "stack_ring" had no room for: user space reads them from
- * the stacks map instead (no loss, one lookup each). */
-#define STKREC_STAT_STACK_RING_FULL	(STKREC_STAT_SAMPLE_EVENTS + 1)
-#define STKREC_NR_STATS			(STKREC_STAT_STACK_RING_FULL + 1)
+#define STKREC_NR_STATS			(STKREC_STAT_SAMPLE_EVENTS + 1)
 
 /*
  * Value of the one-element "ksym_io" array, the buffer of the

@@ -52,7 +52,20 @@ struct esym {
 	 * esym__flush() (the snapshots do not change during it). */
 	const struct stk_mapping *last_m;
 	struct bin *last_b;
+	/* The addresses queued since the last esym__flush(), a slot per
+	 * hash, the last one wins: the stacks of one program share most of
+	 * their frames (a new stack is often an old one with another leaf),
+	 * so most frames are queued once a flush, not once a stack.  A slot
+	 * counts only when its @gen is this flush's. */
+	struct qslot {
+		uint64_t addr;
+		uint32_t tgid;
+		uint32_t gen;
+	} *seen;
+	uint32_t gen;
 };
+
+#define SEEN_SLOTS 4096
 
 const char *esym_mode__name(enum esym_mode mode)
 {
@@ -71,8 +84,12 @@ struct esym *esym__new(enum esym_mode mode)
 	if (!e)
 		return NULL;
 	e->mode = mode;
+	e->gen = 1;
 	e->jit = perfmaps__new(mode == ESYM_FULL);
-	if (!e->jit) {
+	e->seen = calloc(SEEN_SLOTS, sizeof(*e->seen));
+	if (!e->jit || !e->seen) {
+		perfmaps__free(e->jit);
+		free(e->seen);
 		free(e);
 		errno = ENOMEM;
 		return NULL;
@@ -96,6 +113,7 @@ void esym__free(struct esym *e)
 	idmap__release(&e->bins);
 	perfmaps__free(e->jit);
 	free(e->q);
+	free(e->seen);
 	free(e);
 }
 
@@ -118,10 +136,18 @@ int esym__queue(struct esym *e, uint32_t tgid, const uint64_t *ips, uint32_t nr)
 		e->capq = cap;
 	}
 	for (i = 0; i < nr; i++) {
+		uint64_t addr = ips[i] - (i > 0);
+		struct qslot *sl;
+
 		if (!ips[i])
 			continue;
+		/* Queued already this flush: the same lookup, the same answer. */
+		sl = &e->seen[((addr ^ tgid) * 0x9E3779B97F4A7C15ULL) >> 52];
+		if (sl->gen == e->gen && sl->addr == addr && sl->tgid == tgid)
+			continue;
+		*sl = (struct qslot){ .addr = addr, .tgid = tgid, .gen = e->gen };
 		e->q[e->nq].tgid = tgid;
-		e->q[e->nq].addr = ips[i] - (i > 0);
+		e->q[e->nq].addr = addr;
 		e->nq++;
 	}
 	return 0;
@@ -326,6 +352,12 @@ int esym__flush(struct esym *e, struct procs *p, struct stk_writer *w, uint64_t 
 		err = see(e, p, &e->q[i]);
 	e->last_m = NULL;
 	e->nq = 0;
+	/* A new flush: the slots of this one no longer count (a wrap of
+	 * @gen, after 4 billion flushes, clears them). */
+	if (!++e->gen) {
+		memset(e->seen, 0, SEEN_SLOTS * sizeof(*e->seen));
+		e->gen = 1;
+	}
 	if (err)
 		return err;
 	err = write_bins(e, w, chunks);

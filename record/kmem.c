@@ -30,10 +30,10 @@ uint64_t kmem__hash_bytes(uint64_t entries, uint32_t key_size, uint32_t value_si
 			  HTAB_BUCKET_BYTES);
 }
 
-uint64_t kmem__recording_bytes(uint32_t stack_entries, uint32_t counts_entries, int offcpu)
+uint64_t kmem__recording_bytes(uint32_t stack_entries, uint32_t ring_bytes,
+			       uint32_t counts_entries, int offcpu)
 {
-	uint64_t b = kmem__hash_bytes(stack_entries, sizeof(__u64), sizeof(struct stkrec_stack)) +
-		     STKREC_STACK_RING_SIZE;
+	uint64_t b = kmem__hash_bytes(stack_entries, sizeof(__u64), sizeof(__u8)) + ring_bytes;
 
 	if (offcpu)
 		b += 2 * kmem__hash_bytes(counts_entries, sizeof(struct stkrec_offcpu_key),

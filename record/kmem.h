@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * kmem.h - what a recording's BPF maps cost in kernel memory, and whether
- * the machine has it.  The stack map (--stack-storage-size entries) and
- * the two counts maps sized with it are preallocated hash maps: the
- * kernel takes all of their memory when they are created, before the
- * first sample, whether or not a stack ever fills an entry.
+ * the machine has it.  The stacks set (--stack-storage-size ids, an LRU
+ * hash) and the two counts maps sized with it are preallocated hash maps,
+ * and the stack ring (64 bytes an id) a buffer: the kernel takes all of
+ * their memory when they are created, before the first sample.
  */
 #ifndef STKREC_KMEM_H
 #define STKREC_KMEM_H
@@ -21,12 +21,12 @@
 uint64_t kmem__hash_bytes(uint64_t entries, uint32_t key_size, uint32_t value_size);
 
 /*
- * kmem__recording_bytes() - the stack map of @stack_entries entries, the
- * 1 MiB stack ring, and the two counts maps of @counts_entries entries
- * each, for profile
- * (@offcpu 0) or the off-CPU modes (1).
+ * kmem__recording_bytes() - the stacks set of @stack_entries ids, the
+ * stack ring of @ring_bytes, and the two counts maps of @counts_entries
+ * entries each, for profile (@offcpu 0) or the off-CPU modes (1).
  */
-uint64_t kmem__recording_bytes(uint32_t stack_entries, uint32_t counts_entries, int offcpu);
+uint64_t kmem__recording_bytes(uint32_t stack_entries, uint32_t ring_bytes,
+			       uint32_t counts_entries, int offcpu);
 
 /*
  * kmem__available() - MemAvailable of @meminfo (/proc/meminfo), in bytes,

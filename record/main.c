@@ -69,11 +69,12 @@ static void usage(FILE *f)
 		"  -U, --user-stacks-only     user space stacks only (no kernel stacks)\n"
 		"  -K, --kernel-stacks-only   kernel stacks only (no user stacks)\n"
 		"  -C, --cpu LIST             sample these CPUs only, e.g. 0-3,8 (default: all online)\n"
-		"      --stack-storage-size N number of unique stacks the kernel map holds\n"
-		"                             (default %d), preallocated: about 1.4 KiB of\n"
-		"                             kernel memory per entry with the counts maps\n"
-		"                             (16384: 22 MiB; 4194304: 5.5 GiB); more than\n"
-		"                             half of MemAvailable is refused\n"
+		"      --stack-storage-size N unique stacks the kernel remembers sending\n"
+		"                             (default %d), and 64 bytes each (256 KiB at\n"
+		"                             least) of ring for new stacks; preallocated with\n"
+		"                             the counts maps: about 420 bytes of kernel\n"
+		"                             memory per entry (16384: 6.5 MiB; 4194304:\n"
+		"                             1.7 GiB); more than half of MemAvailable is refused\n"
 		"      --kallsyms=WHICH       'covering' (default): store the kernel symbols that\n"
 		"                             cover recorded addresses; 'full': the whole table\n"
 		"      --embed-symbols=WHICH  'covering' (default): store the function symbols of\n"
@@ -143,11 +144,12 @@ static void usage_offcpu(FILE *f)
 		"      --state MASK           only threads that went off CPU in one of these\n"
 		"                             states (a bit mask: 1 interruptible sleep, 2\n"
 		"                             uninterruptible, ...; 0: preempted while running)\n"
-		"      --stack-storage-size N number of unique stacks the kernel map holds\n"
-		"                             (default %d), preallocated: about 1.4 KiB of\n"
-		"                             kernel memory per entry with the counts maps\n"
-		"                             (16384: 22 MiB; 4194304: 5.5 GiB); more than\n"
-		"                             half of MemAvailable is refused\n"
+		"      --stack-storage-size N unique stacks the kernel remembers sending\n"
+		"                             (default %d), and 64 bytes each (256 KiB at\n"
+		"                             least) of ring for new stacks; preallocated with\n"
+		"                             the counts maps: about 470 bytes of kernel\n"
+		"                             memory per entry (16384: 7.3 MiB; 4194304:\n"
+		"                             1.9 GiB); more than half of MemAvailable is refused\n"
 		"      --kallsyms=WHICH       'covering' (default) or 'full' kernel symbols\n"
 		"      --embed-symbols=WHICH  'covering' (default), 'full' or 'none' user symbols\n"
 		"      --no-mmap-events       read process mappings from /proc/PID/maps only\n"
@@ -413,6 +415,13 @@ static const struct option long_opts[] = {
 	{ "version", no_argument, NULL, OPT_VERSION },
 	{},
 };
+
+/* Kernel memory the BPF maps of a recording with @o take (kmem.h). */
+static uint64_t maps_kmem(const struct recorder_opts *o, int offcpu)
+{
+	return kmem__recording_bytes(o->stack_storage_size, modeobj__stack_ring_bytes(o),
+				     modeobj__counts_entries(o), offcpu);
+}
 
 int main(int argc, char **argv)
 {
@@ -812,8 +821,7 @@ int main(int argc, char **argv)
 
 	/* ---- environment checks (exit 1) ---- */
 	{
-		uint64_t need = kmem__recording_bytes(o.stack_storage_size,
-						      modeobj__counts_entries(&o), offcpu);
+		uint64_t need = maps_kmem(&o, offcpu);
 		uint64_t avail;
 
 		/* Preallocated at load: a size the machine cannot hold
@@ -911,8 +919,7 @@ int main(int argc, char **argv)
 	 * loaded machine slows any setup: no reason to warn). */
 	{
 		uint64_t setup = recorder__setup_ns(rec);
-		uint64_t maps = kmem__recording_bytes(o.stack_storage_size,
-						      modeobj__counts_entries(&o), offcpu);
+		uint64_t maps = maps_kmem(&o, offcpu);
 
 		if (setup > 2000000000ULL && maps >= (256ULL << 20) &&
 		    (!o.duration_ns || setup > o.duration_ns / 4)) {
@@ -953,8 +960,8 @@ int main(int argc, char **argv)
 	}
 	warn_throttled(&o, &res);
 	if (res.stacks_lost)
-		errorf("warning: %llu of %llu %s have no stack: the stack map (%u entries) was full; "
-		       "increase --stack-storage-size",
+		errorf("warning: %llu of %llu %s have no stack: the kernel's ring of new stacks was full "
+		       "(--stack-storage-size %u); increase --stack-storage-size",
 		       (unsigned long long)res.stacks_lost, (unsigned long long)res.samples,
 		       offcpu ? "episodes" : "samples", o.stack_storage_size);
 	if (!quiet) {

@@ -62,7 +62,8 @@ struct rec_mode_ops {
 	 * Call @fn(@ctx, id) for every stack id the mode's BPF maps hold
 	 * that no drained row has carried to user space yet (off-CPU: the
 	 * threads off CPU now, their wakers, the counts not drained), so
-	 * that stackstore__sweep() removes only stacks nothing holds.
+	 * that the stack store forgets only stacks nothing holds
+	 * (stackstore__set_live()).
 	 * Returns 0 or the first -errno of @fn.
 	 */
 	int (*live_stacks)(struct rec_mode *m, int (*fn)(void *ctx, int64_t id), void *ctx);

@@ -82,6 +82,7 @@ static int offcpu_load(struct rec_mode *m, const struct recorder_opts *o, int fo
 	m->skel->rodata->user_stacks = !o->kernel_stacks_only;
 	m->skel->rodata->kernel_stacks = !o->user_stacks_only;
 	m->skel->rodata->unwind_mode = (__u8)unwind;
+	m->skel->rodata->stack_ring_wake = modeobj__stack_ring_bytes(o) / 2;
 	m->skel->rodata->wakers_wanted = wakers != 0;
 	m->skel->rodata->threads = o->user_threads_only ? 1 : o->kernel_threads_only ? 2 : 0;
 	m->skel->rodata->state_filter = o->state_filter != 0;

@@ -56,6 +56,7 @@ static int profile_load(struct rec_mode *m, const struct recorder_opts *o, int f
 	m->skel->rodata->user_stacks = !o->kernel_stacks_only;
 	m->skel->rodata->kernel_stacks = !o->user_stacks_only;
 	m->skel->rodata->unwind_mode = (__u8)unwind;
+	m->skel->rodata->stack_ring_wake = modeobj__stack_ring_bytes(o) / 2;
 	err = modeobj__configure(m->skel->obj, o, follow, symbolizer, unwind,
 				 m->counts_entries, rec);
 	if (err)

@@ -22,6 +22,15 @@ uint32_t modeobj__counts_entries(const struct recorder_opts *o)
 							  : COUNTS_MIN_ENTRIES;
 }
 
+uint32_t modeobj__stack_ring_bytes(const struct recorder_opts *o)
+{
+	uint64_t want = (uint64_t)o->stack_storage_size * 64, n = 256 * 1024;
+
+	while (n < want && n < (1ULL << 30))
+		n <<= 1;
+	return (uint32_t)n;
+}
+
 static int set_entries(struct bpf_object *obj, const char *name, uint32_t n)
 {
 	struct bpf_map *map = bpf_object__find_map_by_name(obj, name);
@@ -46,6 +55,7 @@ int modeobj__configure(struct bpf_object *obj, const struct recorder_opts *o, in
 	err = set_entries(obj, "counts0", counts_entries);
 	err = err ?: set_entries(obj, "counts1", counts_entries);
 	err = err ?: set_entries(obj, "stacks", o->stack_storage_size);
+	err = err ?: set_entries(obj, "stack_ring", modeobj__stack_ring_bytes(o));
 	err = err ?: set_entries(obj, "tgids", tgid_entries);
 	err = err ?: set_entries(obj, "tids", tid_entries);
 	/* Only -- CMD follows forks: do not load what would never run. */

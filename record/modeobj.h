@@ -25,8 +25,19 @@ struct bpf_object;
 uint32_t modeobj__counts_entries(const struct recorder_opts *o);
 
 /*
+ * modeobj__stack_ring_bytes() - bytes of the "stack_ring" for @o: 64 a
+ * --stack-storage-size entry (a record is 8 bytes and 8 a frame), a power
+ * of two, at least 256 KiB (a burst of a few thousand new stacks: an
+ * off-CPU recording's threads all blocking at once).  The default 16384
+ * gives 1 MiB.  BPF wakes the recorder to take it once half of it is
+ * written.
+ */
+uint32_t modeobj__stack_ring_bytes(const struct recorder_opts *o);
+
+/*
  * modeobj__configure() - before load: size the common maps for @o (the
- * counts maps @counts_entries each; the filter maps for -p, -t or
+ * counts maps @counts_entries each, the stacks set and its ring by
+ * --stack-storage-size; the filter maps for -p, -t or
  * -- CMD, @follow), and load on_process_fork only when following CMD's
  * children and symbolize_kaddrs only with @symbolizer; size the
  * .eh_frame unwinder's maps for @unwind (its BPF mode, 0: off; see

@@ -56,6 +56,7 @@
 #define EV_RINGBUF 0
 #define EV_CHILD 1
 #define EV_MMAPWATCH 2
+#define EV_STACKRING 3
 #define EV_TARGET 16	/* + i: the i-th pidfd of the -p/-t targets */
 
 /* Names of the BPF statistics (STKREC_STAT_* order) in the STAT chunk. */
@@ -91,9 +92,8 @@ static const char *const bpf_stat_names[STKREC_NR_STATS] = {
 	[STKREC_STAT_UW_STOP_BASE + STKREC_UW_STOP_LOOP] = "unwind_stop_loop",
 	[STKREC_STAT_UW_PENDING] = "unwind_table_pending",
 	[STKREC_STAT_SAMPLE_EVENTS] = "sample_events",
-	[STKREC_STAT_STACK_RING_FULL] = "stack_ring_full",
 	[STKREC_STAT_STACKS_STORED] = "stacks_stored",
-	[STKREC_STAT_STACKS_DROPPED] = "stacks_dropped_uncounted",
+	[STKREC_STAT_STACK_SET_ERR] = "stack_set_errors",
 	[STKREC_STAT_STACK_LOST] = "samples_stack_lost",
 };
 
@@ -269,19 +269,6 @@ static uint64_t sampled_cpu_time(const struct recorder *rec, uint64_t now)
 	return (end - rec->sample_start) * rec->o.nr_cpus;
 }
 
-/* Entries in the BPF stacks map now, from the counters: stored by BPF,
- * minus those BPF dropped and those we evicted.  After read_bpf_stats(). */
-static uint64_t stacks_in_map(const struct recorder *rec)
-{
-	uint64_t in = rec->bpf_stats[STKREC_STAT_STACKS_STORED];
-	uint64_t out = rec->bpf_stats[STKREC_STAT_STACKS_DROPPED];
-	struct stackstore_stats ss;
-
-	stackstore__stats(rec->stacks, &ss);
-	out += ss.evicted + ss.swept;
-	return in > out ? in - out : 0;
-}
-
 static int add_live(void *ctx, int64_t id)
 {
 	return id >= 0 ? idmap__set(ctx, (uint64_t)id, 1) : 0;
@@ -332,12 +319,10 @@ static int write_stats(struct recorder *rec, uint64_t now)
 	}
 	st[n++] = (struct stk_stat){ "flushes", rec->seq };
 	st[n++] = (struct stk_stat){ "stacks_written", ss.written };
-	st[n++] = (struct stk_stat){ "stacks_evicted", ss.evicted };
-	st[n++] = (struct stk_stat){ "stacks_swept", ss.swept };
-	st[n++] = (struct stk_stat){ "stack_sweeps", ss.sweeps };
 	st[n++] = (struct stk_stat){ "stack_lookup_missing", ss.missing };
 	st[n++] = (struct stk_stat){ "stacks_from_ring", ss.from_ring };
-	st[n++] = (struct stk_stat){ "stacks_from_map", ss.from_map };
+	st[n++] = (struct stk_stat){ "stacks_resent", ss.resent };
+	st[n++] = (struct stk_stat){ "stacks_forgotten", ss.forgotten };
 	st[n++] = (struct stk_stat){ "stack_ring_skipped", ss.ring_skipped };
 	st[n++] = (struct stk_stat){ "processes_snapshotted", ps.pm.snapshots };
 	st[n++] = (struct stk_stat){ "processes_exited", ps.exits };
@@ -456,24 +441,27 @@ int recorder__see_task(struct recorder *rec, uint32_t tgid, const char comm[16])
 int recorder__see_image(struct recorder *rec, uint32_t tgid, const char comm[16],
 			uint64_t image_ns, int64_t user_stack, uint64_t *end_ns)
 {
-	struct stkrec_stack s;
-	uint64_t next_end;
+	const struct stkrec_stack *s;
+	uint64_t next_end, leaf;
 	int err;
 
 	err = procs__see_image(rec->procs, tgid, comm, image_ns, end_ns);
-	if (err || !*end_ns || user_stack < 0 || rec->maps.stacks_fd < 0)
+	if (err || !*end_ns || user_stack < 0)
 		return err;
 	/*
 	 * A sample taken in the last steps of execve, once the new image's
 	 * registers are set but before sched_process_exec stamps its time,
-	 * belongs to the next image: its leaf says so.  Rare (rows of
-	 * replaced images only), so the leaf is read from the map.
+	 * belongs to the next image: its leaf says so.  Its stack is new
+	 * (the new image's addresses are, ASLR'd), so its frames are held
+	 * or were written in this flush; one written in an earlier flush
+	 * stays in the image it was counted in.
 	 */
-	if (bpf_map_lookup_elem(rec->maps.stacks_fd, &user_stack, &s) || !s.nr ||
-	    procs__image_covers(rec->procs, tgid, image_ns, 0, s.ips[0]))
+	s = stackstore__frames(rec->stacks, (uint64_t)user_stack);
+	if (!s || !s->nr || procs__image_covers(rec->procs, tgid, image_ns, 0, s->ips[0]))
 		return 0;
+	leaf = s->ips[0];
 	err = procs__see_image(rec->procs, tgid, comm, *end_ns, &next_end);
-	if (!err && procs__image_covers(rec->procs, tgid, *end_ns, !next_end, s.ips[0]))
+	if (!err && procs__image_covers(rec->procs, tgid, *end_ns, !next_end, leaf))
 		*end_ns = next_end;
 	return err;
 }
@@ -497,7 +485,7 @@ int recorder__see_stack(struct recorder *rec, uint32_t tgid, int64_t *ref)
 	uint32_t i;
 	int err;
 
-	err = stackstore__see(rec->stacks, ref, rec->seq, &s);
+	err = stackstore__see(rec->stacks, ref, &s);
 	if (err || !s)
 		return err;
 	if (!(id & STKREC_STACK_KERNEL_BIT)) {
@@ -541,13 +529,17 @@ static int recorder__flush(struct recorder *rec, int final)
 		return recorder__errorf(rec, err, "out of memory");
 	if (err)
 		return recorder__errorf(rec, err, "name kernel addresses: %s", strerror(-err));
-	err = rec_write_err(rec, stackstore__write(rec->stacks, rec->w, &rec->chunks));
+	err = rec_write_err(rec, stackstore__write(rec->stacks, rec->w, &rec->chunks, final));
 	err = err ?: rec_write_err(rec, ksymtab__write(rec->ksyms, rec->w, &rec->chunks));
 	if (!err) {
 		err = esym__flush(rec->esym, rec->procs, rec->w, &rec->chunks);
 		if (err == -ENOMEM)
 			return recorder__errorf(rec, err, "out of memory");
 		err = rec_write_err(rec, err);
+		/* Reading binaries' symbols can take long: the ring of new
+		 * stacks (the only copy of their frames; the drain took it
+		 * last) is taken again so that it does not fill meanwhile. */
+		stackstore__take_ring(rec->stacks);
 	}
 	err = err ?: rec_write_err(rec, procs__write(rec->procs, rec->w, &rec->chunks));
 	err = err ?: rec_write_err(rec, pidns__write(rec->pidns, rec->w, &rec->chunks));
@@ -565,15 +557,6 @@ static int recorder__flush(struct recorder *rec, int final)
 	procs__purge(rec->procs, rec->seq, rec->t0);
 	rec->t0 = t1;
 	read_bpf_stats(rec);
-	/* After the last flush nothing needs room. */
-	if (final)
-		return 0;
-	/* Still short of room: stacks of uncounted episodes that BPF could
-	 * not drop itself.  Out of memory: the next flush tries again. */
-	if (stackstore__evict(rec->stacks, stacks_in_map(rec),
-			      rec->bpf_stats[STKREC_STAT_STACK_LOST]) &&
-	    rec->ops->live_stacks)
-		stackstore__sweep(rec->stacks, collect_live, rec);
 	return 0;
 }
 
@@ -589,7 +572,6 @@ static void recorder__status(struct recorder *rec, uint64_t now)
 	st.samples = rec->bpf_stats[STKREC_STAT_SAMPLES];
 	st.blocked_ns = rec->bpf_stats[STKREC_STAT_BLOCKED_NS];
 	st.stacks = stackstore__count(rec->stacks);
-	st.stack_fill_pct = (unsigned int)(stacks_in_map(rec) * 100 / rec->o.stack_storage_size);
 	/* What the capture misses: samples not counted, counted ones
 	 * without a stack for want of room, process events.  (Stacks not
 	 * stored for episodes -m/-M drop anyway are no loss.) */
@@ -729,6 +711,9 @@ static int setup_epoll(struct recorder *rec)
 
 	ev.data.u32 = EV_RINGBUF;
 	if (epoll_ctl(rec->epfd, EPOLL_CTL_ADD, ring_buffer__epoll_fd(rec->rb), &ev) < 0)
+		return -errno;
+	ev.data.u32 = EV_STACKRING;
+	if (epoll_ctl(rec->epfd, EPOLL_CTL_ADD, stackstore__ring_fd(rec->stacks), &ev) < 0)
 		return -errno;
 	if (rec->child && child__pidfd(rec->child) >= 0) {
 		ev.data.u32 = EV_CHILD;
@@ -879,8 +864,12 @@ int recorder__start(struct recorder *rec)
 	err = rec->ops->open(&rec->mode, o, rec->child != NULL, &rec->maps, rec);
 	if (!err) {
 		stackstore__set_map(rec->stacks, rec->maps.stacks_fd);
-		/* Without the ring, every new stack is looked up. */
-		stackstore__set_ring(rec->stacks, rec->maps.stack_ring_fd);
+		if (rec->ops->live_stacks)
+			stackstore__set_live(rec->stacks, collect_live, rec);
+		/* The only way frames reach user space. */
+		err = stackstore__set_ring(rec->stacks, rec->maps.stack_ring_fd);
+		if (err)
+			err = recorder__errorf(rec, err, "stack ring buffer: %s", strerror(-err));
 	}
 	err = err ?: open_unwinder(rec);
 	err = err ?: setup_ksyms(rec);
@@ -933,7 +922,7 @@ int recorder__start(struct recorder *rec)
 		goto fail;
 	}
 	/* Sampling runs from the attach on; the setup before it (loading,
-	 * preallocating the maps: seconds for a big stack map) does not eat
+	 * preallocating the maps: seconds for a big stacks set) does not eat
 	 * DURATION, and the first interval starts here. */
 	rec->sample_start = now_ns(CLOCK_MONOTONIC);
 	rec->t0 = rec->sample_start;
@@ -1042,7 +1031,10 @@ int recorder__run(struct recorder *rec)
 			return recorder__errorf(rec, err, "epoll_wait: %s", strerror(-err));
 		}
 		for (i = 0; i < n; i++) {
-			if (evs[i].data.u32 == EV_RINGBUF) {
+			if (evs[i].data.u32 == EV_STACKRING) {
+				/* Half full: taken now, held until a flush. */
+				stackstore__take_ring(rec->stacks);
+			} else if (evs[i].data.u32 == EV_RINGBUF) {
 				rec->events_until = next_flush < next_status ? next_flush : next_status;
 				ring_buffer__consume(rec->rb);
 			} else if (evs[i].data.u32 == EV_MMAPWATCH) {

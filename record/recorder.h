@@ -22,9 +22,8 @@ struct recorder_status {
 	uint64_t samples;		/* samples, or blocking episodes (offcpu) */
 	uint64_t blocked_ns;		/* offcpu: their total time off CPU */
 	uint64_t stacks;		/* distinct stacks written so far */
-	unsigned int stack_fill_pct;	/* entries in the BPF stacks map / capacity */
 	uint64_t lost;			/* samples not counted, counted ones without
-					 * a stack (map full), process events lost */
+					 * a stack (ring full), process events lost */
 };
 
 /* --unwind: user stacks by frame pointer (bpf_get_stack(), as before .eh_frame

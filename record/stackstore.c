@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
- * stackstore.c - the recording's stacks: numbering them for the file,
- * queueing new ones for STCK, and evicting written ones from the BPF
- * stacks map (see stackstore.h).
+ * stackstore.c - the recording's stacks: holding the frames the kernel
+ * sends, numbering stacks for the file, queueing new ones for STCK, and
+ * forgetting the ones nothing referenced (see stackstore.h).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -14,34 +14,66 @@
 #include "idmap.h"
 #include "stackstore.h"
 
+/*
+ * Every stack the store knows, in one map (a lookup or two per stack
+ * instead of one per pool): BPF id -> its file id once written (bit 63
+ * clear), else HELD | pool << 60 | offset of its frames << 8 | frames.
+ */
+#define HELD		(1ULL << 63)
+#define POOL_OLD	2
+#define OFF_MASK	((1ULL << 52) - 1)
+
+static uint64_t held_value(unsigned int pool, size_t off, uint32_t nr)
+{
+	return HELD | (uint64_t)pool << 60 | (uint64_t)off << 8 | nr;
+}
+
+static unsigned int pool_of(uint64_t v)
+{
+	return (unsigned int)(v >> 60) & 3;
+}
+
+static uint32_t held_nr(uint64_t v)
+{
+	return (uint32_t)(v & 0xff);
+}
+
+/* Frames that came in one flush (or, POOL_OLD, that off-CPU holders
+ * keep), and the ids they came under. */
+struct pool {
+	uint64_t *frames;
+	size_t nr, cap;
+	uint64_t *ids;
+	size_t nids, capids;
+};
+
 struct stackstore {
-	int stacks_fd;
+	int set_fd;
 	uint32_t capacity;
-	/* Written to the file (BPF id -> file id), resident in the BPF map
-	 * (BPF id -> last flush that referenced it). */
-	struct idmap *written;
-	struct idmap *resident;
+	struct idmap *ids;
 	uint64_t last_file_id;
-	/* Queued for the next STCK: frames appended to one growing buffer. */
+	size_t nheld;
+	/* Queued for the next STCK: frames appended to one growing buffer,
+	 * pend_off[i] where pend[i]'s start. */
 	struct stk_stack *pend;
-	size_t nr_pend, cap_pend;
+	size_t *pend_off;
+	size_t nr_pend, cap_pend, cap_pend_off;
 	uint64_t *frames;
 	size_t nr_frames, cap_frames;
 	struct stkrec_stack buf;
 	struct stackstore_stats st;
-	uint64_t headroom;	/* free entries stackstore__evict() keeps */
-	uint64_t lost;		/* samples_stack_lost at its last call */
-	int no_batch;		/* no BPF_MAP_DELETE_BATCH (before 5.6) */
-	/* New stacks taken from the stack ring, this flush's and the
-	 * previous flush's (an off-CPU episode is counted a flush after its
-	 * stack was stored): id -> (offset in frames << 8 | frames). */
+	/* Frames from the ring: pool[cur] since the last flush, the other
+	 * since the one before; pool[POOL_OLD] what off-CPU holders may
+	 * still want, or (profile) what is forgotten at the next flush, its
+	 * ids out of the kernel's set already. */
 	struct ring_buffer *ring;
-	struct ring_gen {
-		struct idmap *ids;
-		uint64_t *frames;
-		size_t nr, cap;
-	} gen[2];
-	int cur;		/* gen[] the ring is taken into */
+	struct pool pool[3];
+	unsigned int cur;
+	int (*collect_live)(void *ctx, struct idmap *live);
+	void *live_ctx;
+	/* Ids to take out of the kernel's set (room reserved by age()). */
+	uint64_t *unset;
+	size_t nr_unset, cap_unset;
 };
 
 struct stackstore *stackstore__new(uint32_t capacity)
@@ -50,51 +82,63 @@ struct stackstore *stackstore__new(uint32_t capacity)
 
 	if (!ss)
 		return NULL;
-	ss->stacks_fd = -1;
+	ss->set_fd = -1;
 	ss->capacity = capacity;
-	ss->headroom = capacity / 8 ? capacity / 8 : 1;
-	ss->written = idmap__new();
-	ss->resident = idmap__new();
-	if (!ss->written || !ss->resident) {
-		stackstore__free(ss);
+	ss->ids = idmap__new();
+	if (!ss->ids) {
+		free(ss);
 		errno = ENOMEM;
 		return NULL;
 	}
 	return ss;
 }
 
+static void pool_free(struct pool *p)
+{
+	free(p->frames);
+	free(p->ids);
+	*p = (struct pool){};
+}
+
 void stackstore__free(struct stackstore *ss)
 {
 	if (!ss)
 		return;
-	idmap__free(ss->written);
-	idmap__free(ss->resident);
+	idmap__free(ss->ids);
 	ring_buffer__free(ss->ring);
-	for (int i = 0; i < 2; i++) {
-		idmap__free(ss->gen[i].ids);
-		free(ss->gen[i].frames);
-	}
+	for (int i = 0; i < 3; i++)
+		pool_free(&ss->pool[i]);
+	free(ss->unset);
 	free(ss->pend);
+	free(ss->pend_off);
 	free(ss->frames);
 	free(ss);
 }
 
 void stackstore__set_map(struct stackstore *ss, int stacks_fd)
 {
-	ss->stacks_fd = stacks_fd;
+	ss->set_fd = stacks_fd;
 }
 
-/* Room for @need frames in *@buf (*@cap of them): 0 or -ENOMEM. */
-static int frames_reserve(uint64_t **buf, size_t *cap, size_t need)
+void stackstore__set_live(struct stackstore *ss, int (*collect_live)(void *ctx, struct idmap *live),
+			  void *ctx)
+{
+	ss->collect_live = collect_live;
+	ss->live_ctx = ctx;
+}
+
+/* Room for @need elements of @size bytes in *@buf (*@cap of them): 0 or
+ * -ENOMEM. */
+static int reserve(void **buf, size_t *cap, size_t need, size_t size)
 {
 	size_t n = *cap ? *cap : 4096;
-	uint64_t *p;
+	void *p;
 
 	if (need <= *cap)
 		return 0;
 	while (n < need)
 		n *= 2;
-	p = realloc(*buf, n * sizeof(*p));
+	p = realloc(*buf, n * size);
 	if (!p)
 		return -ENOMEM;
 	*buf = p;
@@ -102,383 +146,362 @@ static int frames_reserve(uint64_t **buf, size_t *cap, size_t need)
 	return 0;
 }
 
-/* One stack_ring record: kept for stackstore__see() for two flushes.  A
- * malformed one (never written by our programs) is skipped. */
+static int frames_reserve(uint64_t **buf, size_t *cap, size_t need)
+{
+	void *p = *buf;
+	int err = reserve(&p, cap, need, sizeof(uint64_t));
+
+	*buf = p;
+	return err;
+}
+
+/* Append @id's @nr frames to @p; *@off is where they start.  The id map
+ * is not touched (a pointer into it stays valid): 0 or -ENOMEM. */
+static int pool_add(struct pool *p, uint64_t id, const uint64_t *ips, uint32_t nr, size_t *off)
+{
+	void *q = p->ids;
+	int err;
+
+	if (p->nr + nr > OFF_MASK)
+		return -ENOMEM;
+	err = reserve(&q, &p->capids, p->nids + 1, sizeof(*p->ids));
+	p->ids = q;
+	if (err || frames_reserve(&p->frames, &p->cap, p->nr + nr))
+		return -ENOMEM;
+	memcpy(p->frames + p->nr, ips, nr * sizeof(uint64_t));
+	*off = p->nr;
+	p->nr += nr;
+	p->ids[p->nids++] = id;
+	return 0;
+}
+
+static const uint64_t *held_frames(const struct stackstore *ss, uint64_t v)
+{
+	return ss->pool[pool_of(v)].frames + ((v >> 8) & OFF_MASK);
+}
+
+/* Take @id out of the kernel's set at the next delete_unset(), so that
+ * the stack is sent again when next seen (room reserved by age()). */
+static void unset(struct stackstore *ss, uint64_t id)
+{
+	if (ss->nr_unset < ss->cap_unset)
+		ss->unset[ss->nr_unset++] = id;
+}
+
+int stackstore__add_record(struct stackstore *ss, const void *data, size_t size)
+{
+	const struct stkrec_stack *r = data;
+	size_t head = sizeof(*r) - sizeof(r->ips), off;
+	struct pool *p = &ss->pool[ss->cur];
+	uint64_t id, *v;
+
+	if (size < head || r->nr > STKREC_MAX_DEPTH || size < head + r->nr * sizeof(uint64_t) ||
+	    (r->kind != STKREC_RING_USER && r->kind != STKREC_RING_KERNEL)) {
+		ss->st.ring_skipped++;
+		return 0;
+	}
+	id = stkrec_stack_id(r->ips, r->nr, r->kind == STKREC_RING_KERNEL);
+	/* Sent again after the kernel's set evicted it (or its id was taken
+	 * out), or by two CPUs at once: the frames are the same (the id is
+	 * their hash).  One still held is young again: it is in use. */
+	v = idmap__find(ss->ids, id);
+	if (v) {
+		ss->st.resent++;
+		if ((*v & HELD) && pool_of(*v) != ss->cur &&
+		    !pool_add(p, id, held_frames(ss, *v), held_nr(*v), &off))
+			*v = held_value(ss->cur, off, held_nr(*v));
+		return 0;
+	}
+	if (pool_add(p, id, (const uint64_t *)r->ips, r->nr, &off) ||
+	    idmap__set(ss->ids, id, held_value(ss->cur, off, r->nr))) {
+		/* Appended but not named: those frames are never read.  Out
+		 * of its set the stack is sent again when next seen, rather
+		 * than missing for as long as it is in use. */
+		ss->st.ring_skipped++;
+		unset(ss, id);
+		return 0;
+	}
+	ss->nheld++;
+	ss->st.from_ring++;
+	return 0;
+}
+
 static int on_ring(void *ctx, void *data, size_t size)
 {
-	struct stackstore *ss = ctx;
-	struct ring_gen *g = &ss->gen[ss->cur];
-	const struct stkrec_stack *r = data;
-	size_t head = sizeof(*r) - sizeof(r->ips);
-	uint64_t id;
-
-	/* Skipped (malformed, or no memory): looked up if referenced. */
-	if (size < head || r->nr > STKREC_MAX_DEPTH || size < head + r->nr * sizeof(uint64_t) ||
-	    (r->shared != STKREC_RING_USER && r->shared != STKREC_RING_KERNEL) ||
-	    frames_reserve(&g->frames, &g->cap, g->nr + r->nr)) {
-		ss->st.ring_skipped++;
-		return 0;
-	}
-	id = stkrec_stack_id(r->ips, r->nr, r->shared == STKREC_RING_KERNEL);
-	if (idmap__set(g->ids, id, (uint64_t)g->nr << 8 | r->nr)) {
-		ss->st.ring_skipped++;
-		return 0;
-	}
-	memcpy(g->frames + g->nr, r->ips, r->nr * sizeof(uint64_t));
-	g->nr += r->nr;
-	return 0;
+	return stackstore__add_record(ctx, data, size);
 }
 
 int stackstore__set_ring(struct stackstore *ss, int ring_fd)
 {
-	ss->gen[0].ids = idmap__new();
-	ss->gen[1].ids = idmap__new();
-	if (ss->gen[0].ids && ss->gen[1].ids)
-		ss->ring = ring_buffer__new(ring_fd, on_ring, ss, NULL);
-	if (!ss->ring) {
-		int err = ss->gen[0].ids && ss->gen[1].ids ? -errno : -ENOMEM;
+	ss->ring = ring_buffer__new(ring_fd, on_ring, ss, NULL);
+	return ss->ring ? 0 : -errno;
+}
 
-		idmap__free(ss->gen[0].ids);
-		idmap__free(ss->gen[1].ids);
-		ss->gen[0].ids = ss->gen[1].ids = NULL;
-		return err;
-	}
-	return 0;
+int stackstore__ring_fd(const struct stackstore *ss)
+{
+	return ss->ring ? ring_buffer__epoll_fd(ss->ring) : -1;
 }
 
 void stackstore__take_ring(struct stackstore *ss)
 {
-	if (!ss->ring)
-		return;
-	/* A record the cache had no room for, or a consume error: those
-	 * stacks are looked up in the map, as without the ring. */
-	ring_buffer__consume(ss->ring);
+	if (ss->ring)
+		ring_buffer__consume(ss->ring);
 }
 
-/* A flush is written: the older generation goes, the ring is taken into
- * it from now on. */
-static void ring_next_gen(struct stackstore *ss)
+/* Stack @id's @nr frames @ips into ss->buf. */
+static const struct stkrec_stack *to_buf(struct stackstore *ss, uint64_t id, const uint64_t *ips,
+					 uint32_t nr)
 {
-	struct ring_gen *g;
-
-	if (!ss->ring)
-		return;
-	ss->cur ^= 1;
-	g = &ss->gen[ss->cur];
-	idmap__clear(g->ids);
-	g->nr = 0;
+	ss->buf.nr = nr;
+	ss->buf.kind = id & STKREC_STACK_KERNEL_BIT ? STKREC_RING_KERNEL : STKREC_RING_USER;
+	memcpy(ss->buf.ips, ips, nr * sizeof(uint64_t));
+	return &ss->buf;
 }
 
-/* Stack @id in ss->buf, from the ring if it brought it, else from the
- * map: 0 or -ENOENT. */
-static int read_stack(struct stackstore *ss, uint64_t id)
+const struct stkrec_stack *stackstore__frames(struct stackstore *ss, uint64_t id)
 {
-	for (int i = 0; ss->ring && i < 2; i++) {
-		const struct ring_gen *g = &ss->gen[ss->cur ^ i];
-		uint64_t *v = idmap__find(g->ids, id);
+	uint64_t *v = idmap__find(ss->ids, id);
+	size_t i;
 
-		if (!v)
-			continue;
-		ss->buf.nr = (uint32_t)(*v & 0xff);
-		ss->buf.shared = 0;
-		memcpy(ss->buf.ips, g->frames + (*v >> 8), ss->buf.nr * sizeof(uint64_t));
-		ss->st.from_ring++;
-		return 0;
-	}
-	if (bpf_map_lookup_elem(ss->stacks_fd, &id, &ss->buf))
-		return -ENOENT;
-	ss->st.from_map++;
-	return 0;
+	if (!v)
+		return NULL;
+	if (*v & HELD)
+		return to_buf(ss, id, held_frames(ss, *v), held_nr(*v));
+	/* Written this flush: still queued. */
+	if (*v + ss->nr_pend <= ss->last_file_id)
+		return NULL;
+	i = ss->nr_pend - 1 - (size_t)(ss->last_file_id - *v);
+	return to_buf(ss, id, ss->frames + ss->pend_off[i], ss->pend[i].nr_frames);
 }
 
 static int queue_stack(struct stackstore *ss, uint64_t id, const struct stkrec_stack *s)
 {
 	uint32_t nr = s->nr < STKREC_MAX_DEPTH ? s->nr : STKREC_MAX_DEPTH;
+	void *p = ss->pend;
+	int err;
 
-	if (ss->nr_pend == ss->cap_pend) {
-		size_t cap = ss->cap_pend ? ss->cap_pend * 2 : 256;
-		struct stk_stack *p = realloc(ss->pend, cap * sizeof(*p));
-
-		if (!p)
-			return -ENOMEM;
-		ss->pend = p;
-		ss->cap_pend = cap;
-	}
-	if (frames_reserve(&ss->frames, &ss->cap_frames, ss->nr_frames + nr))
+	err = reserve(&p, &ss->cap_pend, ss->nr_pend + 1, sizeof(*ss->pend));
+	ss->pend = p;
+	p = ss->pend_off;
+	err = err ?: reserve(&p, &ss->cap_pend_off, ss->nr_pend + 1, sizeof(*ss->pend_off));
+	ss->pend_off = p;
+	if (err || frames_reserve(&ss->frames, &ss->cap_frames, ss->nr_frames + nr))
 		return -ENOMEM;
 	memcpy(ss->frames + ss->nr_frames, s->ips, nr * sizeof(uint64_t));
+	ss->pend_off[ss->nr_pend] = ss->nr_frames;
 	ss->nr_frames += nr;
 	ss->pend[ss->nr_pend++] = (struct stk_stack){ .id = id, .nr_frames = nr };
 	return 0;
 }
 
-int stackstore__see(struct stackstore *ss, int64_t *ref, uint64_t seq,
-		    const struct stkrec_stack **added)
+int stackstore__see(struct stackstore *ss, int64_t *ref, const struct stkrec_stack **added)
 {
-	uint64_t id, *file_id;
+	uint64_t id, *v;
 	int err;
 
 	*added = NULL;
 	if (*ref < 0)
 		return 0;
 	id = (uint64_t)*ref;
-	file_id = idmap__find(ss->written, id);
-	if (file_id) {
-		*ref = (int64_t)*file_id;
-		/* Re-inserted by BPF if we evicted it: resident again. */
-		return idmap__set(ss->resident, id, seq);
+	v = idmap__find(ss->ids, id);
+	if (!v && ss->ring) {
+		/* A record taken before the row was drained waited behind one
+		 * another CPU had not committed yet (the ring is read in
+		 * order): it may be there now. */
+		ring_buffer__consume(ss->ring);
+		v = idmap__find(ss->ids, id);
 	}
-	if (read_stack(ss, id)) {
-		/* Cannot happen: only written stacks are ever deleted. */
+	if (!v) {
+		/* Forgotten a moment before a new holder found its id in
+		 * the kernel's set, or its record was lost: rare. */
 		ss->st.missing++;
 		*ref = -ENOENT;
 		return 0;
 	}
-	err = queue_stack(ss, ss->last_file_id + 1, &ss->buf);
-	err = err ?: idmap__set(ss->written, id, ss->last_file_id + 1);
-	err = err ?: idmap__set(ss->resident, id, seq);
+	if (!(*v & HELD)) {
+		*ref = (int64_t)*v;
+		return 0;
+	}
+	err = queue_stack(ss, ss->last_file_id + 1, to_buf(ss, id, held_frames(ss, *v), held_nr(*v)));
 	if (err)
 		return err;
-	*ref = (int64_t)++ss->last_file_id;
+	/* Written: in place, the map is not resized. */
+	*v = ++ss->last_file_id;
+	*ref = (int64_t)*v;
+	ss->nheld--;
 	ss->st.written++;
 	*added = &ss->buf;
 	return 0;
 }
 
-int stackstore__write(struct stackstore *ss, struct stk_writer *w, uint64_t *chunks)
+/* Drop @id's frames: a row that references it from now on finds it
+ * missing. */
+static void drop(struct stackstore *ss, uint64_t id)
 {
-	size_t i, off = 0;
-	int err;
-
-	ring_next_gen(ss);
-	if (!ss->nr_pend)
-		return 0;
-	/* Frames were appended to one growing buffer: point into it now. */
-	for (i = 0; i < ss->nr_pend; i++) {
-		ss->pend[i].frames = ss->frames + off;
-		off += ss->pend[i].nr_frames;
-	}
-	err = stk_writer__add_stacks(w, ss->pend, ss->nr_pend);
-	ss->nr_pend = 0;
-	ss->nr_frames = 0;
-	if (!err)
-		(*chunks)++;
-	return err;
+	idmap__remove(ss->ids, id);
+	ss->nheld--;
+	ss->st.forgotten++;
 }
 
-struct victim {
-	uint64_t seq, key;
-	int gone;		/* no longer in the map */
-};
-
-static int victim_cmp(const void *a, const void *b)
+/* Take the ids unset() out of the kernel's set, 256 to a syscall: one
+ * the set evicted already is skipped. */
+static void delete_unset(struct stackstore *ss)
 {
-	const struct victim *x = a, *y = b;
+	size_t i = 0, k;
+	__u32 count;
 
-	return x->seq < y->seq ? -1 : x->seq > y->seq;
+	while (ss->set_fd >= 0 && i < ss->nr_unset) {
+		k = ss->nr_unset - i < 256 ? ss->nr_unset - i : 256;
+		count = (__u32)k;
+		if (!bpf_map_delete_batch(ss->set_fd, ss->unset + i, &count, NULL)) {
+			i += k;
+			continue;
+		}
+		/* ENOENT stops the batch at the key the set evicted. */
+		if (errno == ENOENT && count < k) {
+			i += count + 1;
+			continue;
+		}
+		/* Refused (another error): key by key, whatever comes. */
+		for (; i < ss->nr_unset; i++)
+			bpf_map_delete_elem(ss->set_fd, &ss->unset[i]);
+	}
+	ss->nr_unset = 0;
+}
+
+/* Held value of @id if it is held in pool @pool, else NULL (written,
+ * forgotten, or held again in a later pool). */
+static uint64_t *held_in(struct stackstore *ss, uint64_t id, unsigned int pool)
+{
+	uint64_t *v = idmap__find(ss->ids, id);
+
+	return v && (*v & HELD) && pool_of(*v) == pool ? v : NULL;
 }
 
 /*
- * Moves the @need victims referenced longest ago to the front of @v.  The
- * values are flush numbers, few and close together: counted, not sorted
- * (a sort of a full map took a tenth of the recorder's time under churn).
+ * Off-CPU: the old pool holds more stacks than the kernel's set: their
+ * ids leave the set first, then the holders are asked, and the stacks
+ * none holds are dropped.  A holder that found an id before it left is
+ * in the maps the walk reads (a blocked task's "start" or "wakers" entry,
+ * or a counts row); one after it sends the stack again.  If the walk
+ * fails (out of memory), every one is dropped: memory stays bounded, and
+ * a blocked task that held one finds it missing (counted).
  */
-static void oldest_first(struct victim *v, size_t n, size_t need)
+static void sweep_old(struct stackstore *ss)
 {
-	uint64_t lo = UINT64_MAX, hi = 0, cut, range;
-	size_t i, j, below = 0, *counts;
+	struct pool keep = {}, *old = &ss->pool[POOL_OLD];
+	struct idmap *live;
+	uint64_t *v;
+	size_t i, off;
 
-	for (i = 0; i < n; i++) {
-		lo = v[i].seq < lo ? v[i].seq : lo;
-		hi = v[i].seq > hi ? v[i].seq : hi;
+	for (i = 0; i < old->nids; i++)
+		if (held_in(ss, old->ids[i], POOL_OLD))
+			unset(ss, old->ids[i]);
+	delete_unset(ss);
+	live = idmap__new();
+	if (live && ss->collect_live(ss->live_ctx, live)) {
+		idmap__free(live);
+		live = NULL;
 	}
-	if (!n || need >= n)
-		return;
-	range = hi - lo + 1;
-	counts = range <= 1u << 20 ? calloc(range, sizeof(*counts)) : NULL;
-	if (!counts) {
-		qsort(v, n, sizeof(*v), victim_cmp);
-		return;
+	for (i = 0; i < old->nids; i++) {
+		v = held_in(ss, old->ids[i], POOL_OLD);
+		if (!v)
+			continue;
+		if (live && idmap__find(live, old->ids[i]) &&
+		    !pool_add(&keep, old->ids[i], held_frames(ss, *v), held_nr(*v), &off))
+			*v = held_value(POOL_OLD, off, held_nr(*v));
+		else
+			drop(ss, old->ids[i]);
 	}
-	for (i = 0; i < n; i++)
-		counts[v[i].seq - lo]++;
-	/* @cut: the flush whose stacks complete @need; those before it go
-	 * whole, then as many of its own as are still needed. */
-	for (cut = 0; below + counts[cut] < need; cut++)
-		below += counts[cut];
-	free(counts);
-	for (i = j = 0; i < n && j < need; i++) {
-		if (v[i].seq - lo < cut || (v[i].seq - lo == cut && below < need)) {
-			struct victim t = v[j];
-
-			below += v[i].seq - lo == cut;
-			v[j++] = v[i];
-			v[i] = t;
-		}
-	}
+	pool_free(old);
+	*old = keep;
+	idmap__free(live);
 }
 
-/* Delete the keys of @n victims from the map, in batches of one syscall
- * (key by key before Linux 5.6, and for a batch the kernel refused
- * whole).  Each victim's .gone says whether it has left the map (deleted
- * now, or dropped by BPF before); @deleted counts those deleted now. */
-static void delete_keys(struct stackstore *ss, struct victim *v, size_t n, uint64_t *deleted)
+/*
+ * A flush is written.  The stacks that came two flushes ago and that no
+ * row referenced leave the kernel's set now, their frames kept one flush
+ * more in the old pool: a sample that found the id before it left is
+ * counted in the counts map drained at the next flush, which finds them
+ * (profile).  Off-CPU holders may keep a stack for as long as they
+ * block, so there the old pool keeps them until sweep_old().  The ring is
+ * taken into the emptied pool from now on.  Out of memory for the ids to
+ * unset: nothing ages this time.
+ */
+static void age(struct stackstore *ss)
 {
-	uint64_t keys[256];
-	size_t i = 0, k, j;
-	__u32 count;
+	unsigned int prev = ss->cur ^ 1;
+	struct pool *p = &ss->pool[prev], *old = &ss->pool[POOL_OLD];
+	void *q = ss->unset;
+	uint64_t *v;
+	size_t i, off;
 	int err;
 
-	while (i < n) {
-		k = n - i < 256 ? n - i : 256;
-		for (j = 0; j < k; j++)
-			keys[j] = v[i + j].key;
-		if (!ss->no_batch) {
-			count = (__u32)k;
-			err = bpf_map_delete_batch(ss->stacks_fd, keys, &count, NULL);
-			/* @count is the kernel's only when it ran the batch:
-			 * all of it, or up to a key BPF dropped already
-			 * (stack_drop()), which is gone too. */
-			if (!err || errno == ENOENT) {
-				for (j = 0; j < count && j < k; j++)
-					v[i + j].gone = 1;
-				*deleted += count < k ? count : k;
-				if (err && count < k)
-					v[i + count].gone = 1;
-				i += err && count < k ? count + 1 : k;
-				continue;
-			}
-			if (errno == EINVAL || errno == ENOTSUP || errno == 524 /* ENOTSUPP */)
-				ss->no_batch = 1;
-			/* Stopped part way (count < k: the kernel wrote it
-			 * back): those before it are deleted. */
-			if (count < k) {
-				for (j = 0; j < count; j++)
-					v[i + j].gone = 1;
-				*deleted += count;
-				i += count;
-				k -= count;
-				for (j = 0; j < k; j++)
-					keys[j] = v[i + j].key;
-			}
-		}
-		for (j = 0; j < k; j++) {
-			if (bpf_map_delete_elem(ss->stacks_fd, &keys[j]) == 0) {
-				v[i + j].gone = 1;
-				(*deleted)++;
-			} else if (errno == ENOENT) {
-				v[i + j].gone = 1;
-			}
-		}
-		i += k;
+	err = reserve(&q, &ss->cap_unset, ss->nr_unset + 2 * p->nids + old->nids + 1,
+		      sizeof(*ss->unset));
+	ss->unset = q;
+	if (err)
+		return;
+	if (!ss->collect_live) {
+		/* Out of the set since the last flush. */
+		for (i = 0; i < old->nids; i++)
+			if (held_in(ss, old->ids[i], POOL_OLD))
+				drop(ss, old->ids[i]);
+		old->nr = old->nids = 0;
 	}
+	for (i = 0; i < p->nids; i++) {
+		v = held_in(ss, p->ids[i], prev);
+		if (!v)
+			continue;
+		if (!pool_add(old, p->ids[i], held_frames(ss, *v), held_nr(*v), &off)) {
+			*v = held_value(POOL_OLD, off, held_nr(*v));
+			if (!ss->collect_live)
+				unset(ss, p->ids[i]);
+		} else {
+			unset(ss, p->ids[i]);
+			drop(ss, p->ids[i]);
+		}
+	}
+	p->nr = p->nids = 0;
+	ss->cur = prev;
+	/* Asking the holders walks their maps: only once as many stacks as
+	 * the kernel's set holds wait for them. */
+	if (ss->collect_live && old->nids > ss->capacity)
+		sweep_old(ss);
+	delete_unset(ss);
 }
 
-int stackstore__evict(struct stackstore *ss, uint64_t in_map, uint64_t lost)
+int stackstore__write(struct stackstore *ss, struct stk_writer *w, uint64_t *chunks, int final)
 {
-	uint64_t cap = ss->capacity, floor = cap / 8 ? cap / 8 : 1, key, val, deleted = 0;
-	size_t it = 0, n = 0, need;
-	struct victim *v;
-
-	/* Samples lost their stack for want of room since the last call:
-	 * keep more room from now on; else let it shrink back. */
-	if (lost > ss->lost) {
-		ss->headroom = ss->headroom * 2 < cap / 2 ? ss->headroom * 2 : cap / 2;
-		if (ss->headroom < floor)
-			ss->headroom = floor;
-	} else if (ss->headroom > floor) {
-		ss->headroom -= ss->headroom / 4;
-		if (ss->headroom < floor)
-			ss->headroom = floor;
-	}
-	ss->lost = lost;
-	/* @in_map counts the stacks nothing written references too (BPF
-	 * drops most of those itself): they take room all the same. */
-	if (in_map < idmap__count(ss->resident))
-		in_map = idmap__count(ss->resident);
-	if (in_map + ss->headroom <= cap)
-		return 0;
-	if (!idmap__count(ss->resident))
-		return 1;
-	/* Down to the headroom and a sixteenth more, so that a map at the
-	 * edge does not evict a few stacks at every flush. */
-	need = in_map + ss->headroom + cap / 16 - cap;
-	v = malloc(idmap__count(ss->resident) * sizeof(*v));
-	if (!v)
-		return 0;
-	while (idmap__next(ss->resident, &it, &key, &val))
-		v[n++] = (struct victim){ .seq = val, .key = key };
-	if (need > n)
-		need = n;
-	/* The stacks referenced longest ago first: the ones sampled now
-	 * stay, and a working set that fits the map never churns. */
-	oldest_first(v, n, need);
-	delete_keys(ss, v, need, &deleted);
-	/* Those still in the map (a delete that failed) stay resident. */
-	for (it = 0; it < need; it++)
-		if (v[it].gone)
-			idmap__remove(ss->resident, v[it].key);
-	ss->st.evicted += deleted;
-	free(v);
-	return in_map - (deleted < in_map ? deleted : in_map) + ss->headroom > cap;
-}
-
-int stackstore__sweep(struct stackstore *ss, int (*collect_live)(void *ctx, struct idmap *live),
-		      void *ctx)
-{
-	size_t n = 0, cap = 0, i, k;
-	uint64_t key, prev, deleted = 0;
-	struct victim *v = NULL;
-	struct idmap *live;
+	size_t i;
 	int err = 0;
 
-	live = idmap__new();
-	if (!live)
-		return -ENOMEM;
-	/* The keys first, then what holds them: a stack stored after the
-	 * keys were taken is not a candidate, one taken by a new holder
-	 * before the holders are read is held. */
-	/* A walk restarts when BPF deletes the key it stands on: bounded,
-	 * the keys read so far are candidates enough. */
-	while (bpf_map_get_next_key(ss->stacks_fd, n ? &prev : NULL, &key) == 0 &&
-	       n < 2 * (size_t)ss->capacity + 64) {
-		if (n == cap) {
-			size_t c = cap ? cap * 2 : 1024;
-			struct victim *nv = realloc(v, c * sizeof(*nv));
-
-			if (!nv) {
-				err = -ENOMEM;
-				goto out;
-			}
-			v = nv;
-			cap = c;
-		}
-		v[n++] = (struct victim){ .key = key };
-		prev = key;
+	if (ss->nr_pend) {
+		/* Frames were appended to one growing buffer: point into it. */
+		for (i = 0; i < ss->nr_pend; i++)
+			ss->pend[i].frames = ss->frames + ss->pend_off[i];
+		err = stk_writer__add_stacks(w, ss->pend, ss->nr_pend);
+		ss->nr_pend = 0;
+		ss->nr_frames = 0;
+		if (!err)
+			(*chunks)++;
 	}
-	err = collect_live(ctx, live);
-	if (err)
-		goto out;
-	/* In the file: whoever holds it gets its file id without reading
-	 * the map.  Else only if nothing holds it. */
-	for (i = k = 0; i < n; i++)
-		if (idmap__find(ss->written, v[i].key) || !idmap__find(live, v[i].key))
-			v[k++] = v[i];
-	delete_keys(ss, v, k, &deleted);
-	ss->st.swept += deleted;
-	for (i = 0; i < k; i++)
-		if (v[i].gone)
-			idmap__remove(ss->resident, v[i].key);
-	ss->st.sweeps++;
-out:
-	free(v);
-	idmap__free(live);
+	if (!final) {
+		/* Taken every flush, rows or none, so that what came ages. */
+		stackstore__take_ring(ss);
+		age(ss);
+	}
 	return err;
 }
 
 size_t stackstore__count(const struct stackstore *ss)
 {
-	return idmap__count(ss->written);
+	return (size_t)ss->last_file_id;
+}
+
+size_t stackstore__held(const struct stackstore *ss)
+{
+	return ss->nheld;
 }
 
 void stackstore__stats(const struct stackstore *ss, struct stackstore_stats *st)

@@ -1,17 +1,26 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * stackstore.h - the stacks of a recording: which BPF stacks are in the
- * file already (and under which file id), which are still resident in the
- * BPF "stacks" map, and the frames of new ones queued for the next STCK
- * chunk.  It also keeps that map from filling up (stackstore__evict()).
+ * stackstore.h - the stacks of a recording: the frames of new stacks as
+ * the kernel sends them (the BPF "stack_ring"), held until a row
+ * references them; which stacks are in the file already (and under which
+ * file id); and the frames queued for the next STCK chunk.
+ *
+ * The kernel keeps no frames, only the set of stack ids it has sent (BPF
+ * "stacks", an LRU hash that evicts by itself): a stack it sees again
+ * after an eviction comes again, and is recognised here by its id (a hash
+ * of the frames).  Held frames no row has referenced two flushes after
+ * they came (a sample that was not counted, an off-CPU episode -m/-M
+ * dropped) are forgotten, and their ids taken out of the kernel's set so
+ * that the stack is sent again if it is ever seen again.  Off-CPU modes
+ * keep those a blocked task still holds (stackstore__set_live()).
  *
  * The file numbers stacks 1, 2, 3... in the order they are written, not by
  * their 62-bit BPF hash: small ids cost one or two bytes in every count row
  * instead of nine, and compress.  The BPF id stays internal.
  *
- * Use: stackstore__new() -> stackstore__set_map() -> stackstore__see() for
- * every stack a row references -> stackstore__write() -> stackstore__evict()
- * once per flush -> stackstore__free().
+ * Use: stackstore__new() -> stackstore__set_map() -> stackstore__set_ring()
+ * -> (stackstore__take_ring() -> stackstore__see() for every stack a row
+ * references -> stackstore__write()) once per flush -> stackstore__free().
  */
 #ifndef STKREC_STACKSTORE_H
 #define STKREC_STACKSTORE_H
@@ -23,107 +32,106 @@
 #include "stkrec.h"
 
 struct stackstore;
+struct idmap;
 
 struct stackstore_stats {
 	uint64_t written;	/* stacks queued for the file */
-	uint64_t evicted;	/* deleted from the BPF map to make room (by us) */
-	uint64_t missing;	/* referenced but not in the BPF map (a sweep or a
-				 * BPF drop raced with a new holder: rare) */
-	uint64_t swept;		/* deleted by stackstore__sweep() */
-	uint64_t sweeps;	/* stackstore__sweep() runs */
-	uint64_t from_ring;	/* new stacks read from the stack ring */
-	uint64_t from_map;	/* new stacks read from the map (one syscall each) */
+	uint64_t missing;	/* referenced, but the frames never came or
+				 * were forgotten (a race with a forgetting:
+				 * rare); written as -ENOENT */
+	uint64_t from_ring;	/* new stacks taken from the stack ring */
+	uint64_t resent;	/* ring records of stacks already written or
+				 * held (the kernel's set had evicted them) */
+	uint64_t forgotten;	/* held stacks no row referenced, forgotten */
 	uint64_t ring_skipped;	/* ring records not kept: malformed, or no memory */
 };
 
-struct idmap;
-
 /*
- * stackstore__new() - an empty store for a BPF stacks map of @capacity
- * entries.  Returns NULL with errno = ENOMEM.
+ * stackstore__new() - an empty store for a kernel set of @capacity ids
+ * (--stack-storage-size): unwritten stacks that off-CPU holders keep are
+ * held up to that many before the holders are asked which are still
+ * wanted.  Returns NULL with errno = ENOMEM.
  */
 struct stackstore *stackstore__new(uint32_t capacity);
 
-/* Frees @ss and the stacks still queued.  Accepts NULL. */
+/* Frees @ss and the stacks still held or queued.  Accepts NULL. */
 void stackstore__free(struct stackstore *ss);
 
-/* The BPF "stacks" map (u64 id -> struct stkrec_stack) to read and evict
- * from; set once the mode's BPF object is loaded. */
+/* The BPF "stacks" set (u64 id -> u8) that forgotten ids are taken out
+ * of; set once the mode's BPF object is loaded. */
 void stackstore__set_map(struct stackstore *ss, int stacks_fd);
 
 /*
  * stackstore__set_ring() - the BPF "stack_ring" (struct stkrec_stack
- * records of new stacks), so that new stacks need no map lookup.  Returns
- * 0 or -errno; without the ring every new stack is looked up.
+ * records of new stacks).  Returns 0 or -errno: without the ring no stack
+ * can be read (the recording cannot start).
  */
 int stackstore__set_ring(struct stackstore *ss, int ring_fd);
 
+/* An fd that polls readable when BPF asks for the ring to be taken
+ * (half full), or -1 before stackstore__set_ring(). */
+int stackstore__ring_fd(const struct stackstore *ss);
+
 /*
- * stackstore__take_ring() - once a counts map is emptied, before its rows
- * are seen: take the records the ring holds now.  They are kept until the
- * second stackstore__write() after (an off-CPU episode is counted a flush
- * after its stack was stored).  A stack the ring or the cache missed is
- * looked up in the map instead, so this cannot fail.
+ * stackstore__set_live() - off-CPU modes: @collect_live(@ctx, live) puts
+ * into @live the stack ids the mode's BPF maps still hold (mode.h
+ * live_stacks()).  Stacks they hold are not forgotten however long ago
+ * they came.  Without it, every unreferenced stack is forgotten two
+ * flushes after it came (profile: a sample counts the stack it stores).
+ */
+void stackstore__set_live(struct stackstore *ss, int (*collect_live)(void *ctx, struct idmap *live),
+			  void *ctx);
+
+/*
+ * stackstore__take_ring() - take the records the ring holds now: at a
+ * flush once a counts map is emptied, before its rows are seen (every
+ * stack a drained row references was sent before the row was counted),
+ * and whenever the ring's fd polls readable.  Cannot fail: a record with
+ * no room to keep it is counted (ring_skipped) and its stack goes missing.
  */
 void stackstore__take_ring(struct stackstore *ss);
 
 /*
- * stackstore__see() - a row drained in flush @seq references *@ref (a BPF
+ * stackstore__see() - a row drained in this flush references *@ref (a BPF
  * stack id, or -errno, which is left alone).  A stack already in the file
- * gets its file id; a new one is taken from the stack ring or read from
- * the BPF map, queued for STCK and numbered.  A stack the map does not have (it never should: only
- * written stacks are deleted) becomes -ENOENT, so the file never
- * references a missing stack.
+ * gets its file id; a held one is queued for STCK and numbered.  One whose
+ * frames are not held becomes -ENOENT (STAT stack_lookup_missing), so the
+ * file never references a missing stack.
  * @added: set to the frames of the stack when this call queued it, else to
  *         NULL (borrowed, valid until the next call on @ss).
  *
  * Returns 0 or -ENOMEM.
  */
-int stackstore__see(struct stackstore *ss, int64_t *ref, uint64_t seq,
-		    const struct stkrec_stack **added);
+int stackstore__see(struct stackstore *ss, int64_t *ref, const struct stkrec_stack **added);
+
+/*
+ * stackstore__frames() - the frames of BPF stack @id if they are held and
+ * not written yet (borrowed, valid until the next call on @ss), else NULL.
+ */
+const struct stkrec_stack *stackstore__frames(struct stackstore *ss, uint64_t id);
 
 /*
  * stackstore__write() - write the queued stacks as one STCK chunk, if there
- * are any, and forget them (also on error).  @chunks is incremented when
- * the chunk is written.  Returns 0 or stk_writer__add_stacks()'s -errno.
+ * are any, and forget them (also on error); then take the ring (whether or
+ * not rows were drained) and age the held stacks by one flush, forgetting
+ * the unreferenced ones (see the top of this file).
+ * @chunks is incremented when the chunk is written.  @final: the last
+ * flush (nothing is aged).  Returns 0 or stk_writer__add_stacks()'s -errno.
  */
-int stackstore__write(struct stackstore *ss, struct stk_writer *w, uint64_t *chunks);
-
-/*
- * stackstore__evict() - keep room in the BPF stacks map after a flush was
- * written.  @in_map: entries the map holds now (BPF's stored minus dropped
- * minus evicted here); @lost: samples that lost their stack for want of
- * room so far (STAT samples_stack_lost).  Stacks in the file cost only a
- * re-insert if sampled again once deleted (an id is a hash of the frames
- * and does not change).  When fewer than a headroom of entries are free
- * (an eighth of the map, doubled after every flush interval that lost
- * stacks, up to a half, and shrinking back while none are lost), the
- * written stacks referenced longest ago are deleted until the headroom
- * and a sixteenth of the map more are free.  Returns 1 when the headroom
- * is still not free (the map holds stacks the file does not have: see
- * stackstore__sweep()), else 0 (also when out of memory: the next flush
- * tries again).
- */
-int stackstore__evict(struct stackstore *ss, uint64_t in_map, uint64_t lost);
-
-/*
- * stackstore__sweep() - when the map stays short of room after stackstore__evict()
- * (of stacks nothing written references: several off-CPU episodes blocked
- * in one stack, all dropped by -m/-M, so no single one could drop it),
- * delete every stack in the map that is in the file, and every other one
- * that @collect_live(@ctx, live) does not put into @live (the stack ids
- * the mode's maps still hold, mode.h live_stacks()).  The map's keys are
- * read before the holders, so a stack is deleted only if it had no holder
- * when they were read; a holder that takes it in the moment between its
- * check and its deletion finds it missing (stack_lookup_missing), never
- * another stack.  Returns 0, -ENOMEM or @collect_live()'s -errno.
- */
-int stackstore__sweep(struct stackstore *ss, int (*collect_live)(void *ctx, struct idmap *live),
-		      void *ctx);
+int stackstore__write(struct stackstore *ss, struct stk_writer *w, uint64_t *chunks, int final);
 
 /* Distinct stacks in the file so far. */
 size_t stackstore__count(const struct stackstore *ss);
 
+/* Stacks held, not written yet. */
+size_t stackstore__held(const struct stackstore *ss);
+
 void stackstore__stats(const struct stackstore *ss, struct stackstore_stats *st);
+
+/*
+ * stackstore__add_record() - what stackstore__take_ring() does with one
+ * ring record of @size bytes (exposed for tests): 0 always.
+ */
+int stackstore__add_record(struct stackstore *ss, const void *data, size_t size);
 
 #endif

@@ -23,12 +23,12 @@ void status__format(const struct recorder_status *st, char *buf, size_t size)
 		status__format_seconds(st->blocked_ns, blocked, sizeof(blocked));
 		snprintf(buf, size,
 			 "%" PRIu64 "s  %" PRIu64 " episodes  %s blocked  %" PRIu64
-			 " stacks  stack map %u%%  %" PRIu64 " lost",
-			 secs, st->samples, blocked, st->stacks, st->stack_fill_pct, st->lost);
+			 " stacks  %" PRIu64 " lost",
+			 secs, st->samples, blocked, st->stacks, st->lost);
 		return;
 	}
-	snprintf(buf, size, "%" PRIu64 "s  %" PRIu64 " samples  %" PRIu64 " stacks  stack map %u%%  %" PRIu64 " lost",
-		 secs, st->samples, st->stacks, st->stack_fill_pct, st->lost);
+	snprintf(buf, size, "%" PRIu64 "s  %" PRIu64 " samples  %" PRIu64 " stacks  %" PRIu64 " lost",
+		 secs, st->samples, st->stacks, st->lost);
 }
 
 void status__format_size(uint64_t bytes, char *buf, size_t size)

@@ -13,8 +13,8 @@
 
 /*
  * The live status line into @buf (truncated to @size):
- *   profile:  "12s  1234 samples  56 stacks  stack map 3%  0 lost"
- *   off-CPU:  "12s  1234 episodes  31.4s blocked  56 stacks  stack map 3%  0 lost"
+ *   profile:  "12s  1234 samples  56 stacks  0 lost"
+ *   off-CPU:  "12s  1234 episodes  31.4s blocked  56 stacks  0 lost"
  * (blocked: the episodes' total time off CPU, over all threads).
  */
 void status__format(const struct recorder_status *st, char *buf, size_t size);

@@ -344,7 +344,7 @@ static const struct {
 	const char *stat, *what;
 } losses[] = {
 	{ "counts_map_full", "samples dropped (counts map full)" },
-	{ "stacks_map_full", "stacks not stored (stack map full)" },
+	{ "stacks_map_full", "stacks lost (no room: --stack-storage-size)" },
 	{ "stack_lookup_missing", "stacks lost before they were written" },
 	{ "events_lost", "process events lost" },
 	{ "mmap_events_lost", "mmap records lost" },
@@ -368,7 +368,7 @@ static int diff__side_warnings(struct diff *d, int side)
 	if (!err && s->r->missing_stacks)
 		err = diff__warn(d, "%s: %" PRIu64 " stack traces could not be displayed%s",
 				 side_name(side), s->r->missing_stacks,
-				 s->r->missing_map_full ? " (stack map full)" : "");
+				 s->r->missing_map_full ? " (no room for them)" : "");
 	if (!err && c->damaged)
 		err = diff__warn(d, "%s: damaged capture, compared what was recovered: %s",
 				 side_name(side), c->first_error ? c->first_error : "unknown damage");

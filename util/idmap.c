@@ -6,7 +6,7 @@
  * miss); key 0 marks an empty slot, and the real key 0 is kept beside the
  * table.  Removal shifts later entries of the probe sequence back instead
  * of leaving tombstones, so lookups never degrade after many removals
- * (stkrec removes the stacks it evicts).  The load factor stays under 1/2.
+ * (stkrec removes the stacks it forgets).  The load factor stays under 1/2.
  */
 #include <errno.h>
 #include <stdlib.h>

@@ -286,12 +286,12 @@ load_bench() {
 	awk -v s="$LOAD_S" -v sc="$sc" -v pc="$pc" -v fc="$fc" -v rss="$(tail -1 "$tmp/ld.cpu" | awk '{ print $3 }')" \
 		-v tb="$(stat_of "$tmp/ld.stk" unwind_tables_built)" -v tns="$(stat_of "$tmp/ld.stk" unwind_build_ns)" \
 		-v n="$(stat_of "$tmp/ld.stk" samples)" -v w="$(stat_of "$tmp/ld.stk" stacks_written)" \
-		-v ev="$(stat_of "$tmp/ld.stk" stacks_evicted)" -v full="$(stat_of "$tmp/ld.stk" stacks_map_full)" \
+		-v ev="$(stat_of "$tmp/ld.stk" stacks_resent)" -v full="$(stat_of "$tmp/ld.stk" stacks_map_full)" \
 		-v cf="$(stat_of "$tmp/ld.stk" counts_map_full)" -v fl="$(stat_of "$tmp/ld.stk" flushes)" 'BEGIN {
 		printf "load: stackfan (16384 stacks) on all CPUs, %d s at 999 Hz system-wide:\n", s
 		printf "  recorder CPU:      stkrec --unwind=fp %7.3f s   perf -g -a %7.3f s   ratio %.3f (goal <= 0.1)\n", fc / 1000, pc / 1000, pc ? fc / pc : 0
 		printf "                     stkrec (auto)      %7.3f s   ratio %.3f; %d tables built in %.0f ms (wall)\n", sc / 1000, pc ? sc / pc : 0, tb, tns / 1e6
-		printf "  stkrec: %d samples, %d stacks written, %d evicted, %d flushes, peak RSS %.1f MiB; lost: %d stacks (map full), %d samples (counts map full)\n",
+		printf "  stkrec: %d samples, %d stacks written, %d sent again, %d flushes, peak RSS %.1f MiB; lost: %d stacks (ring full), %d samples (counts map full)\n",
 			n, w, ev, fl, rss / 1024, full, cf }'
 }
 

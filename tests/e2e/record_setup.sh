@@ -6,8 +6,9 @@
 #    setup (loading BPF, preallocating the maps: with 262144 entries the
 #    setup is longer than the 0.3 s asked for, which once left 0 samples);
 #    META setup_ns says how long the setup took;
-#  - the kernel memory per entry is what --help says (about 1.4 KiB: the
-#    stack and the two counts maps sized with it), from fdinfo's memlock;
+#  - the kernel memory per entry is what --help says (about 420 bytes: the
+#    stacks set, 64 bytes of its ring and the two counts maps sized with
+#    it), from fdinfo's memlock;
 #  - a size the machine cannot hold is refused in one line (a fake
 #    /proc/meminfo with 1 GiB available, bind-mounted in a private mount
 #    namespace).
@@ -44,17 +45,18 @@ while [ "$(stat_of "$tmp/m.stk" flushes 2>/dev/null)" -lt 1 ] && [ $i -lt 200 ];
 	sleep 0.1
 	i=$((i + 1))
 done
-# The maps of N entries: stacks and the two counts maps.
+# The maps of N entries (the stacks set and the two counts maps) and the
+# ring of N * 64 bytes.
 bytes=0
 for f in /proc/$rpid/fdinfo/*; do
-	grep -q "^max_entries:	$n\$" "$f" 2>/dev/null || continue
+	grep -Eq "^max_entries:	($n|$((n * 64)))\$" "$f" 2>/dev/null || continue
 	b=$(awk '/^memlock:/ { print $2 }' "$f")
 	bytes=$((bytes + b))
 done
 stop "$rpid"
 per=$((bytes / n))
-check "kernel memory per entry is about 1.4 KiB as --help says ($per bytes)" within "$per" 1300 1600
-"$REC" --help | grep -q 'preallocated: about 1.4 KiB of' &&
+check "kernel memory per entry is about 420 bytes as --help says ($per bytes)" within "$per" 380 460
+"$REC" --help | grep -q 'the counts maps: about 420 bytes of kernel' &&
 	pass "--help says what an entry costs" || fail "--help says what an entry costs"
 
 # ---- a size the machine cannot hold -------------------------------------------
@@ -62,12 +64,12 @@ if command -v unshare > /dev/null; then
 	printf 'MemTotal:        2097152 kB\nMemFree:          524288 kB\nMemAvailable:    1048576 kB\n' \
 		> "$tmp/meminfo"
 	unshare -m sh -c "mount --bind '$tmp/meminfo' /proc/meminfo &&
-		exec '$REC' --stack-storage-size 1048576 -o '$tmp/big.stk' 1" \
+		exec '$REC' --stack-storage-size 2097152 -o '$tmp/big.stk' 1" \
 		> /dev/null 2> "$tmp/big.err"
 	rc=$?
-	check "1048576 entries with 1 GiB available: exit 1 ($rc)" [ "$rc" -eq 1 ]
+	check "2097152 entries with 1 GiB available: exit 1 ($rc)" [ "$rc" -eq 1 ]
 	check "... one line with the reason ($(cat "$tmp/big.err"))" \
-		[ "$(cat "$tmp/big.err")" = "stkrec: --stack-storage-size 1048576: the BPF maps would take 1.3 GiB of kernel memory, more than half of the 1.0 GiB available (MemAvailable); choose a smaller size" ]
+		[ "$(cat "$tmp/big.err")" = "stkrec: --stack-storage-size 2097152: the BPF maps would take 832.0 MiB of kernel memory, more than half of the 1.0 GiB available (MemAvailable); choose a smaller size" ]
 	check "... and no file" [ ! -e "$tmp/big.stk" ]
 else
 	skip "refusing a size too big" "unshare (util-linux) is needed"

@@ -25,17 +25,20 @@ END_TEST
 
 START_TEST(recording_is_stacks_ring_and_two_counts_maps)
 {
-	uint64_t stacks = kmem__hash_bytes(16384, 8, sizeof(struct stkrec_stack)) +
-			  STKREC_STACK_RING_SIZE;
+	/* The set holds ids (8-byte key, 1-byte value), not frames. */
+	uint64_t stacks = kmem__hash_bytes(16384, 8, 1) + (1u << 20);
 
-	ck_assert_uint_eq(kmem__recording_bytes(16384, 16384, 0),
+	ck_assert_uint_eq(kmem__hash_bytes(1, 8, 1), 80);
+	ck_assert_uint_eq(kmem__recording_bytes(16384, 1u << 20, 16384, 0),
 			  stacks + 2 * kmem__hash_bytes(16384, sizeof(struct stkrec_count_key), 8));
-	ck_assert_uint_eq(kmem__recording_bytes(16384, 16384, 1),
+	ck_assert_uint_eq(kmem__recording_bytes(16384, 1u << 20, 16384, 1),
 			  stacks + 2 * kmem__hash_bytes(16384, sizeof(struct stkrec_offcpu_key),
 							sizeof(struct stkrec_offcpu_value)));
-	/* The largest size stkrec takes is several GiB (what --help says). */
-	ck_assert_uint_gt(kmem__recording_bytes(4194304, 4194304, 0), 5ULL << 30);
-	ck_assert_uint_lt(kmem__recording_bytes(4194304, 4194304, 1), 6ULL << 30);
+	/* The largest size stkrec takes (4M ids, a 256 MiB ring) is about
+	 * 1.6 GiB in profile mode, 2.1 GiB off-CPU (what --help says). */
+	ck_assert_uint_gt(kmem__recording_bytes(4194304, 1u << 28, 4194304, 0), 3ULL << 29);
+	ck_assert_uint_lt(kmem__recording_bytes(4194304, 1u << 28, 4194304, 0), 7ULL << 28);
+	ck_assert_uint_lt(kmem__recording_bytes(4194304, 1u << 28, 4194304, 1), 9ULL << 28);
 }
 END_TEST
 

@@ -1,155 +1,304 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
- * The recorder's stack store (record/stackstore.c) against a real BPF hash
- * map of its "stacks" shape: eviction keeps an eighth of the map free and
- * takes the stacks referenced longest ago; a delete the kernel refuses
- * leaves the stack resident (counted as nothing evicted, taken again by
- * the next eviction); a map of one entry keeps evicting after a loss.
+ * The recorder's stack store (record/stackstore.c), fed ring records as
+ * BPF sends them, against a real BPF LRU hash of the "stacks" set's shape:
+ * a stack is numbered once however often it is sent; a held stack no row
+ * referenced is forgotten two flushes after it came and its id taken out
+ * of the kernel's set (so that it is sent again); one an off-CPU holder
+ * still has is kept; a reference to a stack never sent or forgotten is
+ * -ENOENT, never another stack; malformed records are skipped.
  * Needs root for the maps (else skipped, 77).
  */
 #include <check.h>
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
 
+#include "idmap.h"
 #include "stackstore.h"
 
-static int new_map(uint32_t entries)
+static int new_set(uint32_t entries)
 {
-	int fd = bpf_map_create(BPF_MAP_TYPE_HASH, "stacks", sizeof(uint64_t),
-				sizeof(struct stkrec_stack), entries, NULL);
+	int fd = bpf_map_create(BPF_MAP_TYPE_LRU_HASH, "stacks", sizeof(uint64_t), 1, entries,
+				NULL);
 
 	ck_assert_int_ge(fd, 0);
 	return fd;
 }
 
-/* Store stack @id in the map, as BPF does, and let a row of flush @seq
- * reference it. */
-static void store_and_see(struct stackstore *ss, int fd, uint64_t id, uint64_t seq)
+/* A user stack of @nr frames from @base, sent as BPF does: the record into
+ * the store, the id into the set.  Returns the id. */
+static uint64_t send(struct stackstore *ss, int fd, uint64_t base, uint32_t nr)
 {
-	struct stkrec_stack s = { .nr = 1 };
-	const struct stkrec_stack *added;
+	struct stkrec_stack s = { .nr = nr, .kind = STKREC_RING_USER };
+	uint8_t one = 1;
+	uint64_t id;
+
+	for (uint32_t i = 0; i < nr; i++)
+		s.ips[i] = base + i;
+	id = stkrec_stack_id(s.ips, nr, 0);
+	stackstore__add_record(ss, &s, sizeof(s) - sizeof(s.ips) + nr * sizeof(uint64_t));
+	ck_assert_int_eq(bpf_map_update_elem(fd, &id, &one, BPF_ANY), 0);
+	return id;
+}
+
+static int64_t see(struct stackstore *ss, uint64_t id, int *added)
+{
+	const struct stkrec_stack *s;
 	int64_t ref = (int64_t)id;
 
-	s.ips[0] = 0x1000 + id;
-	ck_assert_int_eq(bpf_map_update_elem(fd, &id, &s, BPF_ANY), 0);
-	ck_assert_int_eq(stackstore__see(ss, &ref, seq, &added), 0);
-	ck_assert_int_gt(ref, 0);
+	ck_assert_int_eq(stackstore__see(ss, &ref, &s), 0);
+	*added = s != NULL;
+	return ref;
 }
 
-static size_t map_count(int fd)
+static int in_set(int fd, uint64_t id)
 {
-	uint64_t key, *prev = NULL, k2;
-	size_t n = 0;
+	uint8_t v;
 
-	while (bpf_map_get_next_key(fd, prev, &key) == 0) {
-		n++;
-		k2 = key;
-		prev = &k2;
-	}
-	return n;
+	return bpf_map_lookup_elem(fd, &id, &v) == 0;
 }
 
-static int in_map(int fd, uint64_t id)
+static struct stk_writer *writer(void)
 {
-	struct stkrec_stack s;
+	FILE *f = tmpfile();
+	struct stk_writer *w;
 
-	return bpf_map_lookup_elem(fd, &id, &s) == 0;
+	ck_assert_ptr_nonnull(f);
+	w = stk_writer__fdopen(dup(fileno(f)), NULL);
+	fclose(f);
+	ck_assert_ptr_nonnull(w);
+	return w;
 }
 
-/* 60 stacks in a map of 64, referenced by flushes 0-5, the last 10 by 9:
- * the 8 referenced longest ago go (to 8 + 4 free), none of the later. */
-START_TEST(evicts_oldest_down_to_the_headroom)
+/* A store for a set of @capacity ids, the real set of @set_entries, and a
+ * writer: what every case below starts from. */
+struct fx {
+	struct stackstore *ss;
+	struct stk_writer *w;
+	int fd;
+	uint64_t chunks;
+};
+
+static void fx_open(struct fx *f, uint32_t capacity, uint32_t set_entries)
 {
-	struct stackstore *ss = stackstore__new(64);
+	f->ss = stackstore__new(capacity);
+	ck_assert_ptr_nonnull(f->ss);
+	f->w = writer();
+	f->fd = new_set(set_entries);
+	f->chunks = 0;
+	stackstore__set_map(f->ss, f->fd);
+}
+
+static void fx_close(struct fx *f)
+{
+	stk_writer__discard(f->w);
+	stackstore__free(f->ss);
+	close(f->fd);
+}
+
+static void flush(struct fx *f)
+{
+	ck_assert_int_eq(stackstore__write(f->ss, f->w, &f->chunks, 0), 0);
+}
+
+START_TEST(numbered_once_however_often_sent)
+{
 	struct stackstore_stats st;
-	int fd = new_map(64), gone;
-	uint64_t id;
+	struct fx f;
+	uint64_t a, b;
+	int added;
 
-	ck_assert_ptr_nonnull(ss);
-	stackstore__set_map(ss, fd);
-	for (id = 1; id <= 60; id++)
-		store_and_see(ss, fd, id, id <= 50 ? id / 10 : 9);
-	ck_assert_int_eq(stackstore__evict(ss, 60, 0), 0);
-	stackstore__stats(ss, &st);
-	ck_assert_uint_eq(st.evicted, 8);
-	ck_assert_uint_eq(map_count(fd), 52);
-	/* Flush 0 referenced stacks 1-9: 8 of them go, all later ones stay. */
-	for (id = 1, gone = 0; id <= 9; id++)
-		gone += !in_map(fd, id);
-	ck_assert_int_eq(gone, 8);
-	for (id = 10; id <= 60; id++)
-		ck_assert_msg(in_map(fd, id), "stack %lu of flush %lu evicted", (unsigned long)id,
-			      (unsigned long)(id <= 50 ? id / 10 : 9));
-	/* Under the headroom now: nothing more. */
-	ck_assert_int_eq(stackstore__evict(ss, 52, 0), 0);
-	stackstore__stats(ss, &st);
-	ck_assert_uint_eq(st.evicted, 8);
-	stackstore__free(ss);
-	close(fd);
+	fx_open(&f, 64, 64);
+	a = send(f.ss, f.fd, 0x1000, 3);
+	b = send(f.ss, f.fd, 0x2000, 5);
+	/* A second CPU met @a at the same moment. */
+	send(f.ss, f.fd, 0x1000, 3);
+	ck_assert_int_eq(see(f.ss, a, &added), 1);
+	ck_assert(added);
+	ck_assert_int_eq(see(f.ss, b, &added), 2);
+	ck_assert(added);
+	ck_assert_int_eq(see(f.ss, a, &added), 1);
+	ck_assert(!added);
+	flush(&f);
+	ck_assert_uint_eq(f.chunks, 1);
+	/* The set evicted @a; sent again much later: still file id 1. */
+	for (int i = 0; i < 5; i++)
+		flush(&f);
+	send(f.ss, f.fd, 0x1000, 3);
+	ck_assert_int_eq(see(f.ss, a, &added), 1);
+	ck_assert(!added);
+	stackstore__stats(f.ss, &st);
+	ck_assert_uint_eq(st.written, 2);
+	ck_assert_uint_eq(st.from_ring, 2);
+	ck_assert_uint_eq(st.resent, 2);
+	ck_assert_uint_eq(st.forgotten, 0);
+	ck_assert_uint_eq(stackstore__count(f.ss), 2);
+	/* Written stacks stay in the set: their rows need nothing more. */
+	ck_assert(in_set(f.fd, a) && in_set(f.fd, b));
+	fx_close(&f);
 }
 END_TEST
 
-/* Deletes the kernel refuses (a read-only fd: EPERM, as a kernel without
- * batch deletes gives EINVAL) evict nothing and leave the stacks
- * resident: the next eviction, through a fd that may delete, takes them. */
-START_TEST(refused_deletes_stay_resident)
+/* Profile: a stack no row referenced in the flush it came in or the next
+ * leaves the kernel's set; a sample that found its id just before is
+ * drained a flush later, so the frames stay that flush more. */
+START_TEST(unreferenced_forgotten_after_two_flushes)
 {
-	LIBBPF_OPTS(bpf_get_fd_by_id_opts, ro, .open_flags = BPF_F_RDONLY);
-	struct stackstore *ss = stackstore__new(64);
 	struct stackstore_stats st;
-	struct bpf_map_info info = { 0 };
-	__u32 len = sizeof(info);
-	int fd = new_map(64), rofd;
-	uint64_t id;
+	struct fx f;
+	uint64_t a, b;
+	int added;
 
-	ck_assert_ptr_nonnull(ss);
-	stackstore__set_map(ss, fd);
-	for (id = 1; id <= 60; id++)
-		store_and_see(ss, fd, id, 1);
-	ck_assert_int_eq(bpf_obj_get_info_by_fd(fd, &info, &len), 0);
-	rofd = bpf_map_get_fd_by_id_opts(info.id, &ro);
-	ck_assert_int_ge(rofd, 0);
-	stackstore__set_map(ss, rofd);
-	ck_assert_int_eq(stackstore__evict(ss, 60, 0), 1);
-	stackstore__stats(ss, &st);
-	ck_assert_uint_eq(st.evicted, 0);
-	ck_assert_uint_eq(map_count(fd), 60);
-	stackstore__set_map(ss, fd);
-	ck_assert_int_eq(stackstore__evict(ss, 60, 0), 0);
-	stackstore__stats(ss, &st);
-	ck_assert_uint_eq(st.evicted, 8);
-	ck_assert_uint_eq(map_count(fd), 52);
-	stackstore__free(ss);
-	close(rofd);
-	close(fd);
+	fx_open(&f, 64, 64);
+	a = send(f.ss, f.fd, 0x1000, 2);
+	b = send(f.ss, f.fd, 0x3000, 2);
+	flush(&f);
+	/* Still held a flush later (a sample counted after the flip). */
+	ck_assert_ptr_nonnull(stackstore__frames(f.ss, a));
+	ck_assert_int_eq(see(f.ss, b, &added), 1);
+	flush(&f);
+	stackstore__stats(f.ss, &st);
+	ck_assert_uint_eq(st.forgotten, 0);
+	ck_assert(!in_set(f.fd, a));
+	ck_assert(in_set(f.fd, b));
+	ck_assert_ptr_nonnull(stackstore__frames(f.ss, a));
+	flush(&f);
+	stackstore__stats(f.ss, &st);
+	ck_assert_uint_eq(st.forgotten, 1);
+	ck_assert_uint_eq(stackstore__held(f.ss), 0);
+	/* A row that still references it gets no stack, not another one. */
+	ck_assert_int_eq(see(f.ss, a, &added), -ENOENT);
+	stackstore__stats(f.ss, &st);
+	ck_assert_uint_eq(st.missing, 1);
+	/* Sent again, it is taken again. */
+	send(f.ss, f.fd, 0x1000, 2);
+	ck_assert_int_eq(see(f.ss, a, &added), 2);
+	ck_assert(added);
+	fx_close(&f);
 }
 END_TEST
 
-/* A map of one entry: after an interval that lost stacks the headroom
- * is still one entry, so the next flush evicts the one it holds. */
-START_TEST(one_entry_map_keeps_evicting)
+/* A stack sent again while it waits to be forgotten (out of the set: the
+ * kernel sent it once more) is in use: it stays. */
+START_TEST(sent_again_is_young_again)
 {
-	struct stackstore *ss = stackstore__new(1);
 	struct stackstore_stats st;
-	int fd = new_map(1);
-	int i;
+	struct fx f;
+	uint64_t a;
+	int added;
+
+	fx_open(&f, 64, 64);
+	a = send(f.ss, f.fd, 0x1000, 2);
+	flush(&f);
+	flush(&f);
+	ck_assert(!in_set(f.fd, a));
+	send(f.ss, f.fd, 0x1000, 2);
+	for (int i = 0; i < 2; i++)
+		flush(&f);
+	stackstore__stats(f.ss, &st);
+	ck_assert_uint_eq(st.forgotten, 0);
+	ck_assert_uint_eq(st.resent, 1);
+	ck_assert_int_eq(see(f.ss, a, &added), 1);
+	ck_assert(added);
+	fx_close(&f);
+}
+END_TEST
+
+/* The frames of a stack written in this flush are still there (the
+ * recorder reads a row's leaf after its stacks were numbered). */
+START_TEST(frames_of_a_stack_written_this_flush)
+{
+	const struct stkrec_stack *s;
+	struct fx f;
+	uint64_t a, b;
+	int added;
+
+	fx_open(&f, 64, 64);
+	a = send(f.ss, f.fd, 0x1000, 3);
+	b = send(f.ss, f.fd, 0x5000, 2);
+	ck_assert_int_eq(see(f.ss, a, &added), 1);
+	ck_assert_int_eq(see(f.ss, b, &added), 2);
+	s = stackstore__frames(f.ss, a);
+	ck_assert_ptr_nonnull(s);
+	ck_assert_uint_eq(s->nr, 3);
+	ck_assert_uint_eq(s->ips[0], 0x1000);
+	ck_assert_uint_eq(s->ips[2], 0x1002);
+	s = stackstore__frames(f.ss, b);
+	ck_assert_ptr_nonnull(s);
+	ck_assert_uint_eq(s->nr, 2);
+	ck_assert_uint_eq(s->ips[1], 0x5001);
+	ck_assert_ptr_null(stackstore__frames(f.ss, a ^ 1));
+	fx_close(&f);
+}
+END_TEST
+
+static uint64_t live_id;
+
+static int collect_live(void *ctx, struct idmap *live)
+{
+	(void)ctx;
+	return idmap__set(live, live_id, 1);
+}
+
+/* Off-CPU: stacks a blocked task still holds are kept however long it
+ * blocks; the others go once more are waiting than the set holds. */
+START_TEST(holders_keep_their_stacks)
+{
+	const struct stkrec_stack *s;
+	struct stackstore_stats st;
+	struct fx f;
+	uint64_t ids[8];
+	int added;
+
+	fx_open(&f, 4, 64);
+	stackstore__set_live(f.ss, collect_live, NULL);
+	for (int i = 0; i < 8; i++)
+		ids[i] = send(f.ss, f.fd, 0x1000 * (uint64_t)(i + 1), 4);
+	live_id = ids[5];
+	for (int i = 0; i < 10; i++)
+		flush(&f);
+	stackstore__stats(f.ss, &st);
+	ck_assert_uint_eq(st.forgotten, 7);
+	/* All left the set before the holders were asked: whoever finds
+	 * one after that sends it again. */
+	for (int i = 0; i < 8; i++)
+		ck_assert(!in_set(f.fd, ids[i]));
+	s = stackstore__frames(f.ss, ids[5]);
+	ck_assert_ptr_nonnull(s);
+	ck_assert_uint_eq(s->nr, 4);
+	ck_assert_uint_eq(s->ips[3], 0x6000 + 3);
+	/* The episode ends ten flushes later: its stack is there. */
+	ck_assert_int_eq(see(f.ss, ids[5], &added), 1);
+	ck_assert(added);
+	fx_close(&f);
+}
+END_TEST
+
+START_TEST(malformed_records_skipped)
+{
+	struct stackstore *ss = stackstore__new(64);
+	struct stkrec_stack s = { .nr = 2, .kind = STKREC_RING_USER };
+	struct stackstore_stats st;
+	size_t head = sizeof(s) - sizeof(s.ips);
 
 	ck_assert_ptr_nonnull(ss);
-	stackstore__set_map(ss, fd);
-	for (i = 1; i <= 3; i++) {
-		store_and_see(ss, fd, (uint64_t)i, (uint64_t)i);
-		/* Every interval lost a stack for want of room. */
-		stackstore__evict(ss, 1, (uint64_t)i * 10);
-		stackstore__stats(ss, &st);
-		ck_assert_uint_eq(st.evicted, (uint64_t)i);
-		ck_assert_uint_eq(map_count(fd), 0);
-	}
+	stackstore__add_record(ss, &s, head - 1);		/* short header */
+	stackstore__add_record(ss, &s, head + 8);		/* frames cut */
+	s.kind = 7;
+	stackstore__add_record(ss, &s, head + 16);		/* unknown kind */
+	s.kind = STKREC_RING_KERNEL;
+	s.nr = STKREC_MAX_DEPTH + 1;
+	stackstore__add_record(ss, &s, sizeof(s));		/* too deep */
+	stackstore__stats(ss, &st);
+	ck_assert_uint_eq(st.ring_skipped, 4);
+	ck_assert_uint_eq(st.from_ring, 0);
+	ck_assert_uint_eq(stackstore__held(ss), 0);
 	stackstore__free(ss);
-	close(fd);
 }
 END_TEST
 
@@ -160,16 +309,19 @@ int main(void)
 	SRunner *sr;
 	int failed, fd;
 
-	fd = bpf_map_create(BPF_MAP_TYPE_HASH, NULL, 8, 8, 1, NULL);
+	fd = bpf_map_create(BPF_MAP_TYPE_LRU_HASH, NULL, 8, 1, 1, NULL);
 	if (fd < 0) {
 		fprintf(stderr, "check_record_stackstore: cannot create BPF maps (%s); skipped\n",
 			strerror(errno));
 		return 77;
 	}
 	close(fd);
-	tcase_add_test(tc, evicts_oldest_down_to_the_headroom);
-	tcase_add_test(tc, refused_deletes_stay_resident);
-	tcase_add_test(tc, one_entry_map_keeps_evicting);
+	tcase_add_test(tc, numbered_once_however_often_sent);
+	tcase_add_test(tc, unreferenced_forgotten_after_two_flushes);
+	tcase_add_test(tc, sent_again_is_young_again);
+	tcase_add_test(tc, frames_of_a_stack_written_this_flush);
+	tcase_add_test(tc, holders_keep_their_stacks);
+	tcase_add_test(tc, malformed_records_skipped);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
