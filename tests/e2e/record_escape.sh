@@ -28,7 +28,11 @@ clean() {
 }
 # has NAME FILE TEXT: FILE contains TEXT (fixed string).
 has() {
-	check "$1: shows $3" grep -qF -- "$3" "$2"
+	if grep -qF -- "$3" "$2"; then
+		pass "$1: shows $3"
+	else
+		fail "$1: shows $3" "got: $(head -c 400 "$2" | LC_ALL=C tr -c '\n -~' '?')"
+	fi
 }
 
 # --embed-symbols=none: the summary below must name the path of a binary
@@ -66,6 +70,9 @@ rm -f "$bin"
 "$REP" "$tmp/e.stk" >"$tmp/gone.out" 2>"$tmp/gone.err"
 clean "missing file: text" "$tmp/gone.out"
 clean "missing file: stderr" "$tmp/gone.err"
-has "missing file: summary names it" "$tmp/gone.err" "no symbols for: $shown_dir/evil\\x1b[2J (build-id"
+# Other modules may come first in the list (ld.so's unnamed addresses when
+# the loader was sampled), so the path is looked for anywhere in it.
+has "missing file: summary lists modules" "$tmp/gone.err" "; no symbols for: "
+has "missing file: summary names it" "$tmp/gone.err" "$shown_dir/evil\\x1b[2J (build-id"
 check "missing file: summary is one line" [ "$(wc -l <"$tmp/gone.err")" -eq 1 ]
 finish

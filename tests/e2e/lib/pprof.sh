@@ -50,7 +50,9 @@ top_shares() {
 		name = $6
 		for (i = 7; i <= NF; i++) name = name " " $i
 		sub(/ \((partial-)?inline\)$/, "", name)
-		if (name ~ /^\[/ || name ~ /^-+$/ || name ~ /^0x[0-9a-f]+$/) next
+		# Unnamed: [module], addresses, and <unknown> (a location in no
+		# mapping: folded calls it [unknown], which folded_shares skips).
+		if (name ~ /^\[/ || name ~ /^-+$/ || name ~ /^0x[0-9a-f]+$/ || name == "<unknown>") next
 		f = $2; c = $5; sub(/%$/, "", f); sub(/%$/, "", c)
 		printf "%s\t%.2f\t%.2f\n", name, f, c
 	}' | sort
