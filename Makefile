@@ -4,7 +4,9 @@
 #
 #   make            build everything into $(O) (default build/)
 #   make check      install missing packages, build and run every test
-#                   (BPF tests need root)
+#                   (BPF tests need root); T=PATTERN only the tests whose
+#                   name matches (make check T=unwind_nofp), REPEAT=N each
+#                   of them N times with each one's failure count
 #   make demo       install missing packages, record the bundled sample
 #                   workload and print its report (needs root)
 #   make bench      compare stkrec/stkreport against perf, printed as ratios
@@ -279,14 +281,19 @@ include $(wildcard mk/*.mk)
 
 TEST_PROGS := $(UNIT_TESTS) $(FUZZ_REPLAY) $(TEST_EXTRA_DEPS)
 
+# T=PATTERN runs only the tests whose name matches (an extended regular
+# expression: make check T=unwind_nofp, T='^check_|record_'); REPEAT=N
+# runs them N times and prints each one's failure count.
+RUN_TESTS = O=$(O) tests/run-tests.sh $(if $(T),-m '$(T)') $(if $(REPEAT),--repeat $(REPEAT))
+
 unit: all $(UNIT_TESTS) $(FUZZ_REPLAY)
-	$(Q)O=$(O) tests/run-tests.sh $(UNIT_TESTS) $(FUZZ_REPLAY)
+	$(Q)$(RUN_TESTS) $(UNIT_TESTS) $(FUZZ_REPLAY)
 
 e2e: all $(TEST_EXTRA_DEPS)
-	$(Q)O=$(O) tests/run-tests.sh $(wildcard tests/e2e/*.sh)
+	$(Q)$(RUN_TESTS) $(wildcard tests/e2e/*.sh)
 
 check: all $(TEST_PROGS)
-	$(Q)O=$(O) tests/run-tests.sh $(UNIT_TESTS) $(FUZZ_REPLAY) $(wildcard tests/e2e/*.sh)
+	$(Q)$(RUN_TESTS) $(UNIT_TESTS) $(FUZZ_REPLAY) $(wildcard tests/e2e/*.sh)
 
 demo: all
 	$(Q)O=$(O) samples/demo.sh

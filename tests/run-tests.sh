@@ -4,7 +4,7 @@
 # Run test programs (Check suites, fuzz corpus replays, e2e shell scripts)
 # and end with one line "N passed, N failed".
 #
-#   tests/run-tests.sh [-j N] TEST...
+#   tests/run-tests.sh [-j N] [-m PATTERN] [--repeat N] TEST...
 #
 # Exit status of a test: 0 pass, 77 skip (e.g. no BPF), anything else fail.
 # With STK_REQUIRE_BPF=1 (CI) a skip counts as a failure.
@@ -18,18 +18,83 @@
 # (one whose assertions a concurrent recording would disturb); these run
 # first, one by one, then the rest.  -j 1 prints each test's output as it
 # runs.
+#
+# -m PATTERN (make check T=PATTERN) runs only the tests whose name (no
+# directory, no .sh) matches the extended regular expression PATTERN,
+# e.g. 'unwind_nofp' or 'record_|^check_format$'.
+#
+# --repeat N runs the selection N times over and ends with each test's
+# failure count ("NAME: K of N failed", failing ones first): the flake
+# finder.  Every run's log is kept whole in $STK_REPEAT_LOG (default
+# $O/repeat.log); the terminal gets one line per run.
 
 jobs=${STK_TEST_JOBS:-$(($(nproc 2>/dev/null || echo 1) * 2))}
-while getopts j: opt; do
-	case $opt in
-	j) jobs=$OPTARG ;;
-	*) echo "usage: $0 [-j N] TEST..." >&2; exit 2 ;;
+repeat=
+match=
+usage() {
+	echo "usage: $0 [-j N] [-m PATTERN] [--repeat N] TEST..." >&2
+	exit 2
+}
+while [ $# -gt 0 ]; do
+	case $1 in
+	-j) [ $# -ge 2 ] || usage; jobs=$2; shift 2 ;;
+	-j*) jobs=${1#-j}; shift ;;
+	-m) [ $# -ge 2 ] || usage; match=$2; shift 2 ;;
+	--repeat) [ $# -ge 2 ] || usage; repeat=$2; shift 2 ;;
+	--repeat=*) repeat=${1#--repeat=}; shift ;;
+	--) shift; break ;;
+	-*) usage ;;
+	*) break ;;
 	esac
 done
-shift $((OPTIND - 1))
 case $jobs in
 '' | *[!0-9]* | 0) echo "$0: -j $jobs: expected a number of jobs, at least 1" >&2; exit 2 ;;
 esac
+
+# The selection: the tests whose name matches -m.
+if [ -n "$match" ]; then
+	printf '' | grep -Eq -- "$match" 2>/dev/null
+	[ $? -eq 2 ] && { echo "$0: -m '$match': not an extended regular expression" >&2; exit 2; }
+	sel=
+	for t in "$@"; do
+		_n=${t##*/}
+		printf '%s\n' "${_n%.sh}" | grep -Eq -- "$match" && sel="$sel $t"
+	done
+	if [ -z "$sel" ]; then
+		echo "$0: no test matches '$match' (names are e.g. check_format, record_stackmap)" >&2
+		exit 2
+	fi
+	# shellcheck disable=SC2086
+	set -- $sel
+fi
+
+# --repeat N: the same selection N times, then each test's failure count.
+if [ -n "$repeat" ]; then
+	case $repeat in
+	*[!0-9]* | 0) echo "$0: --repeat $repeat: expected a number of runs, at least 1" >&2; exit 2 ;;
+	esac
+	log=${STK_REPEAT_LOG:-${O:-build}/repeat.log}
+	: > "$log" || exit 1
+	counts=$(mktemp "${TMPDIR:-/tmp}/stk-repeat.XXXXXX") || exit 1
+	trap 'rm -f "$counts" "$log.run"' EXIT
+	trap 'exit 130' INT TERM
+	r=0
+	while [ $r -lt "$repeat" ]; do
+		r=$((r + 1))
+		echo "### run $r of $repeat" >> "$log"
+		sh "$0" -j "$jobs" "$@" > "$log.run" 2>&1
+		cat "$log.run" >> "$log"
+		sed -n 's/^failed://p' "$log.run" | tr ' ' '\n' | sed '/^$/d' >> "$counts"
+		echo "run $r of $repeat: $(tail -n 1 "$log.run")"
+	done
+	echo "failures per test over $repeat runs (logs: $log):"
+	for t in "$@"; do
+		_n=${t##*/}
+		echo "$(grep -cx -- "$_n" "$counts") $_n"
+	done | sort -k1,1nr -k2 | awk -v n="$repeat" '{ printf "  %s: %d of %d failed\n", $2, $1, n }'
+	[ ! -s "$counts" ]
+	exit
+fi
 
 passed=0
 failed=0

@@ -155,3 +155,59 @@ golden() {
 	head -n 40 "$tmp/golden.diff"
 	return 1
 }
+
+# ---- truths that stay put (issue: no test depends on luck) -------------------
+#
+# share_ok DESC PART TOTAL WANT_PCT [FLOOR_PTS]: one check that PART of
+# TOTAL samples is WANT_PCT percent, within a tolerance derived from the
+# sample count: 4.5 binomial standard deviations (a correct profiler fails
+# less than once in 100,000 runs), and never under FLOOR_PTS points
+# (default 2: what no sample count removes, the few samples a process's
+# start-up, a timer's phase or a function's first instructions move).  The
+# check's line says the count, the share, the expected share and the
+# tolerance it used, so a failure in a CI log explains itself.
+share_ok() {
+	_d=$1 _p=$2 _t=$3 _w=$4 _f=${5:-2}
+	_r=$(awk -v p="$_p" -v t="$_t" -v w="$_w" -v f="$_f" 'BEGIN {
+		if (t <= 0) { printf "0 0 1"; exit }
+		q = w / 100; tol = 100 * 4.5 * sqrt(q * (1 - q) / t)
+		if (tol < f) tol = f
+		x = 100 * p / t; d = x - w; if (d < 0) d = -d
+		printf "%.1f %.1f %d", x, tol, d > tol }')
+	set -- $_r
+	if [ "$3" -eq 0 ]; then
+		pass "$_d: $1% ($_p of $_t), expected $_w% +- $2"
+	else
+		fail "$_d: $1% ($_p of $_t), expected $_w% +- $2"
+	fi
+}
+
+# wait_sampling FILE PID: wait until the recorder PID is sampling.  stkrec
+# writes to a temporary file beside -o and puts it in -o's place once
+# everything is attached (stk_writer__commit), so FILE appearing is its
+# "sampling" signal; a recorder that exits first is a failure (its file
+# never comes).  Returns 0 once sampling, 1 if PID ended first.  The 120 s
+# bound only keeps a broken recorder from hanging the suite.
+wait_sampling() {
+	_i=0
+	while [ ! -e "$1" ]; do
+		kill -0 "$2" 2>/dev/null || { [ -e "$1" ]; return; }
+		[ $_i -ge 1200 ] && return 1
+		sleep 0.1
+		_i=$((_i + 1))
+	done
+	return 0
+}
+
+# wait_until CMD...: poll CMD every 0.1 s until it succeeds; 1 after 120 s
+# (a bound against hanging, never a timing assertion: what the test waits
+# for comes from what it did, not from how fast the machine is).
+wait_until() {
+	_i=0
+	until "$@"; do
+		[ $_i -ge 1200 ] && return 1
+		sleep 0.1
+		_i=$((_i + 1))
+	done
+	return 0
+}
