@@ -99,19 +99,26 @@ check "profile: samples on the workload's paths ($good, $npaths distinct paths)"
 	[ "$good" -gt 0 -a "$npaths" -ge 64 ]
 
 # ---- a set that holds the working set does not churn --------------------------
-# pathwork offcpu blocks once in each of its 400 paths (~408 stacks in
-# all), then 1.5 s in one more: a set of 512 holds them all, so each is
-# sent once (the LRU set's per-CPU free lists, or two CPUs meeting a new
-# stack at once, may send a few twice), and every one is counted, so none
-# is forgotten.  (A 64-entry set sends most of them again.)
+# pathwork offcpu blocks once in each of its 400 paths (a user stack of
+# its own each: at least 400 stacks, ~408 with the kernel's and the
+# threads' start and end), then 1.5 s in one more: a set of 512 holds
+# them all, so each is sent once (the LRU set's per-CPU free lists, or
+# two CPUs meeting a new stack at once, may send a few twice), and every
+# one is counted, so none is forgotten.  (A 64-entry set sends most of
+# them again.)  The 400 are the workload's truth, not a machine's: CI
+# once saw 355 when pathwork's sleeps were 50 us, some too short to leave
+# the CPU on a loaded VM.
 "$REC" offcpu --stack-storage-size 512 -o "$tmp/ws.stk" -- "$PW" offcpu 1500000 \
 	> /dev/null 2> "$tmp/ws.err"
 rc=$?
 ws=$(stat_of "$tmp/ws.stk" stacks_written)
 check "working set in the set: exit 0, no stack lost ($rc: $(cat "$tmp/ws.err"))" \
 	[ "$rc" -eq 0 -a "$(stat_of "$tmp/ws.stk" samples_stack_lost)" -eq 0 ]
-check "working set in the set: over three quarters of it, a flush with them in it ($ws of 512, $(stat_of "$tmp/ws.stk" flushes) flushes)" \
-	[ "$ws" -gt 384 -a "$ws" -lt 448 -a "$(stat_of "$tmp/ws.stk" flushes)" -ge 2 ]
+# (What the kernel side saw is in the line, for a failure in CI's log.)
+wsstat=$("$DUMP" "$tmp/ws.stk" | awk -F'\t' '$1 == "STAT" { v[$2] = $3 }
+	END { printf "episodes %d, filtered %d, counts full %d, start full %d", v["samples"], v["offcpu_filtered_block_time"], v["counts_map_full"], v["offcpu_start_map_full"] }')
+check "working set in the set: every path's stack, each written once, a flush with them in it ($ws of 512, at least 400; $(stat_of "$tmp/ws.stk" flushes) flushes; $wsstat)" \
+	[ "$ws" -ge 400 -a "$ws" -lt 448 -a "$(stat_of "$tmp/ws.stk" flushes)" -ge 2 ]
 # Every stack comes from BPF's stack ring (the ring's ids are the
 # user-space stkrec_stack_id() of its frames: a hash that disagreed with
 # BPF's would leave every row without its stack).

@@ -12,7 +12,7 @@
 #
 #   pathwork profile SECONDS   spin in the leaves, round robin, on THREADS
 #                              threads, for SECONDS
-#   pathwork offcpu US         every path once: its leaf sleeps 50 us (a
+#   pathwork offcpu US         every path once: its leaf sleeps 1 ms (a
 #                              short block on a stack of its own); then
 #                              pw_long_sleep sleeps US microseconds
 #   pathwork offshared US      every thread runs every path at once, its
@@ -48,8 +48,11 @@ static void work(unsigned long x)
 {
 	unsigned long i;
 
+	/* 1 ms, not less: a sleep whose timer fires before the thread
+	 * reaches schedule() (an interrupt on a loaded VM can take 50 us)
+	 * never leaves the CPU, and that block is not an episode. */
 	if (offcpu) {
-		usleep(shared ? 2000 : 50);
+		usleep(shared ? 2000 : 1000);
 		return;
 	}
 	for (i = 0; i < 20000; i++)
