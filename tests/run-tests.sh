@@ -76,16 +76,17 @@ if [ -n "$repeat" ]; then
 	log=${STK_REPEAT_LOG:-${O:-build}/repeat.log}
 	: > "$log" || exit 1
 	counts=$(mktemp "${TMPDIR:-/tmp}/stk-repeat.XXXXXX") || exit 1
-	trap 'rm -f "$counts" "$log.run"' EXIT
+	runlog=$(mktemp "${TMPDIR:-/tmp}/stk-repeat-run.XXXXXX") || exit 1
+	trap 'rm -f "$counts" "$runlog"' EXIT
 	trap 'exit 130' INT TERM
 	r=0
 	while [ $r -lt "$repeat" ]; do
 		r=$((r + 1))
 		echo "### run $r of $repeat" >> "$log"
-		sh "$0" -j "$jobs" "$@" > "$log.run" 2>&1
-		cat "$log.run" >> "$log"
-		sed -n 's/^failed://p' "$log.run" | tr ' ' '\n' | sed '/^$/d' >> "$counts"
-		echo "run $r of $repeat: $(tail -n 1 "$log.run")"
+		sh "$0" -j "$jobs" "$@" > "$runlog" 2>&1
+		cat "$runlog" >> "$log"
+		sed -n 's/^failed://p' "$runlog" | tr ' ' '\n' | sed '/^$/d' >> "$counts"
+		echo "run $r of $repeat: $(tail -n 1 "$runlog")"
 	done
 	echo "failures per test over $repeat runs (logs: $log):"
 	for t in "$@"; do
