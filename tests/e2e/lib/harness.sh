@@ -185,8 +185,9 @@ share_ok() {
 # wait_sampling FILE PID: wait until the recorder PID is sampling.  stkrec
 # writes to a temporary file beside -o and puts it in -o's place once
 # everything is attached (stk_writer__commit), so FILE appearing is its
-# "sampling" signal; a recorder that exits first is a failure (its file
-# never comes).  Returns 0 once sampling, 1 if PID ended first.  The 120 s
+# "sampling" signal (FILE must not exist before: a path stkrec replaces
+# is there all along); a recorder that exits first is a failure (its
+# file never comes).  Returns 0 once sampling, 1 if PID ended first.  The 120 s
 # bound only keeps a broken recorder from hanging the suite.
 wait_sampling() {
 	_i=0
