@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "check_main.h"
 #include "stk.h"
 #include "stk_int.h"
 #include "../tools/format_sample.h"
@@ -400,11 +401,5 @@ static Suite *damage_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(damage_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return check_run(damage_suite());
 }

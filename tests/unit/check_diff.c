@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "check_main.h"
 #include "../../report/capture.h"
 #include "../../report/diff.h"
 #include "../../report/output.h"
@@ -389,8 +390,6 @@ int main(void)
 {
 	Suite *s = suite_create("diff");
 	TCase *tc = tcase_create("diff");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_test(tc, shares_and_changes_are_exact_points);
 	tcase_add_test(tc, functions_match_by_name_across_addresses_and_rows_are_folded_stacks);
@@ -399,9 +398,5 @@ int main(void)
 	tcase_add_test(tc, offcpu_compares_blocked_time_not_events);
 	tcase_add_test(tc, warnings_name_different_kinds_frequencies_and_kernels);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return check_run(s);
 }

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check_main.h"
 #include "../../report/output.h"
 #include "stk_escape.h"
 #include "../../report/textsafe.h"
@@ -208,8 +209,6 @@ int main(void)
 {
 	Suite *s = suite_create("escape");
 	TCase *tc = tcase_create("escape");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_test(tc, printable_ascii_is_kept);
 	tcase_add_test(tc, backslash_is_doubled_so_output_is_unambiguous);
@@ -226,9 +225,5 @@ int main(void)
 	tcase_add_test(tc, render_clean_keeps_its_rules_and_escapes_the_rest);
 	tcase_add_test(tc, textline_is_one_escaped_line);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return check_run(s);
 }

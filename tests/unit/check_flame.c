@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check_main.h"
 #include "../../report/flame.h"
 
 static struct flame *mk(unsigned int flags)
@@ -366,8 +367,6 @@ int main(void)
 {
 	Suite *su = suite_create("flame");
 	TCase *tc = tcase_create("core");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_test(tc, stacks_merge_by_name_with_widths_proportional_to_values);
 	tcase_add_test(tc, same_name_under_other_callers_is_another_frame);
@@ -383,9 +382,5 @@ int main(void)
 	tcase_add_test(tc, svg_escapes_every_name_and_says_the_merge);
 	tcase_add_test(tc, svg_diff_frames_carry_base_values);
 	suite_add_tcase(su, tc);
-	sr = srunner_create(su);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return check_run(su);
 }

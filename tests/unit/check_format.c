@@ -14,6 +14,7 @@
 #include <unistd.h>
 #include <zstd.h>
 
+#include "check_main.h"
 #include "stk.h"
 #include "stk_int.h"
 #include "../tools/format_sample.h"
@@ -60,6 +61,35 @@ static void file_store(const char *path, const void *buf, size_t size)
 	close(fd);
 }
 
+/* A writer (default options) on a new temporary file @t. */
+static struct stk_writer *tmp_writer(struct tmpfile *t)
+{
+	struct stk_writer *w;
+
+	tmp_make(t);
+	w = stk_writer__open(t->path, NULL);
+	ck_assert_ptr_nonnull(w);
+	return w;
+}
+
+/* Closes @w, which wrote @t, and opens a reader on what it wrote. */
+static struct stk_reader *tmp_reread(struct tmpfile *t, struct stk_writer *w)
+{
+	struct stk_reader *r;
+
+	ck_assert_int_eq(stk_writer__close(w), 0);
+	r = stk_reader__open(t->path);
+	ck_assert_ptr_nonnull(r);
+	return r;
+}
+
+/* Closes @r, the reader of @t, and removes @t. */
+static void tmp_close(struct tmpfile *t, struct stk_reader *r)
+{
+	stk_reader__close(r);
+	unlink(t->path);
+}
+
 /* Writes the sample of @seed to a new file; returns its bytes. */
 static uint8_t *sample_file(struct fs_sample *s, uint64_t seed, int small, size_t *size)
 {
@@ -67,14 +97,23 @@ static uint8_t *sample_file(struct fs_sample *s, uint64_t seed, int small, size_
 	struct tmpfile t;
 	uint8_t *buf;
 
-	tmp_make(&t);
+	w = tmp_writer(&t);
 	fs_init(s, seed, small);
-	w = stk_writer__open(t.path, NULL);
-	ck_assert_ptr_nonnull(w);
 	ck_assert_int_eq(fs_write(s, w), 0);
 	ck_assert_int_eq(stk_writer__close(w), 0);
 	buf = file_load(t.path, size);
 	unlink(t.path);
+	return buf;
+}
+
+/* @na bytes of @a then @nb of @b, in one new buffer. */
+static uint8_t *concat(const uint8_t *a, size_t na, const uint8_t *b, size_t nb)
+{
+	uint8_t *buf = malloc(na + nb);
+
+	ck_assert_ptr_nonnull(buf);
+	memcpy(buf, a, na);
+	memcpy(buf + na, b, nb);
 	return buf;
 }
 
@@ -252,6 +291,36 @@ static void frame_fix_crc(uint8_t *frame)
 	put_le32(frame + 8 + n - 4, stk_crc32c(0, frame + 8, n - 4));
 }
 
+/* Sets the 32-bit header field at @field of chunk 0 (META, right after the
+ * file header) of the capture in @buf, its frame CRC still matching. */
+static void first_chunk_put_le32(uint8_t *buf, size_t field, uint32_t v)
+{
+	uint64_t off = STK_FRAME_PREFIX + STK_FILE_HDR_LEN;
+
+	put_le32(buf + off + STK_FRAME_PREFIX + field, v);
+	frame_fix_crc(buf + off);
+}
+
+/* Chunk @i of the capture in @buf, read with all before it: its offset
+ * and sizes only (its payload is gone with the reader). */
+static struct stk_chunk chunk_at(const uint8_t *buf, size_t size, size_t i)
+{
+	struct stk_reader *r = stk_reader__open_mem(buf, size);
+	struct stk_chunk ch;
+	size_t k;
+
+	for (k = 0; k <= i; k++)
+		ck_assert_int_eq(stk_reader__next(r, &ch), 1);
+	stk_reader__close(r);
+	return ch;
+}
+
+/* The offset just past chunk @ch's frame. */
+static uint64_t chunk_end(const struct stk_chunk *ch)
+{
+	return ch->offset + STK_FRAME_PREFIX + STK_CHUNK_HDR_LEN + ch->comp_size;
+}
+
 /* ---- CRC and varints ---- */
 
 START_TEST(crc32c_matches_known_vector)
@@ -389,8 +458,7 @@ START_TEST(reading_from_path_matches_reading_from_memory)
 	r = stk_reader__open(t.path);
 	ck_assert_ptr_nonnull(r);
 	assert_sample_segment(r, &s, 0);
-	stk_reader__close(r);
-	unlink(t.path);
+	tmp_close(&t, r);
 	fs_free(&s);
 	free(buf);
 }
@@ -500,8 +568,7 @@ START_TEST(file_that_shrinks_while_read_is_one_eio_error)
 	ck_assert_int_eq(errors, 1);
 	ck_assert_int_gt(chunks, 0);
 	ck_assert_int_eq(stk_reader__next(r, &ch), 0);
-	stk_reader__close(r);
-	unlink(t.path);
+	tmp_close(&t, r);
 	fs_free(&s);
 	free(buf);
 	free(all);
@@ -567,9 +634,7 @@ START_TEST(stream_resyncs_after_damage_as_memory_does)
 
 	buf = sample_file(&s, 81, 0, &size);
 	/* The first copy cut in its middle, then an intact one. */
-	two = malloc(2 * size);
-	memcpy(two, buf, size / 2);
-	memcpy(two + size / 2, buf, size);
+	two = concat(buf, size / 2, buf, size);
 	r = stk_reader__open_mem(two, size / 2 + size);
 	while ((ret = stk_reader__next(r, &ch)) != 0) {
 		if (ret > 0)
@@ -616,9 +681,7 @@ START_TEST(segment_info_holds_the_file_header_facts)
 	w = stk_writer__open(t.path, &opts);
 	ck_assert_ptr_nonnull(w);
 	ck_assert_uint_eq(stk_writer__bytes(w), STK_FRAME_PREFIX + STK_FILE_HDR_LEN);
-	ck_assert_int_eq(stk_writer__close(w), 0);
-	r = stk_reader__open(t.path);
-	ck_assert_ptr_nonnull(r);
+	r = tmp_reread(&t, w);
 	info = stk_reader__segment(r, 0);
 	ck_assert_ptr_nonnull(info);
 	ck_assert_ptr_null(stk_reader__segment(r, 1));
@@ -630,8 +693,7 @@ START_TEST(segment_info_holds_the_file_header_facts)
 	ck_assert_uint_eq(info->offset, 0);
 	ck_assert_uint_eq(info->uuid[6] >> 4, 4);		/* RFC 4122 v4 */
 	ck_assert_uint_eq(info->uuid[8] & 0xc0, 0x80);
-	stk_reader__close(r);
-	unlink(t.path);
+	tmp_close(&t, r);
 }
 END_TEST
 
@@ -647,9 +709,7 @@ START_TEST(concatenated_files_read_as_two_segments)
 
 	ba = sample_file(&a, 5, 1, &na);
 	bb = sample_file(&b, 6, 0, &nb);
-	cat = malloc(na + nb);
-	memcpy(cat, ba, na);
-	memcpy(cat + na, bb, nb);
+	cat = concat(ba, na, bb, nb);
 	r = stk_reader__open_mem(cat, na + nb);
 	ck_assert_ptr_nonnull(r);
 	assert_sample_segment(r, &a, 0);
@@ -686,12 +746,10 @@ START_TEST(unknown_ancillary_chunk_is_returned_as_unknown)
 	struct stk_chunk ch;
 	struct tmpfile t;
 
-	tmp_make(&t);
-	w = stk_writer__open(t.path, NULL);
+	w = tmp_writer(&t);
 	ck_assert_int_eq(stk_writer__add_raw(w, "zNew", 5, 6, payload, sizeof(payload)), 0);
 	ck_assert_int_eq(stk_writer__add_meta(w, &kv, 1), 0);
-	ck_assert_int_eq(stk_writer__close(w), 0);
-	r = stk_reader__open(t.path);
+	r = tmp_reread(&t, w);
 	ck_assert_int_eq(stk_reader__next(r, &ch), 1);
 	ck_assert_int_eq(ch.type, STK_CHUNK_UNKNOWN);
 	ck_assert_str_eq(ch.tag, "zNew");
@@ -700,8 +758,7 @@ START_TEST(unknown_ancillary_chunk_is_returned_as_unknown)
 	ck_assert_int_eq(stk_reader__next(r, &ch), 1);
 	ck_assert_int_eq(ch.type, STK_CHUNK_META);
 	ck_assert_str_eq(ch.u.meta.kv[0].value, "v");
-	stk_reader__close(r);
-	unlink(t.path);
+	tmp_close(&t, r);
 }
 END_TEST
 
@@ -714,13 +771,11 @@ START_TEST(unknown_critical_chunk_is_refused_with_its_tag)
 	struct stk_chunk ch;
 	struct tmpfile t;
 
-	tmp_make(&t);
-	w = stk_writer__open(t.path, NULL);
+	w = tmp_writer(&t);
 	ck_assert_int_eq(stk_writer__add_meta(w, &kv, 1), 0);
 	ck_assert_int_eq(stk_writer__add_raw(w, "QZZY", 0, 0, "x", 1), 0);
 	ck_assert_int_eq(stk_writer__add_meta(w, &kv, 1), 0);
-	ck_assert_int_eq(stk_writer__close(w), 0);
-	r = stk_reader__open(t.path);
+	r = tmp_reread(&t, w);
 	ck_assert_int_eq(stk_reader__next(r, &ch), 1);
 	ck_assert_int_eq(stk_reader__next(r, &ch), -ENOTSUP);
 	ck_assert_ptr_nonnull(strstr(stk_reader__errmsg(r), "unknown critical chunk 'QZZY'"));
@@ -729,8 +784,7 @@ START_TEST(unknown_critical_chunk_is_refused_with_its_tag)
 	stk_reader__summary(r, &sum);
 	ck_assert_uint_eq(sum.errors, 1);
 	ck_assert_uint_eq(sum.chunks, 1);
-	stk_reader__close(r);
-	unlink(t.path);
+	tmp_close(&t, r);
 }
 END_TEST
 
@@ -756,8 +810,7 @@ static uint8_t *newer_file(size_t *size)
 	struct tmpfile t;
 	uint8_t *buf;
 
-	tmp_make(&t);
-	w = stk_writer__open(t.path, NULL);
+	w = tmp_writer(&t);
 	ck_assert_int_eq(stk_writer__close(w), 0);
 	buf = file_load(t.path, size);
 	unlink(t.path);
@@ -794,9 +847,7 @@ START_TEST(newer_read_version_in_second_segment_stops_there)
 
 	a = sample_file(&s, 9, 1, &na);
 	b = newer_file(&nb);
-	cat = malloc(na + nb);
-	memcpy(cat, a, na);
-	memcpy(cat + na, b, nb);
+	cat = concat(a, na, b, nb);
 	r = stk_reader__open_mem(cat, na + nb);
 	ck_assert_ptr_nonnull(r);
 	assert_sample_segment(r, &s, 0);
@@ -878,11 +929,8 @@ START_TEST(truncated_file_returns_complete_chunks_then_enodata)
 
 	buf = sample_file(&s, 11, 0, &size);
 	/* Find chunk 4 (MAPS) and cut in the middle of its payload. */
-	r = stk_reader__open_mem(buf, size);
-	for (i = 0; i <= 4; i++)
-		ck_assert_int_eq(stk_reader__next(r, &ch), 1);
+	ch = chunk_at(buf, size, 4);
 	cut = ch.offset + STK_FRAME_PREFIX + STK_CHUNK_HDR_LEN + ch.comp_size / 2;
-	stk_reader__close(r);
 
 	r = stk_reader__open_mem(buf, cut);
 	ck_assert_ptr_nonnull(r);
@@ -892,8 +940,7 @@ START_TEST(truncated_file_returns_complete_chunks_then_enodata)
 	}
 	ck_assert_int_eq(stk_reader__next(r, &ch), -ENODATA);
 	snprintf(want, sizeof(want), "byte %llu: truncated at byte %llu after chunk 3 (OFFC); 4 chunks recovered",
-		 (unsigned long long)(ch.offset + STK_FRAME_PREFIX + STK_CHUNK_HDR_LEN + ch.comp_size),
-		 (unsigned long long)cut);
+		 (unsigned long long)chunk_end(&ch), (unsigned long long)cut);
 	ck_assert_str_eq(stk_reader__errmsg(r), want);
 	ck_assert_int_eq(stk_reader__next(r, &ch), 0);
 	stk_reader__summary(r, &sum);
@@ -917,13 +964,8 @@ START_TEST(file_cut_at_chunk_boundary_ends_cleanly_not_closed)
 	size_t size, i, end = 0;
 
 	buf = sample_file(&s, 12, 1, &size);
-	r = stk_reader__open_mem(buf, size);
-	for (i = 0; i < 3; i++) {
-		ck_assert_int_eq(stk_reader__next(r, &ch), 1);
-		end = ch.offset + STK_FRAME_PREFIX + STK_CHUNK_HDR_LEN + ch.comp_size;
-	}
-	stk_reader__close(r);
-
+	ch = chunk_at(buf, size, 2);
+	end = chunk_end(&ch);
 	r = stk_reader__open_mem(buf, end);
 	for (i = 0; i < 3; i++)
 		ck_assert_int_eq(stk_reader__next(r, &ch), 1);
@@ -951,14 +993,10 @@ START_TEST(flipped_payload_byte_loses_only_that_chunk)
 	size_t size, i;
 
 	buf = sample_file(&s, 13, 0, &size);
-	r = stk_reader__open_mem(buf, size);
-	for (i = 0; i <= 2; i++)
-		ck_assert_int_eq(stk_reader__next(r, &ch), 1);
+	ch = chunk_at(buf, size, 2);
 	off = ch.offset;
-	lost = STK_FRAME_PREFIX + STK_CHUNK_HDR_LEN + ch.comp_size;
+	lost = chunk_end(&ch) - off;
 	buf[off + lost - 1] ^= 0x10;
-	stk_reader__close(r);
-
 	r = stk_reader__open_mem(buf, size);
 	for (i = 0; i < FS_NR_CHUNKS; i++) {
 		if (i == 2) {
@@ -1021,13 +1059,10 @@ START_TEST(raw_size_over_limit_is_efbig_and_reading_goes_on)
 	struct fs_sample s;
 	uint8_t *buf;
 	size_t size, i;
-	uint64_t off;
 
 	buf = sample_file(&s, 15, 1, &size);
-	/* chunk 0 (META) follows the file header: claim 256 MiB + 1 raw bytes */
-	off = STK_FRAME_PREFIX + STK_FILE_HDR_LEN;
-	put_le32(buf + off + STK_FRAME_PREFIX + CH_RAW_LEN, STK_MAX_CHUNK_RAW + 1);
-	frame_fix_crc(buf + off);
+	/* chunk 0 (META): claim 256 MiB + 1 raw bytes */
+	first_chunk_put_le32(buf, CH_RAW_LEN, STK_MAX_CHUNK_RAW + 1);
 	r = stk_reader__open_mem(buf, size);
 	ck_assert_int_eq(stk_reader__next(r, &ch), -EFBIG);
 	ck_assert_str_eq(stk_reader__errmsg(r),
@@ -1049,12 +1084,9 @@ START_TEST(spliced_chunk_from_another_segment_is_reported)
 	struct fs_sample s;
 	uint8_t *buf;
 	size_t size;
-	uint64_t off;
 
 	buf = sample_file(&s, 16, 1, &size);
-	off = STK_FRAME_PREFIX + STK_FILE_HDR_LEN;
-	put_le32(buf + off + STK_FRAME_PREFIX + CH_SEGMENT_ID, 0x12345678);
-	frame_fix_crc(buf + off);
+	first_chunk_put_le32(buf, CH_SEGMENT_ID, 0x12345678);
 	r = stk_reader__open_mem(buf, size);
 	ck_assert_int_eq(stk_reader__next(r, &ch), -EBADMSG);
 	ck_assert_ptr_nonnull(strstr(stk_reader__errmsg(r),
@@ -1076,12 +1108,9 @@ START_TEST(chunk_out_of_sequence_is_reported_then_read)
 	struct fs_sample s;
 	uint8_t *buf;
 	size_t size;
-	uint64_t off;
 
 	buf = sample_file(&s, 17, 1, &size);
-	off = STK_FRAME_PREFIX + STK_FILE_HDR_LEN;
-	put_le32(buf + off + STK_FRAME_PREFIX + CH_SEQ, 7);
-	frame_fix_crc(buf + off);
+	first_chunk_put_le32(buf, CH_SEQ, 7);
 	r = stk_reader__open_mem(buf, size);
 	ck_assert_int_eq(stk_reader__next(r, &ch), -EBADMSG);
 	ck_assert_str_eq(stk_reader__errmsg(r), "byte 68: chunk 7 (META) where chunk 0 was expected");
@@ -1222,15 +1251,11 @@ START_TEST(esym_symbol_tables_and_perf_maps_round_trip)
 	struct stk_chunk ch;
 	size_t i;
 
-	tmp_make(&t);
-	w = stk_writer__open(t.path, NULL);
-	ck_assert_ptr_nonnull(w);
+	w = tmp_writer(&t);
 	ck_assert_int_eq(stk_writer__add_esym_symtab(w, bid, 3, STK_ESYM_SRC_SYMTAB |
 						   STK_ESYM_SRC_DEBUGDATA, tab, 3), 0);
 	ck_assert_int_eq(stk_writer__add_esym_perf_map(w, 4321, jit, 1), 0);
-	ck_assert_int_eq(stk_writer__close(w), 0);
-	r = stk_reader__open(t.path);
-	ck_assert_ptr_nonnull(r);
+	r = tmp_reread(&t, w);
 	ck_assert_int_eq(stk_reader__next(r, &ch), 1);
 	ck_assert_int_eq(ch.type, STK_CHUNK_ESYM);
 	ck_assert_uint_eq(ch.u.esym.kind, STK_ESYM_SYMTAB);
@@ -1251,8 +1276,7 @@ START_TEST(esym_symbol_tables_and_perf_maps_round_trip)
 	ck_assert_uint_eq(ch.u.esym.nr_syms, 1);
 	ck_assert_uint_eq(ch.u.esym.syms[0].addr, 0x7f0000001000);
 	ck_assert_str_eq(ch.u.esym.syms[0].name, "JIT:spin");
-	stk_reader__close(r);
-	unlink(t.path);
+	tmp_close(&t, r);
 }
 END_TEST
 
@@ -1264,9 +1288,7 @@ START_TEST(esym_writer_refuses_tables_without_build_id_or_name)
 	struct tmpfile t;
 	struct stk_writer *w;
 
-	tmp_make(&t);
-	w = stk_writer__open(t.path, NULL);
-	ck_assert_ptr_nonnull(w);
+	w = tmp_writer(&t);
 	ck_assert_int_eq(stk_writer__add_esym_symtab(w, bid, 0, 0, ok, 1), -EINVAL);
 	ck_assert_int_eq(stk_writer__add_esym_symtab(w, bid, 1, 0, noname, 1), -EINVAL);
 	ck_assert_int_eq(stk_writer__add_esym_perf_map(w, 1, noname, 1), -EINVAL);
@@ -1323,15 +1345,11 @@ START_TEST(pid_ns_records_round_trip_and_bad_ones_are_refused)
 	struct tmpfile t;
 	size_t i;
 
-	tmp_make(&t);
-	w = stk_writer__open(t.path, NULL);
-	ck_assert_ptr_nonnull(w);
+	w = tmp_writer(&t);
 	ck_assert_int_eq(stk_writer__add_pid_ns(w, &same, 1), -EINVAL);
 	ck_assert_int_eq(stk_writer__add_pid_ns(w, &zero, 1), -EINVAL);
 	ck_assert_int_eq(stk_writer__add_pid_ns(w, pids, 2), 0);
-	ck_assert_int_eq(stk_writer__close(w), 0);
-	r = stk_reader__open(t.path);
-	ck_assert_ptr_nonnull(r);
+	r = tmp_reread(&t, w);
 	ck_assert_int_eq(stk_reader__next(r, &ch), 1);
 	ck_assert_int_eq(ch.type, STK_CHUNK_PIDN);
 	ck_assert_str_eq(ch.tag, "pidn");
@@ -1342,8 +1360,7 @@ START_TEST(pid_ns_records_round_trip_and_bad_ones_are_refused)
 		ck_assert_uint_eq(ch.u.pidn.pids[i].time_ns, pids[i].time_ns);
 		ck_assert_uint_eq(ch.u.pidn.pids[i].pid_ns, pids[i].pid_ns);
 	}
-	stk_reader__close(r);
-	unlink(t.path);
+	tmp_close(&t, r);
 	ck_assert_int_eq(decode(STK_CHUNK_PIDN, equal, sizeof(equal), &a), -EBADMSG);
 	arena_free(&a);
 }
@@ -1440,20 +1457,16 @@ START_TEST(payload_error_names_the_byte_that_is_wrong)
 	struct stk_chunk ch;
 	struct tmpfile t;
 
-	tmp_make(&t);
-	w = stk_writer__open(t.path, NULL);
+	w = tmp_writer(&t);
 	ck_assert_int_eq(stk_writer__add_raw(w, "META", 0, 0, meta, sizeof(meta)), 0);
 	ck_assert_int_eq(stk_writer__add_raw(w, "CNTS", 1, 2, cnts, sizeof(cnts)), 0);
-	ck_assert_int_eq(stk_writer__close(w), 0);
-	r = stk_reader__open(t.path);
-	ck_assert_ptr_nonnull(r);
+	r = tmp_reread(&t, w);
 	ck_assert_int_eq(stk_reader__next(r, &ch), -EBADMSG);
 	ck_assert_ptr_nonnull(strstr(stk_reader__errmsg(r),
 				     "chunk 0 (META): byte 7 of the payload: NUL byte inside a string"));
 	ck_assert_int_eq(stk_reader__next(r, &ch), -EFBIG);
 	ck_assert_ptr_nonnull(strstr(stk_reader__errmsg(r), "chunk 1 (CNTS): byte 3 of the payload: "));
-	stk_reader__close(r);
-	unlink(t.path);
+	tmp_close(&t, r);
 }
 END_TEST
 
@@ -1675,8 +1688,7 @@ START_TEST(write_error_mid_file_fails_later_calls_with_eio)
 	stk_reader__summary(r, &sum);
 	ck_assert_uint_eq(sum.errors, 0);
 	ck_assert_int_eq(sum.closed, 0);
-	stk_reader__close(r);
-	unlink(t.path);
+	tmp_close(&t, r);
 }
 END_TEST
 
@@ -1696,9 +1708,7 @@ START_TEST(writer_refuses_bad_arguments_and_stays_usable)
 
 	memset(long_str, 'x', STK_MAX_STRING + 1);
 	long_str[STK_MAX_STRING + 1] = '\0';
-	tmp_make(&t);
-	w = stk_writer__open(t.path, NULL);
-	ck_assert_ptr_nonnull(w);
+	w = tmp_writer(&t);
 	bad.value = long_str;
 	ck_assert_int_eq(stk_writer__add_meta(w, &bad, 1), -EINVAL);
 	bad.value = NULL;
@@ -1714,9 +1724,8 @@ START_TEST(writer_refuses_bad_arguments_and_stays_usable)
 	long_str[STK_MAX_STRING] = '\0';
 	good.value = long_str;
 	ck_assert_int_eq(stk_writer__add_meta(w, &good, 1), 0);
-	ck_assert_int_eq(stk_writer__close(w), 0);
 
-	r = stk_reader__open(t.path);
+	r = tmp_reread(&t, w);
 	ck_assert_int_eq(stk_reader__next(r, &ch), 1);
 	ck_assert_uint_eq(ch.seq, 0);
 	ck_assert_uint_eq(strlen(ch.u.meta.kv[0].value), STK_MAX_STRING);
@@ -1726,8 +1735,7 @@ START_TEST(writer_refuses_bad_arguments_and_stays_usable)
 	stk_reader__summary(r, &sum);
 	ck_assert_uint_eq(sum.errors, 0);
 	ck_assert_int_eq(sum.closed, 1);
-	stk_reader__close(r);
-	unlink(t.path);
+	tmp_close(&t, r);
 	free(long_str);
 }
 END_TEST
@@ -1742,8 +1750,7 @@ START_TEST(writer_appends_a_segment_to_an_existing_capture)
 	struct tmpfile t;
 	int fd, n = 0;
 
-	tmp_make(&t);
-	w = stk_writer__open(t.path, NULL);
+	w = tmp_writer(&t);
 	ck_assert_int_eq(stk_writer__add_meta(w, &kv, 1), 0);
 	ck_assert_int_eq(stk_writer__close(w), 0);
 	fd = open(t.path, O_WRONLY | O_APPEND);
@@ -1751,9 +1758,8 @@ START_TEST(writer_appends_a_segment_to_an_existing_capture)
 	w = stk_writer__fdopen(fd, NULL);
 	ck_assert_ptr_nonnull(w);
 	ck_assert_int_eq(stk_writer__add_meta(w, &kv, 1), 0);
-	ck_assert_int_eq(stk_writer__close(w), 0);
 
-	r = stk_reader__open(t.path);
+	r = tmp_reread(&t, w);
 	while (stk_reader__next(r, &ch) > 0)
 		n++;
 	ck_assert_int_eq(n, 4);
@@ -1761,8 +1767,7 @@ START_TEST(writer_appends_a_segment_to_an_existing_capture)
 	stk_reader__summary(r, &sum);
 	ck_assert_uint_eq(sum.errors, 0);
 	ck_assert_int_eq(sum.closed, 1);
-	stk_reader__close(r);
-	unlink(t.path);
+	tmp_close(&t, r);
 }
 END_TEST
 
@@ -1773,8 +1778,7 @@ START_TEST(chunk_over_raw_limit_is_efbig_for_the_writer)
 	void *big = calloc(1, STK_MAX_CHUNK_RAW + 1);
 
 	ck_assert_ptr_nonnull(big);
-	tmp_make(&t);
-	w = stk_writer__open(t.path, NULL);
+	w = tmp_writer(&t);
 	ck_assert_int_eq(stk_writer__add_raw(w, "xbig", 0, 0, big, STK_MAX_CHUNK_RAW + 1), -EFBIG);
 	ck_assert_int_eq(stk_writer__close(w), 0);
 	unlink(t.path);
@@ -1888,11 +1892,5 @@ static Suite *format_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(format_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return check_run(format_suite());
 }

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "check_main.h"
 #include "../../report/capture.h"
 #include "../../report/elffind.h"
 #include "../../report/kvmlinux.h"
@@ -361,22 +362,14 @@ END_TEST
 
 int main(void)
 {
-	const char *o = getenv("O");
 	Suite *su = suite_create("kvmlinux");
 	TCase *tc = tcase_create("core");
-	char rel[1024], *abs;
-	SRunner *sr;
-	int failed;
+	char dir[2048];
 
-	snprintf(rel, sizeof(rel), "%s/tests/fixtures/kernel", o && o[0] ? o : "build");
-	abs = realpath(rel, NULL);
-	if (!abs) {
-		fprintf(stderr, "check_kvmlinux: %s: fixtures missing (make fixtures)\n", rel);
+	if (check_build_path(dir, sizeof(dir), "tests/fixtures/kernel", "make fixtures"))
 		return 1;
-	}
-	snprintf(vmlinux, sizeof(vmlinux), "%s/vmlinux", abs);
-	snprintf(other, sizeof(other), "%s/vmlinux.other", abs);
-	free(abs);
+	snprintf(vmlinux, sizeof(vmlinux), "%s/vmlinux", dir);
+	snprintf(other, sizeof(other), "%s/vmlinux.other", dir);
 	tcase_add_test(tc, slide_is_kbid_base_minus_text_when_no_ksym_matches);
 	tcase_add_test(tc, slide_from_ksyms_alone_without_kbid_base);
 	tcase_add_test(tc, ksym_majority_overrides_a_wrong_kbid_base);
@@ -390,9 +383,5 @@ int main(void)
 	tcase_add_test(tc, call_ending_a_function_is_credited_to_it_via_pc_minus_1);
 	tcase_add_test(tc, addresses_outside_the_image_code_are_not_looked_up);
 	suite_add_tcase(su, tc);
-	sr = srunner_create(su);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return check_run(su);
 }

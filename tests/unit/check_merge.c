@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "check_main.h"
 #include "../../report/capture.h"
 #include "../../report/merge.h"
 
@@ -449,11 +450,5 @@ static Suite *merge_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(merge_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return check_run(merge_suite());
 }

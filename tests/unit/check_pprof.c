@@ -14,6 +14,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "check_main.h"
 #include "pb.h"
 #include "pprof.h"
 
@@ -819,11 +820,5 @@ static Suite *pprof_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(pprof_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return check_run(pprof_suite());
 }

@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "check_main.h"
 #include "hash.h"
 
 /* After hash.h's declaration; pprof.c's own #include "hash.h" is then a no-op. */
@@ -95,15 +96,9 @@ int main(void)
 {
 	Suite *s = suite_create("pprof_intern");
 	TCase *tc = tcase_create("collisions");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_test(tc, colliding_strings_keep_indexes_of_their_own);
 	tcase_add_test(tc, colliding_functions_and_mapping_keys_stay_apart);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return check_run(s);
 }

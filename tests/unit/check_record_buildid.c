@@ -13,6 +13,7 @@
 #include <sys/auxv.h>
 #include <unistd.h>
 
+#include "check_main.h"
 #include "buildid.h"
 
 static const uint8_t id20[20] = { 0xde, 0xad, 0xbe, 0xef, 1, 2, 3, 4, 5, 6,
@@ -229,8 +230,6 @@ int main(void)
 {
 	Suite *s = suite_create("record_buildid");
 	TCase *tc = tcase_create("buildid");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_test(tc, gnu_build_id_found_after_other_notes);
 	tcase_add_test(tc, notes_without_build_id_give_zero);
@@ -243,9 +242,5 @@ int main(void)
 	tcase_add_test(tc, raw_note_file_is_read);
 	tcase_add_test(tc, our_own_vdso_has_a_build_id);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return check_run(s);
 }

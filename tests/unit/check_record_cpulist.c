@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
+#include "check_main.h"
 #include "cpulist.h"
 
 static void expect_list(const char *s, const int *want, size_t n)
@@ -120,8 +121,6 @@ int main(void)
 {
 	Suite *s = suite_create("record_cpulist");
 	TCase *tc = tcase_create("cpulist");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_test(tc, single_cpu_and_ranges_parse_sorted);
 	tcase_add_test(tc, trailing_newline_of_sysfs_is_accepted);
@@ -131,9 +130,5 @@ int main(void)
 	tcase_add_test(tc, format_truncates_but_reports_full_length);
 	tcase_add_test(tc, online_cpus_are_read_from_sysfs);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return check_run(s);
 }

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "check_main.h"
 #include "kallsyms.h"
 
 /* Out of order on purpose, with an alias, data, a module and a bad line. */
@@ -263,8 +264,6 @@ int main(void)
 {
 	Suite *s = suite_create("record_kallsyms");
 	TCase *tc = tcase_create("kallsyms");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_test(tc, lines_are_sorted_by_address_and_bad_lines_skipped);
 	tcase_add_test(tc, alias_covering_an_address_is_the_global_text_symbol);
@@ -281,9 +280,5 @@ int main(void)
 	tcase_add_test(tc, symoff_bare_address_is_enoent);
 	tcase_add_test(tc, symoff_malformed_is_einval);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return check_run(s);
 }

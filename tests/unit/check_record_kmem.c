@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "check_main.h"
 #include "kmem.h"
 #include "stkrec.h"
 
@@ -86,17 +87,11 @@ int main(void)
 {
 	Suite *s = suite_create("record_kmem");
 	TCase *tc = tcase_create("kmem");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_test(tc, hash_entry_is_header_key_value_and_bucket);
 	tcase_add_test(tc, recording_is_stacks_ring_and_two_counts_maps);
 	tcase_add_test(tc, mem_available_is_read_in_bytes);
 	tcase_add_test(tc, no_mem_available_line_is_enoent);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return check_run(s);
 }

@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "check_main.h"
 #include "kobjs.h"
 
 static char root[PATH_MAX];
@@ -147,8 +148,6 @@ int main(void)
 {
 	Suite *s = suite_create("record_kobjs");
 	TCase *tc = tcase_create("kobjs");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, kernel_image_comes_first_with_its_build_id_and_bounds);
@@ -156,9 +155,5 @@ int main(void)
 	tcase_add_test(tc, kernel_without_modules_gives_the_image_only);
 	tcase_add_test(tc, unreadable_kernel_notes_leave_the_build_id_empty);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return check_run(s);
 }

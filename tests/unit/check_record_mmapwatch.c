@@ -25,6 +25,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "check_main.h"
 #include "buildid.h"
 #include "mmapwatch.h"
 #include "procmaps.h"
@@ -595,8 +596,6 @@ int main(void)
 {
 	Suite *s = suite_create("record_mmapwatch");
 	TCase *tc = tcase_create("mmapwatch");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_checked_fixture(tc, setup_all, teardown);
 	tcase_add_test(tc, exec_and_mappings_give_a_complete_snapshot_sorted_with_build_ids);
@@ -617,9 +616,5 @@ int main(void)
 	tcase_add_test(tc, malformed_records_are_einval);
 	tcase_add_test(tc, punches_and_insertions_keep_the_mappings_sorted);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return check_run(s);
 }

@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
+#include "check_main.h"
 #include "parse.h"
 
 START_TEST(uint_accepts_plain_decimal_up_to_max)
@@ -132,8 +133,6 @@ int main(void)
 {
 	Suite *s = suite_create("record_parse");
 	TCase *tc = tcase_create("parse");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_test(tc, uint_accepts_plain_decimal_up_to_max);
 	tcase_add_test(tc, uint_rejects_signs_spaces_and_garbage_with_einval);
@@ -143,9 +142,5 @@ int main(void)
 	tcase_add_test(tc, seconds_accept_integers_and_decimals);
 	tcase_add_test(tc, seconds_reject_zero_negative_garbage_and_out_of_range);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return check_run(s);
 }

@@ -17,6 +17,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "check_main.h"
 #include "procmaps.h"
 
 START_TEST(file_mapping_line_parses_every_field)
@@ -421,8 +422,6 @@ int main(void)
 {
 	Suite *s = suite_create("record_procmaps");
 	TCase *tc = tcase_create("parse");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_test(tc, file_mapping_line_parses_every_field);
 	tcase_add_test(tc, paths_with_spaces_and_deleted_suffix_are_kept_whole);
@@ -443,9 +442,5 @@ int main(void)
 	tcase_add_test(tc, mapped_path_resolves_inside_the_process_root);
 	tcase_add_test(tc, other_file_at_mapped_path_is_estale);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return check_run(s);
 }

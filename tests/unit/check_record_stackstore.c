@@ -18,6 +18,7 @@
 
 #include <bpf/bpf.h>
 
+#include "check_main.h"
 #include "idmap.h"
 #include "stackstore.h"
 
@@ -306,16 +307,9 @@ int main(void)
 {
 	Suite *s = suite_create("record_stackstore");
 	TCase *tc = tcase_create("core");
-	SRunner *sr;
-	int failed, fd;
 
-	fd = bpf_map_create(BPF_MAP_TYPE_LRU_HASH, NULL, 8, 1, 1, NULL);
-	if (fd < 0) {
-		fprintf(stderr, "check_record_stackstore: cannot create BPF maps (%s); skipped\n",
-			strerror(errno));
+	if (check_probed(bpf_map_create(BPF_MAP_TYPE_LRU_HASH, NULL, 8, 1, 1, NULL), "BPF maps"))
 		return 77;
-	}
-	close(fd);
 	tcase_add_test(tc, numbered_once_however_often_sent);
 	tcase_add_test(tc, unreferenced_forgotten_after_two_flushes);
 	tcase_add_test(tc, sent_again_is_young_again);
@@ -323,9 +317,5 @@ int main(void)
 	tcase_add_test(tc, holders_keep_their_stacks);
 	tcase_add_test(tc, malformed_records_skipped);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return check_run(s);
 }

@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
+#include "check_main.h"
 #include "status.h"
 
 START_TEST(profile_line_counts_samples)
@@ -88,8 +89,6 @@ int main(void)
 {
 	Suite *s = suite_create("record_status");
 	TCase *tc = tcase_create("status");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_test(tc, profile_line_counts_samples);
 	tcase_add_test(tc, offcpu_line_counts_episodes_and_blocked_time_not_samples);
@@ -98,9 +97,5 @@ int main(void)
 	tcase_add_test(tc, seconds_are_tenths_rounded_down);
 	tcase_add_test(tc, sizes_use_binary_units_from_one_kib);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return check_run(s);
 }

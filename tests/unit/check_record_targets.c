@@ -13,6 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "check_main.h"
 #include "targets.h"
 
 /* A child that waits until it is killed. */
@@ -135,8 +136,6 @@ int main(void)
 {
 	Suite *s = suite_create("record_targets");
 	TCase *tc = tcase_create("targets");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_test(tc, process_alive_then_gone_when_it_exits_unreaped);
 	tcase_add_test(tc, two_targets_alive_until_the_last_is_gone);
@@ -144,10 +143,5 @@ int main(void)
 	tcase_add_test(tc, thread_alive_then_gone_when_it_exits);
 	tcase_add_test(tc, free_accepts_null);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_set_fork_status(sr, CK_NOFORK);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return check_run_fork(s, CK_NOFORK);
 }

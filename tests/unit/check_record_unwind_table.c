@@ -20,6 +20,7 @@
 
 #include <gelf.h>
 
+#include "check_main.h"
 #include "unwind_table.h"
 
 #define LIBC "/lib/x86_64-linux-gnu/libc.so.6"
@@ -703,25 +704,19 @@ END_TEST
 
 int main(void)
 {
-	const char *o = getenv("O");
+	const char *o = check_build_dir();
 	Suite *s = suite_create("record_unwind_table");
 	TCase *tc = tcase_create("core");
-	SRunner *sr;
-	int failed;
 
-	snprintf(fixture, sizeof(fixture), "%s/tests/unwind/nofpwork", o && o[0] ? o : "build");
-	snprintf(nohdr, sizeof(nohdr), "%s/tests/unwind/nofpwork_nohdr", o && o[0] ? o : "build");
-	snprintf(fx_static, sizeof(fx_static), "%s/tests/unwind/nofpwork_static",
-		 o && o[0] ? o : "build");
-	snprintf(fx_static_hdr, sizeof(fx_static_hdr), "%s/tests/unwind/nofpwork_static_hdr",
-		 o && o[0] ? o : "build");
-	snprintf(nocfi, sizeof(nocfi), "%s/tests/unwind/nofpwork_nocfi", o && o[0] ? o : "build");
-	snprintf(dbgframe, sizeof(dbgframe), "%s/tests/unwind/nofpwork_dbgframe",
-		 o && o[0] ? o : "build");
-	snprintf(dbgsplit, sizeof(dbgsplit), "%s/tests/unwind/nofpwork_dbgsplit",
-		 o && o[0] ? o : "build");
-	snprintf(debug_dir, sizeof(debug_dir), "%s/tests/unwind/debug", o && o[0] ? o : "build");
-	snprintf(uw_dir, sizeof(uw_dir), "%s/tests/unwind", o && o[0] ? o : "build");
+	snprintf(fixture, sizeof(fixture), "%s/tests/unwind/nofpwork", o);
+	snprintf(nohdr, sizeof(nohdr), "%s/tests/unwind/nofpwork_nohdr", o);
+	snprintf(fx_static, sizeof(fx_static), "%s/tests/unwind/nofpwork_static", o);
+	snprintf(fx_static_hdr, sizeof(fx_static_hdr), "%s/tests/unwind/nofpwork_static_hdr", o);
+	snprintf(nocfi, sizeof(nocfi), "%s/tests/unwind/nofpwork_nocfi", o);
+	snprintf(dbgframe, sizeof(dbgframe), "%s/tests/unwind/nofpwork_dbgframe", o);
+	snprintf(dbgsplit, sizeof(dbgsplit), "%s/tests/unwind/nofpwork_dbgsplit", o);
+	snprintf(debug_dir, sizeof(debug_dir), "%s/tests/unwind/debug", o);
+	snprintf(uw_dir, sizeof(uw_dir), "%s/tests/unwind", o);
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, fixture_rows_match_readelf);
 	tcase_add_test(tc, libc_rows_match_readelf);
@@ -740,9 +735,5 @@ int main(void)
 	tcase_add_test(tc, hidden_hostile_cfi_is_refused);
 	tcase_add_test(tc, over_budget_is_given_up);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return check_run(s);
 }

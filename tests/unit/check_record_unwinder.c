@@ -21,6 +21,7 @@
 
 #include <bpf/bpf.h>
 
+#include "check_main.h"
 #include "procmaps.h"
 #include "stkrec.h"
 #include "unwind_table.h"
@@ -399,7 +400,7 @@ static uint64_t nm_addr(const char *path, const char *sym)
  */
 START_TEST(debuginfo_by_build_id_gives_debug_frame_rows)
 {
-	const char *o = getenv("O");
+	const char *o = check_build_dir();
 	char path[4096], dir[4096];
 	struct unwinder_stats st;
 	struct stkrec_unwind_row r;
@@ -410,8 +411,8 @@ START_TEST(debuginfo_by_build_id_gives_debug_frame_rows)
 	void *map;
 	int fd, pass;
 
-	snprintf(path, sizeof(path), "%s/tests/unwind/nofpwork_dbgsplit", o && o[0] ? o : "build");
-	snprintf(dir, sizeof(dir), "%s/tests/unwind/debug", o && o[0] ? o : "build");
+	snprintf(path, sizeof(path), "%s/tests/unwind/nofpwork_dbgsplit", o);
+	snprintf(dir, sizeof(dir), "%s/tests/unwind/debug", o);
 	burn = nm_addr(path, "burn");
 	fd = open(path, O_RDONLY);
 	ck_assert_msg(fd >= 0, "%s: %s", path, strerror(errno));
@@ -451,16 +452,9 @@ int main(void)
 {
 	Suite *s = suite_create("record_unwinder");
 	TCase *tc = tcase_create("core");
-	SRunner *sr;
-	int failed, fd;
 
-	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, NULL, 4, 4, 1, NULL);
-	if (fd < 0) {
-		fprintf(stderr, "check_record_unwinder: cannot create BPF maps (%s); skipped\n",
-			strerror(errno));
+	if (check_probed(bpf_map_create(BPF_MAP_TYPE_ARRAY, NULL, 4, 4, 1, NULL), "BPF maps"))
 		return 77;
-	}
-	close(fd);
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, own_libc_table_gives_printfs_row);
 	tcase_add_test(tc, budget_refuses_then_evicts);
@@ -469,9 +463,5 @@ int main(void)
 	tcase_add_test(tc, a_file_not_opened_for_one_process_is_tried_for_the_next);
 	tcase_add_test(tc, debuginfo_by_build_id_gives_debug_frame_rows);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return check_run(s);
 }

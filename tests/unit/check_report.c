@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "check_main.h"
 #include "../../report/capture.h"
 #include "../../report/output.h"
 #include "../../report/report.h"
@@ -30,6 +31,39 @@ static const struct stk_ksym ksyms[] = {
 	{ K(4), 0x1000, 'T', "k4", "" }, { K(5), 0x1000, 't', "k5", "mod" },
 };
 
+/* A writer on a new temporary capture, named in @file (25 bytes or more). */
+static struct stk_writer *capture_writer(char *file)
+{
+	struct stk_writer *w;
+	int fd;
+
+	strcpy(file, "/tmp/check_report.XXXXXX");
+	fd = mkstemp(file);
+	ck_assert_int_ge(fd, 0);
+	w = stk_writer__fdopen(fd, NULL);
+	ck_assert_ptr_nonnull(w);
+	return w;
+}
+
+/* Closes @w and reads the capture it wrote to @file, which it removes. */
+static struct capture *capture_reread(struct stk_writer *w, const char *file)
+{
+	struct capture *c;
+
+	ck_assert_int_eq(stk_writer__close(w), 0);
+	c = capture__read(file);
+	ck_assert_ptr_nonnull(c);
+	unlink(file);
+	return c;
+}
+
+/* Writes the kernel symbols k0..k5 and the stack @st. */
+static void add_kernel_stack(struct stk_writer *w, const struct stk_stack *st)
+{
+	ck_assert_int_eq(stk_writer__add_ksyms(w, ksyms, sizeof(ksyms) / sizeof(ksyms[0])), 0);
+	ck_assert_int_eq(stk_writer__add_stacks(w, st, 1), 0);
+}
+
 /* A capture with one kernel stack (leaf first) and one count row. */
 static struct capture *capture_with(const uint64_t *frames, uint32_t n, uint64_t kip,
 				    uint64_t kret, const struct stk_count *extra, size_t nextra)
@@ -41,22 +75,13 @@ static struct capture *capture_with(const uint64_t *frames, uint32_t n, uint64_t
 	} };
 	struct stk_writer *w;
 	struct capture *c;
-	int fd;
 
 	ck_assert_uint_le(nextra, 7);
 	memcpy(rows + 1, extra, nextra * sizeof(*extra));
-	snprintf(path, sizeof(path), "/tmp/check_report.XXXXXX");
-	fd = mkstemp(path);
-	ck_assert_int_ge(fd, 0);
-	w = stk_writer__fdopen(fd, NULL);
-	ck_assert_ptr_nonnull(w);
-	ck_assert_int_eq(stk_writer__add_ksyms(w, ksyms, sizeof(ksyms) / sizeof(ksyms[0])), 0);
-	ck_assert_int_eq(stk_writer__add_stacks(w, &st, 1), 0);
+	w = capture_writer(path);
+	add_kernel_stack(w, &st);
 	ck_assert_int_eq(stk_writer__add_counts(w, 1, 2, rows, 1 + nextra), 0);
-	ck_assert_int_eq(stk_writer__close(w), 0);
-	c = capture__read(path);
-	ck_assert_ptr_nonnull(c);
-	unlink(path);
+	c = capture_reread(w, path);
 	return c;
 }
 
@@ -316,7 +341,7 @@ START_TEST(maps_index_matches_a_scan_of_every_snapshot)
 	struct stk_writer *w;
 	struct capture *c;
 	uint64_t rng = 42;
-	int fd, i, q;
+	int i, q;
 
 	for (i = 0; i < NR; i++) {
 		rng = rng * 6364136223846793005ull + 1442695040888963407ull;
@@ -326,17 +351,10 @@ START_TEST(maps_index_matches_a_scan_of_every_snapshot)
 		procs[i].nr_mappings = 1;
 		procs[i].mappings = &map;
 	}
-	snprintf(path, sizeof(path), "/tmp/check_report.XXXXXX");
-	fd = mkstemp(path);
-	ck_assert_int_ge(fd, 0);
-	w = stk_writer__fdopen(fd, NULL);
-	ck_assert_ptr_nonnull(w);
+	w = capture_writer(path);
 	ck_assert_int_eq(stk_writer__add_maps(w, procs, NR / 2), 0);
 	ck_assert_int_eq(stk_writer__add_maps(w, procs + NR / 2, NR / 2), 0);
-	ck_assert_int_eq(stk_writer__close(w), 0);
-	c = capture__read(path);
-	ck_assert_ptr_nonnull(c);
-	unlink(path);
+	c = capture_reread(w, path);
 	ck_assert_ptr_nonnull(c->segs[0].by_time);
 	plain = c->segs[0];
 	plain.by_time = plain.by_comm = NULL;
@@ -364,23 +382,16 @@ START_TEST(kernel_objects_are_kept_once_per_name_and_base)
 	struct stk_writer *w;
 	struct capture *c;
 	char names[100][16];
-	int fd, i, k;
+	int i, k;
 
 	for (i = 0; i < 300; i++) {
 		snprintf(names[i % 100], sizeof(names[0]), "mod%d", i % 100);
 		objs[i] = (struct stk_kobj){ .name = names[i % 100], .base = 0x1000 * (i % 150) };
 	}
-	snprintf(path, sizeof(path), "/tmp/check_report.XXXXXX");
-	fd = mkstemp(path);
-	ck_assert_int_ge(fd, 0);
-	w = stk_writer__fdopen(fd, NULL);
-	ck_assert_ptr_nonnull(w);
+	w = capture_writer(path);
 	for (k = 0; k < 3; k++)
 		ck_assert_int_eq(stk_writer__add_kobjs(w, objs, 300), 0);
-	ck_assert_int_eq(stk_writer__close(w), 0);
-	c = capture__read(path);
-	ck_assert_ptr_nonnull(c);
-	unlink(path);
+	c = capture_reread(w, path);
 	/* (i % 100, i % 150) over i < 300: 300 distinct pairs (lcm 300). */
 	ck_assert_uint_eq(c->nr_kobjs, 300);
 	for (i = 0; i < 300; i++) {
@@ -402,13 +413,9 @@ START_TEST(capture_over_its_memory_budget_is_refused)
 	struct stk_writer *w;
 	struct capture *c;
 	struct stat sb;
-	int fd, i, k;
+	int i, k;
 
-	snprintf(path, sizeof(path), "/tmp/check_report.XXXXXX");
-	fd = mkstemp(path);
-	ck_assert_int_ge(fd, 0);
-	w = stk_writer__fdopen(fd, NULL);
-	ck_assert_ptr_nonnull(w);
+	w = capture_writer(path);
 	for (k = 0; k < CHUNKS; k++) {
 		for (i = 0; i < PER_CHUNK; i++)
 			st[i] = (struct stk_stack){ .id = (uint64_t)k * PER_CHUNK + i,
@@ -458,21 +465,12 @@ START_TEST(pid_namespace_records_name_the_namespaced_pid)
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *mf;
-	int fd;
 
-	snprintf(path, sizeof(path), "/tmp/check_report.XXXXXX");
-	fd = mkstemp(path);
-	ck_assert_int_ge(fd, 0);
-	w = stk_writer__fdopen(fd, NULL);
-	ck_assert_ptr_nonnull(w);
-	ck_assert_int_eq(stk_writer__add_ksyms(w, ksyms, sizeof(ksyms) / sizeof(ksyms[0])), 0);
-	ck_assert_int_eq(stk_writer__add_stacks(w, &st, 1), 0);
+	w = capture_writer(path);
+	add_kernel_stack(w, &st);
 	ck_assert_int_eq(stk_writer__add_pid_ns(w, pids, 2), 0);
 	ck_assert_int_eq(stk_writer__add_counts(w, 1, 2, rows, 2), 0);
-	ck_assert_int_eq(stk_writer__close(w), 0);
-	c = capture__read(path);
-	ck_assert_ptr_nonnull(c);
-	unlink(path);
+	c = capture_reread(w, path);
 	seg = &c->segs[0];
 	ck_assert_uint_eq(cap_segment__ns_tgid(seg, 10, 2, &ino), 7);
 	ck_assert_uint_eq(ino, 4026532000u);
@@ -506,18 +504,10 @@ START_TEST(maps_snapshot_follows_the_rows_comm_across_exec)
 	const struct cap_segment *seg;
 	struct stk_writer *w;
 	struct capture *c;
-	int fd;
 
-	snprintf(path, sizeof(path), "/tmp/check_report.XXXXXX");
-	fd = mkstemp(path);
-	ck_assert_int_ge(fd, 0);
-	w = stk_writer__fdopen(fd, NULL);
-	ck_assert_ptr_nonnull(w);
+	w = capture_writer(path);
 	ck_assert_int_eq(stk_writer__add_maps(w, procs, 2), 0);
-	ck_assert_int_eq(stk_writer__close(w), 0);
-	c = capture__read(path);
-	ck_assert_ptr_nonnull(c);
-	unlink(path);
+	c = capture_reread(w, path);
 	ck_assert_uint_eq(c->nr_segs, 1);
 	seg = &c->segs[0];
 	/* both snapshots precede the interval end (300) */
@@ -599,13 +589,9 @@ START_TEST(symbols_section_that_cannot_be_written_is_eio)
 	struct stk_writer *w;
 	FILE *f;
 	size_t n;
-	int fd = mkstemp(file);
 
-	ck_assert_int_ge(fd, 0);
-	w = stk_writer__fdopen(fd, NULL);
-	ck_assert_ptr_nonnull(w);
-	ck_assert_int_eq(stk_writer__add_ksyms(w, ksyms, sizeof(ksyms) / sizeof(ksyms[0])), 0);
-	ck_assert_int_eq(stk_writer__add_stacks(w, &st, 1), 0);
+	w = capture_writer(file);
+	add_kernel_stack(w, &st);
 	ck_assert_int_eq(stk_writer__add_counts(w, 1, 2, &row, 1), 0);
 	ck_assert_int_eq(stk_writer__close(w), 0);
 	f = tmpfile();
@@ -655,11 +641,8 @@ START_TEST(unwind_stops_are_counted_by_reason)
 	struct report *r;
 	size_t n, i;
 	FILE *f;
-	int fd = mkstemp(file);
 
-	ck_assert_int_ge(fd, 0);
-	w = stk_writer__fdopen(fd, NULL);
-	ck_assert_ptr_nonnull(w);
+	w = capture_writer(file);
 	ck_assert_int_eq(stk_writer__add_stacks(w, st, 5), 0);
 	ck_assert_int_eq(stk_writer__add_counts(w, 1, 2, rows, 6), 0);
 	ck_assert_int_eq(stk_writer__close(w), 0);
@@ -706,8 +689,6 @@ int main(void)
 {
 	Suite *su = suite_create("report");
 	TCase *tc = tcase_create("core");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_test(tc, stack_starting_at_interrupted_ip_is_kept_as_is);
 	tcase_add_test(tc, interrupt_frames_are_skipped_up_to_return_ip_and_ip_prepended);
@@ -734,9 +715,5 @@ int main(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, capture_over_its_memory_budget_is_refused);
 	suite_add_tcase(su, tc);
-	sr = srunner_create(su);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return check_run(su);
 }

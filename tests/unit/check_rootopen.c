@@ -29,6 +29,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "check_main.h"
 #include "../../report/rootopen.h"
 
 static char T[64];
@@ -249,8 +250,6 @@ int main(void)
 {
 	Suite *s = suite_create("rootopen");
 	TCase *tc = tcase_create("rootopen");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_set_timeout(tc, 20);
@@ -263,9 +262,5 @@ int main(void)
 	tcase_add_test(tc, directories_and_missing_files_are_refused);
 	tcase_add_test(tc, regular_open_follows_the_hosts_paths);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return check_run(s);
 }

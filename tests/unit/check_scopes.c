@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check_main.h"
 #include "../../report/scopes.h"
 
 static char out_dir[PATH_MAX];
@@ -146,29 +147,15 @@ END_TEST
 
 int main(void)
 {
-	const char *o = getenv("O");
 	Suite *su = suite_create("scopes");
 	TCase *tc = tcase_create("core");
-	SRunner *sr;
-	char *abs;
-	int failed;
 
-	/* Absolute: the symbolizer only opens recorded absolute paths. */
-	abs = realpath(o && o[0] ? o : "build", NULL);
-	if (!abs) {
-		fprintf(stderr, "check_scopes: build directory missing (make)\n");
+	if (check_build_path(out_dir, sizeof(out_dir), "", "make"))
 		return 1;
-	}
-	snprintf(out_dir, sizeof(out_dir), "%s", abs);
-	free(abs);
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, index_and_libdw_walk_agree_on_stkreport);
 	tcase_add_test(tc, index_and_libdw_walk_agree_on_stkrec);
 	tcase_add_test(tc, index_and_libdw_walk_agree_on_the_inline_fixture);
 	suite_add_tcase(su, tc);
-	sr = srunner_create(su);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return check_run(su);
 }

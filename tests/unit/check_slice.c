@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
+#include "check_main.h"
 #include "../../report/slice.h"
 
 #define SEC 1000000000ull
@@ -74,11 +75,5 @@ static Suite *slice_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(slice_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return check_run(slice_suite());
 }

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check_main.h"
 #include "../../report/demangle.h"
 #include "../../report/elffind.h"
 #include "../../report/symbolize.h"
@@ -83,6 +84,19 @@ static uint64_t sym_addr(const char *file, const char *name)
 	return v;
 }
 
+/* Value of @name in the debuginfo of @file under debug/.build-id/. */
+static uint64_t debuginfo_sym_addr(const char *file, const char *name)
+{
+	char hex[129], path[4096];
+	uint8_t bid[64];
+	int n = elf_file__build_id(file, bid);
+
+	ck_assert_int_gt(n, 0);
+	hex_encode(hex, bid, (size_t)n);
+	snprintf(path, sizeof(path), "%s/debug/.build-id/%.2s/%s.debug", fx, hex, hex + 2);
+	return sym_addr(path, name);
+}
+
 static uint64_t ret_addr(const char *file, const char *caller, const char *callee)
 {
 	uint64_t v = 0;
@@ -93,88 +107,105 @@ static uint64_t ret_addr(const char *file, const char *caller, const char *calle
 
 #define BASE 0x555555554000ull
 
+/* Fixture @rel loaded at @base in a symbolizer of its own (new_sym(NULL,
+ * NULL, @flags)), recorded under its own path: what most tests look in. */
+struct fxmod {
+	const char *f;
+	struct symbolizer *s;
+	struct stk_mapping map;		/* its executable mapping */
+	struct sym_module *m;
+};
+
+static void fx_load(struct fxmod *x, const char *rel, uint64_t base, int flags)
+{
+	x->f = fxpath(rel);
+	x->s = new_sym(NULL, NULL, flags);
+	x->m = load(x->s, x->f, x->f, x->f, base, &x->map);
+}
+
+static const struct sym_result *fx_lookup(struct fxmod *x, uint64_t addr, int is_ret)
+{
+	return lookup(x->s, x->m, &x->map, addr, is_ret);
+}
+
+static void fx_unload(struct fxmod *x)
+{
+	symbolizer__free(x->s);
+}
+
 START_TEST(pie_leaf_and_return_addresses_name_their_functions)
 {
-	const char *f = fxpath("root/fx/fx_pie");
-	struct symbolizer *s = new_sym(NULL, NULL, 0);
-	struct stk_mapping map;
-	struct sym_module *m = load(s, f, f, f, BASE, &map);
+	struct fxmod x;
 	const struct sym_result *r;
 
-	r = lookup(s, m, &map, BASE + sym_addr(f, "fx_leaf") + 1, 0);
+	fx_load(&x, "root/fx/fx_pie", BASE, 0);
+	r = fx_lookup(&x, BASE + sym_addr(x.f, "fx_leaf") + 1, 0);
 	ck_assert_ptr_nonnull(r);
 	ck_assert_uint_eq(r->nr_lines, 1);
 	ck_assert_str_eq(r->lines[0].name, "fx_leaf");
-	r = lookup(s, m, &map, BASE + ret_addr(f, "fx_mid", "fx_leaf"), 1);
+	r = fx_lookup(&x, BASE + ret_addr(x.f, "fx_mid", "fx_leaf"), 1);
 	ck_assert_ptr_nonnull(r);
 	ck_assert_str_eq(r->lines[0].name, "fx_mid");
-	ck_assert_int_eq(m->status, SYM_MOD_OK);
-	ck_assert_int_eq(m->source, ELF_SRC_PATH);
-	symbolizer__free(s);
+	ck_assert_int_eq(x.m->status, SYM_MOD_OK);
+	ck_assert_int_eq(x.m->source, ELF_SRC_PATH);
+	fx_unload(&x);
 }
 END_TEST
 
 START_TEST(call_ending_a_function_is_credited_to_the_caller_via_pc_minus_1)
 {
-	const char *f = fxpath("root/fx/fx_pie");
-	struct symbolizer *s = new_sym(NULL, NULL, 0);
-	struct stk_mapping map;
-	struct sym_module *m = load(s, f, f, f, BASE, &map);
-	uint64_t ret = BASE + ret_addr(f, "fx_dies", "fx_abort");
+	struct fxmod x;
+	uint64_t ret;
 	const struct sym_result *r;
 
+	fx_load(&x, "root/fx/fx_pie", BASE, 0);
+	ret = BASE + ret_addr(x.f, "fx_dies", "fx_abort");
 	/* The fixture's layout makes the return address the next function. */
-	ck_assert_uint_eq(ret, BASE + sym_addr(f, "fx_after_dies"));
-	r = lookup(s, m, &map, ret, 1);
+	ck_assert_uint_eq(ret, BASE + sym_addr(x.f, "fx_after_dies"));
+	r = fx_lookup(&x, ret, 1);
 	ck_assert_str_eq(r->lines[0].name, "fx_dies");
-	r = lookup(s, m, &map, ret, 0);
+	r = fx_lookup(&x, ret, 0);
 	ck_assert_str_eq(r->lines[0].name, "fx_after_dies");
-	symbolizer__free(s);
+	fx_unload(&x);
 }
 END_TEST
 
 START_TEST(non_pie_resolves_absolute_addresses)
 {
-	const char *f = fxpath("root/fx/fx_nopie");
-	struct symbolizer *s = new_sym(NULL, NULL, 0);
-	struct stk_mapping map;
-	struct sym_module *m = load(s, f, f, f, BASE, &map);
+	struct fxmod x;
 	const struct sym_result *r;
 
-	ck_assert_uint_lt(map.start, 0x1000000);	/* ET_EXEC: base ignored */
-	r = lookup(s, m, &map, ret_addr(f, "fx_root", "fx_mid"), 1);
+	fx_load(&x, "root/fx/fx_nopie", BASE, 0);
+	ck_assert_uint_lt(x.map.start, 0x1000000);	/* ET_EXEC: base ignored */
+	r = fx_lookup(&x, ret_addr(x.f, "fx_root", "fx_mid"), 1);
 	ck_assert_ptr_nonnull(r);
 	ck_assert_str_eq(r->lines[0].name, "fx_root");
-	symbolizer__free(s);
+	fx_unload(&x);
 }
 END_TEST
 
 START_TEST(shared_library_resolves_at_any_base)
 {
-	const char *f = fxpath("root/fx/libfx.so");
-	struct symbolizer *s = new_sym(NULL, NULL, 0);
-	struct stk_mapping map;
+	struct fxmod x;
 	uint64_t base = 0x7f1234560000ull;
-	struct sym_module *m = load(s, f, f, f, base, &map);
 	const struct sym_result *r;
 
-	r = lookup(s, m, &map, base + ret_addr(f, "fxlib_work", "fxlib_helper"), 1);
+	fx_load(&x, "root/fx/libfx.so", base, 0);
+	r = fx_lookup(&x, base + ret_addr(x.f, "fxlib_work", "fxlib_helper"), 1);
 	ck_assert_ptr_nonnull(r);
 	ck_assert_str_eq(r->lines[0].name, "fxlib_work");
-	symbolizer__free(s);
+	fx_unload(&x);
 }
 END_TEST
 
 START_TEST(inlined_function_gives_two_lines_leaf_first)
 {
-	const char *f = fxpath("root/fx/fx_pie");
-	struct symbolizer *s = new_sym(NULL, NULL, 2);
-	struct stk_mapping map;
-	struct sym_module *m = load(s, f, f, f, BASE, &map);
+	struct fxmod x;
 	const struct sym_result *r;
 	const char *base;
 
-	r = lookup(s, m, &map, BASE + ret_addr(f, "fx_outer", "fx_leaf2"), 1);
+	fx_load(&x, "root/fx/fx_pie", BASE, 2);
+	r = fx_lookup(&x, BASE + ret_addr(x.f, "fx_outer", "fx_leaf2"), 1);
 	ck_assert_ptr_nonnull(r);
 	ck_assert_uint_eq(r->nr_lines, 2);
 	ck_assert_uint_eq(r->inlined, 1);
@@ -188,46 +219,44 @@ START_TEST(inlined_function_gives_two_lines_leaf_first)
 	ck_assert_uint_eq(r->lines[0].line, 40);
 	ck_assert_uint_eq(r->lines[1].line, 47);
 	ck_assert_uint_eq(r->lines[1].start_line, 45);
-	symbolizer__free(s);
+	fx_unload(&x);
 }
 END_TEST
 
 START_TEST(no_inline_keeps_only_the_outer_function)
 {
-	const char *f = fxpath("root/fx/fx_pie");
-	struct symbolizer *s = new_sym(NULL, NULL, 1);
-	struct stk_mapping map;
-	struct sym_module *m = load(s, f, f, f, BASE, &map);
+	struct fxmod x;
 	const struct sym_result *r;
 
-	r = lookup(s, m, &map, BASE + ret_addr(f, "fx_outer", "fx_leaf2"), 1);
+	fx_load(&x, "root/fx/fx_pie", BASE, 1);
+	r = fx_lookup(&x, BASE + ret_addr(x.f, "fx_outer", "fx_leaf2"), 1);
 	ck_assert_uint_eq(r->nr_lines, 1);
 	ck_assert_str_eq(r->lines[0].name, "fx_outer");
 	ck_assert_ptr_null(r->lines[0].file);
-	symbolizer__free(s);
+	fx_unload(&x);
 }
 END_TEST
 
 START_TEST(cpp_names_are_demangled_unless_disabled)
 {
-	const char *f = fxpath("root/fx/fx_cpp");
-	struct symbolizer *s = new_sym(NULL, NULL, 0);
+	struct fxmod x;
 	struct symbolizer *raw = new_sym(NULL, NULL, 4);
-	struct stk_mapping map;
-	struct sym_module *m = load(s, f, f, f, BASE, &map);
-	struct sym_module *mr = load(raw, f, f, f, BASE, &map);
-	uint64_t ret = BASE + ret_addr(f, "_ZN2fx5Shape4areaEii", "_ZN2fx6WorkerIlE3runEl");
-	uint64_t leaf = BASE + sym_addr(f, "_ZN2fx6WorkerIlE3runEl") + 1;
+	struct sym_module *mr;
+	uint64_t ret, leaf;
 	const struct sym_result *r;
 
-	r = lookup(s, m, &map, ret, 1);
+	fx_load(&x, "root/fx/fx_cpp", BASE, 0);
+	mr = load(raw, x.f, x.f, x.f, BASE, &x.map);
+	ret = BASE + ret_addr(x.f, "_ZN2fx5Shape4areaEii", "_ZN2fx6WorkerIlE3runEl");
+	leaf = BASE + sym_addr(x.f, "_ZN2fx6WorkerIlE3runEl") + 1;
+	r = fx_lookup(&x, ret, 1);
 	ck_assert_str_eq(r->lines[0].name, "fx::Shape::area(int, int)");
 	ck_assert_str_eq(r->lines[0].raw, "_ZN2fx5Shape4areaEii");
-	r = lookup(s, m, &map, leaf, 0);
+	r = fx_lookup(&x, leaf, 0);
 	ck_assert_str_eq(r->lines[0].name, "fx::Worker<long>::run(long)");
-	r = lookup(raw, mr, &map, ret, 1);
+	r = lookup(raw, mr, &x.map, ret, 1);
 	ck_assert_str_eq(r->lines[0].name, "_ZN2fx5Shape4areaEii");
-	symbolizer__free(s);
+	fx_unload(&x);
 	symbolizer__free(raw);
 }
 END_TEST
@@ -240,18 +269,9 @@ START_TEST(stripped_binary_needs_its_build_id_debuginfo)
 	struct stk_mapping map;
 	struct sym_module *m0 = load(none, f, f, f, BASE, &map);
 	struct sym_module *m1 = load(dbg, f, f, f, BASE, &map);
-	uint8_t bid[64];
-	char hex[129];
-	char dbgfile[4096];
-	uint64_t fn;
+	uint64_t fn = debuginfo_sym_addr(f, "fx_leaf");
 	const struct sym_result *r;
-	int n;
 
-	n = elf_file__build_id(f, bid);
-	ck_assert_int_gt(n, 0);
-	hex_encode(hex, bid, (size_t)n);
-	snprintf(dbgfile, sizeof(dbgfile), "%s/debug/.build-id/%.2s/%s.debug", fx, hex, hex + 2);
-	ck_assert_int_eq(fx_sym(dbgfile, "fx_leaf", &fn, NULL), 0);
 	ck_assert_ptr_null(lookup(none, m0, &map, BASE + fn + 1, 0));
 	ck_assert_int_eq(m0->status, SYM_MOD_NO_SYMBOLS);
 	r = lookup(dbg, m1, &map, BASE + fn + 1, 0);
@@ -269,21 +289,19 @@ START_TEST(debuglink_name_finds_debuginfo_beside_the_binary)
 {
 	/* No build-id dir holds it: only the .gnu_debuglink name leads to
 	 * .debug/fx_dbglink.debug next to the binary. */
-	const char *f = fxpath("root/fx/fx_dbglink");
+	struct fxmod x;
 	const char *dbg = fxpath("root/fx/.debug/fx_dbglink.debug");
-	struct symbolizer *s = new_sym(NULL, NULL, 0);
-	struct stk_mapping map;
-	struct sym_module *m = load(s, f, f, f, BASE, &map);
 	const struct sym_result *r;
 	uint64_t fn;
 
+	fx_load(&x, "root/fx/fx_dbglink", BASE, 0);
 	ck_assert_int_eq(fx_sym(dbg, "fx_root", &fn, NULL), 0);
-	r = lookup(s, m, &map, BASE + fn + 1, 0);
+	r = fx_lookup(&x, BASE + fn + 1, 0);
 	ck_assert_ptr_nonnull(r);
 	ck_assert_str_eq(r->lines[0].name, "fx_root");
-	ck_assert_ptr_nonnull(m->debug_path);
-	ck_assert_str_eq(m->debug_path, dbg);
-	symbolizer__free(s);
+	ck_assert_ptr_nonnull(x.m->debug_path);
+	ck_assert_str_eq(x.m->debug_path, dbg);
+	fx_unload(&x);
 }
 END_TEST
 
@@ -295,15 +313,9 @@ START_TEST(separate_debuginfo_alone_still_symbolizes)
 	struct symbolizer *s = new_sym(NULL, fxpath("debug"), 0);
 	struct stk_mapping map;
 	struct sym_module *m = load(s, f, "/nonexistent/fx_stripped", f, BASE, &map);
-	uint64_t fn;
+	uint64_t fn = debuginfo_sym_addr(f, "fx_mid");
 	const struct sym_result *r;
-	uint8_t bid[64];
-	char hex[129], dbgfile[4096];
-	int n = elf_file__build_id(f, bid);
 
-	hex_encode(hex, bid, (size_t)n);
-	snprintf(dbgfile, sizeof(dbgfile), "%s/debug/.build-id/%.2s/%s.debug", fx, hex, hex + 2);
-	ck_assert_int_eq(fx_sym(dbgfile, "fx_mid", &fn, NULL), 0);
 	r = lookup(s, m, &map, BASE + fn + 1, 0);
 	ck_assert_ptr_nonnull(r);
 	ck_assert_str_eq(r->lines[0].name, "fx_mid");
@@ -425,17 +437,17 @@ END_TEST
 
 START_TEST(modules_are_interned_and_lookups_cached)
 {
-	const char *f = fxpath("root/fx/fx_pie");
-	struct symbolizer *s = new_sym(NULL, NULL, 0);
-	struct stk_mapping map;
-	struct sym_module *m = load(s, f, f, f, BASE, &map);
-	struct sym_module *again = load(s, f, "/other/path/to/same", f, BASE, &map);
-	uint64_t a = BASE + sym_addr(f, "fx_leaf") + 2;
+	struct fxmod x;
+	struct sym_module *again;
+	uint64_t a;
 
-	ck_assert_ptr_eq(m, again);
-	ck_assert_uint_eq(symbolizer__nr_modules(s), 1);
-	ck_assert_ptr_eq(lookup(s, m, &map, a, 0), lookup(s, m, &map, a, 0));
-	symbolizer__free(s);
+	fx_load(&x, "root/fx/fx_pie", BASE, 0);
+	again = load(x.s, x.f, "/other/path/to/same", x.f, BASE, &x.map);
+	a = BASE + sym_addr(x.f, "fx_leaf") + 2;
+	ck_assert_ptr_eq(x.m, again);
+	ck_assert_uint_eq(symbolizer__nr_modules(x.s), 1);
+	ck_assert_ptr_eq(fx_lookup(&x, a, 0), fx_lookup(&x, a, 0));
+	fx_unload(&x);
 }
 END_TEST
 
@@ -496,23 +508,11 @@ END_TEST
 
 int main(void)
 {
-	const char *o = getenv("O");
 	Suite *su = suite_create("symbolize");
 	TCase *tc = tcase_create("core");
-	SRunner *sr;
-	int failed;
 
-	char rel[1024], *abs;
-
-	/* Absolute: recorded paths always are. */
-	snprintf(rel, sizeof(rel), "%s/tests/fixtures", o && o[0] ? o : "build");
-	abs = realpath(rel, NULL);
-	if (!abs) {
-		fprintf(stderr, "check_symbolize: %s: fixtures missing (make fixtures)\n", rel);
+	if (check_build_path(fx, sizeof(fx), "tests/fixtures", "make fixtures"))
 		return 1;
-	}
-	snprintf(fx, sizeof(fx), "%s", abs);
-	free(abs);
 	tcase_add_test(tc, pie_leaf_and_return_addresses_name_their_functions);
 	tcase_add_test(tc, call_ending_a_function_is_credited_to_the_caller_via_pc_minus_1);
 	tcase_add_test(tc, non_pie_resolves_absolute_addresses);
@@ -531,9 +531,5 @@ int main(void)
 	tcase_add_test(tc, rust_legacy_names_lose_hash_and_escapes);
 	tcase_add_test(tc, short_names_drop_parameters_and_return_types);
 	suite_add_tcase(su, tc);
-	sr = srunner_create(su);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return check_run(su);
 }

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "check_main.h"
 #include "hash.h"
 #include "idmap.h"
 
@@ -427,8 +428,6 @@ int main(int argc, char **argv)
 	Suite *s = suite_create("util_idmap");
 	TCase *tc = tcase_create("idmap");
 	TCase *th = tcase_create("hash");
-	SRunner *sr;
-	int failed;
 
 	if (argc > 1 && strcmp(argv[1], "--print-hash") == 0) {
 		print_hashes(stdout);
@@ -451,9 +450,5 @@ int main(int argc, char **argv)
 	tcase_add_test(th, hash_bytes_depends_on_every_byte_and_the_length);
 	tcase_add_test(th, every_process_draws_its_own_hash_key);
 	suite_add_tcase(s, th);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return check_run(s);
 }
