@@ -157,7 +157,9 @@ check "offcpu: the short blocks' stacks were forgotten ($dropped forgotten of $(
 	> /dev/null 2> "$tmp/sh.err"
 rc=$?
 "$REP" -f folded "$tmp/sh.stk" > "$tmp/sh.folded" 2> /dev/null
-check "offcpu, shared stacks: exit 0 and the long block has its user stack ($rc $(cat "$tmp/sh.err"); $(cat "$tmp/sh.folded"))" \
+shstat=$("$DUMP" "$tmp/sh.stk" | awk -F'\t' '$1 == "STAT" { v[$2] = $3 } $1 == "META" { m[$2] = $3 }
+	END { printf "episodes %d, filtered %d, counts full %d, start full %d, end %s after %.1f s", v["samples"], v["offcpu_filtered_block_time"], v["counts_map_full"], v["offcpu_start_map_full"], m["end_reason"], m["duration_ns"] / 1e9 }')
+check "offcpu, shared stacks: exit 0 and the long block has its user stack ($rc $(cat "$tmp/sh.err"); $shstat; $(cat "$tmp/sh.folded"))" \
 	grep -q '^pathwork;.*;main;.*schedule' "$tmp/sh.folded"
 check "offcpu, shared stacks: no episode lost its stack, the unheld ones were forgotten ($(stat_of "$tmp/sh.stk" stacks_forgotten))" \
 	[ "$(stat_of "$tmp/sh.stk" samples_stack_lost)" -eq 0 -a "$(stat_of "$tmp/sh.stk" stacks_forgotten)" -gt 0 ]
