@@ -173,7 +173,7 @@ share_ok() {
 		q = w / 100; tol = 100 * 4.5 * sqrt(q * (1 - q) / t)
 		if (tol < f) tol = f
 		x = 100 * p / t; d = x - w; if (d < 0) d = -d
-		printf "%.1f %.1f %d", x, tol, d > tol }')
+		printf "%.1f %.1f %d", x, tol, (d > tol) }')
 	set -- $_r
 	if [ "$3" -eq 0 ]; then
 		pass "$_d: $1% ($_p of $_t), expected $_w% +- $2"
