@@ -70,6 +70,26 @@ static int parse_hex(char **p, char stop, uint64_t *out)
 }
 
 /*
+ * The kernel writes a newline in a mapping's path as "\012" (show_map()'s
+ * seq_file_path(..., "\n")) and escapes nothing else: turn those back, so
+ * the path is the file's name, as the mmap side-band gives it.
+ */
+static void unescape_newlines(char *path)
+{
+	char *w = path;
+
+	for (; *path; path++) {
+		if (path[0] == '\\' && path[1] == '0' && path[2] == '1' && path[3] == '2') {
+			*w++ = '\n';
+			path += 3;
+		} else {
+			*w++ = *path;
+		}
+	}
+	*w = '\0';
+}
+
+/*
  * By hand rather than sscanf(): a busy system starts hundreds of processes
  * a second and each snapshot parses every line of its maps.
  * "start-end perms offset major:minor inode   path"
@@ -111,6 +131,7 @@ int procmaps__parse_line(char *line, struct procmaps_line *out)
 	out->prot = (perms[0] == 'r' ? PROT_READ : 0) | (perms[1] == 'w' ? PROT_WRITE : 0) |
 		    (perms[2] == 'x' ? PROT_EXEC : 0);
 	out->path = p;
+	unescape_newlines(p);
 	return 0;
 }
 

@@ -48,6 +48,18 @@ START_TEST(paths_with_spaces_and_deleted_suffix_are_kept_whole)
 }
 END_TEST
 
+/* /proc/PID/maps writes a newline in a path as \012; the path is the
+ * file's real name again (record_escape's directory "d\nir"). */
+START_TEST(a_newline_the_kernel_wrote_as_012_is_a_newline_again)
+{
+	char line[] = "00400000-00401000 r-xp 00000000 08:01 12 /tmp/d\\012ir/app\\012\n";
+	struct procmaps_line l;
+
+	ck_assert_int_eq(procmaps__parse_line(line, &l), 0);
+	ck_assert_str_eq(l.path, "/tmp/d\nir/app\n");
+}
+END_TEST
+
 START_TEST(anonymous_and_special_mappings_parse)
 {
 	char anon[] = "7ffd1000-7ffd2000 rw-p 00000000 00:00 0 ";
@@ -425,6 +437,7 @@ int main(void)
 
 	tcase_add_test(tc, file_mapping_line_parses_every_field);
 	tcase_add_test(tc, paths_with_spaces_and_deleted_suffix_are_kept_whole);
+	tcase_add_test(tc, a_newline_the_kernel_wrote_as_012_is_a_newline_again);
 	tcase_add_test(tc, anonymous_and_special_mappings_parse);
 	tcase_add_test(tc, malformed_lines_are_einval);
 	suite_add_tcase(s, tc);
