@@ -10,23 +10,33 @@
 #    exactly those chunks, all readable; full before the file header:
 #    one line, exit 1, and nothing left behind (no 0-byte capture);
 #    one with a page free leaves a readable one.
+# The workload (cpuwork, two threads) runs until the test ends; the kill
+# comes once the file holds three flushes and counts, whatever the time
+# that took; the full-disk recording has no DURATION: the disk filling
+# ends it (the 120 s bound only stops a recorder that never ends).
+# Exclusive: it mounts tmpfs file systems (unmounted in a trap), and the
+# first flush, which must fit the small one, holds the maps of every
+# process sampled: other tests' processes would swell it.
+# harness: exclusive
 # Exit 77 only when BPF cannot be used (not root, or no BTF).
 
 . "$(dirname "$0")/lib/harness.sh"
 . "$top/tests/e2e/lib/record.sh"
 
-bg "$CW" 60 2
-sleep 0.2
+bg "$CW" 600 2
+cw=$bg_pid
 
 # ---- kill -9 ----------------------------------------------------------------
 bg "$REC" -q -F 99 -o "$tmp/k9.stk"
 rpid=$bg_pid
-# Wait for the third STAT chunk (three flushes), rather than for a time.
-i=0
-while [ "$(stat_of "$tmp/k9.stk" flushes 2>/dev/null)" -lt 3 ] && [ $i -lt 100 ]; do
-	sleep 0.1
-	i=$((i + 1))
-done
+# Three flushes with counts (STAT flushes, CNTS rows) on disk, rather than
+# a time.
+k9_ready() {
+	[ "$(stat_of "$tmp/k9.stk" flushes 2>/dev/null)" -ge 3 ] &&
+		[ "$(samples "$tmp/k9.stk" 2>/dev/null)" -gt 0 ]
+}
+wait_sampling "$tmp/k9.stk" "$rpid" && wait_until k9_ready ||
+	fail "kill -9: no three flushes with counts in the file"
 flushed=$("$DUMP" "$tmp/k9.stk" | grep -c '^CHUNK')
 kill -KILL "$rpid"
 wait "$rpid" 2> /dev/null
@@ -51,7 +61,13 @@ if mount -t tmpfs -o size=128k tmpfs "$mnt" 2> "$tmp/mount.err"; then
 	# All CPUs at a high rate with kernel stacks: about 10 KiB a second.  The
 	# first flush holds every process's maps and embedded symbols, which
 	# under a parallel make check took more than 48 KiB before any counts.
-	"$REC" -F 997 --flush-interval 0.2 -o "$mnt/full.stk" 60 > "$tmp/full.out" 2> "$tmp/full.err"
+	bg "$REC" -F 997 --flush-interval 0.2 -o "$mnt/full.stk" > "$tmp/full.out" 2> "$tmp/full.err"
+	rpid=$bg_pid
+	gone() {
+		! kill -0 "$1" 2>/dev/null
+	}
+	wait_until gone "$rpid" || { fail "ENOSPC: stkrec still records after 120 s"; kill -TERM "$rpid"; }
+	wait "$rpid"
 	rc=$?
 	msg=$(cat "$tmp/full.err")
 	check "ENOSPC: exit 1 ($rc)" [ "$rc" -eq 1 ]
@@ -105,4 +121,5 @@ else
 	fail "ENOSPC: cannot mount a tmpfs: $(cat "$tmp/mount.err")"
 fi
 
+stop "$cw"
 finish

@@ -4,6 +4,9 @@
 # record_errors: every bad input and missing permission gives one clear
 # line on stderr, the documented exit code (2 usage, 1 failure), and no
 # output file: nothing is attached and nothing half-written is left.
+# What runs as another user, or as root without CAP_DAC_OVERRIDE, is a
+# copy of stkrec in the test's world-readable directory: the clone may lie
+# in a directory only its owner can enter.
 # Exit 77 only when BPF cannot be used (not root, or no BTF).
 
 . "$(dirname "$0")/lib/harness.sh"
@@ -73,19 +76,28 @@ expect 2 "stkrec: -F applies to profile mode only, not offwake" offwake -F 99 -o
 gone=$(sh -c 'echo $$')
 expect 1 "stkrec: -p $gone: no such process" -p "$gone" -o "$out" 1
 expect 1 "stkrec: -t $gone: no such thread" -t "$gone" -o "$out" 1
-bg "$CW" 10 2
+# A cpuwork with a second thread, running until stopped; its thread is
+# waited for, not slept for.
+bg "$CW" 600 2
 cw=$bg_pid
-sleep 0.3
+two_tasks() {
+	[ "$(ls "/proc/$cw/task" 2>/dev/null | wc -l)" -ge 2 ]
+}
+wait_until two_tasks || fail "cpuwork 600 2: no second thread"
 thr=$(ls "/proc/$cw/task" | grep -v "^$cw\$" | head -1)
 expect 1 "stkrec: -p $thr: is a thread of process $cw (use -t $thr for the thread)" -p "$thr" -o "$out" 1
+stop "$cw"
 
 # An output path that cannot be written: refused before anything is attached.
 expect 1 "stkrec: $tmp/no/such/dir/x.stk: No such file or directory" -o "$tmp/no/such/dir/x.stk" 1
 mkdir "$tmp/ro" && chmod 0555 "$tmp/ro"
+# The copy setpriv runs: $O may be out of reach without CAP_DAC_OVERRIDE.
+mkdir "$tmp/bin" && cp "$REC" "$tmp/bin/stkrec" && chmod 0755 "$tmp/bin" "$tmp/bin/stkrec"
+PREC=$tmp/bin/stkrec
 if command -v setpriv > /dev/null; then
 	# Root ignores directory permissions unless CAP_DAC_OVERRIDE is gone.
 	rm -f "$out"
-	setpriv --bounding-set=-dac_override "$REC" -o "$tmp/ro/x.stk" 1 2> "$tmp/stderr"
+	setpriv --bounding-set=-dac_override "$PREC" -o "$tmp/ro/x.stk" 1 2> "$tmp/stderr"
 	rc=$?
 	check "read-only directory: exit 1, '$(cat "$tmp/stderr")'" \
 		[ "$rc" -eq 1 -a "$(cat "$tmp/stderr")" = "stkrec: $tmp/ro/x.stk: Permission denied" ]
@@ -99,7 +111,7 @@ if command -v setpriv > /dev/null; then
 		code=$1 msg=$2
 		shift 2
 		rm -f "$out"
-		setpriv "$@" "$REC" -o "$out" 1 > /dev/null 2> "$tmp/stderr"
+		setpriv "$@" "$PREC" -o "$out" 1 > /dev/null 2> "$tmp/stderr"
 		rc=$?
 		if [ "$rc" -eq "$code" ] && [ "$(cat "$tmp/stderr")" = "$msg" ] && [ ! -e "$out" ]; then
 			pass "setpriv $*: exit $code, '$msg'"
@@ -120,20 +132,32 @@ if command -v setpriv > /dev/null; then
 	# %pS still names the addresses recorded.
 	if [ "$(cat /proc/sys/kernel/perf_event_paranoid)" -ge 2 ]; then
 		rm -f "$out"
-		setpriv --bounding-set=-sys_admin,-syslog "$REC" --kallsyms=full -o "$out" 1 \
+		setpriv --bounding-set=-sys_admin,-syslog "$PREC" --kallsyms=full -o "$out" 1 \
 			> /dev/null 2> "$tmp/stderr"
 		rc=$?
 		want="stkrec: /proc/kallsyms: kernel addresses are hidden from this process (kernel.kptr_restrict); run as root with CAP_SYSLOG, or use -U for user stacks only"
 		check "without CAP_SYSLOG, --kallsyms=full: exit 1, '$(cat "$tmp/stderr")'" \
 			[ "$rc" -eq 1 -a "$(cat "$tmp/stderr")" = "$want" -a ! -e "$out" ]
-		setpriv --bounding-set=-sys_admin,-syslog "$REC" -q -o "$out" -- \
-			sh -c 'dd if=/dev/zero of=/dev/null bs=512 count=300000 2>/dev/null' 2> "$tmp/stderr"
+		# A CMD in the kernel until the test stops it (dd's system calls):
+		# stopped once a flush has named a kernel frame, or after the
+		# 120 s bound if none ever is.  Stopped by SIGTERM, stkrec exits
+		# with CMD's status: 143.
+		rm -f "$out"
+		bg setpriv --bounding-set=-sys_admin,-syslog "$PREC" -q -o "$out" -- \
+			dd if=/dev/zero of=/dev/null bs=512 2> "$tmp/stderr"
+		rp=$bg_pid
+		has_ksym() {
+			"$DUMP" "$out" 2>/dev/null | grep -q '^KSYM'
+		}
+		wait_sampling "$out" "$rp" && wait_until has_ksym
+		kill -TERM "$rp"
+		wait "$rp"
 		rc=$?
 		nk=$("$DUMP" "$out" | grep -c '^KSYM')
 		check "without CAP_SYSLOG: kernel stacks still named ($nk KSYM, exit $rc $(cat "$tmp/stderr"))" \
-			[ "$rc" -eq 0 -a "$nk" -gt 0 ]
+			[ "$rc" -eq 143 -a "$nk" -gt 0 ]
 		rm -f "$out"
-		setpriv --bounding-set=-sys_admin,-syslog "$REC" -q -U -o "$out" 1 2> "$tmp/stderr"
+		setpriv --bounding-set=-sys_admin,-syslog "$PREC" -q -U -o "$out" 1 2> "$tmp/stderr"
 		rc=$?
 		check "without CAP_SYSLOG, -U records ($(cat "$tmp/stderr"))" [ $rc -eq 0 -a -s "$out" ]
 	else

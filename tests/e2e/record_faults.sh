@@ -2,17 +2,28 @@
 # SPDX-License-Identifier: BSD-2-Clause
 #
 # record_faults: what the recorder leaves when it is stopped by force, all
-# at once (the recordings run side by side to keep the test short):
-#  - kill -9 at 10 random moments of a 6 s recording: every file reads
-#    (stkreport info says "not closed cleanly", the report runs), and none
-#    lost more than one flush interval of samples against an uninterrupted
-#    recording of the same process at the same time (counts: what the
-#    uninterrupted one counted from the killed one's start to the kill,
-#    against at most one of its flush intervals' counts, plus a quarter);
-#  - two uninterrupted recordings of the same process at once: both files
-#    closed cleanly, with counts within a quarter of each other;
-#  - SIGINT, SIGTERM and SIGHUP in the middle of a recording: each ends it
-#    with exit 0 and a file closed cleanly, end_reason signal.
+# at once (the recordings run side by side to keep the test short), all of
+# one cpuwork that runs until the test ends:
+#  - kill -9 at 10 random moments, 1 to 6 s after each recording started
+#    sampling: every file reads (stkreport info says "not closed cleanly",
+#    the report runs), and none lost more than one flush interval of
+#    samples against an uninterrupted recording of the same process at
+#    the same time, u1, sampling before the first of them started and
+#    until the last was killed (counts: what u1 counted from the killed
+#    one's start to the kill, less the killed one's count, at most one of
+#    u1's flush intervals' counts plus a quarter, plus 4.5 standard
+#    deviations of the difference of two samplings of the same process:
+#    each tick lands on it or not, with the chance u1's rate says);
+#  - two uninterrupted recordings of the same process at once, both
+#    sampling before the kills and stopped together after them: both files
+#    closed cleanly, and over the time both sampled (interpolated inside
+#    the first and last intervals) each has half of their counts
+#    (share_ok: 4.5 binomial standard deviations);
+#  - SIGINT, SIGTERM and SIGHUP once a recording has flushed twice and
+#    counted the process: each ends it with exit 0 and a file closed
+#    cleanly, end_reason signal, its counts kept.
+# Nothing waits for a time: a recording's file appearing is its "sampling"
+# signal (wait_sampling), flushes and counts are read from the file.
 # (record_crash.sh has the full disk, record_hostile.sh the FIFO attack as
 # user nobody, record_signals.sh the signals that land during the start.)
 # Exit 77 only when BPF cannot be used (not root, or no BTF).
@@ -20,42 +31,40 @@
 . "$(dirname "$0")/lib/harness.sh"
 . "$top/tests/e2e/lib/record.sh"
 
-bg "$CW" 60 1
+bg "$CW" 600 1
 cw=$bg_pid
-sleep 0.2
-# Small maps: sixteen recorders start at once.
-R="$REC -q -p $cw -F 99 --stack-storage-size 1024"
-
-# wait_file FILE: until it exists (the recording started), at most 30 s.
-wait_file() {
-	_i=0
-	while [ ! -s "$1" ] && [ $_i -lt 300 ]; do
-		sleep 0.1
-		_i=$((_i + 1))
-	done
+# -p follows the process from its exec on: wait for it.
+is_cpuwork() {
+	[ "$(cat "/proc/$cw/comm" 2>/dev/null)" = cpuwork ]
 }
-# wait_flushes FILE N: until its STAT says N flushes, at most 30 s.
-wait_flushes() {
-	_i=0
-	while [ "$(stat_of "$1" flushes 2>/dev/null)" -lt "$2" ] && [ $_i -lt 300 ]; do
-		sleep 0.1
-		_i=$((_i + 1))
-	done
+wait_until is_cpuwork || fail "cpuwork never started"
+# Small maps: sixteen recorders start at once.
+HZ=99
+R="$REC -q -p $cw -F $HZ --stack-storage-size 1024"
+
+# flushed FILE N: its STAT says N flushes, and it counted cpuwork.
+flushed() {
+	[ "$(stat_of "$1" flushes 2>/dev/null)" -ge "$2" ] &&
+		[ "$(samples "$1" "$cw" 2>/dev/null)" -gt 0 ]
 }
 
 # ---- start everything -----------------------------------------------------
-bg $R -o "$tmp/u1.stk" 6
+# u1 and u2 run until stopped and sample before any other starts: u1 is
+# the reference over every killed recording's whole life.
+bg $R -o "$tmp/u1.stk"
 u1=$bg_pid
-bg $R -o "$tmp/u2.stk" 6
+bg $R -o "$tmp/u2.stk"
 u2=$bg_pid
-# Ten moments from 1.0 to 6.0 s after the recording started.
+wait_sampling "$tmp/u1.stk" "$u1" && wait_sampling "$tmp/u2.stk" "$u2" ||
+	fail "u1 or u2 never started sampling"
+# Ten moments from 1.0 to 6.0 s after the recording started sampling.
 awk 'BEGIN { srand(); for (i = 0; i < 10; i++) printf "%.2f\n", 1 + 5 * rand() }' > "$tmp/moments"
 i=0
 while read -r d; do
 	(
-		$R -o "$tmp/k$i.stk" 30 &
+		$R -o "$tmp/k$i.stk" &
 		p=$!
-		wait_file "$tmp/k$i.stk"
+		wait_sampling "$tmp/k$i.stk" "$p"
 		sleep "$d"
 		date +%s%N > "$tmp/k$i.when"
 		kill -KILL "$p"
@@ -66,12 +75,14 @@ while read -r d; do
 	i=$((i + 1))
 done < "$tmp/moments"
 for sig in INT TERM HUP; do
-	bg $R -o "$tmp/s$sig.stk" 30 2> "$tmp/s$sig.err"
+	bg $R -o "$tmp/s$sig.stk" 2> "$tmp/s$sig.err"
 	eval "spid_$sig=\$bg_pid"
 done
+# Each signal once its recording has flushed twice and counted cpuwork.
 for sig in INT TERM HUP; do
-	wait_flushes "$tmp/s$sig.stk" 2
-	eval "kill -$sig \$spid_$sig"
+	eval "p=\$spid_$sig"
+	wait_until flushed "$tmp/s$sig.stk" 2 || fail "SIG$sig: no two flushes with counts in 120 s"
+	kill -$sig "$p"
 done
 
 # ---- signals ------------------------------------------------------------------
@@ -88,24 +99,65 @@ for sig in INT TERM HUP; do
 done
 
 # ---- two recorders at once ----------------------------------------------------
+for p in $(cat "$tmp/killers"); do
+	wait "$p"
+done
+# Stopped together (one kill), each counting until its own stop.
+kill -TERM "$u1" "$u2"
 wait "$u1"
 rc1=$?
 wait "$u2"
 rc2=$?
-n1=$(samples "$tmp/u1.stk" "$cw")
-n2=$(samples "$tmp/u2.stk" "$cw")
 check "two recorders at once: both exit 0 ($rc1, $rc2)" [ "$rc1" -eq 0 -a "$rc2" -eq 0 ]
 "$REP" info "$tmp/u1.stk" > "$tmp/u1.info" 2>&1
 "$REP" info "$tmp/u2.stk" > "$tmp/u2.info" 2>&1
 check "two recorders at once: both files closed cleanly" \
 	sh -c "grep -q '^verdict: OK' '$tmp/u1.info' && grep -q '^verdict: OK' '$tmp/u2.info'"
-check "two recorders at once: counts within a quarter of each other ($n1, $n2)" \
-	[ "$n1" -gt 0 -a $((n1 * 4)) -ge $((n2 * 3)) -a $((n2 * 4)) -ge $((n1 * 3)) ]
+"$DUMP" "$tmp/u1.stk" > "$tmp/u1.dump"
+"$DUMP" "$tmp/u2.stk" > "$tmp/u2.dump"
+
+# A dump's CNTS intervals (b[], e[], monotonic ns) and its counts of
+# cpuwork in each (c[]), nc of them; at(t): the count from the start to t,
+# interpolated inside the interval holding t.
+AWK_AT='
+$1 == "CHUNK" && $3 == "CNTS" { nc++; b[nc] = $4; e[nc] = $5 }
+$1 == "CNTS" && $2 == cw { c[nc] += $9 }
+function at(t,    j, v) {
+	v = 0
+	for (j = 1; j <= nc; j++) {
+		if (e[j] <= t) v += c[j]
+		else if (b[j] < t) v += c[j] * (t - b[j]) / (e[j] - b[j])
+	}
+	return v
+}'
+# window DUMP A B: its count of cpuwork from A to B.
+window() {
+	awk -F'\t' -v cw="$cw" -v a="$2" -v z="$3" "$AWK_AT"'
+	END { printf "%.0f\n", at(z) - at(a) }' "$1"
+}
+# span DUMP: its first CNTS interval's start, its last one's end.
+span() {
+	awk -F'\t' '$1 == "CHUNK" && $3 == "CNTS" { if (a == "") a = $4; z = $5 }
+		END { printf "%.0f %.0f\n", a, z }' "$1"
+}
+span "$tmp/u1.dump" > "$tmp/span1"
+span "$tmp/u2.dump" > "$tmp/span2"
+read -r a z < "$tmp/span1"
+read -r a2 z2 < "$tmp/span2"
+[ "$a2" -gt "$a" ] && a=$a2
+[ "$z2" -lt "$z" ] && z=$z2
+n1=$(window "$tmp/u1.dump" "$a" "$z")
+n2=$(window "$tmp/u2.dump" "$a" "$z")
+share_ok "two recorders at once: u1's share of both counts over the $(((z - a) / 1000000)) ms both sampled" \
+	"$n1" $((n1 + n2)) 50
 
 # ---- kill -9 ---------------------------------------------------------------------
-for p in $(cat "$tmp/killers"); do
-	wait "$p"
-done
+# u1's rate as a share of its ticks: the chance that a tick lands on
+# cpuwork (one thread: at most 1).
+q=$(awk -F'\t' -v cw="$cw" -v hz=$HZ '
+	$1 == "CHUNK" && $3 == "CNTS" { if (a == "") a = $4; z = $5 }
+	$1 == "CNTS" && $2 == cw { n += $9 }
+	END { q = z > a ? n / (hz * (z - a) / 1e9) : 1; if (q > 1) q = 1; printf "%.3f\n", q }' "$tmp/u1.dump")
 i=0
 worst=0
 while [ $i -lt 10 ]; do
@@ -123,17 +175,7 @@ while [ $i -lt 10 ]; do
 	# wall clock of the kill made monotonic through k$i's META start
 	# pair), interpolated inside u1's intervals; and u1's largest count
 	# of one flush interval.
-	"$DUMP" "$tmp/u1.stk" | awk -F'\t' -v cw="$cw" -v k="$(cat "$tmp/k$i.when")" -v kf="$tmp/k$i.dump" '
-		function at(t,    j, v) {
-			v = 0
-			for (j = 1; j <= nc; j++) {
-				if (e[j] <= t) v += c[j]
-				else if (b[j] < t) v += c[j] * (t - b[j]) / (e[j] - b[j])
-			}
-			return v
-		}
-		$1 == "CHUNK" && $3 == "CNTS" { nc++; b[nc] = $4; e[nc] = $5 }
-		$1 == "CNTS" && $2 == cw { c[nc] += $9 }
+	awk -F'\t' -v cw="$cw" -v k="$(cat "$tmp/k$i.when")" -v kf="$tmp/k$i.dump" "$AWK_AT"'
 		END {
 			FS = "\t"
 			while ((getline line < kf) > 0) {
@@ -146,19 +188,23 @@ while [ $i -lt 10 ]; do
 			kill = k - w + m
 			for (j = 1; j <= nc; j++) if (c[j] > one) one = c[j]
 			printf "%.0f %.0f %.0f\n", at(kill) - at(t0), one, (kill - t0) / 1e6
-		}' > "$tmp/k$i.want"
+		}' "$tmp/u1.dump" > "$tmp/k$i.want"
 	read -r expect one ran_ms < "$tmp/k$i.want"
 	lost=$((expect - n))
 	[ $lost -gt $worst ] && worst=$lost
-	# One flush interval (1 s) of samples, a quarter of one more for
-	# the kill and the clocks read around it.
-	bound=$((one * 5 / 4 + 3))
+	# One flush interval (1 s) of samples, a quarter of one more for the
+	# kill and the clocks read around it, and 4.5 standard deviations of
+	# the difference of the two samplings (each of their expect + n
+	# ticks lands on cpuwork with chance q, independently).
+	bound=$(awk -v one="$one" -v t=$((expect + n)) -v q="$q" \
+		'BEGIN { printf "%.0f\n", one * 5 / 4 + 3 + 4.5 * sqrt(t * q * (1 - q)) }')
 	check "kill -9 #$i after $(sed -n "$((i + 1))p" "$tmp/moments") s: the file reads (stkdump $rc), info says not closed cleanly, the report runs ($rc_rep)" \
 		[ "$rc" -eq 0 -a "$ok_info" -eq 0 -a "$rc_rep" -eq 0 ]
-	check "kill -9 #$i: $n samples of about $expect in ${ran_ms} ms: lost $lost <= $bound (one flush interval)" \
+	check "kill -9 #$i: $n samples of about $expect in ${ran_ms} ms: lost $lost <= $bound (one flush interval of $one +25%, +4.5 sd at rate $q)" \
 		[ "$lost" -le "$bound" ]
 	i=$((i + 1))
 done
 echo "kill -9: worst loss $worst samples (one flush interval holds up to $one)"
 
+stop "$cw"
 finish

@@ -8,9 +8,13 @@
 # CPU's idle task has one (x86_64_start_reservations ends calling
 # start_kernel).  The report looks return addresses up at address - 1, so
 # the capture must hold the symbol covering that byte too.
-#  - stkrec -a, 2 s: of every recorded kernel stack, no return address
-#    (frame 1 and up) is covered by a KSYM symbol while the byte before it
-#    is not (before, each one at a symbol start was);
+#  - stkrec of every CPU, at least two flush intervals and until a dd
+#    (in the kernel's read and write, until the test stops it) has
+#    kernel stacks in the file, then SIGINT: of every recorded kernel
+#    stack, no return address (frame 1 and up) is covered by a KSYM
+#    symbol while the byte before it is not (before, each one at a symbol
+#    start was); dd's stacks make sure there are return addresses to
+#    look at, whatever else the machine runs;
 #  - when CPU 0 was idle meanwhile, its idle stacks through start_kernel
 #    read x86_64_start_kernel;x86_64_start_reservations;start_kernel,
 #    never [unknown] next to start_kernel (on a CPU 0 that was never idle
@@ -21,12 +25,23 @@
 . "$(dirname "$0")/lib/harness.sh"
 . "$top/tests/e2e/lib/record.sh"
 
-need_bpf
-need_files "$DUMP"
-
-"$REC" -q -F 199 -o "$tmp/a.stk" 2 > "$tmp/rec.out" 2>&1
+bg "$REC" -q -F 199 -o "$tmp/a.stk"
+rpid=$bg_pid
+wait_sampling "$tmp/a.stk" "$rpid" || fail "stkrec -F 199 never started"
+bg dd if=/dev/zero of=/dev/null bs=512
+dd=$bg_pid
+# Two flushes, and a kernel stack of dd among the counts.
+dd_seen() {
+	[ "$(stat_of "$tmp/a.stk" flushes)" -ge 2 ] &&
+		"$DUMP" "$tmp/a.stk" 2>/dev/null |
+		awk -F'\t' -v p="$dd" '$1 == "CNTS" && $2 == p && $6 >= 0 { f = 1 } END { exit !f }'
+}
+wait_until dd_seen || fail "no kernel stack of dd in the file"
+kill -INT "$rpid"
+wait "$rpid"
 rc=$?
-check "stkrec -F 199 2: exit 0 (got $rc: $(cat "$tmp/rec.out"))" [ "$rc" -eq 0 ]
+stop "$dd"
+check "stkrec -F 199, stopped by SIGINT: exit 0 (got $rc)" [ "$rc" -eq 0 ]
 "$DUMP" "$tmp/a.stk" > "$tmp/a.dump"
 # "B R": B return addresses covered where the byte before is not, of R.
 awk -F'\t' "$AWK_HEX"'
@@ -57,7 +72,7 @@ check "no kernel return address is named but the byte before it not ($b of $r: $
 "$REP" -f folded -K "$tmp/a.stk" 2> "$tmp/rep.err" | grep 'start_kernel;' > "$tmp/boot.folded"
 n=$(wc -l < "$tmp/boot.folded")
 if [ "$n" -eq 0 ]; then
-	echo "note: CPU 0 was never idle in 2 s: no boot CPU idle stack to look at"
+	echo "note: CPU 0 was never idle while recording: no boot CPU idle stack to look at"
 else
 	bad=$(grep -c '\[unknown\];start_kernel;' "$tmp/boot.folded")
 	good=$(grep -c ';x86_64_start_reservations;start_kernel;' "$tmp/boot.folded")

@@ -61,10 +61,14 @@ mknod "$od/mynull" c 1 3
 failed_start "$od/mynull"
 check "failed start, -o a device node: it is still there" [ -c "$od/mynull" ]
 
-# -o a FIFO with a reader.
+# -o a FIFO with a reader.  The reader is gone before the next one comes
+# (stopped if it still waits): two readers of one FIFO would share what
+# the recording below writes.
 mkfifo "$od/fifo"
 bg cat "$od/fifo" > "$tmp/fifo.got"
+reader=$bg_pid
 failed_start "$od/fifo"
+stop "$reader"
 check "failed start, -o a FIFO: it is still there" [ -p "$od/fifo" ]
 check "failed start: no temporary left ($(leftovers))" [ -z "$(leftovers)" ]
 

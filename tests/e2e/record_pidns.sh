@@ -8,7 +8,10 @@
 # "comm (HOSTPID, ns pid N)" in text.  A process of the host's namespace,
 # recorded alongside, has neither.  Both pids are those the shells saw:
 # $! inside the namespace, $! outside it.  The namespaced process has
-# exited long before the report (no /proc/PID to read there).
+# exited long before the report (no /proc/PID to read there).  Each
+# cpuwork does a fixed amount of work (-n 500: about half a CPU second,
+# 100 samples at 199 Hz), never a time a busy machine may eat, and runs
+# as the recording's CMD: recorded from its first instruction.
 #
 # Exit 77 (skip) when BPF cannot be used here, or unshare --pid cannot.
 
@@ -21,9 +24,9 @@ unshare --pid --fork --mount-proc true 2>/dev/null || skip_test "unshare --pid -
 
 # Two cpuworks: one in the host's namespace (its pid in host.pid), one in a
 # new PID namespace (its pid there in ns.pid).
-"$REC" -q -o "$tmp/ns.stk" -- sh -c '
-	"$1" 1 >/dev/null & echo $! >"$2/host.pid"
-	unshare --pid --fork --mount-proc sh -c "\"\$0\" 1 >/dev/null & echo \$! >\"\$1/ns.pid\"; wait" "$1" "$2"
+"$REC" -q -F 199 -o "$tmp/ns.stk" -- sh -c '
+	"$1" -n 500 >/dev/null & echo $! >"$2/host.pid"
+	unshare --pid --fork --mount-proc sh -c "\"\$0\" -n 500 >/dev/null & echo \$! >\"\$1/ns.pid\"; wait" "$1" "$2"
 	wait' sh "$CW" "$tmp" >/dev/null 2>"$tmp/rec.err" ||
 	fail "stkrec -- unshare --pid" "$(cat "$tmp/rec.err")"
 host=$(cat "$tmp/host.pid" 2>/dev/null)
