@@ -139,6 +139,7 @@ struct mmapwatch {
 	size_t nr_cpus;
 	size_t page_size;
 	int kernel_bids;
+	uint32_t root;		/* TREE: the first process added (-- CMD), or 0 */
 	uint64_t gen;
 	uint8_t *buf;		/* records gathered by one drain */
 	size_t len, cap;
@@ -726,10 +727,16 @@ int mmapwatch__add(struct mmapwatch *w, uint32_t tgid)
 {
 	if (proc_find(w, tgid))
 		return 0;
-	return proc_new(w, tgid) ? 0 : -ENOMEM;
+	if (!proc_new(w, tgid))
+		return -ENOMEM;
+	if (w->follow == MMAPWATCH_TREE && !w->root && !w->cpus)
+		w->root = tgid;
+	return 0;
 }
 
-static int open_dummy(int cpu, size_t data_size, int build_id)
+/* @pid > 0: that task and, inherited, every task it starts from now on;
+ * else every task on @cpu. */
+static int open_dummy(int cpu, size_t data_size, int build_id, int pid)
 {
 	struct perf_event_attr attr = {
 		.type = PERF_TYPE_SOFTWARE,
@@ -752,10 +759,12 @@ static int open_dummy(int cpu, size_t data_size, int build_id)
 		 * it drains before every flush anyway. */
 		.watermark = 1,
 		.wakeup_watermark = (uint32_t)(data_size / 4),
+		.inherit = pid > 0,
 	};
 	int fd;
 
-	fd = (int)syscall(SYS_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+	fd = (int)syscall(SYS_perf_event_open, &attr, pid > 0 ? pid : -1, cpu, -1,
+			  PERF_FLAG_FD_CLOEXEC);
 	return fd < 0 ? -errno : fd;
 }
 
@@ -773,12 +782,18 @@ int mmapwatch__open(struct mmapwatch *w, const int *cpus, size_t nr_cpus, size_t
 		w->cpus[i].fd = -1;
 	w->nr_cpus = nr_cpus;
 	w->kernel_bids = 1;
+	/*
+	 * -- CMD: the events follow CMD's tree only (as perf record -- CMD's
+	 * do), so the mmaps of the rest of a busy machine neither fill the
+	 * rings, which lost the tree's own records under load, nor cost a
+	 * read.  -p and system-wide: every task's, filtered here.
+	 */
 	for (i = 0; i < nr_cpus; i++) {
-		fd = open_dummy(cpus[i], data_size, w->kernel_bids);
+		fd = open_dummy(cpus[i], data_size, w->kernel_bids, (int)w->root);
 		if (fd == -EINVAL && w->kernel_bids && i == 0) {
 			/* Before Linux 5.12 the build_id bit is reserved. */
 			w->kernel_bids = 0;
-			fd = open_dummy(cpus[i], data_size, 0);
+			fd = open_dummy(cpus[i], data_size, 0, (int)w->root);
 		}
 		if (fd < 0) {
 			err = fd;

@@ -66,6 +66,9 @@ int mmapwatch__add(struct mmapwatch *w, uint32_t tgid);
  * of @pages pages (a power of 2).  Asks for build-ids in the records;
  * on kernels before 5.12, which refuse that, opens without them (the
  * files' build-ids are then read by path, see mmapwatch__snapshot()).
+ * TREE with a process added before: the events are that process's,
+ * inherited by every task it starts (the rest of the machine's mappings
+ * never reach the rings); otherwise every task's.
  * Returns 0, or perf_event_open()'s / mmap()'s -errno (nothing stays open).
  */
 int mmapwatch__open(struct mmapwatch *w, const int *cpus, size_t nr_cpus, size_t pages);

@@ -175,11 +175,6 @@ int procs__kernel_build_ids(const struct procs *p)
 	return p->mw && mmapwatch__kernel_build_ids(p->mw);
 }
 
-int procs__follow(struct procs *p, uint32_t pid)
-{
-	return p->mw ? mmapwatch__add(p->mw, pid) : 0;
-}
-
 size_t procs__nr_fds(const struct procs *p)
 {
 	return p->mw ? mmapwatch__nr_fds(p->mw) : 0;

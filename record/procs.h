@@ -56,7 +56,8 @@ void procs__free(struct procs *p);
 
 /*
  * procs__watch() - start the mmap watcher for @follow's processes (@pids:
- * -p's, followed from now on) on every online CPU, whatever -C says: a
+ * -p's, or -- CMD's stopped before its exec, followed from now on; CMD's
+ * tree only is watched) on every online CPU, whatever -C says: a
  * process maps on any CPU.  Returns 0, -ENOMEM, or the -errno that keeps
  * the watcher from opening (perf_event_open() refused...): then there is
  * none, and every snapshot comes from /proc/PID/maps.
@@ -67,10 +68,6 @@ int procs__watch(struct procs *p, enum mmapwatch_follow follow, const uint32_t *
 /* 1 if the watcher runs and the kernel puts build-ids in its records
  * (MMAP2 build-ids need Linux 5.12+). */
 int procs__kernel_build_ids(const struct procs *p);
-
-/* Follow @pid too (-- CMD, stopped before its exec).  0 without a
- * watcher.  Returns 0 or -ENOMEM. */
-int procs__follow(struct procs *p, uint32_t pid);
 
 /* The watcher's fds, for epoll (readable: call procs__drain_events()). */
 size_t procs__nr_fds(const struct procs *p);

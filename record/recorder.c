@@ -751,7 +751,13 @@ static int open_mmapwatch(struct recorder *rec)
 		return 0;
 	}
 	follow = o->cmd ? MMAPWATCH_TREE : o->nr_pids ? MMAPWATCH_LISTED : MMAPWATCH_ALL;
-	err = procs__watch(rec->procs, follow, o->pids, o->nr_pids);
+	if (rec->child) {
+		uint32_t pid = (uint32_t)child__pid(rec->child);
+
+		err = procs__watch(rec->procs, follow, &pid, 1);
+	} else {
+		err = procs__watch(rec->procs, follow, o->pids, o->nr_pids);
+	}
 	if (err == -ENOMEM)
 		return recorder__errorf(rec, err, "out of memory");
 	if (err) {
@@ -844,23 +850,19 @@ int recorder__start(struct recorder *rec)
 					o->output);
 	if (err)
 		return recorder__errorf(rec, err, "%s: %s", o->output, strerror(-err));
-	err = open_mmapwatch(rec);
-	err = err ?: write_start_meta(rec);
-	if (err)
-		goto fail;
-
+	/* CMD first, stopped before its exec: the watcher's events are
+	 * opened on it and see the exec. */
 	if (o->cmd) {
 		rec->child = child__spawn(o->cmd);
 		if (!rec->child) {
 			err = recorder__errorf(rec, -errno, "fork: %s", strerror(errno));
 			goto fail;
 		}
-		/* Stopped before its exec: the watcher sees the exec. */
-		if (procs__follow(rec->procs, (uint32_t)child__pid(rec->child))) {
-			err = recorder__errorf(rec, -ENOMEM, "out of memory");
-			goto fail;
-		}
 	}
+	err = open_mmapwatch(rec);
+	err = err ?: write_start_meta(rec);
+	if (err)
+		goto fail;
 	err = rec->ops->open(&rec->mode, o, rec->child != NULL, &rec->maps, rec);
 	if (!err) {
 		stackstore__set_map(rec->stacks, rec->maps.stacks_fd);

@@ -18,6 +18,11 @@
 # recording whose side-band ring buffer overflowed (STAT mmap_events_lost,
 # a machine-wide exec storm) is made again, up to 3 times; if every one
 # lost records, only the checks above are made and a note says so.
+#  - -- CMD's side-band is CMD's tree's only: an exec storm of another
+#    process (300 execs of /bin/true while CMD waits on a FIFO) reaches
+#    neither the recording's rings nor its STAT (fewer records read than
+#    the storm's execs; before, every process's mmaps filled the rings and
+#    a busy machine lost the tree's own).
 # Exit 77 only when BPF cannot be used (not root, or no BTF).
 
 . "$(dirname "$0")/lib/harness.sh"
@@ -68,4 +73,22 @@ for mode in self fork; do
 			[ "$blind" -le 2 ]
 	fi
 done
+
+# ---- -- CMD watches CMD's tree only -------------------------------------
+mkfifo "$tmp/go"
+bg "$REC" -q -U -o "$tmp/tree.stk" -- sh -c "read x < '$tmp/go'"
+rec=$bg_pid
+if wait_sampling "$tmp/tree.stk" "$rec"; then
+	i=0
+	while [ $i -lt 300 ]; do
+		/bin/true
+		i=$((i + 1))
+	done
+	echo go > "$tmp/go"
+fi
+wait "$rec"
+rc=$?
+records=$(stat_of "$tmp/tree.stk" mmap_event_records)
+check "CMD's tree only: exit 0, fewer side-band records than another process's 300 execs ($rc; $records records, $(stat_of "$tmp/tree.stk" mmap_events_lost) lost)" \
+	[ "$rc" -eq 0 -a "$records" -gt 0 -a "$records" -lt 300 -a "$(stat_of "$tmp/tree.stk" mmap_events_lost)" -eq 0 ]
 finish
