@@ -14,7 +14,10 @@
 # -F above the maximum is refused (record_errors.sh).
 #
 # Runs alone: sampling every CPU at the kernel's maximum rate for seconds
-# would load the machine under other tests' recordings.
+# would load the machine under other tests' recordings.  A kernel whose
+# sampling costs too much lowers kernel.perf_event_max_sample_rate by
+# itself (machine-wide, for every later test): the value found is put back
+# on exit.
 # harness: exclusive
 
 . "$(dirname "$0")/lib/harness.sh"
@@ -24,6 +27,8 @@ need_bpf
 need_pprof_tools
 
 max=$(cat /proc/sys/kernel/perf_event_max_sample_rate)
+at_exit='[ "$(cat /proc/sys/kernel/perf_event_max_sample_rate)" = "$max" ] ||
+	echo "$max" > /proc/sys/kernel/perf_event_max_sample_rate'
 for hz in 49 "$max"; do
 	f=$tmp/r$hz.stk
 	"$REC" -F "$hz" -o "$f" -- "$CW" 1 2> "$tmp/r$hz.err"

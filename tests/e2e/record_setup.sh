@@ -17,8 +17,10 @@
 . "$(dirname "$0")/lib/harness.sh"
 . "$top/tests/e2e/lib/record.sh"
 
-bg "$CW" 30 1
-sleep 0.2
+# Something to sample, until the test stops it (an hour only bounds a test
+# that dies without its trap).
+bg "$CW" 3600 1
+cw=$bg_pid
 
 # ---- DURATION from the start of sampling ------------------------------------
 "$REC" -q --stack-storage-size 262144 -o "$tmp/d.stk" 0.3 2> "$tmp/d.err"
@@ -35,16 +37,14 @@ check "samples were taken for the 0.3 s asked ($(stat_of "$tmp/d.stk" samples))"
 	END { printf "%.0f\n", t1 - (m + s) }' > "$tmp/d.span"
 check "the counts cover DURATION from the start of sampling ($(cat "$tmp/d.span") ns)" \
 	[ "$(cat "$tmp/d.span")" -ge 300000000 ]
+stop "$cw"
 
 # ---- kernel memory per entry ---------------------------------------------------
 n=65536
-bg "$REC" -q --stack-storage-size $n -o "$tmp/m.stk" 30
+bg "$REC" -q --stack-storage-size $n -o "$tmp/m.stk"
 rpid=$bg_pid
-i=0
-while [ "$(stat_of "$tmp/m.stk" flushes 2>/dev/null)" -lt 1 ] && [ $i -lt 200 ]; do
-	sleep 0.1
-	i=$((i + 1))
-done
+# Its maps are made (and their memory charged) before it samples.
+wait_sampling "$tmp/m.stk" "$rpid" || fail "stkrec --stack-storage-size $n starts sampling"
 # The maps of N entries (the stacks set and the two counts maps) and the
 # ring of N * 64 bytes.
 bytes=0

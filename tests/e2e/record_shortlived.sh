@@ -110,19 +110,15 @@ check "-- CMD: exit 0 (got $rc: $(cat "$tmp/cmd.out"))" [ "$rc" -eq 0 ]
 echo "     META mmap_events: $(meta_of "$tmp/cmd.stk" mmap_events)"
 verify "$tmp/cmd.stk" cmd
 
-# System-wide, the runs started by another process while recording.
+# System-wide, the runs started by another process once the recorder
+# samples (its output exists only then), and the recorder stopped once they
+# are done: no DURATION that a slow machine could outrun.
 # stkrec itself in the background, not rec(): the shell would fork for the
-# function, and the SIGINT below would reach that shell instead of stkrec
-# (which then recorded its whole 30 s).
+# function, and the SIGINT below would reach that shell instead of stkrec.
 # shellcheck disable=SC2086 # word splitting of the options is wanted
-bg "$REC" -q -F 499 $STK_SHORTLIVED_OPTS -o "$tmp/all.stk" 30 > "$tmp/all.out" 2>&1
+bg "$REC" -q -F 499 $STK_SHORTLIVED_OPTS -o "$tmp/all.stk" > "$tmp/all.out" 2>&1
 rpid=$bg_pid
-i=0
-while [ ! -s "$tmp/all.stk" ] && [ $i -lt 100 ]; do
-	sleep 0.1
-	i=$((i + 1))
-done
-sleep 1 # attached: the file exists before the BPF programs load
+wait_sampling "$tmp/all.stk" "$rpid" || fail "system-wide: stkrec starts sampling ($(cat "$tmp/all.out"))"
 sh -c "for i in \$(seq $runs); do $CW -n 50 & echo \$! >> $tmp/all.pids; wait; done"
 kill -INT "$rpid"
 wait "$rpid"

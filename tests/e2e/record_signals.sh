@@ -5,9 +5,11 @@
 # shell (which starts it with SIGINT ignored) and sent SIGINT or SIGTERM as
 # soon as it catches them -- which it now does first thing in main(), so
 # the signal lands while it checks options, opens the output or loads its
-# BPF programs -- stops by itself (within a bound of 20 s, far below its
-# 30 s duration: a lost signal would leave it running) with exit 0 and a
-# closed file ending for the reason "signal", in profile and offwake mode.
+# BPF programs -- stops by itself with exit 0 and a closed file ending for
+# the reason "signal", in profile and offwake mode.  It is given no
+# DURATION: a lost signal leaves it running, which the test sees after a
+# bound of 120 s that only keeps it from hanging.  And once it samples
+# (its output exists), a SIGINT stops it the same way.
 #
 # Not tested, because no program can help it: a SIGINT sent before main()
 # runs (in the forked shell, or while ld.so loads stkrec's libraries) meets
@@ -28,45 +30,50 @@ sig_bits() {
 	done < "/proc/$1/status"
 } 2>/dev/null
 
-# The premise: sh starts a background job with SIGINT ignored.
-bg sh -c 'sleep 3 & echo $! > '"$tmp/sleep.pid"'; wait'
-while [ ! -s "$tmp/sleep.pid" ]; do sleep 0.01; done
+# The premise: sh starts a background job with SIGINT ignored.  The job
+# sleeps until the test has looked and kills it.
+bg sh -c 'sleep 3600 & echo $! > '"$tmp/sleep.pid"'; wait'
+at_exit='[ -s "$tmp/sleep.pid" ] && kill "$(cat "$tmp/sleep.pid")" 2> /dev/null'
+wait_until [ -s "$tmp/sleep.pid" ]
 sig_bits "$(cat "$tmp/sleep.pid")" SigIgn
 ign=$bits
+kill "$(cat "$tmp/sleep.pid")"
 # One command for check: "check ... [ A ] && [ B ]" would run B outside it.
 check "premise: a background job of sh starts with SIGINT ignored (SigIgn $ign)" \
 	[ $((${ign:-0} & 2)) -eq 2 ]
 
-# stop_early SIG MODE: start "stkrec MODE -q -o FILE 30 &" and send SIG as
-# soon as stkrec catches SIGINT and SIGTERM (which stkrec now sets up
-# first thing in main, before checking options, opening the output or
-# loading BPF), then wait up to 20 s for it to end.
+# stop_early SIG MODE: start "stkrec MODE -q -o FILE &" (no DURATION) and
+# send SIG as soon as stkrec catches SIGINT and SIGTERM (which stkrec now
+# sets up first thing in main, before checking options, opening the
+# output or loading BPF), then wait for it to end.
 stop_early() {
 	sig=$1 mode=$2 f=$tmp/$1-$2.stk
-	bg "$REC" "$mode" -q -o "$f" 30 2> "$tmp/$sig-$mode.err"
+	bg "$REC" "$mode" -q -o "$f" 2> "$tmp/$sig-$mode.err"
 	pid=$bg_pid
-	i=0
-	while [ $i -lt 100000 ]; do
+	# Polled without a pause (the point is to catch stkrec early), then,
+	# should a busy machine not have run it yet, every 0.1 s up to 120 s.
+	i=0 ready=no
+	while [ $i -lt 101200 ]; do
 		# After the exec: until then the forked shell has the test's
 		# own INT/TERM traps.  exec resets caught signals, so then
 		# SigCgt is stkrec's.
 		comm=
 		read -r comm < "/proc/$pid/comm" 2>/dev/null
 		i=$((i + 1))
+		[ $i -gt 100000 ] && sleep 0.1
 		[ "$comm" = stkrec ] || continue
 		sig_bits "$pid" SigCgt
-		[ -n "$bits" ] && [ $((bits & 0x4002)) -eq $((0x4002)) ] && break
+		[ -n "$bits" ] && [ $((bits & 0x4002)) -eq $((0x4002)) ] && { ready=yes; break; }
 	done
+	if [ $ready = no ]; then
+		fail "$mode, SIG$sig at start: stkrec never caught SIGINT and SIGTERM ($(cat "$tmp/$sig-$mode.err"))"
+		return
+	fi
 	existed=no
 	[ -e "$f" ] && existed=yes
 	kill "-$sig" "$pid"
-	i=0
-	while kill -0 "$pid" 2>/dev/null && [ $i -lt 200 ]; do
-		sleep 0.1
-		i=$((i + 1))
-	done
-	if kill -0 "$pid" 2>/dev/null; then
-		fail "$mode, SIG$sig at start (output existed: $existed): still running after 20 s"
+	if ! wait_until sh -c '! kill -0 "$1" 2> /dev/null' - "$pid"; then
+		fail "$mode, SIG$sig at start (output existed: $existed): still running after 120 s"
 		kill -KILL "$pid"
 		wait "$pid" 2>/dev/null
 		return
@@ -85,27 +92,20 @@ stop_early TERM profile
 stop_early INT offwake
 stop_early TERM offwake
 
-# The same shell, a signal once stkrec records: the usual stop.
-bg "$REC" -q -o "$tmp/late.stk" 30
+# The same shell, a signal once stkrec samples: the usual stop.
+bg "$REC" -q -o "$tmp/late.stk" 2> "$tmp/late.err"
 pid=$bg_pid
-i=0
-while [ ! -s "$tmp/late.stk" ] && [ $i -lt 200 ]; do
-	sleep 0.1
-	i=$((i + 1))
-done
-sleep 1
+wait_sampling "$tmp/late.stk" "$pid" || fail "profile: stkrec starts sampling ($(cat "$tmp/late.err"))"
 kill -INT "$pid"
-i=0
-while kill -0 "$pid" 2>/dev/null && [ $i -lt 200 ]; do
-	sleep 0.1
-	i=$((i + 1))
-done
 alive=no
-kill -0 "$pid" 2>/dev/null && alive=yes
-check "profile, SIGINT while recording (background job): stopped within 20 s" [ $alive = no ]
+wait_until sh -c '! kill -0 "$1" 2> /dev/null' - "$pid" || alive=yes
+check "profile, SIGINT while recording (background job): stopped" [ $alive = no ]
+[ $alive = yes ] && kill -KILL "$pid"
 wait "$pid"
-check "profile, SIGINT while recording: exit 0" [ $? -eq 0 ]
+rc=$?
+check "profile, SIGINT while recording: exit 0 (got $rc: $(cat "$tmp/late.err"))" [ $rc -eq 0 ]
 "$REP" info "$tmp/late.stk" > "$tmp/late.info" 2>&1
 check "profile, SIGINT while recording: the file is closed cleanly" grep -q '^verdict: OK' "$tmp/late.info"
+check "profile, SIGINT while recording: META end_reason signal" [ "$(meta_of "$tmp/late.stk" end_reason)" = signal ]
 
 finish

@@ -4,40 +4,67 @@
 # record_targets: stkrec -p / -t stops once every target is gone, as perf
 # record -p does, with one line saying so (also when a DURATION was given:
 # nothing is left to record), exit 0 and META end_reason "targets"; with
-# two targets it waits for the second.  Each stkrec runs under timeout(1)
-# only so that one that never stops fails instead of hanging the suite.
+# two targets it waits for the second (still recording once the first is
+# gone and the second has used 0.2 s of CPU since, and it has samples of
+# the second).  The targets run until the test stops them (SIGTERM), and
+# only once every recorder samples: their end is the event under test.
+# Each stkrec runs under timeout(1) only so that one that never stops
+# fails instead of hanging the suite.
 
 . "$(dirname "$0")/lib/harness.sh"
 . "$top/tests/e2e/lib/record.sh"
 need_bpf
 
-# The workloads, each a few seconds long: longer than stkrec takes to
-# start on a loaded machine, so that each is sampled before it ends.
-bg "$CW" 4
+# The workloads: an hour only bounds a test that dies without its trap.
+bg "$CW" 3600
 p1=$bg_pid
-bg "$CW" 4 2
+bg "$CW" 3600 2
 p2=$bg_pid
-bg "$CW" 4
+bg "$CW" 3600
 p3=$bg_pid
-bg "$CW" 6
+bg "$CW" 3600
 p4=$bg_pid
-bg "$CW" 4
+bg "$CW" 3600
 p5=$bg_pid
-sleep 0.3
-t2=$(ls "/proc/$p2/task" | grep -v "^$p2\$" | head -1)
+# p2's second thread, once it exists.
+second_thread() {
+	t2=$(ls "/proc/$p2/task" 2>/dev/null | grep -v "^$p2\$" | head -1)
+	[ -n "$t2" ]
+}
+wait_until second_thread || fail "cpuwork $p2 starts its second thread"
 
-# rec NAME STKREC-ARGS...: stkrec under timeout in the background; its
-# exit status in $tmp/NAME.rc, stderr in $tmp/NAME.err.
+# rec NAME STKREC-ARGS...: stkrec under timeout in the background (the
+# subshell's pid in $pid_NAME); its exit status in $tmp/NAME.rc, stderr in
+# $tmp/NAME.err.
 rec() {
 	_n=$1
 	shift
 	( timeout 120 "$REC" -o "$tmp/$_n.stk" "$@" 2> "$tmp/$_n.err"; echo $? > "$tmp/$_n.rc" ) &
+	eval "pid_$_n=\$!"
 }
 rec p -p "$p1"
 rec t -t "$t2"
 rec two -p "$p3,$p4"
 rec dur -p "$p5" 600
 rec q -q -p "$p1"
+for n in p t two dur q; do
+	eval "wait_sampling \"\$tmp/\$n.stk\" \$pid_$n" ||
+		fail "$n: stkrec starts sampling ($(cat "$tmp/$n.err"))"
+done
+
+# The first of two targets goes: the recorder stays until the second has
+# used 0.2 s of CPU after it (a recorder that stopped at the first would
+# have been told by its pidfd at once).
+stop "$p3"
+c4=$(cpu_ticks "$p4")
+ran() { [ "$(cpu_ticks "$p4")" -ge $((c4 + 20)) ]; }
+wait_until ran || fail "cpuwork $p4 runs"
+alive=no
+kill -0 "$pid_two" 2> /dev/null && alive=yes
+check "two -p targets: still recording once the first has gone ($alive)" [ $alive = yes ]
+for p in $p1 $p2 $p4 $p5; do
+	stop "$p"
+done
 wait
 
 for n in p t two dur; do
