@@ -19,11 +19,11 @@
 . "$top/tests/e2e/lib/record.sh"
 . "$top/tests/e2e/lib/offcpu.sh"
 
-# Long enough to outlast twelve setups on a loaded machine: DURATION
-# counts from when each recording starts sampling.
-start_offwork 30
+# Both run until the test ends, however long twelve setups take on a
+# loaded machine: DURATION counts from when each recording starts sampling.
+start_offwork
 a_pid=$ow_pid a_waiter=$ow_waiter a_writer=$ow_writer
-start_offwork 30
+start_offwork
 b_pid=$ow_pid
 
 # rec NAME MODE ARGS...: record in the background for 2 s into $tmp/NAME.stk.

@@ -17,30 +17,37 @@
 #    program of another recorder, unloaded before the flush could name it
 #    (an interrupt that wakes a thread can land in any program);
 #  - offcpu mode too.
+# offwork runs until the test stops it, and each recorder runs until the
+# test has read /proc/kallsyms while its programs are loaded (after its
+# first flush) and then stops it with SIGTERM: no fixed duration that a
+# busy machine's start-up could eat (seen: no stack started in stkrec's
+# own sched_switch program, a count of 0, under a loaded make check: a 4 s
+# offwork had ended before its 2 s recording did).
 # Exit 77 only when BPF cannot be used (not root, or no BTF).
-#
-# Runs alone: under a loaded parallel make check no stack started in
-# stkrec's own sched_switch program once (a count of 0).
-# harness: exclusive
 
 . "$(dirname "$0")/lib/harness.sh"
 . "$top/tests/e2e/lib/record.sh"
 . "$top/tests/e2e/lib/offcpu.sh"
 
+# flushed FILE: the recording FILE has had a flush with offwork's episodes.
+flushed() {
+	[ "$(stat_of "$1" flushes 2>/dev/null)" -ge 1 ] 2>/dev/null &&
+		[ "$(rows_of "$1" 2 "$ow_pid" 2>/dev/null)" -gt 0 ] 2>/dev/null
+}
+
 for mode in offwake offcpu; do
-	start_offwork 4
-	bg "$REC" $mode -q -p "$ow_pid" -o "$tmp/$mode.stk" 2 > "$tmp/$mode.out" 2>&1
+	start_offwork
+	bg "$REC" $mode -q -p "$ow_pid" -o "$tmp/$mode.stk" > "$tmp/$mode.out" 2>&1
 	rpid=$bg_pid
-	# After the first flush the programs are loaded, and stay until stkrec
+	# After the first flush the programs are loaded and have counted
+	# offwork's blocks (it blocks every 10 ms), and they stay until stkrec
 	# exits: /proc/kallsyms then lists them.
-	i=0
-	while [ "$(stat_of "$tmp/$mode.stk" flushes 2>/dev/null)" -lt 1 ] && [ $i -lt 100 ]; do
-		sleep 0.1
-		i=$((i + 1))
-	done
+	wait_sampling "$tmp/$mode.stk" "$rpid" &&
+		wait_until flushed "$tmp/$mode.stk"
 	kallsyms_snapshot "$tmp/$mode.kallsyms"
-	wait "$rpid"
+	stop "$rpid"
 	rc=$?
+	stop_offwork
 	check "$mode -p offwork: exit 0 (got $rc: $(cat "$tmp/$mode.out"))" [ "$rc" -eq 0 ]
 	"$DUMP" "$tmp/$mode.stk" > "$tmp/$mode.dump"
 	nb=$(stat_of "$tmp/$mode.stk" kaddrs_named_bpf)
@@ -69,7 +76,7 @@ check "offwake: rows with a waker kernel stack ($wk)" [ "$wk" -gt 0 ]
 
 # --kallsyms=full keeps the whole table and never runs the symbolizer: the
 # counter is absent, so it does tell the two paths apart.
-start_offwork 3
+start_offwork
 "$REC" offwake -q --kallsyms=full -p "$ow_pid" -o "$tmp/full.stk" 1 > "$tmp/full.out" 2>&1
 rc=$?
 check "offwake --kallsyms=full: exit 0 (got $rc: $(cat "$tmp/full.out"))" [ "$rc" -eq 0 ]

@@ -1,11 +1,14 @@
 #!/bin/sh
 # SPDX-License-Identifier: BSD-2-Clause
 #
-# offcpu_offcpu: stkrec offcpu records samples/offwork for 3 s and
+# offcpu_offcpu: stkrec offcpu -p records samples/offwork (which runs
+# until the test stops it) for 3 s and
 #  - the waiter's blocked time is attributed to its known function: nearly
 #    all of it under ...waiter_loop;waiter_block...;schedule in the folded
 #    report, and it is within 10% of the wall time;
-#  - the writer's sleeps are under writer_sleep and writer_nap;
+#  - the writer's sleeps are under writer_sleep and writer_nap: together
+#    >= 90% of the wall time, writer_sleep (10 ms a round) the larger
+#    (the nap is 100 us);
 #  - rows have no waker (tgid 0, comm "", stacks -ENOENT), and the report
 #    is offcputime's folded layout (no "--") in microseconds;
 #  - the text report has offcputime's layout ("-  comm (tid)").
@@ -14,16 +17,17 @@
 # pointer, so the caller of read() (do_read) is skipped.
 # Exit 77 only when BPF cannot be used (not root, or no BTF).
 #
-# Runs alone: it asserts that the waiter's blocked time is within 10% of
-# the wall time, and under other tests' load a woken thread waits on the
-# runqueue (seen: 2.39 of 3.0 s blocked).
-# harness: exclusive
+# The waiter's blocked time runs from its switch-out to its switch-in, so
+# a busy machine's runqueue waits are in it: it stays near the wall time
+# beside a CPU hog (measured: 2.996 of 3.040 s).  What once took it to
+# 2.39 of 3.0 s was offwork's own end: a 6 s offwork that the recorder's
+# start-up on a loaded machine had half used up.
 
 . "$(dirname "$0")/lib/harness.sh"
 . "$top/tests/e2e/lib/record.sh"
 . "$top/tests/e2e/lib/offcpu.sh"
 
-start_offwork 6
+start_offwork
 "$REC" offcpu -q -p "$ow_pid" -o "$tmp/oc.stk" 3 > "$tmp/rec.out" 2>&1
 rc=$?
 check "offcpu -p: exit 0 (got $rc: $(cat "$tmp/rec.out"))" [ "$rc" -eq 0 ]
@@ -44,8 +48,14 @@ check "at least 99% of it is attributed to waiter_block ($in_fn us)" \
 	[ "$in_fn" -ge $((waiter * 99 / 100)) -a "$in_fn" -gt 0 ]
 sleep_us=$(sum_us '^ow-writer;.*;writer_loop;writer_sleep;.*;schedule;__schedule [0-9]+$')
 nap_us=$(sum_us '^ow-writer;.*;writer_loop;writer_nap;.*;schedule;__schedule [0-9]+$')
-check "the writer's time is under writer_sleep ($sleep_us us) and writer_nap ($nap_us us)" \
-	[ "$sleep_us" -gt $((wall_us * 8 / 10)) -a "$nap_us" -gt 0 ]
+# The writer too is blocked nearly all the time, in its two sleeps.  How
+# it splits moves with the load (a woken thread's runqueue wait is in its
+# block, and on a loaded machine it lengthens the 100 us nap most: seen
+# 2.30 s sleep, 0.58 s nap of 3.0), but every round sleeps 10 ms and naps
+# 100 us, each then waiting on the same runqueue, so writer_sleep stays
+# the larger.
+check "the writer's time is under writer_sleep ($sleep_us us) and writer_nap ($nap_us us): together >= 90% of the wall time, writer_sleep the larger" \
+	[ $((sleep_us + nap_us)) -ge $((wall_us * 9 / 10)) -a "$sleep_us" -gt "$nap_us" -a "$nap_us" -gt 0 ]
 dashes=$(grep -c -- ';--;' "$tmp/oc.folded")
 check "folded: no waker part ($dashes lines with --)" [ "$dashes" -eq 0 ]
 bad=$(offc "$tmp/oc.stk" | awk -F'\t' '$7 != 0 || $8 != 0 || $9 != "" || $10 != -2 || $11 != -2' | wc -l)
@@ -60,8 +70,10 @@ check "text: offcputime layout ('$want' then the value)" \
 	eval 'grep -qxF -- "$want" "$tmp/oc.txt" && grep -A1 -xF -- "$want" "$tmp/oc.txt" | tail -1 | grep -qE "^        [0-9]+$"'
 
 # ---- libc's read(), for the record --------------------------------------
-start_offwork -l 3
+stop_offwork
+start_offwork -l
 "$REC" offcpu -q -U -t "$ow_waiter" -o "$tmp/libc.stk" 1 > /dev/null 2>&1
+stop_offwork
 "$REP" -f folded "$tmp/libc.stk" 2>/dev/null | sort -k2 -n | tail -1 | sed 's/^/     libc read(): /'
 
 finish

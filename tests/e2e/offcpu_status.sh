@@ -4,14 +4,15 @@
 # offcpu_status: the off-CPU modes' status line and summary say what they
 # count -- blocking episodes and the time blocked -- not "samples"; the
 # blocked time is STAT offcpu_blocked_ns, which equals the sum of the OFFC
-# rows' blocked_ns.
+# rows' blocked_ns.  offwork runs until the test stops it: the recorders
+# attach to it with -p, and their 2 s count from when they are attached.
 # Exit 77 only when BPF cannot be used (not root, or no BTF).
 
 . "$(dirname "$0")/lib/harness.sh"
 . "$top/tests/e2e/lib/record.sh"
 . "$top/tests/e2e/lib/offcpu.sh"
 
-start_offwork 6
+start_offwork
 if command -v script > /dev/null; then
 	script -qec "$REC offwake -p $ow_pid -o $tmp/tty.stk 2" "$tmp/tty.txt" > /dev/null 2>&1
 	check "status line on a TTY: episodes and blocked time, updated in place" \

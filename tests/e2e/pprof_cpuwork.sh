@@ -4,28 +4,34 @@
 # stkreport -f pprof on a real recording: stkrec (BPF, root) records
 # samples/cpuwork with two threads; the profile must read back in protoc
 # and go tool pprof with the same function shares as the folded report of
-# the same capture, cpuwork as the main binary with its build-id, the
-# recorded period and times, and the process's labels.
+# the same capture, cpuwork's known leaf split (60/30/10 by call counts)
+# within share_ok's tolerance (4.5 binomial standard deviations of the
+# leaves' sample count, at least 2 points), cpuwork as the main binary
+# with its build-id, the recorded period and times, and the process's
+# labels.
+#
+# cpuwork runs a fixed amount of work (-n ROUNDS per thread) as -- CMD:
+# recorded from its first instruction, and its sample count comes from
+# the CPU time that work takes, not from how much of the machine a fixed
+# wall time gets it (next to other tests its ~600 samples of 3 s fell to
+# ~60, once too few for fixed +-5 point bounds).
 #
 # Exit 77 (skip) only when BPF cannot be used here (not root, no BTF) or
 # the pprof readers are not installed.
-#
-# Runs alone (tests/run-tests.sh): it asserts cpuwork's shares and sample
-# counts over a fixed time; next to other tests cpuwork gets a tenth of a
-# CPU and its ~600 samples drop to ~60, too few for those bounds.
-# harness: exclusive
 
 . "$(dirname "$0")/lib/harness.sh"
 . "$top/tests/e2e/lib/record.sh"
 . "$top/tests/e2e/lib/pprof.sh"
 need_pprof_tools
 
-HZ=199
+HZ=499
 # --unwind=fp: the mapping flags below say every cpuwork location has
 # lines, and .eh_frame unwinding (the default) goes on to cpuwork's _start,
 # which is crt1.o assembly without any.
-if ! "$REC" -q --unwind=fp -F $HZ -o "$tmp/cw.stk" -- "$CW" 3 2 >/dev/null 2>"$tmp/rec.err"; then
-	fail "stkrec -- cpuwork 3 2" "$(cat "$tmp/rec.err")"
+# 1500 rounds of ~1 ms of CPU per thread: ~750 samples each at 499 Hz, so
+# a leaf share's tolerance is ~5 points.
+if ! "$REC" -q --unwind=fp -F $HZ -o "$tmp/cw.stk" -- "$CW" -n 1500 2 >/dev/null 2>"$tmp/rec.err"; then
+	fail "stkrec -- cpuwork -n 1500 2" "$(cat "$tmp/rec.err")"
 	finish
 fi
 P=$tmp/cw.pb.gz
@@ -54,17 +60,17 @@ else
 	fail "go tool pprof -top shares differ from folded"
 fi
 
-# cpuwork's known split, read from pprof: leaves 60/30/10 within 5 points.
-leaves=$(awk -F'\t' '$1 ~ /^leaf_[abc]$/ { f[$1] = $2; t += $2 }
-	END { if (t) printf "%.0f %.0f %.0f", 100 * f["leaf_a"] / t, 100 * f["leaf_b"] / t, 100 * f["leaf_c"] / t }' \
-	"$tmp/top.pp")
-# shellcheck disable=SC2086
-set -- $leaves
-if [ $# = 3 ] && within "$1" 55 65 && within "$2" 25 35 && within "$3" 5 15; then
-	pass "leaf shares $1/$2/$3 (cpuwork's split 60/30/10)"
-else
-	fail "leaf shares '$leaves', cpuwork's split is 60/30/10 (+-5)"
-fi
+# cpuwork's known split, read from pprof: leaf_a, leaf_b, leaf_c have
+# identical bodies called 6, 3 and 1 times a round, so 60/30/10 of the
+# leaves' samples.  The counts are pprof's flat sample counts (-top).
+# shellcheck disable=SC2046 # four numbers, split on purpose
+set -- $(gopprof -top -sample_index=samples -nodecount=100000 -nodefraction=0 -edgefraction=0 "$P" 2>/dev/null |
+	awk '/^ *flat +flat%/ { on = 1; next }
+	on && NF >= 6 && $6 ~ /^leaf_[abc]$/ { f[$6] = $1; t += $1 }
+	END { printf "%d %d %d %d\n", f["leaf_a"], f["leaf_b"], f["leaf_c"], t }')
+share_ok "pprof: leaf_a of the leaves' samples" "$1" "$4" 60
+share_ok "pprof: leaf_b of the leaves' samples" "$2" "$4" 30
+share_ok "pprof: leaf_c of the leaves' samples" "$3" "$4" 10
 
 # Mapping 1 is cpuwork, with its build-id and full symbol flags.
 bid=$(readelf -n "$CW" | awk '/Build ID:/ { print $3 }')

@@ -9,22 +9,28 @@
 
 need_files "$OW"
 
-# start_offwork ARGS...: run offwork ARGS in the background and wait for its
-# "pid P waiter T writer T" line; sets ow_pid, ow_waiter, ow_writer.
+# start_offwork [-l]: run offwork [-l] in the background until the test
+# stops it (stop_offwork, or the harness on exit), never for a fixed time
+# a recorder's start-up on a busy machine could outlast (seen: "-p P: no
+# such process" after a 6 s offwork); wait for its "pid P waiter T writer
+# T" line and set ow_pid, ow_waiter, ow_writer.  A recorder attached with
+# -p/-t then finds it alive however long its start-up takes.
 start_offwork() {
-	_f=$tmp/offwork.$#.$(date +%s%N)
-	bg "$OW" "$@" > "$_f"
-	_i=0
-	while [ ! -s "$_f" ] && [ $_i -lt 100 ]; do
-		sleep 0.05
-		_i=$((_i + 1))
-	done
+	_f=$tmp/offwork.$(date +%s%N)
+	# A day: offwork's SECONDS, longer than any test waits for anything.
+	bg "$OW" "$@" 86400 > "$_f"
+	wait_until test -s "$_f"
 	set -- $(cat "$_f")
-	ow_pid=$2 ow_waiter=$4 ow_writer=$6
-	if [ -z "$ow_pid" ]; then
+	ow_pid=${2:-} ow_waiter=${4:-} ow_writer=${6:-}
+	if [ -z "$ow_pid" ] || [ "$ow_pid" != "$bg_pid" ]; then
 		fail "offwork did not start"
 		finish
 	fi
+}
+
+# stop_offwork: stop the offwork start_offwork started last.
+stop_offwork() {
+	stop "$ow_pid"
 }
 
 # offc FILE: the OFFC lines of FILE (fields as stkdump documents them).
