@@ -36,8 +36,10 @@ san() {
 	fi
 }
 
-san "record profile of cpuwork" "$AREC" -q -F 199 -o "$tmp/p1.stk" -- "$CW" 1
-san "record a second profile" "$AREC" -q -F 199 -o "$tmp/p2.stk" -- "$CW" 1
+# cpuwork -n: a fixed amount of work (about 0.5 s of CPU here), so the
+# profiles have samples however loaded the machine is.
+san "record profile of cpuwork" "$AREC" -q -F 199 -o "$tmp/p1.stk" -- "$CW" -n 500
+san "record a second profile" "$AREC" -q -F 199 -o "$tmp/p2.stk" -- "$CW" -n 500
 san "record offwake of offwork" "$AREC" offwake -q -o "$tmp/w1.stk" -- "$OW" 1
 san "record a second offwake" "$AREC" offwake -q -o "$tmp/w2.stk" -- "$OW" 1
 for c in p1 w1; do

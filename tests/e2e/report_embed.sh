@@ -13,9 +13,11 @@
 #    is gone; the capture holds only the covering line;
 #  - a process in its own mount namespace, its binary reachable only
 #    through a bind mount there: named, and its build-id recorded;
-#  - a binary deleted while it runs: named;
+#  - a binary deleted while it runs: named (its files removed once it has
+#    mapped them, the recording stopped two flushes later);
 #  - a recording killed with kill -9 (the embedded symbols flushed with the
 #    rows), its files then deleted: named;
+#  (those two workloads run until the test stops them: no sleeps.)
 #  - without embedded symbols, a container's root given with --sysroot;
 #  - a flipped byte in an ESYM chunk: one error line, and the rest reports.
 #
@@ -163,30 +165,59 @@ fi
 
 # ---- deleted while it runs --------------------------------------------------
 
+# flushes_past N: the recording in $rec_file has flushed N times or more.
+flushes_past() {
+	[ "$(stat_of "$rec_file" flushes 2>/dev/null)" -ge "$1" ]
+}
+# lib_mapped PIDFILE: the process named in PIDFILE has mapped the library.
+lib_mapped() {
+	[ -s "$1" ] && grep -q 'libembedwork\.so' "/proc/$(cat "$1")/maps" 2>/dev/null
+}
+
+# embedwork runs until the test stops it; its files go once it has mapped
+# both (not after a sleep: a slow exec would find the binary gone), and it
+# is stopped only after two flushes since, so that stacks sampled with the
+# files gone are written, their symbols embedded from the running process.
 copy_work "$tmp/del"
-"$REC" -q -o "$tmp/del.stk" -- sh -c \
-	"'$tmp/del/embedwork' 2 & sleep 0.3; rm -f '$tmp/del/embedwork' '$tmp/del/libembedwork.so'; wait" \
-	>/dev/null 2>"$tmp/del.err" || fail "stkrec -- deleted while running" "$(cat "$tmp/del.err")"
-check "the files were gone during the recording" test ! -e "$tmp/del/embedwork"
-"$REP" --no-debuginfod -f folded "$tmp/del.stk" >"$tmp/del.folded" 2>/dev/null
-all_named "$tmp/del.folded" "binary deleted while it ran"
+# embedwork is no child of this shell: should the test end early, the
+# harness's kill of the recorder would leave it running.
+at_exit='[ -s "$tmp/del.pid" ] && kill -KILL "$(cat "$tmp/del.pid")" 2>/dev/null'
+bg "$REC" -q -o "$tmp/del.stk" -- sh -c \
+	"'$tmp/del/embedwork' 3600 & echo \$! > '$tmp/del.pid'; wait; exit 0" \
+	>/dev/null 2>"$tmp/del.err"
+rpid=$bg_pid
+rec_file=$tmp/del.stk
+if wait_sampling "$tmp/del.stk" "$rpid" && wait_until lib_mapped "$tmp/del.pid"; then
+	rm -f "$tmp/del/embedwork" "$tmp/del/libembedwork.so"
+	f0=$(stat_of "$tmp/del.stk" flushes)
+	wait_until flushes_past $((f0 + 2)) || fail "deleted while running: no two flushes in 120 s"
+	kill -TERM "$(cat "$tmp/del.pid")"
+	wait "$rpid"
+	rc=$?
+	rm -f "$tmp/del.pid"	# gone: at_exit must not kill a reused pid
+	check "stkrec -- embedwork deleted while running: exit 0 (got $rc: $(cat "$tmp/del.err"))" [ $rc -eq 0 ]
+	"$REP" --no-debuginfod -f folded "$tmp/del.stk" >"$tmp/del.folded" 2>/dev/null
+	all_named "$tmp/del.folded" "binary deleted while it ran"
+else
+	fail "stkrec -- deleted while running: never sampling or never mapped the library" "$(cat "$tmp/del.err")"
+fi
 
 # ---- a recording killed with kill -9 keeps what it flushed ----------------
 
+# embedwork runs until the test stops it; the recorder is killed once it
+# has flushed twice after the first symbols were embedded, not after a time.
 copy_work "$tmp/k9"
-bg "$tmp/k9/embedwork" 60
+bg "$tmp/k9/embedwork" 3600
 wpid=$bg_pid
 bg "$REC" -q -p "$wpid" -o "$tmp/k9.stk"
 rpid=$bg_pid
-# Until two flushes after the first symbols were embedded, not for a time.
-i=0
-while [ $i -lt 300 ]; do
-	f=$(stat_of "$tmp/k9.stk" flushes 2>/dev/null)
-	e=$(stat_of "$tmp/k9.stk" esym_symbols_written 2>/dev/null)
-	[ "${e:-0}" -gt 0 ] && [ "${f:-0}" -ge 3 ] && break
-	sleep 0.1
-	i=$((i + 1))
-done
+esym_flushed() {
+	_e=$(stat_of "$tmp/k9.stk" esym_symbols_written 2>/dev/null)
+	_f=$(stat_of "$tmp/k9.stk" flushes 2>/dev/null)
+	[ "${_e:-0}" -gt 0 ] && [ "${_f:-0}" -ge 3 ]
+}
+wait_sampling "$tmp/k9.stk" "$rpid" && wait_until esym_flushed ||
+	fail "kill -9: the recorder never flushed embedded symbols (in 120 s)"
 kill -KILL "$rpid"
 wait "$rpid" 2>/dev/null
 stop "$wpid"

@@ -27,10 +27,13 @@ need_files "$OW"
 need_cmds zstd
 
 # Four recordings at once, then two (2 cores: cpuwork runs two in
-# parallel, the off-CPU workload sleeps).
-"$REC" -q -o "$tmp/pa.stk" -- "$CW" 2 > "$tmp/pa.out" 2>&1 &
+# parallel, the off-CPU workload sleeps).  cpuwork does a fixed amount of
+# work (-n ROUNDS, about 1.5 s of CPU here), not a time a loaded machine
+# could leave it without samples; every workload is -- CMD, recorded from
+# its first instruction.
+"$REC" -q -o "$tmp/pa.stk" -- "$CW" -n 1500 > "$tmp/pa.out" 2>&1 &
 p1=$!
-"$REC" -q -o "$tmp/pb.stk" -- "$CW" 2 > "$tmp/pb.out" 2>&1 &
+"$REC" -q -o "$tmp/pb.stk" -- "$CW" -n 1500 > "$tmp/pb.out" 2>&1 &
 p2=$!
 "$REC" offcpu -q -o "$tmp/oa.stk" -- "$OW" 1 > "$tmp/oa.out" 2>&1 &
 p3=$!
@@ -53,7 +56,7 @@ done
 	fail "a recording failed: $(cat "$tmp"/wa.out)"
 "$REC" offwake -q -o "$tmp/wb.stk" -- "$OW" 1 > "$tmp/wb.out" 2>&1 ||
 	fail "a recording failed: $(cat "$tmp"/wb.out)"
-"$REC" -q -F 99 -o "$tmp/p99.stk" -- "$CW" 1 > /dev/null 2>&1 ||
+"$REC" -q -F 99 -o "$tmp/p99.stk" -- "$CW" -n 500 > /dev/null 2>&1 ||
 	fail "recording at -F 99 failed"
 
 # fsum FILE...: folded lines summed by stack, sorted.

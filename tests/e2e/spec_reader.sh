@@ -13,7 +13,8 @@
 # every type (no BPF); concatenated and unfinished files; a truncated and a
 # damaged file, where both readers must report the errors at the same byte
 # offsets and recover the same chunks (SPEC.md section 7); then, as root with
-# BPF, real stkrec profile and offwake captures.
+# BPF, real stkrec profile and offwake captures (system-wide, each with
+# a workload of its own running throughout, so never empty).
 
 . "$(dirname "$0")/lib/harness.sh"
 W=$O/tests/tools/stkwrite-sample
@@ -138,6 +139,13 @@ if [ "$(id -u)" != 0 ] || [ ! -e /sys/kernel/btf/vmlinux ]; then
 	finish
 fi
 
+# System-wide, so that the captures hold many processes; but each with a
+# workload of the test's own that runs through the whole recording (started
+# before it, stopped after; DURATION counts from when sampling starts), so
+# that samples and episodes are there whatever else the machine does.
+need_files "$CW" "$OW"
+bg "$CW" 3600 > /dev/null
+wpid=$bg_pid
 if "$REC" -q -o "$tmp/p.stk" 2 > "$tmp/rec.log" 2>&1; then
 	compare "stkrec profile capture" "$tmp/p.stk"
 	total "stkrec profile capture" "meta mode" profile
@@ -146,7 +154,11 @@ if "$REC" -q -o "$tmp/p.stk" 2 > "$tmp/rec.log" 2>&1; then
 else
 	fail "stkrec profile" "$(tail -1 "$tmp/rec.log")"
 fi
+stop "$wpid"
 
+# offwork: its waiter is woken by its writer every 10 ms.
+bg "$OW" 3600 > /dev/null
+wpid=$bg_pid
 if "$REC" offwake -q -o "$tmp/w.stk" 2 > "$tmp/rec.log" 2>&1; then
 	compare "stkrec offwake capture" "$tmp/w.stk"
 	total "stkrec offwake capture" "meta mode" offwake
@@ -155,5 +167,6 @@ if "$REC" offwake -q -o "$tmp/w.stk" 2 > "$tmp/rec.log" 2>&1; then
 else
 	fail "stkrec offwake" "$(tail -1 "$tmp/rec.log")"
 fi
+stop "$wpid"
 
 finish
