@@ -68,7 +68,11 @@ int mmapwatch__add(struct mmapwatch *w, uint32_t tgid);
  * files' build-ids are then read by path, see mmapwatch__snapshot()).
  * TREE with a process added before: the events are that process's,
  * inherited by every task it starts (the rest of the machine's mappings
- * never reach the rings); otherwise every task's.
+ * never reach the rings); otherwise every task's.  As for perf record --
+ * CMD, a task of the tree that execs a set-user-ID or file-capability
+ * program (its mm no longer dumpable) loses the events, it and what it
+ * starts: the kernel reports it as exited, and its mappings then come
+ * from /proc/PID/maps when its samples need them.
  * Returns 0, or perf_event_open()'s / mmap()'s -errno (nothing stays open).
  */
 int mmapwatch__open(struct mmapwatch *w, const int *cpus, size_t nr_cpus, size_t pages);

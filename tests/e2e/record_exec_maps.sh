@@ -85,6 +85,8 @@ if wait_sampling "$tmp/tree.stk" "$rec"; then
 		i=$((i + 1))
 	done
 	echo go > "$tmp/go"
+else
+	kill -KILL "$rec" 2>/dev/null	# never sampling: its CMD waits on the FIFO
 fi
 wait "$rec"
 rc=$?
