@@ -7,8 +7,11 @@
 #    all of it under ...waiter_loop;waiter_block...;schedule in the folded
 #    report, and it is within 10% of the wall time;
 #  - the writer's sleeps are under writer_sleep and writer_nap: together
-#    >= 90% of the wall time, writer_sleep (10 ms a round) the larger
-#    (the nap is 100 us);
+#    >= 90% of the wall time; and from the OFFC rows (episode count and
+#    blocked ns per stack) each sleep is where the workload put it: every
+#    round sleeps 10 ms in writer_sleep then naps 100 us in writer_nap, so
+#    writer_sleep's nanosleep episodes hold at least 10 ms each, and the
+#    two functions' episode counts are equal within a few;
 #  - rows have no waker (tgid 0, comm "", stacks -ENOENT), and the report
 #    is offcputime's folded layout (no "--") in microseconds;
 #  - the text report has offcputime's layout ("-  comm (tid)").
@@ -48,14 +51,77 @@ check "at least 99% of it is attributed to waiter_block ($in_fn us)" \
 	[ "$in_fn" -ge $((waiter * 99 / 100)) -a "$in_fn" -gt 0 ]
 sleep_us=$(sum_us '^ow-writer;.*;writer_loop;writer_sleep;.*;schedule;__schedule [0-9]+$')
 nap_us=$(sum_us '^ow-writer;.*;writer_loop;writer_nap;.*;schedule;__schedule [0-9]+$')
-# The writer too is blocked nearly all the time, in its two sleeps.  How
-# it splits moves with the load (a woken thread's runqueue wait is in its
-# block, and on a loaded machine it lengthens the 100 us nap most: seen
-# 2.30 s sleep, 0.58 s nap of 3.0), but every round sleeps 10 ms and naps
-# 100 us, each then waiting on the same runqueue, so writer_sleep stays
-# the larger.
-check "the writer's time is under writer_sleep ($sleep_us us) and writer_nap ($nap_us us): together >= 90% of the wall time, writer_sleep the larger" \
-	[ $((sleep_us + nap_us)) -ge $((wall_us * 9 / 10)) -a "$sleep_us" -gt "$nap_us" -a "$nap_us" -gt 0 ]
+# The writer too is blocked nearly all the time, in its two sleeps.
+check "the writer's time is under writer_sleep ($sleep_us us) and writer_nap ($nap_us us): together >= 90% of the wall time" \
+	[ $((sleep_us + nap_us)) -ge $((wall_us * 9 / 10)) -a "$sleep_us" -gt 0 -a "$nap_us" -gt 0 ]
+# How the time splits between them moves with the load (a woken thread's
+# runqueue wait is in its block: seen 2.30 s sleep, 0.58 s nap of 3.0
+# beside a hog), but what the workload did does not: each round is one
+# nanosleep of 10 ms in writer_sleep, then one of 100 us in writer_nap.
+# A nanosleep's block lasts from the switch-out after its timer is armed
+# to the switch-in after it fires, so at least its length, less the few
+# us between arming and switching out.  So, over the OFFC rows of the
+# writer's voluntary blocks in nanosleep (kernel stack through
+# do_nanosleep and schedule: not its preemptions), by user stack:
+#  - writer_sleep's blocked ns >= 10 ms x its episodes, less 50 us an
+#    episode and one whole sleep (a round preempted between arming and
+#    switching out);
+#  - writer_sleep's and writer_nap's episode counts differ by at most
+#    2 + 1% (the recording cuts at most one round at each end; a
+#    preemption in that window can skip a nap's block altogether).
+# Time of writer_sleep's blocks put under writer_nap's stack fails the
+# first; whole episodes moved fail the second.
+nm -S "$OW" > "$tmp/ow.nm"
+"$DUMP" "$tmp/oc.stk" > "$tmp/oc.dump"
+set -- $(awk -F'\t' -v tid="$ow_writer" -v exe="$OW" "$AWK_HEX"'
+	FNR == NR {
+		split($0, f, " ")
+		if (f[4] == "writer_sleep" || f[4] == "writer_nap") { lo[f[4]] = hex(f[1]); hi[f[4]] = hex(f[1]) + hex(f[2]) }
+		next
+	}
+	$1 == "MAP" && $10 == exe && $5 == "0x0" { bias = hex($3) }
+	$1 == "KSYM" { nk++; ka[nk] = hex($2); ke[nk] = hex($2) + $3; kn[nk] = $5 }
+	$1 == "STCK" { stack[$2] = $4 }
+	$1 == "OFFC" && $3 == tid { nr++; ru[nr] = $5; rk[nr] = $6; rc[nr] = $12; rn[nr] = $13 }
+	function kname(a,    j) {
+		for (j = 1; j <= nk; j++) if (a >= ka[j] && a < ke[j]) return kn[j]
+		return "?"
+	}
+	function ufn(ref,    k, i, a) {
+		k = split(stack[ref], fr, ",")
+		# Return addresses are looked up at pc-1: the call instruction.
+		for (i = 2; i <= k; i++) {
+			a = hex(fr[i]) - 1 - bias
+			if (a >= lo["writer_sleep"] && a < hi["writer_sleep"]) return "sleep"
+			if (a >= lo["writer_nap"] && a < hi["writer_nap"]) return "nap"
+		}
+		return "other"
+	}
+	function voluntary_nanosleep(ref,    k, i, s, d, nm) {
+		k = split(stack[ref], fr, ",")
+		for (i = 1; i <= k; i++) {
+			nm = kname(hex(fr[i]))
+			if (nm == "schedule") s = 1
+			if (nm == "do_nanosleep") d = 1
+		}
+		return s && d
+	}
+	END {
+		for (r = 1; r <= nr; r++) {
+			if (!voluntary_nanosleep(rk[r])) continue
+			u = ufn(ru[r])
+			c[u] += rc[r]; ns[u] += rn[r]
+		}
+		printf "%d %.0f %d %.0f\n", c["sleep"], ns["sleep"], c["nap"], ns["nap"]
+	}' "$tmp/ow.nm" "$tmp/oc.dump")
+sc=$1 sns=$2 nc=$3 nns=$4
+echo "     writer: writer_sleep $sc episodes, $sns ns; writer_nap $nc episodes, $nns ns"
+check "writer_sleep's $sc episodes hold >= 10 ms each ($sns ns >= $sc x 10 ms - $sc x 50 us - 10 ms)" \
+	[ "$sc" -gt 0 -a "$sns" -ge $((sc * 9950000 - 10000000)) ]
+d=$((sc - nc))
+[ "$d" -lt 0 ] && d=$((-d))
+check "writer_sleep's and writer_nap's episode counts ($sc, $nc) differ by at most $((2 + sc / 100)): one of each a round" \
+	[ "$nc" -gt 0 -a "$d" -le $((2 + sc / 100)) ]
 dashes=$(grep -c -- ';--;' "$tmp/oc.folded")
 check "folded: no waker part ($dashes lines with --)" [ "$dashes" -eq 0 ]
 bad=$(offc "$tmp/oc.stk" | awk -F'\t' '$7 != 0 || $8 != 0 || $9 != "" || $10 != -2 || $11 != -2' | wc -l)

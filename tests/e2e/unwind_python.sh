@@ -10,8 +10,13 @@
 # which is what this guards.  The shares are compared within 4.5 binomial
 # standard deviations of the two sample counts (at least 3 points).
 # python3 loops until the test stops it, and is recorded (-p) only once it
-# has loaded every module it uses (its ready file): no fixed run time that
-# a busy machine's start-ups could eat.
+# has loaded every module it uses (its ready file).  No fixed run time
+# that a busy machine's start-ups could eat: both recorders are known to
+# be sampling (stkrec's -o file; perf started disabled and enabled through
+# --control, which acknowledges) before the measured stretch, which ends
+# once python3 has used 200 more ticks (2 s) of CPU time, ~200 samples at
+# 99 Hz however long a busy machine takes to give them; then both get
+# SIGINT.  The same for the --unwind=fp run.
 # Skipped (77) without root/BTF, python3 or perf.
 
 . "$(dirname "$0")/lib/harness.sh"
@@ -41,20 +46,42 @@ reach() {
 	     END { printf "%d %d\n", t, m }' "$1"
 }
 
+# ran_past PID N: PID has used N ticks of CPU time or more.
+ran_past() {
+	[ "$(cpu_ticks "$1")" -ge "$2" ]
+}
+
 # Recording starts once python3 has loaded every module it uses (a loaded
 # machine can take seconds): a library mapped after the start is
 # unwound by table only after the recorder reloads the process's maps.
 bg "$PY" "$tmp/loop.py" "$tmp/ready"
 py=$bg_pid
 wait_until test -e "$tmp/ready"
-bg "$REC" -q -F 99 -p "$py" -o "$tmp/py.stk" 3
+bg "$REC" -q -F 99 -p "$py" -o "$tmp/py.stk"
 s=$bg_pid
-bg "$PERF" record -q --call-graph dwarf -F 99 -p "$py" -o "$tmp/py.perf" -- sleep 3 >/dev/null 2>&1
+if ! wait_sampling "$tmp/py.stk" "$s"; then
+	fail "stkrec -p python3 starts sampling"
+	finish
+fi
+mkfifo "$tmp/perf.ctl" "$tmp/perf.ack"
+exec 8<>"$tmp/perf.ctl" 9<>"$tmp/perf.ack"
+bg "$PERF" record -q --call-graph dwarf -F 99 -p "$py" -o "$tmp/py.perf" \
+	-D -1 --control "fifo:$tmp/perf.ctl,$tmp/perf.ack" >"$tmp/perf.log" 2>&1
 p=$bg_pid
+echo enable >&8
+# The bound only stops a perf that died without acknowledging.
+if ! timeout 120 sh -c 'read a && [ "$a" = ack ]' <&9; then
+	fail "perf record --control: no ack" "$(cat "$tmp/perf.log")"
+	finish
+fi
+k0=$(cpu_ticks "$py")
+check "python3 uses 200 ticks of CPU time while both record" wait_until ran_past "$py" $((k0 + 200))
+kill -INT "$s" "$p"
 wait "$s"
 rc=$?
 wait "$p"
-check "stkrec -p python3 exits 0 (got $rc)" [ "$rc" -eq 0 ]
+exec 8>&- 9>&-
+check "stkrec -p python3 exits 0 after SIGINT (got $rc)" [ "$rc" -eq 0 ]
 "$REP" -f folded "$tmp/py.stk" >"$tmp/py.folded" 2>/dev/null
 set -- $(reach "$tmp/py.folded")
 st=$1 sm=$2
@@ -64,8 +91,9 @@ pt=$1 pm=$2
 ssz=$(wc -c <"$tmp/py.stk")
 psz=$(wc -c <"$tmp/py.perf")
 echo "     stk: $sm of $st samples reach Py_BytesMain ($ssz bytes); perf --call-graph dwarf: $pm of $pt ($psz bytes)"
-check "stk: >= 97% of $st python3 samples reach Py_BytesMain ($sm)" \
-	[ "$st" -ge 20 -a $((sm * 100)) -ge $((st * 97)) ]
+# 200 ticks at 99 Hz: ~200 samples each, from python3's work; at least half.
+check "stk: >= 97% of $st python3 samples (>= 99) reach Py_BytesMain ($sm)" \
+	[ "$st" -ge 99 -a $((sm * 100)) -ge $((st * 97)) ]
 # tol: 4.5 standard deviations of the difference of two binomial shares
 # (perf's share as p), at least 3 points.
 tol=$(awk -v b="$st" -v c="$pm" -v d="$pt" 'BEGIN {
@@ -80,11 +108,23 @@ rm -f "$tmp/ready"
 bg "$PY" "$tmp/loop.py" "$tmp/ready"
 py=$bg_pid
 wait_until test -e "$tmp/ready"
-"$REC" -q --unwind=fp -F 99 -p "$py" -o "$tmp/fp.stk" 1.5
+bg "$REC" -q --unwind=fp -F 99 -p "$py" -o "$tmp/fp.stk"
+s=$bg_pid
+if ! wait_sampling "$tmp/fp.stk" "$s"; then
+	fail "stkrec --unwind=fp -p python3 starts sampling"
+	finish
+fi
+k0=$(cpu_ticks "$py")
+check "python3 uses 200 ticks of CPU time while stkrec --unwind=fp records" \
+	wait_until ran_past "$py" $((k0 + 200))
+kill -INT "$s"
+wait "$s"
+rc=$?
+check "stkrec --unwind=fp -p python3 exits 0 after SIGINT (got $rc)" [ "$rc" -eq 0 ]
 "$REP" -f folded "$tmp/fp.stk" >"$tmp/fp.folded" 2>/dev/null
 set -- $(reach "$tmp/fp.folded")
 echo "     fp: $2 of $1 samples reach Py_BytesMain"
-check "fp: frame pointers reach Py_BytesMain in under half the samples ($2 of $1)" \
-	[ "$1" -gt 0 -a $(($2 * 2)) -lt "$1" ]
+check "fp: frame pointers reach Py_BytesMain in under half the samples ($2 of $1, >= 99 samples)" \
+	[ "$1" -ge 99 -a $(($2 * 2)) -lt "$1" ]
 stop "$py"
 finish
