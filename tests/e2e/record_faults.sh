@@ -59,16 +59,27 @@ wait_sampling "$tmp/u1.stk" "$u1" && wait_sampling "$tmp/u2.stk" "$u2" ||
 	fail "u1 or u2 never started sampling"
 # Ten moments from 1.0 to 6.0 s after the recording started sampling.
 awk 'BEGIN { srand(); for (i = 0; i < 10; i++) printf "%.2f\n", 1 + 5 * rand() }' > "$tmp/moments"
+# Each killer's stkrec is its child, not the test's: bg's list and its
+# kill on exit do not reach it, and it has no DURATION.  Its pid sits in
+# $tmp/k$i.rec while it lives (removed once the killer has reaped it, so
+# no pid that may have been reused is ever killed), and the exit kills the
+# ones left: a test that ends early leaves no recorder behind.
+at_exit="$at_exit
+for _r in \"\$tmp\"/k*.rec; do
+	[ -f \"\$_r\" ] && kill -KILL \"\$(cat \"\$_r\")\" 2> /dev/null
+done"
 i=0
 while read -r d; do
 	(
 		$R -o "$tmp/k$i.stk" &
 		p=$!
+		echo "$p" > "$tmp/k$i.rec"
 		wait_sampling "$tmp/k$i.stk" "$p"
 		sleep "$d"
 		date +%s%N > "$tmp/k$i.when"
 		kill -KILL "$p"
 		wait "$p" 2> /dev/null
+		rm -f "$tmp/k$i.rec"
 	) &
 	bg_pids="$bg_pids $!"
 	echo $! >> "$tmp/killers"

@@ -15,9 +15,10 @@
 #    of a workload that runs in the kernel.
 # The workloads' CPU time is fixed, never their wall time: by pid, cpuwork
 # runs until the test stops it and is recorded while it uses 3 s of CPU
-# (SIGSTOP before the recorder samples and once the 3 s are used: its
-# samples are those of exactly the ticks counted); by -- CMD it runs a
-# fixed number of rounds (-n).  So the counts do not shrink with the load.
+# (SIGSTOP once it has exec'd, before the recorder samples, and once the
+# 3 s are used: its samples are those of exactly the ticks counted); by
+# -- CMD it runs a fixed number of rounds (-n).  So the counts do not
+# shrink with the load.
 # Exit 77 only when BPF cannot be used (not root, or no BTF).
 #
 # Runs alone (tests/run-tests.sh): beside a dozen other tests cpuwork gets
@@ -57,9 +58,15 @@ verify_cpuwork() {
 # ---- by pid -----------------------------------------------------------
 # cpuwork stopped until the recorder samples, then run for 300 ticks (3 s)
 # of CPU, stopped again and its ticks read: the recorder saw all of them.
-# An hour only bounds a test that dies without its trap.
+# An hour only bounds a test that dies without its trap.  The STOP waits
+# for the exec: one before it would stop the forked shell, and -p would
+# attach to a process that is not cpuwork yet.
 bg "$CW" 3600
 cwpid=$bg_pid
+is_cpuwork() {
+	[ "$(cat "/proc/$cwpid/comm" 2>/dev/null)" = cpuwork ]
+}
+wait_until is_cpuwork || fail "cpuwork $cwpid never started"
 kill -STOP "$cwpid"
 bg "$REC" -q -F $F -p "$cwpid" -o "$tmp/pid.stk" 2> "$tmp/pid.out"
 rpid=$bg_pid
