@@ -4,7 +4,7 @@
  * (util/symalias.h), on the aliases glibc 2.36 and Linux 6.x really have,
  * and on the tables that use it: stkreport's ELF symbol table
  * (report/symtab.c, through libdwfl) and stkrec's embedded symbols
- * (record/elfsyms.c), both on this machine's libc.
+ * (record/usyms/elfsyms.c), both on this machine's libc.
  */
 #include <check.h>
 #include <elfutils/libdwfl.h>
