@@ -304,7 +304,7 @@ static uint64_t old_idmap_preimage(uint64_t y)
 	return unxorshift(y, 33);
 }
 
-/* report/util.c's hash64(0, k), which u64map probed with: splitmix64. */
+/* report/base/util.c's hash64(0, k), which u64map probed with: splitmix64. */
 static uint64_t old_u64map_mix(uint64_t v)
 {
 	uint64_t z = v + 0x9e3779b97f4a7c15ull;

@@ -147,7 +147,7 @@ int out_diff__text(const struct diff *d, const struct diff_print_opts *o, FILE *
  * layout).  0 or -EIO. */
 int out_diff__folded(const struct diff *d, FILE *f);
 
-/* out_diff__svg() - a differential flame graph (report/flame.h): NEW's
+/* out_diff__svg() - a differential flame graph (report/model/flame.h): NEW's
  * shape, each frame red where its share grew, blue where it shrank; @title
  * NULL for the default; @inverted: an icicle.  0 or -errno. */
 int out_diff__svg(const struct diff *d, const char *title, int inverted, FILE *f);
