@@ -124,9 +124,6 @@ const struct diff_row *diff__rows(const struct diff *d, size_t *n);
  */
 const char *const *diff__warnings(const struct diff *d, size_t *n);
 
-/* "samples" or "blocked time": what a side's values count. */
-const char *diff_side__unit(const struct diff_side *s);
-
 /* ---- writers (out_diff.c) ---- */
 
 struct diff_print_opts {
