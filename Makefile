@@ -248,7 +248,8 @@ $(SAN_UNIT:%=$(O)/tests/%): $(O)/tests/%: tests/unit/%.c $(O)/san/libstk.a
 # tests/fuzz/corpus/<name>/ through a plain main (ASan+UBSan, no libFuzzer).
 # Both link the three libraries built the same way: $(O)/san/ with GCC for
 # the replay, $(O)/fuzz/obj/ with clang's fuzzer instrumentation.  What the
-# targets read besides their input is in mk/fuzz.mk.
+# targets read besides their input is in mk/report_fuzz.mk (mk/unwind.mk for
+# fuzz_unwind_table).
 FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_REPLAY := $(FUZZ_SRCS:tests/fuzz/%.c=$(O)/tests/%_replay)
 FUZZ_BINS := $(FUZZ_SRCS:tests/fuzz/%.c=$(O)/fuzz/%)
