@@ -11,7 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "holders.h"
+#include "capture_tasks.h"
 #include "kvmlinux.h"
 #include "main_args.h"
 #include "stk.h"

@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
- * holders.c - the tasks a capture holds, as one short phrase (holders.h).
+ * capture_tasks.c - the tasks a capture holds, as one short phrase (capture_tasks.h).
  */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "holders.h"
+#include "capture_tasks.h"
 
 struct holder {
 	uint32_t id;

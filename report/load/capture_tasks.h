@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * holders.h - what tasks a capture holds, as one short phrase, for the
+ * capture_tasks.h - what tasks a capture holds, as one short phrase, for the
  * error that a --pid/--tid/--comm filter matched nothing.
  */
 #ifndef STK_REPORT_HOLDERS_H
