@@ -98,8 +98,17 @@ FP_CFLAGS := -O1 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer -fno-in
 
 FORMAT_SRCS := $(wildcard format/*.c)
 UTIL_SRCS := $(wildcard util/*.c)
-RECORD_SRCS := $(filter-out record/main.c,$(wildcard record/*.c))
-REPORT_SRCS := $(filter-out report/main.c,$(wildcard report/*.c))
+# record/ and report/ are a front-end (main.c and its option parsing) over
+# one folder per layer (record/*/README.md, report/*/README.md).  Sources are
+# taken folder by folder; a tree's headers are found by name through one -I
+# per folder of that tree, given to that tree's objects only (and to the
+# tests that open them), so record/ and report/ still meet only in format/.
+RECORD_DIRS := record $(patsubst %/,%,$(wildcard record/*/))
+REPORT_DIRS := report $(patsubst %/,%,$(wildcard report/*/))
+RECORD_INCLUDES := $(RECORD_DIRS:%=-I%)
+REPORT_INCLUDES := $(REPORT_DIRS:%=-I%)
+RECORD_SRCS := $(filter-out record/main.c,$(foreach d,$(RECORD_DIRS),$(wildcard $(d)/*.c)))
+REPORT_SRCS := $(filter-out report/main.c,$(foreach d,$(REPORT_DIRS),$(wildcard $(d)/*.c)))
 BPF_SRCS := $(wildcard bpf/*.bpf.c)
 SAMPLE_SRCS := $(wildcard samples/*.c)
 UNIT_SRCS := $(wildcard tests/unit/check_*.c)
@@ -129,6 +138,9 @@ $(LIBSTK): $(FORMAT_OBJS)
 $(LIBUTIL): $(UTIL_OBJS)
 	$(call msg,AR,$@)
 	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(O)/record/%.o $(O)/san/record/%.o $(O)/fuzz/obj/record/%.o: INCLUDES += $(RECORD_INCLUDES)
+$(O)/report/%.o $(O)/san/report/%.o $(O)/fuzz/obj/report/%.o: INCLUDES += $(REPORT_INCLUDES)
 
 $(O)/%.o: %.c
 	$(call msg,CC,$@)
@@ -172,7 +184,7 @@ $(O)/bpf/%.skel.h: $(O)/bpf/%.bpf.o
 # Only the objects that include a skeleton wait for it: -MMD records the
 # include once they are built, but a first build needs the order.  Which
 # objects those are is read from the sources ('#include "x.skel.h"').
-SKEL_DEPS := $(shell grep -o '^.include "[a-z0-9_]*\.skel\.h"' record/*.c | \
+SKEL_DEPS := $(shell grep -o '^.include "[a-z0-9_]*\.skel\.h"' $(RECORD_SRCS) | \
 	sed 's|^\(.*\)\.c:.include "\(.*\)"$$|$(O)/\1.o:$(O)/bpf/\2|')
 $(foreach d,$(SKEL_DEPS),$(eval $(d)))
 
@@ -216,6 +228,9 @@ $(O)/san/libstk.a: $(SAN_FORMAT_OBJS)
 	$(call msg,AR,$@)
 	$(Q)rm -f $@ && ar rcs $@ $^
 
+# The suites include the headers they test by name.
+$(O)/tests/check_%: private ALL_CFLAGS += $(REPORT_INCLUDES)
+
 $(O)/tests/check_%: tests/unit/check_%.c $(LIBREPORT) $(LIBRECORD) $(LIBSTK) $(LIBUTIL)
 	$(call msg,CC-TEST,$@)
 	$(Q)mkdir -p $(@D)
@@ -233,11 +248,12 @@ $(SAN_UNIT:%=$(O)/tests/%): $(O)/tests/%: tests/unit/%.c $(O)/san/libstk.a
 # tests/fuzz/corpus/<name>/ through a plain main (ASan+UBSan, no libFuzzer).
 # Both link the three libraries built the same way: $(O)/san/ with GCC for
 # the replay, $(O)/fuzz/obj/ with clang's fuzzer instrumentation.  What the
-# targets read besides their input is in mk/fuzz.mk.
+# targets read besides their input is in mk/report_fuzz.mk (mk/unwind.mk for
+# fuzz_unwind_table).
 FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_REPLAY := $(FUZZ_SRCS:tests/fuzz/%.c=$(O)/tests/%_replay)
 FUZZ_BINS := $(FUZZ_SRCS:tests/fuzz/%.c=$(O)/fuzz/%)
-FUZZ_INCLUDES := -Ireport -Itests/fuzz -DFUZZ_BUILD='"$(O)"'
+FUZZ_INCLUDES := $(REPORT_INCLUDES) -Itests/fuzz -DFUZZ_BUILD='"$(O)"'
 SAN_LIBS := $(O)/san/libreport.a $(O)/san/libstk.a $(O)/san/libstkutil.a
 FUZZ_LIBS := $(O)/fuzz/libreport.a $(O)/fuzz/libstk.a $(O)/fuzz/libstkutil.a
 

@@ -108,7 +108,7 @@ struct {
 
 /* Each stack the stacks set did not hold (struct stkrec_stack, cut after
  * its frames): the frames of every stack user space ever sees.  Sized by
- * user space (record/modeobj.c); a full ring loses the stack (counted). */
+ * user space (record/modes/modeobj.c); a full ring loses the stack (counted). */
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, STKREC_STACK_RING_SIZE);

@@ -45,7 +45,7 @@ struct stkrec_stack {
  * frames), as struct stkrec_stack cut after its @nr frames, with @kind
  * saying whose it is.  The only way frames reach user space: the id is
  * stkrec_stack_id() of the frames.  The ring is STKREC_STACK_RING_SIZE
- * bytes at least (record/modeobj.c sizes it by --stack-storage-size);
+ * bytes at least (record/modes/modeobj.c sizes it by --stack-storage-size);
  * BPF wakes user space once it is half full.
  */
 #define STKREC_RING_USER	1
@@ -159,7 +159,7 @@ struct stkrec_offcpu_value {
 
 /*
  * Indices of the per-CPU "stats" array.  Names for the STAT chunk are in
- * record/recorder.c (bpf_stat_names[]); keep both in the same order.
+ * record/engine/recorder.c (bpf_stat_names[]); keep both in the same order.
  */
 #define STKREC_STAT_SAMPLES		 0 /* samples (off-CPU: episodes) counted */
 #define STKREC_STAT_COUNTS_FULL		 1 /* samples dropped: counts map full */
@@ -224,8 +224,8 @@ struct stkrec_ksym_io {
 };
 
 /*
- * ---- .eh_frame unwinding (record/unwind_table.c builds the rows,
- * record/unwinder.c loads them, bpf/unwind.bpf.h walks them) ----
+ * ---- .eh_frame unwinding (record/unwind/unwind_table.c builds the rows,
+ * record/unwind/unwinder.c loads them, bpf/unwind.bpf.h walks them) ----
  *
  * One row covers the addresses from its @pc up to the next row's: how to
  * find the caller's registers there.  @pc is the ELF virtual address

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * unwind.bpf.h - the user-stack unwinder: walks a user stack from the
- * task's registers with the .eh_frame tables record/unwinder.c loads
- * (rows built by record/unwind_table.c), so stacks are whole in programs
+ * task's registers with the .eh_frame tables record/unwind/unwinder.c loads
+ * (rows built by record/unwind/unwind_table.c), so stacks are whole in programs
  * built without frame pointers (Debian's libc, python3, ...).
  *
  * Per frame, all bounded: tgid -> sorted mappings (binary search, 10

@@ -12,5 +12,6 @@ $(STKDUMP): tests/tools/stkdump.c $(LIBSTK)
 
 TEST_EXTRA_DEPS += $(STKDUMP)
 
-# Unit suites of record/ modules include their headers by name.
-$(O)/tests/check_record_%: ALL_CFLAGS += -Irecord
+# Unit suites of record/ modules include their headers by name (one -I per
+# folder of record/, as its objects are built).
+$(O)/tests/check_record_%: private ALL_CFLAGS += $(RECORD_INCLUDES)

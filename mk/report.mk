@@ -91,4 +91,4 @@ $(O)/tests/check_symbolize $(O)/tests/check_report: $(FIXTURES) $(MKCAPTURE)
 TEST_EXTRA_DEPS += $(FIXTURES) $(MKCAPTURE)
 
 # The alias rule is shared: its suite checks both tables that use it.
-$(O)/tests/check_util_symalias: ALL_CFLAGS += -Ireport -Irecord
+$(O)/tests/check_util_symalias: private ALL_CFLAGS += $(RECORD_INCLUDES)

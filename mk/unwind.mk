@@ -110,7 +110,7 @@ $(O)/tests/tools/uworacle.skel.h: $(O)/tests/tools/uworacle.bpf.o
 $(UWORACLE): tests/tools/uworacle.c $(O)/tests/tools/uworacle.skel.h $(LIBRECORD) $(LIBSTK) $(LIBUTIL)
 	$(call msg,CC-TOOL,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(ALL_CFLAGS) $(LDFLAGS) -Irecord -I$(O)/tests/tools $< $(LIBRECORD) $(LIBSTK) \
+	$(Q)$(CC) $(ALL_CFLAGS) $(LDFLAGS) $(RECORD_INCLUDES) -I$(O)/tests/tools $< $(LIBRECORD) $(LIBSTK) \
 		$(LIBUTIL) $(PKG_LIBS) -o $@
 
 TEST_EXTRA_DEPS += $(UWORACLE)
@@ -119,7 +119,7 @@ TEST_EXTRA_DEPS += $(UWORACLE)
 # rules link the reporter's libraries; this one needs the builder instead,
 # and the fixtures it edits.
 FUZZ_UW_TARGETS := $(O)/tests/fuzz_unwind_table_replay $(O)/fuzz/fuzz_unwind_table
-$(O)/tests/fuzz_unwind_table_replay: $(O)/san/record/unwind_table.o $(O)/san/record/cfi.o
-$(O)/fuzz/fuzz_unwind_table: $(O)/fuzz/obj/record/unwind_table.o $(O)/fuzz/obj/record/cfi.o
-$(FUZZ_UW_TARGETS): FUZZ_INCLUDES += -Irecord
+$(O)/tests/fuzz_unwind_table_replay: $(O)/san/record/unwind/unwind_table.o $(O)/san/record/unwind/cfi.o
+$(O)/fuzz/fuzz_unwind_table: $(O)/fuzz/obj/record/unwind/unwind_table.o $(O)/fuzz/obj/record/unwind/cfi.o
+$(FUZZ_UW_TARGETS): FUZZ_INCLUDES += $(RECORD_INCLUDES)
 $(FUZZ_UW_TARGETS): | $(UW_PROGS)

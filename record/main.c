@@ -274,7 +274,7 @@ static void warn_throttled(const struct recorder_opts *o, const struct recorder_
 	unsigned long max = read_max_sample_rate();
 	char now[96] = "";
 
-	/* As stkreport's pprof period (report/out_pprof.c): at least 100
+	/* As stkreport's pprof period (report/output/out_pprof.c): at least 100
 	 * events expected, so that the periods the start and the end of the
 	 * recording cut cannot make 10%. */
 	if (strcmp(o->mode, "profile") != 0 || cpu_s * o->frequency < 100 ||

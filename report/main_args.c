@@ -11,7 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "holders.h"
+#include "capture_tasks.h"
 #include "kvmlinux.h"
 #include "main_args.h"
 #include "stk.h"
@@ -292,10 +292,10 @@ static int filters_matched_nothing(const struct main_input *in)
 	struct strbuf want = { 0 }, held = { 0 };
 	int err;
 
-	if ((!o->nr_pids && !o->nr_tids && !o->comm) || in->r->nr_samples || !holders__any(in->cap))
+	if ((!o->nr_pids && !o->nr_tids && !o->comm) || in->r->nr_samples || !capture_tasks__any(in->cap))
 		return 0;
 	err = filters_given(o, &want);
-	err = err ?: holders__describe(in->cap, o->nr_tids && !o->nr_pids, &held);
+	err = err ?: capture_tasks__describe(in->cap, o->nr_tids && !o->nr_pids, &held);
 	if (err)
 		fprintf(stderr, PROG ": %s: no samples match the filters\n", in->path);
 	else	/* Comms come from the capture: one escaped line. */

@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: BSD-2-Clause
 #
-# The pprof builder (report/pprof.c) read back by real decoders: protoc
+# The pprof builder (report/output/pprof.c) read back by real decoders: protoc
 # with pprof's own profile.proto (from Debian's golang-github-google-pprof-dev,
 # read where the package installed it, never copied here) and go tool pprof.
 # Profiles come from tests/tools/mkpprof.

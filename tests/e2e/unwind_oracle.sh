@@ -3,7 +3,7 @@
 #
 # unwind_oracle: the BPF unwinder against libdwfl, sample by sample.
 # tests/tools/uworacle runs a workload, unwinds every user-mode sample
-# with the BPF code stkrec runs (bpf/unwind.bpf.h over record/unwinder.c's
+# with the BPF code stkrec runs (bpf/unwind.bpf.h over record/unwind/unwinder.c's
 # tables) and copies the sample's registers and top 16 KiB of stack, which
 # libdwfl (dwfl_attach_state) unwinds again; the two must agree frame by
 # frame, and the BPF walk must not stop before libdwfl does:

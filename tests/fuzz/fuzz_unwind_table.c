@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
- * libFuzzer target for the unwind-table builder (record/unwind_table.c).
+ * libFuzzer target for the unwind-table builder (record/unwind/unwind_table.c).
  * stkrec builds tables, as root, from every ELF file a traced process maps
  * executable, and any user can map a file of their own making: its
  * .eh_frame_hdr, .eh_frame and .debug_frame are hostile.  The input picks

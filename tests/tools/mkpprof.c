@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
- * mkpprof: write pprof profiles with the report/pprof.c builder, for the
+ * mkpprof: write pprof profiles with the report/output/pprof.c builder, for the
  * tests that read them back with real decoders (protoc, go tool pprof).
  *
  *   mkpprof basic OUT             the fixture profile of tests/golden/pprof_basic.txt

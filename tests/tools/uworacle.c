@@ -2,7 +2,7 @@
 /*
  * uworacle - the BPF unwinder's oracle (test tool).  Runs CMD, samples it
  * with the unwinder stkrec uses (bpf/unwind.bpf.h, tables from
- * record/unwinder.c) and, for every user-mode sample, also copies its
+ * record/unwind/unwinder.c) and, for every user-mode sample, also copies its
  * registers and the top 16 KiB of its stack (tests/tools/uworacle.bpf.c);
  * then unwinds that copy with libdwfl (dwfl_attach_state +
  * dwfl_getthread_frames, elfutils' own CFI unwinder) and compares the two

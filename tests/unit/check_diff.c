@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
- * The diff model (report/diff.c) on small captures written with libstk:
+ * The diff model (report/ops/diff.c) on small captures written with libstk:
  * exact shares and changes, recursion counted once in a total, functions
  * matched by name when their addresses differ, normalization by time,
  * off-CPU values, the difffolded rows and the capture-level warnings.
@@ -15,10 +15,10 @@
 #include <unistd.h>
 
 #include "check_main.h"
-#include "../../report/capture.h"
-#include "../../report/diff.h"
-#include "../../report/output.h"
-#include "../../report/report.h"
+#include "capture.h"
+#include "diff.h"
+#include "output.h"
+#include "report.h"
 
 #define K(n) (0xffffffff81000000ull + (n) * 0x1000ull)
 #define EPS 1e-9

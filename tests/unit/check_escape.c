@@ -2,7 +2,7 @@
 /*
  * check_escape: libstk's one rule for printing capture strings as text
  * (format/stk_escape.h), and the reporter's text helpers built on it
- * (report/textsafe.h, render_clean()): exact outputs byte by byte.
+ * (report/output/textsafe.h, render_clean()): exact outputs byte by byte.
  */
 #include <check.h>
 #include <errno.h>
@@ -11,9 +11,9 @@
 #include <string.h>
 
 #include "check_main.h"
-#include "../../report/output.h"
+#include "output.h"
 #include "stk_escape.h"
-#include "../../report/textsafe.h"
+#include "textsafe.h"
 
 /* Escapes @n bytes of @in and compares with @want, also the fast check. */
 static void expect_n(const char *in, size_t n, const char *want)

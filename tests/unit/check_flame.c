@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
- * The flame graph's frame tree (report/flame.c): stacks merged by name,
+ * The flame graph's frame tree (report/model/flame.c): stacks merged by name,
  * widths proportional to values, callees ordered by name, the minimum
  * width merge, inverted layout, kinds from folded names, differential
- * colors; and the SVG writer's escaping (report/out_svg.c).
+ * colors; and the SVG writer's escaping (report/output/out_svg.c).
  */
 #include <check.h>
 #include <errno.h>
@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "check_main.h"
-#include "../../report/flame.h"
+#include "flame.h"
 
 static struct flame *mk(unsigned int flags)
 {

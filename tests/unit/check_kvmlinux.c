@@ -13,9 +13,9 @@
 #include <unistd.h>
 
 #include "check_main.h"
-#include "../../report/capture.h"
-#include "../../report/elffind.h"
-#include "../../report/kvmlinux.h"
+#include "capture.h"
+#include "elffind.h"
+#include "kvmlinux.h"
 #include "../tools/fxelf.h"
 
 #define SLIDE 0x1e200000ull

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
- * merge tests (report/merge.c) on small captures written with libstk:
+ * merge tests (report/ops/merge.c) on small captures written with libstk:
  * stacks re-interned by content, kernel data and embedded symbols
  * de-duplicated by build-id, rows kept per interval and aligned to the
  * output's start, self-merge doubling, and every refusal (kinds,
@@ -15,8 +15,8 @@
 #include <unistd.h>
 
 #include "check_main.h"
-#include "../../report/capture.h"
-#include "../../report/merge.h"
+#include "capture.h"
+#include "merge.h"
 
 #define SEC 1000000000ull
 #define KBASE 0xffffffff81000000ull

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
- * Unit tests of the protobuf writer (report/pb.c) and the pprof builder
- * (report/pprof.c): exact wire bytes, de-duplication rules, error codes,
+ * Unit tests of the protobuf writer (report/output/pb.c) and the pprof builder
+ * (report/output/pprof.c): exact wire bytes, de-duplication rules, error codes,
  * and the gzip'd output decoded back here with zlib.  Decoding with the
  * real decoders (protoc, go tool pprof) is in tests/e2e/pprof_encoder.sh.
  */

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
  * check_record_ksymtab: which kernel symbols a --kallsyms=covering
- * capture stores for the addresses it records (record/ksymtab.c, on a
+ * capture stores for the addresses it records (record/ksyms/ksymtab.c, on a
  * /proc/kallsyms table), read back from the KSYM chunks written.
  */
 #include <check.h>

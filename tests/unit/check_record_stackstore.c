@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
- * The recorder's stack store (record/stackstore.c), fed ring records as
+ * The recorder's stack store (record/engine/stackstore.c), fed ring records as
  * BPF sends them, against a real BPF LRU hash of the "stacks" set's shape:
  * a stack is numbered once however often it is sent; a held stack no row
  * referenced is forgotten two flushes after it came and its id taken out

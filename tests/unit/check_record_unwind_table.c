@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
- * Unwind table builder (record/unwind_table.c) against binutils: every row
+ * Unwind table builder (record/unwind/unwind_table.c) against binutils: every row
  * `readelf --debug-dump=frames-interp` prints for a file must give the
  * same CFA rule and rbp rule as our table at that row's first address
  * (and mid-row), and addresses between FDEs must have no rule.  Run on

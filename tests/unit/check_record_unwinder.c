@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
- * check_record_unwinder: the unwind-table manager (record/unwinder.c) over
+ * check_record_unwinder: the unwind-table manager (record/unwind/unwinder.c) over
  * real BPF maps laid out as bpf/unwind.bpf.h declares them, fed a maps
  * snapshot of this very process: libc gets a table shared by build-id,
  * the process's mapping list is sorted with the right load bias (the row

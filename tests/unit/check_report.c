@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
- * Pipeline tests (report/report.c): kernel fix-up, filters, missing-stack
+ * Pipeline tests (report/model/report.c): kernel fix-up, filters, missing-stack
  * accounting and capture kinds, on small captures written with libstk.
  * Kernel frames are resolved against KSYM entries in the same capture, so
  * every expectation is a symbol name, not an address.
@@ -14,11 +14,11 @@
 #include <unistd.h>
 
 #include "check_main.h"
-#include "../../report/capture.h"
-#include "../../report/output.h"
-#include "../../report/report.h"
-#include "../../report/symbols_info.h"
-#include "../../report/unwind_info.h"
+#include "capture.h"
+#include "output.h"
+#include "report.h"
+#include "symbols_info.h"
+#include "unwind_info.h"
 
 #define K(n) (0xffffffff81000000ull + (n) * 0x1000ull)
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
  * check_rootopen: recorded paths opened under a --sysroot / --debug-dir
- * stay inside it (report/rootopen.h), with openat2 (root_open()) and with
+ * stay inside it (report/symbols/rootopen.h), with openat2 (root_open()) and with
  * the component-by-component fallback (root_open_walk()) alike; only
  * regular files are opened, a FIFO never blocks.
  *
@@ -30,7 +30,7 @@
 #include <unistd.h>
 
 #include "check_main.h"
-#include "../../report/rootopen.h"
+#include "rootopen.h"
 
 static char T[64];
 static int rootfd = -1;

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
- * The inline-scope index (report/scopes.c) finds the function-like scopes
+ * The inline-scope index (report/symbols/scopes.c) finds the function-like scopes
  * at an address from a per-CU index of the top-level DIEs instead of
  * libdw's walk of the whole CU at every address (dwarf_getscopes,
  * dwarf_getscopes_die).  These tests prove the two give the same frames --
@@ -18,7 +18,7 @@
 #include <string.h>
 
 #include "check_main.h"
-#include "../../report/scopes.h"
+#include "scopes.h"
 
 static char out_dir[PATH_MAX];
 

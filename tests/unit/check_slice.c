@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
- * --since/--until (report/slice.c): the seconds parser and the midpoint
+ * --since/--until (report/load/slice.c): the seconds parser and the midpoint
  * rule, which makes adjacent slices disjoint and complete.
  */
 #include <check.h>
@@ -8,7 +8,7 @@
 #include <stdlib.h>
 
 #include "check_main.h"
-#include "../../report/slice.h"
+#include "slice.h"
 
 #define SEC 1000000000ull
 

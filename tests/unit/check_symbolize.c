@@ -11,9 +11,9 @@
 #include <string.h>
 
 #include "check_main.h"
-#include "../../report/demangle.h"
-#include "../../report/elffind.h"
-#include "../../report/symbolize.h"
+#include "demangle.h"
+#include "elffind.h"
+#include "symbolize.h"
 #include "../tools/fxelf.h"
 
 static char fx[1024];

@@ -288,7 +288,8 @@ static uint64_t unxorshift(uint64_t y, unsigned int sh)
 	return x;
 }
 
-/* record/idmap.c's slot_of(): murmur3 fmix64's first half. */
+/* The idmap's slot_of() before util/hash.c's keyed hash64(): murmur3
+ * fmix64's first half. */
 static uint64_t old_idmap_mix(uint64_t k)
 {
 	k ^= k >> 33;
@@ -304,7 +305,8 @@ static uint64_t old_idmap_preimage(uint64_t y)
 	return unxorshift(y, 33);
 }
 
-/* report/util.c's hash64(0, k), which u64map probed with: splitmix64. */
+/* The reporter's own hash64(0, k) before util/hash.c's, which u64map probed
+ * with: splitmix64. */
 static uint64_t old_u64map_mix(uint64_t v)
 {
 	uint64_t z = v + 0x9e3779b97f4a7c15ull;

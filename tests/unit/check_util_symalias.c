@@ -3,8 +3,8 @@
  * check_util_symalias: the rule that names an address among its aliases
  * (util/symalias.h), on the aliases glibc 2.36 and Linux 6.x really have,
  * and on the tables that use it: stkreport's ELF symbol table
- * (report/symtab.c, through libdwfl) and stkrec's embedded symbols
- * (record/elfsyms.c), both on this machine's libc.
+ * (report/symbols/symtab.c, through libdwfl) and stkrec's embedded symbols
+ * (record/usyms/elfsyms.c), both on this machine's libc.
  */
 #include <check.h>
 #include <elfutils/libdwfl.h>

@@ -57,9 +57,6 @@ int ksymtab__load_kallsyms(struct ksymtab *kt, const char *path);
  * kernel.kptr_restrict hides them from this process. */
 int ksymtab__kallsyms_hidden(const struct ksymtab *kt);
 
-/* 1 when ksymtab__load_kallsyms() has read a table. */
-int ksymtab__has_kallsyms(const struct ksymtab *kt);
-
 /*
  * ksymtab__see() - a row or stack references kernel address @addr.  Only
  * kernel-half addresses count (a return IP read above a frame without a

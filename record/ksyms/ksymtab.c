@@ -136,11 +136,6 @@ int ksymtab__kallsyms_hidden(const struct ksymtab *kt)
 	return kt->ks && kallsyms__all_zero(kt->ks);
 }
 
-int ksymtab__has_kallsyms(const struct ksymtab *kt)
-{
-	return kt->ks != NULL;
-}
-
 static int push_ksym(struct ksymtab *kt, const struct stk_ksym *sym)
 {
 	if (kt->nr_pend == kt->cap_pend) {

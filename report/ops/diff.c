@@ -273,11 +273,6 @@ int diff__normalizable(const struct report *r, enum diff_normalize how)
 	return 0;
 }
 
-const char *diff_side__unit(const struct diff_side *s)
-{
-	return s->kind == REPORT_PROFILE ? "samples" : "blocked time";
-}
-
 static double pct(uint64_t v, double per_100)
 {
 	return per_100 > 0 ? 100.0 * (double)v / per_100 : 0.0;

@@ -31,7 +31,4 @@ int esymtab__add(struct esymtab *t, const struct stk_esym_sym *syms, size_t n);
  */
 const char *esymtab__find(struct esymtab *t, uint64_t addr);
 
-/* Distinct symbols. */
-size_t esymtab__count(struct esymtab *t);
-
 #endif

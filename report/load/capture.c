@@ -653,15 +653,6 @@ struct capture *capture__read_slice(const char *path, const struct time_slice *s
 	return capture__load(r, slice);
 }
 
-struct capture *capture__read_mem(const void *buf, size_t size)
-{
-	struct stk_reader *r = stk_reader__open_mem(buf, size);
-
-	if (!r)
-		return NULL;
-	return capture__load(r, NULL);
-}
-
 static void cap_segment__free(struct cap_segment *s)
 {
 	size_t i;

@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
- * holders.c - the tasks a capture holds, as one short phrase (holders.h).
+ * capture_tasks.c - the tasks a capture holds, as one short phrase (capture_tasks.h).
  */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "holders.h"
+#include "capture_tasks.h"
 
 struct holder {
 	uint32_t id;
@@ -32,7 +32,7 @@ static int by_count_desc(const void *a, const void *b)
 	return x->id < y->id ? -1 : x->id > y->id;
 }
 
-int holders__any(const struct capture *cap)
+int capture_tasks__any(const struct capture *cap)
 {
 	size_t i, j;
 
@@ -83,7 +83,7 @@ static int collect(const struct capture *cap, int by_tid, struct holder **out, s
 	return 0;
 }
 
-int holders__describe(const struct capture *cap, int by_tid, struct strbuf *sb)
+int capture_tasks__describe(const struct capture *cap, int by_tid, struct strbuf *sb)
 {
 	struct holder *h = NULL;
 	size_t n = 0, i, m = 0;
@@ -112,10 +112,10 @@ int holders__describe(const struct capture *cap, int by_tid, struct strbuf *sb)
 	n = m + 1;
 	qsort(h, n, sizeof(*h), by_count_desc);
 	err = strbuf__adds(sb, by_tid ? (n > 1 ? "tids " : "tid ") : (n > 1 ? "pids " : "pid "));
-	for (i = 0; i < n && i < HOLDERS_MAX_LISTED && !err; i++)
+	for (i = 0; i < n && i < CAPTURE_TASKS_MAX_LISTED && !err; i++)
 		err = strbuf__addf(sb, "%s%" PRIu32 " (%.16s)", i ? ", " : "", h[i].id, h[i].comm);
-	if (!err && n > HOLDERS_MAX_LISTED)
-		err = strbuf__addf(sb, " and %zu more", n - HOLDERS_MAX_LISTED);
+	if (!err && n > CAPTURE_TASKS_MAX_LISTED)
+		err = strbuf__addf(sb, " and %zu more", n - CAPTURE_TASKS_MAX_LISTED);
 	free(h);
 	return err;
 }

@@ -35,7 +35,7 @@ struct rec_maps {
 	int ksym_prog_fd;
 	/* The counts maps, into rows (owned by the mode). */
 	struct drain *drain;
-	/* [unwind] The .eh_frame unwinder's maps (record/unwinder.h), or -1
+	/* [unwind] The .eh_frame unwinder's maps (record/unwind/unwinder.h), or -1
 	 * when it is off (--unwind=fp, or it could not be loaded:
 	 * @unwind_load_err is then the load's -errno). */
 	struct unwinder_maps unwind;

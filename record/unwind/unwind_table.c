@@ -38,7 +38,7 @@ struct unwind_table {
 	struct stkrec_unwind_row *rows;
 	size_t nr, cap;
 	struct unwind_table_stats st;
-	uint64_t t0;		/* CPU time the build started (its budget) */
+	uint64_t t0;		/* monotonic time the build started (its budget) */
 };
 
 static int rows_push(struct unwind_table *t, uint64_t pc, int kind, int cfa_off, int rbp_off)
@@ -421,7 +421,7 @@ void unwind_table__set_budget(uint64_t ns)
 /* The budget's clock: monotonic time, which the vDSO reads in ~20 ns (the
  * thread's CPU clock is a system call of ~1 us: read before every libdw
  * call, it doubled cc1's build). */
-static uint64_t cpu_ns(void)
+static uint64_t monotonic_ns(void)
 {
 	struct timespec ts;
 
@@ -455,7 +455,7 @@ static Elf_Scn *section(Elf *elf, const char *name)
  * to a program's length of work, UW_MAX_PROGRAM). */
 static int over_budget(struct unwind_table *t)
 {
-	return cpu_ns() - t->t0 > budget_ns;
+	return monotonic_ns() - t->t0 > budget_ns;
 }
 
 /* Walk the FDEs of @l (sorted), each up to the next one's start. */
@@ -574,7 +574,7 @@ static int build(struct unwind_table *t, Elf *elf, Elf *debug)
 		return -EBADMSG;
 	if (eh.e_machine != EM_X86_64)
 		return -ENOTSUP;
-	t->t0 = cpu_ns();
+	t->t0 = monotonic_ns();
 	if (cfi__eh_frame_ok(elf))
 		return -EBADMSG;
 	cfi = dwarf_getcfi_elf(elf);

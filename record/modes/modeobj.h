@@ -41,7 +41,7 @@ uint32_t modeobj__stack_ring_bytes(const struct recorder_opts *o);
  * -- CMD, @follow), and load on_process_fork only when following CMD's
  * children and symbolize_kaddrs only with @symbolizer; size the
  * .eh_frame unwinder's maps for @unwind (its BPF mode, 0: off; see
- * record/unwinder.h).  The mode sets its .rodata itself (unwind_mode too).  Returns 0 or -errno with recorder__errorf() called.
+ * record/unwind/unwinder.h).  The mode sets its .rodata itself (unwind_mode too).  Returns 0 or -errno with recorder__errorf() called.
  */
 int modeobj__configure(struct bpf_object *obj, const struct recorder_opts *o, int follow,
 		       int symbolizer, int unwind, uint32_t counts_entries, struct recorder *rec);

@@ -116,10 +116,3 @@ const char *esymtab__find(struct esymtab *t, uint64_t addr)
 	}
 	return NULL;
 }
-
-size_t esymtab__count(struct esymtab *t)
-{
-	if (!t->sorted)
-		esymtab__sort(t);
-	return t->n;
-}

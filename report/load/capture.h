@@ -156,9 +156,6 @@ struct capture {
  */
 struct capture *capture__read(const char *path);
 
-/* As capture__read() over a buffer that must outlive the call only. */
-struct capture *capture__read_mem(const void *buf, size_t size);
-
 /*
  * capture__read_slice() - as capture__read(), keeping only the CNTS and
  * OFFC rows of the flush intervals in @slice (slice.h; NULL: all).  Every

@@ -124,9 +124,6 @@ const struct diff_row *diff__rows(const struct diff *d, size_t *n);
  */
 const char *const *diff__warnings(const struct diff *d, size_t *n);
 
-/* "samples" or "blocked time": what a side's values count. */
-const char *diff_side__unit(const struct diff_side *s);
-
 /* ---- writers (out_diff.c) ---- */
 
 struct diff_print_opts {
@@ -147,7 +144,7 @@ int out_diff__text(const struct diff *d, const struct diff_print_opts *o, FILE *
  * layout).  0 or -EIO. */
 int out_diff__folded(const struct diff *d, FILE *f);
 
-/* out_diff__svg() - a differential flame graph (report/flame.h): NEW's
+/* out_diff__svg() - a differential flame graph (report/model/flame.h): NEW's
  * shape, each frame red where its share grew, blue where it shrank; @title
  * NULL for the default; @inverted: an icicle.  0 or -errno. */
 int out_diff__svg(const struct diff *d, const char *title, int inverted, FILE *f);
