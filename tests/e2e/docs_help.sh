@@ -1,11 +1,11 @@
 #!/bin/sh
 # SPDX-License-Identifier: BSD-2-Clause
 #
-# README.md and the man pages say what --help says: every option of
+# docs/ and the man pages say what --help says: every option of
 # `stkrec --help`, `stkrec offcpu --help`, `stkrec offwake --help`,
 # `stkreport --help`, `stkreport diff --help` and `stkreport info --help` is in the option table of
-# its README section and in the OPTIONS of its man page, and every option
-# those list is one the tool's help names.  Also: the README quick start is
+# its section of docs/recording.md or docs/reporting.md and in the OPTIONS of its man page, and
+# every option those list is one the tool's help names.  Also: the README quick start is
 # exactly the two commands `make demo` and `make check`.  No BPF needed.
 
 . "$(dirname "$0")/lib/harness.sh"
@@ -20,10 +20,11 @@ opts() {
 		sed 's/^[ ,]*//' | sort -u
 }
 
-# section FILE HEADING: the README lines from the '### HEADING' line to the
-# next heading.
+# section FILE HEADING: the lines of FILE from the line that starts with
+# HEADING ('## Recording: stkrec', hashes included) to the next heading of
+# any level; nothing (so an empty table) when no line starts with HEADING.
 section() {
-	awk -v h="### $2" 'index($0, h) == 1 { on = 1; next } /^##/ { on = 0 } on' "$1"
+	awk -v h="$2" 'index($0, h) == 1 { on = 1; next } /^#/ { on = 0 } on' "$1"
 }
 
 # table_opts FILE: the option names in the first cell of markdown table rows.
@@ -66,22 +67,23 @@ done
 if cmp -s "$tmp/offcpu.opts" "$tmp/offwake.opts"; then
 	pass "offcpu and offwake --help list the same options"
 else
-	fail "offcpu and offwake --help differ; README documents them in one table"
+	fail "offcpu and offwake --help differ; docs/recording.md documents them in one table"
 fi
 
-# README: one table per tool and mode.
-section README.md "Recording: stkrec" > "$tmp/readme.profile"
-section README.md "Off-CPU time: stkrec offcpu" > "$tmp/readme.offcpu"
-section README.md "Reporting: stkreport" > "$tmp/readme.report"
-section README.md "Inspecting a capture: stkreport info" > "$tmp/readme.info"
-section README.md "Comparing captures: stkreport diff" > "$tmp/readme.diff"
+# docs/: one table per tool and mode, right under its section's heading.
+need_files docs/recording.md docs/reporting.md
+section docs/recording.md "## Recording: stkrec" > "$tmp/doc.profile"
+section docs/recording.md "## Off-CPU time: stkrec offcpu" > "$tmp/doc.offcpu"
+section docs/reporting.md "## Reporting: stkreport" > "$tmp/doc.report"
+section docs/reporting.md "## Inspecting a capture: stkreport info" > "$tmp/doc.info"
+section docs/reporting.md "## Comparing captures: stkreport diff" > "$tmp/doc.diff"
 for h in profile offcpu report info diff; do
-	table_opts "$tmp/readme.$h" > "$tmp/readme.$h.opts"
+	table_opts "$tmp/doc.$h" > "$tmp/doc.$h.opts"
 done
-same "README stkrec profile table" "$tmp/profile.opts" "$tmp/readme.profile.opts"
-same "README stkrec offcpu/offwake table" "$tmp/offcpu.opts" "$tmp/readme.offcpu.opts"
-same "README stkreport table" "$tmp/report.opts" "$tmp/readme.report.opts"
-same "README stkreport diff table" "$tmp/diff.opts" "$tmp/readme.diff.opts"
+same "docs/recording.md stkrec profile table" "$tmp/profile.opts" "$tmp/doc.profile.opts"
+same "docs/recording.md stkrec offcpu/offwake table" "$tmp/offcpu.opts" "$tmp/doc.offcpu.opts"
+same "docs/reporting.md stkreport table" "$tmp/report.opts" "$tmp/doc.report.opts"
+same "docs/reporting.md stkreport diff table" "$tmp/diff.opts" "$tmp/doc.diff.opts"
 # info's --help names --sysroot and --debug-dir in the text of --symbols,
 # not on option lines of their own.
 for o in --sysroot --debug-dir; do
@@ -91,12 +93,12 @@ for o in --sysroot --debug-dir; do
 done
 sort -u -o "$tmp/info.opts" "$tmp/info.opts"
 n=$(wc -l < "$tmp/info.opts")
-missing=$(comm -23 "$tmp/info.opts" "$tmp/readme.info.opts" | tr '\n' ' ')
-extra=$(comm -13 "$tmp/info.opts" "$tmp/readme.info.opts" | tr '\n' ' ')
+missing=$(comm -23 "$tmp/info.opts" "$tmp/doc.info.opts" | tr '\n' ' ')
+extra=$(comm -13 "$tmp/info.opts" "$tmp/doc.info.opts" | tr '\n' ' ')
 if [ "$n" -ge 4 ] && [ -z "$missing" ] && [ -z "$extra" ]; then
-	pass "README stkreport info table: the same $n options as --help"
+	pass "docs/reporting.md stkreport info table: the same $n options as --help"
 else
-	fail "README stkreport info table" "missing: $missing not in --help: $extra"
+	fail "docs/reporting.md stkreport info table" "missing: $missing not in --help: $extra"
 fi
 
 # Man pages: stkrec.1 covers every mode, stkreport.1 the report, diff and info.

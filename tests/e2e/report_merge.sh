@@ -51,7 +51,7 @@ done
 # Also a waker stack can run through another recorder's BPF program,
 # which that recorder unloads when it exits, and the two captures then
 # name the JIT address differently (merge keeps one name per kernel
-# address: a known limit, see README).
+# address: a known limit, see docs/reporting.md, stkreport merge).
 "$REC" offwake -q -o "$tmp/wa.stk" -- "$OW" 1 > "$tmp/wa.out" 2>&1 ||
 	fail "a recording failed: $(cat "$tmp"/wa.out)"
 "$REC" offwake -q -o "$tmp/wb.stk" -- "$OW" 1 > "$tmp/wb.out" 2>&1 ||
