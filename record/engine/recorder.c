@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
  * recorder.c - the recording engine common to all modes: its lifecycle
- * (start, run, finish), the order of a flush, META and STAT.  The stacks
+ * (start, run, finish), the order of a flush and the epoll loop.  What it
+ * says in the STAT and META chunks is recorder_stats.c's.  The stacks
  * (stackstore.c), kernel symbols (ksymtab.c) and processes (procs.c) each
  * keep their own state; the recorder tells them what the rows reference
  * and when to write.
@@ -34,12 +35,11 @@
 #include "idmap.h"
 #include "kobjs.h"
 #include "ksymtab.h"
-#include "meta.h"
 #include "mode.h"
 #include "pidns.h"
 #include "procs.h"
 #include "unwinder.h"
-#include "recorder.h"
+#include "recorder_int.h"
 #include "stackstore.h"
 #include "stkrec.h"
 #include "targets.h"
@@ -59,84 +59,10 @@
 #define EV_STACKRING 3
 #define EV_TARGET 16	/* + i: the i-th pidfd of the -p/-t targets */
 
-/* Names of the BPF statistics (STKREC_STAT_* order) in the STAT chunk. */
-static const char *const bpf_stat_names[STKREC_NR_STATS] = {
-	[STKREC_STAT_SAMPLES] = "samples",
-	[STKREC_STAT_COUNTS_FULL] = "counts_map_full",
-	[STKREC_STAT_USTACK_EFAULT] = "stack_err_efault_user",
-	[STKREC_STAT_KSTACK_EFAULT] = "stack_err_efault_kernel",
-	[STKREC_STAT_USTACK_ENOMEM] = "stack_err_enomem_user",
-	[STKREC_STAT_KSTACK_ENOMEM] = "stack_err_enomem_kernel",
-	[STKREC_STAT_USTACK_OTHER] = "stack_err_other_user",
-	[STKREC_STAT_KSTACK_OTHER] = "stack_err_other_kernel",
-	[STKREC_STAT_EVENTS_LOST] = "events_lost",
-	[STKREC_STAT_FOLLOW_FULL] = "follow_map_full",
-	[STKREC_STAT_START_FULL] = "offcpu_start_map_full",
-	[STKREC_STAT_WAKER_FULL] = "offcpu_waker_map_full",
-	[STKREC_STAT_OFFCPU_FILTERED] = "offcpu_filtered_block_time",
-	[STKREC_STAT_BLOCKED_NS] = "offcpu_blocked_ns",
-	/* bpf/unwind.bpf.h */
-	[STKREC_STAT_UW_STACKS] = "unwind_stacks",
-	[STKREC_STAT_UW_FB_NOPROC] = "unwind_fallback_no_process",
-	[STKREC_STAT_UW_FB_NOREGS] = "unwind_fallback_no_regs",
-	[STKREC_STAT_UW_FB_SHORTER] = "unwind_fallback_fp_longer",
-	[STKREC_STAT_UW_FP_STEPS] = "unwind_fp_steps",
-	[STKREC_STAT_UW_FB_LEAF] = "unwind_fallback_leaf_unmapped",
-	[STKREC_STAT_UW_STOP_BASE] = "unwind_stop_none",
-	[STKREC_STAT_UW_STOP_BASE + STKREC_UW_STOP_DEPTH] = "unwind_stop_depth",
-	[STKREC_STAT_UW_STOP_BASE + STKREC_UW_STOP_FAULT] = "unwind_stop_fault",
-	[STKREC_STAT_UW_STOP_BASE + STKREC_UW_STOP_NO_MAP] = "unwind_stop_no_mapping",
-	[STKREC_STAT_UW_STOP_BASE + STKREC_UW_STOP_NO_ROW] = "unwind_stop_no_row",
-	[STKREC_STAT_UW_STOP_BASE + STKREC_UW_STOP_UNSUPP] = "unwind_stop_unsupported",
-	[STKREC_STAT_UW_STOP_BASE + STKREC_UW_STOP_FP] = "unwind_stop_fp",
-	[STKREC_STAT_UW_STOP_BASE + STKREC_UW_STOP_LOOP] = "unwind_stop_loop",
-	[STKREC_STAT_UW_PENDING] = "unwind_table_pending",
-	[STKREC_STAT_SAMPLE_EVENTS] = "sample_events",
-	[STKREC_STAT_STACKS_STORED] = "stacks_stored",
-	[STKREC_STAT_STACK_SET_ERR] = "stack_set_errors",
-	[STKREC_STAT_STACK_LOST] = "samples_stack_lost",
-};
-
 static const struct rec_mode_ops *const modes[] = {
 	&profile_mode_ops,
 	&offcpu_mode_ops,
 	&offwake_mode_ops,
-};
-
-struct recorder {
-	struct recorder_opts o;
-	const struct rec_mode_ops *ops;
-	struct rec_mode *mode;
-	struct rec_maps maps;
-	struct ring_buffer *rb;
-	struct stk_writer *w;
-	struct child *child;
-	struct stackstore *stacks;
-	struct ksymtab *ksyms;
-	struct procs *procs;
-	struct unwinder *uw;		/* .eh_frame tables, or NULL (fp) */
-	struct esym *esym;
-	struct targets *targets;	/* -p/-t tasks, or NULL */
-	struct pidns *pidns;		/* processes in other PID namespaces */
-	char mw_state[128];		/* META mmap_events */
-	char uw_state[128];		/* META unwind_used */
-	int epfd;
-	int write_failed;
-	int cmd_exec_errno;
-	uint64_t wall_start, mono_start;
-	uint64_t sample_start;		/* everything attached: DURATION counts from here */
-	uint64_t t0;			/* start of the interval being recorded */
-	uint64_t t_detached;		/* sampling off (monotonic; 0: not yet) */
-	uint64_t events_until;		/* stop taking ring buffer events then (0: never) */
-	uint64_t seq;			/* flushes done */
-	uint64_t chunks;
-	const char *end_reason;
-	int cmd_exit_code;
-	int nr_cpus_possible;
-	uint64_t *stat_vals;		/* per-CPU values of one stat */
-	uint64_t bpf_stats[STKREC_NR_STATS];
-	uint64_t events_busiest;		/* sample_events of the CPU that saw most */
-	char errmsg[512];
 };
 
 static uint64_t now_ns(clockid_t clk)
@@ -218,7 +144,7 @@ struct recorder *recorder__new(const struct recorder_opts *opts)
 /* ---- writing chunks -------------------------------------------------- */
 
 /* A failed write fails the recording. */
-static int rec_write_err(struct recorder *rec, int err)
+int recorder__write_err(struct recorder *rec, int err)
 {
 	if (err && !rec->write_failed) {
 		rec->write_failed = 1;
@@ -229,44 +155,11 @@ static int rec_write_err(struct recorder *rec, int err)
 }
 
 /* Account for one add_*() call. */
-static int rec_wrote(struct recorder *rec, int err)
+int recorder__wrote(struct recorder *rec, int err)
 {
 	if (!err)
 		rec->chunks++;
-	return rec_write_err(rec, err);
-}
-
-/* Sum the per-CPU BPF statistics into rec->bpf_stats. */
-static void read_bpf_stats(struct recorder *rec)
-{
-	__u32 i;
-	int c;
-
-	if (rec->maps.stats_fd < 0)
-		return;
-	for (i = 0; i < STKREC_NR_STATS; i++) {
-		uint64_t sum = 0;
-
-		if (bpf_map_lookup_elem(rec->maps.stats_fd, &i, rec->stat_vals))
-			continue;
-		for (c = 0; c < rec->nr_cpus_possible; c++) {
-			sum += rec->stat_vals[c];
-			if (i == STKREC_STAT_SAMPLE_EVENTS && rec->stat_vals[c] > rec->events_busiest)
-				rec->events_busiest = rec->stat_vals[c];
-		}
-		rec->bpf_stats[i] = sum;
-	}
-}
-
-/* The time the sampling events were attached, times the CPUs: from the
- * attach to the detach, or to @now while they still are. */
-static uint64_t sampled_cpu_time(const struct recorder *rec, uint64_t now)
-{
-	uint64_t end = rec->t_detached ? rec->t_detached : now;
-
-	if (!rec->sample_start || end < rec->sample_start)
-		return 0;
-	return (end - rec->sample_start) * rec->o.nr_cpus;
+	return recorder__write_err(rec, err);
 }
 
 static int add_live(void *ctx, int64_t id)
@@ -279,114 +172,6 @@ static int collect_live(void *ctx, struct idmap *live)
 	struct recorder *rec = ctx;
 
 	return rec->ops->live_stacks(rec->mode, add_live, live);
-}
-
-static int write_stats(struct recorder *rec, uint64_t now)
-{
-	struct stackstore_stats ss;
-	struct ksymtab_stats ks;
-	struct procs_stats ps;
-	struct esym_stats es;
-	struct stk_stat st[STKREC_NR_STATS + 64];
-	size_t n = 0, i, k;
-
-	read_bpf_stats(rec);
-	stackstore__stats(rec->stacks, &ss);
-	ksymtab__stats(rec->ksyms, &ks);
-	procs__stats(rec->procs, &ps);
-	esym__stats(rec->esym, &es);
-	for (i = 0; i < STKREC_NR_STATS; i++)
-		st[n++] = (struct stk_stat){ bpf_stat_names[i], rec->bpf_stats[i] };
-	st[n++] = (struct stk_stat){ "stacks_map_full",
-				     rec->bpf_stats[STKREC_STAT_USTACK_ENOMEM] +
-					     rec->bpf_stats[STKREC_STAT_KSTACK_ENOMEM] };
-	if (rec->ops->event_periods && rec->mode)
-		st[n++] = (struct stk_stat){ "cpu_clock_periods",
-					     rec->ops->event_periods(rec->mode) };
-	/* Time sampled, as META duration_ns: rates (diff's) divide by it. */
-	st[n++] = (struct stk_stat){ "duration_ns", now - rec->sample_start };
-	/* With sample_events, the rate the kernel delivered (profile): the
-	 * CPU time the events were attached for, summed over CPUs (a sum, so
-	 * that merged captures add up). */
-	if (rec->ops == &profile_mode_ops) {
-		st[n++] = (struct stk_stat){ "sampled_cpu_time_ns", sampled_cpu_time(rec, now) };
-		/* The busiest CPU's events, and how many CPUs were sampled: a
-		 * CPU that idles can miss periods (a late timer in a halted
-		 * vCPU fires once for several), which says nothing of the rate
-		 * busy CPUs were sampled at; throttling lowers them all. */
-		st[n++] = (struct stk_stat){ "sample_events_busiest_cpu", rec->events_busiest };
-		st[n++] = (struct stk_stat){ "sampled_cpus", rec->o.nr_cpus };
-	}
-	st[n++] = (struct stk_stat){ "flushes", rec->seq };
-	st[n++] = (struct stk_stat){ "stacks_written", ss.written };
-	st[n++] = (struct stk_stat){ "stack_lookup_missing", ss.missing };
-	st[n++] = (struct stk_stat){ "stacks_from_ring", ss.from_ring };
-	st[n++] = (struct stk_stat){ "stacks_resent", ss.resent };
-	st[n++] = (struct stk_stat){ "stacks_forgotten", ss.forgotten };
-	st[n++] = (struct stk_stat){ "stack_ring_skipped", ss.ring_skipped };
-	st[n++] = (struct stk_stat){ "processes_snapshotted", ps.pm.snapshots };
-	st[n++] = (struct stk_stat){ "processes_exited", ps.exits };
-	st[n++] = (struct stk_stat){ "maps_err_gone", ps.maps_gone };
-	st[n++] = (struct stk_stat){ "maps_err_other", ps.maps_errors };
-	st[n++] = (struct stk_stat){ "maps_resnapshots", ps.resnapshots };
-	st[n++] = (struct stk_stat){ "build_ids_read", ps.pm.build_ids_read };
-	st[n++] = (struct stk_stat){ "build_id_missing", ps.pm.build_id_missing };
-	st[n++] = (struct stk_stat){ "build_id_errors", ps.pm.build_id_errors };
-	st[n++] = (struct stk_stat){ "ksyms_written", ks.written };
-	st[n++] = (struct stk_stat){ "kaddr_unknown", ks.unknown };
-	/* Says which path named the kernel: absent (0) means /proc/kallsyms. */
-	st[n++] = (struct stk_stat){ "kaddrs_named_bpf", ks.named_bpf };
-	st[n++] = (struct stk_stat){ "maps_from_events", ps.maps_events };
-	st[n++] = (struct stk_stat){ "maps_replaced_images", ps.old_images };
-	st[n++] = (struct stk_stat){ "vdso_embedded", ps.vdso_embedded };
-	st[n++] = (struct stk_stat){ "vdso_other", ps.pm.vdso_other };
-	st[n++] = (struct stk_stat){ "pid_ns_processes", pidns__recorded(rec->pidns) };
-	st[n++] = (struct stk_stat){ "esym_binaries", es.binaries };
-	st[n++] = (struct stk_stat){ "esym_binary_errors", es.binary_errors };
-	st[n++] = (struct stk_stat){ "esym_symbols_written", es.symbols_written };
-	st[n++] = (struct stk_stat){ "esym_addrs_unnamed", es.addrs_unnamed };
-	st[n++] = (struct stk_stat){ "perf_map_files_read", es.perf_map_files };
-	st[n++] = (struct stk_stat){ "perf_map_errors", es.perf_map_errors };
-	st[n++] = (struct stk_stat){ "perf_map_symbols_written", es.perf_map_symbols };
-	if (ps.watching) {
-		st[n++] = (struct stk_stat){ "mmap_event_records", ps.mw.records };
-		st[n++] = (struct stk_stat){ "mmap_events_lost", ps.mw.lost };
-		st[n++] = (struct stk_stat){ "mmap_event_execs", ps.mw.execs };
-		st[n++] = (struct stk_stat){ "mmap_event_mappings", ps.mw.mmaps };
-		st[n++] = (struct stk_stat){ "mmap_event_build_ids", ps.mw.kernel_build_ids };
-		st[n++] = (struct stk_stat){ "mmap_build_ids_read", ps.mw.build_id_reads };
-		st[n++] = (struct stk_stat){ "mmap_build_id_errors", ps.mw.build_id_errors };
-	}
-	if (rec->uw) {
-		struct unwinder_stats us;
-
-		unwinder__stats(rec->uw, &us);
-		st[n++] = (struct stk_stat){ "unwind_tables", us.tables };
-		st[n++] = (struct stk_stat){ "unwind_tables_built", us.tables_built };
-		st[n++] = (struct stk_stat){ "unwind_rows", us.rows };
-		st[n++] = (struct stk_stat){ "unwind_bytes", us.bytes };
-		st[n++] = (struct stk_stat){ "unwind_build_ns", us.build_ns };
-		st[n++] = (struct stk_stat){ "unwind_processes", us.processes };
-		st[n++] = (struct stk_stat){ "unwind_tables_scanned", us.scanned };
-		st[n++] = (struct stk_stat){ "unwind_tables_debug_frame", us.debug_frame };
-		st[n++] = (struct stk_stat){ "unwind_tables_debuginfo", us.debuginfo };
-		st[n++] = (struct stk_stat){ "unwind_table_err_no_cfi", us.no_cfi };
-		st[n++] = (struct stk_stat){ "unwind_table_err_open", us.open_failed };
-		st[n++] = (struct stk_stat){ "unwind_table_err_unsupported", us.unsupported };
-		st[n++] = (struct stk_stat){ "unwind_table_err_budget", us.refused_budget };
-		st[n++] = (struct stk_stat){ "unwind_tables_evicted", us.evicted };
-		st[n++] = (struct stk_stat){ "unwind_tables_reloaded", us.reloaded };
-		st[n++] = (struct stk_stat){ "unwind_mappings_pending", us.pending };
-		st[n++] = (struct stk_stat){ "unwind_mappings_dropped", us.mappings_dropped };
-		st[n++] = (struct stk_stat){ "unwind_map_errors", us.map_errors };
-	}
-	/* A counter not in the STAT chunk is 0: leave zeros out (most loss
-	 * counters, in most captures), except the ones a reader always wants. */
-	for (i = 0, k = 0; i < n; i++)
-		if (st[i].value || strcmp(st[i].name, "samples") == 0 ||
-		    strcmp(st[i].name, "duration_ns") == 0 || strcmp(st[i].name, "flushes") == 0)
-			st[k++] = st[i];
-	return rec_wrote(rec, stk_writer__add_stats(rec->w, st, k));
 }
 
 /* ---- what the rows reference (mode.h) ------------------------------------ */
@@ -529,34 +314,34 @@ static int recorder__flush(struct recorder *rec, int final)
 		return recorder__errorf(rec, err, "out of memory");
 	if (err)
 		return recorder__errorf(rec, err, "name kernel addresses: %s", strerror(-err));
-	err = rec_write_err(rec, stackstore__write(rec->stacks, rec->w, &rec->chunks, final));
-	err = err ?: rec_write_err(rec, ksymtab__write(rec->ksyms, rec->w, &rec->chunks));
+	err = recorder__write_err(rec, stackstore__write(rec->stacks, rec->w, &rec->chunks, final));
+	err = err ?: recorder__write_err(rec, ksymtab__write(rec->ksyms, rec->w, &rec->chunks));
 	if (!err) {
 		err = esym__flush(rec->esym, rec->procs, rec->w, &rec->chunks);
 		if (err == -ENOMEM)
 			return recorder__errorf(rec, err, "out of memory");
-		err = rec_write_err(rec, err);
+		err = recorder__write_err(rec, err);
 		/* Reading binaries' symbols can take long: the ring of new
 		 * stacks (the only copy of their frames; the drain took it
 		 * last) is taken again so that it does not fill meanwhile. */
 		stackstore__take_ring(rec->stacks);
 	}
-	err = err ?: rec_write_err(rec, procs__write(rec->procs, rec->w, &rec->chunks));
-	err = err ?: rec_write_err(rec, pidns__write(rec->pidns, rec->w, &rec->chunks));
+	err = err ?: recorder__write_err(rec, procs__write(rec->procs, rec->w, &rec->chunks));
+	err = err ?: recorder__write_err(rec, pidns__write(rec->pidns, rec->w, &rec->chunks));
 	if (!err && drain__pending(rec->maps.drain))
-		err = rec_write_err(rec, drain__write(rec->maps.drain, rec->w, rec->t0, t1,
+		err = recorder__write_err(rec, drain__write(rec->maps.drain, rec->w, rec->t0, t1,
 						      &rec->chunks));
 	rec->seq++;
 	/* The final STAT comes after the final META (recorder__finish()). */
 	if (!err && !final)
-		err = write_stats(rec, t1);
+		err = recorder__write_stats(rec, t1);
 	if (err)
 		return err;
 	/* Processes that exited before the previous flush have had their
 	 * last rows drained and their maps taken by now. */
 	procs__purge(rec->procs, rec->seq, rec->t0);
 	rec->t0 = t1;
-	read_bpf_stats(rec);
+	recorder__read_bpf_stats(rec);
 	return 0;
 }
 
@@ -566,7 +351,7 @@ static void recorder__status(struct recorder *rec, uint64_t now)
 
 	if (!rec->o.on_status)
 		return;
-	read_bpf_stats(rec);
+	recorder__read_bpf_stats(rec);
 	st.elapsed_ns = now - rec->sample_start;
 	st.offcpu = rec->ops != &profile_mode_ops;
 	st.samples = rec->bpf_stats[STKREC_STAT_SAMPLES];
@@ -582,68 +367,6 @@ static void recorder__status(struct recorder *rec, uint64_t now)
 
 /* ---- start ------------------------------------------------------------- */
 
-static int write_start_meta(struct recorder *rec)
-{
-	const struct recorder_opts *o = &rec->o;
-	struct meta m = {};
-	int err;
-
-	err = meta__add_host(&m);
-	err = err ?: meta__add(&m, "mode", "%s", rec->ops->name);
-	if (rec->ops == &profile_mode_ops) {
-		err = err ?: meta__add(&m, "event", "cpu-clock");
-		err = err ?: meta__add(&m, "frequency", "%u", o->frequency);
-	} else {
-		err = err ?: meta__add(&m, "event", "%s", rec->ops == &offwake_mode_ops
-							? "sched_switch,sched_waking"
-							: "sched_switch");
-		err = err ?: meta__add(&m, "min_block_us", "%llu",
-				       (unsigned long long)o->min_block_us);
-		err = err ?: meta__add(&m, "max_block_us", "%llu",
-				       (unsigned long long)o->max_block_us);
-		if (o->state_filter)
-			err = err ?: meta__add(&m, "state_filter", "%u", o->state_mask);
-		if (o->user_threads_only || o->kernel_threads_only)
-			err = err ?: meta__add(&m, "thread_filter", "%s",
-					       o->user_threads_only ? "user" : "kernel");
-	}
-	err = err ?: meta__add(&m, "wall_start_ns", "%llu", (unsigned long long)rec->wall_start);
-	err = err ?: meta__add(&m, "mono_start_ns", "%llu", (unsigned long long)rec->mono_start);
-	if (o->cmdline)
-		err = err ?: meta__add(&m, "command_line", "%s", o->cmdline);
-	err = err ?: meta__add(&m, "tool_version", "stkrec %s", STK_VERSION_STRING);
-	err = err ?: meta__add(&m, "user_stacks_only", "%d", o->user_stacks_only ? 1 : 0);
-	err = err ?: meta__add(&m, "kernel_stacks_only", "%d", o->kernel_stacks_only ? 1 : 0);
-	err = err ?: meta__add(&m, "stack_storage_size", "%u", o->stack_storage_size);
-	err = err ?: meta__add(&m, "max_stack_depth", "%d", STKREC_MAX_DEPTH);
-	err = err ?: meta__add(&m, "flush_interval_ns", "%llu",
-			       (unsigned long long)o->flush_interval_ns);
-	err = err ?: meta__add(&m, "kallsyms", "%s",
-			       o->user_stacks_only ? "none" : o->kallsyms_full ? "full" : "covering");
-	err = err ?: meta__add(&m, "embed_symbols", "%s", esym_mode__name(o->embed_symbols));
-	err = err ?: meta__add(&m, "mmap_events", "%s", rec->mw_state);
-	err = err ?: meta__add(&m, "unwind", "%s", /* as requested */
-			       o->unwind == RECORDER_UNWIND_FP ? "fp" :
-			       o->unwind == RECORDER_UNWIND_DWARF ? "dwarf" : "auto");
-	if (o->duration_ns)
-		err = err ?: meta__add(&m, "requested_duration_ns", "%llu",
-				       (unsigned long long)o->duration_ns);
-	if (o->cpu_list)
-		err = err ?: meta__add(&m, "cpu_filter", "%s", o->cpu_list);
-	if (o->nr_pids)
-		err = err ?: meta__add_ids(&m, "pid_filter", o->pids, o->nr_pids);
-	if (o->nr_tids)
-		err = err ?: meta__add_ids(&m, "tid_filter", o->tids, o->nr_tids);
-	if (o->cmd)
-		err = err ?: meta__add_argv(&m, "target_command", o->cmd);
-	if (err)
-		err = recorder__errorf(rec, err, "out of memory");
-	else
-		err = rec_wrote(rec, stk_writer__add_meta(rec->w, m.kv, m.n));
-	meta__free(&m);
-	return err;
-}
-
 static int write_kernel_info(struct recorder *rec)
 {
 	uint64_t text, etext;
@@ -654,12 +377,12 @@ static int write_kernel_info(struct recorder *rec)
 	err = kobjs__read(&ko, "/sys", "/proc/modules", text, etext);
 	if (err)
 		return recorder__errorf(rec, err, "out of memory");
-	err = rec_wrote(rec, stk_writer__add_kobjs(rec->w, ko.objs, ko.n));
+	err = recorder__wrote(rec, stk_writer__add_kobjs(rec->w, ko.objs, ko.n));
 	kobjs__free(&ko);
 	if (err || !rec->o.kallsyms_full)
 		return err;
 	/* --kallsyms=full: the whole table, once. */
-	return rec_write_err(rec, ksymtab__write_all(rec->ksyms, rec->w, &rec->chunks));
+	return recorder__write_err(rec, ksymtab__write_all(rec->ksyms, rec->w, &rec->chunks));
 }
 
 /* Read /proc/kallsyms; refuse if it hides the addresses. */
@@ -860,7 +583,7 @@ int recorder__start(struct recorder *rec)
 		}
 	}
 	err = open_mmapwatch(rec);
-	err = err ?: write_start_meta(rec);
+	err = err ?: recorder__write_start_meta(rec);
 	if (err)
 		goto fail;
 	err = rec->ops->open(&rec->mode, o, rec->child != NULL, &rec->maps, rec);
@@ -1058,23 +781,6 @@ int recorder__run(struct recorder *rec)
 	}
 }
 
-static int write_end_meta(struct recorder *rec, uint64_t now)
-{
-	struct meta m = {};
-	int err;
-
-	err = meta__add(&m, "duration_ns", "%llu", (unsigned long long)(now - rec->sample_start));
-	err = err ?: meta__add(&m, "setup_ns", "%llu", (unsigned long long)recorder__setup_ns(rec));
-	err = err ?: meta__add(&m, "unwind_used", "%s", rec->uw_state);
-	err = err ?: meta__add(&m, "end_reason", "%s", rec->end_reason);
-	if (!err && rec->cmd_exit_code >= 0)
-		err = meta__add(&m, "target_exit_status", "%d", rec->cmd_exit_code);
-	if (!err)
-		err = rec_wrote(rec, stk_writer__add_meta(rec->w, m.kv, m.n));
-	meta__free(&m);
-	return err;
-}
-
 int recorder__finish(struct recorder *rec, struct recorder_result *res)
 {
 	int err = 0, err2, code;
@@ -1094,9 +800,9 @@ int recorder__finish(struct recorder *rec, struct recorder_result *res)
 		/* One end time: META's duration_ns and STAT's are the same. */
 		end = now_ns(CLOCK_MONOTONIC);
 		if (!err)
-			err = write_end_meta(rec, end);
+			err = recorder__write_end_meta(rec, end);
 		if (!err)
-			err = write_stats(rec, end);
+			err = recorder__write_stats(rec, end);
 	}
 	/* The final flush has taken every snapshot it needs. */
 	procs__unwatch(rec->procs);
@@ -1138,12 +844,12 @@ int recorder__finish(struct recorder *rec, struct recorder_result *res)
 	if (res) {
 		struct stat st;
 
-		read_bpf_stats(rec);
+		recorder__read_bpf_stats(rec);
 		res->end_reason = rec->end_reason;
 		res->cmd_exit_code = rec->cmd_exit_code;
 		res->samples = rec->bpf_stats[STKREC_STAT_SAMPLES];
 		res->sample_events = rec->bpf_stats[STKREC_STAT_SAMPLE_EVENTS];
-		res->sampled_cpu_time_ns = sampled_cpu_time(rec, now_ns(CLOCK_MONOTONIC));
+		res->sampled_cpu_time_ns = recorder__sampled_cpu_time(rec, now_ns(CLOCK_MONOTONIC));
 		res->sample_events_busiest = rec->events_busiest;
 		res->sampled_cpus = rec->o.nr_cpus;
 		res->blocked_ns = rec->bpf_stats[STKREC_STAT_BLOCKED_NS];

@@ -1,0 +1,64 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * recorder_int.h - what recorder.c (the lifecycle and the flush) and
+ * recorder_stats.c (the STAT and META chunks) share: struct recorder and
+ * the helpers each half calls in the other.  Internal to record/engine/.
+ */
+#ifndef STK_RECORDER_INT_H
+#define STK_RECORDER_INT_H
+
+#include <stdint.h>
+
+#include "mode.h"
+#include "recorder.h"
+#include "stkrec.h"
+
+struct recorder {
+	struct recorder_opts o;
+	const struct rec_mode_ops *ops;
+	struct rec_mode *mode;
+	struct rec_maps maps;
+	struct ring_buffer *rb;
+	struct stk_writer *w;
+	struct child *child;
+	struct stackstore *stacks;
+	struct ksymtab *ksyms;
+	struct procs *procs;
+	struct unwinder *uw;		/* .eh_frame tables, or NULL (fp) */
+	struct esym *esym;
+	struct targets *targets;	/* -p/-t tasks, or NULL */
+	struct pidns *pidns;		/* processes in other PID namespaces */
+	char mw_state[128];		/* META mmap_events */
+	char uw_state[128];		/* META unwind_used */
+	int epfd;
+	int write_failed;
+	int cmd_exec_errno;
+	uint64_t wall_start, mono_start;
+	uint64_t sample_start;		/* everything attached: DURATION counts from here */
+	uint64_t t0;			/* start of the interval being recorded */
+	uint64_t t_detached;		/* sampling off (monotonic; 0: not yet) */
+	uint64_t events_until;		/* stop taking ring buffer events then (0: never) */
+	uint64_t seq;			/* flushes done */
+	uint64_t chunks;
+	const char *end_reason;
+	int cmd_exit_code;
+	int nr_cpus_possible;
+	uint64_t *stat_vals;		/* per-CPU values of one stat */
+	uint64_t bpf_stats[STKREC_NR_STATS];
+	uint64_t events_busiest;		/* sample_events of the CPU that saw most */
+	char errmsg[512];
+};
+
+/* recorder.c: a failed write fails the recording. */
+int recorder__write_err(struct recorder *rec, int err);
+/* recorder.c: account for one add_*() call. */
+int recorder__wrote(struct recorder *rec, int err);
+
+/* recorder_stats.c */
+void recorder__read_bpf_stats(struct recorder *rec);
+uint64_t recorder__sampled_cpu_time(const struct recorder *rec, uint64_t now);
+int recorder__write_stats(struct recorder *rec, uint64_t now);
+int recorder__write_start_meta(struct recorder *rec);
+int recorder__write_end_meta(struct recorder *rec, uint64_t now);
+
+#endif

@@ -1,0 +1,277 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * recorder_stats.c - what the recorder says about a recording: the STAT
+ * chunk each flush ends with (the BPF statistics summed over the CPUs and
+ * the counters of the stacks, symbols, processes and unwinder) and the
+ * META chunks written at the start and at the end.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include <bpf/bpf.h>
+
+#include "esym.h"
+#include "ksymtab.h"
+#include "meta.h"
+#include "pidns.h"
+#include "procs.h"
+#include "recorder_int.h"
+#include "stackstore.h"
+#include "unwinder.h"
+
+/* Names of the BPF statistics (STKREC_STAT_* order) in the STAT chunk. */
+static const char *const bpf_stat_names[STKREC_NR_STATS] = {
+	[STKREC_STAT_SAMPLES] = "samples",
+	[STKREC_STAT_COUNTS_FULL] = "counts_map_full",
+	[STKREC_STAT_USTACK_EFAULT] = "stack_err_efault_user",
+	[STKREC_STAT_KSTACK_EFAULT] = "stack_err_efault_kernel",
+	[STKREC_STAT_USTACK_ENOMEM] = "stack_err_enomem_user",
+	[STKREC_STAT_KSTACK_ENOMEM] = "stack_err_enomem_kernel",
+	[STKREC_STAT_USTACK_OTHER] = "stack_err_other_user",
+	[STKREC_STAT_KSTACK_OTHER] = "stack_err_other_kernel",
+	[STKREC_STAT_EVENTS_LOST] = "events_lost",
+	[STKREC_STAT_FOLLOW_FULL] = "follow_map_full",
+	[STKREC_STAT_START_FULL] = "offcpu_start_map_full",
+	[STKREC_STAT_WAKER_FULL] = "offcpu_waker_map_full",
+	[STKREC_STAT_OFFCPU_FILTERED] = "offcpu_filtered_block_time",
+	[STKREC_STAT_BLOCKED_NS] = "offcpu_blocked_ns",
+	/* bpf/unwind.bpf.h */
+	[STKREC_STAT_UW_STACKS] = "unwind_stacks",
+	[STKREC_STAT_UW_FB_NOPROC] = "unwind_fallback_no_process",
+	[STKREC_STAT_UW_FB_NOREGS] = "unwind_fallback_no_regs",
+	[STKREC_STAT_UW_FB_SHORTER] = "unwind_fallback_fp_longer",
+	[STKREC_STAT_UW_FP_STEPS] = "unwind_fp_steps",
+	[STKREC_STAT_UW_FB_LEAF] = "unwind_fallback_leaf_unmapped",
+	[STKREC_STAT_UW_STOP_BASE] = "unwind_stop_none",
+	[STKREC_STAT_UW_STOP_BASE + STKREC_UW_STOP_DEPTH] = "unwind_stop_depth",
+	[STKREC_STAT_UW_STOP_BASE + STKREC_UW_STOP_FAULT] = "unwind_stop_fault",
+	[STKREC_STAT_UW_STOP_BASE + STKREC_UW_STOP_NO_MAP] = "unwind_stop_no_mapping",
+	[STKREC_STAT_UW_STOP_BASE + STKREC_UW_STOP_NO_ROW] = "unwind_stop_no_row",
+	[STKREC_STAT_UW_STOP_BASE + STKREC_UW_STOP_UNSUPP] = "unwind_stop_unsupported",
+	[STKREC_STAT_UW_STOP_BASE + STKREC_UW_STOP_FP] = "unwind_stop_fp",
+	[STKREC_STAT_UW_STOP_BASE + STKREC_UW_STOP_LOOP] = "unwind_stop_loop",
+	[STKREC_STAT_UW_PENDING] = "unwind_table_pending",
+	[STKREC_STAT_SAMPLE_EVENTS] = "sample_events",
+	[STKREC_STAT_STACKS_STORED] = "stacks_stored",
+	[STKREC_STAT_STACK_SET_ERR] = "stack_set_errors",
+	[STKREC_STAT_STACK_LOST] = "samples_stack_lost",
+};
+
+/* Sum the per-CPU BPF statistics into rec->bpf_stats. */
+void recorder__read_bpf_stats(struct recorder *rec)
+{
+	__u32 i;
+	int c;
+
+	if (rec->maps.stats_fd < 0)
+		return;
+	for (i = 0; i < STKREC_NR_STATS; i++) {
+		uint64_t sum = 0;
+
+		if (bpf_map_lookup_elem(rec->maps.stats_fd, &i, rec->stat_vals))
+			continue;
+		for (c = 0; c < rec->nr_cpus_possible; c++) {
+			sum += rec->stat_vals[c];
+			if (i == STKREC_STAT_SAMPLE_EVENTS && rec->stat_vals[c] > rec->events_busiest)
+				rec->events_busiest = rec->stat_vals[c];
+		}
+		rec->bpf_stats[i] = sum;
+	}
+}
+
+/* The time the sampling events were attached, times the CPUs: from the
+ * attach to the detach, or to @now while they still are. */
+uint64_t recorder__sampled_cpu_time(const struct recorder *rec, uint64_t now)
+{
+	uint64_t end = rec->t_detached ? rec->t_detached : now;
+
+	if (!rec->sample_start || end < rec->sample_start)
+		return 0;
+	return (end - rec->sample_start) * rec->o.nr_cpus;
+}
+int recorder__write_stats(struct recorder *rec, uint64_t now)
+{
+	struct stackstore_stats ss;
+	struct ksymtab_stats ks;
+	struct procs_stats ps;
+	struct esym_stats es;
+	struct stk_stat st[STKREC_NR_STATS + 64];
+	size_t n = 0, i, k;
+
+	recorder__read_bpf_stats(rec);
+	stackstore__stats(rec->stacks, &ss);
+	ksymtab__stats(rec->ksyms, &ks);
+	procs__stats(rec->procs, &ps);
+	esym__stats(rec->esym, &es);
+	for (i = 0; i < STKREC_NR_STATS; i++)
+		st[n++] = (struct stk_stat){ bpf_stat_names[i], rec->bpf_stats[i] };
+	st[n++] = (struct stk_stat){ "stacks_map_full",
+				     rec->bpf_stats[STKREC_STAT_USTACK_ENOMEM] +
+					     rec->bpf_stats[STKREC_STAT_KSTACK_ENOMEM] };
+	if (rec->ops->event_periods && rec->mode)
+		st[n++] = (struct stk_stat){ "cpu_clock_periods",
+					     rec->ops->event_periods(rec->mode) };
+	/* Time sampled, as META duration_ns: rates (diff's) divide by it. */
+	st[n++] = (struct stk_stat){ "duration_ns", now - rec->sample_start };
+	/* With sample_events, the rate the kernel delivered (profile): the
+	 * CPU time the events were attached for, summed over CPUs (a sum, so
+	 * that merged captures add up). */
+	if (rec->ops == &profile_mode_ops) {
+		st[n++] = (struct stk_stat){ "sampled_cpu_time_ns", recorder__sampled_cpu_time(rec, now) };
+		/* The busiest CPU's events, and how many CPUs were sampled: a
+		 * CPU that idles can miss periods (a late timer in a halted
+		 * vCPU fires once for several), which says nothing of the rate
+		 * busy CPUs were sampled at; throttling lowers them all. */
+		st[n++] = (struct stk_stat){ "sample_events_busiest_cpu", rec->events_busiest };
+		st[n++] = (struct stk_stat){ "sampled_cpus", rec->o.nr_cpus };
+	}
+	st[n++] = (struct stk_stat){ "flushes", rec->seq };
+	st[n++] = (struct stk_stat){ "stacks_written", ss.written };
+	st[n++] = (struct stk_stat){ "stack_lookup_missing", ss.missing };
+	st[n++] = (struct stk_stat){ "stacks_from_ring", ss.from_ring };
+	st[n++] = (struct stk_stat){ "stacks_resent", ss.resent };
+	st[n++] = (struct stk_stat){ "stacks_forgotten", ss.forgotten };
+	st[n++] = (struct stk_stat){ "stack_ring_skipped", ss.ring_skipped };
+	st[n++] = (struct stk_stat){ "processes_snapshotted", ps.pm.snapshots };
+	st[n++] = (struct stk_stat){ "processes_exited", ps.exits };
+	st[n++] = (struct stk_stat){ "maps_err_gone", ps.maps_gone };
+	st[n++] = (struct stk_stat){ "maps_err_other", ps.maps_errors };
+	st[n++] = (struct stk_stat){ "maps_resnapshots", ps.resnapshots };
+	st[n++] = (struct stk_stat){ "build_ids_read", ps.pm.build_ids_read };
+	st[n++] = (struct stk_stat){ "build_id_missing", ps.pm.build_id_missing };
+	st[n++] = (struct stk_stat){ "build_id_errors", ps.pm.build_id_errors };
+	st[n++] = (struct stk_stat){ "ksyms_written", ks.written };
+	st[n++] = (struct stk_stat){ "kaddr_unknown", ks.unknown };
+	/* Says which path named the kernel: absent (0) means /proc/kallsyms. */
+	st[n++] = (struct stk_stat){ "kaddrs_named_bpf", ks.named_bpf };
+	st[n++] = (struct stk_stat){ "maps_from_events", ps.maps_events };
+	st[n++] = (struct stk_stat){ "maps_replaced_images", ps.old_images };
+	st[n++] = (struct stk_stat){ "vdso_embedded", ps.vdso_embedded };
+	st[n++] = (struct stk_stat){ "vdso_other", ps.pm.vdso_other };
+	st[n++] = (struct stk_stat){ "pid_ns_processes", pidns__recorded(rec->pidns) };
+	st[n++] = (struct stk_stat){ "esym_binaries", es.binaries };
+	st[n++] = (struct stk_stat){ "esym_binary_errors", es.binary_errors };
+	st[n++] = (struct stk_stat){ "esym_symbols_written", es.symbols_written };
+	st[n++] = (struct stk_stat){ "esym_addrs_unnamed", es.addrs_unnamed };
+	st[n++] = (struct stk_stat){ "perf_map_files_read", es.perf_map_files };
+	st[n++] = (struct stk_stat){ "perf_map_errors", es.perf_map_errors };
+	st[n++] = (struct stk_stat){ "perf_map_symbols_written", es.perf_map_symbols };
+	if (ps.watching) {
+		st[n++] = (struct stk_stat){ "mmap_event_records", ps.mw.records };
+		st[n++] = (struct stk_stat){ "mmap_events_lost", ps.mw.lost };
+		st[n++] = (struct stk_stat){ "mmap_event_execs", ps.mw.execs };
+		st[n++] = (struct stk_stat){ "mmap_event_mappings", ps.mw.mmaps };
+		st[n++] = (struct stk_stat){ "mmap_event_build_ids", ps.mw.kernel_build_ids };
+		st[n++] = (struct stk_stat){ "mmap_build_ids_read", ps.mw.build_id_reads };
+		st[n++] = (struct stk_stat){ "mmap_build_id_errors", ps.mw.build_id_errors };
+	}
+	if (rec->uw) {
+		struct unwinder_stats us;
+
+		unwinder__stats(rec->uw, &us);
+		st[n++] = (struct stk_stat){ "unwind_tables", us.tables };
+		st[n++] = (struct stk_stat){ "unwind_tables_built", us.tables_built };
+		st[n++] = (struct stk_stat){ "unwind_rows", us.rows };
+		st[n++] = (struct stk_stat){ "unwind_bytes", us.bytes };
+		st[n++] = (struct stk_stat){ "unwind_build_ns", us.build_ns };
+		st[n++] = (struct stk_stat){ "unwind_processes", us.processes };
+		st[n++] = (struct stk_stat){ "unwind_tables_scanned", us.scanned };
+		st[n++] = (struct stk_stat){ "unwind_tables_debug_frame", us.debug_frame };
+		st[n++] = (struct stk_stat){ "unwind_tables_debuginfo", us.debuginfo };
+		st[n++] = (struct stk_stat){ "unwind_table_err_no_cfi", us.no_cfi };
+		st[n++] = (struct stk_stat){ "unwind_table_err_open", us.open_failed };
+		st[n++] = (struct stk_stat){ "unwind_table_err_unsupported", us.unsupported };
+		st[n++] = (struct stk_stat){ "unwind_table_err_budget", us.refused_budget };
+		st[n++] = (struct stk_stat){ "unwind_tables_evicted", us.evicted };
+		st[n++] = (struct stk_stat){ "unwind_tables_reloaded", us.reloaded };
+		st[n++] = (struct stk_stat){ "unwind_mappings_pending", us.pending };
+		st[n++] = (struct stk_stat){ "unwind_mappings_dropped", us.mappings_dropped };
+		st[n++] = (struct stk_stat){ "unwind_map_errors", us.map_errors };
+	}
+	/* A counter not in the STAT chunk is 0: leave zeros out (most loss
+	 * counters, in most captures), except the ones a reader always wants. */
+	for (i = 0, k = 0; i < n; i++)
+		if (st[i].value || strcmp(st[i].name, "samples") == 0 ||
+		    strcmp(st[i].name, "duration_ns") == 0 || strcmp(st[i].name, "flushes") == 0)
+			st[k++] = st[i];
+	return recorder__wrote(rec, stk_writer__add_stats(rec->w, st, k));
+}
+
+int recorder__write_start_meta(struct recorder *rec)
+{
+	const struct recorder_opts *o = &rec->o;
+	struct meta m = {};
+	int err;
+
+	err = meta__add_host(&m);
+	err = err ?: meta__add(&m, "mode", "%s", rec->ops->name);
+	if (rec->ops == &profile_mode_ops) {
+		err = err ?: meta__add(&m, "event", "cpu-clock");
+		err = err ?: meta__add(&m, "frequency", "%u", o->frequency);
+	} else {
+		err = err ?: meta__add(&m, "event", "%s", rec->ops == &offwake_mode_ops
+							? "sched_switch,sched_waking"
+							: "sched_switch");
+		err = err ?: meta__add(&m, "min_block_us", "%llu",
+				       (unsigned long long)o->min_block_us);
+		err = err ?: meta__add(&m, "max_block_us", "%llu",
+				       (unsigned long long)o->max_block_us);
+		if (o->state_filter)
+			err = err ?: meta__add(&m, "state_filter", "%u", o->state_mask);
+		if (o->user_threads_only || o->kernel_threads_only)
+			err = err ?: meta__add(&m, "thread_filter", "%s",
+					       o->user_threads_only ? "user" : "kernel");
+	}
+	err = err ?: meta__add(&m, "wall_start_ns", "%llu", (unsigned long long)rec->wall_start);
+	err = err ?: meta__add(&m, "mono_start_ns", "%llu", (unsigned long long)rec->mono_start);
+	if (o->cmdline)
+		err = err ?: meta__add(&m, "command_line", "%s", o->cmdline);
+	err = err ?: meta__add(&m, "tool_version", "stkrec %s", STK_VERSION_STRING);
+	err = err ?: meta__add(&m, "user_stacks_only", "%d", o->user_stacks_only ? 1 : 0);
+	err = err ?: meta__add(&m, "kernel_stacks_only", "%d", o->kernel_stacks_only ? 1 : 0);
+	err = err ?: meta__add(&m, "stack_storage_size", "%u", o->stack_storage_size);
+	err = err ?: meta__add(&m, "max_stack_depth", "%d", STKREC_MAX_DEPTH);
+	err = err ?: meta__add(&m, "flush_interval_ns", "%llu",
+			       (unsigned long long)o->flush_interval_ns);
+	err = err ?: meta__add(&m, "kallsyms", "%s",
+			       o->user_stacks_only ? "none" : o->kallsyms_full ? "full" : "covering");
+	err = err ?: meta__add(&m, "embed_symbols", "%s", esym_mode__name(o->embed_symbols));
+	err = err ?: meta__add(&m, "mmap_events", "%s", rec->mw_state);
+	err = err ?: meta__add(&m, "unwind", "%s", /* as requested */
+			       o->unwind == RECORDER_UNWIND_FP ? "fp" :
+			       o->unwind == RECORDER_UNWIND_DWARF ? "dwarf" : "auto");
+	if (o->duration_ns)
+		err = err ?: meta__add(&m, "requested_duration_ns", "%llu",
+				       (unsigned long long)o->duration_ns);
+	if (o->cpu_list)
+		err = err ?: meta__add(&m, "cpu_filter", "%s", o->cpu_list);
+	if (o->nr_pids)
+		err = err ?: meta__add_ids(&m, "pid_filter", o->pids, o->nr_pids);
+	if (o->nr_tids)
+		err = err ?: meta__add_ids(&m, "tid_filter", o->tids, o->nr_tids);
+	if (o->cmd)
+		err = err ?: meta__add_argv(&m, "target_command", o->cmd);
+	if (err)
+		err = recorder__errorf(rec, err, "out of memory");
+	else
+		err = recorder__wrote(rec, stk_writer__add_meta(rec->w, m.kv, m.n));
+	meta__free(&m);
+	return err;
+}
+
+int recorder__write_end_meta(struct recorder *rec, uint64_t now)
+{
+	struct meta m = {};
+	int err;
+
+	err = meta__add(&m, "duration_ns", "%llu", (unsigned long long)(now - rec->sample_start));
+	err = err ?: meta__add(&m, "setup_ns", "%llu", (unsigned long long)recorder__setup_ns(rec));
+	err = err ?: meta__add(&m, "unwind_used", "%s", rec->uw_state);
+	err = err ?: meta__add(&m, "end_reason", "%s", rec->end_reason);
+	if (!err && rec->cmd_exit_code >= 0)
+		err = meta__add(&m, "target_exit_status", "%d", rec->cmd_exit_code);
+	if (!err)
+		err = recorder__wrote(rec, stk_writer__add_meta(rec->w, m.kv, m.n));
+	meta__free(&m);
+	return err;
+}
