@@ -1,0 +1,436 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * mmapwatch_procs.c - each watched process's executable mappings as the
+ * perf records left them (mmapwatch.c reads and applies the records): the
+ * current image and the ones exec replaced, a new mapping punching out
+ * what it overlaps, and the snapshots and purges the recorder asks for.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "idmap.h"
+#include "mmapwatch_int.h"
+
+struct wproc *wproc__find(const struct mmapwatch *w, uint32_t tgid)
+{
+	uint64_t *v = idmap__find(w->procs, tgid);
+
+	return v ? (struct wproc *)(uintptr_t)*v : NULL;
+}
+
+void wproc__maps_clear(struct wproc *p)
+{
+	size_t i;
+
+	for (i = 0; i < p->nr; i++)
+		free(p->maps[i].path);
+	p->nr = 0;
+}
+
+static void old_free(struct wold *o)
+{
+	size_t i;
+
+	for (i = 0; i < o->nr; i++)
+		free(o->maps[i].path);
+	free(o->maps);
+	memset(o, 0, sizeof(*o));
+}
+
+void wproc__free(struct wproc *p)
+{
+	size_t i;
+
+	if (!p)
+		return;
+	wproc__maps_clear(p);
+	free(p->maps);
+	for (i = 0; i < p->nr_old; i++)
+		old_free(&p->old[i]);
+	free(p->old);
+	free(p);
+}
+
+/* Keep @p's image, which an exec at @time replaces, as an old one (the
+ * oldest goes when there are OLD_IMAGES); its maps move there. */
+void wproc__keep_old_image(struct wproc *p, uint64_t time)
+{
+	struct wold *o;
+
+	if (!p->complete || !p->nr)
+		return;
+	if (p->nr_old == OLD_IMAGES) {
+		old_free(&p->old[0]);
+		memmove(&p->old[0], &p->old[1], (OLD_IMAGES - 1) * sizeof(p->old[0]));
+		p->nr_old--;
+	}
+	if (p->nr_old == p->cap_old) {
+		size_t cap = p->cap_old ? p->cap_old * 2 : 4;
+		struct wold *a = realloc(p->old, cap * sizeof(*a));
+
+		if (!a)
+			return;	/* its samples resolve as before: in the new image */
+		p->old = a;
+		p->cap_old = cap;
+	}
+	o = &p->old[p->nr_old++];
+	o->start_ns = p->image_ns;
+	o->end_ns = time;
+	o->changed_ns = p->changed_ns;
+	o->maps = p->maps;
+	o->nr = p->nr;
+	p->maps = NULL;
+	p->nr = p->cap = 0;
+}
+
+/* A new, empty entry for @tgid, replacing any older one (the pid of an
+ * exited process can be reused).  NULL on ENOMEM. */
+struct wproc *wproc__new(struct mmapwatch *w, uint32_t tgid)
+{
+	struct wproc *p = calloc(1, sizeof(*p)), *old = wproc__find(w, tgid);
+
+	if (!p)
+		return NULL;
+	if (idmap__set(w->procs, tgid, (uint64_t)(uintptr_t)p)) {
+		free(p);
+		return NULL;
+	}
+	wproc__free(old);
+	p->gen = ++w->gen;
+	p->image = p->gen;
+	return p;
+}
+
+int wproc__maps_reserve(struct wproc *p, size_t more)
+{
+	struct wmap *m;
+	size_t cap;
+
+	if (p->nr + more <= p->cap)
+		return 0;
+	cap = p->cap ? p->cap * 2 : 16;
+	while (cap < p->nr + more)
+		cap *= 2;
+	m = realloc(p->maps, cap * sizeof(*m));
+	if (!m)
+		return -ENOMEM;
+	p->maps = m;
+	p->cap = cap;
+	return 0;
+}
+
+/*
+ * Remove [@start, @end) from the mappings, as a new mapping there does in
+ * the process: what it covers goes, what it splits stays on both sides.
+ * Returns the number of mappings it changed, or -ENOMEM (then the process
+ * is no longer complete).
+ */
+int wproc__maps_punch(struct wproc *p, uint64_t start, uint64_t end)
+{
+	struct wmap tail = {};
+	size_t i = 0, k = 0, tail_at = 0, lo = 0, hi = p->nr;
+	int err, changed = 0;
+
+	/* Sorted and not overlapping, so the ends are sorted too: find the
+	 * first mapping ending after @start.  If it starts at or after @end,
+	 * nothing overlaps: the common case (a process's data mappings fall
+	 * where no mapping kept here is; an ASan binary makes thousands a
+	 * second, and copying every mapping for each was a system-wide
+	 * recorder's largest cost). */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (p->maps[mid].end <= start)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == p->nr || p->maps[lo].start >= end)
+		return 0;
+	/* Room for an old mapping split in two. */
+	err = wproc__maps_reserve(p, 1);
+	if (err)
+		goto fail;
+	for (i = 0; i < p->nr; i++) {
+		struct wmap m = p->maps[i];
+
+		if (m.end <= start || m.start >= end) {
+			p->maps[k++] = m;
+			continue;
+		}
+		changed++;
+		if (m.start < start && m.end > end) {
+			/* Only one old mapping can contain the new one: they
+			 * do not overlap. */
+			tail = m;
+			tail.path = strdup(m.path);
+			if (!tail.path) {
+				err = -ENOMEM;
+				goto fail;
+			}
+			tail.pgoff += end - m.start;
+			tail.start = end;
+			m.end = start;
+			p->maps[k++] = m;
+			tail_at = k;
+		} else if (m.start < start) {
+			m.end = start;
+			p->maps[k++] = m;
+		} else if (m.end > end) {
+			m.pgoff += end - m.start;
+			m.start = end;
+			p->maps[k++] = m;
+		} else {
+			free(m.path);
+		}
+	}
+	if (tail.path) {
+		/* Right after its left part: the order stays sorted. */
+		memmove(p->maps + tail_at + 1, p->maps + tail_at, (k - tail_at) * sizeof(*p->maps));
+		p->maps[tail_at] = tail;
+		k++;
+	}
+	p->nr = k;
+	return changed;
+fail:
+	/* Slots 0..k-1 and i..nr-1 hold the live mappings; k..i-1 copies or
+	 * freed ones.  Close the gap, then drop everything. */
+	memmove(p->maps + k, p->maps + i, (p->nr - i) * sizeof(*p->maps));
+	p->nr = k + (p->nr - i);
+	wproc__maps_clear(p);
+	p->complete = 0;
+	return err;
+}
+
+/* Add mapping @n (its path is taken over) in place of what it overlaps.
+ * Returns 0 or -ENOMEM (then @n's path is freed). */
+int wproc__maps_add(struct wproc *p, struct wmap *n)
+{
+	int err;
+
+	err = wproc__maps_punch(p, n->start, n->end);
+	if (err >= 0)
+		err = wproc__maps_reserve(p, 1);
+	if (err) {
+		free(n->path);
+		wproc__maps_clear(p);
+		p->complete = 0;
+		return err;
+	}
+	{
+		/* Into its place: the others are sorted. */
+		size_t lo = 0, hi = p->nr;
+
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+
+			if (p->maps[mid].start < n->start)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		memmove(p->maps + lo + 1, p->maps + lo, (p->nr - lo) * sizeof(*p->maps));
+		p->maps[lo] = *n;
+		p->nr++;
+	}
+	return 0;
+}
+
+uint64_t mmapwatch__image(const struct mmapwatch *w, uint32_t tgid)
+{
+	const struct wproc *p = wproc__find(w, tgid);
+
+	return p ? p->image : 0;
+}
+
+int mmapwatch__complete(const struct mmapwatch *w, uint32_t tgid, uint64_t *gen, int *exited)
+{
+	const struct wproc *p = wproc__find(w, tgid);
+
+	if (gen)
+		*gen = p ? p->gen : 0;
+	if (exited)
+		*exited = p ? p->exited : 0;
+	return p && p->complete;
+}
+
+/* 1 if the file of offset-0 mapping @d also has an executable mapping in
+ * @p (the same path, and the same file by device and inode or by the
+ * kernel's build-id), as procmaps keeps them. */
+static int exec_mapping_of(const struct wmap *maps, size_t nr, const struct wmap *d)
+{
+	size_t i;
+
+	for (i = 0; i < nr; i++) {
+		const struct wmap *m = &maps[i];
+
+		if (!(m->prot & PROT_EXEC) || strcmp(m->path, d->path) != 0)
+			continue;
+		if (m->ino && d->ino && (m->ino != d->ino || m->dev != d->dev))
+			continue;
+		if (m->bid_known && d->bid_known &&
+		    (m->bid_size != d->bid_size || memcmp(m->bid, d->bid, m->bid_size) != 0))
+			continue;
+		return 1;
+	}
+	return 0;
+}
+
+/* The build-id of @m, read from its file if the record had none (the
+ * vDSO's from the memory of @tgid, which may have another one than ours). */
+static void resolve_build_id(struct mmapwatch *w, struct procmaps *pm, uint32_t tgid,
+			     struct wmap *m)
+{
+	int n = 0;
+
+	if (m->bid_known)
+		return;
+	if (strcmp(m->path, "[vdso]") == 0)
+		n = procmaps__proc_vdso_build_id(pm, "/proc", tgid, m->start, m->end, m->bid);
+	else if (m->path[0] == '/' && m->ino) {
+		struct procmaps_line l = {
+			.start = m->start, .end = m->end, .offset = m->pgoff,
+			.dev = m->dev, .inode = m->ino, .prot = m->prot, .path = m->path,
+		};
+
+		n = procmaps__file_build_id(pm, "/proc", tgid, &l, m->bid);
+	}
+	if (n > 0)
+		w->st.build_id_reads++;
+	else if (m->path[0] == '/')
+		w->st.build_id_errors++;
+	m->bid_size = n > 0 ? (uint32_t)n : 0;
+	m->bid_known = 1;
+}
+
+/* A snapshot of mappings @wm[0..@nr) of @tgid, changed last at @time. */
+static int snapshot_of(struct mmapwatch *w, struct procmaps *pm, uint32_t tgid, const char *comm,
+		       struct wmap *wm, size_t nr, uint64_t time, struct stk_proc_maps *out)
+{
+	struct procmaps_line vsys;
+	struct stk_mapping *maps;
+	size_t i, n = 0;
+
+	maps = calloc(nr + 1, sizeof(*maps));
+	if (!maps)
+		return -ENOMEM;
+	for (i = 0; i < nr; i++) {
+		struct wmap *m = &wm[i];
+		struct stk_mapping *o = &maps[n];
+
+		if (!(m->prot & PROT_EXEC) && !exec_mapping_of(wm, nr, m))
+			continue;
+		resolve_build_id(w, pm, tgid, m);
+		o->path = strdup(m->path);
+		if (!o->path) {
+			while (n--)
+				free((char *)maps[n].path);
+			free(maps);
+			return -ENOMEM;
+		}
+		n++;
+		o->start = m->start;
+		o->end = m->end;
+		o->offset = m->pgoff;
+		o->dev = m->dev;
+		o->inode = m->ino;
+		o->prot = m->prot;
+		o->build_id_size = m->bid_size;
+		memcpy(o->build_id, m->bid, m->bid_size);
+	}
+	/* As /proc/PID/maps has it: above every mapping, so still sorted. */
+	if (procmaps__vsyscall(pm, &vsys) && (!n || maps[n - 1].end <= vsys.start)) {
+		maps[n].path = strdup(vsys.path);
+		if (!maps[n].path) {
+			while (n--)
+				free((char *)maps[n].path);
+			free(maps);
+			return -ENOMEM;
+		}
+		maps[n].start = vsys.start;
+		maps[n].end = vsys.end;
+		maps[n].prot = vsys.prot;
+		n++;
+	}
+	out->tgid = tgid;
+	/* Up to its NUL: a caller's string may be shorter than 16 bytes. */
+	memcpy(out->comm, comm, strnlen(comm, sizeof(out->comm) - 1));
+	out->time_ns = time;
+	out->nr_mappings = (uint32_t)n;
+	out->mappings = maps;
+	w->st.snapshots++;
+	return 0;
+}
+
+int mmapwatch__snapshot(struct mmapwatch *w, struct procmaps *pm, uint32_t tgid,
+			const char *comm, struct stk_proc_maps *out)
+{
+	struct wproc *p = wproc__find(w, tgid);
+
+	memset(out, 0, sizeof(*out));
+	if (!p || !p->complete)
+		return -ENOENT;
+	return snapshot_of(w, pm, tgid, comm, p->maps, p->nr, p->changed_ns, out);
+}
+
+int mmapwatch__snapshot_old(struct mmapwatch *w, struct procmaps *pm, uint32_t tgid,
+			    const char *comm, uint64_t image_ns, struct stk_proc_maps *out,
+			    uint64_t *start_ns, uint64_t *end_ns)
+{
+	struct wproc *p = wproc__find(w, tgid);
+	struct wold *o = NULL;
+	size_t k;
+
+	memset(out, 0, sizeof(*out));
+	/* The image began by the last exec at or before @image_ns (the
+	 * sample's exec time is taken after the exec's COMM record). */
+	if (!p || image_ns >= p->image_ns)
+		return -ENOENT;
+	for (k = p->nr_old; k-- > 0;)
+		if (p->old[k].start_ns <= image_ns) {
+			o = &p->old[k];
+			break;
+		}
+	if (!o || image_ns >= o->end_ns)
+		return -ENOENT;
+	*start_ns = o->start_ns;
+	*end_ns = o->end_ns;
+	return snapshot_of(w, pm, tgid, comm, o->maps, o->nr,
+			   o->changed_ns < o->end_ns ? o->changed_ns : o->end_ns - 1, out);
+}
+
+void mmapwatch__purge(struct mmapwatch *w, uint64_t before_ns)
+{
+	uint64_t key, val, *dead = NULL;
+	size_t it = 0, n = 0, cap = 0, i;
+
+	while (idmap__next(w->procs, &it, &key, &val)) {
+		struct wproc *p = (struct wproc *)(uintptr_t)val;
+		size_t k = 0, j;
+
+		/* Images replaced before @before_ns: their rows are written. */
+		while (k < p->nr_old && p->old[k].end_ns < before_ns)
+			old_free(&p->old[k++]);
+		for (j = 0; k && j + k < p->nr_old; j++)
+			p->old[j] = p->old[j + k];
+		p->nr_old -= k;
+		if (!p->exited || p->exit_ns >= before_ns)
+			continue;
+		if (n == cap) {
+			uint64_t *d = realloc(dead, (cap ? cap * 2 : 64) * sizeof(*d));
+
+			if (!d)
+				break; /* the rest at the next purge */
+			dead = d;
+			cap = cap ? cap * 2 : 64;
+		}
+		dead[n++] = key;
+	}
+	for (i = 0; i < n; i++) {
+		wproc__free(wproc__find(w, (uint32_t)dead[i]));
+		idmap__remove(w->procs, dead[i]);
+	}
+	free(dead);
+}
