@@ -1,0 +1,92 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * unwinder_int.h - what unwinder.c (the processes and their mappings in
+ * the BPF maps) and unwinder_tables.c (one table of rows per ELF file,
+ * built, loaded, evicted and kept) share: the unwinder's structs and the
+ * two calls the processes make on the tables.  Internal to record/unwind/.
+ */
+#ifndef STK_UNWINDER_INT_H
+#define STK_UNWINDER_INT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "stkrec.h"
+#include "unwinder.h"
+
+#define MAX_LOADS 16
+
+struct load {
+	uint64_t offset, vaddr, filesz;
+};
+
+struct table {
+	uint32_t id;			/* > 0; its pages are keyed by it */
+	uint8_t build_id[STK_MAX_BUILD_ID];
+	uint32_t build_id_size;
+	uint64_t dev, inode;		/* key of a file without build-id */
+	int failed;			/* -errno: no table for this file */
+	uint32_t first, nr;		/* rows in the rows map */
+	uint32_t first_page, nr_pages;
+	uint32_t refs;			/* processes mapping it */
+	uint64_t last_use;
+	struct stkrec_unwind_row *saved; /* its rows while not loaded, or NULL */
+	uint32_t nr_saved;
+	struct load loads[MAX_LOADS];
+	size_t nr_loads;
+};
+
+struct extent {
+	uint32_t start, len;
+};
+
+/* A mapping whose table is pending: what building it needs. */
+struct pend {
+	struct stk_mapping m;		/* m.path owned */
+};
+
+struct proc {
+	uint32_t tgid;
+	uint32_t *tables;		/* ids it references (one ref each) */
+	size_t nr;
+	struct stkrec_unwind_mapping *um; /* as in its BPF entry, sorted */
+	uint32_t nr_um;
+	struct pend *pend;		/* its pending mappings */
+	size_t nr_pend;
+};
+
+struct unwinder {
+	struct unwinder_maps maps;
+	struct stkrec_unwind_row *rows;	/* the mmap'ed rows map */
+	size_t rows_bytes;
+	struct table **tables;
+	size_t nr_tables, cap_tables;
+	uint32_t next_id;
+	struct extent *free_ext;	/* free rows, sorted by start */
+	size_t nr_free, cap_free;
+	struct idmap *procs;		/* tgid -> struct proc * */
+	uint64_t saved_rows;		/* rows of all tables' saved copies */
+	uint64_t clock;
+	struct unwinder_stats st;
+	struct stkrec_unwind_proc pbuf;
+	int lazy;
+	/* unwinder__want()'s requests, until that process is added. */
+	struct { uint32_t tgid; uint64_t addr; } want[16];
+	size_t nr_want;
+	/* Our vDSO: the same image as every process's of this kernel. */
+	const void *vdso;
+	size_t vdso_size;
+	uint8_t vdso_id[STK_MAX_BUILD_ID];
+	int vdso_id_size;
+	/* Separate debuginfo: DIR/.build-id/xx/yyyy.debug (not owned). */
+	const char *debug_dir;
+};
+
+/* The table for mapping @m (built on first sight unless @lazy: then
+ * NULL with *@pending set), or NULL (none: the failure is cached). */
+struct table *unwinder__table_get(struct unwinder *u, uint32_t tgid, const struct stk_mapping *m,
+				  int lazy, int *pending, int *enomem);
+/* Load bias of mapping @m of table @t's file, or 0 with -1 returned. */
+int unwinder__mapping_bias(const struct table *t, const struct stk_mapping *m, uint64_t *bias);
+
+#endif

@@ -1,0 +1,532 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * unwinder_tables.c - the unwinder's tables, one per ELF file (by
+ * build-id): built from the file's CFI (or its separate debuginfo), their
+ * rows placed first-fit in the mmap'ed rows map with a page index, and,
+ * when the map is full, evicted least recently used with their rows kept
+ * in memory to be copied back (unwinder.c says why).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "buildid.h"
+#include "procmaps.h"
+#include "stkrec.h"
+#include "unwind_table.h"
+#include "unwinder_int.h"
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* ---- rows: first-fit extents of the rows map ---- */
+
+static int rows_alloc(struct unwinder *u, uint32_t n, uint32_t *first)
+{
+	size_t i;
+
+	for (i = 0; i < u->nr_free; i++) {
+		if (u->free_ext[i].len < n)
+			continue;
+		*first = u->free_ext[i].start;
+		u->free_ext[i].start += n;
+		u->free_ext[i].len -= n;
+		if (!u->free_ext[i].len) {
+			memmove(&u->free_ext[i], &u->free_ext[i + 1],
+				(u->nr_free - i - 1) * sizeof(*u->free_ext));
+			u->nr_free--;
+		}
+		return 0;
+	}
+	return -ENOSPC;
+}
+
+static int rows_release(struct unwinder *u, uint32_t start, uint32_t n)
+{
+	size_t i;
+
+	if (!n)
+		return 0;
+	for (i = 0; i < u->nr_free && u->free_ext[i].start < start; i++)
+		;
+	/* Merge with the neighbours where they touch. */
+	if (i > 0 && u->free_ext[i - 1].start + u->free_ext[i - 1].len == start) {
+		u->free_ext[i - 1].len += n;
+		if (i < u->nr_free && start + n == u->free_ext[i].start) {
+			u->free_ext[i - 1].len += u->free_ext[i].len;
+			memmove(&u->free_ext[i], &u->free_ext[i + 1],
+				(u->nr_free - i - 1) * sizeof(*u->free_ext));
+			u->nr_free--;
+		}
+		return 0;
+	}
+	if (i < u->nr_free && start + n == u->free_ext[i].start) {
+		u->free_ext[i].start = start;
+		u->free_ext[i].len += n;
+		return 0;
+	}
+	if (u->nr_free == u->cap_free) {
+		size_t cap = u->cap_free * 2;
+		struct extent *e = realloc(u->free_ext, cap * sizeof(*e));
+
+		if (!e)
+			return -ENOMEM;
+		u->free_ext = e;
+		u->cap_free = cap;
+	}
+	memmove(&u->free_ext[i + 1], &u->free_ext[i], (u->nr_free - i) * sizeof(*u->free_ext));
+	u->free_ext[i] = (struct extent){ start, n };
+	u->nr_free++;
+	return 0;
+}
+
+static void saved_drop(struct unwinder *u, struct table *t)
+{
+	if (!t->saved)
+		return;
+	free(t->saved);
+	t->saved = NULL;
+	u->saved_rows -= t->nr_saved;
+	t->nr_saved = 0;
+}
+
+/* Keep a copy of @nr rows at @rows for @t's next load, dropping the least
+ * recently used copies of other tables past the budget (as many rows as
+ * the map holds).  Without memory for it, the table is built again. */
+static void saved_keep(struct unwinder *u, struct table *t, const struct stkrec_unwind_row *rows,
+		       uint32_t nr)
+{
+	saved_drop(u, t);
+	if (nr > u->maps.rows_cap)
+		return;
+	while (u->saved_rows + nr > u->maps.rows_cap) {
+		struct table *lru = NULL;
+		size_t i;
+
+		for (i = 0; i < u->nr_tables; i++)
+			if (u->tables[i]->saved && (!lru || u->tables[i]->last_use < lru->last_use))
+				lru = u->tables[i];
+		if (!lru)
+			return;
+		saved_drop(u, lru);
+	}
+	t->saved = malloc((size_t)nr * sizeof(*rows));
+	if (!t->saved)
+		return;
+	memcpy(t->saved, rows, (size_t)nr * sizeof(*rows));
+	t->nr_saved = nr;
+	u->saved_rows += nr;
+}
+
+/* Take @t's rows and pages out of the maps (its rows saved first). */
+static void table_unload(struct unwinder *u, struct table *t)
+{
+	uint32_t p;
+
+	if (t->nr)
+		saved_keep(u, t, &u->rows[t->first], t->nr);
+
+	for (p = 0; p < t->nr_pages; p++) {
+		struct stkrec_unwind_page_key k = { t->id, t->first_page + p };
+
+		bpf_map_delete_elem(u->maps.pages_fd, &k);
+	}
+	/* On failure the rows stay allocated: lost room, never wrong rows. */
+	if (rows_release(u, t->first, t->nr) == 0) {
+		u->st.rows -= t->nr;
+		u->st.bytes -= (uint64_t)t->nr * sizeof(struct stkrec_unwind_row) +
+			       (uint64_t)t->nr_pages * (sizeof(struct stkrec_unwind_page_key) +
+							sizeof(struct stkrec_unwind_page));
+	}
+	u->st.tables--;
+	t->nr = t->nr_pages = 0;
+	t->failed = -ENOSPC;	/* reloaded (saved rows) or rebuilt if mapped again */
+}
+
+/* Evict unreferenced tables, least recently used first, until @n rows
+ * fit.  Returns 0 once they fit, else -ENOSPC, having evicted nothing
+ * when even evicting every unreferenced table would not make the room. */
+static int make_room(struct unwinder *u, uint32_t n, uint32_t *first)
+{
+	uint64_t room = 0;
+	size_t i;
+
+	if (rows_alloc(u, n, first) == 0)
+		return 0;
+	for (i = 0; i < u->nr_free; i++)
+		room += u->free_ext[i].len;
+	for (i = 0; i < u->nr_tables; i++)
+		if (!u->tables[i]->failed && !u->tables[i]->refs)
+			room += u->tables[i]->nr;
+	if (room < n)
+		return -ENOSPC;
+	while (rows_alloc(u, n, first) != 0) {
+		struct table *lru = NULL;
+		size_t i;
+
+		for (i = 0; i < u->nr_tables; i++) {
+			struct table *t = u->tables[i];
+
+			if (!t->failed && t->nr && !t->refs && (!lru || t->last_use < lru->last_use))
+				lru = t;
+		}
+		if (!lru)
+			return -ENOSPC;
+		table_unload(u, lru);
+		u->st.evicted++;
+	}
+	return 0;
+}
+
+/* Copy the @nr rows at @r into the rows map and index their pages. */
+static int table_load(struct unwinder *u, struct table *t, const struct stkrec_unwind_row *r,
+		      size_t nr)
+{
+	uint32_t p, p0, p1, lo = 0, hi;
+	int err;
+
+	if (nr == 0 || nr > UINT32_MAX)
+		return -ENOENT;
+	err = make_room(u, (uint32_t)nr, &t->first);
+	if (err)
+		return err;
+	memcpy(&u->rows[t->first], r, nr * sizeof(*r));
+	t->nr = (uint32_t)nr;
+	p0 = r[0].pc >> STKREC_UW_PAGE_SHIFT;
+	p1 = r[nr - 1].pc >> STKREC_UW_PAGE_SHIFT;
+	t->first_page = p0;
+	t->nr_pages = 0;
+	for (p = p0; p <= p1; p++) {
+		uint64_t page_end = ((uint64_t)p + 1) << STKREC_UW_PAGE_SHIFT;
+		struct stkrec_unwind_page_key k = { t->id, p };
+		struct stkrec_unwind_page v;
+
+		/* lo: the row covering the page's first byte; hi: one past
+		 * the last row starting in the page. */
+		while (lo + 1 < nr && r[lo + 1].pc <= (uint64_t)p << STKREC_UW_PAGE_SHIFT)
+			lo++;
+		hi = lo;
+		while (hi < nr && r[hi].pc < page_end)
+			hi++;
+		if (hi == lo)
+			hi = lo + 1;
+		if (hi - lo > (1u << STKREC_UW_SEARCH_STEPS)) {
+			err = -E2BIG;
+			break;
+		}
+		v.first = t->first + lo;
+		v.nr = hi - lo;
+		if (bpf_map_update_elem(u->maps.pages_fd, &k, &v, BPF_ANY)) {
+			err = -errno;
+			u->st.map_errors++;
+			break;
+		}
+		t->nr_pages = p - p0 + 1;
+	}
+	u->st.tables++;
+	u->st.rows += nr;
+	u->st.bytes += nr * sizeof(*r) + (uint64_t)t->nr_pages * (sizeof(struct stkrec_unwind_page_key) +
+								    sizeof(struct stkrec_unwind_page));
+	if (err) {
+		table_unload(u, t);
+		saved_drop(u, t);
+		t->failed = err;
+	}
+	return err;
+}
+
+static int phdr_loads(Elf *elf, struct table *t)
+{
+	size_t nph, i;
+	GElf_Phdr ph;
+
+	if (elf_getphdrnum(elf, &nph) != 0)
+		return -EBADMSG;
+	for (i = 0; i < nph && t->nr_loads < MAX_LOADS; i++)
+		if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_LOAD)
+			t->loads[t->nr_loads++] = (struct load){ ph.p_offset, ph.p_vaddr, ph.p_filesz };
+	return t->nr_loads ? 0 : -ENOEXEC;
+}
+
+/*
+ * The separate debuginfo of the file with build-id @id, for its
+ * .debug_frame: the one path @u->debug_dir/.build-id/xx/yyyy.debug (the
+ * recorder's own file system, not the traced process's to plant things
+ * in; still opened non-blocking, used only if a regular file with @id).
+ * An fd, or -errno (-ENOENT: none).
+ */
+static int debuginfo_open(const struct unwinder *u, const uint8_t *id, uint32_t id_size)
+{
+	char path[4096], *p;
+	uint8_t got[STK_MAX_BUILD_ID];
+	struct stat st;
+	uint32_t i;
+	int fd, err;
+
+	if (!u->debug_dir || !u->debug_dir[0] || id_size < 2 || id_size > STK_MAX_BUILD_ID ||
+	    strlen(u->debug_dir) > sizeof(path) - 128)
+		return -ENOENT;
+	p = path + sprintf(path, "%s/.build-id/%02x/", u->debug_dir, id[0]);
+	for (i = 1; i < id_size; i++)
+		p += sprintf(p, "%02x", id[i]);
+	strcpy(p, ".debug");
+	fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) < 0) {
+		err = -errno;
+		goto fail;
+	}
+	if (!S_ISREG(st.st_mode) ||
+	    buildid__from_elf_fd(fd, got, sizeof(got)) != (int)id_size || memcmp(got, id, id_size)) {
+		err = -ENOENT;
+		goto fail;
+	}
+	return fd;
+fail:
+	close(fd);
+	return err;
+}
+
+/* Build @t from @elf (@debug: its separate debuginfo, or NULL) and load
+ * it.  Counts the outcome. */
+static int table_build(struct unwinder *u, struct table *t, Elf *elf, Elf *debug)
+{
+	struct unwind_table_stats ts;
+	struct unwind_table *ut;
+	uint64_t t0 = mono_ns();
+	int err;
+
+	err = phdr_loads(elf, t);
+	ut = err ? NULL : unwind_table__from_elf_debug(elf, debug);
+	if (!ut) {
+		err = err ?: -errno;
+		if (err == -ENOENT)
+			u->st.no_cfi++;
+		else if (err != -ENOMEM)
+			u->st.unsupported++;
+		return err;
+	}
+	u->st.tables_built++;
+	unwind_table__stats(ut, &ts);
+	u->st.scanned += ts.scanned;
+	if (ts.debug_frame_fdes) {
+		u->st.debug_frame++;
+		/* @debug is opened only for a file without one. */
+		if (debug)
+			u->st.debuginfo++;
+	}
+	{
+		const struct stkrec_unwind_row *r;
+		size_t nr;
+
+		r = unwind_table__rows(ut, &nr);
+		err = table_load(u, t, r, nr);
+		/* Refused for room: kept, so the next process mapping the
+		 * file does not build it again; bigger than the whole map,
+		 * it never fits (a failure remembered as any other). */
+		if (err == -ENOSPC && nr <= u->maps.rows_cap)
+			saved_keep(u, t, r, (uint32_t)nr);
+		else if (err == -ENOSPC)
+			err = -EFBIG;
+	}
+	u->st.build_ns += mono_ns() - t0;
+	unwind_table__free(ut);
+	if (err == -ENOSPC || err == -EFBIG)
+		u->st.refused_budget++;
+	else if (err == -E2BIG)
+		u->st.unsupported++;
+	return err;
+}
+
+/*
+ * Open the file of mapping @m of @tgid: the one with @m's build-id.  The
+ * paths are the traced process's to change, so only as the recorder's
+ * other readers do (procmaps__open_mapped(): map_files, else no symbolic
+ * link, only a regular file of the mapped device and inode): a FIFO or a
+ * link planted at a mapped path can neither block nor redirect us.
+ */
+static int open_mapping(uint32_t tgid, const struct stk_mapping *m)
+{
+	struct procmaps_line l = {
+		.start = m->start, .end = m->end, .offset = m->offset,
+		.dev = m->dev, .inode = m->inode, .prot = m->prot, .path = m->path,
+	};
+	uint8_t id[STK_MAX_BUILD_ID];
+	int fd;
+
+	fd = procmaps__open_mapped("/proc", tgid, &l);
+	if (fd < 0)
+		return fd;
+	if (!m->build_id_size ||
+	    (buildid__from_elf_fd(fd, id, sizeof(id)) == (int)m->build_id_size &&
+	     memcmp(id, m->build_id, m->build_id_size) == 0))
+		return fd;
+	close(fd);
+	return -ENOENT;
+}
+
+static struct table *table_find(struct unwinder *u, const struct stk_mapping *m)
+{
+	size_t i;
+
+	for (i = 0; i < u->nr_tables; i++) {
+		struct table *t = u->tables[i];
+
+		if (m->build_id_size ? t->build_id_size == m->build_id_size &&
+					       memcmp(t->build_id, m->build_id, m->build_id_size) == 0
+				     : !t->build_id_size && t->dev == m->dev && t->inode == m->inode)
+			return t;
+	}
+	return NULL;
+}
+
+/* The table for mapping @m (built on first sight unless @lazy: then
+ * NULL with *@pending set), or NULL (none: the failure is cached, so the
+ * file is not retried at every snapshot). */
+struct table *unwinder__table_get(struct unwinder *u, uint32_t tgid, const struct stk_mapping *m,
+				  int lazy, int *pending, int *enomem)
+{
+	struct table *t = table_find(u, m);
+	int vdso = strcmp(m->path, "[vdso]") == 0;
+	Elf *elf = NULL, *debug = NULL;
+	int fd = -1, dfd = -1, err;
+
+	*pending = 0;
+	if (t && t->failed != -ENOSPC && t->failed != -EAGAIN)
+		return t->failed ? NULL : t;
+	if (lazy && (!t || !t->saved) && m->path[0] && (m->path[0] != '[' || vdso)) {
+		*pending = 1;
+		return NULL;
+	}
+	if (t && t->saved) {
+		/* Built before: its rows back into the map.  Taken out of the
+		 * saved set first: making room may save (and drop) others. */
+		struct stkrec_unwind_row *rows = t->saved;
+		uint32_t nr = t->nr_saved;
+
+		t->saved = NULL;
+		t->nr_saved = 0;
+		u->saved_rows -= nr;
+		err = table_load(u, t, rows, nr);
+		if (err == -ENOSPC) {
+			u->st.refused_budget++;
+			t->saved = rows; /* still ours to reload */
+			t->nr_saved = nr;
+			u->saved_rows += nr;
+			return NULL;
+		}
+		free(rows);
+		if (!err)
+			u->st.reloaded++;
+		t->failed = err;
+		return err ? NULL : t;
+	}
+	if (!m->path[0] || (m->path[0] == '[' && !vdso))
+		return NULL; /* anonymous, [vsyscall]: nothing to read */
+	if (!t) {
+		if (u->nr_tables == u->cap_tables) {
+			size_t cap = u->cap_tables ? u->cap_tables * 2 : 64;
+			struct table **n = realloc(u->tables, cap * sizeof(*n));
+
+			if (!n)
+				goto nomem;
+			u->tables = n;
+			u->cap_tables = cap;
+		}
+		t = calloc(1, sizeof(*t));
+		if (!t)
+			goto nomem;
+		t->id = u->next_id++;
+		memcpy(t->build_id, m->build_id, sizeof(t->build_id));
+		t->build_id_size = m->build_id_size;
+		t->dev = m->dev;
+		t->inode = m->inode;
+		u->tables[u->nr_tables++] = t;
+	}
+	t->nr_loads = 0;
+	elf_version(EV_CURRENT);
+	if (vdso) {
+		/* Ours, if it is the same image (a 32-bit process has another). */
+		if (!u->vdso_size || (m->build_id_size && (m->build_id_size != (uint32_t)u->vdso_id_size ||
+							  memcmp(m->build_id, u->vdso_id, m->build_id_size)))) {
+			err = -ENOENT;
+			u->st.open_failed++;
+			goto out;
+		}
+		elf = elf_memory((char *)u->vdso, u->vdso_size);
+	} else {
+		fd = open_mapping(tgid, m);
+		if (fd < 0) {
+			/* This process's way to the file failed (it may have
+			 * exited meanwhile): another's may not, so the file is
+			 * tried again when a process maps it next. */
+			err = -EAGAIN;
+			u->st.open_failed++;
+			goto out;
+		}
+		/* Read, not mapped: the process's user may truncate the file
+		 * under us, and a mapping would then SIGBUS the recorder. */
+		elf = elf_begin(fd, ELF_C_READ, NULL);
+		/* CFI only in .debug_frame, and that stripped into a debug
+		 * package: read it from there. */
+		if (elf && m->build_id_size && !unwind_table__has_debug_frame(elf)) {
+			dfd = debuginfo_open(u, m->build_id, m->build_id_size);
+			debug = dfd >= 0 ? elf_begin(dfd, ELF_C_READ, NULL) : NULL;
+		}
+	}
+	if (!elf) {
+		err = -EBADMSG;
+		u->st.unsupported++;
+		goto out;
+	}
+	err = table_build(u, t, elf, debug);
+out:
+	elf_end(debug);
+	elf_end(elf);
+	if (dfd >= 0)
+		close(dfd);
+	if (fd >= 0)
+		close(fd);
+	t->failed = err;
+	if (err == -ENOMEM)
+		*enomem = 1;
+	return err ? NULL : t;
+nomem:
+	*enomem = 1;
+	return NULL;
+}
+
+/* Load bias of mapping @m of table @t's file, or 0 with -1 returned. */
+int unwinder__mapping_bias(const struct table *t, const struct stk_mapping *m, uint64_t *bias)
+{
+	size_t i;
+
+	for (i = 0; i < t->nr_loads; i++) {
+		const struct load *l = &t->loads[i];
+		uint64_t off_al = l->offset & ~(uint64_t)0xfff;
+
+		if (m->offset >= off_al && m->offset < l->offset + l->filesz) {
+			/* The mapping starts (m->offset - l->offset) bytes into
+			 * the segment, which may be negative by less than a page. */
+			*bias = m->start - (l->vaddr + (m->offset - l->offset));
+			return 0;
+		}
+	}
+	return -1;
+}
