@@ -113,22 +113,6 @@ static int merge__fail(struct merge *m, int err, const char *fmt, ...)
 	return err;
 }
 
-static int grow(void **arr, size_t *cap, size_t n, size_t size)
-{
-	size_t ncap;
-	void *p;
-
-	if (n < *cap)
-		return 0;
-	ncap = *cap ? 2 * *cap : 64;
-	p = realloc(*arr, ncap * size);
-	if (!p)
-		return -ENOMEM;
-	*arr = p;
-	*cap = ncap;
-	return 0;
-}
-
 static struct msrc *merge__source(struct merge *m, size_t index, const char *path,
 				  struct stk_reader *r, uint32_t seg)
 {
@@ -176,7 +160,7 @@ static int msrc__meta(struct msrc *s, const struct stk_chunk *ch)
 			s->meta[j].value = v;
 			continue;
 		}
-		if (grow((void **)&s->meta, &s->cap_meta, s->nr_meta, sizeof(*s->meta)) ||
+		if (array__grow((void **)&s->meta, &s->cap_meta, s->nr_meta, sizeof(*s->meta)) ||
 		    !(s->meta[s->nr_meta].key = strdup(kv->key))) {
 			free(v);
 			return -ENOMEM;
@@ -240,7 +224,7 @@ static int merge__stack(struct merge *m, struct msrc *s, const struct stk_stack 
 		    memcmp(x->frames, st->frames, st->nr_frames * sizeof(uint64_t)) == 0)
 			break;
 	if (!x) {
-		if (grow((void **)&m->stacks, &m->cap_stacks, m->nr_stacks, sizeof(*m->stacks)))
+		if (array__grow((void **)&m->stacks, &m->cap_stacks, m->nr_stacks, sizeof(*m->stacks)))
 			return -ENOMEM;
 		x = arena__alloc(&m->mem, sizeof(*x) + st->nr_frames * sizeof(uint64_t));
 		if (!x)
@@ -267,7 +251,7 @@ static int merge__maps(struct merge *m, size_t src, const struct stk_chunk *ch)
 		struct stk_mapping *mm;
 		struct msnap *sn;
 
-		if (grow((void **)&m->snaps, &m->cap_snaps, m->nr_snaps, sizeof(*m->snaps)))
+		if (array__grow((void **)&m->snaps, &m->cap_snaps, m->nr_snaps, sizeof(*m->snaps)))
 			return -ENOMEM;
 		sn = arena__alloc(&m->mem, sizeof(*sn));
 		mm = arena__alloc(&m->mem, (p->nr_mappings + 1) * sizeof(*mm));
@@ -323,7 +307,7 @@ static int merge__ksyms(struct merge *m, const struct stk_chunk *ch)
 				return -ENOMEM;
 			continue;
 		}
-		if (grow((void **)&m->ksyms, &m->cap_ksyms, m->nr_ksyms, sizeof(*m->ksyms)))
+		if (array__grow((void **)&m->ksyms, &m->cap_ksyms, m->nr_ksyms, sizeof(*m->ksyms)))
 			return -ENOMEM;
 		x = arena__alloc(&m->mem, sizeof(*x));
 		if (!x)
@@ -445,7 +429,7 @@ static int merge__chunk1(struct merge *m, struct msrc *s, size_t src, const stru
 		return merge__esym(m, ch);
 	case STK_CHUNK_PIDN:
 		for (i = 0; i < ch->u.pidn.n; i++) {
-			if (grow((void **)&m->pidns, &m->cap_pidns, m->nr_pidns, sizeof(*m->pidns)))
+			if (array__grow((void **)&m->pidns, &m->cap_pidns, m->nr_pidns, sizeof(*m->pidns)))
 				return -ENOMEM;
 			m->pidns[m->nr_pidns++] = (struct mpidn){ src, ch->u.pidn.pids[i] };
 		}
@@ -667,7 +651,7 @@ static int meta_add(struct merge *m, struct stk_kv **kv, size_t *n, size_t *cap,
 	char *k = arena__strndup(&m->mem, key, strlen(key));
 	char *v = arena__strndup(&m->mem, value, strlen(value));
 
-	if (!k || !v || grow((void **)kv, cap, *n, sizeof(**kv)))
+	if (!k || !v || array__grow((void **)kv, cap, *n, sizeof(**kv)))
 		return -ENOMEM;
 	(*kv)[*n].key = k;
 	(*kv)[(*n)++].value = v;
@@ -867,7 +851,7 @@ static int merge__write_stats(struct merge *m, struct stk_writer *w)
 				if (strcmp(out[k].name, s->stats[j].name) == 0)
 					break;
 			if (k == n) {
-				if (grow((void **)&out, &cap, n, sizeof(*out))) {
+				if (array__grow((void **)&out, &cap, n, sizeof(*out))) {
 					free(out);
 					return -ENOMEM;
 				}
