@@ -11,6 +11,7 @@
 
 #include "capture.h"
 #include "hash.h"
+#include "stats.h"
 
 /* What the memory budget charges besides a record's own bytes: a hash
  * table entry (16 bytes at a load of 1/2) and malloc's header. */
@@ -324,35 +325,6 @@ static int capture__add_meta(struct capture *c, const struct stk_chunk *ch)
 	return 0;
 }
 
-static void capture__free_stats(struct capture *c)
-{
-	size_t i;
-
-	for (i = 0; i < c->nr_stats; i++)
-		free((char *)c->stats[i].name);
-	free(c->stats);
-	c->stats = NULL;
-	c->nr_stats = 0;
-}
-
-static int capture__set_stats(struct capture *c, const struct stk_chunk *ch)
-{
-	size_t i;
-
-	capture__free_stats(c);
-	c->stats = calloc(ch->u.stat.n + 1, sizeof(*c->stats));
-	if (!c->stats)
-		return -ENOMEM;
-	for (i = 0; i < ch->u.stat.n; i++) {
-		c->stats[i].name = strdup(ch->u.stat.stats[i].name);
-		if (!c->stats[i].name)
-			return -ENOMEM;
-		c->stats[i].value = ch->u.stat.stats[i].value;
-		c->nr_stats++;
-	}
-	return 0;
-}
-
 /* ESYM kinds 2 and 3: symbols added to the table of their build-id or
  * tgid, found by hash (a crafted file can hold ESYM chunks by the
  * hundred thousand). */
@@ -497,7 +469,8 @@ static int capture__add_chunk(struct capture *c, struct stk_reader *r, const str
 		err = capture__add_meta(c, ch);
 		break;
 	case STK_CHUNK_STAT:
-		err = capture__set_stats(c, ch);
+		/* STAT values are totals: the last chunk wins (SPEC.md §STAT). */
+		err = stats__copy(&c->stats, &c->nr_stats, ch->u.stat.stats, ch->u.stat.n);
 		break;
 	case STK_CHUNK_ESYM:
 		err = capture__add_esym(c, ch);
@@ -684,7 +657,7 @@ void capture__free(struct capture *c)
 		free((char *)c->meta[i].value);
 	}
 	free(c->meta);
-	capture__free_stats(c);
+	stats__free(&c->stats, &c->nr_stats);
 	free(c->first_error);
 	free(c);
 }

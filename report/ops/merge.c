@@ -17,6 +17,7 @@
 #include "hash.h"
 #include "idmap.h"
 #include "merge.h"
+#include "stats.h"
 #include "stk.h"
 #include "util.h"
 
@@ -178,36 +179,6 @@ static const char *msrc__meta_get(const struct msrc *s, const char *key)
 		if (strcmp(s->meta[i].key, key) == 0)
 			return s->meta[i].value;
 	return NULL;
-}
-
-static void msrc__free_stats(struct msrc *s)
-{
-	size_t i;
-
-	for (i = 0; i < s->nr_stats; i++)
-		free((char *)s->stats[i].name);
-	free(s->stats);
-	s->stats = NULL;
-	s->nr_stats = 0;
-}
-
-/* The last STAT chunk of a segment wins (SPEC.md §STAT). */
-static int msrc__stats(struct msrc *s, const struct stk_chunk *ch)
-{
-	size_t i;
-
-	msrc__free_stats(s);
-	s->stats = calloc(ch->u.stat.n + 1, sizeof(*s->stats));
-	if (!s->stats)
-		return -ENOMEM;
-	for (i = 0; i < ch->u.stat.n; i++) {
-		s->stats[i].name = strdup(ch->u.stat.stats[i].name);
-		if (!s->stats[i].name)
-			return -ENOMEM;
-		s->stats[i].value = ch->u.stat.stats[i].value;
-		s->nr_stats++;
-	}
-	return 0;
 }
 
 /* Stack @st of @s: its output id, interned by frames. */
@@ -414,7 +385,8 @@ static int merge__chunk1(struct merge *m, struct msrc *s, size_t src, const stru
 	case STK_CHUNK_META:
 		return msrc__meta(s, ch);
 	case STK_CHUNK_STAT:
-		return msrc__stats(s, ch);
+		/* The last STAT chunk of a segment wins (SPEC.md §STAT). */
+		return stats__copy(&s->stats, &s->nr_stats, ch->u.stat.stats, ch->u.stat.n);
 	case STK_CHUNK_STCK:
 		for (i = 0; !err && i < ch->u.stck.n; i++)
 			err = merge__stack(m, s, &ch->u.stck.stacks[i]);
@@ -1007,7 +979,7 @@ static void merge__free(struct merge *m)
 			free((char *)s->meta[j].value);
 		}
 		free(s->meta);
-		msrc__free_stats(s);
+		stats__free(&s->stats, &s->nr_stats);
 	}
 	free(m->srcs);
 	free(m->stacks);
