@@ -375,6 +375,75 @@ out:
 	return err;
 }
 
+/*
+ * The reader of @path, a pipe spooled first (input_spool()): the [unwind]
+ * section, like --symbols, reads it a second time, so whatever the options.
+ * *@read_path is what to read again.  NULL when it cannot be read, said.
+ */
+static struct stk_reader *input_open(const char *path, const char **read_path)
+{
+	struct stk_reader *r;
+	const char *msg;
+	int err;
+
+	err = input_spool(path, read_path);
+	if (err == -EFBIG) {
+		textline__printf(stderr, "stkreport: %s: more than %llu MiB from a pipe: save the capture to a file and give its name",
+				 path, SPOOL_MAX >> 20);
+		return NULL;
+	}
+	if (err) {
+		textline__printf(stderr, "stkreport: %s: %s", path, strerror(-err));
+		return NULL;
+	}
+	r = stk_reader__open(*read_path);
+	if (r)
+		return r;
+	msg = stk_open_errmsg();
+	/* Named for what the user gave, not the spool's "-". */
+	if (*read_path != path && strncmp(msg, "-: ", 3) == 0)
+		msg += 3;
+	if (*read_path != path)
+		textline__printf(stderr, "stkreport: %s: %s", path, msg);
+	else
+		textline__printf(stderr, "stkreport: %s", msg);
+	return NULL;
+}
+
+/*
+ * Every chunk of @r summed into @in and @tl, listed on @chunks unless it is
+ * NULL.  A damaged chunk is said on stderr (the first MAX_ERROR_LINES) and
+ * skipped; the first one's message is kept in *@first_error for the
+ * verdict.  0 or -ENOMEM.
+ */
+static int read_chunks(struct stk_reader *r, const char *path, FILE *chunks, struct info *in,
+		       struct timeline *tl, const struct time_slice *slice, char **first_error)
+{
+	struct stk_chunk ch;
+	uint64_t errors = 0;
+	int ret;
+
+	while ((ret = stk_reader__next(r, &ch)) != 0) {
+		if (ret < 0) {
+			if (!*first_error)
+				*first_error = strdup(stk_reader__errmsg(r));
+			if (++errors <= MAX_ERROR_LINES)
+				textline__printf(stderr, "stkreport: %s: %s", path, stk_reader__errmsg(r));
+			continue;
+		}
+		if (chunks)
+			print_chunk(chunks, &ch);
+		if (info__add_chunk(in, &ch) < 0 ||
+		    timeline__add_chunk(tl, &ch, stk_reader__segment(r, ch.segment)->mono_start_ns,
+					slice) < 0)
+			return -ENOMEM;
+	}
+	if (errors > MAX_ERROR_LINES)
+		fprintf(stderr, "stkreport: %s: %" PRIu64 " more errors not shown\n", path,
+			errors - MAX_ERROR_LINES);
+	return 0;
+}
+
 int info_main(int argc, char **argv)
 {
 	struct info_opts opts = { 0 };
@@ -387,11 +456,9 @@ int info_main(int argc, char **argv)
 	const char *path;
 	struct time_slice slice = TIME_SLICE_ALL;
 	struct timeline tl = { 0 };
-	struct stk_chunk ch;
 	struct outstream *os = NULL;
 	const char *read_path;
 	FILE *out = NULL;
-	uint64_t errors = 0;
 	uint32_t i;
 	int ret, c, err;
 
@@ -440,31 +507,9 @@ int info_main(int argc, char **argv)
 	}
 	path = argv[optind];
 
-	/* A pipe is spooled whatever the options: the [unwind] section, like
-	 * --symbols, reads it a second time. */
-	err = input_spool(path, &read_path);
-	if (err == -EFBIG) {
-		textline__printf(stderr, "stkreport: %s: more than %llu MiB from a pipe: save the capture to a file and give its name",
-				 path, SPOOL_MAX >> 20);
+	r = input_open(path, &read_path);
+	if (!r)
 		return 1;
-	}
-	if (err) {
-		textline__printf(stderr, "stkreport: %s: %s", path, strerror(-err));
-		return 1;
-	}
-	r = stk_reader__open(read_path);
-	if (!r) {
-		const char *msg = stk_open_errmsg();
-
-		/* Named for what the user gave, not the spool's "-". */
-		if (read_path != path && strncmp(msg, "-: ", 3) == 0)
-			msg += 3;
-		if (read_path != path)
-			textline__printf(stderr, "stkreport: %s: %s", path, msg);
-		else
-			textline__printf(stderr, "stkreport: %s", msg);
-		return 1;
-	}
 	os = outstream__open(NULL);
 	if (!os) {
 		fprintf(stderr, "stkreport: info: %s\n", strerror(errno));
@@ -475,27 +520,11 @@ int info_main(int argc, char **argv)
 	textline__printf(out, "file: %s", path);
 	if (opts.chunks)
 		fprintf(out, "\n[chunks]\nsegment seq offset tag comp raw t0_ns t1_ns\n");
-	while ((ret = stk_reader__next(r, &ch)) != 0) {
-		if (ret < 0) {
-			if (!first_error)
-				first_error = strdup(stk_reader__errmsg(r));
-			if (++errors <= MAX_ERROR_LINES)
-				textline__printf(stderr, "stkreport: %s: %s", path, stk_reader__errmsg(r));
-			continue;
-		}
-		if (opts.chunks)
-			print_chunk(out, &ch);
-		if (info__add_chunk(&in, &ch) < 0 ||
-		    timeline__add_chunk(&tl, &ch, stk_reader__segment(r, ch.segment)->mono_start_ns,
-					&slice) < 0) {
-			fprintf(stderr, "stkreport: %s: out of memory\n", path);
-			ret = 1;
-			goto out;
-		}
+	if (read_chunks(r, path, opts.chunks ? out : NULL, &in, &tl, &slice, &first_error)) {
+		fprintf(stderr, "stkreport: %s: out of memory\n", path);
+		ret = 1;
+		goto out;
 	}
-	if (errors > MAX_ERROR_LINES)
-		fprintf(stderr, "stkreport: %s: %" PRIu64 " more errors not shown\n", path,
-			errors - MAX_ERROR_LINES);
 
 	stk_reader__summary(r, &sum);
 	fprintf(out, "size: %" PRIu64 " bytes\n", sum.file_size);

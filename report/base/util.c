@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: BSD-2-Clause
-/* Growable strings, a bump allocator, hex and a radix sort for the reporter. */
+/* Growable strings, a bump allocator, a growable array, hex and a radix sort
+ * for the reporter. */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -162,6 +163,22 @@ static uint64_t key_at(const char *elem, size_t key_off)
 
 	memcpy(&k, elem + key_off, sizeof(k));
 	return k;
+}
+
+int array__grow(void **arr, size_t *cap, size_t n, size_t size)
+{
+	size_t ncap;
+	void *p;
+
+	if (n < *cap)
+		return 0;
+	ncap = *cap ? 2 * *cap : 16;
+	p = realloc(*arr, ncap * size);
+	if (!p)
+		return -ENOMEM;
+	*arr = p;
+	*cap = ncap;
+	return 0;
 }
 
 int radix_sort_u64(void **base, size_t n, size_t size, size_t key_off)

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * util.h - small helpers of the reporter: a growable string buffer, a bump
- * allocator, hex encoding and a radix sort.  The hash map and the hashes
- * both tools use are util/idmap.h and util/hash.h.
+ * allocator, a growable array, hex encoding and a radix sort.  The hash map
+ * and the hashes both tools use are util/idmap.h and util/hash.h.
  */
 #ifndef STK_REPORT_UTIL_H
 #define STK_REPORT_UTIL_H
@@ -42,6 +42,13 @@ void *arena__alloc(struct arena *a, size_t size);
 /* Copy of @n bytes of @s plus a NUL, or NULL. */
 char *arena__strndup(struct arena *a, const char *s, size_t n);
 void arena__free(struct arena *a);
+
+/*
+ * array__grow() - room in *@arr (*@cap elements of @size bytes) for element
+ * @n: doubles the capacity (16 the first time) once @n reaches it.
+ * 0 or -ENOMEM (then *@arr and *@cap are unchanged).
+ */
+int array__grow(void **arr, size_t *cap, size_t n, size_t size);
 
 /* Lowercase hex of @n bytes into @out (2n+1 bytes). */
 void hex_encode(char *out, const uint8_t *p, size_t n);

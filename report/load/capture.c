@@ -11,6 +11,7 @@
 
 #include "capture.h"
 #include "hash.h"
+#include "stats.h"
 
 /* What the memory budget charges besides a record's own bytes: a hash
  * table entry (16 bytes at a load of 1/2) and malloc's header. */
@@ -22,22 +23,6 @@ static __thread char cap_errmsg[256];
 const char *capture__errmsg(void)
 {
 	return cap_errmsg;
-}
-
-static int grow(void **arr, size_t *cap, size_t n, size_t size)
-{
-	size_t ncap;
-	void *p;
-
-	if (n < *cap)
-		return 0;
-	ncap = *cap ? 2 * *cap : 16;
-	p = realloc(*arr, ncap * size);
-	if (!p)
-		return -ENOMEM;
-	*arr = p;
-	*cap = ncap;
-	return 0;
 }
 
 static struct cap_segment *capture__segment(struct capture *c, uint32_t index,
@@ -140,7 +125,7 @@ static int seg__add_counts(struct capture *cap, struct cap_segment *s, const str
 			c->row.count += n;
 			continue;
 		}
-		if (grow((void **)&s->counts, &s->cap_counts, s->nr_counts, sizeof(*s->counts)))
+		if (array__grow((void **)&s->counts, &s->cap_counts, s->nr_counts, sizeof(*s->counts)))
 			return -ENOMEM;
 		c = arena__alloc(&s->mem, sizeof(*c));
 		if (!c)
@@ -193,7 +178,7 @@ static int seg__add_offc(struct capture *cap, struct cap_segment *s, const struc
 			c->row.blocked_ns += ns;
 			continue;
 		}
-		if (grow((void **)&s->offc, &s->cap_offc, s->nr_offc, sizeof(*s->offc)))
+		if (array__grow((void **)&s->offc, &s->cap_offc, s->nr_offc, sizeof(*s->offc)))
 			return -ENOMEM;
 		c = calloc(1, sizeof(*c));
 		if (!c)
@@ -242,7 +227,7 @@ static int seg__add_maps(struct cap_segment *s, const struct stk_chunk *ch, uint
 		const struct stk_proc_maps *p = &ch->u.maps.procs[i];
 		struct cap_maps *m;
 
-		if (grow((void **)&s->maps, &s->cap_maps, s->nr_maps, sizeof(*s->maps)))
+		if (array__grow((void **)&s->maps, &s->cap_maps, s->nr_maps, sizeof(*s->maps)))
 			return -ENOMEM;
 		m = calloc(1, sizeof(*m));
 		if (!m)
@@ -295,7 +280,7 @@ static int capture__add_kobjs(struct capture *c, const struct stk_chunk *ch)
 				break;
 		if (j)
 			continue;
-		if (grow((void **)&c->kobjs, &c->cap_kobjs, c->nr_kobjs, sizeof(*c->kobjs)))
+		if (array__grow((void **)&c->kobjs, &c->cap_kobjs, c->nr_kobjs, sizeof(*c->kobjs)))
 			return -ENOMEM;
 		k = &c->kobjs[c->nr_kobjs];
 		memset(k, 0, sizeof(*k));
@@ -340,35 +325,6 @@ static int capture__add_meta(struct capture *c, const struct stk_chunk *ch)
 	return 0;
 }
 
-static void capture__free_stats(struct capture *c)
-{
-	size_t i;
-
-	for (i = 0; i < c->nr_stats; i++)
-		free((char *)c->stats[i].name);
-	free(c->stats);
-	c->stats = NULL;
-	c->nr_stats = 0;
-}
-
-static int capture__set_stats(struct capture *c, const struct stk_chunk *ch)
-{
-	size_t i;
-
-	capture__free_stats(c);
-	c->stats = calloc(ch->u.stat.n + 1, sizeof(*c->stats));
-	if (!c->stats)
-		return -ENOMEM;
-	for (i = 0; i < ch->u.stat.n; i++) {
-		c->stats[i].name = strdup(ch->u.stat.stats[i].name);
-		if (!c->stats[i].name)
-			return -ENOMEM;
-		c->stats[i].value = ch->u.stat.stats[i].value;
-		c->nr_stats++;
-	}
-	return 0;
-}
-
 /* ESYM kinds 2 and 3: symbols added to the table of their build-id or
  * tgid, found by hash (a crafted file can hold ESYM chunks by the
  * hundred thousand). */
@@ -389,7 +345,7 @@ static int capture__add_symtab(struct capture *c, const struct stk_chunk *ch)
 			t = p;
 	}
 	if (!t) {
-		if (grow((void **)&c->symtabs, &c->cap_symtabs, c->nr_symtabs, sizeof(*c->symtabs)))
+		if (array__grow((void **)&c->symtabs, &c->cap_symtabs, c->nr_symtabs, sizeof(*c->symtabs)))
 			return -ENOMEM;
 		t = &c->symtabs[c->nr_symtabs];
 		memset(t, 0, sizeof(*t));
@@ -433,7 +389,7 @@ static int capture__add_esym(struct capture *c, const struct stk_chunk *ch)
 		if (c->esyms[i - 1].build_id_size == n &&
 		    memcmp(c->esyms[i - 1].build_id, ch->u.esym.build_id, n) == 0)
 			return 0;
-	if (grow((void **)&c->esyms, &c->cap_esyms, c->nr_esyms, sizeof(*c->esyms)))
+	if (array__grow((void **)&c->esyms, &c->cap_esyms, c->nr_esyms, sizeof(*c->esyms)))
 		return -ENOMEM;
 	e = &c->esyms[c->nr_esyms];
 	memset(e, 0, sizeof(*e));
@@ -466,7 +422,7 @@ static int seg__add_pid_ns(struct cap_segment *s, const struct stk_chunk *ch)
 	size_t i;
 
 	for (i = 0; i < ch->u.pidn.n; i++) {
-		if (grow((void **)&s->pid_ns, &s->cap_pid_ns, s->nr_pid_ns, sizeof(*s->pid_ns)))
+		if (array__grow((void **)&s->pid_ns, &s->cap_pid_ns, s->nr_pid_ns, sizeof(*s->pid_ns)))
 			return -ENOMEM;
 		s->pid_ns[s->nr_pid_ns++] = ch->u.pidn.pids[i];
 	}
@@ -513,7 +469,8 @@ static int capture__add_chunk(struct capture *c, struct stk_reader *r, const str
 		err = capture__add_meta(c, ch);
 		break;
 	case STK_CHUNK_STAT:
-		err = capture__set_stats(c, ch);
+		/* STAT values are totals: the last chunk wins (SPEC.md §STAT). */
+		err = stats__copy(&c->stats, &c->nr_stats, ch->u.stat.stats, ch->u.stat.n);
 		break;
 	case STK_CHUNK_ESYM:
 		err = capture__add_esym(c, ch);
@@ -700,7 +657,7 @@ void capture__free(struct capture *c)
 		free((char *)c->meta[i].value);
 	}
 	free(c->meta);
-	capture__free_stats(c);
+	stats__free(&c->stats, &c->nr_stats);
 	free(c->first_error);
 	free(c);
 }

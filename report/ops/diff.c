@@ -18,6 +18,7 @@
 #include "diff.h"
 #include "hash.h"
 #include "idmap.h"
+#include "util.h"
 
 struct func_ent {
 	struct diff_func f;
@@ -55,22 +56,6 @@ struct diff {
 	struct arena mem;
 };
 
-static int grow(void **arr, size_t *cap, size_t n, size_t size)
-{
-	size_t c;
-	void *p;
-
-	if (n < *cap)
-		return 0;
-	c = *cap ? 2 * *cap : 64;
-	p = realloc(*arr, c * size);
-	if (!p)
-		return -ENOMEM;
-	*arr = p;
-	*cap = c;
-	return 0;
-}
-
 static const char *base_name(const char *p)
 {
 	const char *s = strrchr(p, '/');
@@ -89,7 +74,7 @@ static struct func_ent *diff__intern(struct diff *d, const char *name, const cha
 	for (e = first; e; e = e->next)
 		if (strcmp(e->f.name, name) == 0 && strcmp(e->f.module, module) == 0)
 			return e;
-	if (grow((void **)&d->funcs, &d->cap_funcs, d->nr_funcs, sizeof(*d->funcs)))
+	if (array__grow((void **)&d->funcs, &d->cap_funcs, d->nr_funcs, sizeof(*d->funcs)))
 		return NULL;
 	e = arena__alloc(&d->mem, sizeof(*e) + nl + ml + 2);
 	if (!e)
@@ -168,7 +153,7 @@ static int diff__row(struct diff *d, int side, const char *text, size_t len, uin
 			return 0;
 		}
 	}
-	if (grow((void **)&d->rows, &d->cap_rows, d->nr_rows, sizeof(*d->rows)))
+	if (array__grow((void **)&d->rows, &d->cap_rows, d->nr_rows, sizeof(*d->rows)))
 		return -ENOMEM;
 	e = arena__alloc(&d->mem, sizeof(*e) + len + 1);
 	if (!e)
@@ -318,7 +303,7 @@ static int diff__warn(struct diff *d, const char *fmt, ...)
 	char *s;
 	int n;
 
-	if (grow((void **)&d->warnings, &d->cap_warnings, d->nr_warnings, sizeof(*d->warnings)))
+	if (array__grow((void **)&d->warnings, &d->cap_warnings, d->nr_warnings, sizeof(*d->warnings)))
 		return -ENOMEM;
 	va_start(ap, fmt);
 	n = vasprintf(&s, fmt, ap);

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "info.h"
+#include "stats.h"
 #include "util.h"
 
 static struct info_segment *info_segment(struct info *in, uint32_t seg)
@@ -53,39 +54,6 @@ static int meta_set(struct info_segment *s, const char *key, const char *value)
 fail:
 	free(v);
 	return -ENOMEM;
-}
-
-static void stats_free(struct info_segment *s)
-{
-	size_t i;
-
-	for (i = 0; i < s->nr_stats; i++)
-		free((char *)s->stats[i].name);
-	free(s->stats);
-	s->stats = NULL;
-	s->nr_stats = 0;
-}
-
-/* STAT values are totals, not deltas: the last chunk replaces the rest. */
-static int stats_set(struct info_segment *s, const struct stk_stat *st, size_t n)
-{
-	size_t i;
-
-	stats_free(s);
-	s->stats = calloc(n ? n : 1, sizeof(*s->stats));
-	if (!s->stats)
-		return -ENOMEM;
-	for (i = 0; i < n; i++) {
-		s->stats[i].name = strdup(st[i].name);
-		if (!s->stats[i].name) {
-			s->nr_stats = i;
-			stats_free(s);
-			return -ENOMEM;
-		}
-		s->stats[i].value = st[i].value;
-	}
-	s->nr_stats = n;
-	return 0;
 }
 
 static void interval(struct info_totals *t, const struct stk_chunk *ch)
@@ -172,7 +140,8 @@ int info__add_chunk(struct info *in, const struct stk_chunk *ch)
 		}
 		break;
 	case STK_CHUNK_STAT:
-		return stats_set(s, ch->u.stat.stats, ch->u.stat.n);
+		/* STAT values are totals, not deltas: the last chunk replaces the rest. */
+		return stats__copy(&s->stats, &s->nr_stats, ch->u.stat.stats, ch->u.stat.n);
 	case STK_CHUNK_MAPS:
 		/* Processes are per segment (pids are reused across captures);
 		 * the file total is the sum over segments. */
@@ -218,7 +187,7 @@ void info__free(struct info *in)
 			free((char *)s->meta[j].value);
 		}
 		free(s->meta);
-		stats_free(s);
+		stats__free(&s->stats, &s->nr_stats);
 		idmap__release(&s->tgids);
 	}
 	free(in->segs);

@@ -16,89 +16,10 @@
 
 #include "hash.h"
 #include "idmap.h"
-#include "merge.h"
+#include "merge_int.h"
+#include "stats.h"
 #include "stk.h"
 #include "util.h"
-
-/* Chunk sizes of what merge writes in batches. */
-#define STACKS_PER_CHUNK 8192
-#define KSYMS_PER_CHUNK 65536
-#define PROCS_PER_CHUNK 256
-
-enum mkind { KIND_UNKNOWN = 0, KIND_PROFILE, KIND_OFFCPU, KIND_OFFWAKE };
-
-static const char *const kind_names[] = { "unknown", "profile", "offcpu", "offwake" };
-
-struct mstack {
-	uint64_t id;			/* in the output, from 1 */
-	uint32_t nr_frames;
-	uint64_t *frames;
-	struct mstack *next;		/* same hash */
-};
-
-struct msnap {
-	size_t src;
-	struct stk_proc_maps p;		/* mappings and paths in the arena */
-	int dup;			/* the same as an earlier one: not written */
-};
-
-struct mksym {
-	struct stk_ksym k;		/* strings in the arena */
-	struct mksym *next;
-};
-
-struct mesym {
-	uint8_t build_id[STK_MAX_BUILD_ID];
-	uint32_t build_id_size;
-	void *blob;
-	size_t blob_size;
-};
-
-/* A pidn record of a source. */
-struct mpidn {
-	size_t src;
-	struct stk_pid_ns p;
-};
-
-/* One source: one segment of one input. */
-struct msrc {
-	const char *path;
-	uint32_t seg;			/* segment in its file */
-	int used;			/* it had a chunk */
-	struct stk_segment_info info;
-	uint64_t start;			/* mono_start_ns, else its first row chunk's t0 */
-	struct idmap ids;		/* its stack id -> output id */
-	struct stk_kv *meta;		/* last value per key (malloc'd strings) */
-	size_t nr_meta, cap_meta;
-	struct stk_stat *stats;		/* its last STAT chunk (malloc'd names) */
-	size_t nr_stats;
-	int cnts, offc, waker;		/* kinds of rows seen */
-	int has_kernel;			/* kernel_obj is its [kernel.kallsyms] KBID
-					 * (not a pointer: srcs is realloc'd) */
-	struct stk_kobj kernel_obj;
-};
-
-struct merge {
-	struct merge_result *res;
-	struct msrc *srcs;
-	size_t nr_srcs;
-	struct mstack **stacks;		/* by output id - 1 */
-	size_t nr_stacks, cap_stacks;
-	struct idmap stack_index;	/* content hash -> mstack chain */
-	struct msnap **snaps;
-	size_t nr_snaps, cap_snaps;
-	struct mksym **ksyms;
-	size_t nr_ksyms, cap_ksyms;
-	struct idmap ksym_index;	/* hash -> mksym chain */
-	struct stk_kobj *kobjs;
-	size_t nr_kobjs;
-	struct mesym *esyms;
-	size_t nr_esyms;
-	struct mpidn *pidns;		/* pidn records, times of their source */
-	size_t nr_pidns, cap_pidns;
-	uint64_t start, wall_start;	/* the output's */
-	struct arena mem;
-};
 
 static int merge__fail(struct merge *m, int err, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
@@ -111,22 +32,6 @@ static int merge__fail(struct merge *m, int err, const char *fmt, ...)
 	vsnprintf(m->res->msg, sizeof(m->res->msg), fmt, ap);
 	va_end(ap);
 	return err;
-}
-
-static int grow(void **arr, size_t *cap, size_t n, size_t size)
-{
-	size_t ncap;
-	void *p;
-
-	if (n < *cap)
-		return 0;
-	ncap = *cap ? 2 * *cap : 64;
-	p = realloc(*arr, ncap * size);
-	if (!p)
-		return -ENOMEM;
-	*arr = p;
-	*cap = ncap;
-	return 0;
 }
 
 static struct msrc *merge__source(struct merge *m, size_t index, const char *path,
@@ -176,7 +81,7 @@ static int msrc__meta(struct msrc *s, const struct stk_chunk *ch)
 			s->meta[j].value = v;
 			continue;
 		}
-		if (grow((void **)&s->meta, &s->cap_meta, s->nr_meta, sizeof(*s->meta)) ||
+		if (array__grow((void **)&s->meta, &s->cap_meta, s->nr_meta, sizeof(*s->meta)) ||
 		    !(s->meta[s->nr_meta].key = strdup(kv->key))) {
 			free(v);
 			return -ENOMEM;
@@ -186,7 +91,7 @@ static int msrc__meta(struct msrc *s, const struct stk_chunk *ch)
 	return 0;
 }
 
-static const char *msrc__meta_get(const struct msrc *s, const char *key)
+const char *msrc__meta_get(const struct msrc *s, const char *key)
 {
 	size_t i;
 
@@ -194,36 +99,6 @@ static const char *msrc__meta_get(const struct msrc *s, const char *key)
 		if (strcmp(s->meta[i].key, key) == 0)
 			return s->meta[i].value;
 	return NULL;
-}
-
-static void msrc__free_stats(struct msrc *s)
-{
-	size_t i;
-
-	for (i = 0; i < s->nr_stats; i++)
-		free((char *)s->stats[i].name);
-	free(s->stats);
-	s->stats = NULL;
-	s->nr_stats = 0;
-}
-
-/* The last STAT chunk of a segment wins (SPEC.md §STAT). */
-static int msrc__stats(struct msrc *s, const struct stk_chunk *ch)
-{
-	size_t i;
-
-	msrc__free_stats(s);
-	s->stats = calloc(ch->u.stat.n + 1, sizeof(*s->stats));
-	if (!s->stats)
-		return -ENOMEM;
-	for (i = 0; i < ch->u.stat.n; i++) {
-		s->stats[i].name = strdup(ch->u.stat.stats[i].name);
-		if (!s->stats[i].name)
-			return -ENOMEM;
-		s->stats[i].value = ch->u.stat.stats[i].value;
-		s->nr_stats++;
-	}
-	return 0;
 }
 
 /* Stack @st of @s: its output id, interned by frames. */
@@ -240,7 +115,7 @@ static int merge__stack(struct merge *m, struct msrc *s, const struct stk_stack 
 		    memcmp(x->frames, st->frames, st->nr_frames * sizeof(uint64_t)) == 0)
 			break;
 	if (!x) {
-		if (grow((void **)&m->stacks, &m->cap_stacks, m->nr_stacks, sizeof(*m->stacks)))
+		if (array__grow((void **)&m->stacks, &m->cap_stacks, m->nr_stacks, sizeof(*m->stacks)))
 			return -ENOMEM;
 		x = arena__alloc(&m->mem, sizeof(*x) + st->nr_frames * sizeof(uint64_t));
 		if (!x)
@@ -267,7 +142,7 @@ static int merge__maps(struct merge *m, size_t src, const struct stk_chunk *ch)
 		struct stk_mapping *mm;
 		struct msnap *sn;
 
-		if (grow((void **)&m->snaps, &m->cap_snaps, m->nr_snaps, sizeof(*m->snaps)))
+		if (array__grow((void **)&m->snaps, &m->cap_snaps, m->nr_snaps, sizeof(*m->snaps)))
 			return -ENOMEM;
 		sn = arena__alloc(&m->mem, sizeof(*sn));
 		mm = arena__alloc(&m->mem, (p->nr_mappings + 1) * sizeof(*mm));
@@ -323,7 +198,7 @@ static int merge__ksyms(struct merge *m, const struct stk_chunk *ch)
 				return -ENOMEM;
 			continue;
 		}
-		if (grow((void **)&m->ksyms, &m->cap_ksyms, m->nr_ksyms, sizeof(*m->ksyms)))
+		if (array__grow((void **)&m->ksyms, &m->cap_ksyms, m->nr_ksyms, sizeof(*m->ksyms)))
 			return -ENOMEM;
 		x = arena__alloc(&m->mem, sizeof(*x));
 		if (!x)
@@ -430,7 +305,8 @@ static int merge__chunk1(struct merge *m, struct msrc *s, size_t src, const stru
 	case STK_CHUNK_META:
 		return msrc__meta(s, ch);
 	case STK_CHUNK_STAT:
-		return msrc__stats(s, ch);
+		/* The last STAT chunk of a segment wins (SPEC.md §STAT). */
+		return stats__copy(&s->stats, &s->nr_stats, ch->u.stat.stats, ch->u.stat.n);
 	case STK_CHUNK_STCK:
 		for (i = 0; !err && i < ch->u.stck.n; i++)
 			err = merge__stack(m, s, &ch->u.stck.stacks[i]);
@@ -445,7 +321,7 @@ static int merge__chunk1(struct merge *m, struct msrc *s, size_t src, const stru
 		return merge__esym(m, ch);
 	case STK_CHUNK_PIDN:
 		for (i = 0; i < ch->u.pidn.n; i++) {
-			if (grow((void **)&m->pidns, &m->cap_pidns, m->nr_pidns, sizeof(*m->pidns)))
+			if (array__grow((void **)&m->pidns, &m->cap_pidns, m->nr_pidns, sizeof(*m->pidns)))
 				return -ENOMEM;
 			m->pidns[m->nr_pidns++] = (struct mpidn){ src, ch->u.pidn.pids[i] };
 		}
@@ -512,8 +388,8 @@ static int kinds_check(struct merge *m, enum mkind *kind)
 		if (k != *kind)
 			return merge__fail(m, -EINVAL,
 					   "%s is a%s %s capture, %s a%s %s one: refusing to mix kinds (their rows count different things)",
-					   first->path, *kind == KIND_PROFILE ? "" : "n", kind_names[*kind],
-					   s->path, k == KIND_PROFILE ? "" : "n", kind_names[k]);
+					   first->path, *kind == KIND_PROFILE ? "" : "n", mkind__name(*kind),
+					   s->path, k == KIND_PROFILE ? "" : "n", mkind__name(k));
 		fa = msrc__meta_get(first, "frequency");
 		fb = msrc__meta_get(s, "frequency");
 		if (k == KIND_PROFILE && fa && fb && strcmp(fa, fb) != 0)
@@ -599,7 +475,7 @@ static int snaps_conflict(const struct stk_proc_maps *a, const struct stk_proc_m
 	return 0;
 }
 
-static uint64_t merge__shift(const struct merge *m, const struct msrc *s, uint64_t t)
+uint64_t merge__shift(const struct merge *m, const struct msrc *s, uint64_t t)
 {
 	uint64_t d;
 
@@ -657,288 +533,6 @@ static int maps_check(struct merge *m)
 		}
 	}
 	return 0;
-}
-
-/* ---- writing ---------------------------------------------------------- */
-
-static int meta_add(struct merge *m, struct stk_kv **kv, size_t *n, size_t *cap, const char *key,
-		    const char *value)
-{
-	char *k = arena__strndup(&m->mem, key, strlen(key));
-	char *v = arena__strndup(&m->mem, value, strlen(value));
-
-	if (!k || !v || grow((void **)kv, cap, *n, sizeof(**kv)))
-		return -ENOMEM;
-	(*kv)[*n].key = k;
-	(*kv)[(*n)++].value = v;
-	return 0;
-}
-
-static int merge__write_meta(struct merge *m, struct stk_writer *w, enum mkind kind)
-{
-	static const char *const own[] = {
-		"mode", "wall_start_ns", "mono_start_ns", "duration_ns", "merged_sources", "merged_by",
-	};
-	const struct msrc *first = NULL;
-	struct stk_kv *kv = NULL;
-	size_t nkv = 0, cap = 0, i, j, k, nsrc = 0;
-	uint64_t duration = 0;
-	int all_duration = 1, err = 0;
-	char buf[4200], key[64];
-
-	for (i = 0; i < m->nr_srcs; i++) {
-		const struct msrc *s = &m->srcs[i];
-		const char *d;
-
-		if (!s->used)
-			continue;
-		if (!first)
-			first = s;
-		d = msrc__meta_get(s, "duration_ns");
-		if (d)
-			duration += strtoull(d, NULL, 10);
-		else
-			all_duration = 0;
-	}
-	if (kind != KIND_UNKNOWN)
-		err = meta_add(m, &kv, &nkv, &cap, "mode", kind_names[kind]);
-	/* A fact of every source alike is a fact of the merge. */
-	for (i = 0; !err && first && i < first->nr_meta; i++) {
-		const char *key0 = first->meta[i].key, *v0 = first->meta[i].value;
-		int same = 1;
-
-		for (k = 0; k < sizeof(own) / sizeof(own[0]); k++)
-			if (strcmp(key0, own[k]) == 0)
-				same = 0;
-		if (strncmp(key0, "merged_from_", 12) == 0)
-			same = 0;
-		for (j = 0; same && j < m->nr_srcs; j++) {
-			const char *v;
-
-			if (!m->srcs[j].used)
-				continue;
-			v = msrc__meta_get(&m->srcs[j], key0);
-			same = v && strcmp(v, v0) == 0;
-		}
-		if (same)
-			err = meta_add(m, &kv, &nkv, &cap, key0, v0);
-	}
-	snprintf(buf, sizeof(buf), "%llu", (unsigned long long)m->wall_start);
-	err = err ?: meta_add(m, &kv, &nkv, &cap, "wall_start_ns", buf);
-	snprintf(buf, sizeof(buf), "%llu", (unsigned long long)m->start);
-	err = err ?: meta_add(m, &kv, &nkv, &cap, "mono_start_ns", buf);
-	if (all_duration && first) {
-		snprintf(buf, sizeof(buf), "%llu", (unsigned long long)duration);
-		err = err ?: meta_add(m, &kv, &nkv, &cap, "duration_ns", buf);
-	}
-	err = err ?: meta_add(m, &kv, &nkv, &cap, "merged_by", "stkreport " STK_VERSION_STRING);
-	for (i = 0; !err && i < m->nr_srcs; i++) {
-		const struct msrc *s = &m->srcs[i];
-		char uuid[40];
-		size_t b;
-		int len = 0;
-
-		if (!s->used)
-			continue;
-		for (b = 0; b < 16; b++)
-			len += snprintf(uuid + len, sizeof(uuid) - len, "%02x%s", s->info.uuid[b],
-					b == 3 || b == 5 || b == 7 || b == 9 ? "-" : "");
-		snprintf(key, sizeof(key), "merged_from_%zu", nsrc++);
-		if (s->seg)
-			snprintf(buf, sizeof(buf), "%s %.4000s segment %u", uuid, s->path, s->seg);
-		else
-			snprintf(buf, sizeof(buf), "%s %.4000s", uuid, s->path);
-		err = meta_add(m, &kv, &nkv, &cap, key, buf);
-	}
-	snprintf(buf, sizeof(buf), "%zu", nsrc);
-	err = err ?: meta_add(m, &kv, &nkv, &cap, "merged_sources", buf);
-	m->res->sources = nsrc;
-	err = err ?: stk_writer__add_meta(w, kv, nkv);
-	free(kv);
-	return err;
-}
-
-static int merge__write_stacks(struct merge *m, struct stk_writer *w)
-{
-	struct stk_stack *st = calloc(STACKS_PER_CHUNK, sizeof(*st));
-	size_t i, n = 0;
-	int err = 0;
-
-	if (!st)
-		return -ENOMEM;
-	for (i = 0; !err && i < m->nr_stacks; i++) {
-		st[n].id = m->stacks[i]->id;
-		st[n].nr_frames = m->stacks[i]->nr_frames;
-		st[n++].frames = m->stacks[i]->frames;
-		if (n == STACKS_PER_CHUNK || i + 1 == m->nr_stacks) {
-			err = stk_writer__add_stacks(w, st, n);
-			n = 0;
-		}
-	}
-	m->res->stacks_out = m->nr_stacks;
-	free(st);
-	return err;
-}
-
-static int merge__write_kernel(struct merge *m, struct stk_writer *w)
-{
-	struct stk_ksym *ks;
-	size_t i, n = 0;
-	int err = 0;
-
-	for (i = 0; !err && i < m->nr_esyms; i++)
-		err = stk_writer__add_esym(w, m->esyms[i].build_id, m->esyms[i].build_id_size,
-					   m->esyms[i].blob, m->esyms[i].blob_size);
-	if (!err && m->nr_kobjs)
-		err = stk_writer__add_kobjs(w, m->kobjs, m->nr_kobjs);
-	if (err || !m->nr_ksyms)
-		return err;
-	ks = calloc(KSYMS_PER_CHUNK, sizeof(*ks));
-	if (!ks)
-		return -ENOMEM;
-	for (i = 0; !err && i < m->nr_ksyms; i++) {
-		ks[n++] = m->ksyms[i]->k;
-		if (n == KSYMS_PER_CHUNK || i + 1 == m->nr_ksyms) {
-			err = stk_writer__add_ksyms(w, ks, n);
-			n = 0;
-		}
-	}
-	free(ks);
-	return err;
-}
-
-static int merge__write_maps(struct merge *m, struct stk_writer *w)
-{
-	struct stk_proc_maps *p = calloc(PROCS_PER_CHUNK, sizeof(*p));
-	size_t i, n = 0;
-	int err = 0;
-
-	if (!p)
-		return -ENOMEM;
-	for (i = 0; !err && i < m->nr_snaps; i++) {
-		const struct msnap *sn = m->snaps[i];
-
-		if (!sn->dup) {
-			p[n] = sn->p;
-			p[n++].time_ns = merge__shift(m, &m->srcs[sn->src], sn->p.time_ns);
-		}
-		if (n && (n == PROCS_PER_CHUNK || i + 1 == m->nr_snaps)) {
-			err = stk_writer__add_maps(w, p, n);
-			n = 0;
-		}
-	}
-	free(p);
-	return err;
-}
-
-/* Pids keep their numbers in a merge, so their pidn records stay as they
- * are, at the times of the moved intervals. */
-static int merge__write_pidns(struct merge *m, struct stk_writer *w)
-{
-	struct stk_pid_ns *p;
-	size_t i;
-	int err;
-
-	if (!m->nr_pidns)
-		return 0;
-	p = calloc(m->nr_pidns, sizeof(*p));
-	if (!p)
-		return -ENOMEM;
-	for (i = 0; i < m->nr_pidns; i++) {
-		p[i] = m->pidns[i].p;
-		p[i].time_ns = merge__shift(m, &m->srcs[m->pidns[i].src], p[i].time_ns);
-	}
-	err = stk_writer__add_pid_ns(w, p, m->nr_pidns);
-	free(p);
-	return err;
-}
-
-static int merge__write_stats(struct merge *m, struct stk_writer *w)
-{
-	struct stk_stat *out = NULL;
-	size_t n = 0, cap = 0, i, j, k;
-	int err = 0;
-
-	for (i = 0; i < m->nr_srcs; i++) {
-		const struct msrc *s = &m->srcs[i];
-
-		for (j = 0; s->used && j < s->nr_stats; j++) {
-			for (k = 0; k < n; k++)
-				if (strcmp(out[k].name, s->stats[j].name) == 0)
-					break;
-			if (k == n) {
-				if (grow((void **)&out, &cap, n, sizeof(*out))) {
-					free(out);
-					return -ENOMEM;
-				}
-				out[n].name = s->stats[j].name;
-				out[n++].value = 0;
-			}
-			out[k].value += s->stats[j].value;
-		}
-	}
-	if (n)
-		err = stk_writer__add_stats(w, out, n);
-	free(out);
-	return err;
-}
-
-/* A row's stack reference in the output: an id the output defines, the
- * same -errno, or -ENOENT ("lost") for an id no STCK chunk defined. */
-static int64_t ref_map(const struct msrc *s, int64_t ref)
-{
-	uint64_t *id;
-
-	if (ref < 0)
-		return ref;
-	id = idmap__find(&s->ids, (uint64_t)ref);
-	return id ? (int64_t)*id : -ENOENT;
-}
-
-static void task_map(const struct msrc *s, struct stk_task_stacks *t)
-{
-	t->user_stack = ref_map(s, t->user_stack);
-	t->kernel_stack = ref_map(s, t->kernel_stack);
-}
-
-static int merge__rows(struct merge *m, const struct msrc *s, const struct stk_chunk *ch,
-		       struct stk_writer *w)
-{
-	uint64_t t0 = merge__shift(m, s, ch->t0_ns), t1 = merge__shift(m, s, ch->t1_ns);
-	size_t i, n = ch->type == STK_CHUNK_CNTS ? ch->u.cnts.n : ch->u.offc.n;
-	void *rows;
-	int err;
-
-	if (t1 < t0)
-		t1 = t0;
-	if (ch->type == STK_CHUNK_CNTS) {
-		struct stk_count *r = malloc((n ? n : 1) * sizeof(*r));
-
-		if (!r)
-			return -ENOMEM;
-		for (i = 0; i < n; i++) {
-			r[i] = ch->u.cnts.rows[i];
-			r[i].user_stack = ref_map(s, r[i].user_stack);
-			r[i].kernel_stack = ref_map(s, r[i].kernel_stack);
-		}
-		rows = r;
-		err = stk_writer__add_counts(w, t0, t1, r, n);
-	} else {
-		struct stk_offcpu *r = malloc((n ? n : 1) * sizeof(*r));
-
-		if (!r)
-			return -ENOMEM;
-		for (i = 0; i < n; i++) {
-			r[i] = ch->u.offc.rows[i];
-			task_map(s, &r[i].target);
-			task_map(s, &r[i].waker);
-		}
-		rows = r;
-		err = stk_writer__add_offcpu(w, t0, t1, r, n);
-	}
-	free(rows);
-	m->res->row_chunks += !err;
-	return err;
 }
 
 static int merge__file(struct merge *m, const char *path, size_t base, size_t *nsegs,
@@ -1023,7 +617,7 @@ static void merge__free(struct merge *m)
 			free((char *)s->meta[j].value);
 		}
 		free(s->meta);
-		msrc__free_stats(s);
+		stats__free(&s->stats, &s->nr_stats);
 	}
 	free(m->srcs);
 	free(m->stacks);

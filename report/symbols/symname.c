@@ -1,0 +1,392 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * The names at an address of an opened module: its symbol, the inline
+ * scopes and source lines from DWARF (or the capture's embedded table),
+ * demangled, packed into one arena block and cached per module.
+ */
+#include <elfutils/libdw.h>
+#include <elfutils/libdwfl.h>
+#include <dwarf.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "demangle.h"
+#include "stk_escape.h"
+#include "symbolize_int.h"
+
+static void sym_result__free(struct sym_result *r)
+{
+	uint32_t i;
+
+	for (i = 0; i < r->nr_lines; i++) {
+		if (r->lines[i].name != r->lines[i].raw)
+			free((char *)r->lines[i].name);
+		free((char *)r->lines[i].raw);
+		free((char *)r->lines[i].file);
+	}
+	free(r->lines);
+	free(r);
+}
+
+void sym_line__measure(struct sym_line *l)
+{
+	size_t n = strlen(l->name);
+
+	l->name_len = (uint32_t)n;
+	l->plain = strpbrk(l->name, ";\n\r") == NULL && !stk_escape_needed(l->name, n);
+}
+
+/* One block in the arena for the result, its lines and their strings:
+ * writers touch a result once per frame, so it should be one cache line
+ * away, not five mallocs away. */
+static struct sym_result *sym_result__pack(struct arena *a, const struct sym_result *t)
+{
+	size_t sz = sizeof(*t) + t->nr_lines * sizeof(*t->lines);
+	struct sym_result *r;
+	uint32_t i;
+	char *p;
+
+	for (i = 0; i < t->nr_lines; i++) {
+		sz += strlen(t->lines[i].name) + 1;
+		if (t->lines[i].raw != t->lines[i].name)
+			sz += strlen(t->lines[i].raw) + 1;
+		if (t->lines[i].file)
+			sz += strlen(t->lines[i].file) + 1;
+	}
+	r = arena__alloc(a, sz);
+	if (!r)
+		return NULL;
+	*r = *t;
+	r->lines = (struct sym_line *)(r + 1);
+	p = (char *)(r->lines + t->nr_lines);
+	for (i = 0; i < t->nr_lines; i++) {
+		const struct sym_line *src = &t->lines[i];
+		struct sym_line *l = &r->lines[i];
+		size_t n;
+
+		*l = *src;
+		n = strlen(src->name) + 1;
+		l->name = memcpy(p, src->name, n);
+		p += n;
+		l->raw = l->name;
+		if (src->raw != src->name) {
+			n = strlen(src->raw) + 1;
+			l->raw = memcpy(p, src->raw, n);
+			p += n;
+		}
+		if (src->file) {
+			n = strlen(src->file) + 1;
+			l->file = memcpy(p, src->file, n);
+			p += n;
+		}
+		sym_line__measure(l);
+	}
+	return r;
+}
+
+static char *die_raw_name(Dwarf_Die *die)
+{
+	Dwarf_Attribute a;
+	const char *n = NULL;
+
+	if (dwarf_attr_integrate(die, DW_AT_linkage_name, &a) ||
+	    dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &a))
+		n = dwarf_formstring(&a);
+	if (!n)
+		n = dwarf_diename(die);
+	return n ? strdup(n) : NULL;
+}
+
+static int die_udata(Dwarf_Die *die, unsigned int at, Dwarf_Word *v)
+{
+	Dwarf_Attribute a;
+
+	return dwarf_attr(die, at, &a) && dwarf_formudata(&a, v) == 0;
+}
+
+static int sym_line__set_name(struct symbolizer *s, struct sym_line *l, char *raw)
+{
+	char *dm = NULL;
+
+	if (!raw)
+		return -ENOMEM;
+	l->raw = raw;
+	if (!s->opts.no_demangle)
+		dm = demangler__demangle(s->dm, raw);
+	if (dm && s->opts.short_names)
+		demangle__shorten(dm);
+	l->name = dm ? dm : raw;
+	return 0;
+}
+
+/*
+ * sym_line__set_name() for a symbol table name: its demangled form is kept,
+ * since every sampled address in a function asks for it again and
+ * __cxa_demangle() is the dearest step of a C++ lookup.
+ */
+static int sym_line__set_sym(struct symbolizer *s, struct sym_line *l, const char *symname)
+{
+	char *none = (char *)&s->demangled, *dm;
+
+	l->raw = l->name = strdup(symname);
+	if (!l->raw)
+		return -ENOMEM;
+	if (s->opts.no_demangle)
+		return 0;
+	dm = idmap__find_ptr(&s->demangled, (uintptr_t)symname);
+	if (!dm) {
+		dm = demangler__demangle(s->dm, symname);
+		if (dm && s->opts.short_names)
+			demangle__shorten(dm);
+		if (idmap__set_ptr(&s->demangled, (uintptr_t)symname, dm ? dm : none)) {
+			free(dm);
+			return -ENOMEM;
+		}
+		if (!dm)
+			dm = none;
+	}
+	if (dm != none) {
+		l->name = strdup(dm);
+		if (!l->name) {
+			l->name = l->raw;
+			return -ENOMEM;
+		}
+	}
+	return 0;
+}
+
+static int sym_line__set_file(struct sym_line *l, const char *file)
+{
+	if (!file)
+		return 0;
+	l->file = strdup(file);
+	return l->file ? 0 : -ENOMEM;
+}
+
+/* Loads the module's DWARF on first need: 1 if it has some, 0 if not, or
+ * -ENOMEM. */
+static int module__dwarf(struct sym_module *m)
+{
+	struct sym_module_priv *p = m->priv;
+	Dwarf_Addr bias;
+
+	if (p->dwarf_tried)
+		return m->has_dwarf;
+	p->scopes = scope_index__new();
+	if (!p->scopes)
+		return -ENOMEM;
+	p->dwarf_tried = 1;
+	m->has_dwarf = dwfl_module_getdwarf(p->mod, &bias) != NULL;
+	if (m->has_dwarf && !m->debug_path) {
+		const char *mainfile = NULL, *debugfile = NULL;
+
+		dwfl_module_info(p->mod, NULL, NULL, NULL, NULL, NULL, &mainfile, &debugfile);
+		if (debugfile && (!mainfile || strcmp(debugfile, mainfile) != 0))
+			m->debug_path = strdup(debugfile);	/* best effort */
+	}
+	return m->has_dwarf;
+}
+
+/* Builds the result for module address @pc; *out = NULL when unknown. */
+static int module__resolve(struct symbolizer *s, struct sym_module *m, uint64_t pc,
+			   struct sym_result **out)
+{
+	struct sym_module_priv *p = m->priv;
+	struct scope_frame fr[SCOPE_MAX_FRAMES];
+	Dwarf_Die *cudie = NULL;
+	Dwarf_Files *files = NULL;
+	struct sym_result *r = NULL;
+	const char *symname;
+	Dwarf_Addr dbias = 0;
+	size_t nfiles = 0;
+	int nfr = 0, first, i, err = -ENOMEM;
+
+	*out = NULL;
+	symname = symtab__find(p->syms, pc);
+	if (!s->opts.no_inline || s->opts.lines) {
+		err = module__dwarf(m);
+		if (err < 0)
+			goto out;
+		if (err)
+			cudie = dwfl_module_addrdie(p->mod, pc, &dbias);
+		err = -ENOMEM;
+	}
+	if (cudie) {
+		nfr = scope_index__find(p->scopes, cudie, pc - dbias, fr);
+		if (nfr < 0)
+			goto out;
+		if (s->opts.lines)
+			dwarf_getsrcfiles(cudie, &files, &nfiles);
+	}
+	if (!nfr && !symname) {
+		err = 0;
+		goto out;
+	}
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		goto out;
+	r->nr_lines = nfr ? (uint32_t)nfr : 1;
+	r->lines = calloc(r->nr_lines, sizeof(*r->lines));
+	if (!r->lines)
+		goto out;
+	if (!nfr) {
+		err = sym_line__set_sym(s, &r->lines[0], symname);
+		if (err)
+			goto out;
+	}
+	for (i = 0; i < nfr; i++) {
+		struct sym_line *l = &r->lines[i];
+		char *raw;
+		int decl;
+
+		/* The outermost function is named as its symbol (what every
+		 * profiler shows, e.g. "foo.cold"); inlined ones from DWARF. */
+		raw = NULL;
+		if (!(i == nfr - 1 && fr[i].tag == DW_TAG_subprogram && symname))
+			raw = die_raw_name(&fr[i].die);
+		if (raw)
+			err = sym_line__set_name(s, l, raw);
+		else if (symname)
+			err = sym_line__set_sym(s, l, symname);
+		else
+			err = sym_line__set_name(s, l, strdup("[unknown]"));
+		if (err)
+			goto out;
+		if (s->opts.lines && dwarf_decl_line(&fr[i].die, &decl) == 0 && decl > 0)
+			l->start_line = (uint32_t)decl;
+	}
+	if (s->opts.lines) {
+		const char *file = NULL;
+		int lineno = 0;
+
+		Dwfl_Line *dl = dwfl_module_getsrc(p->mod, pc);
+
+		if (dl)
+			file = dwfl_lineinfo(dl, NULL, &lineno, NULL, NULL, NULL);
+		err = sym_line__set_file(&r->lines[0], file);
+		if (err)
+			goto out;
+		r->lines[0].line = lineno > 0 ? (uint32_t)lineno : 0;
+		/* An inlined call's position is the call site in its caller. */
+		for (i = 1; i < nfr; i++) {
+			Dwarf_Word cf, cl;
+
+			if (fr[i - 1].tag != DW_TAG_inlined_subroutine)
+				break;
+			if (die_udata(&fr[i - 1].die, DW_AT_call_file, &cf) && files && cf < nfiles) {
+				err = sym_line__set_file(&r->lines[i], dwarf_filesrc(files, cf, NULL, NULL));
+				if (err)
+					goto out;
+			}
+			if (die_udata(&fr[i - 1].die, DW_AT_call_line, &cl))
+				r->lines[i].line = (uint32_t)cl;
+		}
+	}
+	if (s->opts.no_inline && r->nr_lines > 1) {
+		/* Keep only the outermost function. */
+		first = (int)r->nr_lines - 1;
+		for (i = 0; i < first; i++) {
+			struct sym_line *l = &r->lines[i];
+
+			if (l->name != l->raw)
+				free((char *)l->name);
+			free((char *)l->raw);
+			free((char *)l->file);
+		}
+		r->lines[0] = r->lines[first];
+		r->nr_lines = 1;
+	}
+	r->inlined = r->nr_lines - 1;
+	*out = sym_result__pack(&s->results, r);
+	err = *out ? 0 : -ENOMEM;
+out:
+	if (r)
+		sym_result__free(r);
+	return err;
+}
+
+/* @key (a file offset or a perf map address, already - 1 for a return
+ * address) named by @m's embedded table, through the cache. */
+static int module__lookup_etab(struct symbolizer *s, struct sym_module *m, uint64_t key,
+			       const struct sym_result **res)
+{
+	struct sym_module_priv *p = m->priv;
+	struct sym_result *r = idmap__find_ptr(&p->cache, key), t = { 0 };
+	struct sym_line line = { 0 };
+	const char *name;
+	int err;
+
+	if (!r) {
+		name = esymtab__find(p->etab, key);
+		r = &s->unknown;
+		if (name) {
+			t.nr_lines = 1;
+			t.lines = &line;
+			err = sym_line__set_sym(s, &line, name);
+			if (!err) {
+				sym_line__measure(&line);
+				r = sym_result__pack(&s->results, &t);
+			}
+			if (line.name != line.raw)
+				free((char *)line.name);
+			free((char *)line.raw);
+			if (err || !r)
+				return -ENOMEM;
+		}
+		if (idmap__set_ptr(&p->cache, key, r))
+			return -ENOMEM;
+	}
+	*res = r == &s->unknown ? NULL : r;
+	return 0;
+}
+
+int symbolizer__lookup(struct symbolizer *s, struct sym_module *m, const struct stk_mapping *map,
+		       uint64_t addr, int is_return, const struct sym_result **res)
+{
+	uint64_t vaddr;
+	int err;
+
+	*res = NULL;
+	err = symbolizer__open_module(s, m);
+	if (err)
+		return err;
+	if (m->priv->etab) {
+		uint64_t key = m->source == ELF_SRC_PERF_MAP ? addr : addr - map->start + map->offset;
+
+		if (addr < map->start)
+			return 0;
+		return module__lookup_etab(s, m, key - (is_return && key ? 1 : 0), res);
+	}
+	if (!m->priv->mod || module__vaddr(m->priv, map, addr, &vaddr))
+		return 0;
+	return symbolizer__lookup_vaddr(s, m, vaddr, is_return, res);
+}
+
+int symbolizer__lookup_vaddr(struct symbolizer *s, struct sym_module *m, uint64_t vaddr,
+			     int is_return, const struct sym_result **res)
+{
+	struct sym_module_priv *p = m->priv;
+	struct sym_result *r;
+	uint64_t pc;
+	int err;
+
+	*res = NULL;
+	err = symbolizer__open_module(s, m);
+	if (err)
+		return err;
+	if (!p->mod)
+		return 0;
+	pc = vaddr + p->bias - (is_return && vaddr ? 1 : 0);
+	r = idmap__find_ptr(&p->cache, pc);
+	if (!r) {
+		err = module__resolve(s, m, pc, &r);
+		if (err)
+			return err;
+		err = idmap__set_ptr(&p->cache, pc, r ? r : &s->unknown);
+		if (err)
+			return err;
+	}
+	*res = r == &s->unknown ? NULL : r;
+	return 0;
+}
