@@ -19,6 +19,7 @@
 #include <zstd.h>
 
 #include "caps.h"
+#include "cli.h"
 #include "cpulist.h"
 #include "parse.h"
 #include "esym.h"
@@ -32,9 +33,9 @@
 #define EXIT_USAGE 2
 #define EXIT_CMD_NOT_FOUND 127 /* as shells, env and timeout */
 #define EXIT_CMD_NOT_EXECUTABLE 126
+/* What the steps of main() return to go on to the next, not an exit status. */
+#define GO_ON (-1)
 
-#define DEFAULT_FREQUENCY 49
-#define DEFAULT_STACK_STORAGE 16384
 #define MAX_STACK_STORAGE (1u << 22)
 #define MAX_DURATION_S (100ULL * 365 * 24 * 3600)
 #define MAX_FLUSH_INTERVAL_S 3600
@@ -51,133 +52,19 @@ static void on_stop_signal(int sig)
 	stop_requested = 1;
 }
 
-static void usage(FILE *f)
+/* The --help of profile (@offcpu 0) or offcpu/offwake, from cli.h's table. */
+static void usage(FILE *f, int offcpu)
 {
-	fprintf(f,
-		"Usage: stkrec [profile] [OPTIONS] [DURATION]\n"
-		"       stkrec [profile] [OPTIONS] [DURATION] -- CMD [ARGS...]\n"
-		"\n"
-		"Sample stack traces of every CPU at a timed interval and write them, with\n"
-		"what is needed to symbolize them later, into a .stk file.  Stacks are\n"
-		"counted in the kernel; nothing is symbolized here (see stkreport).\n"
-		"\n"
-		"Options:\n"
-		"  -F, --frequency HZ         sample frequency, Hertz (default %d; at most\n"
-		"                             kernel.perf_event_max_sample_rate)\n"
-		"  -p, --pid PID[,PID...]     profile these processes only (until they are gone)\n"
-		"  -t, --tid TID[,TID...]     profile these threads only (until they are gone)\n"
-		"  -U, --user-stacks-only     user space stacks only (no kernel stacks)\n"
-		"  -K, --kernel-stacks-only   kernel stacks only (no user stacks)\n"
-		"  -C, --cpu LIST             sample these CPUs only, e.g. 0-3,8 (default: all online)\n"
-		"      --stack-storage-size N unique stacks the kernel remembers sending\n"
-		"                             (default %d), and 64 bytes each (256 KiB at\n"
-		"                             least) of ring for new stacks; preallocated with\n"
-		"                             the counts maps: about 420 bytes of kernel\n"
-		"                             memory per entry (16384: 6.5 MiB; 4194304:\n"
-		"                             1.7 GiB); more than half of MemAvailable is refused\n"
-		"      --kallsyms=WHICH       'covering' (default): store the kernel symbols that\n"
-		"                             cover recorded addresses; 'full': the whole table\n"
-		"      --embed-symbols=WHICH  'covering' (default): store the function symbols of\n"
-		"                             the binaries and perf maps (JIT) that cover recorded\n"
-		"                             user addresses; 'full': their whole tables; 'none'\n"
-		"      --no-mmap-events       read process mappings from /proc/PID/maps only, not\n"
-		"                             as they happen (short-lived processes then lose\n"
-		"                             their user frames)\n"
-		"      --unwind=HOW           user stacks: 'auto' (default) unwinds with the\n"
-		"                             binaries' .eh_frame tables where they have them\n"
-		"                             and by frame pointer elsewhere; 'dwarf' tables\n"
-		"                             only; 'fp' frame pointers only\n"
-		"      --unwind-memory MB     memory for unwind tables (default 16)\n"
-		"  -o, --output FILE          write to FILE (default trace.stk)\n"
-		"      --flush-interval SECS  write recorded data every SECS seconds (default 1)\n"
-		"  -q, --quiet                no status line and no summary\n"
-		"  -v, --verbose              print libbpf's messages\n"
-		"  -h, --help                 show this help\n"
-		"      --version              show the version (and libbpf's, elfutils', zstd's)\n"
-		"  DURATION                   seconds to record from when sampling starts\n"
-		"                             (default: until Ctrl-C); with -- CMD at most\n"
-		"                             that long: CMD then gets SIGTERM\n"
-		"  -- CMD [ARGS...]           run CMD once everything is attached, profile it and\n"
-		"                             every process it starts, stop when it exits\n"
-		"\n"
-		"The mode word and DURATION may stand anywhere before --.\n"
-		"\n"
-		"Exit status: 0 success, 1 failure, 2 usage error.  With -- CMD: CMD's exit\n"
-		"status (128+N if a signal N killed it; 127 if it is not found, 126 if it\n"
-		"cannot be executed), 0 if DURATION ended the recording first, or 1 if the\n"
-		"recording failed.\n"
-		"\n"
-		"Examples:\n"
-		"  stkrec                     # all CPUs at 49 Hz until Ctrl-C, into trace.stk\n"
-		"  stkrec -F 99 10            # 99 Hz for 10 seconds\n"
-		"  stkrec -p 185 -o app.stk   # only process 185\n"
-		"  stkrec -U 5                # user stacks only\n"
-		"  stkrec -- make test        # a command and everything it starts\n"
-		"\n"
-		"Other modes: stkrec offcpu, stkrec offwake (see stkrec offcpu --help).\n",
-		DEFAULT_FREQUENCY, DEFAULT_STACK_STORAGE);
+	const struct cli_opt *c;
+
+	fputs(cli__usage_head[offcpu], f);
+	for (c = cli__opts; c->help; c++)
+		if (c->modes & (offcpu ? CLI_OFFCPU : CLI_PROFILE))
+			fputs(offcpu && c->help_offcpu ? c->help_offcpu : c->help, f);
+	fputs(cli__usage_tail_common, f);
+	fputs(cli__usage_tail[offcpu], f);
 }
 
-/* offcputime / offwaketime's options. */
-static void usage_offcpu(FILE *f)
-{
-	fprintf(f,
-		"Usage: stkrec offcpu|offwake [OPTIONS] [DURATION]\n"
-		"       stkrec offcpu|offwake [OPTIONS] [DURATION] -- CMD [ARGS...]\n"
-		"\n"
-		"offcpu:  time blocked (off CPU), by the blocked thread's user and kernel\n"
-		"         stacks (as offcputime).\n"
-		"offwake: the same, also by the stacks of the thread that woke it (as\n"
-		"         offwaketime).  Report with stkreport; values are microseconds.\n"
-		"\n"
-		"Options:\n"
-		"  -p, --pid PID[,PID...]     trace these processes only (until they are gone)\n"
-		"  -t, --tid TID[,TID...]     trace these threads only (until they are gone)\n"
-		"  -u, --user-threads-only    user threads only (no kernel threads)\n"
-		"  -k, --kernel-threads-only  kernel threads only (no user threads)\n"
-		"  -U, --user-stacks-only     user space stacks only (no kernel stacks)\n"
-		"  -K, --kernel-stacks-only   kernel stacks only (no user stacks)\n"
-		"  -m, --min-block-time US    count only blocks of at least US microseconds\n"
-		"                             (default 1)\n"
-		"  -M, --max-block-time US    count only blocks of at most US microseconds\n"
-		"                             (default unlimited)\n"
-		"      --state MASK           only threads that went off CPU in one of these\n"
-		"                             states (a bit mask: 1 interruptible sleep, 2\n"
-		"                             uninterruptible, ...; 0: preempted while running)\n"
-		"      --stack-storage-size N unique stacks the kernel remembers sending\n"
-		"                             (default %d), and 64 bytes each (256 KiB at\n"
-		"                             least) of ring for new stacks; preallocated with\n"
-		"                             the counts maps: about 470 bytes of kernel\n"
-		"                             memory per entry (16384: 7.3 MiB; 4194304:\n"
-		"                             1.9 GiB); more than half of MemAvailable is refused\n"
-		"      --kallsyms=WHICH       'covering' (default) or 'full' kernel symbols\n"
-		"      --embed-symbols=WHICH  'covering' (default), 'full' or 'none' user symbols\n"
-		"      --no-mmap-events       read process mappings from /proc/PID/maps only\n"
-		"      --unwind=HOW           'auto' (default), 'dwarf' or 'fp' user stacks\n"
-		"      --unwind-memory MB     memory for unwind tables (default 16)\n"
-		"  -o, --output FILE          write to FILE (default trace.stk)\n"
-		"      --flush-interval SECS  write recorded data every SECS seconds (default 1)\n"
-		"  -q, --quiet                no status line and no summary\n"
-		"  -v, --verbose              print libbpf's messages\n"
-		"  -h, --help                 show this help\n"
-		"      --version              show the version (and libbpf's, elfutils', zstd's)\n"
-		"  DURATION                   seconds to record from when sampling starts\n"
-		"                             (default: until Ctrl-C); with -- CMD at most\n"
-		"                             that long: CMD then gets SIGTERM\n"
-		"  -- CMD [ARGS...]           run CMD once everything is attached, trace it and\n"
-		"                             every process it starts, stop when it exits\n"
-		"\n"
-		"The mode word and DURATION may stand anywhere before --.\n"
-		"\n"
-		"Exit status: 0 success, 1 failure, 2 usage error; with -- CMD as for profile.\n"
-		"\n"
-		"Examples:\n"
-		"  stkrec offcpu 5               # all threads for 5 seconds\n"
-		"  stkrec offwake -p 185 -m 1000 # process 185, blocks of 1 ms or more\n"
-		"  stkrec offcpu -u --state 2    # user threads in uninterruptible sleep\n"
-		"  stkrec offwake -- ./server    # a command and everything it starts\n",
-		DEFAULT_STACK_STORAGE);
-}
 
 static void errorf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
@@ -377,43 +264,20 @@ static char *join_args(int argc, char **argv)
 	return s;
 }
 
-enum {
-	OPT_STACK_STORAGE = 256,
-	OPT_FLUSH_INTERVAL,
-	OPT_KALLSYMS,
-	OPT_EMBED_SYMBOLS,
-	OPT_VERSION,
-	OPT_STATE,
-	OPT_NO_MMAP_EVENTS,
-	OPT_UNWIND,
-	OPT_UNWIND_MEMORY,
-};
 
-static const struct option long_opts[] = {
-	{ "frequency", required_argument, NULL, 'F' },
-	{ "pid", required_argument, NULL, 'p' },
-	{ "tid", required_argument, NULL, 't' },
-	{ "user-stacks-only", no_argument, NULL, 'U' },
-	{ "kernel-stacks-only", no_argument, NULL, 'K' },
-	{ "user-threads-only", no_argument, NULL, 'u' },
-	{ "kernel-threads-only", no_argument, NULL, 'k' },
-	{ "min-block-time", required_argument, NULL, 'm' },
-	{ "max-block-time", required_argument, NULL, 'M' },
-	{ "state", required_argument, NULL, OPT_STATE },
-	{ "cpu", required_argument, NULL, 'C' },
-	{ "stack-storage-size", required_argument, NULL, OPT_STACK_STORAGE },
-	{ "kallsyms", required_argument, NULL, OPT_KALLSYMS },
-	{ "embed-symbols", required_argument, NULL, OPT_EMBED_SYMBOLS },
-	{ "no-mmap-events", no_argument, NULL, OPT_NO_MMAP_EVENTS },
-	{ "unwind", required_argument, NULL, OPT_UNWIND },
-	{ "unwind-memory", required_argument, NULL, OPT_UNWIND_MEMORY },
-	{ "output", required_argument, NULL, 'o' },
-	{ "flush-interval", required_argument, NULL, OPT_FLUSH_INTERVAL },
-	{ "quiet", no_argument, NULL, 'q' },
-	{ "verbose", no_argument, NULL, 'v' },
-	{ "help", no_argument, NULL, 'h' },
-	{ "version", no_argument, NULL, OPT_VERSION },
-	{},
+/* The command line, as parsed and then checked: what main()'s steps share. */
+struct args {
+	struct recorder_opts o;
+	int offcpu, help, quiet, verbose;
+	/* Options of one kind of mode only, as given, to refuse them in the
+	 * other with one clear line. */
+	const char *profile_only, *offcpu_only;
+	char only_buf[2][32];
+	const char *freq_arg, *cpu_arg, *mode_word, *duration_arg;
+	uint32_t *pids, *tids;
+	size_t nr_pids, nr_tids, nr_online;
+	int *cpus, *online;
+	char **cmd, *cmdline;
 };
 
 /* Kernel memory the BPF maps of a recording with @o take (kmem.h). */
@@ -423,51 +287,26 @@ static uint64_t maps_kmem(const struct recorder_opts *o, int offcpu)
 				     modeobj__counts_entries(o), offcpu);
 }
 
-int main(int argc, char **argv)
+/*
+ * Signals first, before anything else.  SIGINT, SIGTERM and SIGHUP (the
+ * terminal closed) only stop the recording: the handler sets a flag,
+ * installed without SA_RESTART so that a blocking call they interrupt
+ * returns EINTR.  Installed this early because a background job of a
+ * non-interactive shell starts with SIGINT ignored (POSIX), and a stop
+ * sent while the options are checked or the BPF programs load must
+ * neither be lost (stkrec would then run to its end) nor kill stkrec with
+ * the default action.  Blocked while stkrec sets up, where an EINTR would
+ * only fail the start: a stop stays pending and ends the recording, with
+ * a closed file, as soon as it starts.  The recorder takes them (@orig)
+ * while it waits for the output's reader and from the start of the
+ * recording on, in the wait and in any work that could block.  Only the
+ * window between exec and main() remains.
+ */
+static void signals_setup(sigset_t *orig)
 {
-	struct recorder_opts o = {
-		.output = "trace.stk",
-		.mode = "profile",
-		.frequency = DEFAULT_FREQUENCY,
-		.stack_storage_size = DEFAULT_STACK_STORAGE,
-		.flush_interval_ns = 1000000000ULL,
-		.min_block_us = 1,
-		.max_block_us = UINT64_MAX,
-	};
-	/* Options of one kind of mode only, as given, to refuse them in the
-	 * other with one clear line. */
-	const char *profile_only = NULL, *offcpu_only = NULL;
-	int offcpu = 0;
-	const char *freq_arg = NULL, *cpu_arg = NULL, *missing = NULL;
-	const char *mode_word = NULL, *duration_arg = NULL;
-	int help = 0;
-	uint32_t *pids = NULL, *tids = NULL;
-	size_t nr_pids = 0, nr_tids = 0, i, nr_online = 0;
-	int *cpus = NULL, *online = NULL;
-	int opt_argc = argc, quiet = 0, verbose = 0, opt, err, ret = 1;
-	char **cmd = NULL, *cmdline = NULL;
-	struct recorder_result res = {};
-	struct recorder *rec = NULL;
 	struct sigaction sa = {};
-	sigset_t block, orig;
-	uint64_t v;
+	sigset_t block;
 
-	/*
-	 * Signals first, before anything else.  SIGINT, SIGTERM and SIGHUP
-	 * (the terminal closed) only stop the recording: the handler sets a
-	 * flag, installed without SA_RESTART so that a blocking call they
-	 * interrupt returns EINTR.  Installed this early because a
-	 * background job of a non-interactive shell starts with SIGINT
-	 * ignored (POSIX), and a stop sent while the options are checked or
-	 * the BPF programs load must neither be lost (stkrec would then run
-	 * to its end) nor kill stkrec with the default action.  Blocked
-	 * while stkrec sets up, where an EINTR would only fail the start:
-	 * a stop stays pending and ends the recording, with a closed file,
-	 * as soon as it starts.  The recorder takes them (@orig) while it
-	 * waits for the output's reader and from the start of the
-	 * recording on, in the wait and in any work that could block.  Only
-	 * the window between exec and main() remains.
-	 */
 	sa.sa_handler = on_stop_signal;
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
@@ -478,18 +317,276 @@ int main(int argc, char **argv)
 	sigaddset(&block, SIGINT);
 	sigaddset(&block, SIGTERM);
 	sigaddset(&block, SIGHUP);
-	sigprocmask(SIG_BLOCK, &block, &orig);
+	sigprocmask(SIG_BLOCK, &block, orig);
 	/* Even if whoever started us had them blocked: the recorder takes them. */
-	sigdelset(&orig, SIGINT);
-	sigdelset(&orig, SIGTERM);
-	sigdelset(&orig, SIGHUP);
+	sigdelset(orig, SIGINT);
+	sigdelset(orig, SIGTERM);
+	sigdelset(orig, SIGHUP);
+}
 
-	cmdline = join_args(argc, argv);
+/* A word that is not an option: the mode, or DURATION. */
+static int parse_word(struct args *a, const char *word)
+{
+	uint64_t v;
+
+	if (is_mode_word(word)) {
+		if (a->mode_word && strcmp(a->mode_word, word) != 0) {
+			errorf("two modes given, '%s' and '%s': choose one", a->mode_word, word);
+			return EXIT_USAGE;
+		}
+		a->mode_word = word;
+		a->offcpu = strcmp(word, "profile") != 0;
+		if (a->offcpu)
+			a->o.mode = word;
+		return GO_ON;
+	}
+	if (parse__seconds(word, MAX_DURATION_S, &v)) {
+		if (strchr("0123456789.+-", word[0]))
+			errorf("duration '%s': expected a positive number of seconds", word);
+		else
+			errorf("'%s': neither a mode (profile, offcpu, offwake) nor a DURATION in seconds",
+			       word);
+		return EXIT_USAGE;
+	}
+	if (a->duration_arg) {
+		errorf("unexpected argument '%s': DURATION is given already ('%s')", word,
+		       a->duration_arg);
+		return EXIT_USAGE;
+	}
+	a->duration_arg = word;
+	a->o.duration_ns = v;
+	return GO_ON;
+}
+
+/* The options of offcpu and offwake only: -u, -k, -m, -M, --state. */
+static int parse_offcpu_option(struct args *a, int opt, const char *arg)
+{
+	uint64_t v;
+
+	switch (opt) {
+	case 'u':
+		a->o.user_threads_only = 1;
+		break;
+	case 'k':
+		a->o.kernel_threads_only = 1;
+		break;
+	case 'm':
+	case 'M':
+		/* As offwaketime: a positive number of microseconds. */
+		if (parse__uint(arg, UINT64_MAX, &v) || v == 0) {
+			errorf("-%c %s: expected a positive number of microseconds", opt, arg);
+			return EXIT_USAGE;
+		}
+		if (opt == 'm')
+			a->o.min_block_us = v;
+		else
+			a->o.max_block_us = v;
+		break;
+	case CLI_STATE:
+		if (parse__uint(arg, UINT32_MAX, &v)) {
+			errorf("--state %s: expected a task state bit mask, e.g. 2 for uninterruptible sleep",
+			       arg);
+			return EXIT_USAGE;
+		}
+		if (v & ~(uint64_t)TASK_STATE_BITS) {
+			errorf("--state %s: unknown task state bits 0x%llx (known: 0x%x, see include/linux/sched.h)",
+			       arg, (unsigned long long)(v & ~(uint64_t)TASK_STATE_BITS),
+			       TASK_STATE_BITS);
+			return EXIT_USAGE;
+		}
+		a->o.state_filter = 1;
+		a->o.state_mask = (uint32_t)v;
+		break;
+	}
+	return GO_ON;
+}
+
+/* The long-only options with a value: sizes, intervals and choices. */
+static int parse_long_option(struct args *a, int opt, const char *arg)
+{
+	struct recorder_opts *o = &a->o;
+	uint64_t v;
+
+	switch (opt) {
+	case CLI_STACK_STORAGE:
+		if (parse__uint(arg, MAX_STACK_STORAGE, &v) || v == 0) {
+			errorf("--stack-storage-size %s: expected a number from 1 to %u", arg,
+			       MAX_STACK_STORAGE);
+			return EXIT_USAGE;
+		}
+		o->stack_storage_size = (uint32_t)v;
+		break;
+	case CLI_FLUSH_INTERVAL:
+		if (parse__seconds(arg, MAX_FLUSH_INTERVAL_S, &v)) {
+			errorf("--flush-interval %s: expected seconds from 0.001 to %d", arg,
+			       MAX_FLUSH_INTERVAL_S);
+			return EXIT_USAGE;
+		}
+		o->flush_interval_ns = v;
+		break;
+	case CLI_KALLSYMS:
+		if (strcmp(arg, "full") == 0) {
+			o->kallsyms_full = 1;
+		} else if (strcmp(arg, "covering") != 0) {
+			errorf("--kallsyms=%s: expected 'covering' or 'full'", arg);
+			return EXIT_USAGE;
+		}
+		break;
+	case CLI_EMBED_SYMBOLS:
+		if (strcmp(arg, "full") == 0) {
+			o->embed_symbols = ESYM_FULL;
+		} else if (strcmp(arg, "none") == 0) {
+			o->embed_symbols = ESYM_NONE;
+		} else if (strcmp(arg, "covering") != 0) {
+			errorf("--embed-symbols=%s: expected 'covering', 'full' or 'none'", arg);
+			return EXIT_USAGE;
+		}
+		break;
+	case CLI_UNWIND:
+		if (strcmp(arg, "auto") == 0) {
+			o->unwind = RECORDER_UNWIND_AUTO;
+		} else if (strcmp(arg, "dwarf") == 0) {
+			o->unwind = RECORDER_UNWIND_DWARF;
+		} else if (strcmp(arg, "fp") == 0) {
+			o->unwind = RECORDER_UNWIND_FP;
+		} else {
+			errorf("--unwind=%s: expected 'auto', 'dwarf' or 'fp'", arg);
+			return EXIT_USAGE;
+		}
+		break;
+	case CLI_UNWIND_MEMORY: {
+		char *end;
+		unsigned long long mb;
+
+		errno = 0;
+		mb = strtoull(arg, &end, 10);
+		if (errno || end == arg || *end || mb < 1 || mb > 16384) {
+			errorf("--unwind-memory %s: expected megabytes from 1 to 16384", arg);
+			return EXIT_USAGE;
+		}
+		o->unwind_memory = mb << 20;
+		break;
+	}
+	}
+	return GO_ON;
+}
+
+/* Remember a mode-specific option as given ("-F", "--state"), for
+ * check_usage()'s line if the mode turns out to be the other. */
+static void note_mode_only(struct args *a, const struct cli_opt *c)
+{
+	int i = c->modes == CLI_OFFCPU;
+	char *buf = a->only_buf[i];
+
+	if (c->val < 256)
+		snprintf(buf, sizeof(a->only_buf[i]), "-%c", c->val);
+	else
+		snprintf(buf, sizeof(a->only_buf[i]), "--%s", c->name);
+	if (i)
+		a->offcpu_only = buf;
+	else
+		a->profile_only = buf;
+}
+
+/* One option getopt_long() returned: @opt, with its value @arg. */
+static int parse_option(struct args *a, int opt, const char *arg, char **argv)
+{
+	const struct cli_opt *c = cli__find(opt);
+	int err;
+
+	if (c && c->modes != CLI_ALL) {
+		if (c->modes == CLI_OFFCPU) {
+			err = parse_offcpu_option(a, opt, arg);
+			if (err != GO_ON)
+				return err;
+		}
+		note_mode_only(a, c);
+	}
+	switch (opt) {
+	case 1:
+		return parse_word(a, arg);
+	case 'F':
+		a->freq_arg = arg;
+		break;
+	case 'C':
+		a->cpu_arg = arg;
+		break;
+	case 'p':
+	case 't':
+		err = parse__id_list(arg, opt == 'p' ? &a->pids : &a->tids,
+				     opt == 'p' ? &a->nr_pids : &a->nr_tids);
+		if (err == -ENOMEM) {
+			errorf("out of memory");
+			return 1;
+		}
+		if (err) {
+			errorf("-%c %s: expected a list of %s ids, e.g. 1234,5678", opt, arg,
+			       opt == 'p' ? "process" : "thread");
+			return EXIT_USAGE;
+		}
+		break;
+	case 'U':
+		a->o.user_stacks_only = 1;
+		break;
+	case 'K':
+		a->o.kernel_stacks_only = 1;
+		break;
+	case 'o':
+		if (!*arg) {
+			errorf("-o: empty file name");
+			return EXIT_USAGE;
+		}
+		a->o.output = arg;
+		break;
+	case 'q':
+		a->quiet = 1;
+		break;
+	case 'v':
+		a->verbose = 1;
+		break;
+	case 'h':
+		/* After the loop: the mode word may come later. */
+		a->help = 1;
+		break;
+	case CLI_VERSION:
+		print_version();
+		return 0;
+	case CLI_NO_MMAP_EVENTS:
+		a->o.no_mmap_events = 1;
+		break;
+	case ':':
+		errorf("option %s needs a value (see stkrec --help)", argv[optind - 1]);
+		return EXIT_USAGE;
+	case '?':
+		if (optopt)
+			errorf("unknown option '-%c' (see stkrec --help)", optopt);
+		else
+			errorf("unknown option '%s' (see stkrec --help)", argv[optind - 1]);
+		return EXIT_USAGE;
+	default:
+		if (opt >= 256)
+			return parse_long_option(a, opt, arg);
+	}
+	return GO_ON;
+}
+
+/* The whole command line into @a; --help and --version end here. */
+static int parse_args(struct args *a, int argc, char **argv)
+{
+	struct cli_getopt g;
+	int opt_argc = argc, opt, ret;
+	size_t i;
+
+	if (cli__getopt_tables(&g)) {
+		errorf("%s", strerror(E2BIG));
+		return 1;
+	}
+	a->cmdline = join_args(argc, argv);
 	/* Everything after "--" is CMD; getopt never sees it. */
 	for (i = 1; i < (size_t)argc; i++) {
 		if (strcmp(argv[i], "--") == 0) {
 			opt_argc = (int)i;
-			cmd = argv + i + 1;
+			a->cmd = argv + i + 1;
 			break;
 		}
 	}
@@ -499,346 +596,137 @@ int main(int argc, char **argv)
 	 * and an option's value (-o offcpu) is never taken for one.
 	 */
 	opterr = 0;
-	while ((opt = getopt_long(opt_argc, argv, "-:F:p:t:UKukm:M:C:o:qvh", long_opts, NULL)) != -1) {
-		switch (opt) {
-		case 1:
-			if (is_mode_word(optarg)) {
-				if (mode_word && strcmp(mode_word, optarg) != 0) {
-					errorf("two modes given, '%s' and '%s': choose one", mode_word,
-					       optarg);
-					ret = EXIT_USAGE;
-					goto out;
-				}
-				mode_word = optarg;
-				offcpu = strcmp(optarg, "profile") != 0;
-				if (offcpu)
-					o.mode = optarg;
-				break;
-			}
-			if (parse__seconds(optarg, MAX_DURATION_S, &v)) {
-				if (strchr("0123456789.+-", optarg[0]))
-					errorf("duration '%s': expected a positive number of seconds",
-					       optarg);
-				else
-					errorf("'%s': neither a mode (profile, offcpu, offwake) nor a DURATION in seconds",
-					       optarg);
-				ret = EXIT_USAGE;
-				goto out;
-			}
-			if (duration_arg) {
-				errorf("unexpected argument '%s': DURATION is given already ('%s')", optarg,
-				       duration_arg);
-				ret = EXIT_USAGE;
-				goto out;
-			}
-			duration_arg = optarg;
-			o.duration_ns = v;
-			break;
-		case 'F':
-			freq_arg = optarg;
-			profile_only = "-F";
-			break;
-		case 'u':
-			o.user_threads_only = 1;
-			offcpu_only = "-u";
-			break;
-		case 'k':
-			o.kernel_threads_only = 1;
-			offcpu_only = "-k";
-			break;
-		case 'm':
-		case 'M':
-			/* As offwaketime: a positive number of microseconds. */
-			if (parse__uint(optarg, UINT64_MAX, &v) || v == 0) {
-				errorf("-%c %s: expected a positive number of microseconds", opt, optarg);
-				ret = EXIT_USAGE;
-				goto out;
-			}
-			if (opt == 'm')
-				o.min_block_us = v;
-			else
-				o.max_block_us = v;
-			offcpu_only = opt == 'm' ? "-m" : "-M";
-			break;
-		case OPT_STATE:
-			if (parse__uint(optarg, UINT32_MAX, &v)) {
-				errorf("--state %s: expected a task state bit mask, e.g. 2 for uninterruptible sleep",
-				       optarg);
-				ret = EXIT_USAGE;
-				goto out;
-			}
-			if (v & ~(uint64_t)TASK_STATE_BITS) {
-				errorf("--state %s: unknown task state bits 0x%llx (known: 0x%x, see include/linux/sched.h)",
-				       optarg, (unsigned long long)(v & ~(uint64_t)TASK_STATE_BITS),
-				       TASK_STATE_BITS);
-				ret = EXIT_USAGE;
-				goto out;
-			}
-			o.state_filter = 1;
-			o.state_mask = (uint32_t)v;
-			offcpu_only = "--state";
-			break;
-		case 'p':
-		case 't':
-			err = parse__id_list(optarg, opt == 'p' ? &pids : &tids,
-					     opt == 'p' ? &nr_pids : &nr_tids);
-			if (err == -ENOMEM) {
-				errorf("out of memory");
-				goto out;
-			}
-			if (err) {
-				errorf("-%c %s: expected a list of %s ids, e.g. 1234,5678", opt, optarg,
-				       opt == 'p' ? "process" : "thread");
-				ret = EXIT_USAGE;
-				goto out;
-			}
-			break;
-		case 'U':
-			o.user_stacks_only = 1;
-			break;
-		case 'K':
-			o.kernel_stacks_only = 1;
-			break;
-		case 'C':
-			cpu_arg = optarg;
-			profile_only = "-C";
-			break;
-		case 'o':
-			if (!*optarg) {
-				errorf("-o: empty file name");
-				ret = EXIT_USAGE;
-				goto out;
-			}
-			o.output = optarg;
-			break;
-		case 'q':
-			quiet = 1;
-			break;
-		case 'v':
-			verbose = 1;
-			break;
-		case 'h':
-			/* After the loop: the mode word may come later. */
-			help = 1;
-			break;
-		case OPT_VERSION:
-			print_version();
-			ret = 0;
-			goto out;
-		case OPT_STACK_STORAGE:
-			if (parse__uint(optarg, MAX_STACK_STORAGE, &v) || v == 0) {
-				errorf("--stack-storage-size %s: expected a number from 1 to %u", optarg,
-				       MAX_STACK_STORAGE);
-				ret = EXIT_USAGE;
-				goto out;
-			}
-			o.stack_storage_size = (uint32_t)v;
-			break;
-		case OPT_FLUSH_INTERVAL:
-			if (parse__seconds(optarg, MAX_FLUSH_INTERVAL_S, &v)) {
-				errorf("--flush-interval %s: expected seconds from 0.001 to %d", optarg,
-				       MAX_FLUSH_INTERVAL_S);
-				ret = EXIT_USAGE;
-				goto out;
-			}
-			o.flush_interval_ns = v;
-			break;
-		case OPT_KALLSYMS:
-			if (strcmp(optarg, "full") == 0) {
-				o.kallsyms_full = 1;
-			} else if (strcmp(optarg, "covering") != 0) {
-				errorf("--kallsyms=%s: expected 'covering' or 'full'", optarg);
-				ret = EXIT_USAGE;
-				goto out;
-			}
-			break;
-		case OPT_EMBED_SYMBOLS:
-			if (strcmp(optarg, "full") == 0) {
-				o.embed_symbols = ESYM_FULL;
-			} else if (strcmp(optarg, "none") == 0) {
-				o.embed_symbols = ESYM_NONE;
-			} else if (strcmp(optarg, "covering") != 0) {
-				errorf("--embed-symbols=%s: expected 'covering', 'full' or 'none'", optarg);
-				ret = EXIT_USAGE;
-				goto out;
-			}
-			break;
-		case OPT_NO_MMAP_EVENTS:
-			o.no_mmap_events = 1;
-			break;
-		case OPT_UNWIND:
-			if (strcmp(optarg, "auto") == 0) {
-				o.unwind = RECORDER_UNWIND_AUTO;
-			} else if (strcmp(optarg, "dwarf") == 0) {
-				o.unwind = RECORDER_UNWIND_DWARF;
-			} else if (strcmp(optarg, "fp") == 0) {
-				o.unwind = RECORDER_UNWIND_FP;
-			} else {
-				errorf("--unwind=%s: expected 'auto', 'dwarf' or 'fp'", optarg);
-				ret = EXIT_USAGE;
-				goto out;
-			}
-			break;
-		case OPT_UNWIND_MEMORY: {
-			char *end;
-			unsigned long long mb;
+	while ((opt = getopt_long(opt_argc, argv, g.shortopts, g.longopts, NULL)) != -1) {
+		ret = parse_option(a, opt, optarg, argv);
+		if (ret != GO_ON)
+			return ret;
+	}
+	if (a->help) {
+		usage(stdout, a->offcpu);
+		return 0;
+	}
+	return GO_ON;
+}
 
-			errno = 0;
-			mb = strtoull(optarg, &end, 10);
-			if (errno || end == optarg || *end || mb < 1 || mb > 16384) {
-				errorf("--unwind-memory %s: expected megabytes from 1 to 16384", optarg);
-				ret = EXIT_USAGE;
-				goto out;
-			}
-			o.unwind_memory = mb << 20;
-			break;
-		}
-		case ':':
-			errorf("option %s needs a value (see stkrec --help)", argv[optind - 1]);
-			ret = EXIT_USAGE;
-			goto out;
-		default:
-			if (optopt)
-				errorf("unknown option '-%c' (see stkrec --help)", optopt);
-			else
-				errorf("unknown option '%s' (see stkrec --help)", argv[optind - 1]);
-			ret = EXIT_USAGE;
-			goto out;
-		}
-	}
+/* -F HZ: a positive number, at most kernel.perf_event_max_sample_rate. */
+static int check_frequency(struct args *a)
+{
+	unsigned long max = read_max_sample_rate();
+	const char *f = a->freq_arg;
+	uint64_t v;
+	int err;
 
-	if (help) {
-		if (offcpu)
-			usage_offcpu(stdout);
-		else
-			usage(stdout);
-		ret = 0;
-		goto out;
+	err = parse__uint(f, UINT32_MAX, &v);
+	if (err == -EINVAL && f[0] == '-') {
+		errorf("-F %s: frequency must be a positive number of Hertz", f);
+		return EXIT_USAGE;
 	}
+	if (err == -EINVAL) {
+		errorf("-F %s: not a number; expected Hertz, e.g. -F 99", f);
+		return EXIT_USAGE;
+	}
+	if (!err && v == 0) {
+		errorf("-F 0: frequency must be at least 1 Hertz");
+		return EXIT_USAGE;
+	}
+	if (err || (max && v > max)) {
+		errorf("-F %s: above the kernel's limit of %lu Hz (sysctl kernel.perf_event_max_sample_rate)",
+		       f, max);
+		return EXIT_USAGE;
+	}
+	a->o.frequency = (unsigned int)v;
+	return GO_ON;
+}
 
-	/* ---- usage checks (exit 2) ---- */
-	if (offcpu && profile_only) {
-		errorf("%s applies to profile mode only, not %s", profile_only, o.mode);
-		ret = EXIT_USAGE;
-		goto out;
-	}
-	if (!offcpu && offcpu_only) {
-		errorf("%s applies to offcpu and offwake only (e.g. stkrec offcpu %s ...)", offcpu_only,
-		       offcpu_only);
-		ret = EXIT_USAGE;
-		goto out;
-	}
-	if (o.user_threads_only && o.kernel_threads_only) {
-		errorf("-u and -k cannot be used together (no thread is both a user and a kernel thread)");
-		ret = EXIT_USAGE;
-		goto out;
-	}
-	if (o.min_block_us > o.max_block_us) {
-		errorf("-m %llu is greater than -M %llu: no block could be counted",
-		       (unsigned long long)o.min_block_us, (unsigned long long)o.max_block_us);
-		ret = EXIT_USAGE;
-		goto out;
-	}
-	if (cmd && !cmd[0]) {
-		errorf("no command after '--'");
-		ret = EXIT_USAGE;
-		goto out;
-	}
-	if (cmd && (nr_pids || nr_tids)) {
-		errorf("-p/-t cannot be combined with -- CMD (CMD selects what is profiled)");
-		ret = EXIT_USAGE;
-		goto out;
-	}
-	if (o.user_stacks_only && o.kernel_stacks_only) {
-		errorf("-U and -K cannot be used together (neither gives both kinds of stacks)");
-		ret = EXIT_USAGE;
-		goto out;
-	}
-	if (freq_arg) {
-		unsigned long max = read_max_sample_rate();
+/* The CPUs to sample: -C's, each of them online, or every online one. */
+static int check_cpus(struct args *a)
+{
+	size_t nr, i, j;
+	int err;
 
-		err = parse__uint(freq_arg, UINT32_MAX, &v);
-		if (err == -EINVAL && freq_arg[0] == '-') {
-			errorf("-F %s: frequency must be a positive number of Hertz", freq_arg);
-			ret = EXIT_USAGE;
-			goto out;
-		}
-		if (err == -EINVAL) {
-			errorf("-F %s: not a number; expected Hertz, e.g. -F 99", freq_arg);
-			ret = EXIT_USAGE;
-			goto out;
-		}
-		if (!err && v == 0) {
-			errorf("-F 0: frequency must be at least 1 Hertz");
-			ret = EXIT_USAGE;
-			goto out;
-		}
-		if (err || (max && v > max)) {
-			errorf("-F %s: above the kernel's limit of %lu Hz (sysctl kernel.perf_event_max_sample_rate)",
-			       freq_arg, max);
-			ret = EXIT_USAGE;
-			goto out;
-		}
-		o.frequency = (unsigned int)v;
-	}
-	err = cpulist__online(&online, &nr_online);
+	err = cpulist__online(&a->online, &a->nr_online);
 	if (err) {
 		errorf("/sys/devices/system/cpu/online: %s", strerror(-err));
-		goto out;
+		return 1;
 	}
-	if (cpu_arg) {
-		size_t nr, j;
-
-		err = cpulist__parse(cpu_arg, &cpus, &nr);
-		if (err == -ENOMEM) {
-			errorf("out of memory");
-			goto out;
-		}
-		if (err) {
-			errorf("-C %s: not a CPU list; expected e.g. 0-3,8", cpu_arg);
-			ret = EXIT_USAGE;
-			goto out;
-		}
-		for (i = 0; i < nr; i++) {
-			for (j = 0; j < nr_online && online[j] != cpus[i]; j++)
-				;
-			if (j == nr_online) {
-				char list[256];
-
-				cpulist__format(online, nr_online, list, sizeof(list));
-				errorf("-C %s: CPU %d is not online (online: %s)", cpu_arg, cpus[i], list);
-				ret = EXIT_USAGE;
-				goto out;
-			}
-		}
-		o.cpus = cpus;
-		o.nr_cpus = nr;
-		o.cpu_list = cpu_arg;
-	} else {
-		o.cpus = online;
-		o.nr_cpus = nr_online;
+	if (!a->cpu_arg) {
+		a->o.cpus = a->online;
+		a->o.nr_cpus = a->nr_online;
+		return GO_ON;
 	}
+	err = cpulist__parse(a->cpu_arg, &a->cpus, &nr);
+	if (err == -ENOMEM) {
+		errorf("out of memory");
+		return 1;
+	}
+	if (err) {
+		errorf("-C %s: not a CPU list; expected e.g. 0-3,8", a->cpu_arg);
+		return EXIT_USAGE;
+	}
+	for (i = 0; i < nr; i++) {
+		for (j = 0; j < a->nr_online && a->online[j] != a->cpus[i]; j++)
+			;
+		if (j == a->nr_online) {
+			char list[256];
 
-	/* ---- environment checks (exit 1) ---- */
-	{
-		uint64_t need = maps_kmem(&o, offcpu);
-		uint64_t avail;
-
-		/* Preallocated at load: a size the machine cannot hold
-		 * would push it into swap or the OOM killer, or fail
-		 * after seconds of trying.  Half of what is available
-		 * leaves the rest room to run. */
-		if (kmem__available("/proc/meminfo", &avail) == 0 && need > avail / 2) {
-			char n[32], a[32];
-
-			status__format_size(need, n, sizeof(n));
-			status__format_size(avail, a, sizeof(a));
-			errorf("--stack-storage-size %u: the BPF maps would take %s of kernel memory, more than half of the %s available (MemAvailable); choose a smaller size",
-			       o.stack_storage_size, n, a);
-			goto out;
+			cpulist__format(a->online, a->nr_online, list, sizeof(list));
+			errorf("-C %s: CPU %d is not online (online: %s)", a->cpu_arg, a->cpus[i],
+			       list);
+			return EXIT_USAGE;
 		}
 	}
-	err = caps__check_profiling(&missing);
+	a->o.cpus = a->cpus;
+	a->o.nr_cpus = nr;
+	a->o.cpu_list = a->cpu_arg;
+	return GO_ON;
+}
+
+/* The options together: what no recording could satisfy (exit 2). */
+static int check_usage(struct args *a)
+{
+	const struct recorder_opts *o = &a->o;
+
+	if (a->offcpu && a->profile_only) {
+		errorf("%s applies to profile mode only, not %s", a->profile_only, o->mode);
+		return EXIT_USAGE;
+	}
+	if (!a->offcpu && a->offcpu_only) {
+		errorf("%s applies to offcpu and offwake only (e.g. stkrec offcpu %s ...)",
+		       a->offcpu_only, a->offcpu_only);
+		return EXIT_USAGE;
+	}
+	if (o->user_threads_only && o->kernel_threads_only) {
+		errorf("-u and -k cannot be used together (no thread is both a user and a kernel thread)");
+		return EXIT_USAGE;
+	}
+	if (o->min_block_us > o->max_block_us) {
+		errorf("-m %llu is greater than -M %llu: no block could be counted",
+		       (unsigned long long)o->min_block_us, (unsigned long long)o->max_block_us);
+		return EXIT_USAGE;
+	}
+	if (a->cmd && !a->cmd[0]) {
+		errorf("no command after '--'");
+		return EXIT_USAGE;
+	}
+	if (a->cmd && (a->nr_pids || a->nr_tids)) {
+		errorf("-p/-t cannot be combined with -- CMD (CMD selects what is profiled)");
+		return EXIT_USAGE;
+	}
+	if (o->user_stacks_only && o->kernel_stacks_only) {
+		errorf("-U and -K cannot be used together (neither gives both kinds of stacks)");
+		return EXIT_USAGE;
+	}
+	if (a->freq_arg && check_frequency(a) != GO_ON)
+		return EXIT_USAGE;
+	return check_cpus(a);
+}
+
+/* CAP_BPF and CAP_PERFMON, or root. */
+static int check_caps(void)
+{
+	const char *missing = NULL;
+	int err = caps__check_profiling(&missing);
+
 	if (err == -EPERM) {
 		if (geteuid() != 0)
 			errorf("must run as root, or with CAP_BPF and CAP_PERFMON (missing %s)", missing);
@@ -847,63 +735,129 @@ int main(int argc, char **argv)
 			       strcmp(missing, "CAP_BPF") == 0	   ? "needed to load BPF programs"
 			       : strcmp(missing, "CAP_PERFMON") == 0 ? "needed to sample all CPUs"
 								     : "needed for BPF profiling");
-		goto out;
+		return 1;
 	}
 	if (err) {
 		errorf("capget: %s", strerror(-err));
-		goto out;
+		return 1;
 	}
-	for (i = 0; i < nr_pids; i++) {
-		long tgid = task_tgid(pids[i]);
+	return GO_ON;
+}
+
+/* -p's processes and -t's threads exist, and -p's are processes. */
+static int check_targets(const struct args *a)
+{
+	size_t i;
+
+	for (i = 0; i < a->nr_pids; i++) {
+		long tgid = task_tgid(a->pids[i]);
 
 		if (tgid < 0) {
-			errorf("-p %u: no such process", pids[i]);
-			goto out;
+			errorf("-p %u: no such process", a->pids[i]);
+			return 1;
 		}
-		if ((uint32_t)tgid != pids[i]) {
-			errorf("-p %u: is a thread of process %ld (use -t %u for the thread)", pids[i],
-			       tgid, pids[i]);
-			goto out;
-		}
-	}
-	for (i = 0; i < nr_tids; i++) {
-		if (task_tgid(tids[i]) < 0) {
-			errorf("-t %u: no such thread", tids[i]);
-			goto out;
+		if ((uint32_t)tgid != a->pids[i]) {
+			errorf("-p %u: is a thread of process %ld (use -t %u for the thread)",
+			       a->pids[i], tgid, a->pids[i]);
+			return 1;
 		}
 	}
-	if (cmd) {
-		err = command_find(cmd[0]);
-		/* As bash and env: 127 not found, 126 found but not runnable. */
-		if (err == -ENOENT) {
-			errorf("%s: command not found", cmd[0]);
-			ret = EXIT_CMD_NOT_FOUND;
-			goto out;
-		}
-		if (err) {
-			errorf("%s: %s", cmd[0], strerror(-err));
-			ret = EXIT_CMD_NOT_EXECUTABLE;
-			goto out;
+	for (i = 0; i < a->nr_tids; i++) {
+		if (task_tgid(a->tids[i]) < 0) {
+			errorf("-t %u: no such thread", a->tids[i]);
+			return 1;
 		}
 	}
+	return GO_ON;
+}
 
-	/* ---- record ---- */
-	libbpf_set_print(verbose ? libbpf_print_verbose : libbpf_print_silent);
-	o.pids = pids;
-	o.nr_pids = nr_pids;
-	o.tids = tids;
-	o.nr_tids = nr_tids;
-	o.cmd = cmd;
-	o.cmdline = cmdline;
-	o.stop = &stop_requested;
-	o.wait_mask = &orig;
-	if (!quiet && isatty(STDERR_FILENO))
-		o.on_status = on_status;
+/* What this machine must give a recording: kernel memory, capabilities,
+ * the targets, CMD (exit 1, or 127/126 for CMD as a shell would). */
+static int check_environment(const struct args *a)
+{
+	uint64_t need = maps_kmem(&a->o, a->offcpu);
+	uint64_t avail;
+	int err;
 
-	rec = recorder__new(&o);
+	/* Preallocated at load: a size the machine cannot hold would push
+	 * it into swap or the OOM killer, or fail after seconds of trying.
+	 * Half of what is available leaves the rest room to run. */
+	if (kmem__available("/proc/meminfo", &avail) == 0 && need > avail / 2) {
+		char n[32], m[32];
+
+		status__format_size(need, n, sizeof(n));
+		status__format_size(avail, m, sizeof(m));
+		errorf("--stack-storage-size %u: the BPF maps would take %s of kernel memory, more than half of the %s available (MemAvailable); choose a smaller size",
+		       a->o.stack_storage_size, n, m);
+		return 1;
+	}
+	err = check_caps();
+	if (err != GO_ON)
+		return err;
+	err = check_targets(a);
+	if (err != GO_ON || !a->cmd)
+		return err;
+	err = command_find(a->cmd[0]);
+	/* As bash and env: 127 not found, 126 found but not runnable. */
+	if (err == -ENOENT) {
+		errorf("%s: command not found", a->cmd[0]);
+		return EXIT_CMD_NOT_FOUND;
+	}
+	if (err) {
+		errorf("%s: %s", a->cmd[0], strerror(-err));
+		return EXIT_CMD_NOT_EXECUTABLE;
+	}
+	return GO_ON;
+}
+
+/* The warnings a started recording may deserve before it samples. */
+static void warn_started(const struct args *a, struct recorder *rec)
+{
+	const struct recorder_opts *o = &a->o;
+	/* DURATION counts from here, but a setup this long is worth a word
+	 * when the preallocation of big maps is what makes it long (a
+	 * loaded machine slows any setup: no reason to warn). */
+	uint64_t setup = recorder__setup_ns(rec);
+	uint64_t maps = maps_kmem(o, a->offcpu);
+
+	if (setup > 2000000000ULL && maps >= (256ULL << 20) &&
+	    (!o->duration_ns || setup > o->duration_ns / 4)) {
+		char t[32], n[32];
+
+		status__format_seconds(setup, t, sizeof(t));
+		status__format_size(maps, n, sizeof(n));
+		errorf("warning: setup took %s before sampling started (preallocating %s of BPF maps for --stack-storage-size %u); DURATION counts from then",
+		       t, n, o->stack_storage_size);
+	}
+	/* The one line --unwind's fallback to frame pointers gets. */
+	if (o->unwind != RECORDER_UNWIND_FP && strncmp(recorder__unwind_state(rec), "fp (", 4) == 0)
+		errorf("warning: user stacks by frame pointer only: %s",
+		       recorder__unwind_state(rec) + 4);
+}
+
+/* The recording itself: new, start, run, finish into @res. */
+static int record(struct args *a, sigset_t *orig, struct recorder_result *res)
+{
+	struct recorder_opts *o = &a->o;
+	struct recorder *rec;
+	int err, ret = 1;
+
+	libbpf_set_print(a->verbose ? libbpf_print_verbose : libbpf_print_silent);
+	o->pids = a->pids;
+	o->nr_pids = a->nr_pids;
+	o->tids = a->tids;
+	o->nr_tids = a->nr_tids;
+	o->cmd = a->cmd;
+	o->cmdline = a->cmdline;
+	o->stop = &stop_requested;
+	o->wait_mask = orig;
+	if (!a->quiet && isatty(STDERR_FILENO))
+		o->on_status = on_status;
+
+	rec = recorder__new(o);
 	if (!rec) {
 		errorf("%s", strerror(errno));
-		goto out;
+		return 1;
 	}
 	err = recorder__start(rec);
 	if (err) {
@@ -914,82 +868,99 @@ int main(int argc, char **argv)
 								       : EXIT_CMD_NOT_EXECUTABLE;
 		goto out;
 	}
-	/* DURATION counts from here, but a setup this long is worth a word
-	 * when the preallocation of big maps is what makes it long (a
-	 * loaded machine slows any setup: no reason to warn). */
-	{
-		uint64_t setup = recorder__setup_ns(rec);
-		uint64_t maps = maps_kmem(&o, offcpu);
-
-		if (setup > 2000000000ULL && maps >= (256ULL << 20) &&
-		    (!o.duration_ns || setup > o.duration_ns / 4)) {
-			char t[32], n[32];
-
-			status__format_seconds(setup, t, sizeof(t));
-			status__format_size(maps, n, sizeof(n));
-			errorf("warning: setup took %s before sampling started (preallocating %s of BPF maps for --stack-storage-size %u); DURATION counts from then",
-			       t, n, o.stack_storage_size);
-		}
-	}
-	/* The one line --unwind's fallback to frame pointers gets. */
-	if (o.unwind != RECORDER_UNWIND_FP && strncmp(recorder__unwind_state(rec), "fp (", 4) == 0)
-		errorf("warning: user stacks by frame pointer only: %s",
-		       recorder__unwind_state(rec) + 4);
+	warn_started(a, rec);
 	err = recorder__run(rec);
 	if (err)
 		errorf("%s", recorder__errmsg(rec));
 	else if (status_shown)
 		fputs("\r\033[K", stderr);
 	status_shown = 0;
-	if (recorder__finish(rec, &res) && !err) {
+	if (recorder__finish(rec, res) && !err) {
 		err = -EIO;
 		errorf("%s", recorder__errmsg(rec));
 	}
-	if (err)
-		goto out;
-	if (!quiet && res.end_reason && strcmp(res.end_reason, "targets") == 0) {
+	if (!err)
+		ret = GO_ON;
+out:
+	recorder__free(rec);
+	return ret;
+}
+
+/* The lines after a recording, and stkrec's exit status for it. */
+static int summarize(const struct args *a, const struct recorder_result *res)
+{
+	const struct recorder_opts *o = &a->o;
+
+	if (!a->quiet && res->end_reason && strcmp(res->end_reason, "targets") == 0) {
 		char dur[32] = "";
 
-		if (o.duration_ns)
-			status__format_seconds(o.duration_ns, dur, sizeof(dur));
+		if (o->duration_ns)
+			status__format_seconds(o->duration_ns, dur, sizeof(dur));
 		errorf("%s: nothing left to record, stopped%s%s",
-		       nr_pids + nr_tids > 1 ? "every -p/-t target has exited"
-		       : nr_pids		 ? "the -p process has exited"
-						 : "the -t thread has exited",
+		       a->nr_pids + a->nr_tids > 1 ? "every -p/-t target has exited"
+		       : a->nr_pids		   ? "the -p process has exited"
+						   : "the -t thread has exited",
 		       dur[0] ? " before the DURATION of " : "", dur);
 	}
-	warn_throttled(&o, &res);
-	if (res.stacks_lost)
+	warn_throttled(o, res);
+	if (res->stacks_lost)
 		errorf("warning: %llu of %llu %s have no stack: the kernel's ring of new stacks was full "
 		       "(--stack-storage-size %u); increase --stack-storage-size",
-		       (unsigned long long)res.stacks_lost, (unsigned long long)res.samples,
-		       offcpu ? "episodes" : "samples", o.stack_storage_size);
-	if (!quiet) {
+		       (unsigned long long)res->stacks_lost, (unsigned long long)res->samples,
+		       a->offcpu ? "episodes" : "samples", o->stack_storage_size);
+	if (!a->quiet) {
 		char size[32];
 
-		status__format_size(res.bytes, size, sizeof(size));
-		if (offcpu) {
+		status__format_size(res->bytes, size, sizeof(size));
+		if (a->offcpu) {
 			char blocked[32];
 
-			status__format_seconds(res.blocked_ns, blocked, sizeof(blocked));
+			status__format_seconds(res->blocked_ns, blocked, sizeof(blocked));
 			errorf("wrote %s: %llu blocking episodes (%s blocked), %llu stacks, %s",
-			       o.output, (unsigned long long)res.samples, blocked,
-			       (unsigned long long)res.stacks, size);
+			       o->output, (unsigned long long)res->samples, blocked,
+			       (unsigned long long)res->stacks, size);
 		} else {
-			errorf("wrote %s: %llu samples, %llu stacks, %s", o.output,
-			       (unsigned long long)res.samples, (unsigned long long)res.stacks, size);
+			errorf("wrote %s: %llu samples, %llu stacks, %s", o->output,
+			       (unsigned long long)res->samples, (unsigned long long)res->stacks, size);
 		}
 	}
 	/* DURATION stopped CMD: the recording is what was asked for. */
-	ret = cmd && res.cmd_exit_code >= 0 && strcmp(res.end_reason, "duration") != 0
-		      ? res.cmd_exit_code
-		      : 0;
-out:
-	recorder__free(rec);
-	free(pids);
-	free(tids);
-	free(cpus);
-	free(online);
-	free(cmdline);
+	return a->cmd && res->cmd_exit_code >= 0 && strcmp(res->end_reason, "duration") != 0
+		       ? res->cmd_exit_code
+		       : 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct args a = {
+		.o = {
+			.output = "trace.stk",
+			.mode = "profile",
+			.frequency = CLI_DEFAULT_FREQUENCY,
+			.stack_storage_size = CLI_DEFAULT_STACK_STORAGE,
+			.flush_interval_ns = 1000000000ULL,
+			.min_block_us = 1,
+			.max_block_us = UINT64_MAX,
+		},
+	};
+	struct recorder_result res = {};
+	sigset_t orig;
+	int ret;
+
+	signals_setup(&orig);
+	ret = parse_args(&a, argc, argv);
+	if (ret == GO_ON)
+		ret = check_usage(&a);
+	if (ret == GO_ON)
+		ret = check_environment(&a);
+	if (ret == GO_ON)
+		ret = record(&a, &orig, &res);
+	if (ret == GO_ON)
+		ret = summarize(&a, &res);
+	free(a.pids);
+	free(a.tids);
+	free(a.cpus);
+	free(a.online);
+	free(a.cmdline);
 	return ret;
 }

@@ -1,0 +1,190 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * cli.c - stkrec's options as one table, shared by every mode: where an
+ * option is the same in profile and offcpu/offwake it stands once, the
+ * mode-specific ones are marked, and getopt's tables and both --help
+ * texts are made from it.
+ */
+#include <errno.h>
+#include <stddef.h>
+
+#include "cli.h"
+
+#define CLI_STR_(x) #x
+#define CLI_STR(x) CLI_STR_(x)
+
+/* Every help line starts the text 29 columns in, as the ones above. */
+const struct cli_opt cli__opts[] = {
+	{ "frequency", required_argument, 'F', CLI_PROFILE,
+	  "  -F, --frequency HZ         sample frequency, Hertz (default " CLI_STR(CLI_DEFAULT_FREQUENCY) "; at most\n"
+	  "                             kernel.perf_event_max_sample_rate)\n", NULL },
+	{ "pid", required_argument, 'p', CLI_ALL,
+	  "  -p, --pid PID[,PID...]     profile these processes only (until they are gone)\n",
+	  "  -p, --pid PID[,PID...]     trace these processes only (until they are gone)\n" },
+	{ "tid", required_argument, 't', CLI_ALL,
+	  "  -t, --tid TID[,TID...]     profile these threads only (until they are gone)\n",
+	  "  -t, --tid TID[,TID...]     trace these threads only (until they are gone)\n" },
+	{ "user-threads-only", no_argument, 'u', CLI_OFFCPU,
+	  "  -u, --user-threads-only    user threads only (no kernel threads)\n", NULL },
+	{ "kernel-threads-only", no_argument, 'k', CLI_OFFCPU,
+	  "  -k, --kernel-threads-only  kernel threads only (no user threads)\n", NULL },
+	{ "user-stacks-only", no_argument, 'U', CLI_ALL,
+	  "  -U, --user-stacks-only     user space stacks only (no kernel stacks)\n", NULL },
+	{ "kernel-stacks-only", no_argument, 'K', CLI_ALL,
+	  "  -K, --kernel-stacks-only   kernel stacks only (no user stacks)\n", NULL },
+	{ "min-block-time", required_argument, 'm', CLI_OFFCPU,
+	  "  -m, --min-block-time US    count only blocks of at least US microseconds\n"
+	  "                             (default 1)\n", NULL },
+	{ "max-block-time", required_argument, 'M', CLI_OFFCPU,
+	  "  -M, --max-block-time US    count only blocks of at most US microseconds\n"
+	  "                             (default unlimited)\n", NULL },
+	{ "state", required_argument, CLI_STATE, CLI_OFFCPU,
+	  "      --state MASK           only threads that went off CPU in one of these\n"
+	  "                             states (a bit mask: 1 interruptible sleep, 2\n"
+	  "                             uninterruptible, ...; 0: preempted while running)\n", NULL },
+	{ "cpu", required_argument, 'C', CLI_PROFILE,
+	  "  -C, --cpu LIST             sample these CPUs only, e.g. 0-3,8 (default: all online)\n", NULL },
+	/* The kernel memory an entry takes differs: offcpu's counts are bigger. */
+	{ "stack-storage-size", required_argument, CLI_STACK_STORAGE, CLI_ALL,
+	  "      --stack-storage-size N unique stacks the kernel remembers sending\n"
+	  "                             (default " CLI_STR(CLI_DEFAULT_STACK_STORAGE) "), and 64 bytes each (256 KiB at\n"
+	  "                             least) of ring for new stacks; preallocated with\n"
+	  "                             the counts maps: about 420 bytes of kernel\n"
+	  "                             memory per entry (16384: 6.5 MiB; 4194304:\n"
+	  "                             1.7 GiB); more than half of MemAvailable is refused\n",
+	  "      --stack-storage-size N unique stacks the kernel remembers sending\n"
+	  "                             (default " CLI_STR(CLI_DEFAULT_STACK_STORAGE) "), and 64 bytes each (256 KiB at\n"
+	  "                             least) of ring for new stacks; preallocated with\n"
+	  "                             the counts maps: about 470 bytes of kernel\n"
+	  "                             memory per entry (16384: 7.3 MiB; 4194304:\n"
+	  "                             1.9 GiB); more than half of MemAvailable is refused\n" },
+	/* profile's help explains these; offcpu's only names the choices. */
+	{ "kallsyms", required_argument, CLI_KALLSYMS, CLI_ALL,
+	  "      --kallsyms=WHICH       'covering' (default): store the kernel symbols that\n"
+	  "                             cover recorded addresses; 'full': the whole table\n",
+	  "      --kallsyms=WHICH       'covering' (default) or 'full' kernel symbols\n" },
+	{ "embed-symbols", required_argument, CLI_EMBED_SYMBOLS, CLI_ALL,
+	  "      --embed-symbols=WHICH  'covering' (default): store the function symbols of\n"
+	  "                             the binaries and perf maps (JIT) that cover recorded\n"
+	  "                             user addresses; 'full': their whole tables; 'none'\n",
+	  "      --embed-symbols=WHICH  'covering' (default), 'full' or 'none' user symbols\n" },
+	{ "no-mmap-events", no_argument, CLI_NO_MMAP_EVENTS, CLI_ALL,
+	  "      --no-mmap-events       read process mappings from /proc/PID/maps only, not\n"
+	  "                             as they happen (short-lived processes then lose\n"
+	  "                             their user frames)\n",
+	  "      --no-mmap-events       read process mappings from /proc/PID/maps only\n" },
+	{ "unwind", required_argument, CLI_UNWIND, CLI_ALL,
+	  "      --unwind=HOW           user stacks: 'auto' (default) unwinds with the\n"
+	  "                             binaries' .eh_frame tables where they have them\n"
+	  "                             and by frame pointer elsewhere; 'dwarf' tables\n"
+	  "                             only; 'fp' frame pointers only\n",
+	  "      --unwind=HOW           'auto' (default), 'dwarf' or 'fp' user stacks\n" },
+	{ "unwind-memory", required_argument, CLI_UNWIND_MEMORY, CLI_ALL,
+	  "      --unwind-memory MB     memory for unwind tables (default 16)\n", NULL },
+	{ "output", required_argument, 'o', CLI_ALL,
+	  "  -o, --output FILE          write to FILE (default trace.stk)\n", NULL },
+	{ "flush-interval", required_argument, CLI_FLUSH_INTERVAL, CLI_ALL,
+	  "      --flush-interval SECS  write recorded data every SECS seconds (default 1)\n", NULL },
+	{ "quiet", no_argument, 'q', CLI_ALL,
+	  "  -q, --quiet                no status line and no summary\n", NULL },
+	{ "verbose", no_argument, 'v', CLI_ALL,
+	  "  -v, --verbose              print libbpf's messages\n", NULL },
+	{ "help", no_argument, 'h', CLI_ALL,
+	  "  -h, --help                 show this help\n", NULL },
+	{ "version", no_argument, CLI_VERSION, CLI_ALL,
+	  "      --version              show the version (and libbpf's, elfutils', zstd's)\n", NULL },
+	/* Not options: the words around them, in the same columns. */
+	{ NULL, 0, 0, CLI_ALL,
+	  "  DURATION                   seconds to record from when sampling starts\n"
+	  "                             (default: until Ctrl-C); with -- CMD at most\n"
+	  "                             that long: CMD then gets SIGTERM\n", NULL },
+	{ NULL, 0, 0, CLI_ALL,
+	  "  -- CMD [ARGS...]           run CMD once everything is attached, profile it and\n"
+	  "                             every process it starts, stop when it exits\n",
+	  "  -- CMD [ARGS...]           run CMD once everything is attached, trace it and\n"
+	  "                             every process it starts, stop when it exits\n" },
+	{},
+};
+
+const char *const cli__usage_head[2] = {
+	"Usage: stkrec [profile] [OPTIONS] [DURATION]\n"
+	"       stkrec [profile] [OPTIONS] [DURATION] -- CMD [ARGS...]\n"
+	"\n"
+	"Sample stack traces of every CPU at a timed interval and write them, with\n"
+	"what is needed to symbolize them later, into a .stk file.  Stacks are\n"
+	"counted in the kernel; nothing is symbolized here (see stkreport).\n"
+	"\n"
+	"Options:\n",
+	"Usage: stkrec offcpu|offwake [OPTIONS] [DURATION]\n"
+	"       stkrec offcpu|offwake [OPTIONS] [DURATION] -- CMD [ARGS...]\n"
+	"\n"
+	"offcpu:  time blocked (off CPU), by the blocked thread's user and kernel\n"
+	"         stacks (as offcputime).\n"
+	"offwake: the same, also by the stacks of the thread that woke it (as\n"
+	"         offwaketime).  Report with stkreport; values are microseconds.\n"
+	"\n"
+	"Options:\n",
+};
+
+const char cli__usage_tail_common[] =
+	"\n"
+	"The mode word and DURATION may stand anywhere before --.\n"
+	"\n";
+
+const char *const cli__usage_tail[2] = {
+	"Exit status: 0 success, 1 failure, 2 usage error.  With -- CMD: CMD's exit\n"
+	"status (128+N if a signal N killed it; 127 if it is not found, 126 if it\n"
+	"cannot be executed), 0 if DURATION ended the recording first, or 1 if the\n"
+	"recording failed.\n"
+	"\n"
+	"Examples:\n"
+	"  stkrec                     # all CPUs at " CLI_STR(CLI_DEFAULT_FREQUENCY) " Hz until Ctrl-C, into trace.stk\n"
+	"  stkrec -F 99 10            # 99 Hz for 10 seconds\n"
+	"  stkrec -p 185 -o app.stk   # only process 185\n"
+	"  stkrec -U 5                # user stacks only\n"
+	"  stkrec -- make test        # a command and everything it starts\n"
+	"\n"
+	"Other modes: stkrec offcpu, stkrec offwake (see stkrec offcpu --help).\n",
+	"Exit status: 0 success, 1 failure, 2 usage error; with -- CMD as for profile.\n"
+	"\n"
+	"Examples:\n"
+	"  stkrec offcpu 5               # all threads for 5 seconds\n"
+	"  stkrec offwake -p 185 -m 1000 # process 185, blocks of 1 ms or more\n"
+	"  stkrec offcpu -u --state 2    # user threads in uninterruptible sleep\n"
+	"  stkrec offwake -- ./server    # a command and everything it starts\n",
+};
+
+int cli__getopt_tables(struct cli_getopt *g)
+{
+	const struct cli_opt *c;
+	char *s = g->shortopts;
+	size_t n = 0;
+
+	*s++ = '-';
+	*s++ = ':';
+	for (c = cli__opts; c->help; c++) {
+		if (!c->name)
+			continue;
+		if (n == CLI_MAX_OPTS)
+			return -E2BIG;
+		g->longopts[n++] = (struct option){ c->name, c->has_arg, NULL, c->val };
+		if (c->val < 256) {
+			*s++ = (char)c->val;
+			if (c->has_arg == required_argument)
+				*s++ = ':';
+		}
+	}
+	*s = '\0';
+	g->longopts[n] = (struct option){};
+	return 0;
+}
+
+const struct cli_opt *cli__find(int val)
+{
+	const struct cli_opt *c;
+
+	for (c = cli__opts; c->help; c++)
+		if (c->name && c->val == val)
+			return c;
+	return NULL;
+}

@@ -1,0 +1,68 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * cli.h - stkrec's command line as data: the one table of options every
+ * mode shares (getopt's tables and the --help texts are made from it, so
+ * that an option and its help cannot drift apart), and the defaults the
+ * help quotes.  Printing and parsing stay in main.c.
+ */
+#ifndef STKREC_CLI_H
+#define STKREC_CLI_H
+
+#include <getopt.h>
+
+#define CLI_DEFAULT_FREQUENCY 49
+#define CLI_DEFAULT_STACK_STORAGE 16384
+
+/* The modes an option applies to (and whose --help shows it). */
+#define CLI_PROFILE 1u
+#define CLI_OFFCPU 2u /* offcpu and offwake */
+#define CLI_ALL (CLI_PROFILE | CLI_OFFCPU)
+
+/* Long-only options' getopt values, above any short option letter. */
+enum {
+	CLI_STACK_STORAGE = 256,
+	CLI_FLUSH_INTERVAL,
+	CLI_KALLSYMS,
+	CLI_EMBED_SYMBOLS,
+	CLI_VERSION,
+	CLI_STATE,
+	CLI_NO_MMAP_EVENTS,
+	CLI_UNWIND,
+	CLI_UNWIND_MEMORY,
+};
+
+struct cli_opt {
+	const char *name;	 /* the long name; NULL: a --help row only */
+	int has_arg;		 /* no_argument or required_argument */
+	int val;		 /* the short letter, or CLI_* */
+	unsigned int modes;	 /* CLI_PROFILE, CLI_OFFCPU or CLI_ALL */
+	const char *help;	 /* its --help lines */
+	const char *help_offcpu; /* offcpu's where they differ, else NULL */
+};
+
+/* In --help's order; ends with a zeroed entry. */
+extern const struct cli_opt cli__opts[];
+
+/* --help's text before the options and after them, by mode. */
+extern const char *const cli__usage_head[2];
+extern const char cli__usage_tail_common[];
+extern const char *const cli__usage_tail[2];
+
+/* getopt_long()'s tables of cli__opts, made once by cli__getopt_tables(). */
+#define CLI_MAX_OPTS 32
+struct cli_getopt {
+	char shortopts[2 + 2 * CLI_MAX_OPTS + 1];
+	struct option longopts[CLI_MAX_OPTS + 1];
+};
+
+/*
+ * cli__getopt_tables() - fill @g from cli__opts: optstring "-:" (words in
+ * order as 1, ':' for a missing value) and the short letters, and the long
+ * options.  Returns 0, or -E2BIG if cli__opts outgrew CLI_MAX_OPTS.
+ */
+int cli__getopt_tables(struct cli_getopt *g);
+
+/* cli__find() - the entry of getopt value @val, or NULL. */
+const struct cli_opt *cli__find(int val);
+
+#endif
