@@ -300,7 +300,7 @@ TEST_PROGS := $(UNIT_TESTS) $(FUZZ_REPLAY) $(TEST_EXTRA_DEPS)
 # T=PATTERN runs only the tests whose name matches (an extended regular
 # expression: make check T=unwind_nofp, T='^check_|record_'); REPEAT=N
 # runs them N times and prints each one's failure count.
-RUN_TESTS = O=$(O) tests/run-tests.sh $(if $(T),-m '$(T)') $(if $(REPEAT),--repeat $(REPEAT))
+RUN_TESTS = O=$(O) tests/run-tests.sh $(if $(value T),-m '$(value T)') $(if $(REPEAT),--repeat $(REPEAT))
 
 unit: all $(UNIT_TESTS) $(FUZZ_REPLAY)
 	$(Q)$(RUN_TESTS) $(UNIT_TESTS) $(FUZZ_REPLAY)

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
  * recorder.c - the recording engine common to all modes: its lifecycle
- * (start, run, finish), the steps of a flush and the epoll loop.  What it
- * says in the STAT and META chunks is recorder_stats.c's.  The stacks
+ * (start, run, finish) and the epoll loop.  The steps of a flush are
+ * recorder_flush.c's, their order flush.c's; what it says in the STAT and
+ * META chunks is recorder_stats.c's.  The stacks
  * (stackstore.c), kernel symbols (ksymtab.c) and processes (procs.c) each
  * keep their own state; the recorder tells them what the rows reference
  * and when to write.
@@ -50,8 +51,6 @@
 
 #define NSEC_PER_SEC 1000000000ULL
 #define STATUS_INTERVAL_NS NSEC_PER_SEC
-/* Time a flush gives the events waiting before it drains the counts. */
-#define FLUSH_EVENTS_NS (NSEC_PER_SEC / 20)
 
 /* epoll data: what became readable. */
 #define EV_RINGBUF 0
@@ -287,185 +286,7 @@ int recorder__see_stack(struct recorder *rec, uint32_t tgid, int64_t *ref)
 	return 0;
 }
 
-/* ---- flushing ---------------------------------------------------------- */
-
-/*
- * The steps of a flush; their order and what an error in each does are
- * flush.c's.  Each takes the recorder as @ctx.
- */
-static int flush_consume(void *ctx, const struct flush_ctx *fc)
-{
-	struct recorder *rec = ctx;
-
-	/* Snapshots of processes announced since the last poll first, so a
-	 * row's process is not read twice. */
-	if (rec->rb) {
-		/* Rows of processes whose events wait are snapshotted as
-		 * they are drained (recorder__see_task()). */
-		rec->events_until = fc->final ? 0 : fc->t1 + FLUSH_EVENTS_NS;
-		ring_buffer__consume(rec->rb);
-	}
-	return 0;
-}
-
-static int flush_refresh(void *ctx, const struct flush_ctx *fc)
-{
-	struct recorder *rec = ctx;
-	int err = procs__refresh(rec->procs, rec->seq);
-
-	(void)fc;
-	return err ? recorder__errorf(rec, err, "out of memory") : 0;
-}
-
-static int flush_collect(void *ctx, const struct flush_ctx *fc)
-{
-	struct recorder *rec = ctx;
-
-	return drain__collect(rec->maps.drain, rec, fc->final);
-}
-
-static int flush_resolve(void *ctx, const struct flush_ctx *fc)
-{
-	struct recorder *rec = ctx;
-	int err = ksymtab__resolve(rec->ksyms);
-
-	(void)fc;
-	if (err == -ENOMEM)
-		return recorder__errorf(rec, err, "out of memory");
-	if (err)
-		return recorder__errorf(rec, err, "name kernel addresses: %s", strerror(-err));
-	return 0;
-}
-
-static int flush_stck(void *ctx, const struct flush_ctx *fc)
-{
-	struct recorder *rec = ctx;
-
-	return stackstore__write(rec->stacks, rec->w, &rec->chunks, fc->final);
-}
-
-static int flush_ksym(void *ctx, const struct flush_ctx *fc)
-{
-	struct recorder *rec = ctx;
-
-	(void)fc;
-	return ksymtab__write(rec->ksyms, rec->w, &rec->chunks);
-}
-
-static int flush_esym(void *ctx, const struct flush_ctx *fc)
-{
-	struct recorder *rec = ctx;
-	int err = esym__flush(rec->esym, rec->procs, rec->w, &rec->chunks);
-
-	(void)fc;
-	if (err == -ENOMEM)
-		return recorder__errorf(rec, err, "out of memory");
-	return err;
-}
-
-static int flush_take_ring(void *ctx, const struct flush_ctx *fc)
-{
-	struct recorder *rec = ctx;
-
-	(void)fc;
-	/* Reading binaries' symbols can take long: the ring of new
-	 * stacks (the only copy of their frames; the drain took it
-	 * last) is taken again so that it does not fill meanwhile. */
-	stackstore__take_ring(rec->stacks);
-	return 0;
-}
-
-static int flush_maps(void *ctx, const struct flush_ctx *fc)
-{
-	struct recorder *rec = ctx;
-
-	(void)fc;
-	return procs__write(rec->procs, rec->w, &rec->chunks);
-}
-
-static int flush_pidns(void *ctx, const struct flush_ctx *fc)
-{
-	struct recorder *rec = ctx;
-
-	(void)fc;
-	return pidns__write(rec->pidns, rec->w, &rec->chunks);
-}
-
-static int flush_rows(void *ctx, const struct flush_ctx *fc)
-{
-	struct recorder *rec = ctx;
-
-	if (!drain__pending(rec->maps.drain))
-		return 0;
-	return drain__write(rec->maps.drain, rec->w, rec->t0, fc->t1, &rec->chunks);
-}
-
-static int flush_count(void *ctx, const struct flush_ctx *fc)
-{
-	struct recorder *rec = ctx;
-
-	(void)fc;
-	rec->seq++;
-	return 0;
-}
-
-static int flush_stat(void *ctx, const struct flush_ctx *fc)
-{
-	return recorder__write_stats(ctx, fc->t1);
-}
-
-static int flush_purge(void *ctx, const struct flush_ctx *fc)
-{
-	struct recorder *rec = ctx;
-
-	(void)fc;
-	/* Processes that exited before the previous flush have had their
-	 * last rows drained and their maps taken by now. */
-	procs__purge(rec->procs, rec->seq, rec->t0);
-	return 0;
-}
-
-static int flush_advance(void *ctx, const struct flush_ctx *fc)
-{
-	struct recorder *rec = ctx;
-
-	rec->t0 = fc->t1;
-	return 0;
-}
-
-static int flush_read_stats(void *ctx, const struct flush_ctx *fc)
-{
-	(void)fc;
-	recorder__read_bpf_stats(ctx);
-	return 0;
-}
-
-static int flush_write_err(void *ctx, int err)
-{
-	return recorder__write_err(ctx, err);
-}
-
-static const struct flush_ops recorder_flush_ops = {
-	.run = {
-		[FLUSH_CONSUME] = flush_consume,
-		[FLUSH_REFRESH] = flush_refresh,
-		[FLUSH_COLLECT] = flush_collect,
-		[FLUSH_RESOLVE] = flush_resolve,
-		[FLUSH_STCK] = flush_stck,
-		[FLUSH_KSYM] = flush_ksym,
-		[FLUSH_ESYM] = flush_esym,
-		[FLUSH_TAKE_RING] = flush_take_ring,
-		[FLUSH_MAPS] = flush_maps,
-		[FLUSH_PIDNS] = flush_pidns,
-		[FLUSH_ROWS] = flush_rows,
-		[FLUSH_COUNT] = flush_count,
-		[FLUSH_STAT] = flush_stat,
-		[FLUSH_PURGE] = flush_purge,
-		[FLUSH_ADVANCE] = flush_advance,
-		[FLUSH_READ_STATS] = flush_read_stats,
-	},
-	.write_err = flush_write_err,
-};
+/* ---- flushing (the steps: recorder_flush.c) ----------------------------- */
 
 static int recorder__flush(struct recorder *rec, int final)
 {
@@ -473,7 +294,7 @@ static int recorder__flush(struct recorder *rec, int final)
 
 	if (rec->write_failed)
 		return -EIO;
-	return flush__run(&recorder_flush_ops, rec, &fc);
+	return flush__run(&recorder__flush_ops, rec, &fc);
 }
 
 static void recorder__status(struct recorder *rec, uint64_t now)

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
- * recorder_int.h - what recorder.c (the lifecycle and the flush) and
- * recorder_stats.c (the STAT and META chunks) share: struct recorder and
- * the helpers each half calls in the other.  Internal to record/engine/.
+ * recorder_int.h - what recorder.c (the lifecycle), recorder_flush.c (the
+ * steps of a flush) and recorder_stats.c (the STAT and META chunks)
+ * share: struct recorder and the helpers each calls in another.  Internal
+ * to record/engine/.
  */
 #ifndef STK_RECORDER_INT_H
 #define STK_RECORDER_INT_H
@@ -60,5 +61,9 @@ uint64_t recorder__sampled_cpu_time(const struct recorder *rec, uint64_t now);
 int recorder__write_stats(struct recorder *rec, uint64_t now);
 int recorder__write_start_meta(struct recorder *rec);
 int recorder__write_end_meta(struct recorder *rec, uint64_t now);
+
+/* The steps of a flush, for flush__run() (recorder_flush.c). */
+struct flush_ops;
+extern const struct flush_ops recorder__flush_ops;
 
 #endif
