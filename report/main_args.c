@@ -192,7 +192,7 @@ int main_args__parse(struct main_args *a, int c, const char *arg)
 	default:
 		switch (time_slice__option(&a->slice, c, arg)) {
 		case 1: break;
-		case 0: return -ENOENT;
+		case 0: return bad("bad option", NULL);
 		default: return bad("--since/--until need seconds from the capture's start", arg);
 		}
 	}
@@ -500,6 +500,15 @@ int main_input__status(const struct main_input *in, const char *label)
 			(unsigned long long)cap->summary.chunks);
 	}
 	return ret;
+}
+
+struct outstream *main_output__open(const char *path)
+{
+	struct outstream *out = outstream__open(path);
+
+	if (!out)
+		textline__printf(stderr, PROG ": %s: %s", path ? path : "stdout", strerror(errno));
+	return out;
 }
 
 int main_output__is_input(const char *out, const char *in)

@@ -9,7 +9,8 @@
  *
  * A command builds its getopt table with main_args__options() (its own
  * entries first), passes every option it does not handle itself to
- * main_args__parse(), then calls main_args__check() once.  A new shared
+ * main_args__parse() (which says "bad option" for one that is not
+ * shared), then calls main_args__check() once.  A new shared
  * option (e.g. a time slice) is one table entry, one case and one help
  * line here, and every command has it.
  */
@@ -67,9 +68,10 @@ int main_args__options(struct option *out, size_t cap, const struct option *own)
 #define MAIN_ARGS_NR_OPTIONS 24
 
 /*
- * main_args__parse() - apply option @c (getopt_long's return) with @arg.
- * Returns 0 when it was a shared option, -ENOENT when it is not one (the
- * command handles it), -EINVAL on a bad value (said on stderr: then exit 2).
+ * main_args__parse() - apply option @c (getopt_long's return) with @arg;
+ * the command passes every option it does not handle itself.
+ * Returns 0 when it was a shared option, or -EINVAL on a bad value or an
+ * option that is not one ("bad option"), said on stderr: then exit 2.
  */
 int main_args__parse(struct main_args *a, int c, const char *arg);
 
@@ -105,6 +107,10 @@ int main_input__load(struct main_input *in, const struct main_args *a, const cha
 int main_input__status(const struct main_input *in, const char *label);
 
 void main_input__release(struct main_input *in);	/* accepts a zeroed one */
+
+/* outstream__open() of @path (NULL: stdout), saying on stderr why not
+ * when it returns NULL. */
+struct outstream *main_output__open(const char *path);
 
 /*
  * main_output__is_input() - 1 when @out (an -o path) is the same regular

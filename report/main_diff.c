@@ -154,10 +154,7 @@ int diff_main(int argc, char **argv)
 			break;
 		case 'h': usage(stdout); return 0;
 		default:
-			err = main_args__parse(&a, c, optarg);
-			if (err == -ENOENT)
-				return main_args__usage_error("bad option", NULL);
-			if (err)
+			if (main_args__parse(&a, c, optarg))
 				return 2;
 		}
 	}
@@ -187,12 +184,9 @@ int diff_main(int argc, char **argv)
 		fprintf(stderr, PROG ": diff: %s\n", strerror(errno));
 		goto out;
 	}
-	out = outstream__open(out_path);
-	if (!out) {
-		textline__printf(stderr, PROG ": %s: %s", out_path ? out_path : "stdout",
-				 strerror(errno));
+	out = main_output__open(out_path);
+	if (!out)
 		goto out;
-	}
 	f = outstream__file(out);
 	err = folded == 2 ? out_diff__svg(d, title, inverted, f)
 	      : folded ? out_diff__folded(d, f) : out_diff__text(d, &po, f);

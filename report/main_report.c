@@ -155,10 +155,7 @@ int report_main(int argc, char **argv)
 		case 'h': usage(stdout); return 0;
 		case OPT_VERSION: print_version(); return 0;
 		default:
-			err = main_args__parse(&a, c, optarg);
-			if (err == -ENOENT)
-				return main_args__usage_error("bad option", NULL);
-			if (err)
+			if (main_args__parse(&a, c, optarg))
 				return 2;
 		}
 	}
@@ -178,12 +175,9 @@ int report_main(int argc, char **argv)
 	 * options: pprof shows them on demand (-lines, list). */
 	if (main_input__load(&in, &a, argv[optind], strcmp(fmt->name, "pprof") == 0))
 		return 1;
-	out = outstream__open(out_path);
-	if (!out) {
-		textline__printf(stderr, PROG ": %s: %s", out_path ? out_path : "stdout",
-				 strerror(errno));
+	out = main_output__open(out_path);
+	if (!out)
 		goto out;
-	}
 	err = fmt->write(in.r, &a.oo, outstream__file(out));
 	/* The first write's error says what happened (ENOSPC, EPIPE). */
 	err = outstream__close(out) ?: err;

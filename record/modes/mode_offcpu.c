@@ -76,13 +76,7 @@ static int offcpu_load(struct rec_mode *m, const struct recorder_opts *o, int fo
 	m->skel = offcpu_bpf__open();
 	if (!m->skel)
 		return recorder__errorf(rec, -errno, "open BPF object: %s", strerror(errno));
-	m->skel->rodata->filter_tgids = follow || o->nr_pids;
-	m->skel->rodata->filter_tids = o->nr_tids > 0;
-	m->skel->rodata->follow_children = follow != 0;
-	m->skel->rodata->user_stacks = !o->kernel_stacks_only;
-	m->skel->rodata->kernel_stacks = !o->user_stacks_only;
-	m->skel->rodata->unwind_mode = (__u8)unwind;
-	m->skel->rodata->stack_ring_wake = modeobj__stack_ring_bytes(o) / 2;
+	MODEOBJ_SET_RODATA(m->skel->rodata, o, follow, unwind);
 	m->skel->rodata->wakers_wanted = wakers != 0;
 	m->skel->rodata->threads = o->user_threads_only ? 1 : o->kernel_threads_only ? 2 : 0;
 	m->skel->rodata->state_filter = o->state_filter != 0;

@@ -41,10 +41,29 @@ uint32_t modeobj__stack_ring_bytes(const struct recorder_opts *o);
  * -- CMD, @follow), and load on_process_fork only when following CMD's
  * children and symbolize_kaddrs only with @symbolizer; size the
  * .eh_frame unwinder's maps for @unwind (its BPF mode, 0: off; see
- * record/unwind/unwinder.h).  The mode sets its .rodata itself (unwind_mode too).  Returns 0 or -errno with recorder__errorf() called.
+ * record/unwind/unwinder.h).  The mode sets its .rodata itself (MODEOBJ_SET_RODATA()).  Returns 0 or -errno with recorder__errorf() called.
  */
 int modeobj__configure(struct bpf_object *obj, const struct recorder_opts *o, int follow,
 		       int symbolizer, int unwind, uint32_t counts_entries, struct recorder *rec);
+
+/*
+ * MODEOBJ_SET_RODATA() - the .rodata every mode's object shares
+ * (bpf/common.bpf.h, bpf/unwind.bpf.h, and user_stacks/kernel_stacks,
+ * which every mode's program declares), set for @o, @follow and @unwind
+ * (the unwinder's BPF mode) in @rodata, the skeleton's rodata.  A macro:
+ * each skeleton has a rodata struct type of its own, with these fields
+ * named alike.
+ */
+#define MODEOBJ_SET_RODATA(rodata, o, follow, unwind)					\
+	do {										\
+		(rodata)->filter_tgids = (follow) || (o)->nr_pids;			\
+		(rodata)->filter_tids = (o)->nr_tids > 0;				\
+		(rodata)->follow_children = (follow) != 0;				\
+		(rodata)->user_stacks = !(o)->kernel_stacks_only;			\
+		(rodata)->kernel_stacks = !(o)->user_stacks_only;			\
+		(rodata)->unwind_mode = (__u8)(unwind);					\
+		(rodata)->stack_ring_wake = modeobj__stack_ring_bytes(o) / 2;		\
+	} while (0)
 
 /* The skeleton's __load() failed with @err: say so.  Returns @err. */
 int modeobj__load_failed(struct recorder *rec, int err);

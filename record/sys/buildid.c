@@ -93,64 +93,44 @@ struct phdr {
 static int read_phdrs(const struct elf_src *src, struct phdr *ph, size_t *nr)
 {
 	unsigned char ident[EI_NIDENT];
+	union {
+		Elf64_Ehdr e64;
+		Elf32_Ehdr e32;
+	} eh;
+	union {
+		Elf64_Phdr p64;
+		Elf32_Phdr p32;
+	} p;
 	uint64_t phoff;
 	size_t phentsize, phnum, i;
-	int err;
+	int is64, err;
 
 	err = src_read(src, 0, ident, sizeof(ident));
 	if (err)
 		return err == -EBADMSG ? -ENOEXEC : err;
 	if (memcmp(ident, ELFMAG, SELFMAG) != 0 || ident[EI_DATA] != HOST_ELFDATA)
 		return -ENOEXEC;
-	if (ident[EI_CLASS] == ELFCLASS64) {
-		Elf64_Ehdr eh;
-
-		err = src_read(src, 0, &eh, sizeof(eh));
-		if (err)
-			return err;
-		phoff = eh.e_phoff;
-		phentsize = eh.e_phentsize;
-		phnum = eh.e_phnum;
-		if (phnum && phentsize < sizeof(Elf64_Phdr))
-			return -EBADMSG;
-	} else if (ident[EI_CLASS] == ELFCLASS32) {
-		Elf32_Ehdr eh;
-
-		err = src_read(src, 0, &eh, sizeof(eh));
-		if (err)
-			return err;
-		phoff = eh.e_phoff;
-		phentsize = eh.e_phentsize;
-		phnum = eh.e_phnum;
-		if (phnum && phentsize < sizeof(Elf32_Phdr))
-			return -EBADMSG;
-	} else {
+	if (ident[EI_CLASS] != ELFCLASS64 && ident[EI_CLASS] != ELFCLASS32)
 		return -ENOEXEC;
-	}
+	is64 = ident[EI_CLASS] == ELFCLASS64;
+	/* Both classes name the fields alike; only the widths differ. */
+	err = src_read(src, 0, &eh, is64 ? sizeof(eh.e64) : sizeof(eh.e32));
+	if (err)
+		return err;
+	phoff = is64 ? eh.e64.e_phoff : eh.e32.e_phoff;
+	phentsize = is64 ? eh.e64.e_phentsize : eh.e32.e_phentsize;
+	phnum = is64 ? eh.e64.e_phnum : eh.e32.e_phnum;
+	if (phnum && phentsize < (is64 ? sizeof(Elf64_Phdr) : sizeof(Elf32_Phdr)))
+		return -EBADMSG;
 	if (phnum > MAX_PHDRS)
 		return -EBADMSG;
 	for (i = 0; i < phnum; i++) {
-		uint64_t off = phoff + i * phentsize;
-
-		if (ident[EI_CLASS] == ELFCLASS64) {
-			Elf64_Phdr p;
-
-			err = src_read(src, off, &p, sizeof(p));
-			if (err)
-				return err;
-			ph[i].type = p.p_type;
-			ph[i].offset = p.p_offset;
-			ph[i].filesz = p.p_filesz;
-		} else {
-			Elf32_Phdr p;
-
-			err = src_read(src, off, &p, sizeof(p));
-			if (err)
-				return err;
-			ph[i].type = p.p_type;
-			ph[i].offset = p.p_offset;
-			ph[i].filesz = p.p_filesz;
-		}
+		err = src_read(src, phoff + i * phentsize, &p, is64 ? sizeof(p.p64) : sizeof(p.p32));
+		if (err)
+			return err;
+		ph[i].type = is64 ? p.p64.p_type : p.p32.p_type;
+		ph[i].offset = is64 ? p.p64.p_offset : p.p32.p_offset;
+		ph[i].filesz = is64 ? p.p64.p_filesz : p.p32.p_filesz;
 	}
 	*nr = phnum;
 	return 0;

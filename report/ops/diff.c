@@ -32,13 +32,6 @@ struct func_list {
 	struct func_ent *fn[];
 };
 
-struct row_ent {
-	uint64_t value[2];		/* summed raw values */
-	size_t len;
-	char *text;
-	struct row_ent *next;
-};
-
 struct diff {
 	struct diff_side sides[2];
 	struct idmap func_by_hash;	/* hash -> func_ent chain */
@@ -46,9 +39,7 @@ struct diff {
 	size_t nr_funcs, cap_funcs;
 	struct diff_func *sorted;
 	struct idmap lists[2];		/* by side: rstack * -> func_list */
-	struct idmap row_by_hash;	/* hash -> row_ent chain */
-	struct row_ent **rows;
-	size_t nr_rows, cap_rows;
+	struct groups rows;		/* the folded stacks, raw values by side */
 	struct diff_row *sorted_rows;
 	char **warnings;
 	size_t nr_warnings, cap_warnings;
@@ -142,34 +133,6 @@ static void count_total(struct diff *d, int side, const struct func_list *l, uin
 	}
 }
 
-static int diff__row(struct diff *d, int side, const char *text, size_t len, uint64_t v)
-{
-	uint64_t h = hash_bytes(0, text, len);
-	struct row_ent *first = idmap__find_ptr(&d->row_by_hash, h), *e;
-
-	for (e = first; e; e = e->next) {
-		if (e->len == len && memcmp(e->text, text, len) == 0) {
-			e->value[side] += v;
-			return 0;
-		}
-	}
-	if (array__grow((void **)&d->rows, &d->cap_rows, d->nr_rows, sizeof(*d->rows)))
-		return -ENOMEM;
-	e = arena__alloc(&d->mem, sizeof(*e) + len + 1);
-	if (!e)
-		return -ENOMEM;
-	e->text = (char *)(e + 1);
-	memcpy(e->text, text, len);
-	e->text[len] = '\0';
-	e->len = len;
-	e->value[side] = v;
-	e->next = first;
-	if (idmap__set_ptr(&d->row_by_hash, h, e))
-		return -ENOMEM;
-	d->rows[d->nr_rows++] = e;
-	return 0;
-}
-
 static int diff__add_side(struct diff *d, int side, const struct output_opts *o)
 {
 	const struct report *r = d->sides[side].r;
@@ -202,7 +165,7 @@ static int diff__add_side(struct diff *d, int side, const struct output_opts *o)
 			count_total(d, side, ul, v);
 		strbuf__reset(&sb);
 		err = out_folded__render(&sb, r, s, o);
-		err = err ?: diff__row(d, side, strbuf__str(&sb), sb.len, v);
+		err = err ?: groups__add(&d->rows, strbuf__str(&sb), sb.len, side, v);
 	}
 	strbuf__free(&sb);
 	return err;
@@ -422,7 +385,7 @@ struct diff *diff__new(const struct report *base, const struct report *new,
 	}
 	err = -ENOMEM;
 	d->sorted = calloc(d->nr_funcs ? d->nr_funcs : 1, sizeof(*d->sorted));
-	d->sorted_rows = calloc(d->nr_rows ? d->nr_rows : 1, sizeof(*d->sorted_rows));
+	d->sorted_rows = calloc(d->rows.n ? d->rows.n : 1, sizeof(*d->sorted_rows));
 	if (!d->sorted || !d->sorted_rows)
 		goto fail;
 	for (i = 0; i < d->nr_funcs; i++) {
@@ -437,14 +400,14 @@ struct diff *diff__new(const struct report *base, const struct report *new,
 		f->total_delta = f->total_pct[DIFF_NEW] - f->total_pct[DIFF_BASE];
 	}
 	qsort(d->sorted, d->nr_funcs, sizeof(*d->sorted), func_cmp);
-	for (i = 0; i < d->nr_rows; i++) {
+	for (i = 0; i < d->rows.n; i++) {
 		struct diff_row *row = &d->sorted_rows[i];
 
-		row->stack = d->rows[i]->text;
+		row->stack = d->rows.all[i]->text;
 		for (side = 0; side < 2; side++)
-			row->value[side] = out_value(r[side], d->rows[i]->value[side]);
+			row->value[side] = out_value(r[side], d->rows.all[i]->value[side]);
 	}
-	qsort(d->sorted_rows, d->nr_rows, sizeof(*d->sorted_rows), row_cmp);
+	qsort(d->sorted_rows, d->rows.n, sizeof(*d->sorted_rows), row_cmp);
 	err = diff__warnings_make(d);
 	if (err)
 		goto fail;
@@ -467,11 +430,10 @@ void diff__free(struct diff *d)
 	free(d->sorted);
 	free(d->sorted_rows);
 	free(d->funcs);
-	free(d->rows);
 	idmap__release(&d->func_by_hash);
 	idmap__release(&d->lists[0]);
 	idmap__release(&d->lists[1]);
-	idmap__release(&d->row_by_hash);
+	groups__free(&d->rows);
 	arena__free(&d->mem);
 	free(d);
 }
@@ -489,7 +451,7 @@ const struct diff_func *diff__funcs(const struct diff *d, size_t *n)
 
 const struct diff_row *diff__rows(const struct diff *d, size_t *n)
 {
-	*n = d->nr_rows;
+	*n = d->rows.n;
 	return d->sorted_rows;
 }
 

@@ -5,8 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "capture.h"
-#include "report.h"
+#include "info_report.h"
 #include "symbols_info.h"
 #include "textsafe.h"
 
@@ -24,18 +23,14 @@ int symbols_info__print(const char *path, const struct symbolizer_opts *so, FILE
 {
 	struct report_opts ro = { .sz = sizeof(ro), .sym = *so };
 	struct sym_module **mods = NULL;
-	struct capture *cap = capture__read(path);
-	struct report *r = NULL;
+	struct capture *cap;
+	struct report *r;
 	size_t i, n = 0;
-	int err = 0;
+	int err;
 
-	if (!cap)
-		return -errno;
-	r = report__new(cap, &ro);
-	if (!r) {
-		err = -errno;
-		goto out;
-	}
+	err = info_report__open(path, &ro, &cap, &r);
+	if (err)
+		return err;
 	n = symbolizer__nr_modules(r->sym);
 	mods = calloc(n ? n : 1, sizeof(*mods));
 	if (!mods) {

@@ -3,8 +3,7 @@
 #include <errno.h>
 #include <inttypes.h>
 
-#include "capture.h"
-#include "report.h"
+#include "info_report.h"
 #include "unwind_info.h"
 
 static double share(uint64_t n, uint64_t total)
@@ -16,20 +15,16 @@ int unwind_info__print(const char *path, FILE *f)
 {
 	struct report_opts ro = { .sz = sizeof(ro), .user_only = 1, .no_symbols = 1,
 				  .sym = { .sz = sizeof(ro.sym), .system_debug_dir = "" } };
-	struct capture *cap = capture__read(path);
 	const struct report_uw_stops *u;
-	struct report *r = NULL;
+	struct capture *cap;
+	struct report *r;
 	const char *what;
 	unsigned int k;
-	int err = 0;
+	int err;
 
-	if (!cap)
-		return -errno;
-	r = report__new(cap, &ro);
-	if (!r) {
-		err = -errno;
-		goto out;
-	}
+	err = info_report__open(path, &ro, &cap, &r);
+	if (err)
+		return err;
 	u = &r->uw_stops;
 	what = r->kind == REPORT_PROFILE ? "samples" : "episodes";
 	fprintf(f, "\n[unwind]\n");
@@ -42,7 +37,6 @@ int unwind_info__print(const char *path, FILE *f)
 				share(u->count[k], r->total_count), u->stacks[k]);
 	if (fflush(f) || ferror(f))
 		err = -EIO;
-out:
 	report__free(r);
 	capture__free(cap);
 	return err;

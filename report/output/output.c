@@ -223,14 +223,14 @@ int render_frame_line(struct strbuf *sb, const struct rframe *f, uint32_t i,
 	return 0;
 }
 
-int groups__add(struct groups *g, const char *text, size_t len, uint64_t value)
+int groups__add(struct groups *g, const char *text, size_t len, int i, uint64_t value)
 {
 	uint64_t h = hash_bytes(0, text, len);
 	struct group *first = idmap__find_ptr(&g->by_hash, h), *e;
 
 	for (e = first; e; e = e->next) {
 		if (e->len == len && memcmp(e->text, text, len) == 0) {
-			e->value += value;
+			e->value[i] += value;
 			return 0;
 		}
 	}
@@ -250,7 +250,7 @@ int groups__add(struct groups *g, const char *text, size_t len, uint64_t value)
 	memcpy(e->text, text, len);
 	e->text[len] = '\0';
 	e->len = len;
-	e->value = value;
+	e->value[i] = value;
 	e->next = first;
 	if (idmap__set_ptr(&g->by_hash, h, e))
 		return -ENOMEM;
@@ -263,8 +263,8 @@ static int group_cmp(const void *a, const void *b)
 	const struct group *x = *(const struct group *const *)a;
 	const struct group *y = *(const struct group *const *)b;
 
-	if (x->value != y->value)
-		return x->value < y->value ? -1 : 1;
+	if (x->value[0] != y->value[0])
+		return x->value[0] < y->value[0] ? -1 : 1;
 	return strcmp(x->text, y->text);
 }
 
@@ -295,13 +295,13 @@ int output__write_grouped(const struct report *r, const struct output_opts *o, F
 
 		strbuf__reset(&sb);
 		err = render(&sb, r, s, o);
-		err = err ?: groups__add(&g, strbuf__str(&sb), sb.len, sample_value(r, s));
+		err = err ?: groups__add(&g, strbuf__str(&sb), sb.len, 0, sample_value(r, s));
 	}
 	if (!err) {
 		groups__sort(&g);
 		for (i = 0; i < g.n; i++)
 			fprintf(f, "%s%s%llu%s", g.all[i]->text, sep,
-				(unsigned long long)out_value(r, g.all[i]->value), end);
+				(unsigned long long)out_value(r, g.all[i]->value[0]), end);
 		if (fflush(f) || ferror(f))
 			err = -EIO;
 	}

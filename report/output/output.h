@@ -110,12 +110,14 @@ int render_clean(struct strbuf *sb, const char *s, int folded);
 /*
  * Identical rendered stacks are merged and their values summed, then
  * sorted by value ascending, ties by text (as profile.py sorts, hottest
- * last; the tie order makes output deterministic).
+ * last; the tie order makes output deterministic).  A group has two sums:
+ * the report's writers use value[0]; diff sums one a side (its rows, in
+ * g->all's order of first sight, unsorted).
  */
 struct group {
 	char *text;
 	size_t len;
-	uint64_t value;
+	uint64_t value[2];
 	struct group *next;	/* same hash */
 };
 
@@ -169,8 +171,10 @@ typedef int (*output_render_fn)(struct strbuf *sb, const struct report *r,
 int output__write_grouped(const struct report *r, const struct output_opts *o, FILE *f,
 			  output_render_fn render, const char *sep, const char *end);
 
-int groups__add(struct groups *g, const char *text, size_t len, uint64_t value);
-void groups__sort(struct groups *g);	/* then read g->all[0..n) */
+/* Adds @value to value[@i] of the group of @text (@len bytes), a new one
+ * the first time.  0 or -ENOMEM. */
+int groups__add(struct groups *g, const char *text, size_t len, int i, uint64_t value);
+void groups__sort(struct groups *g);	/* by value[0]; then read g->all[0..n) */
 void groups__free(struct groups *g);
 
 /* The value a sample contributes: count for profiles, blocked
