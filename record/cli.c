@@ -154,7 +154,11 @@ const char *const cli__usage_tail[2] = {
 	"  stkrec offwake -- ./server    # a command and everything it starts\n",
 };
 
-int cli__getopt_tables(struct cli_getopt *g)
+/* The table is fixed at compile time: the tables always fit. */
+_Static_assert(sizeof(cli__opts) / sizeof(cli__opts[0]) <= CLI_MAX_OPTS + 3,
+	       "cli__opts outgrew CLI_MAX_OPTS");
+
+void cli__getopt_tables(struct cli_getopt *g)
 {
 	const struct cli_opt *c;
 	char *s = g->shortopts;
@@ -165,8 +169,6 @@ int cli__getopt_tables(struct cli_getopt *g)
 	for (c = cli__opts; c->help; c++) {
 		if (!c->name)
 			continue;
-		if (n == CLI_MAX_OPTS)
-			return -E2BIG;
 		g->longopts[n++] = (struct option){ c->name, c->has_arg, NULL, c->val };
 		if (c->val < 256) {
 			*s++ = (char)c->val;
@@ -176,7 +178,6 @@ int cli__getopt_tables(struct cli_getopt *g)
 	}
 	*s = '\0';
 	g->longopts[n] = (struct option){};
-	return 0;
 }
 
 const struct cli_opt *cli__find(int val)

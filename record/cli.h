@@ -58,9 +58,9 @@ struct cli_getopt {
 /*
  * cli__getopt_tables() - fill @g from cli__opts: optstring "-:" (words in
  * order as 1, ':' for a missing value) and the short letters, and the long
- * options.  Returns 0, or -E2BIG if cli__opts outgrew CLI_MAX_OPTS.
+ * options.
  */
-int cli__getopt_tables(struct cli_getopt *g);
+void cli__getopt_tables(struct cli_getopt *g);
 
 /* cli__find() - the entry of getopt value @val, or NULL. */
 const struct cli_opt *cli__find(int val);

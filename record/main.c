@@ -494,17 +494,17 @@ static int parse_option(struct args *a, int opt, const char *arg, char **argv)
 	const struct cli_opt *c = cli__find(opt);
 	int err;
 
-	if (c && c->modes != CLI_ALL) {
-		if (c->modes == CLI_OFFCPU) {
-			err = parse_offcpu_option(a, opt, arg);
-			if (err != GO_ON)
-				return err;
-		}
+	if (c && c->modes != CLI_ALL)
 		note_mode_only(a, c);
-	}
 	switch (opt) {
 	case 1:
 		return parse_word(a, arg);
+	case 'u':
+	case 'k':
+	case 'm':
+	case 'M':
+	case CLI_STATE:
+		return parse_offcpu_option(a, opt, arg);
 	case 'F':
 		a->freq_arg = arg;
 		break;
@@ -564,8 +564,7 @@ static int parse_option(struct args *a, int opt, const char *arg, char **argv)
 			errorf("unknown option '%s' (see stkrec --help)", argv[optind - 1]);
 		return EXIT_USAGE;
 	default:
-		if (opt >= 256)
-			return parse_long_option(a, opt, arg);
+		return parse_long_option(a, opt, arg);
 	}
 	return GO_ON;
 }
@@ -577,10 +576,7 @@ static int parse_args(struct args *a, int argc, char **argv)
 	int opt_argc = argc, opt, ret;
 	size_t i;
 
-	if (cli__getopt_tables(&g)) {
-		errorf("%s", strerror(E2BIG));
-		return 1;
-	}
+	cli__getopt_tables(&g);
 	a->cmdline = join_args(argc, argv);
 	/* Everything after "--" is CMD; getopt never sees it. */
 	for (i = 1; i < (size_t)argc; i++) {

@@ -85,13 +85,14 @@ if [ -n "$repeat" ]; then
 		echo "### run $r of $repeat" >> "$log"
 		sh "$0" -j "$jobs" "$@" > "$runlog" 2>&1
 		cat "$runlog" >> "$log"
-		sed -n 's/^failed://p' "$runlog" | tr ' ' '\n' | sed '/^$/d' >> "$counts"
+		# The summary's "failed: A B" line, not a test's own output.
+		tail -n 3 "$runlog" | sed -n 's/^failed://p' | tr ' ' '\n' | sed '/^$/d' >> "$counts"
 		echo "run $r of $repeat: $(tail -n 1 "$runlog")"
 	done
 	echo "failures per test over $repeat runs (logs: $log):"
 	for t in "$@"; do
 		_n=${t##*/}
-		echo "$(grep -cx -- "$_n" "$counts") $_n"
+		echo "$(grep -cxF -- "$_n" "$counts") $_n"
 	done | sort -k1,1nr -k2 | awk -v n="$repeat" '{ printf "  %s: %d of %d failed\n", $2, $1, n }'
 	[ ! -s "$counts" ]
 	exit

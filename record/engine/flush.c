@@ -46,7 +46,6 @@ static const struct flush_step {
 	 * last rows drained and their maps taken only if all went well. */
 	[FLUSH_PURGE] = { "purge", FLUSH_DONE, 0 },
 	[FLUSH_ADVANCE] = { "advance", FLUSH_DONE, 0 },
-	[FLUSH_READ_STATS] = { "read_stats", FLUSH_DONE, 0 },
 };
 
 const char *flush__step_name(enum flush_step_id id)

@@ -38,7 +38,6 @@ enum flush_step_id {
 	FLUSH_STAT,		/* the STAT chunk (not on the final flush) */
 	FLUSH_PURGE,		/* forget processes that exited before the last flush */
 	FLUSH_ADVANCE,		/* the next interval starts at t1 */
-	FLUSH_READ_STATS,	/* read the BPF stats */
 	FLUSH_NR_STEPS
 };
 
@@ -65,7 +64,7 @@ struct flush_ops {
  *    ESYM failed to write);
  *  - COUNT runs once the writes are done or one failed;
  *  - STAT does not run on the final flush;
- *  - PURGE, ADVANCE and READ_STATS run only if every step succeeded.
+ *  - PURGE and ADVANCE run only if every step succeeded.
  * Returns 0 or the first error.
  */
 int flush__run(const struct flush_ops *ops, void *ctx, const struct flush_ctx *fc);

@@ -2,19 +2,12 @@
 /*
  * recorder.c - the recording engine common to all modes: its lifecycle
  * (start, run, finish) and the epoll loop.  The steps of a flush are
- * recorder_flush.c's, their order flush.c's; what it says in the STAT and
- * META chunks is recorder_stats.c's.  The stacks
- * (stackstore.c), kernel symbols (ksymtab.c) and processes (procs.c) each
- * keep their own state; the recorder tells them what the rows reference
- * and when to write.
- *
- * Each flush writes, in this order (flush.c's): STCK (stacks not in the
- * file yet), KSYM (kernel symbols not in the file yet), ESYM (user and JIT
- * symbols not in the file yet, esym.c), MAPS (process snapshots taken
- * since the last flush), the mode's rows (CNTS/OFFC), STAT.  Everything a row
- * references is therefore in the file before the row: a reader of a file
- * cut short by kill -9 or a full disk never sees a count whose stack,
- * mappings or symbols are missing.
+ * recorder_flush.c's, their order and error rules flush.h's (everything a
+ * row references is in the file before the row); what it says in the STAT
+ * and META chunks is recorder_stats.c's.  The stacks (stackstore.c),
+ * kernel symbols (ksymtab.c) and processes (procs.c) each keep their own
+ * state; the recorder tells them what the rows reference and when to
+ * write.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -49,7 +42,6 @@
 /* 100 ms steps a CMD gets to exit after SIGTERM before SIGKILL. */
 #define CMD_TERM_GRACE_STEPS 50
 
-#define NSEC_PER_SEC 1000000000ULL
 #define STATUS_INTERVAL_NS NSEC_PER_SEC
 
 /* epoll data: what became readable. */
@@ -419,6 +411,7 @@ static int open_mmapwatch(struct recorder *rec)
 {
 	const struct recorder_opts *o = &rec->o;
 	enum mmapwatch_follow follow;
+	uint32_t child_pid;
 	int err;
 
 	if (o->no_mmap_events) {
@@ -426,13 +419,10 @@ static int open_mmapwatch(struct recorder *rec)
 		return 0;
 	}
 	follow = o->cmd ? MMAPWATCH_TREE : o->nr_pids ? MMAPWATCH_LISTED : MMAPWATCH_ALL;
-	if (rec->child) {
-		uint32_t pid = (uint32_t)child__pid(rec->child);
-
-		err = procs__watch(rec->procs, follow, &pid, 1);
-	} else {
-		err = procs__watch(rec->procs, follow, o->pids, o->nr_pids);
-	}
+	/* -- CMD: CMD's own pid, whose tree the watcher follows. */
+	child_pid = rec->child ? (uint32_t)child__pid(rec->child) : 0;
+	err = procs__watch(rec->procs, follow, rec->child ? &child_pid : o->pids,
+			   rec->child ? 1 : o->nr_pids);
 	if (err == -ENOMEM)
 		return recorder__errorf(rec, err, "out of memory");
 	if (err) {

@@ -19,7 +19,6 @@
 #include "recorder_int.h"
 #include "stackstore.h"
 
-#define NSEC_PER_SEC 1000000000ULL
 /* Time a flush gives the events waiting before it drains the counts. */
 #define FLUSH_EVENTS_NS (NSEC_PER_SEC / 20)
 
@@ -167,13 +166,6 @@ static int flush_advance(void *ctx, const struct flush_ctx *fc)
 	return 0;
 }
 
-static int flush_read_stats(void *ctx, const struct flush_ctx *fc)
-{
-	(void)fc;
-	recorder__read_bpf_stats(ctx);
-	return 0;
-}
-
 static int flush_write_err(void *ctx, int err)
 {
 	return recorder__write_err(ctx, err);
@@ -196,7 +188,6 @@ const struct flush_ops recorder__flush_ops = {
 		[FLUSH_STAT] = flush_stat,
 		[FLUSH_PURGE] = flush_purge,
 		[FLUSH_ADVANCE] = flush_advance,
-		[FLUSH_READ_STATS] = flush_read_stats,
 	},
 	.write_err = flush_write_err,
 };

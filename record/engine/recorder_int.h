@@ -14,6 +14,8 @@
 #include "recorder.h"
 #include "stkrec.h"
 
+#define NSEC_PER_SEC 1000000000ULL
+
 struct recorder {
 	struct recorder_opts o;
 	const struct rec_mode_ops *ops;

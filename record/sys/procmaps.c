@@ -76,9 +76,13 @@ static int parse_hex(char **p, char stop, uint64_t *out)
  */
 static void unescape_newlines(char *path)
 {
-	char *w = path;
+	char *w;
 
-	for (; *path; path++) {
+	/* Most paths have none: copy nothing. */
+	path = strstr(path, "\\012");
+	if (!path)
+		return;
+	for (w = path; *path; path++) {
 		if (path[0] == '\\' && path[1] == '0' && path[2] == '1' && path[3] == '2') {
 			*w++ = '\n';
 			path += 3;

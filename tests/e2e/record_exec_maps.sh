@@ -28,8 +28,7 @@
 . "$(dirname "$0")/lib/harness.sh"
 . "$top/tests/e2e/lib/record.sh"
 
-need_bpf
-need_files "$FX/fx_exec" "$DUMP"
+need_files "$FX/fx_exec"
 
 for mode in self fork; do
 	try=0

@@ -23,7 +23,6 @@
 . "$(dirname "$0")/lib/harness.sh"
 . "$top/tests/e2e/lib/record.sh"
 . "$top/tests/e2e/lib/pprof.sh"
-need_bpf
 need_pprof_tools
 
 max=$(cat /proc/sys/kernel/perf_event_max_sample_rate)

@@ -23,9 +23,6 @@
 . "$(dirname "$0")/lib/harness.sh"
 . "$top/tests/e2e/lib/record.sh"
 
-need_bpf
-need_files "$DUMP"
-
 "$REC" -q -F 999 --flush-interval 0.05 -o "$tmp/a.stk" 2 > "$tmp/rec.out" 2>&1
 rc=$?
 check "stkrec -F 999 --flush-interval 0.05 2: exit 0 (got $rc: $(cat "$tmp/rec.out"))" [ "$rc" -eq 0 ]

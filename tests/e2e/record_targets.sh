@@ -13,7 +13,6 @@
 
 . "$(dirname "$0")/lib/harness.sh"
 . "$top/tests/e2e/lib/record.sh"
-need_bpf
 
 # The workloads: an hour only bounds a test that dies without its trap.
 bg "$CW" 3600

@@ -111,7 +111,6 @@ FAKE(FLUSH_COUNT)
 FAKE(FLUSH_STAT)
 FAKE(FLUSH_PURGE)
 FAKE(FLUSH_ADVANCE)
-FAKE(FLUSH_READ_STATS)
 
 static int fake_write_err(void *ctx, int err)
 {
@@ -139,7 +138,6 @@ static const struct flush_ops fake_ops = {
 		[FLUSH_STAT] = fake_FLUSH_STAT,
 		[FLUSH_PURGE] = fake_FLUSH_PURGE,
 		[FLUSH_ADVANCE] = fake_FLUSH_ADVANCE,
-		[FLUSH_READ_STATS] = fake_FLUSH_READ_STATS,
 	},
 	.write_err = fake_write_err,
 };
@@ -183,7 +181,7 @@ START_TEST(order_of_a_flush)
 	struct fake f;
 
 	ck_assert_int_eq(run(&f, 0, FLUSH_NR_STEPS, 0), 0);
-	ck_assert_str_eq(f.log, STEPS_TO_ROWS " count STAT purge advance read_stats");
+	ck_assert_str_eq(f.log, STEPS_TO_ROWS " count STAT purge advance");
 	/* What a row references is in the file before the row. */
 	ck_assert_int_lt(pos(f.log, "STCK"), pos(f.log, "rows"));
 	ck_assert_int_lt(pos(f.log, "KSYM"), pos(f.log, "rows"));
@@ -202,7 +200,7 @@ START_TEST(final_flush_has_no_stat)
 	struct fake f;
 
 	ck_assert_int_eq(run(&f, 1, FLUSH_NR_STEPS, 0), 0);
-	ck_assert_str_eq(f.log, STEPS_TO_ROWS " count purge advance read_stats");
+	ck_assert_str_eq(f.log, STEPS_TO_ROWS " count purge advance");
 	ck_assert_int_eq(pos(f.log, "STAT"), -1);
 	ck_assert_uint_eq(f.t0, T1);
 }

@@ -17,11 +17,20 @@
 #                         other reason is a failure
 #   skip_test REASON      the whole test cannot run: exit 77
 #   bg CMD...             run CMD in the background; $bg_pid is its pid
-#   stop PID              SIGTERM and reap one background process
+#   stop PID              SIGTERM and reap one background process (returns
+#                         its exit status)
+#   at_exit=CODE          shell code run on exit, before $tmp goes (append
+#                         to it, do not overwrite what is there)
 #   pass DESC, fail DESC [DETAIL], check DESC CMD...
 #   skip DESC REASON      one check that cannot run here: the test then ends
 #                         as skipped (77) if nothing failed, never as passed
 #   finish                print the counts and exit with the status
+#   within N LO HI        LO <= N <= HI
+#   golden NAME FILE      FILE is tests/golden/NAME byte for byte
+#   share_ok DESC PART TOTAL PCT [FLOOR]
+#                         a share within a tolerance from the sample count
+#   wait_sampling FILE PID  until stkrec PID is sampling (its -o appears)
+#   wait_until CMD...     until CMD succeeds (a bound against hangs only)
 #
 # On exit (finish, exit, INT, TERM) every process started with bg is
 # killed (a stkrec among them releases its BPF links and perf events as
@@ -190,14 +199,11 @@ share_ok() {
 # file never comes).  Returns 0 once sampling, 1 if PID ended first.  The 120 s
 # bound only keeps a broken recorder from hanging the suite.
 wait_sampling() {
-	_i=0
-	while [ ! -e "$1" ]; do
-		kill -0 "$2" 2>/dev/null || { [ -e "$1" ]; return; }
-		[ $_i -ge 1200 ] && return 1
-		sleep 0.1
-		_i=$((_i + 1))
-	done
-	return 0
+	wait_until sampling_or_gone "$1" "$2"
+	[ -e "$1" ]
+}
+sampling_or_gone() {
+	[ -e "$1" ] || ! kill -0 "$2" 2>/dev/null
 }
 
 # wait_until CMD...: poll CMD every 0.1 s until it succeeds; 1 after 120 s
