@@ -11,6 +11,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,6 +39,7 @@
 #include "stackstore.h"
 #include "stkrec.h"
 #include "targets.h"
+#include "worker.h"
 
 /* 100 ms steps a CMD gets to exit after SIGTERM before SIGKILL. */
 #define CMD_TERM_GRACE_STEPS 50
@@ -49,6 +51,7 @@
 #define EV_CHILD 1
 #define EV_MMAPWATCH 2
 #define EV_STACKRING 3
+#define EV_WORKER 4
 #define EV_TARGET 16	/* + i: the i-th pidfd of the -p/-t targets */
 
 static const struct rec_mode_ops *const modes[] = {
@@ -392,6 +395,11 @@ static int setup_epoll(struct recorder *rec)
 		if (epoll_ctl(rec->epfd, EPOLL_CTL_ADD, procs__fd(rec->procs, i), &ev) < 0)
 			return -errno;
 	}
+	if (rec->worker) {
+		ev.data.u32 = EV_WORKER;
+		if (epoll_ctl(rec->epfd, EPOLL_CTL_ADD, worker__fd(rec->worker), &ev) < 0)
+			return -errno;
+	}
 	for (i = 0; i < targets__nr_fds(rec->targets); i++) {
 		ev.data.u32 = EV_TARGET + (uint32_t)i;
 		if (epoll_ctl(rec->epfd, EPOLL_CTL_ADD, targets__fd(rec->targets, i), &ev) < 0)
@@ -437,6 +445,28 @@ static int open_mmapwatch(struct recorder *rec)
 	return 0;
 }
 
+/* How long the setup waits for the tables of -p's processes. */
+#define SETUP_TABLES_NS (2 * 1000000000ull)
+
+/* Let the worker build the tables queued so far, up to SETUP_TABLES_NS
+ * or a stop signal: -p's processes are then unwound from their first
+ * sample, and a file whose table takes long does not delay the start. */
+static void wait_tables(struct recorder *rec)
+{
+	uint64_t until = now_ns(CLOCK_MONOTONIC) + SETUP_TABLES_NS;
+	struct pollfd pfd = { .fd = worker__fd(rec->worker), .events = POLLIN };
+
+	while (unwinder__building(rec->uw) && !(rec->o.stop && *rec->o.stop)) {
+		uint64_t now = now_ns(CLOCK_MONOTONIC);
+
+		if (now >= until)
+			break;
+		if (poll(&pfd, 1, (int)((until - now) / 1000000) + 1) < 0 && errno != EINTR)
+			break;
+		worker__collect(rec->worker);
+	}
+}
+
 /* The .eh_frame unwinder's manager over the mode's maps, unless it is
  * off; says in uw_state (META unwind_used) what runs. */
 static int open_unwinder(struct recorder *rec)
@@ -452,15 +482,19 @@ static int open_unwinder(struct recorder *rec)
 	rec->uw = unwinder__new(&rec->maps.unwind);
 	if (!rec->uw)
 		return recorder__errorf(rec, -errno, "unwind tables: %s", strerror(errno));
-	/* All processes: build a file's table when a stack first needs it
-	 * (most files a busy machine maps are never on a sampled stack);
-	 * -p and -- CMD: every file of theirs at once. */
-	unwinder__set_lazy(rec->uw, !rec->o.cmd && !rec->o.nr_pids);
+	/* Tables are built off the main loop: no file can hold up a flush,
+	 * a signal or the end. */
+	rec->worker = worker__new();
+	if (!rec->worker)
+		return recorder__errorf(rec, -errno, "worker thread: %s", strerror(errno));
+	unwinder__set_worker(rec->uw, rec->worker);
 	snprintf(rec->uw_state, sizeof(rec->uw_state), "%s",
 		 rec->o.unwind == RECORDER_UNWIND_DWARF ? "dwarf" : "auto");
 	/* -p processes run already: their tables before their first sample
-	 * (others get them when first seen). */
+	 * (others get them when first seen), waited for a while. */
 	procs__set_unwinder(rec->procs, rec->uw, rec->o.pids, rec->o.nr_pids);
+	if (rec->o.nr_pids)
+		wait_tables(rec);
 	return 0;
 }
 
@@ -600,6 +634,8 @@ fail:
 	rec->rb = NULL;
 	procs__unwatch(rec->procs);
 	procs__set_unwinder(rec->procs, NULL, NULL, 0);
+	worker__free(rec->worker);
+	rec->worker = NULL;
 	unwinder__free(rec->uw);
 	rec->uw = NULL;
 	if (rec->mode) {
@@ -706,6 +742,9 @@ int recorder__run(struct recorder *rec)
 				ring_buffer__consume(rec->rb);
 			} else if (evs[i].data.u32 == EV_MMAPWATCH) {
 				procs__drain_events(rec->procs);
+			} else if (evs[i].data.u32 == EV_WORKER) {
+				/* Tables built: into the maps, to their processes. */
+				worker__collect(rec->worker);
 			} else if (evs[i].data.u32 >= EV_TARGET) {
 				/* A pidfd stays readable: watch it no more. */
 				epoll_ctl(rec->epfd, EPOLL_CTL_DEL,
@@ -815,6 +854,8 @@ void recorder__free(struct recorder *rec)
 	ring_buffer__free(rec->rb);
 	if (rec->procs)
 		procs__set_unwinder(rec->procs, NULL, NULL, 0);
+	/* The worker's builds reference the unwinder's tables. */
+	worker__free(rec->worker);
 	unwinder__free(rec->uw);
 	if (rec->w)
 		stk_writer__close(rec->w);

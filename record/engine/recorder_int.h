@@ -28,6 +28,7 @@ struct recorder {
 	struct ksymtab *ksyms;
 	struct procs *procs;
 	struct unwinder *uw;		/* .eh_frame tables, or NULL (fp) */
+	struct worker *worker;		/* builds them, or NULL (fp) */
 	struct esym *esym;
 	struct targets *targets;	/* -p/-t tasks, or NULL */
 	struct pidns *pidns;		/* processes in other PID namespaces */

@@ -18,6 +18,7 @@
 #include "recorder_int.h"
 #include "stackstore.h"
 #include "unwinder.h"
+#include "worker.h"
 
 /* Names of the BPF statistics (STKREC_STAT_* order) in the STAT chunk. */
 static const char *const bpf_stat_names[STKREC_NR_STATS] = {
@@ -95,7 +96,7 @@ int recorder__write_stats(struct recorder *rec, uint64_t now)
 	struct ksymtab_stats ks;
 	struct procs_stats ps;
 	struct esym_stats es;
-	struct stk_stat st[STKREC_NR_STATS + 64];
+	struct stk_stat st[STKREC_NR_STATS + 96];
 	size_t n = 0, i, k;
 
 	recorder__read_bpf_stats(rec);
@@ -187,6 +188,17 @@ int recorder__write_stats(struct recorder *rec, uint64_t now)
 		st[n++] = (struct stk_stat){ "unwind_mappings_pending", us.pending };
 		st[n++] = (struct stk_stat){ "unwind_mappings_dropped", us.mappings_dropped };
 		st[n++] = (struct stk_stat){ "unwind_map_errors", us.map_errors };
+		st[n++] = (struct stk_stat){ "unwind_table_err_time", us.over_time };
+		st[n++] = (struct stk_stat){ "unwind_tables_queued", us.queued };
+	}
+	if (rec->worker) {
+		struct worker_stats ws;
+
+		worker__stats(rec->worker, &ws);
+		st[n++] = (struct stk_stat){ "worker_jobs", ws.jobs };
+		st[n++] = (struct stk_stat){ "worker_queued_max", ws.queued_max };
+		st[n++] = (struct stk_stat){ "worker_wait_ns_max", ws.wait_ns_max };
+		st[n++] = (struct stk_stat){ "worker_run_ns_max", ws.run_ns_max };
 	}
 	/* A counter not in the STAT chunk is 0: leave zeros out (most loss
 	 * counters, in most captures), except the ones a reader always wants. */

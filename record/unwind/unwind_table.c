@@ -18,6 +18,7 @@
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <errno.h>
+#include <stdatomic.h>
 #include <fcntl.h>
 #include <gelf.h>
 #include <stdbool.h>
@@ -38,7 +39,9 @@ struct unwind_table {
 	struct stkrec_unwind_row *rows;
 	size_t nr, cap;
 	struct unwind_table_stats st;
-	uint64_t t0;		/* monotonic time the build started (its budget) */
+	uint64_t t0;		/* the thread's CPU time when the build started */
+	uint32_t checks;	/* over_budget() calls */
+	const _Atomic int *stop; /* set: give up (or NULL) */
 };
 
 static int rows_push(struct unwind_table *t, uint64_t pc, int kind, int cfa_off, int rbp_off)
@@ -409,7 +412,7 @@ static int fde_scan(Elf *elf, Elf_Scn *scn, bool eh, Dwarf_CFI *cfi, unsigned in
 	return 0;
 }
 
-#define UW_BUILD_BUDGET_NS 5000000000ull
+#define UW_BUILD_BUDGET_NS 1000000000ull
 
 static uint64_t budget_ns = UW_BUILD_BUDGET_NS;
 
@@ -418,14 +421,13 @@ void unwind_table__set_budget(uint64_t ns)
 	budget_ns = ns ? ns : UW_BUILD_BUDGET_NS;
 }
 
-/* The budget's clock: monotonic time, which the vDSO reads in ~20 ns (the
- * thread's CPU clock is a system call of ~1 us: read before every libdw
- * call, it doubled cc1's build). */
-static uint64_t monotonic_ns(void)
+/* The budget's clock: the CPU time of the thread building (the worker's,
+ * which a busy machine may let run less than its wall time). */
+static uint64_t thread_cpu_ns(void)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
@@ -451,11 +453,17 @@ static Elf_Scn *section(Elf *elf, const char *name)
 	return NULL;
 }
 
-/* Past the build's budget: read before every libdw call (a call costs up
- * to a program's length of work, UW_MAX_PROGRAM). */
+/* Past the build's budget, or asked to stop: called before every libdw
+ * call (one costs up to a program's length of work, UW_MAX_PROGRAM).  The
+ * CPU clock is a system call (~1 us): read before every call it doubled
+ * cc1's build, so every 32nd. */
 static int over_budget(struct unwind_table *t)
 {
-	return monotonic_ns() - t->t0 > budget_ns;
+	if (t->stop && atomic_load(t->stop))
+		return 1;
+	if (t->checks++ % 32)
+		return 0;
+	return thread_cpu_ns() - t->t0 > budget_ns;
 }
 
 /* Walk the FDEs of @l (sorted), each up to the next one's start. */
@@ -574,7 +582,7 @@ static int build(struct unwind_table *t, Elf *elf, Elf *debug)
 		return -EBADMSG;
 	if (eh.e_machine != EM_X86_64)
 		return -ENOTSUP;
-	t->t0 = monotonic_ns();
+	t->t0 = thread_cpu_ns();
 	if (cfi__eh_frame_ok(elf))
 		return -EBADMSG;
 	cfi = dwarf_getcfi_elf(elf);
@@ -612,11 +620,17 @@ out:
 
 struct unwind_table *unwind_table__from_elf_debug(Elf *elf, Elf *debug)
 {
+	return unwind_table__build(elf, debug, NULL);
+}
+
+struct unwind_table *unwind_table__build(Elf *elf, Elf *debug, const _Atomic int *stop)
+{
 	struct unwind_table *t = calloc(1, sizeof(*t));
 	int err;
 
 	if (!t)
 		return NULL;
+	t->stop = stop;
 	err = build(t, elf, debug);
 	if (err) {
 		unwind_table__free(t);

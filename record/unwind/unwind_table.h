@@ -45,12 +45,14 @@ struct unwind_table_stats {
  * .debug_frame), ENOTSUP (not x86-64), E2BIG (addresses beyond 4 GiB),
  * EBADMSG (libdw could not read the CFI, or it names a register number
  * past 255, which libdw would allocate room for), ETIME (the build took
- * longer than its budget: 5 s, see unwind_table__set_budget()), ENOMEM.
+ * more CPU time than its budget: 1 s, see unwind_table__set_budget()),
+ * ENOMEM.
  */
 struct unwind_table *unwind_table__from_elf(Elf *elf);
 
-/* The time one table's build may take (0: the default, 5 s); for
- * tests.  A crafted FDE can make libdw's per-row re-run quadratic. */
+/* The CPU time one table's build may take (0: the default, 1 s; libLLVM
+ * takes ~0.2 s); for tests.  A crafted FDE can make libdw's per-row
+ * re-run quadratic: 240k rows in one FDE are minutes. */
 void unwind_table__set_budget(uint64_t ns);
 
 /*
@@ -60,6 +62,11 @@ void unwind_table__set_budget(uint64_t ns);
  * build-id).  Both stay the caller's.  errno as above.
  */
 struct unwind_table *unwind_table__from_elf_debug(Elf *elf, Elf *debug);
+
+/* The same, on any thread (libelf handles are not shared between
+ * threads), giving up with ETIME as soon as *@stop is set (@stop may be
+ * NULL). */
+struct unwind_table *unwind_table__build(Elf *elf, Elf *debug, const _Atomic int *stop);
 
 /* 1 if @elf has a .debug_frame section, else 0. */
 int unwind_table__has_debug_frame(Elf *elf);

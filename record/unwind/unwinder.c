@@ -109,6 +109,7 @@ struct unwinder *unwinder__new(const struct unwinder_maps *maps)
 	u->nr_free = u->cap_free = 1;
 	u->next_id = 1;
 	u->debug_dir = UNWINDER_DEBUG_DIR;
+	elf_version(EV_CURRENT);
 	u->vdso = (const void *)getauxval(AT_SYSINFO_EHDR);
 	if (u->vdso) {
 		u->vdso_size = elf_image_size(u->vdso);
@@ -232,8 +233,7 @@ int unwinder__add_process(struct unwinder *u, const struct stk_proc_maps *maps)
 			u->st.mappings_dropped++;
 			continue;
 		}
-		t = unwinder__table_get(u, maps->tgid, m, u->lazy && !wanted(u, maps->tgid, m), &pending,
-			      &enomem);
+		t = unwinder__table_get(u, maps->tgid, m, wanted(u, maps->tgid, m), &pending, &enomem);
 		if (t && unwinder__mapping_bias(t, m, &bias) != 0)
 			t = NULL;
 		um = &pb->m[pb->nr++];
@@ -273,14 +273,12 @@ int unwinder__add_process(struct unwinder *u, const struct stk_proc_maps *maps)
 	return enomem ? -ENOMEM : 0;
 }
 
-void unwinder__set_lazy(struct unwinder *u, int lazy)
+void unwinder__set_worker(struct unwinder *u, struct worker *w)
 {
-	u->lazy = lazy;
+	u->worker = w;
 }
 
-/* The table of pending mapping @d is built (@t) or failed (NULL): every
- * process waiting for that file gets it (or stops asking) at once. */
-static void pend_resolve(struct unwinder *u, const struct stk_mapping *d, struct table *t)
+void unwinder__tables_ready(struct unwinder *u, struct table *t)
 {
 	size_t it = 0, i, j;
 	uint64_t key, val;
@@ -292,21 +290,19 @@ static void pend_resolve(struct unwinder *u, const struct stk_mapping *d, struct
 		for (i = 0; i < p->nr_pend;) {
 			struct stk_mapping *m = &p->pend[i].m;
 			uint64_t bias = 0;
-			int same = d->build_id_size ? m->build_id_size == d->build_id_size &&
-							      !memcmp(m->build_id, d->build_id, d->build_id_size)
-						    : !m->build_id_size && m->dev == d->dev && m->inode == d->inode;
 
-			if (!same) {
+			if (!unwinder__table_is(t, m)) {
 				i++;
 				continue;
 			}
 			for (j = 0; j < p->nr_um; j++) {
 				if (p->um[j].start != m->start || p->um[j].table != STKREC_UW_PENDING)
 					continue;
-				if (t && unwinder__mapping_bias(t, m, &bias) == 0) {
+				if (!t->failed && unwinder__mapping_bias(t, m, &bias) == 0) {
 					p->um[j].table = t->id;
 					p->um[j].bias = bias;
 					t->refs++;
+					t->last_use = u->clock;
 					p->tables[p->nr++] = t->id;
 				} else {
 					p->um[j].table = STKREC_UW_NO_TABLE;
@@ -321,12 +317,11 @@ static void pend_resolve(struct unwinder *u, const struct stk_mapping *d, struct
 	}
 }
 
-/* Build the pending table of @tgid's mapping holding @addr now.  1 if
- * there was one. */
+/* Hurry the pending table of @tgid's mapping holding @addr.  1 if there
+ * was one. */
 static int want_now(struct unwinder *u, uint32_t tgid, uint64_t addr)
 {
 	uint64_t *v = idmap__find(u->procs, tgid);
-	struct stk_mapping d;
 	struct proc *p;
 	struct table *t;
 	int pending, enomem = 0;
@@ -346,17 +341,34 @@ static int want_now(struct unwinder *u, uint32_t tgid, uint64_t addr)
 				return 1;
 		return 0;
 	}
-	d = p->pend[i].m;
-	d.path = strdup(d.path);
-	if (!d.path)
-		return 0;
 	u->clock++;
-	t = unwinder__table_get(u, tgid, &d, 0, &pending, &enomem);
-	if (t)
-		t->last_use = u->clock;
-	pend_resolve(u, &d, t);
-	free((char *)d.path);
+	t = unwinder__table_get(u, tgid, &p->pend[i].m, 1, &pending, &enomem);
+	/* Ready now (no worker, or its rows were saved): given out here. */
+	if (!pending) {
+		struct table key = { 0 }, *k = t;
+
+		if (!k) {
+			/* Failed: every process waiting for the file stops. */
+			const struct stk_mapping *m = &p->pend[i].m;
+
+			memcpy(key.build_id, m->build_id, sizeof(key.build_id));
+			key.build_id_size = m->build_id_size;
+			key.dev = m->dev;
+			key.inode = m->inode;
+			key.failed = -ENOENT;
+			k = &key;
+		}
+		unwinder__tables_ready(u, k);
+	}
 	return 1;
+}
+
+void unwinder__prepare(struct unwinder *u, uint32_t tgid, const struct stk_mapping *m)
+{
+	int pending, enomem = 0;
+
+	if (u && (m->prot & 4 /* PROT_EXEC */))
+		unwinder__table_get(u, tgid, m, 0, &pending, &enomem);
 }
 
 int unwinder__want(struct unwinder *u, uint32_t tgid, uint64_t addr)
@@ -394,6 +406,11 @@ void unwinder__remove_process(struct unwinder *u, uint32_t tgid)
 	idmap__remove(u->procs, tgid);
 	bpf_map_delete_elem(u->maps.procs_fd, &tgid);
 	u->st.processes--;
+}
+
+uint64_t unwinder__building(const struct unwinder *u)
+{
+	return u->building;
 }
 
 void unwinder__stats(const struct unwinder *u, struct unwinder_stats *st)

@@ -6,6 +6,11 @@
  * keeps the BPF maps current: the rows (one array, tables are ranges of
  * it), the page index, and each process's mappings -> (table, bias).
  *
+ * Tables are built by the worker thread (record/work/worker.h) when one
+ * is set: a mapping whose table is being built is pending
+ * (STKREC_UW_PENDING: frame pointers meanwhile) until its build is
+ * collected, then every process waiting for that file gets it at once.
+ *
  * Memory is bounded by the rows map's size: a table that does not fit is
  * first made room for by evicting tables no live process maps (least
  * recently used first), else refused; every refusal is counted.  Rows of
@@ -61,6 +66,8 @@ struct unwinder_stats {
 	uint64_t open_failed;		/* files that could not be opened (or not the
 					 * file mapped: build-id differs) */
 	uint64_t unsupported;		/* files refused: not x86-64, > 4 GiB, bad CFI */
+	uint64_t over_time;		/* builds given up past their CPU budget */
+	uint64_t queued;		/* builds handed to the worker, in all */
 	uint64_t refused_budget;	/* tables refused: no room in the rows map */
 	uint64_t evicted;		/* tables evicted to make room */
 	uint64_t reloaded;		/* tables loaded again from their saved rows
@@ -84,8 +91,8 @@ void unwinder__set_debug_dir(struct unwinder *u, const char *dir);
 
 /*
  * unwinder__add_process() - (re)load the mappings of @maps->tgid: build
- * or share a table for every executable file mapping, then write the
- * process's sorted mapping list.  Files are opened through
+ * (or queue) or share a table for every executable file mapping, then
+ * write the process's sorted mapping list.  Files are opened through
  * /proc/PID/map_files/ (deleted files, other mount namespaces), then
  * /proc/PID/root/PATH, then PATH, and used only when their build-id is
  * the mapping's.  Returns 0, or -ENOMEM; other failures are counted, not
@@ -94,21 +101,31 @@ void unwinder__set_debug_dir(struct unwinder *u, const char *dir);
 int unwinder__add_process(struct unwinder *u, const struct stk_proc_maps *maps);
 
 /*
- * unwinder__set_lazy() - @lazy: from now on unwinder__add_process() builds
- * no table; a mapping whose file has none yet is marked pending
- * (STKREC_UW_PENDING) and built when BPF asks for it (unwinder__want()).
- * Tables already built are used at once either way.
+ * unwinder__set_worker() - build tables on @w's thread from now on (NULL:
+ * in the call).  @w must outlive @u's builds: worker__free() before
+ * unwinder__free().
  */
-void unwinder__set_lazy(struct unwinder *u, int lazy);
+struct worker;
+void unwinder__set_worker(struct unwinder *u, struct worker *w);
 
 /*
- * unwinder__want() - BPF met @tgid's mapping holding @addr pending: build
- * its table now and give it to every process waiting for that file
- * (returns 1); or, when the unwinder knows no such pending mapping (the
- * process mapped it since), the next unwinder__add_process() of @tgid
- * builds it (returns 0: reload the process's mappings).  Accepts NULL.
+ * unwinder__want() - BPF met @tgid's mapping holding @addr pending: its
+ * table goes before the other builds (returns 1); or, when the unwinder
+ * knows no such pending mapping (the process mapped it since), the next
+ * unwinder__add_process() of @tgid builds it first (returns 0: reload the
+ * process's mappings).  Accepts NULL.
  */
 int unwinder__want(struct unwinder *u, uint32_t tgid, uint64_t addr);
+
+/*
+ * unwinder__prepare() - the side-band showed @tgid map @m (executable):
+ * queue its file's table now, so that it is ready before a sample needs
+ * it.  No process entry is written.  Accepts NULL.
+ */
+void unwinder__prepare(struct unwinder *u, uint32_t tgid, const struct stk_mapping *m);
+
+/* Builds queued and not collected yet. */
+uint64_t unwinder__building(const struct unwinder *u);
 
 /* @tgid exited: drop its mappings (its tables stay, unreferenced, until
  * their room is needed). */

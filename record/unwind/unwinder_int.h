@@ -28,6 +28,8 @@ struct table {
 	int failed;			/* -errno: no table for this file */
 	uint32_t first, nr;		/* rows in the rows map */
 	uint32_t first_page, nr_pages;
+	struct table_job *job;		/* being built by the worker, or NULL
+					 * (failed is -EINPROGRESS meanwhile) */
 	uint32_t refs;			/* processes mapping it */
 	uint64_t last_use;
 	struct stkrec_unwind_row *saved; /* its rows while not loaded, or NULL */
@@ -69,7 +71,6 @@ struct unwinder {
 	uint64_t clock;
 	struct unwinder_stats st;
 	struct stkrec_unwind_proc pbuf;
-	int lazy;
 	/* unwinder__want()'s requests, until that process is added. */
 	struct { uint32_t tgid; uint64_t addr; } want[16];
 	size_t nr_want;
@@ -80,12 +81,21 @@ struct unwinder {
 	int vdso_id_size;
 	/* Separate debuginfo: DIR/.build-id/xx/yyyy.debug (not owned). */
 	const char *debug_dir;
+	/* Builds tables off the main loop, or NULL: built in the call. */
+	struct worker *worker;
+	uint64_t building;		/* its builds not collected yet */
 };
 
-/* The table for mapping @m (built on first sight unless @lazy: then
- * NULL with *@pending set), or NULL (none: the failure is cached). */
+/* The table for mapping @m, or NULL: none (the failure is cached), or
+ * with *@pending set, being built by the worker (@urgent: a stack waits
+ * for it, so before the others). */
 struct table *unwinder__table_get(struct unwinder *u, uint32_t tgid, const struct stk_mapping *m,
-				  int lazy, int *pending, int *enomem);
+				  int urgent, int *pending, int *enomem);
+/* 1 if @m is a mapping of table @t's file. */
+int unwinder__table_is(const struct table *t, const struct stk_mapping *m);
+/* @t is built (or failed): every process waiting for it gets it (or
+ * stops waiting) now.  unwinder.c's, for the worker's results. */
+void unwinder__tables_ready(struct unwinder *u, struct table *t);
 /* Load bias of mapping @m of table @t's file, or 0 with -1 returned. */
 int unwinder__mapping_bias(const struct table *t, const struct stk_mapping *m, uint64_t *bias);
 

@@ -25,6 +25,7 @@
 #include "stkrec.h"
 #include "unwind_table.h"
 #include "unwinder_int.h"
+#include "worker.h"
 
 static uint64_t mono_ns(void)
 {
@@ -250,25 +251,13 @@ static int table_load(struct unwinder *u, struct table *t, const struct stkrec_u
 	return err;
 }
 
-static int phdr_loads(Elf *elf, struct table *t)
-{
-	size_t nph, i;
-	GElf_Phdr ph;
-
-	if (elf_getphdrnum(elf, &nph) != 0)
-		return -EBADMSG;
-	for (i = 0; i < nph && t->nr_loads < MAX_LOADS; i++)
-		if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_LOAD)
-			t->loads[t->nr_loads++] = (struct load){ ph.p_offset, ph.p_vaddr, ph.p_filesz };
-	return t->nr_loads ? 0 : -ENOEXEC;
-}
-
 /*
  * The separate debuginfo of the file with build-id @id, for its
  * .debug_frame: the one path @u->debug_dir/.build-id/xx/yyyy.debug (the
  * recorder's own file system, not the traced process's to plant things
  * in; still opened non-blocking, used only if a regular file with @id).
- * An fd, or -errno (-ENOENT: none).
+ * An fd, or -errno (-ENOENT: none).  On the worker thread: reads only
+ * @u->debug_dir, which is set before any build.
  */
 static int debuginfo_open(const struct unwinder *u, const uint8_t *id, uint32_t id_size)
 {
@@ -303,39 +292,112 @@ fail:
 	return err;
 }
 
-/* Build @t from @elf (@debug: its separate debuginfo, or NULL) and load
- * it.  Counts the outcome. */
-static int table_build(struct unwinder *u, struct table *t, Elf *elf, Elf *debug)
+static int debuginfo_open(const struct unwinder *u, const uint8_t *id, uint32_t id_size);
+
+/*
+ * A table's build: on the worker thread (or in the call, without one),
+ * from the files opened on the main thread; nothing of the unwinder is
+ * touched until table_finish(), on the main thread.
+ */
+struct table_job {
+	struct worker_job j;
+	struct unwinder *u;
+	struct table *t;
+	int fd, dfd;			/* the file and its debuginfo, or -1 */
+	int debuginfo;			/* @dfd was opened */
+	uint8_t build_id[STK_MAX_BUILD_ID];
+	uint32_t build_id_size;
+	Elf *elf;			/* set instead of @fd: the vDSO */
+	struct unwind_table *ut;	/* the result, or NULL with @err */
+	int err;
+	struct load loads[MAX_LOADS];
+	size_t nr_loads;
+	uint64_t ns;			/* how long the build took */
+};
+
+static int phdr_loads(Elf *elf, struct table_job *tj)
 {
-	struct unwind_table_stats ts;
-	struct unwind_table *ut;
+	size_t nph, i;
+	GElf_Phdr ph;
+
+	if (elf_getphdrnum(elf, &nph) != 0)
+		return -EBADMSG;
+	for (i = 0; i < nph && tj->nr_loads < MAX_LOADS; i++)
+		if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_LOAD)
+			tj->loads[tj->nr_loads++] = (struct load){ ph.p_offset, ph.p_vaddr, ph.p_filesz };
+	return tj->nr_loads ? 0 : -ENOEXEC;
+}
+
+/* Read the files and build the rows; thread-safe (libelf handles of its
+ * own, no shared state). */
+static void job_run(struct worker_job *wj, const _Atomic int *stop)
+{
+	struct table_job *tj = (struct table_job *)wj;
 	uint64_t t0 = mono_ns();
+	Elf *elf = tj->elf, *debug = NULL;
 	int err;
 
-	err = phdr_loads(elf, t);
-	ut = err ? NULL : unwind_table__from_elf_debug(elf, debug);
-	if (!ut) {
-		err = err ?: -errno;
+	/* Read, not mapped: the process's user may truncate the file under
+	 * us, and a mapping would then SIGBUS the recorder. */
+	if (!elf && tj->fd >= 0)
+		elf = elf_begin(tj->fd, ELF_C_READ, NULL);
+	/* CFI only in .debug_frame, and that stripped into a debug package:
+	 * read it from there (the recorder's own file system). */
+	if (elf && tj->fd >= 0 && tj->build_id_size && !unwind_table__has_debug_frame(elf)) {
+		tj->dfd = debuginfo_open(tj->u, tj->build_id, tj->build_id_size);
+		tj->debuginfo = tj->dfd >= 0;
+		debug = tj->debuginfo ? elf_begin(tj->dfd, ELF_C_READ, NULL) : NULL;
+	}
+	err = elf ? phdr_loads(elf, tj) : -EBADMSG;
+	if (!err) {
+		tj->ut = unwind_table__build(elf, debug, stop);
+		err = tj->ut ? 0 : -errno;
+	}
+	tj->err = err;
+	elf_end(debug);
+	elf_end(elf);
+	tj->elf = NULL;
+	if (tj->dfd >= 0)
+		close(tj->dfd);
+	if (tj->fd >= 0)
+		close(tj->fd);
+	tj->fd = tj->dfd = -1;
+	tj->ns = mono_ns() - t0;
+}
+
+/* Load the rows built (on the main thread), counting the outcome.
+ * Returns 0 or the table's -errno. */
+static int table_finish(struct unwinder *u, struct table_job *tj)
+{
+	struct table *t = tj->t;
+	struct unwind_table_stats ts;
+	int err = tj->err;
+
+	memcpy(t->loads, tj->loads, sizeof(t->loads));
+	t->nr_loads = tj->nr_loads;
+	u->st.build_ns += tj->ns;
+	if (!tj->ut) {
 		if (err == -ENOENT)
 			u->st.no_cfi++;
+		else if (err == -ETIME)
+			u->st.over_time++;
 		else if (err != -ENOMEM)
 			u->st.unsupported++;
 		return err;
 	}
 	u->st.tables_built++;
-	unwind_table__stats(ut, &ts);
+	unwind_table__stats(tj->ut, &ts);
 	u->st.scanned += ts.scanned;
 	if (ts.debug_frame_fdes) {
 		u->st.debug_frame++;
-		/* @debug is opened only for a file without one. */
-		if (debug)
-			u->st.debuginfo++;
+		/* The debuginfo is opened only for a file without one. */
+		u->st.debuginfo += tj->debuginfo;
 	}
 	{
 		const struct stkrec_unwind_row *r;
 		size_t nr;
 
-		r = unwind_table__rows(ut, &nr);
+		r = unwind_table__rows(tj->ut, &nr);
 		err = table_load(u, t, r, nr);
 		/* Refused for room: kept, so the next process mapping the
 		 * file does not build it again; bigger than the whole map,
@@ -345,13 +407,36 @@ static int table_build(struct unwinder *u, struct table *t, Elf *elf, Elf *debug
 		else if (err == -ENOSPC)
 			err = -EFBIG;
 	}
-	u->st.build_ns += mono_ns() - t0;
-	unwind_table__free(ut);
 	if (err == -ENOSPC || err == -EFBIG)
 		u->st.refused_budget++;
 	else if (err == -E2BIG)
 		u->st.unsupported++;
 	return err;
+}
+
+static void job_free(struct table_job *tj)
+{
+	unwind_table__free(tj->ut);
+	elf_end(tj->elf);
+	if (tj->dfd >= 0)
+		close(tj->dfd);
+	if (tj->fd >= 0)
+		close(tj->fd);
+	free(tj);
+}
+
+static void job_done(struct worker_job *wj, int cancelled)
+{
+	struct table_job *tj = (struct table_job *)wj;
+	struct table *t = tj->t;
+
+	if (!cancelled) {
+		tj->u->building--;
+		t->job = NULL;
+		t->failed = table_finish(tj->u, tj);
+		unwinder__tables_ready(tj->u, t);
+	}
+	job_free(tj);
 }
 
 /*
@@ -381,132 +466,170 @@ static int open_mapping(uint32_t tgid, const struct stk_mapping *m)
 	return -ENOENT;
 }
 
+int unwinder__table_is(const struct table *t, const struct stk_mapping *m)
+{
+	return m->build_id_size ? t->build_id_size == m->build_id_size &&
+					  memcmp(t->build_id, m->build_id, m->build_id_size) == 0
+				: !t->build_id_size && t->dev == m->dev && t->inode == m->inode;
+}
+
 static struct table *table_find(struct unwinder *u, const struct stk_mapping *m)
 {
 	size_t i;
 
-	for (i = 0; i < u->nr_tables; i++) {
-		struct table *t = u->tables[i];
-
-		if (m->build_id_size ? t->build_id_size == m->build_id_size &&
-					       memcmp(t->build_id, m->build_id, m->build_id_size) == 0
-				     : !t->build_id_size && t->dev == m->dev && t->inode == m->inode)
-			return t;
-	}
+	for (i = 0; i < u->nr_tables; i++)
+		if (unwinder__table_is(u->tables[i], m))
+			return u->tables[i];
 	return NULL;
 }
 
-/* The table for mapping @m (built on first sight unless @lazy: then
- * NULL with *@pending set), or NULL (none: the failure is cached, so the
- * file is not retried at every snapshot). */
-struct table *unwinder__table_get(struct unwinder *u, uint32_t tgid, const struct stk_mapping *m,
-				  int lazy, int *pending, int *enomem)
+/* A new table for mapping @m's file, or NULL. */
+static struct table *table_new(struct unwinder *u, const struct stk_mapping *m)
 {
-	struct table *t = table_find(u, m);
-	int vdso = strcmp(m->path, "[vdso]") == 0;
-	Elf *elf = NULL, *debug = NULL;
-	int fd = -1, dfd = -1, err;
+	struct table *t;
 
-	*pending = 0;
-	if (t && t->failed != -ENOSPC && t->failed != -EAGAIN)
-		return t->failed ? NULL : t;
-	if (lazy && (!t || !t->saved) && m->path[0] && (m->path[0] != '[' || vdso)) {
-		*pending = 1;
+	if (u->nr_tables == u->cap_tables) {
+		size_t cap = u->cap_tables ? u->cap_tables * 2 : 64;
+		struct table **n = realloc(u->tables, cap * sizeof(*n));
+
+		if (!n)
+			return NULL;
+		u->tables = n;
+		u->cap_tables = cap;
+	}
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		return NULL;
+	t->id = u->next_id++;
+	memcpy(t->build_id, m->build_id, sizeof(t->build_id));
+	t->build_id_size = m->build_id_size;
+	t->dev = m->dev;
+	t->inode = m->inode;
+	u->tables[u->nr_tables++] = t;
+	return t;
+}
+
+/* Its rows saved before (evicted or refused): back into the map.
+ * Returns 0 or the table's -errno (-ENOSPC: still no room, still saved). */
+static int table_reload(struct unwinder *u, struct table *t)
+{
+	/* Taken out of the saved set first: making room may save (and
+	 * drop) others. */
+	struct stkrec_unwind_row *rows = t->saved;
+	uint32_t nr = t->nr_saved;
+	int err;
+
+	t->saved = NULL;
+	t->nr_saved = 0;
+	u->saved_rows -= nr;
+	err = table_load(u, t, rows, nr);
+	if (err == -ENOSPC) {
+		u->st.refused_budget++;
+		t->saved = rows; /* still ours to reload */
+		t->nr_saved = nr;
+		u->saved_rows += nr;
+		return err;
+	}
+	free(rows);
+	if (!err)
+		u->st.reloaded++;
+	return err;
+}
+
+/* Open mapping @m's file (and its debuginfo) into a job for @t.  NULL
+ * with *@err: -EAGAIN (this process's way to the file failed: it may
+ * have exited meanwhile, another's may not, so the file is tried again
+ * when a process maps it next), -ENOENT (another vDSO), -ENOMEM. */
+static struct table_job *job_open(struct unwinder *u, struct table *t, uint32_t tgid,
+				  const struct stk_mapping *m, int *err)
+{
+	struct table_job *tj = calloc(1, sizeof(*tj));
+	struct stat st;
+
+	if (!tj) {
+		*err = -ENOMEM;
 		return NULL;
 	}
-	if (t && t->saved) {
-		/* Built before: its rows back into the map.  Taken out of the
-		 * saved set first: making room may save (and drop) others. */
-		struct stkrec_unwind_row *rows = t->saved;
-		uint32_t nr = t->nr_saved;
-
-		t->saved = NULL;
-		t->nr_saved = 0;
-		u->saved_rows -= nr;
-		err = table_load(u, t, rows, nr);
-		if (err == -ENOSPC) {
-			u->st.refused_budget++;
-			t->saved = rows; /* still ours to reload */
-			t->nr_saved = nr;
-			u->saved_rows += nr;
-			return NULL;
-		}
-		free(rows);
-		if (!err)
-			u->st.reloaded++;
-		t->failed = err;
-		return err ? NULL : t;
-	}
-	if (!m->path[0] || (m->path[0] == '[' && !vdso))
-		return NULL; /* anonymous, [vsyscall]: nothing to read */
-	if (!t) {
-		if (u->nr_tables == u->cap_tables) {
-			size_t cap = u->cap_tables ? u->cap_tables * 2 : 64;
-			struct table **n = realloc(u->tables, cap * sizeof(*n));
-
-			if (!n)
-				goto nomem;
-			u->tables = n;
-			u->cap_tables = cap;
-		}
-		t = calloc(1, sizeof(*t));
-		if (!t)
-			goto nomem;
-		t->id = u->next_id++;
-		memcpy(t->build_id, m->build_id, sizeof(t->build_id));
-		t->build_id_size = m->build_id_size;
-		t->dev = m->dev;
-		t->inode = m->inode;
-		u->tables[u->nr_tables++] = t;
-	}
-	t->nr_loads = 0;
-	elf_version(EV_CURRENT);
-	if (vdso) {
+	tj->u = u;
+	tj->t = t;
+	tj->fd = tj->dfd = -1;
+	tj->j.run = job_run;
+	tj->j.done = job_done;
+	if (strcmp(m->path, "[vdso]") == 0) {
 		/* Ours, if it is the same image (a 32-bit process has another). */
 		if (!u->vdso_size || (m->build_id_size && (m->build_id_size != (uint32_t)u->vdso_id_size ||
 							  memcmp(m->build_id, u->vdso_id, m->build_id_size)))) {
-			err = -ENOENT;
-			u->st.open_failed++;
-			goto out;
+			free(tj);
+			*err = -ENOENT;
+			return NULL;
 		}
-		elf = elf_memory((char *)u->vdso, u->vdso_size);
-	} else {
-		fd = open_mapping(tgid, m);
-		if (fd < 0) {
-			/* This process's way to the file failed (it may have
-			 * exited meanwhile): another's may not, so the file is
-			 * tried again when a process maps it next. */
-			err = -EAGAIN;
-			u->st.open_failed++;
-			goto out;
-		}
-		/* Read, not mapped: the process's user may truncate the file
-		 * under us, and a mapping would then SIGBUS the recorder. */
-		elf = elf_begin(fd, ELF_C_READ, NULL);
-		/* CFI only in .debug_frame, and that stripped into a debug
-		 * package: read it from there. */
-		if (elf && m->build_id_size && !unwind_table__has_debug_frame(elf)) {
-			dfd = debuginfo_open(u, m->build_id, m->build_id_size);
-			debug = dfd >= 0 ? elf_begin(dfd, ELF_C_READ, NULL) : NULL;
-		}
+		tj->elf = elf_memory((char *)u->vdso, u->vdso_size);
+		return tj;
 	}
-	if (!elf) {
-		err = -EBADMSG;
-		u->st.unsupported++;
-		goto out;
+	tj->fd = open_mapping(tgid, m);
+	if (tj->fd < 0) {
+		free(tj);
+		*err = -EAGAIN;
+		return NULL;
 	}
-	err = table_build(u, t, elf, debug);
-out:
-	elf_end(debug);
-	elf_end(elf);
-	if (dfd >= 0)
-		close(dfd);
-	if (fd >= 0)
-		close(fd);
-	t->failed = err;
-	if (err == -ENOMEM)
+	/* Each user's files wait in their own queue. */
+	if (fstat(tj->fd, &st) == 0)
+		tj->j.owner = st.st_uid;
+	memcpy(tj->build_id, m->build_id, sizeof(tj->build_id));
+	tj->build_id_size = m->build_id_size;
+	return tj;
+}
+
+/* The table for mapping @m, or NULL: none (the failure is cached, so the
+ * file is not retried at every snapshot), or being built (*@pending). */
+struct table *unwinder__table_get(struct unwinder *u, uint32_t tgid, const struct stk_mapping *m,
+				  int urgent, int *pending, int *enomem)
+{
+	struct table *t = table_find(u, m);
+	struct table_job *tj;
+	int err;
+
+	*pending = 0;
+	if (t && t->job) {
+		if (urgent && !t->job->j.urgent)
+			worker__promote(u->worker, &t->job->j);
+		*pending = 1;
+		return NULL;
+	}
+	if (t && t->failed != -ENOSPC && t->failed != -EAGAIN)
+		return t->failed ? NULL : t;
+	if (t && t->saved) {
+		t->failed = table_reload(u, t);
+		return t->failed ? NULL : t;
+	}
+	if (!m->path[0] || (m->path[0] == '[' && strcmp(m->path, "[vdso]") != 0))
+		return NULL; /* anonymous, [vsyscall]: nothing to read */
+	if (!t && !(t = table_new(u, m)))
+		goto nomem;
+	tj = job_open(u, t, tgid, m, &err);
+	if (!tj) {
+		if (err == -ENOMEM)
+			goto nomem;
+		u->st.open_failed++;
+		t->failed = err;
+		return NULL;
+	}
+	if (u->worker) {
+		tj->j.urgent = urgent;
+		t->job = tj;
+		t->failed = -EINPROGRESS;
+		u->st.queued++;
+		u->building++;
+		worker__submit(u->worker, &tj->j);
+		*pending = 1;
+		return NULL;
+	}
+	job_run(&tj->j, NULL);
+	t->failed = table_finish(u, tj);
+	job_free(tj);
+	if (t->failed == -ENOMEM)
 		*enomem = 1;
-	return err ? NULL : t;
+	return t->failed ? NULL : t;
 nomem:
 	*enomem = 1;
 	return NULL;

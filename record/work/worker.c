@@ -1,0 +1,280 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * worker.c - the per-binary work thread (see worker.h): a queue per
+ * owner taken round-robin, results handed back through an eventfd.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "worker.h"
+
+struct owner_q {
+	uint32_t owner;
+	struct worker_job *head, *tail;
+};
+
+struct worker {
+	pthread_t thread;
+	int started;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	_Atomic int stop;
+	int efd;
+	/* Under @lock: the waiting jobs, the next owner to serve, the done
+	 * ones (newest first). */
+	struct owner_q *q;
+	size_t nr_q, cap_q, next_q;
+	struct worker_job *done;
+	struct worker_stats st;
+};
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* The next job, round-robin between owners; NULL if none.  Under @lock. */
+static struct worker_job *take(struct worker *w)
+{
+	size_t i;
+
+	for (i = 0; i < w->nr_q; i++) {
+		struct owner_q *q = &w->q[(w->next_q + i) % w->nr_q];
+		struct worker_job *j = q->head;
+
+		if (!j)
+			continue;
+		q->head = j->next;
+		if (!q->head)
+			q->tail = NULL;
+		w->next_q = (w->next_q + i + 1) % w->nr_q;
+		return j;
+	}
+	return NULL;
+}
+
+static void *worker_main(void *arg)
+{
+	struct worker *w = arg;
+	uint64_t one = 1;
+
+	pthread_mutex_lock(&w->lock);
+	while (!atomic_load(&w->stop)) {
+		struct worker_job *j = take(w);
+		uint64_t t0, t1;
+
+		if (!j) {
+			pthread_cond_wait(&w->cond, &w->lock);
+			continue;
+		}
+		t0 = mono_ns();
+		if (t0 - j->queued_ns > w->st.wait_ns_max)
+			w->st.wait_ns_max = t0 - j->queued_ns;
+		pthread_mutex_unlock(&w->lock);
+		j->run(j, &w->stop);
+		t1 = mono_ns();
+		pthread_mutex_lock(&w->lock);
+		w->st.jobs++;
+		w->st.run_ns += t1 - t0;
+		if (t1 - t0 > w->st.run_ns_max)
+			w->st.run_ns_max = t1 - t0;
+		j->next = w->done;
+		w->done = j;
+		/* Fails only at 2^64 - 1 uncollected wakeups: harmless. */
+		(void)!write(w->efd, &one, sizeof(one));
+	}
+	pthread_mutex_unlock(&w->lock);
+	return NULL;
+}
+
+struct worker *worker__new(void)
+{
+	struct worker *w = calloc(1, sizeof(*w));
+	sigset_t all, old;
+	int err;
+
+	if (!w)
+		return NULL;
+	w->efd = -1;
+	pthread_mutex_init(&w->lock, NULL);
+	pthread_cond_init(&w->cond, NULL);
+	w->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (w->efd < 0) {
+		err = errno;
+		goto fail;
+	}
+	/* Signals are the main thread's (its epoll_pwait takes them). */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	err = pthread_create(&w->thread, NULL, worker_main, w);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (err)
+		goto fail;
+	w->started = 1;
+	return w;
+fail:
+	worker__free(w);
+	errno = err;
+	return NULL;
+}
+
+int worker__fd(const struct worker *w)
+{
+	return w->efd;
+}
+
+void worker__submit(struct worker *w, struct worker_job *j)
+{
+	struct owner_q *q = NULL;
+	size_t i;
+
+	j->next = NULL;
+	j->queued_ns = mono_ns();
+	pthread_mutex_lock(&w->lock);
+	for (i = 0; i < w->nr_q; i++)
+		if (w->q[i].owner == j->owner)
+			q = &w->q[i];
+	if (!q) {
+		if (w->nr_q == w->cap_q) {
+			size_t cap = w->cap_q ? w->cap_q * 2 : 8;
+			struct owner_q *n = realloc(w->q, cap * sizeof(*n));
+
+			if (!n) {
+				/* Out of memory: the job goes to the
+				 * first owner's queue rather than nowhere. */
+				if (!w->nr_q)
+					goto out;
+				q = &w->q[0];
+				goto add;
+			}
+			w->q = n;
+			w->cap_q = cap;
+		}
+		q = &w->q[w->nr_q++];
+		*q = (struct owner_q){ .owner = j->owner };
+	}
+add:
+	if (j->urgent) {
+		j->next = q->head;
+		q->head = j;
+		if (!q->tail)
+			q->tail = j;
+	} else {
+		if (q->tail)
+			q->tail->next = j;
+		else
+			q->head = j;
+		q->tail = j;
+	}
+	w->st.queued++;
+	if (w->st.queued > w->st.queued_max)
+		w->st.queued_max = w->st.queued;
+	pthread_cond_signal(&w->cond);
+out:
+	pthread_mutex_unlock(&w->lock);
+}
+
+void worker__promote(struct worker *w, struct worker_job *j)
+{
+	struct worker_job **pp, *prev = NULL;
+	size_t i;
+
+	pthread_mutex_lock(&w->lock);
+	for (i = 0; i < w->nr_q; i++) {
+		struct owner_q *q = &w->q[i];
+
+		if (q->owner != j->owner)
+			continue;
+		for (pp = &q->head; *pp && *pp != j; pp = &(*pp)->next)
+			prev = *pp;
+		if (!*pp || pp == &q->head)
+			break;
+		*pp = j->next;
+		if (q->tail == j)
+			q->tail = prev;
+		j->next = q->head;
+		q->head = j;
+		break;
+	}
+	j->urgent = 1;
+	pthread_mutex_unlock(&w->lock);
+}
+
+int worker__collect(struct worker *w)
+{
+	struct worker_job *list, *rev = NULL, *j;
+	uint64_t v;
+	int n = 0;
+
+	if (read(w->efd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+		return 0;
+	pthread_mutex_lock(&w->lock);
+	list = w->done;
+	w->done = NULL;
+	pthread_mutex_unlock(&w->lock);
+	/* In the order they finished. */
+	while (list) {
+		j = list;
+		list = j->next;
+		j->next = rev;
+		rev = j;
+	}
+	while (rev) {
+		j = rev;
+		rev = j->next;
+		pthread_mutex_lock(&w->lock);
+		w->st.queued--;
+		pthread_mutex_unlock(&w->lock);
+		j->done(j, 0);
+		n++;
+	}
+	return n;
+}
+
+void worker__stats(const struct worker *w, struct worker_stats *st)
+{
+	pthread_mutex_lock((pthread_mutex_t *)&w->lock);
+	*st = w->st;
+	pthread_mutex_unlock((pthread_mutex_t *)&w->lock);
+}
+
+void worker__free(struct worker *w)
+{
+	struct worker_job *j;
+	size_t i;
+
+	if (!w)
+		return;
+	if (w->started) {
+		pthread_mutex_lock(&w->lock);
+		atomic_store(&w->stop, 1);
+		pthread_cond_signal(&w->cond);
+		pthread_mutex_unlock(&w->lock);
+		pthread_join(w->thread, NULL);
+	}
+	while ((j = w->done)) {
+		w->done = j->next;
+		j->done(j, 1);
+	}
+	for (i = 0; i < w->nr_q; i++)
+		while ((j = w->q[i].head)) {
+			w->q[i].head = j->next;
+			j->done(j, 1);
+		}
+	free(w->q);
+	if (w->efd >= 0)
+		close(w->efd);
+	pthread_cond_destroy(&w->cond);
+	pthread_mutex_destroy(&w->lock);
+	free(w);
+}
