@@ -52,6 +52,9 @@
 #define EV_MMAPWATCH 2
 #define EV_STACKRING 3
 #define EV_WORKER 4
+
+/* How often the side-band is read for new processes' mappings. */
+#define SIDEBAND_POLL_NS (10 * 1000000ull)
 #define EV_TARGET 16	/* + i: the i-th pidfd of the -p/-t targets */
 
 static const struct rec_mode_ops *const modes[] = {
@@ -660,6 +663,7 @@ int recorder__run(struct recorder *rec)
 {
 	uint64_t start = rec->sample_start, interval = rec->o.flush_interval_ns;
 	uint64_t next_flush = start + interval, next_status = start + STATUS_INTERVAL_NS;
+	uint64_t next_sideband = start;
 	/* DURATION is of sampling: from the attach, not from the start of the
 	 * loading (which a loaded machine can make last longer than it). */
 	uint64_t deadline = rec->o.duration_ns ? start + rec->o.duration_ns : 0;
@@ -716,6 +720,17 @@ int recorder__run(struct recorder *rec)
 		wake = next_flush < next_status ? next_flush : next_status;
 		if (deadline && deadline < wake)
 			wake = deadline;
+		/* New processes' mappings reach the unwinder within a few ms
+		 * of their exec, before most of their samples (a compiler
+		 * lives ~50 ms), not when the side-band's buffer fills. */
+		if (rec->uw && procs__nr_fds(rec->procs)) {
+			if (now >= next_sideband) {
+				procs__drain_events(rec->procs);
+				next_sideband = now + SIDEBAND_POLL_NS;
+			}
+			if (next_sideband < wake)
+				wake = next_sideband;
+		}
 		timeout_ms = wake > now ? (int)((wake - now + 999999) / 1000000) : 0;
 		if (rec->child && child__pidfd(rec->child) < 0 && timeout_ms > 100)
 			timeout_ms = 100;

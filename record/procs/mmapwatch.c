@@ -132,8 +132,10 @@ static void on_mmap2(struct mmapwatch *w, const struct rec_mmap2 *r, size_t size
 		return;
 	p->gen = ++w->gen;
 	p->changed_ns = time;
-	if (m.prot & PROT_EXEC)
+	if (m.prot & PROT_EXEC) {
 		w->st.mmaps++;
+		wproc__note(w, p, r->pid);
+	}
 }
 
 static void on_exec(struct mmapwatch *w, uint32_t tgid, uint64_t time)
@@ -154,6 +156,7 @@ static void on_exec(struct mmapwatch *w, uint32_t tgid, uint64_t time)
 	p->image = p->gen;
 	p->changed_ns = time;
 	w->st.execs++;
+	wproc__note(w, p, tgid);
 }
 
 static void on_fork(struct mmapwatch *w, const struct rec_task *r, uint64_t time)
@@ -197,6 +200,7 @@ static void on_exit_task(struct mmapwatch *w, const struct rec_task *r, uint64_t
 	if (p) {
 		p->exited = 1;
 		p->exit_ns = time;
+		wproc__note(w, p, r->pid);
 	}
 }
 
@@ -430,6 +434,7 @@ void mmapwatch__free(struct mmapwatch *w)
 	idmap__free(w->procs);
 	free(w->buf);
 	free(w->recs);
+	free(w->changed);
 	free(w);
 }
 

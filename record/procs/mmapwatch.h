@@ -101,6 +101,13 @@ void mmapwatch__drain(struct mmapwatch *w);
 int mmapwatch__process(struct mmapwatch *w, const void *buf, size_t len);
 
 /*
+ * mmapwatch__take_changed() - the processes that exec'ed, mapped code or
+ * exited since the last call (*@tgids: valid until the next drain), as
+ * the drains found them; their count.
+ */
+size_t mmapwatch__take_changed(struct mmapwatch *w, const uint32_t **tgids);
+
+/*
  * mmapwatch__complete() - 1 if the watcher knows every executable mapping
  * of @tgid, else 0.  @gen (may be NULL) receives a number that changes
  * whenever the mappings change, @exited whether the process has exited.

@@ -45,6 +45,7 @@ struct wproc {
 	uint64_t image;		/* changes with exec (and a new process) */
 	uint64_t changed_ns;	/* time of the last change */
 	uint64_t image_ns;	/* exec that began the current image, or 0 */
+	int noted;		/* in mmapwatch.changed */
 	struct wmap *maps;	/* sorted by start, not overlapping */
 	size_t nr, cap;
 	struct wold *old;	/* oldest first */
@@ -77,8 +78,15 @@ struct mmapwatch {
 	size_t len, cap;
 	struct wrec *recs;
 	size_t nr_recs, cap_recs;
+	/* Processes that exec'ed, mapped code, forked or exited since
+	 * mmapwatch__take_changed(). */
+	uint32_t *changed;
+	size_t nr_changed, cap_changed;
 	struct mmapwatch_stats st;
 };
+
+/* Note @p (of @tgid) in w->changed. */
+void wproc__note(struct mmapwatch *w, struct wproc *p, uint32_t tgid);
 
 /* mmapwatch_procs.c: one process's state, for the records to change. */
 struct wproc *wproc__find(const struct mmapwatch *w, uint32_t tgid);

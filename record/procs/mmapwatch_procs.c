@@ -103,6 +103,38 @@ struct wproc *wproc__new(struct mmapwatch *w, uint32_t tgid)
 	return p;
 }
 
+void wproc__note(struct mmapwatch *w, struct wproc *p, uint32_t tgid)
+{
+	if (p->noted)
+		return;
+	if (w->nr_changed == w->cap_changed) {
+		size_t cap = w->cap_changed ? w->cap_changed * 2 : 64;
+		uint32_t *n = realloc(w->changed, cap * sizeof(*n));
+
+		if (!n)
+			return; /* its first sample loads it instead */
+		w->changed = n;
+		w->cap_changed = cap;
+	}
+	w->changed[w->nr_changed++] = tgid;
+	p->noted = 1;
+}
+
+size_t mmapwatch__take_changed(struct mmapwatch *w, const uint32_t **tgids)
+{
+	size_t i, n = w->nr_changed;
+
+	for (i = 0; i < n; i++) {
+		struct wproc *p = wproc__find(w, w->changed[i]);
+
+		if (p)
+			p->noted = 0;
+	}
+	w->nr_changed = 0;
+	*tgids = w->changed;
+	return n;
+}
+
 int wproc__maps_reserve(struct wproc *p, size_t more)
 {
 	struct wmap *m;

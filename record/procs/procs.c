@@ -185,10 +185,37 @@ int procs__fd(const struct procs *p, size_t i)
 	return mmapwatch__fd(p->mw, i);
 }
 
+/* The processes the watcher saw exec, map code or exit: their mappings
+ * into the unwinder at once (their tables queued), so that their first
+ * samples find them -- not only once a sample announced them. */
+static void unwind_changed(struct procs *p)
+{
+	const uint32_t *tgids;
+	size_t n, i;
+
+	n = mmapwatch__take_changed(p->mw, &tgids);
+	for (i = 0; p->uw && i < n; i++) {
+		struct stk_proc_maps maps = { 0 };
+		int exited;
+
+		if (!mmapwatch__complete(p->mw, tgids[i], NULL, &exited))
+			continue;
+		if (exited) {
+			unwinder__remove_process(p->uw, tgids[i]);
+			continue;
+		}
+		if (mmapwatch__snapshot(p->mw, p->pm, tgids[i], "", &maps) == 0)
+			unwinder__add_process(p->uw, &maps);
+		procmaps__free_snapshot(&maps);
+	}
+}
+
 void procs__drain_events(struct procs *p)
 {
-	if (p->mw)
-		mmapwatch__drain(p->mw);
+	if (!p->mw)
+		return;
+	mmapwatch__drain(p->mw);
+	unwind_changed(p);
 }
 
 void procs__unwatch(struct procs *p)

@@ -363,14 +363,6 @@ static int want_now(struct unwinder *u, uint32_t tgid, uint64_t addr)
 	return 1;
 }
 
-void unwinder__prepare(struct unwinder *u, uint32_t tgid, const struct stk_mapping *m)
-{
-	int pending, enomem = 0;
-
-	if (u && (m->prot & 4 /* PROT_EXEC */))
-		unwinder__table_get(u, tgid, m, 0, &pending, &enomem);
-}
-
 int unwinder__want(struct unwinder *u, uint32_t tgid, uint64_t addr)
 {
 	size_t i;

@@ -117,13 +117,6 @@ void unwinder__set_worker(struct unwinder *u, struct worker *w);
  */
 int unwinder__want(struct unwinder *u, uint32_t tgid, uint64_t addr);
 
-/*
- * unwinder__prepare() - the side-band showed @tgid map @m (executable):
- * queue its file's table now, so that it is ready before a sample needs
- * it.  No process entry is written.  Accepts NULL.
- */
-void unwinder__prepare(struct unwinder *u, uint32_t tgid, const struct stk_mapping *m);
-
 /* Builds queued and not collected yet. */
 uint64_t unwinder__building(const struct unwinder *u);
 

@@ -1,20 +1,18 @@
 #!/bin/sh
 # SPDX-License-Identifier: BSD-2-Clause
 #
-# unwind_lazy: an all-process recording builds a file's unwind table only
-# once a stack needs it (most files a busy machine maps are never on a
-# sampled stack), and then unwinds whole stacks.  While stkrec records
-# every process, a nofpwork (no frame pointers) started after it:
-#  - is sampled until its stacks reach _start..main: a stack met its
-#    pending mappings and asked for their tables, which were built on that
-#    request (STAT says mappings were loaded pending and stacks met them);
+# unwind_lazy: an all-process recording unwinds whole stacks of a process
+# started after it, its tables built off the main loop.  While stkrec
+# records every process, a nofpwork (no frame pointers) started after it:
+#  - is sampled until its stacks reach _start..main: its mappings reached
+#    the unwinder (from the side-band, or its first sample) and the worker
+#    built their tables (STAT says mappings were loaded pending);
 #  - from then on, over the next ~200 ticks (2 s) of its CPU time, has
-#    >= 90% of its samples rooted at _start..main: the tables built on
-#    request serve its later stacks.  Judged on this same process: a
-#    second nofpwork would find the tables already built and saved, and
-#    never take the pending path.
-# Before on-demand tables every mapping of every sampled process was built
-# at once (libz3, libcrypto, ... under a system-wide capture of a build).
+#    >= 90% of its samples rooted at _start..main: the tables built serve
+#    its later stacks.
+# Whether a sample meets a mapping while its table is built is the
+# machine's timing, so not judged (a pending mapping met by a stack goes
+# before the other builds: STAT unwind_table_pending).
 # No fixed durations: the recorder runs until the test stops it, and is
 # known to be sampling before nofpwork starts; nofpwork runs until its
 # stacks are whole, then until it has used 200 more ticks of CPU time and
@@ -79,8 +77,6 @@ echo "     nofpwork: $m0 of $t0 samples rooted when its stacks first were whole;
 # (samples follow the CPU time it used); at least half of them.
 check "nofpwork after its tables were built: >= 90% of $t samples (>= 499) rooted at _start..main ($m)" \
 	[ "$t" -ge 499 -a $((m * 10)) -ge $((t * 9)) ]
-check "STAT unwind_mappings_pending: mappings were loaded without a table" \
+check "STAT unwind_mappings_pending: its mappings were loaded while their tables were built" \
 	grep -q '^STAT	unwind_mappings_pending	[1-9]' "$tmp/all.dump"
-check "STAT unwind_table_pending: stacks met them and asked" \
-	grep -q '^STAT	unwind_table_pending	[1-9]' "$tmp/all.dump"
 finish
