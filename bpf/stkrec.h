@@ -198,7 +198,12 @@ struct stkrec_offcpu_value {
 /* profile: every cpu-clock overflow the program saw, of any task, before
  * the -p/-t filter: what the kernel really delivered (it throttles). */
 #define STKREC_STAT_SAMPLE_EVENTS	(STKREC_STAT_UW_PENDING + 1)
-#define STKREC_NR_STATS			(STKREC_STAT_SAMPLE_EVENTS + 1)
+/* Deferred unwinds: user stacks copied for user space to unwind once the
+ * tables are ready, and those the full defer ring could not take (taken
+ * by frame pointer instead). */
+#define STKREC_STAT_UW_DEFERRED		(STKREC_STAT_SAMPLE_EVENTS + 1)
+#define STKREC_STAT_UW_DEFER_LOST	(STKREC_STAT_SAMPLE_EVENTS + 2)
+#define STKREC_NR_STATS			(STKREC_STAT_SAMPLE_EVENTS + 3)
 
 /*
  * Value of the one-element "ksym_io" array, the buffer of the
@@ -315,6 +320,29 @@ struct stkrec_unwind_proc {
 #define STKREC_UW_STOP_FP	6 /* a frame-pointer step (no table) went nowhere */
 #define STKREC_UW_STOP_LOOP	7 /* the stack pointer did not move up */
 
+/*
+ * A deferred user stack: the sample met a mapping whose table was not
+ * built yet (or a process, or a leaf, the unwinder did not know yet), so
+ * BPF copied its registers and the top of its stack into the
+ * "defer_ring" (struct stkrec_defer) and stored the placeholder stack
+ * {STKREC_UW_MARK | STKREC_UW_DEFERRED, seq}; user space unwinds the copy
+ * when the placeholder is first written and writes those frames in its
+ * place (perf --call-graph dwarf's method, for these samples only).
+ * Never in a file.
+ */
+#define STKREC_UW_DEFERRED	0x800
+#define STKREC_DEFER_CHUNK	1024	/* the stack is copied in chunks ... */
+#define STKREC_DEFER_CHUNKS	8	/* ... up to the first unreadable one */
+#define STKREC_DEFER_STACK	(STKREC_DEFER_CHUNK * STKREC_DEFER_CHUNKS)
+
+struct stkrec_defer {
+	__u64 seq;		/* the placeholder's second frame */
+	__u64 pc, sp, bp;	/* the user registers */
+	__u32 tgid;
+	__u32 size;		/* bytes of stack copied from sp */
+	__u8 stack[STKREC_DEFER_STACK];
+};
+
 /* Per-CPU scratch of the unwinder (too big for the BPF stack). */
 struct stkrec_unwind_state {
 	__u64 pc, sp, bp;
@@ -327,6 +355,7 @@ struct stkrec_unwind_state {
 	__u32 leaf_unknown; /* ... and it was the leaf's */
 	__u32 pad;
 	__u64 want;	/* an address in a mapping whose table is pending, or 0 */
+	__u64 pc0, sp0, bp0; /* the registers the walk started from */
 };
 
 /* Ring buffer events, BPF -> user space. */

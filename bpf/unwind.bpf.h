@@ -31,6 +31,27 @@ const volatile __u8 unwind_mode = 0;
 #define UW_MODE_AUTO 1
 #define UW_MODE_DWARF 2
 
+/* Set by user space: 1 to defer the stacks whose tables are not ready
+ * (bpf/stkrec.h, STKREC_UW_DEFERRED) instead of taking frame pointers. */
+const volatile __u8 unwind_defer = 0;
+
+/* struct stkrec_defer records; sized by user space. */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 4096);
+} defer_ring SEC(".maps");
+
+/* Per CPU: the deferred stacks so far (their seq, with the CPU's number). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, __u32);
+	__type(value, __u64);
+	__uint(max_entries, 1);
+} defer_seq SEC(".maps");
+
+/* uw_walk(): defer this stack. */
+#define UW_DEFER 0xffffffffu
+
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__type(key, __u32);
@@ -398,15 +419,20 @@ static __always_inline __u32 uw_walk(void *ctx, const __u64 *user_regs)
 	if (!uw_has_mm())
 		return 0;
 	tgid = bpf_get_current_pid_tgid() >> 32;
-	if (!bpf_map_lookup_elem(&unwind_procs, &tgid)) {
-		stat_inc(STKREC_STAT_UW_FB_NOPROC);
-		return 0;
-	}
 	if (uw_regs(st, user_regs)) {
 		stat_inc(STKREC_STAT_UW_FB_NOREGS);
 		return 0;
 	}
+	st->pc0 = st->pc;
+	st->sp0 = st->sp;
+	st->bp0 = st->bp;
 	st->tgid = tgid;
+	if (!bpf_map_lookup_elem(&unwind_procs, &tgid)) {
+		if (unwind_defer)
+			return UW_DEFER;
+		stat_inc(STKREC_STAT_UW_FB_NOPROC);
+		return 0;
+	}
 	st->nr = 0;
 	st->stop = 0;
 	st->signal = 0;
@@ -421,6 +447,10 @@ static __always_inline __u32 uw_walk(void *ctx, const __u64 *user_regs)
 		uw_report_stale(tgid, st->want);
 	if (st->stale)
 		uw_report_stale(tgid, 0);
+	/* A table not built yet, or mappings not loaded yet: user space
+	 * unwinds a copy once they are. */
+	if (unwind_defer && (st->want || st->leaf_unknown))
+		return UW_DEFER;
 	if (st->leaf_unknown) {
 		stat_inc(STKREC_STAT_UW_FB_LEAF);
 		return 0;
@@ -453,6 +483,53 @@ static __always_inline __u32 uw_walk(void *ctx, const __u64 *user_regs)
 }
 
 /*
+ * Copy the registers uw_walk() started from and up to STKREC_DEFER_STACK
+ * bytes of stack above sp into the defer ring, and put the placeholder
+ * stack in unwind_frames.  Its frame count (2), or 0 when the ring is
+ * full (frame pointers then).
+ */
+static __always_inline __u32 uw_defer(void)
+{
+	struct stkrec_unwind_state *st;
+	struct stkrec_defer *d;
+	struct stkrec_stack *f;
+	__u32 zero = 0, size = 0;
+	__u64 *seq;
+
+	st = bpf_map_lookup_elem(&unwind_state, &zero);
+	f = bpf_map_lookup_elem(&unwind_frames, &zero);
+	seq = bpf_map_lookup_elem(&defer_seq, &zero);
+	if (!st || !f || !seq)
+		return 0;
+	d = bpf_ringbuf_reserve(&defer_ring, sizeof(*d), 0);
+	if (!d) {
+		stat_inc(STKREC_STAT_UW_DEFER_LOST);
+		return 0;
+	}
+	d->seq = (__u64)bpf_get_smp_processor_id() << 40 | ++*seq;
+	d->pc = st->pc0;
+	d->sp = st->sp0;
+	d->bp = st->bp0;
+	d->tgid = st->tgid;
+	/* Up to the first chunk that cannot be read: the top of the stack,
+	 * or a page not resident (what perf's copy also stops at). */
+#pragma unroll
+	for (int i = 0; i < STKREC_DEFER_CHUNKS; i++) {
+		if (bpf_probe_read_user(d->stack + i * STKREC_DEFER_CHUNK, STKREC_DEFER_CHUNK,
+					(const void *)(st->sp0 + i * STKREC_DEFER_CHUNK)))
+			break;
+		size += STKREC_DEFER_CHUNK;
+	}
+	d->size = size;
+	f->ips[0] = STKREC_UW_MARK | STKREC_UW_DEFERRED;
+	f->ips[1] = d->seq;
+	/* Read by user space at its next look, not woken for each. */
+	bpf_ringbuf_submit(d, BPF_RB_NO_WAKEUP);
+	stat_inc(STKREC_STAT_UW_DEFERRED);
+	return 2;
+}
+
+/*
  * The current task's user stack, unwound with the tables, stored as
  * stack_store() stores frame-pointer stacks; or the frame-pointer stack
  * when uw_walk() says so.  @user_regs: pc, sp, bp as sampled if the
@@ -469,6 +546,8 @@ static __always_inline __s64 user_stack_store(void *ctx, const __u64 *user_regs)
 	if (unwind_mode == UW_MODE_FP)
 		return stack_store(ctx, 0);
 	nr = uw_walk(ctx, user_regs);
+	if (nr == UW_DEFER)
+		nr = uw_defer();
 	s = bpf_map_lookup_elem(nr ? (void *)&unwind_frames : (void *)&scratch, &zero);
 	if (!s)
 		return -ENOMEM;

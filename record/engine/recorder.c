@@ -25,6 +25,7 @@
 #include <bpf/libbpf.h>
 
 #include "child.h"
+#include "deferred.h"
 #include "drain.h"
 #include "esym.h"
 #include "flush.h"
@@ -448,6 +449,13 @@ static int open_mmapwatch(struct recorder *rec)
 	return 0;
 }
 
+/* The executable mapping of @tgid holding @addr, for a deferred stack's
+ * walk: the process's latest snapshot (its rows' tasks are seen first). */
+static const struct stk_mapping *deferred_mapping(void *ctx, uint32_t tgid, uint64_t addr)
+{
+	return procs__mapping(ctx, tgid, addr);
+}
+
 /* How long the setup waits for the tables of -p's processes. */
 #define SETUP_TABLES_NS (2 * 1000000000ull)
 
@@ -491,6 +499,12 @@ static int open_unwinder(struct recorder *rec)
 	if (!rec->worker)
 		return recorder__errorf(rec, -errno, "worker thread: %s", strerror(errno));
 	unwinder__set_worker(rec->uw, rec->worker);
+	/* Samples whose tables are not ready are copied, unwound later. */
+	rec->deferred = deferred__new(rec->maps.unwind.defer_fd, rec->uw,
+				      rec->o.unwind == RECORDER_UNWIND_AUTO, deferred_mapping, rec->procs);
+	if (!rec->deferred)
+		return recorder__errorf(rec, -errno, "defer ring: %s", strerror(errno));
+	stackstore__set_resolver(rec->stacks, deferred__resolve, rec->deferred);
 	snprintf(rec->uw_state, sizeof(rec->uw_state), "%s",
 		 rec->o.unwind == RECORDER_UNWIND_DWARF ? "dwarf" : "auto");
 	/* -p processes run already: their tables before their first sample
@@ -639,6 +653,8 @@ fail:
 	procs__set_unwinder(rec->procs, NULL, NULL, 0);
 	worker__free(rec->worker);
 	rec->worker = NULL;
+	deferred__free(rec->deferred);
+	rec->deferred = NULL;
 	unwinder__free(rec->uw);
 	rec->uw = NULL;
 	if (rec->mode) {
@@ -723,9 +739,11 @@ int recorder__run(struct recorder *rec)
 		/* New processes' mappings reach the unwinder within a few ms
 		 * of their exec, before most of their samples (a compiler
 		 * lives ~50 ms), not when the side-band's buffer fills. */
-		if (rec->uw && procs__nr_fds(rec->procs)) {
+		if (rec->uw) {
 			if (now >= next_sideband) {
 				procs__drain_events(rec->procs);
+				/* Copies in the ring are lost once it is full. */
+				deferred__take(rec->deferred);
 				next_sideband = now + SIDEBAND_POLL_NS;
 			}
 			if (next_sideband < wake)
@@ -871,6 +889,8 @@ void recorder__free(struct recorder *rec)
 		procs__set_unwinder(rec->procs, NULL, NULL, 0);
 	/* The worker's builds reference the unwinder's tables. */
 	worker__free(rec->worker);
+	deferred__free(rec->deferred);
+	rec->deferred = NULL;
 	unwinder__free(rec->uw);
 	if (rec->w)
 		stk_writer__close(rec->w);

@@ -10,6 +10,7 @@
 
 #include <bpf/libbpf.h>
 
+#include "deferred.h"
 #include "drain.h"
 #include "esym.h"
 #include "flush.h"
@@ -155,6 +156,7 @@ static int flush_purge(void *ctx, const struct flush_ctx *fc)
 	/* Processes that exited before the previous flush have had their
 	 * last rows drained and their maps taken by now. */
 	procs__purge(rec->procs, rec->seq, rec->t0);
+	deferred__age(rec->deferred);
 	return 0;
 }
 

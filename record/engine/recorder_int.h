@@ -29,6 +29,7 @@ struct recorder {
 	struct procs *procs;
 	struct unwinder *uw;		/* .eh_frame tables, or NULL (fp) */
 	struct worker *worker;		/* builds them, or NULL (fp) */
+	struct deferred *deferred;	/* the stacks waiting for them, or NULL */
 	struct esym *esym;
 	struct targets *targets;	/* -p/-t tasks, or NULL */
 	struct pidns *pidns;		/* processes in other PID namespaces */

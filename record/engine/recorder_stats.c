@@ -17,6 +17,7 @@
 #include "procs.h"
 #include "recorder_int.h"
 #include "stackstore.h"
+#include "deferred.h"
 #include "unwinder.h"
 #include "worker.h"
 
@@ -53,6 +54,8 @@ static const char *const bpf_stat_names[STKREC_NR_STATS] = {
 	[STKREC_STAT_UW_STOP_BASE + STKREC_UW_STOP_LOOP] = "unwind_stop_loop",
 	[STKREC_STAT_UW_PENDING] = "unwind_table_pending",
 	[STKREC_STAT_SAMPLE_EVENTS] = "sample_events",
+	[STKREC_STAT_UW_DEFERRED] = "unwind_deferred",
+	[STKREC_STAT_UW_DEFER_LOST] = "unwind_defer_lost",
 	[STKREC_STAT_STACKS_STORED] = "stacks_stored",
 	[STKREC_STAT_STACK_SET_ERR] = "stack_set_errors",
 	[STKREC_STAT_STACK_LOST] = "samples_stack_lost",
@@ -190,6 +193,17 @@ int recorder__write_stats(struct recorder *rec, uint64_t now)
 		st[n++] = (struct stk_stat){ "unwind_map_errors", us.map_errors };
 		st[n++] = (struct stk_stat){ "unwind_table_err_time", us.over_time };
 		st[n++] = (struct stk_stat){ "unwind_tables_queued", us.queued };
+	}
+	if (rec->deferred) {
+		struct deferred_stats ds;
+		struct unwind_copy_stats cs;
+
+		deferred__stats(rec->deferred, &ds);
+		unwinder__copy_stats(rec->uw, &cs);
+		st[n++] = (struct stk_stat){ "unwind_deferred_unwound", ds.unwound };
+		st[n++] = (struct stk_stat){ "unwind_deferred_table_pending", cs.pending };
+		st[n++] = (struct stk_stat){ "unwind_deferred_missing", ds.missing };
+		st[n++] = (struct stk_stat){ "unwind_deferred_dropped", ds.dropped };
 	}
 	if (rec->worker) {
 		struct worker_stats ws;

@@ -71,6 +71,8 @@ struct stackstore {
 	unsigned int cur;
 	int (*collect_live)(void *ctx, struct idmap *live);
 	void *live_ctx;
+	void (*resolve)(void *ctx, struct stkrec_stack *s);
+	void *resolve_ctx;
 	/* Ids to take out of the kernel's set (room reserved by age()). */
 	uint64_t *unset;
 	size_t nr_unset, cap_unset;
@@ -258,6 +260,13 @@ static const struct stkrec_stack *to_buf(struct stackstore *ss, uint64_t id, con
 	return &ss->buf;
 }
 
+void stackstore__set_resolver(struct stackstore *ss, void (*resolve)(void *ctx, struct stkrec_stack *s),
+			      void *ctx)
+{
+	ss->resolve = resolve;
+	ss->resolve_ctx = ctx;
+}
+
 const struct stkrec_stack *stackstore__frames(struct stackstore *ss, uint64_t id)
 {
 	uint64_t *v = idmap__find(ss->ids, id);
@@ -322,7 +331,14 @@ int stackstore__see(struct stackstore *ss, int64_t *ref, const struct stkrec_sta
 		*ref = (int64_t)*v;
 		return 0;
 	}
-	err = queue_stack(ss, ss->last_file_id + 1, to_buf(ss, id, held_frames(ss, *v), held_nr(*v)));
+	to_buf(ss, id, held_frames(ss, *v), held_nr(*v));
+	if (ss->resolve && !(id & STKREC_STACK_KERNEL_BIT) && ss->buf.nr == 2 &&
+	    ss->buf.ips[0] == (STKREC_UW_MARK | STKREC_UW_DEFERRED)) {
+		ss->resolve(ss->resolve_ctx, &ss->buf);
+		/* The map may have grown meanwhile (a ring record taken). */
+		v = idmap__find(ss->ids, id);
+	}
+	err = queue_stack(ss, ss->last_file_id + 1, &ss->buf);
 	if (err)
 		return err;
 	/* Written: in place, the map is not resized. */

@@ -83,6 +83,15 @@ void stackstore__set_live(struct stackstore *ss, int (*collect_live)(void *ctx, 
 			  void *ctx);
 
 /*
+ * stackstore__set_resolver() - a user stack whose frames are a deferred
+ * placeholder (bpf/stkrec.h, STKREC_UW_DEFERRED) is given to
+ * @resolve(@ctx, frames) when it is first written, which puts the real
+ * frames in its place.
+ */
+void stackstore__set_resolver(struct stackstore *ss, void (*resolve)(void *ctx, struct stkrec_stack *s),
+			      void *ctx);
+
+/*
  * stackstore__take_ring() - take the records the ring holds now: at a
  * flush once a counts map is emptied, before its rows are seen (every
  * stack a drained row references was sent before the row was counted),

@@ -134,6 +134,7 @@ int modeobj__hand_over(const struct bpf_object *obj, uint32_t *idx, int symboliz
 		maps->unwind.rows_cap = bpf_map__max_entries(rows);
 		maps->unwind.pages_fd = bpf_object__find_map_fd_by_name(obj, "unwind_pages");
 		maps->unwind.procs_fd = bpf_object__find_map_fd_by_name(obj, "unwind_procs");
+		maps->unwind.defer_fd = bpf_object__find_map_fd_by_name(obj, "defer_ring");
 	}
 	maps->unwind_load_err = unwind_err;
 	maps->drain = *drain;

@@ -62,6 +62,7 @@ int modeobj__configure(struct bpf_object *obj, const struct recorder_opts *o, in
 		(rodata)->user_stacks = !(o)->kernel_stacks_only;			\
 		(rodata)->kernel_stacks = !(o)->user_stacks_only;			\
 		(rodata)->unwind_mode = (__u8)(unwind);					\
+		(rodata)->unwind_defer = (unwind) != 0;					\
 		(rodata)->stack_ring_wake = modeobj__stack_ring_bytes(o) / 2;		\
 	} while (0)
 

@@ -39,6 +39,8 @@
 
 /* Page index entries: 64 KiB pages, so 2 GiB of text in all. */
 #define PAGES_ENTRIES 32768
+/* The deferred stacks' copies (8 KiB each) between two looks (10 ms). */
+#define DEFER_RING_BYTES (4u << 20)
 /* Processes with mappings loaded at once (16 KiB each, allocated as used). */
 #define PROCS_ENTRIES 8192
 
@@ -56,10 +58,11 @@ int unwinder__configure_obj(struct bpf_object *obj, int bpf_mode, uint64_t memor
 	struct bpf_map *rows = bpf_object__find_map_by_name(obj, "unwind_rows");
 	struct bpf_map *pages = bpf_object__find_map_by_name(obj, "unwind_pages");
 	struct bpf_map *procs = bpf_object__find_map_by_name(obj, "unwind_procs");
+	struct bpf_map *defer = bpf_object__find_map_by_name(obj, "defer_ring");
 	uint64_t nr;
 	int err;
 
-	if (!rows || !pages || !procs)
+	if (!rows || !pages || !procs || !defer)
 		return -ENOENT;
 	if (!memory)
 		memory = UNWINDER_DEFAULT_MEMORY;
@@ -71,6 +74,7 @@ int unwinder__configure_obj(struct bpf_object *obj, int bpf_mode, uint64_t memor
 	err = bpf_map__set_max_entries(rows, bpf_mode ? (uint32_t)nr : 1);
 	err = err ?: bpf_map__set_max_entries(pages, bpf_mode ? PAGES_ENTRIES : 1);
 	err = err ?: bpf_map__set_max_entries(procs, bpf_mode ? PROCS_ENTRIES : 1);
+	err = err ?: bpf_map__set_max_entries(defer, bpf_mode ? DEFER_RING_BYTES : (uint32_t)getpagesize());
 	return err;
 }
 

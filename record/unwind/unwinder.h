@@ -50,6 +50,7 @@ struct unwinder_maps {
 	uint32_t rows_cap;	/* its max_entries */
 	int pages_fd;
 	int procs_fd;
+	int defer_fd;		/* the "defer_ring" ring buffer */
 };
 
 struct unwinder_stats {

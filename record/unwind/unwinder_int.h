@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "stkrec.h"
+#include "unwind_copy.h"
 #include "unwinder.h"
 
 #define MAX_LOADS 16
@@ -84,6 +85,7 @@ struct unwinder {
 	/* Builds tables off the main loop, or NULL: built in the call. */
 	struct worker *worker;
 	uint64_t building;		/* its builds not collected yet */
+	struct unwind_copy_stats copy_st;
 };
 
 /* The table for mapping @m, or NULL: none (the failure is cached), or
@@ -91,6 +93,8 @@ struct unwinder {
  * for it, so before the others). */
 struct table *unwinder__table_get(struct unwinder *u, uint32_t tgid, const struct stk_mapping *m,
 				  int urgent, int *pending, int *enomem);
+/* The table of mapping @m's file, or NULL. */
+struct table *unwinder__table_find(struct unwinder *u, const struct stk_mapping *m);
 /* 1 if @m is a mapping of table @t's file. */
 int unwinder__table_is(const struct table *t, const struct stk_mapping *m);
 /* @t is built (or failed): every process waiting for it gets it (or

@@ -473,7 +473,7 @@ int unwinder__table_is(const struct table *t, const struct stk_mapping *m)
 				: !t->build_id_size && t->dev == m->dev && t->inode == m->inode;
 }
 
-static struct table *table_find(struct unwinder *u, const struct stk_mapping *m)
+struct table *unwinder__table_find(struct unwinder *u, const struct stk_mapping *m)
 {
 	size_t i;
 
@@ -585,7 +585,7 @@ static struct table_job *job_open(struct unwinder *u, struct table *t, uint32_t 
 struct table *unwinder__table_get(struct unwinder *u, uint32_t tgid, const struct stk_mapping *m,
 				  int urgent, int *pending, int *enomem)
 {
-	struct table *t = table_find(u, m);
+	struct table *t = unwinder__table_find(u, m);
 	struct table_job *tj;
 	int err;
 

@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * deferred.h - the user stacks BPF deferred because their tables were
+ * not ready (bpf/stkrec.h, STKREC_UW_DEFERRED): the copies of their
+ * registers and stack, taken from the "defer_ring" and kept until the
+ * placeholder stack is first written, then unwound (unwind_copy.h) into
+ * the frames written in its place.  Copies no row referenced are dropped
+ * after DEFERRED_FLUSHES flushes; all of them hold at most
+ * DEFERRED_MAX_BYTES (a copy past that is dropped, its placeholder then
+ * written as its leaf with the "fault" stop).
+ */
+#ifndef STKREC_DEFERRED_H
+#define STKREC_DEFERRED_H
+
+#include <stdint.h>
+
+#include "stkrec.h"
+#include "unwind_copy.h"
+
+#define DEFERRED_FLUSHES 4
+#define DEFERRED_MAX_BYTES (32u << 20)
+
+struct deferred;
+struct unwinder;
+
+struct deferred_stats {
+	uint64_t taken;		/* copies taken from the ring */
+	uint64_t unwound;	/* placeholders written as the copy's frames */
+	uint64_t missing;	/* placeholders whose copy was dropped */
+	uint64_t dropped;	/* copies dropped: over DEFERRED_MAX_BYTES, or
+				 * no row referenced them in time */
+};
+
+/* Over the ring @ring_fd; copies unwound by @uw (@fp: --unwind=auto)
+ * with the mappings @mapping(@ctx, ...) gives.  NULL with errno. */
+struct deferred *deferred__new(int ring_fd, struct unwinder *uw, int fp,
+			       unwind_copy_mapping_fn mapping, void *ctx);
+
+/* Take the copies waiting in the ring. */
+void deferred__take(struct deferred *d);
+
+/* For stackstore__set_resolver(): @s is a placeholder; into its frames. */
+void deferred__resolve(void *d, struct stkrec_stack *s);
+
+/* At the end of a flush: copies older than DEFERRED_FLUSHES go. */
+void deferred__age(struct deferred *d);
+
+void deferred__stats(const struct deferred *d, struct deferred_stats *st);
+
+/* Accepts NULL. */
+void deferred__free(struct deferred *d);
+
+#endif
