@@ -26,3 +26,23 @@ $(PATHWORK): $(O)/tests/tools/pathwork.c
 	$(Q)$(CC) $(CPPFLAGS) $(FP_CFLAGS) -Wall -Werror -pthread $(LDFLAGS) $< -o $@
 
 TEST_EXTRA_DEPS += $(PATHWORK)
+
+# The "CFI bomb" (tests/e2e/record_slowcfi.sh): libcfibomb.so, one function
+# whose one FDE has 240k rows (tests/tools/cfibomb.S, assembled in ~0.3 s);
+# cfiload, which loads copies of it and runs in them; setbuildid, which gives
+# each copy its own build-id.
+CFIBOMB := $(O)/tests/tools/libcfibomb.so
+CFILOAD := $(O)/tests/tools/cfiload
+SETBUILDID := $(O)/tests/tools/setbuildid
+
+$(CFIBOMB): tests/tools/cfibomb.S
+	$(call msg,AS-TOOL,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) -shared -nostdlib -Wl,--build-id=sha1 $< -o $@
+
+$(CFILOAD) $(SETBUILDID): $(O)/tests/tools/%: tests/tools/%.c
+	$(call msg,CC-TOOL,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(ALL_CFLAGS) $(LDFLAGS) $< -ldl -o $@
+
+TEST_EXTRA_DEPS += $(CFIBOMB) $(CFILOAD) $(SETBUILDID)
