@@ -472,7 +472,11 @@ static void wait_tables(struct recorder *rec)
 
 		if (now >= until)
 			break;
-		if (poll(&pfd, 1, (int)((until - now) / 1000000) + 1) < 0 && errno != EINTR)
+		struct timespec ts = { .tv_sec = (time_t)((until - now) / 1000000000ull),
+				       .tv_nsec = (long)((until - now) % 1000000000ull) };
+
+		/* The stop signals are taken here as in the main loop's wait. */
+		if (ppoll(&pfd, 1, &ts, rec->o.wait_mask) < 0 && errno != EINTR)
 			break;
 		worker__collect(rec->worker);
 	}
