@@ -80,7 +80,8 @@ const struct cli_opt cli__opts[] = {
 	  "                             only; 'fp' frame pointers only\n",
 	  "      --unwind=HOW           'auto' (default), 'dwarf' or 'fp' user stacks\n" },
 	{ "unwind-memory", required_argument, CLI_UNWIND_MEMORY, CLI_ALL,
-	  "      --unwind-memory MB     memory for unwind tables (default 16)\n", NULL },
+	  "      --unwind-memory MB     memory for unwind tables (default 1/128 of RAM,\n"
+	  "                             16 to 64)\n", NULL },
 	{ "output", required_argument, 'o', CLI_ALL,
 	  "  -o, --output FILE          write to FILE (default trace.stk)\n", NULL },
 	{ "flush-interval", required_argument, CLI_FLUSH_INTERVAL, CLI_ALL,

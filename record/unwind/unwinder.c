@@ -53,6 +53,18 @@ int unwinder__bpf_mode(int recorder_unwind)
 	}
 }
 
+uint64_t unwinder__default_memory(void)
+{
+	long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
+	uint64_t m = pages > 0 && size > 0 ? (uint64_t)pages * (uint64_t)size / 128 : 0;
+
+	if (m < UNWINDER_MIN_MEMORY)
+		m = UNWINDER_MIN_MEMORY;
+	if (m > UNWINDER_MAX_MEMORY)
+		m = UNWINDER_MAX_MEMORY;
+	return m & ~((1ull << 20) - 1);
+}
+
 int unwinder__configure_obj(struct bpf_object *obj, int bpf_mode, uint64_t memory)
 {
 	struct bpf_map *rows = bpf_object__find_map_by_name(obj, "unwind_rows");
@@ -65,7 +77,7 @@ int unwinder__configure_obj(struct bpf_object *obj, int bpf_mode, uint64_t memor
 	if (!rows || !pages || !procs || !defer)
 		return -ENOENT;
 	if (!memory)
-		memory = UNWINDER_DEFAULT_MEMORY;
+		memory = unwinder__default_memory();
 	nr = memory / sizeof(struct stkrec_unwind_row);
 	if (nr < 1)
 		nr = 1;

@@ -29,9 +29,12 @@
 struct unwinder;
 struct bpf_object;
 
-/* Default budget of unwind rows (--unwind-memory): 2M rows, enough for
- * a python3 process ~20 times over. */
-#define UNWINDER_DEFAULT_MEMORY (16ull << 20)
+/* Default budget of unwind rows (--unwind-memory): 1/128 of the
+ * machine's memory, from 16 MiB (2M rows: a python3 process ~20 times
+ * over) to 64 MiB (8M rows: clang's libLLVM and libclang-cpp are 2M). */
+#define UNWINDER_MIN_MEMORY (16ull << 20)
+#define UNWINDER_MAX_MEMORY (64ull << 20)
+uint64_t unwinder__default_memory(void);
 
 /* The BPF side's unwind_mode (bpf/unwind.bpf.h) for RECORDER_UNWIND_*. */
 int unwinder__bpf_mode(int recorder_unwind);
@@ -39,7 +42,7 @@ int unwinder__bpf_mode(int recorder_unwind);
 /*
  * unwinder__configure_obj() - before load, size the unwinder's maps in
  * @obj: @bpf_mode 0 (off) makes them one entry each; else the rows map
- * holds @memory bytes of rows (0: UNWINDER_DEFAULT_MEMORY).
+ * holds @memory bytes of rows (0: unwinder__default_memory()).
  * Returns 0 or libbpf's -errno.
  */
 int unwinder__configure_obj(struct bpf_object *obj, int bpf_mode, uint64_t memory);
