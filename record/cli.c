@@ -82,6 +82,9 @@ const struct cli_opt cli__opts[] = {
 	{ "unwind-memory", required_argument, CLI_UNWIND_MEMORY, CLI_ALL,
 	  "      --unwind-memory MB     memory for unwind tables (default 1/128 of RAM,\n"
 	  "                             16 to 64)\n", NULL },
+	{ "unwind-cache", required_argument, CLI_UNWIND_CACHE, CLI_ALL,
+	  "      --unwind-cache DIR     keep unwind tables between recordings in DIR\n"
+	  "                             (default /var/cache/stk/unwind; 'none': not)\n", NULL },
 	{ "output", required_argument, 'o', CLI_ALL,
 	  "  -o, --output FILE          write to FILE (default trace.stk)\n", NULL },
 	{ "flush-interval", required_argument, CLI_FLUSH_INTERVAL, CLI_ALL,

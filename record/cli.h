@@ -29,6 +29,7 @@ enum {
 	CLI_NO_MMAP_EVENTS,
 	CLI_UNWIND,
 	CLI_UNWIND_MEMORY,
+	CLI_UNWIND_CACHE,
 };
 
 struct cli_opt {

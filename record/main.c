@@ -467,6 +467,13 @@ static int parse_long_option(struct args *a, int opt, const char *arg)
 		o->unwind_memory = mb << 20;
 		break;
 	}
+	case CLI_UNWIND_CACHE:
+		if (!*arg) {
+			errorf("--unwind-cache: expected a directory or 'none'");
+			return EXIT_USAGE;
+		}
+		o->unwind_cache = arg;
+		break;
 	}
 	return GO_ON;
 }

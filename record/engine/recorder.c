@@ -40,6 +40,7 @@
 #include "stackstore.h"
 #include "stkrec.h"
 #include "targets.h"
+#include "tcache.h"
 #include "worker.h"
 
 /* 100 ms steps a CMD gets to exit after SIGTERM before SIGKILL. */
@@ -503,6 +504,8 @@ static int open_unwinder(struct recorder *rec)
 	if (!rec->worker)
 		return recorder__errorf(rec, -errno, "worker thread: %s", strerror(errno));
 	unwinder__set_worker(rec->uw, rec->worker);
+	if (!rec->o.unwind_cache || strcmp(rec->o.unwind_cache, "none") != 0)
+		unwinder__set_cache_dir(rec->uw, rec->o.unwind_cache ?: TCACHE_DIR);
 	/* Samples whose tables are not ready are copied, unwound later. */
 	rec->deferred = deferred__new(rec->maps.unwind.defer_fd, rec->uw,
 				      rec->o.unwind == RECORDER_UNWIND_AUTO, deferred_mapping, rec->procs);

@@ -61,6 +61,8 @@ struct recorder_opts {
 	int no_mmap_events;		/* --no-mmap-events: /proc/PID/maps only */
 	int unwind;			/* --unwind: RECORDER_UNWIND_* */
 	uint64_t unwind_memory;		/* bytes of unwind rows at most (0: default) */
+	const char *unwind_cache;	/* --unwind-cache: NULL the default
+					 * (TCACHE_DIR), "none" no cache */
 	char *const *cmd;		/* -- CMD ARGS, NULL-terminated, or NULL */
 	const char *cmdline;		/* stkrec's own command line, for META */
 	volatile sig_atomic_t *stop;	/* set (by a signal handler) to stop */

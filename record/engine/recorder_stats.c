@@ -193,6 +193,8 @@ int recorder__write_stats(struct recorder *rec, uint64_t now)
 		st[n++] = (struct stk_stat){ "unwind_map_errors", us.map_errors };
 		st[n++] = (struct stk_stat){ "unwind_table_err_time", us.over_time };
 		st[n++] = (struct stk_stat){ "unwind_tables_queued", us.queued };
+		st[n++] = (struct stk_stat){ "unwind_tables_cached", us.cached };
+		st[n++] = (struct stk_stat){ "unwind_cache_stored", us.cache_stored };
 	}
 	if (rec->deferred) {
 		struct deferred_stats ds;

@@ -416,6 +416,11 @@ void unwinder__remove_process(struct unwinder *u, uint32_t tgid)
 	u->st.processes--;
 }
 
+void unwinder__set_cache_dir(struct unwinder *u, const char *dir)
+{
+	u->cache_dir = dir;
+}
+
 uint64_t unwinder__building(const struct unwinder *u)
 {
 	return u->building;

@@ -72,6 +72,8 @@ struct unwinder_stats {
 	uint64_t unsupported;		/* files refused: not x86-64, > 4 GiB, bad CFI */
 	uint64_t over_time;		/* builds given up past their CPU budget */
 	uint64_t queued;		/* builds handed to the worker, in all */
+	uint64_t cached;		/* tables read from the table cache */
+	uint64_t cache_stored;		/* tables written to it */
 	uint64_t refused_budget;	/* tables refused: no room in the rows map */
 	uint64_t evicted;		/* tables evicted to make room */
 	uint64_t reloaded;		/* tables loaded again from their saved rows
@@ -120,6 +122,10 @@ void unwinder__set_worker(struct unwinder *u, struct worker *w);
  * process's mappings).  Accepts NULL.
  */
 int unwinder__want(struct unwinder *u, uint32_t tgid, uint64_t addr);
+
+/* unwinder__set_cache_dir() - keep tables between recordings in @dir
+ * (record/unwind/tcache.h; borrowed, must outlive @u; NULL: not at all). */
+void unwinder__set_cache_dir(struct unwinder *u, const char *dir);
 
 /* Builds queued and not collected yet. */
 uint64_t unwinder__building(const struct unwinder *u);

@@ -23,6 +23,7 @@
 #include "buildid.h"
 #include "procmaps.h"
 #include "stkrec.h"
+#include "tcache.h"
 #include "unwind_table.h"
 #include "unwinder_int.h"
 #include "worker.h"
@@ -294,6 +295,10 @@ fail:
 
 static int debuginfo_open(const struct unwinder *u, const uint8_t *id, uint32_t id_size);
 
+/* How a table was built (cached with it, so STAT is the same warm). */
+#define TJ_SCANNED	1	/* no .eh_frame_hdr: FDEs listed from .eh_frame */
+#define TJ_DEBUG_FRAME	2	/* rows from .debug_frame */
+
 /*
  * A table's build: on the worker thread (or in the call, without one),
  * from the files opened on the main thread; nothing of the unwinder is
@@ -308,7 +313,13 @@ struct table_job {
 	uint8_t build_id[STK_MAX_BUILD_ID];
 	uint32_t build_id_size;
 	Elf *elf;			/* set instead of @fd: the vDSO */
-	struct unwind_table *ut;	/* the result, or NULL with @err */
+	const char *cache_dir;		/* TCACHE_DIR or the option's, or NULL */
+	struct unwind_table *ut;	/* the result built, or NULL */
+	struct stkrec_unwind_row *cached; /* or the rows cached, or NULL */
+	const struct stkrec_unwind_row *rows; /* either's rows */
+	size_t nr;
+	uint32_t flags;			/* TJ_*: how it was built */
+	int from_cache, stored;		/* read from the cache; written to it */
 	int err;
 	struct load loads[MAX_LOADS];
 	size_t nr_loads;
@@ -349,9 +360,27 @@ static void job_run(struct worker_job *wj, const _Atomic int *stop)
 		debug = tj->debuginfo ? elf_begin(tj->dfd, ELF_C_READ, NULL) : NULL;
 	}
 	err = elf ? phdr_loads(elf, tj) : -EBADMSG;
-	if (!err) {
+	/* Built before, by this recorder, from a file of this build-id. */
+	if (!err && tj->cache_dir && tj->build_id_size && !debug &&
+	    tcache__load(tj->cache_dir, tj->build_id, tj->build_id_size, &tj->cached, &tj->nr,
+			 &tj->flags) == 0) {
+		tj->rows = tj->cached;
+		tj->from_cache = 1;
+	} else if (!err) {
 		tj->ut = unwind_table__build(elf, debug, stop);
 		err = tj->ut ? 0 : -errno;
+	}
+	if (tj->ut) {
+		struct unwind_table_stats ts;
+
+		unwind_table__stats(tj->ut, &ts);
+		tj->rows = unwind_table__rows(tj->ut, &tj->nr);
+		tj->flags = (ts.scanned ? TJ_SCANNED : 0) | (ts.debug_frame_fdes ? TJ_DEBUG_FRAME : 0);
+		/* Not with separate debuginfo: installed or removed later,
+		 * it would change the table of the same build-id. */
+		if (tj->cache_dir && tj->build_id_size && !debug)
+			tj->stored = tcache__store(tj->cache_dir, tj->build_id, tj->build_id_size,
+						   tj->rows, tj->nr, tj->flags, TCACHE_MAX_BYTES) == 0;
 	}
 	tj->err = err;
 	elf_end(debug);
@@ -370,13 +399,13 @@ static void job_run(struct worker_job *wj, const _Atomic int *stop)
 static int table_finish(struct unwinder *u, struct table_job *tj)
 {
 	struct table *t = tj->t;
-	struct unwind_table_stats ts;
 	int err = tj->err;
 
 	memcpy(t->loads, tj->loads, sizeof(t->loads));
 	t->nr_loads = tj->nr_loads;
 	u->st.build_ns += tj->ns;
-	if (!tj->ut) {
+	u->st.cache_stored += tj->stored;
+	if (!tj->rows) {
 		if (err == -ENOENT)
 			u->st.no_cfi++;
 		else if (err == -ETIME)
@@ -385,19 +414,20 @@ static int table_finish(struct unwinder *u, struct table_job *tj)
 			u->st.unsupported++;
 		return err;
 	}
-	u->st.tables_built++;
-	unwind_table__stats(tj->ut, &ts);
-	u->st.scanned += ts.scanned;
-	if (ts.debug_frame_fdes) {
+	if (tj->from_cache)
+		u->st.cached++;
+	else
+		u->st.tables_built++;
+	u->st.scanned += !!(tj->flags & TJ_SCANNED);
+	if (tj->flags & TJ_DEBUG_FRAME) {
 		u->st.debug_frame++;
 		/* The debuginfo is opened only for a file without one. */
 		u->st.debuginfo += tj->debuginfo;
 	}
 	{
-		const struct stkrec_unwind_row *r;
-		size_t nr;
+		const struct stkrec_unwind_row *r = tj->rows;
+		size_t nr = tj->nr;
 
-		r = unwind_table__rows(tj->ut, &nr);
 		err = table_load(u, t, r, nr);
 		/* Refused for room: kept, so the next process mapping the
 		 * file does not build it again; bigger than the whole map,
@@ -417,6 +447,7 @@ static int table_finish(struct unwinder *u, struct table_job *tj)
 static void job_free(struct table_job *tj)
 {
 	unwind_table__free(tj->ut);
+	free(tj->cached);
 	elf_end(tj->elf);
 	if (tj->dfd >= 0)
 		close(tj->dfd);
@@ -555,6 +586,7 @@ static struct table_job *job_open(struct unwinder *u, struct table *t, uint32_t 
 	tj->fd = tj->dfd = -1;
 	tj->j.run = job_run;
 	tj->j.done = job_done;
+	tj->cache_dir = u->cache_dir;
 	if (strcmp(m->path, "[vdso]") == 0) {
 		/* Ours, if it is the same image (a 32-bit process has another). */
 		if (!u->vdso_size || (m->build_id_size && (m->build_id_size != (uint32_t)u->vdso_id_size ||

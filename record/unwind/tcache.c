@@ -1,0 +1,246 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * tcache.c - unwind tables on disk by build-id (see tcache.h).
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "stk.h"
+#include "tcache.h"
+
+#define TCACHE_MAGIC "STKUWT01"
+#define TCACHE_VERSION 1
+
+struct tcache_header {
+	char magic[8];
+	uint32_t version;
+	uint32_t row_size;		/* sizeof(struct stkrec_unwind_row) */
+	uint32_t id_size;
+	uint8_t id[STK_MAX_BUILD_ID];
+	uint32_t crc;			/* CRC32C of the rows */
+	uint32_t flags;			/* the caller's */
+	uint32_t pad;
+	uint64_t nr;
+};
+
+/* @dir is ours alone: a directory owned by our euid that nobody else may
+ * write to.  0 or -EPERM (-ENOENT: missing). */
+static int dir_ok(const char *dir)
+{
+	struct stat st;
+
+	if (lstat(dir, &st) < 0)
+		return -errno;
+	if (!S_ISDIR(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 022))
+		return -EPERM;
+	return 0;
+}
+
+static int path_of(char *out, size_t size, const char *dir, const uint8_t *id, uint32_t id_size,
+		   const char *suffix)
+{
+	char hex[2 * STK_MAX_BUILD_ID + 1];
+	uint32_t i;
+	int n;
+
+	if (!id_size || id_size > STK_MAX_BUILD_ID)
+		return -EINVAL;
+	for (i = 0; i < id_size; i++)
+		sprintf(hex + 2 * i, "%02x", id[i]);
+	n = snprintf(out, size, "%s/%s%s", dir, hex, suffix);
+	return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
+}
+
+int tcache__load(const char *dir, const uint8_t *id, uint32_t id_size,
+		 struct stkrec_unwind_row **rows, size_t *nr, uint32_t *flags)
+{
+	struct tcache_header h;
+	struct stkrec_unwind_row *r = NULL;
+	char path[PATH_MAX];
+	struct stat st;
+	size_t i, bytes;
+	int fd, err;
+
+	*rows = NULL;
+	*nr = 0;
+	err = path_of(path, sizeof(path), dir, id, id_size, ".uwt");
+	err = err ?: dir_ok(dir);
+	if (err)
+		return err == -EINVAL || err == -ENAMETOOLONG ? -ENOENT : err;
+	fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ELOOP ? -EPERM : -ENOENT;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid() ||
+	    (st.st_mode & 022)) {
+		err = -EPERM;
+		goto out;
+	}
+	err = -EBADMSG;
+	if (read(fd, &h, sizeof(h)) != (ssize_t)sizeof(h) || memcmp(h.magic, TCACHE_MAGIC, 8) ||
+	    h.version != TCACHE_VERSION || h.row_size != sizeof(*r) || h.id_size != id_size ||
+	    memcmp(h.id, id, id_size) || !h.nr || h.nr > (1ull << 28) ||
+	    (uint64_t)st.st_size != sizeof(h) + h.nr * sizeof(*r))
+		goto bad;
+	bytes = (size_t)h.nr * sizeof(*r);
+	r = malloc(bytes);
+	if (!r) {
+		err = -ENOMEM;
+		goto out;
+	}
+	if (read(fd, r, bytes) != (ssize_t)bytes || stk_crc32c(0, r, bytes) != h.crc)
+		goto bad;
+	for (i = 1; i < h.nr; i++)
+		if (r[i].pc <= r[i - 1].pc)
+			goto bad;
+	*rows = r;
+	*nr = (size_t)h.nr;
+	*flags = h.flags;
+	r = NULL;
+	err = 0;
+	goto out;
+bad:
+	/* Damaged (a crash mid-write cannot do this: files are renamed
+	 * into place whole): not used, and removed. */
+	unlink(path);
+out:
+	free(r);
+	close(fd);
+	return err;
+}
+
+/* Make @dir (and its parent) 0700 if missing. */
+static int dir_make(const char *dir)
+{
+	char parent[PATH_MAX], *slash;
+	int err = dir_ok(dir);
+
+	if (err != -ENOENT)
+		return err;
+	if (strlen(dir) >= sizeof(parent))
+		return -ENAMETOOLONG;
+	strcpy(parent, dir);
+	slash = strrchr(parent, '/');
+	if (slash && slash != parent) {
+		*slash = '\0';
+		if (mkdir(parent, 0700) < 0 && errno != EEXIST)
+			return -errno;
+	}
+	if (mkdir(dir, 0700) < 0 && errno != EEXIST)
+		return -errno;
+	return dir_ok(dir);
+}
+
+struct entry {
+	char name[2 * STK_MAX_BUILD_ID + 8];
+	time_t mtime;
+	off_t size;
+};
+
+static int entry_cmp(const void *a, const void *b)
+{
+	const struct entry *x = a, *y = b;
+
+	return x->mtime < y->mtime ? -1 : x->mtime > y->mtime;
+}
+
+/* Remove the oldest tables of @dir past @max bytes. */
+static void trim(const char *dir, uint64_t max)
+{
+	struct entry *e = NULL, *n;
+	size_t nr = 0, cap = 0, i;
+	uint64_t total = 0;
+	struct dirent *d;
+	struct stat st;
+	int dfd;
+	DIR *dp;
+
+	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (dfd < 0)
+		return;
+	dp = fdopendir(dfd);
+	if (!dp) {
+		close(dfd);
+		return;
+	}
+	while ((d = readdir(dp))) {
+		size_t len = strlen(d->d_name);
+
+		if (len < 5 || len >= sizeof(e->name) || strcmp(d->d_name + len - 4, ".uwt") ||
+		    fstatat(dfd, d->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode))
+			continue;
+		if (nr == cap) {
+			cap = cap ? cap * 2 : 64;
+			n = realloc(e, cap * sizeof(*e));
+			if (!n)
+				break;
+			e = n;
+		}
+		strcpy(e[nr].name, d->d_name);
+		e[nr].mtime = st.st_mtime;
+		e[nr].size = st.st_size;
+		total += (uint64_t)st.st_size;
+		nr++;
+	}
+	qsort(e, nr, sizeof(*e), entry_cmp);
+	for (i = 0; i < nr && total > max; i++)
+		if (unlinkat(dfd, e[i].name, 0) == 0)
+			total -= (uint64_t)e[i].size;
+	free(e);
+	closedir(dp);
+}
+
+int tcache__store(const char *dir, const uint8_t *id, uint32_t id_size,
+		  const struct stkrec_unwind_row *rows, size_t nr, uint32_t flags, uint64_t max_bytes)
+{
+	struct tcache_header h = { .version = TCACHE_VERSION, .row_size = sizeof(*rows) };
+	char path[PATH_MAX], tmp[PATH_MAX];
+	size_t bytes = nr * sizeof(*rows);
+	int fd, err;
+
+	err = path_of(path, sizeof(path), dir, id, id_size, ".uwt");
+	err = err ?: path_of(tmp, sizeof(tmp), dir, id, id_size, ".XXXXXX");
+	if (err)
+		return err;
+	if (!nr || sizeof(h) + bytes > max_bytes)
+		return -EFBIG;
+	err = dir_make(dir);
+	if (err)
+		return err;
+	memcpy(h.magic, TCACHE_MAGIC, 8);
+	h.id_size = id_size;
+	memcpy(h.id, id, id_size);
+	h.nr = nr;
+	h.flags = flags;
+	h.crc = stk_crc32c(0, rows, bytes);
+	fd = mkstemp(tmp);
+	if (fd < 0)
+		return -errno;
+	if (write(fd, &h, sizeof(h)) != (ssize_t)sizeof(h) || write(fd, rows, bytes) != (ssize_t)bytes) {
+		err = -EIO;
+		goto fail;
+	}
+	if (close(fd) < 0) {
+		fd = -1;
+		err = -errno;
+		goto fail;
+	}
+	if (rename(tmp, path) < 0) {
+		err = -errno;
+		unlink(tmp);
+		return err;
+	}
+	trim(dir, max_bytes);
+	return 0;
+fail:
+	if (fd >= 0)
+		close(fd);
+	unlink(tmp);
+	return err;
+}
