@@ -320,6 +320,7 @@ struct table_job {
 	size_t nr;
 	uint32_t flags;			/* TJ_*: how it was built */
 	int from_cache, stored;		/* read from the cache; written to it */
+	int trusted;			/* root's file that only root can write */
 	int err;
 	struct load loads[MAX_LOADS];
 	size_t nr_loads;
@@ -377,8 +378,11 @@ static void job_run(struct worker_job *wj, const _Atomic int *stop)
 		tj->rows = unwind_table__rows(tj->ut, &tj->nr);
 		tj->flags = (ts.scanned ? TJ_SCANNED : 0) | (ts.debug_frame_fdes ? TJ_DEBUG_FRAME : 0);
 		/* Not with separate debuginfo: installed or removed later,
-		 * it would change the table of the same build-id. */
-		if (tj->cache_dir && tj->build_id_size && !debug)
+		 * it would change the table of the same build-id.  Only
+		 * root's files: the build-id is the file's to claim, and a
+		 * user's file claiming libc's would give every later
+		 * recording its table for libc. */
+		if (tj->cache_dir && tj->build_id_size && !debug && tj->trusted)
 			tj->stored = tcache__store(tj->cache_dir, tj->build_id, tj->build_id_size,
 						   tj->rows, tj->nr, tj->flags, TCACHE_MAX_BYTES) == 0;
 	}
@@ -605,8 +609,10 @@ static struct table_job *job_open(struct unwinder *u, struct table *t, uint32_t 
 		return NULL;
 	}
 	/* Each user's files wait in their own queue. */
-	if (fstat(tj->fd, &st) == 0)
+	if (fstat(tj->fd, &st) == 0) {
 		tj->j.owner = st.st_uid;
+		tj->trusted = st.st_uid == 0 && !(st.st_mode & 022);
+	}
 	memcpy(tj->build_id, m->build_id, sizeof(tj->build_id));
 	tj->build_id_size = m->build_id_size;
 	return tj;
