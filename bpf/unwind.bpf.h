@@ -431,8 +431,6 @@ static __always_inline __u32 uw_walk(void *ctx, const __u64 *user_regs)
 	nr = st->nr;
 	if (!st->stop)
 		return nr;
-	if (st->stop < STKREC_UW_NR_STOPS)
-		stat_inc(STKREC_STAT_UW_STOP_BASE + st->stop);
 	if (unwind_mode == UW_MODE_AUTO && st->stop != STKREC_UW_STOP_DEPTH) {
 		/* Never worse than the frame pointers: take theirs if they
 		 * find more. */
@@ -445,11 +443,28 @@ static __always_inline __u32 uw_walk(void *ctx, const __u64 *user_regs)
 			}
 		}
 	}
-	/* The last frame says why the walk stopped. */
+	/* The last frame says why the walk stopped; the program counts the
+	 * stop once it has counted the sample (uw_stop_count()). */
 	if (nr >= STKREC_MAX_DEPTH)
 		nr = STKREC_MAX_DEPTH - 1;
 	f->ips[nr] = STKREC_UW_MARK | st->stop;
+	st->mark = st->stop;
 	return nr + 1;
+}
+
+/*
+ * Count @n samples (episodes) whose user stack ends with the marker of
+ * stop reason @stop (user_stack_store()'s, 0: none): STAT unwind_stop_*
+ * is the sum of the counts whose stack has that marker, what the report
+ * shows.  Called by a program once the sample is in its counts map, so
+ * a walk whose frame-pointer stack was taken instead (auto), a sample
+ * the full counts map dropped, an episode -m/-M filtered out, or a stack
+ * the full ring lost count no stop that the file does not show.
+ */
+static __always_inline void uw_stop_count(__u32 stop, __s64 stack, __u64 n)
+{
+	if (stop && stop < STKREC_UW_NR_STOPS && stack >= 0)
+		stat_add(STKREC_STAT_UW_STOP_BASE + stop, n);
 }
 
 /*
@@ -457,18 +472,26 @@ static __always_inline __u32 uw_walk(void *ctx, const __u64 *user_regs)
  * stack_store() stores frame-pointer stacks; or the frame-pointer stack
  * when uw_walk() says so.  @user_regs: pc, sp, bp as sampled if the
  * sample was taken in user mode, else NULL (the registers saved at the
- * task's kernel entry are used).  One stack_store_frames() call site:
- * each costs the verifier a 127-step hash loop.
+ * task's kernel entry are used).  @stop: the stop reason of the
+ * stack's marker, or 0 (for uw_stop_count()).  One stack_store_frames()
+ * call site: each costs the verifier a 127-step hash loop.
  */
-static __always_inline __s64 user_stack_store(void *ctx, const __u64 *user_regs)
+static __always_inline __s64 user_stack_store(void *ctx, const __u64 *user_regs, __u32 *stop)
 {
+	struct stkrec_unwind_state *st;
 	struct stkrec_stack *s;
 	__u32 zero = 0, nr;
 	long ret;
 
+	*stop = 0;
 	if (unwind_mode == UW_MODE_FP)
 		return stack_store(ctx, 0);
+	st = bpf_map_lookup_elem(&unwind_state, &zero);
+	if (!st)
+		return -ENOMEM;
+	st->mark = 0;
 	nr = uw_walk(ctx, user_regs);
+	*stop = nr ? st->mark : 0;
 	s = bpf_map_lookup_elem(nr ? (void *)&unwind_frames : (void *)&scratch, &zero);
 	if (!s)
 		return -ENOMEM;
