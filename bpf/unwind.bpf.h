@@ -15,8 +15,8 @@
  * also asks user space to build it.
  *
  * Included after common.bpf.h by each program that takes user stacks.
- * With unwind_mode == 0 (--unwind=fp), user_stack_store() is
- * stack_store(ctx, 0): the frame-pointer stack, as before.
+ * With unwind_mode == 0 (--unwind=fp), user_stack_store() takes the
+ * frame-pointer stack, as stack_store(ctx, 0), marked where it was cut.
  */
 #ifndef STKREC_UNWIND_BPF_H
 #define STKREC_UNWIND_BPF_H
@@ -467,6 +467,56 @@ static __always_inline void uw_stop_count(__u32 stop, __s64 stack, __u64 n)
 		stat_add(STKREC_STAT_UW_STOP_BASE + stop, n);
 }
 
+/* One frame-pointer hop of uw_fp_deeper(): st->bp = *st->bp; st->stop
+ * set if it could not be read. */
+static long uw_fp_hop(__u32 index, void *unused)
+{
+	struct stkrec_unwind_state *st;
+	__u32 zero = 0;
+
+	(void)index;
+	(void)unused;
+	st = bpf_map_lookup_elem(&unwind_state, &zero);
+	if (!st)
+		return 1;
+	if (uw_read(&st->bp, st->bp)) {
+		st->stop = 1;
+		return 1;
+	}
+	return 0;
+}
+
+/*
+ * 1 if the frame-pointer chain of the current task's user stack goes on
+ * past the STKREC_MAX_DEPTH frames bpf_get_stack() took (it takes no
+ * more than the kernel.perf_event_max_stack sysctl, 127 by default, and
+ * cannot say whether it cut).  The kernel's walk (x86's
+ * perf_callchain_user()) takes the pc, then one return address per
+ * frame record {next rbp, return address} from regs->bp on: after
+ * STKREC_MAX_DEPTH - 1 hops, a record it can still read is a frame it
+ * left out.  Only for stacks that deep, and only where bpf_loop and
+ * bpf_task_pt_regs exist (the frame-pointer fallback also loads on
+ * kernels without them: there, no marker).
+ */
+static __always_inline int uw_fp_deeper(const __u64 *user_regs)
+{
+	struct stkrec_unwind_state *st;
+	__u32 zero = 0;
+	__u64 rec[2];
+
+	if (!bpf_core_enum_value_exists(enum bpf_func_id, BPF_FUNC_loop) ||
+	    !bpf_core_enum_value_exists(enum bpf_func_id, BPF_FUNC_task_pt_regs))
+		return 0;
+	st = bpf_map_lookup_elem(&unwind_state, &zero);
+	if (!st || uw_regs(st, user_regs))
+		return 0;
+	st->stop = 0;
+	bpf_loop(STKREC_MAX_DEPTH - 1, uw_fp_hop, NULL, 0);
+	if (st->stop)
+		return 0;
+	return bpf_probe_read_user(rec, sizeof(rec), (const void *)st->bp) == 0;
+}
+
 /*
  * The current task's user stack, unwound with the tables, stored as
  * stack_store() stores frame-pointer stacks; or the frame-pointer stack
@@ -484,14 +534,15 @@ static __always_inline __s64 user_stack_store(void *ctx, const __u64 *user_regs,
 	long ret;
 
 	*stop = 0;
-	if (unwind_mode == UW_MODE_FP)
-		return stack_store(ctx, 0);
-	st = bpf_map_lookup_elem(&unwind_state, &zero);
-	if (!st)
-		return -ENOMEM;
-	st->mark = 0;
-	nr = uw_walk(ctx, user_regs);
-	*stop = nr ? st->mark : 0;
+	nr = 0;
+	if (unwind_mode != UW_MODE_FP) {
+		st = bpf_map_lookup_elem(&unwind_state, &zero);
+		if (!st)
+			return -ENOMEM;
+		st->mark = 0;
+		nr = uw_walk(ctx, user_regs);
+		*stop = nr ? st->mark : 0;
+	}
 	s = bpf_map_lookup_elem(nr ? (void *)&unwind_frames : (void *)&scratch, &zero);
 	if (!s)
 		return -ENOMEM;
@@ -507,6 +558,12 @@ static __always_inline __s64 user_stack_store(void *ctx, const __u64 *user_regs,
 			return ret;
 		}
 		nr = ret / sizeof(__u64);
+		/* Cut at the depth with more frames above: say so where it
+		 * was cut, as the table walk does (the leaf side is kept). */
+		if (nr >= STKREC_MAX_DEPTH && uw_fp_deeper(user_regs)) {
+			s->ips[STKREC_MAX_DEPTH - 1] = STKREC_UW_MARK | STKREC_UW_STOP_DEPTH;
+			*stop = STKREC_UW_STOP_DEPTH;
+		}
 	}
 	return stack_store_frames(s, nr, 0);
 }

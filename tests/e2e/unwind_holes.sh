@@ -10,6 +10,12 @@
 #    and dwarf captures and off-CPU (SPEC.md, STAT); the auto capture of
 #    nodelike is where they disagreed (the walks stopped, the frame-pointer
 #    stack taken: STAT counted stops no stack showed).
+#  - A 300-deep recursion, deeper than the 127 frames taken: under
+#    --unwind=dwarf and --unwind=fp (where bpf_get_stack() cannot say it
+#    cut) every sample in its leaf shows [unwind stopped: depth] where the
+#    stack was cut, the leaf side kept (as perf keeps it): 126 frames
+#    ending deep_rec;deep_leaf;burn, then the marker; stkreport info
+#    counts them, and so does STAT.
 # Exit 77 only when BPF cannot be used (not root, or no BTF).
 #
 # Every uwholes run is -- CMD with -c: it runs for SECONDS of its own CPU
@@ -76,5 +82,34 @@ stops_agree "auto, no CFI" "$tmp/nocfi.stk"
 # Off-CPU, both sides: a reader woken by a writer, neither with a table.
 "$REC" offwake -q -o "$tmp/ow.stk" -- sh -c "'$NOFP'_nocfi write 8 | '$NOFP'_nocfi read >/dev/null" >/dev/null
 stops_agree "offwake, no CFI" "$tmp/ow.stk"
+
+# deep MODE: record deep 300 under --unwind=MODE; of the samples whose user
+# stack reaches deep_leaf, "total marked" (marked: the depth marker at the
+# root, 126 frames below it, deep_leaf;burn at the leaf).
+deep() {
+	_mode=$1
+	"$REC" -q -F 499 --unwind="$1" -o "$tmp/deep-$1.stk" -- "$UH" -c deep 300 2 >/dev/null
+	check "stkrec --unwind=$1 -- uwholes deep 300 exits 0" [ $? -eq 0 ]
+	"$REP" -U -f folded "$tmp/deep-$1.stk" >"$tmp/deep-$1.folded" 2>/dev/null
+	set -- $(awk -F';' '
+	$1 == "uwholes" && /;deep_leaf;/ {
+		n = $NF; sub(/.* /, "", n); total += n
+		if ($2 == "[unwind stopped: depth]" && NF == 128 && $(NF - 2) == "deep_rec" &&
+		    $(NF - 1) == "deep_leaf" && $NF ~ /^burn /)
+			marked += n
+	}
+	END { printf "%d %d\n", total, marked }' "$tmp/deep-$1.folded")
+	echo "     $_mode: $2 of $1 samples in deep_leaf cut at 127 frames with the depth marker"
+	_t=$1 _m=$2
+}
+
+for m in dwarf fp; do
+	deep $m
+	check "$m: >= 99% of $_t samples in deep_leaf (300 deep) marked where cut, leaf side kept ($_m)" \
+		[ "$_t" -ge 200 -a $((_m * 100)) -ge $((_t * 99)) ]
+	"$REP" info "$tmp/deep-$m.stk" >"$tmp/deep-$m.info" 2>/dev/null
+	check "$m: stkreport info counts the depth stops" grep -q '^unwind stopped: depth [1-9]' "$tmp/deep-$m.info"
+	stops_agree "$m deep" "$tmp/deep-$m.stk"
+done
 
 finish
