@@ -11,8 +11,9 @@
  * (Linux 5.17+) over per-CPU scratch.  Callers are looked up at return
  * address - 1 (the call may be a function's last instruction), except
  * above a signal frame, whose saved pc is exact.  A mapping without a
- * table takes one frame-pointer step (auto); one whose table is pending
- * also asks user space to build it.
+ * table, or code its table has no row for, takes one frame-pointer step
+ * (auto); a mapping whose table is pending also asks user space to build
+ * it.
  *
  * Included after common.bpf.h by each program that takes user stacks.
  * With unwind_mode == 0 (--unwind=fp), user_stack_store() takes the
@@ -242,7 +243,14 @@ static long uw_step(__u32 index, void *unused)
 	ri = uw_row_idx(m->table, pc - m->bias);
 	ri32 = (__u32)ri;
 	r = ri < 0 ? NULL : bpf_map_lookup_elem(&unwind_rows, &ri32);
-	if (!r) {
+	if (!r || r->kind == STKREC_UW_NONE) {
+		/* Code without CFI in a file that has some: V8's builtins in
+		 * node (which keep frame pointers) between JIT frames and
+		 * the C++ that entered them.  As for a file without CFI,
+		 * one frame-pointer step (auto): stopping here made auto
+		 * take the frame-pointer stack, which ends in libc. */
+		if (unwind_mode == UW_MODE_AUTO)
+			goto fp_step;
 		st->stop = STKREC_UW_STOP_NO_ROW;
 		return 1;
 	}
@@ -276,9 +284,6 @@ static long uw_step(__u32 index, void *unused)
 		return ra == 0;
 	case STKREC_UW_END:
 		return 1; /* the outermost frame: a whole stack */
-	case STKREC_UW_NONE:
-		st->stop = STKREC_UW_STOP_NO_ROW;
-		return 1;
 	default:
 		st->stop = STKREC_UW_STOP_UNSUPP;
 		return 1;

@@ -41,6 +41,22 @@ struct unwind_table {
 	uint64_t t0;		/* monotonic time the build started (its budget) */
 };
 
+/* Room for one more row.  0 or -ENOMEM. */
+static int rows_room(struct unwind_table *t)
+{
+	size_t cap = t->cap ? t->cap * 2 : 1024;
+	struct stkrec_unwind_row *n;
+
+	if (t->nr < t->cap)
+		return 0;
+	n = realloc(t->rows, cap * sizeof(*n));
+	if (!n)
+		return -ENOMEM;
+	t->rows = n;
+	t->cap = cap;
+	return 0;
+}
+
 static int rows_push(struct unwind_table *t, uint64_t pc, int kind, int cfa_off, int rbp_off)
 {
 	struct stkrec_unwind_row *r;
@@ -64,15 +80,8 @@ static int rows_push(struct unwind_table *t, uint64_t pc, int kind, int cfa_off,
 			return 0;
 		}
 	}
-	if (t->nr == t->cap) {
-		size_t cap = t->cap ? t->cap * 2 : 1024;
-		struct stkrec_unwind_row *n = realloc(t->rows, cap * sizeof(*n));
-
-		if (!n)
-			return -ENOMEM;
-		t->rows = n;
-		t->cap = cap;
-	}
+	if (rows_room(t))
+		return -ENOMEM;
 	r = &t->rows[t->nr++];
 	r->pc = (uint32_t)pc;
 	r->kind = (uint8_t)kind;
@@ -505,6 +514,72 @@ static int walk(struct unwind_table *t, const struct fde_list *l)
 	return 0;
 }
 
+/* How far past the entry point a gap without CFI is taken as the entry
+ * code: ld.so's _start and _dl_start_user, the code the kernel enters,
+ * are 61 bytes; code past this keeps its "no CFI" stop. */
+#define UW_ENTRY_SPAN 256
+
+/* Insert a row {@pc, @kind} at index @i of @t's rows.  0 or -ENOMEM. */
+static int rows_insert(struct unwind_table *t, size_t i, uint64_t pc, int kind)
+{
+	if (rows_room(t))
+		return -ENOMEM;
+	memmove(&t->rows[i + 1], &t->rows[i], (t->nr - i) * sizeof(t->rows[0]));
+	t->rows[i] = (struct stkrec_unwind_row){ .pc = (uint32_t)pc, .kind = (uint8_t)kind };
+	t->nr++;
+	return 0;
+}
+
+/*
+ * The entry point (e_entry) is the outermost frame of every stack that
+ * reaches it: nothing calls it.  glibc's _start says so in its CFI (return
+ * address undefined), but ld.so's entry, the first code of every dynamic
+ * program, has no CFI at all, so every stack of a program's start-up
+ * (relocation, constructors run by _dl_init) stopped there with "no CFI",
+ * where perf ends at _start.  When no row covers e_entry, the gap from it
+ * (at most UW_ENTRY_SPAN bytes) gets an END row.  Returns 0 or -errno.
+ */
+static int mark_entry(struct unwind_table *t, Elf *elf)
+{
+	uint64_t entry, next, end;
+	size_t lo = 0, hi = t->nr;
+	GElf_Ehdr eh;
+	int err;
+
+	if (!gelf_getehdr(elf, &eh) || (eh.e_type != ET_EXEC && eh.e_type != ET_DYN))
+		return 0;
+	entry = eh.e_entry;
+	if (!entry || entry > UINT32_MAX - UW_ENTRY_SPAN || !t->nr || !in_text(elf, entry, entry + 1))
+		return 0;
+	/* lo: the first row past the entry. */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (t->rows[mid].pc <= entry)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo > 0 && t->rows[lo - 1].kind != STKREC_UW_NONE)
+		return 0; /* CFI covers it: its own rule */
+	next = lo < t->nr ? t->rows[lo].pc : UINT64_MAX;
+	end = entry + UW_ENTRY_SPAN < next ? entry + UW_ENTRY_SPAN : next;
+	if (end < next) {
+		err = rows_insert(t, lo, end, STKREC_UW_NONE);
+		if (err)
+			return err;
+	}
+	if (lo > 0 && t->rows[lo - 1].pc == entry) {
+		t->rows[lo - 1].kind = STKREC_UW_END;
+	} else {
+		err = rows_insert(t, lo, entry, STKREC_UW_END);
+		if (err)
+			return err;
+	}
+	t->st.entry = 1;
+	return 0;
+}
+
 /* 1 if .eh_frame (@eh) has a row for @pc. */
 static int eh_covers(Dwarf_CFI *eh, uint64_t pc)
 {
@@ -603,6 +678,7 @@ static int build(struct unwind_table *t, Elf *elf, Elf *debug)
 	}
 	qsort(l.v, l.nr, sizeof(*l.v), fde_cmp);
 	err = walk(t, &l);
+	err = err ?: mark_entry(t, elf);
 out:
 	dwarf_cfi_end(cfi);
 	dwarf_end(dw);

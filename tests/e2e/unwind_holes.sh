@@ -16,6 +16,19 @@
 #    stack was cut, the leaf side kept (as perf keeps it): 126 frames
 #    ending deep_rec;deep_leaf;burn, then the marker; stkreport info
 #    counts them, and so does STAT.
+#  - Node.js's stacks lacked _start;__libc_start_main: the walk stopped
+#    at code without CFI in a binary with CFI (V8's builtins), and auto
+#    took the frame-pointer stack, which ends in libc.  nodelike's
+#    trampoline is such code: >= 90% of its samples (>= 99% after the
+#    first second) are whole, _start..main;nl_outer;nl_trampoline;nl_work,
+#    a frame-pointer step taken there (--unwind=dwarf still stops: no CFI).
+#  - A process's entry point ends its stack: ld.so's has no CFI, and
+#    stacks through it (its own start-up, the constructors _dl_init runs)
+#    stopped with "no CFI" there.  libuwctor.so's constructor burns, run
+#    by _dl_init from ld.so's entry code, in auto and dwarf, and with
+#    ld.so run as the command: >= 90% of its samples end at ld.so's entry
+#    code with no marker (named _dl_start_user;_dl_init when ld.so's
+#    debug symbols are installed, as perf names it).
 # Exit 77 only when BPF cannot be used (not root, or no BTF).
 #
 # Every uwholes run is -- CMD with -c: it runs for SECONDS of its own CPU
@@ -82,6 +95,53 @@ stops_agree "auto, no CFI" "$tmp/nocfi.stk"
 # Off-CPU, both sides: a reader woken by a writer, neither with a table.
 "$REC" offwake -q -o "$tmp/ow.stk" -- sh -c "'$NOFP'_nocfi write 8 | '$NOFP'_nocfi read >/dev/null" >/dev/null
 stops_agree "offwake, no CFI" "$tmp/ow.stk"
+
+# Node.js-like: frame pointers, and code without CFI between frames.
+# rooted FOLDED: "total rooted" over uwholes' samples in nl_work.
+nl_rooted() {
+	awk '$0 ~ /^uwholes;.*;nl_work;/ { t += $NF
+		if ($0 ~ /^uwholes;_start;__libc_start_main[^;]*;__libc_start_call_main;main;nl_outer;nl_trampoline;nl_work;/) r += $NF }
+	END { printf "%d %d\n", t, r }' "$1"
+}
+"$REP" -U -f folded "$tmp/nl.stk" >"$tmp/nl.folded" 2>/dev/null
+"$REP" -U -f folded --since 1 "$tmp/nl.stk" >"$tmp/nl.late" 2>/dev/null
+set -- $(nl_rooted "$tmp/nl.folded") $(nl_rooted "$tmp/nl.late")
+echo "     nodelike: $2 of $1 samples rooted at _start..main;nl_outer;nl_trampoline;nl_work, $4 of $3 after the first second"
+check "nodelike: >= 90% of $1 samples whole through the code without CFI ($2)" \
+	[ "$1" -ge 400 -a $(($2 * 100)) -ge $(($1 * 90)) ]
+check "nodelike: >= 99% of $3 samples after the first second whole ($4)" \
+	[ "$3" -ge 200 -a $(($4 * 100)) -ge $(($3 * 99)) ]
+check "nodelike: STAT unwind_fp_steps counts the steps across it" \
+	[ "$(stat_of "$tmp/nl.stk" unwind_fp_steps)" -ge "$2" ]
+"$REP" -U -f folded "$tmp/nld.stk" >"$tmp/nld.folded" 2>/dev/null
+check "nodelike, dwarf: tables only, the walk stops there (no CFI)" \
+	grep -q '^uwholes;\[unwind stopped: no CFI\];nl_trampoline;nl_work;burn ' "$tmp/nld.folded"
+
+# The entry point.  With ld.so's debug symbols its entry code is named.
+LDSO=/lib64/ld-linux-x86-64.so.2
+id=$(readelf -n "$LDSO" 2>/dev/null | sed -n 's/^ *Build ID: *//p')
+below='(\[unknown\];)+'
+if [ -n "$id" ] && [ -e "/usr/lib/debug/.build-id/$(echo "$id" | cut -c1-2)/$(echo "$id" | cut -c3-).debug" ]; then
+	below='_dl_start_user;_dl_init;(call_init;)+'
+fi
+# ctor_case DESC COMM FOLDED: >= 90% of the samples in ctor_leaf end at
+# ld.so's entry code, no marker.
+ctor_case() {
+	set -- "$1" "$2" $(awk -v c="$2;" -v r="^$2;${below}uwctor;ctor_burn;ctor_leaf " '
+	index($0, c) == 1 && /;ctor_leaf / { t += $NF; if ($0 ~ r && $0 !~ /unwind stopped/) e += $NF }
+	END { printf "%d %d\n", t, e }' "$3")
+	echo "     $1: $4 of $3 samples in the constructor end at ld.so's entry code, unmarked"
+	check "$1: >= 90% of $3 samples end at ld.so's entry, no marker ($4)" \
+		[ "$3" -ge 200 -a $(($4 * 100)) -ge $(($3 * 90)) ]
+}
+for m in auto dwarf; do
+	"$REC" -q -F 499 --unwind=$m -o "$tmp/ctor-$m.stk" -- "$UH" -c ctor 1 >/dev/null
+	"$REP" -U -f folded "$tmp/ctor-$m.stk" >"$tmp/ctor-$m.folded" 2>/dev/null
+	ctor_case "ctor, $m" uwholes "$tmp/ctor-$m.folded"
+done
+"$REC" -q -F 499 -o "$tmp/ctor-ldso.stk" -- "$LDSO" "$UH" -c ctor 1 >/dev/null
+"$REP" -U -f folded "$tmp/ctor-ldso.stk" >"$tmp/ctor-ldso.folded" 2>/dev/null
+ctor_case "ctor, ld.so as the command" ld-linux-x86-64 "$tmp/ctor-ldso.folded"
 
 # deep MODE: record deep 300 under --unwind=MODE; of the samples whose user
 # stack reaches deep_leaf, "total marked" (marked: the depth marker at the

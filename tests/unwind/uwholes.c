@@ -14,9 +14,11 @@
  *                       frame-pointer walk alone ends in libc
  *   uwholes [-c] deep N [SECS]    main;deep_rec x N;deep_leaf: a stack
  *                       deeper than the unwinder takes
- *   uwholes [-c] ctor SECS ...    burn in a constructor, called by ld.so's
- *                       _dl_init from its entry point: the stack ends at
- *                       ld.so's _start
+ *   uwholes [-c] ctor SECS        burn in the constructor of libuwctor.so
+ *                       (uwctor.c), which ld.so's _dl_init runs from its
+ *                       entry point, before the program's: the stack ends
+ *                       in ld.so's entry code (glibc runs the program's
+ *                       own constructors from __libc_start_main)
  *
  * SECS (default 3) of the clock, or with -c of this process's CPU time, so
  * a recording at F Hz gets about SECS x F samples however busy the
@@ -29,6 +31,8 @@
 #include <time.h>
 
 #define NOINLINE __attribute__((noinline, noclone))
+
+void uwctor_linked(void); /* libuwctor.so */
 
 volatile uint64_t sink;
 
@@ -66,17 +70,16 @@ NOINLINE void nl_work(void)
 void nl_trampoline(void);
 
 /* A frame-pointer frame and no CFI: no .cfi_* directives, so no FDE
- * covers it (the unwind table has a gap there). */
+ * covers it (the unwind table has a gap there).  No .type either, as
+ * ld.so's _start: a code label (STT_NOTYPE), which the report names. */
 __asm__(".text\n"
 	".globl nl_trampoline\n"
-	".type nl_trampoline, @function\n"
 	"nl_trampoline:\n"
 	"	push %rbp\n"
 	"	mov %rsp, %rbp\n"
 	"	call nl_work\n"
 	"	pop %rbp\n"
-	"	ret\n"
-	".size nl_trampoline, .-nl_trampoline\n");
+	"	ret\n");
 
 NOINLINE static void nl_outer(double secs)
 {
@@ -98,29 +101,6 @@ NOINLINE static uint64_t deep_rec(unsigned int n)
 	if (n <= 1)
 		return deep_leaf();
 	return deep_rec(n - 1) + n; /* not a tail call */
-}
-
-/* ---- ctor ---- */
-
-NOINLINE static void ctor_burn(double secs)
-{
-	double end = now() + secs;
-
-	while (now() < end)
-		sink += burn(2000);
-}
-
-/* glibc calls ELF constructors with main's arguments. */
-__attribute__((constructor)) static void ctor(int argc, char **argv)
-{
-	int i = 1;
-
-	if (argc > i && strcmp(argv[i], "-c") == 0) {
-		run_clock = CLOCK_PROCESS_CPUTIME_ID;
-		i++;
-	}
-	if (argc > i + 1 && strcmp(argv[i], "ctor") == 0)
-		ctor_burn(atof(argv[i + 1]));
 }
 
 static int usage(void)
@@ -148,7 +128,7 @@ int main(int argc, char **argv)
 		while (now() < end)
 			sink += deep_rec(n);
 	} else if (strcmp(argv[i], "ctor") == 0) {
-		; /* the constructor did the work */
+		uwctor_linked(); /* its constructor did the work */
 	} else {
 		return usage();
 	}
