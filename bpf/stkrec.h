@@ -248,6 +248,10 @@ struct stkrec_ksym_io {
 #define STKREC_UW_END		5 /* return address undefined: outermost frame */
 #define STKREC_UW_UNSUPPORTED	6 /* a rule we do not evaluate */
 #define STKREC_UW_CFA_RBP_DEREF	7 /* CFA = *(rbp - cfa_off) (stack realignment) */
+#define STKREC_UW_STACK_SWITCH	8 /* code that switched stacks (Go's systemstack,
+				   * mcall, asmcgocall, morestack), whose CFI is
+				   * the other stack's: as CFA_RSP in the leaf,
+				   * above it the caller by frame pointer */
 
 /* rbp_off: the caller's rbp is at CFA + 8 * rbp_off; 0 = rbp unchanged;
  * STKREC_UW_RBP_LOST = not recoverable (the walk continues without it). */

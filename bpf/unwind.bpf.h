@@ -187,8 +187,8 @@ static long uw_step(__u32 index, void *unused)
 	struct stkrec_stack *f;
 	__u64 pc, cfa, ra, bp;
 	__u32 zero = 0, n, ri32;
+	int mi, switched = 0;
 	long ri;
-	int mi;
 
 	(void)index;
 	(void)unused;
@@ -270,6 +270,22 @@ static long uw_step(__u32 index, void *unused)
 	case STKREC_UW_PLT:
 		cfa = st->sp + r->cfa_off + (((st->pc & 15) >= (__u64)r->rbp_off) ? 8 : 0);
 		break;
+	case STKREC_UW_STACK_SWITCH:
+		/* Above the leaf, a return address in Go's systemstack (or
+		 * mcall...) is past its switch to g0's stack: the CFA its CFI
+		 * gives is on g0's stack, where no caller is (the walk read 0
+		 * there and ended in silence).  rbp still holds the frame of
+		 * the goroutine's code that called it (restored through the
+		 * callee's frame, Go keeps frame pointers): a frame-pointer
+		 * step back onto the goroutine's stack, which may lie below
+		 * g0's.  (Its caller's own frame is lost, as perf -g loses
+		 * it: the return address into it is known only to Go.) */
+		if (n > 0) {
+			switched = 1;
+			goto fp_step;
+		}
+		cfa = st->sp + r->cfa_off;
+		break;
 	case STKREC_UW_SIGNAL:
 		/* The interrupted context, from the ucontext at rsp. */
 		if (uw_read(&bp, st->sp + 120) || uw_read(&cfa, st->sp + 160) ||
@@ -313,7 +329,7 @@ fp_step:
 	bp = st->bp;
 	if (bp == 0)
 		return 1;
-	if (bp < st->sp || uw_read(&ra, bp + 8) || uw_read(&st->bp, bp)) {
+	if ((bp < st->sp && !switched) || uw_read(&ra, bp + 8) || uw_read(&st->bp, bp)) {
 		st->stop = STKREC_UW_STOP_FP;
 		return 1;
 	}
