@@ -145,7 +145,7 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev, __u3
 	s.ts = now;
 	s.tgid = tgid;
 	bpf_get_current_comm(s.comm, sizeof(s.comm));
-	s.user_stack = user_stacks ? user_stack_store(ctx, NULL) : -ENOENT; /* [unwind] */
+	s.user_stack = user_stacks ? user_stack_store(ctx, NULL, &s.user_stop) : -ENOENT; /* [unwind] */
 	s.kernel_stack = kernel_stacks ? stack_store(ctx, 1) : -ENOENT;
 	err = bpf_map_update_elem(&start, &tid, &s, BPF_ANY);
 	if (err) {
@@ -159,7 +159,7 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev, __u3
 static __always_inline void switch_in(struct task_struct *next, __u64 now)
 {
 	struct stkrec_offcpu_key key = {};
-	__u32 tid = next->pid;
+	__u32 tid = next->pid, stop, waker_stop = 0;
 	struct stkrec_offcpu_waker *w = NULL;
 	struct stkrec_offcpu_start *s;
 	__u64 delta, us;
@@ -176,6 +176,7 @@ static __always_inline void switch_in(struct task_struct *next, __u64 now)
 	__builtin_memcpy(key.comm, s->comm, sizeof(key.comm));
 	key.user_stack = s->user_stack;
 	key.kernel_stack = s->kernel_stack;
+	stop = s->user_stop;
 	bpf_map_delete_elem(&start, &tid);
 
 	key.waker_user_stack = -ENOENT;
@@ -188,6 +189,7 @@ static __always_inline void switch_in(struct task_struct *next, __u64 now)
 		__builtin_memcpy(key.waker_comm, w->comm, sizeof(key.waker_comm));
 		key.waker_user_stack = w->user_stack;
 		key.waker_kernel_stack = w->kernel_stack;
+		waker_stop = w->user_stop;
 		bpf_map_delete_elem(&wakers, &tid);
 	}
 
@@ -207,9 +209,14 @@ static __always_inline void switch_in(struct task_struct *next, __u64 now)
 		err = count_add(&counts1, &key, delta);
 	else
 		err = count_add(&counts0, &key, delta);
-	if (!err && (key.user_stack == -ENOMEM || key.kernel_stack == -ENOMEM ||
-		 key.waker_user_stack == -ENOMEM || key.waker_kernel_stack == -ENOMEM))
+	if (err)
+		return;
+	if (key.user_stack == -ENOMEM || key.kernel_stack == -ENOMEM ||
+	    key.waker_user_stack == -ENOMEM || key.waker_kernel_stack == -ENOMEM)
 		stat_inc(STKREC_STAT_STACK_LOST);
+	/* Episodes, both sides in offwake, as the report counts them. */
+	uw_stop_count(stop, key.user_stack, 1);
+	uw_stop_count(waker_stop, key.waker_user_stack, 1);
 }
 
 /* BPF_PROG() names arguments a program may not use. */
@@ -247,7 +254,7 @@ int BPF_PROG(on_sched_waking, struct task_struct *p)
 	w.tgid = pid_tgid >> 32;
 	w.tid = (__u32)pid_tgid;
 	bpf_get_current_comm(w.comm, sizeof(w.comm));
-	w.user_stack = user_stacks ? user_stack_store(ctx, NULL) : -ENOENT; /* [unwind] */
+	w.user_stack = user_stacks ? user_stack_store(ctx, NULL, &w.user_stop) : -ENOENT; /* [unwind] */
 	w.kernel_stack = kernel_stacks ? stack_store(ctx, 1) : -ENOENT;
 	/* A second wakeup before the wakee ran replaces the first waker. */
 	if (bpf_map_update_elem(&wakers, &tid, &w, BPF_ANY)) {

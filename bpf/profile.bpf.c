@@ -66,6 +66,7 @@ int on_cpu_sample(struct bpf_perf_event_data *ctx)
 	struct stkrec_count_key key = {};
 	__u32 tgid = pid_tgid >> 32;
 	__u32 tid = (__u32)pid_tgid;
+	__u32 stop = 0;
 	int err;
 
 	stat_inc(STKREC_STAT_SAMPLE_EVENTS);
@@ -86,7 +87,8 @@ int on_cpu_sample(struct bpf_perf_event_data *ctx)
 	if (user_stacks) {
 		__u64 uregs[3] = { ctx->regs.ip, ctx->regs.sp, ctx->regs.bp };
 
-		key.user_stack = user_stack_store(ctx, (__s64)uregs[0] >= 0 ? uregs : NULL);
+		key.user_stack = user_stack_store(ctx, (__s64)uregs[0] >= 0 ? uregs : NULL,
+						  &stop);
 	} else {
 		key.user_stack = -ENOENT;
 	}
@@ -110,8 +112,10 @@ int on_cpu_sample(struct bpf_perf_event_data *ctx)
 		err = count_add(&counts1, &key);
 	else
 		err = count_add(&counts0, &key);
-	if (!err)
+	if (!err) {
 		stack_lost_count(key.user_stack, key.kernel_stack);
+		uw_stop_count(stop, key.user_stack, 1);
+	}
 
 	proc_announce(tgid, tid, key.comm);
 	return 0;

@@ -134,7 +134,7 @@ struct stkrec_offcpu_start {
 	__s64 user_stack;
 	__s64 kernel_stack;
 	__u32 tgid;
-	__u32 pad;
+	__u32 user_stop; /* STKREC_UW_STOP_* of user_stack's marker, or 0 */
 	char comm[STKREC_COMM_LEN];
 };
 
@@ -146,6 +146,8 @@ struct stkrec_offcpu_waker {
 	__u32 tgid;
 	__u32 tid;
 	char comm[STKREC_COMM_LEN];
+	__u32 user_stop; /* as in struct stkrec_offcpu_start */
+	__u32 pad;
 };
 
 /* Value of the off-CPU "counts" maps. */
@@ -159,7 +161,7 @@ struct stkrec_offcpu_value {
 
 /*
  * Indices of the per-CPU "stats" array.  Names for the STAT chunk are in
- * record/engine/recorder.c (bpf_stat_names[]); keep both in the same order.
+ * record/engine/recorder_stats.c (bpf_stat_names[]); keep both in the same order.
  */
 #define STKREC_STAT_SAMPLES		 0 /* samples (off-CPU: episodes) counted */
 #define STKREC_STAT_COUNTS_FULL		 1 /* samples dropped: counts map full */
@@ -185,7 +187,9 @@ struct stkrec_offcpu_value {
 #define STKREC_STAT_UW_FP_STEPS		18 /* frames found by frame pointer (no table) */
 #define STKREC_STAT_UW_FB_LEAF		19 /* frame-pointer stack: the leaf is in no
 					    * mapping the unwinder knows (yet) */
-#define STKREC_STAT_UW_STOP_BASE	20 /* + STKREC_UW_STOP_*: walks stopped early */
+#define STKREC_STAT_UW_STOP_BASE	20 /* + STKREC_UW_STOP_*: samples (episodes)
+					    * counted whose user stack ends with
+					    * that marker */
 /* The stacks set (common.bpf.h): stacks sent to user space through the
  * stack ring, ids the set could not take (sent again when seen again);
  * samples (episodes) counted with a stack the full ring could not take. */
@@ -249,6 +253,10 @@ struct stkrec_ksym_io {
 #define STKREC_UW_END		5 /* return address undefined: outermost frame */
 #define STKREC_UW_UNSUPPORTED	6 /* a rule we do not evaluate */
 #define STKREC_UW_CFA_RBP_DEREF	7 /* CFA = *(rbp - cfa_off) (stack realignment) */
+#define STKREC_UW_STACK_SWITCH	8 /* code that switched stacks (Go's systemstack,
+				   * mcall, asmcgocall, morestack), whose CFI is
+				   * the other stack's: as CFA_RSP in the leaf,
+				   * above it the caller by frame pointer */
 
 /* rbp_off: the caller's rbp is at CFA + 8 * rbp_off; 0 = rbp unchanged;
  * STKREC_UW_RBP_LOST = not recoverable (the walk continues without it). */
@@ -353,7 +361,8 @@ struct stkrec_unwind_state {
 	__u32 fp_steps;
 	__u32 stale;	/* an address in no known mapping was met */
 	__u32 leaf_unknown; /* ... and it was the leaf's */
-	__u32 pad;
+	__u32 mark;	/* the stop reason of the marker the stack taken ends
+			 * with; 0: no marker (whole, or frame pointers) */
 	__u64 want;	/* an address in a mapping whose table is pending, or 0 */
 	__u64 pc0, sp0, bp0; /* the registers the walk started from */
 };
@@ -409,7 +418,7 @@ STKREC_ASSERT_SIZE(stkrec_offcpu_value, 16);
 STKREC_ASSERT_AT(stkrec_offcpu_start, user_stack, 8);
 STKREC_ASSERT_SIZE(stkrec_offcpu_start, 32 + STKREC_COMM_LEN);
 STKREC_ASSERT_AT(stkrec_offcpu_waker, comm, 24);
-STKREC_ASSERT_SIZE(stkrec_offcpu_waker, 24 + STKREC_COMM_LEN);
+STKREC_ASSERT_SIZE(stkrec_offcpu_waker, 32 + STKREC_COMM_LEN);
 
 STKREC_ASSERT_AT(stkrec_ksym_io, text, 8);
 STKREC_ASSERT_AT(stkrec_ksym_io, addrs, 40);

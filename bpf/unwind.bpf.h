@@ -11,12 +11,13 @@
  * (Linux 5.17+) over per-CPU scratch.  Callers are looked up at return
  * address - 1 (the call may be a function's last instruction), except
  * above a signal frame, whose saved pc is exact.  A mapping without a
- * table takes one frame-pointer step (auto); one whose table is pending
- * also asks user space to build it.
+ * table, or code its table has no row for, takes one frame-pointer step
+ * (auto); a mapping whose table is pending also asks user space to build
+ * it.
  *
  * Included after common.bpf.h by each program that takes user stacks.
- * With unwind_mode == 0 (--unwind=fp), user_stack_store() is
- * stack_store(ctx, 0): the frame-pointer stack, as before.
+ * With unwind_mode == 0 (--unwind=fp), user_stack_store() takes the
+ * frame-pointer stack, as stack_store(ctx, 0), marked where it was cut.
  */
 #ifndef STKREC_UNWIND_BPF_H
 #define STKREC_UNWIND_BPF_H
@@ -207,8 +208,8 @@ static long uw_step(__u32 index, void *unused)
 	struct stkrec_stack *f;
 	__u64 pc, cfa, ra, bp;
 	__u32 zero = 0, n, ri32;
+	int mi, switched = 0;
 	long ri;
-	int mi;
 
 	(void)index;
 	(void)unused;
@@ -263,7 +264,14 @@ static long uw_step(__u32 index, void *unused)
 	ri = uw_row_idx(m->table, pc - m->bias);
 	ri32 = (__u32)ri;
 	r = ri < 0 ? NULL : bpf_map_lookup_elem(&unwind_rows, &ri32);
-	if (!r) {
+	if (!r || r->kind == STKREC_UW_NONE) {
+		/* Code without CFI in a file that has some: V8's builtins in
+		 * node (which keep frame pointers) between JIT frames and
+		 * the C++ that entered them.  As for a file without CFI,
+		 * one frame-pointer step (auto): stopping here made auto
+		 * take the frame-pointer stack, which ends in libc. */
+		if (unwind_mode == UW_MODE_AUTO)
+			goto fp_step;
 		st->stop = STKREC_UW_STOP_NO_ROW;
 		return 1;
 	}
@@ -283,6 +291,22 @@ static long uw_step(__u32 index, void *unused)
 	case STKREC_UW_PLT:
 		cfa = st->sp + r->cfa_off + (((st->pc & 15) >= (__u64)r->rbp_off) ? 8 : 0);
 		break;
+	case STKREC_UW_STACK_SWITCH:
+		/* Above the leaf, a return address in Go's systemstack (or
+		 * mcall...) is past its switch to g0's stack: the CFA its CFI
+		 * gives is on g0's stack, where no caller is (the walk read 0
+		 * there and ended in silence).  rbp still holds the frame of
+		 * the goroutine's code that called it (restored through the
+		 * callee's frame, Go keeps frame pointers): a frame-pointer
+		 * step back onto the goroutine's stack, which may lie below
+		 * g0's.  (Its caller's own frame is lost, as perf -g loses
+		 * it: the return address into it is known only to Go.) */
+		if (n > 0) {
+			switched = 1;
+			goto fp_step;
+		}
+		cfa = st->sp + r->cfa_off;
+		break;
 	case STKREC_UW_SIGNAL:
 		/* The interrupted context, from the ucontext at rsp. */
 		if (uw_read(&bp, st->sp + 120) || uw_read(&cfa, st->sp + 160) ||
@@ -297,9 +321,6 @@ static long uw_step(__u32 index, void *unused)
 		return ra == 0;
 	case STKREC_UW_END:
 		return 1; /* the outermost frame: a whole stack */
-	case STKREC_UW_NONE:
-		st->stop = STKREC_UW_STOP_NO_ROW;
-		return 1;
 	default:
 		st->stop = STKREC_UW_STOP_UNSUPP;
 		return 1;
@@ -329,7 +350,7 @@ fp_step:
 	bp = st->bp;
 	if (bp == 0)
 		return 1;
-	if (bp < st->sp || uw_read(&ra, bp + 8) || uw_read(&st->bp, bp)) {
+	if ((bp < st->sp && !switched) || uw_read(&ra, bp + 8) || uw_read(&st->bp, bp)) {
 		st->stop = STKREC_UW_STOP_FP;
 		return 1;
 	}
@@ -461,8 +482,6 @@ static __always_inline __u32 uw_walk(void *ctx, const __u64 *user_regs)
 	nr = st->nr;
 	if (!st->stop)
 		return nr;
-	if (st->stop < STKREC_UW_NR_STOPS)
-		stat_inc(STKREC_STAT_UW_STOP_BASE + st->stop);
 	if (unwind_mode == UW_MODE_AUTO && st->stop != STKREC_UW_STOP_DEPTH) {
 		/* Never worse than the frame pointers: take theirs if they
 		 * find more. */
@@ -475,10 +494,12 @@ static __always_inline __u32 uw_walk(void *ctx, const __u64 *user_regs)
 			}
 		}
 	}
-	/* The last frame says why the walk stopped. */
+	/* The last frame says why the walk stopped; the program counts the
+	 * stop once it has counted the sample (uw_stop_count()). */
 	if (nr >= STKREC_MAX_DEPTH)
 		nr = STKREC_MAX_DEPTH - 1;
 	f->ips[nr] = STKREC_UW_MARK | st->stop;
+	st->mark = st->stop;
 	return nr + 1;
 }
 
@@ -530,24 +551,98 @@ static __always_inline __u32 uw_defer(void)
 }
 
 /*
+ * Count @n samples (episodes) whose user stack ends with the marker of
+ * stop reason @stop (user_stack_store()'s, 0: none): STAT unwind_stop_*
+ * is the sum of the counts whose stack has that marker, what the report
+ * shows.  Called by a program once the sample is in its counts map, so
+ * a walk whose frame-pointer stack was taken instead (auto), a sample
+ * the full counts map dropped, an episode -m/-M filtered out, or a stack
+ * the full ring lost count no stop that the file does not show.
+ */
+static __always_inline void uw_stop_count(__u32 stop, __s64 stack, __u64 n)
+{
+	if (stop && stop < STKREC_UW_NR_STOPS && stack >= 0)
+		stat_add(STKREC_STAT_UW_STOP_BASE + stop, n);
+}
+
+/* One frame-pointer hop of uw_fp_deeper(): st->bp = *st->bp; st->stop
+ * set if it could not be read. */
+static long uw_fp_hop(__u32 index, void *unused)
+{
+	struct stkrec_unwind_state *st;
+	__u32 zero = 0;
+
+	(void)index;
+	(void)unused;
+	st = bpf_map_lookup_elem(&unwind_state, &zero);
+	if (!st)
+		return 1;
+	if (uw_read(&st->bp, st->bp)) {
+		st->stop = 1;
+		return 1;
+	}
+	return 0;
+}
+
+/*
+ * 1 if the frame-pointer chain of the current task's user stack goes on
+ * past the STKREC_MAX_DEPTH frames bpf_get_stack() took (it takes no
+ * more than the kernel.perf_event_max_stack sysctl, 127 by default, and
+ * cannot say whether it cut).  The kernel's walk (x86's
+ * perf_callchain_user()) takes the pc, then one return address per
+ * frame record {next rbp, return address} from regs->bp on: after
+ * STKREC_MAX_DEPTH - 1 hops, a record it can still read is a frame it
+ * left out.  Only for stacks that deep, and only where bpf_loop and
+ * bpf_task_pt_regs exist (the frame-pointer fallback also loads on
+ * kernels without them: there, no marker).
+ */
+static __always_inline int uw_fp_deeper(const __u64 *user_regs)
+{
+	struct stkrec_unwind_state *st;
+	__u32 zero = 0;
+	__u64 rec[2];
+
+	if (!bpf_core_enum_value_exists(enum bpf_func_id, BPF_FUNC_loop) ||
+	    !bpf_core_enum_value_exists(enum bpf_func_id, BPF_FUNC_task_pt_regs))
+		return 0;
+	st = bpf_map_lookup_elem(&unwind_state, &zero);
+	if (!st || uw_regs(st, user_regs))
+		return 0;
+	st->stop = 0;
+	bpf_loop(STKREC_MAX_DEPTH - 1, uw_fp_hop, NULL, 0);
+	if (st->stop)
+		return 0;
+	return bpf_probe_read_user(rec, sizeof(rec), (const void *)st->bp) == 0;
+}
+
+/*
  * The current task's user stack, unwound with the tables, stored as
  * stack_store() stores frame-pointer stacks; or the frame-pointer stack
  * when uw_walk() says so.  @user_regs: pc, sp, bp as sampled if the
  * sample was taken in user mode, else NULL (the registers saved at the
- * task's kernel entry are used).  One stack_store_frames() call site:
- * each costs the verifier a 127-step hash loop.
+ * task's kernel entry are used).  @stop: the stop reason of the
+ * stack's marker, or 0 (for uw_stop_count()).  One stack_store_frames()
+ * call site: each costs the verifier a 127-step hash loop.
  */
-static __always_inline __s64 user_stack_store(void *ctx, const __u64 *user_regs)
+static __always_inline __s64 user_stack_store(void *ctx, const __u64 *user_regs, __u32 *stop)
 {
+	struct stkrec_unwind_state *st;
 	struct stkrec_stack *s;
 	__u32 zero = 0, nr;
 	long ret;
 
-	if (unwind_mode == UW_MODE_FP)
-		return stack_store(ctx, 0);
-	nr = uw_walk(ctx, user_regs);
-	if (nr == UW_DEFER)
-		nr = uw_defer();
+	*stop = 0;
+	nr = 0;
+	if (unwind_mode != UW_MODE_FP) {
+		st = bpf_map_lookup_elem(&unwind_state, &zero);
+		if (!st)
+			return -ENOMEM;
+		st->mark = 0;
+		nr = uw_walk(ctx, user_regs);
+		if (nr == UW_DEFER)
+			nr = uw_defer();
+		*stop = nr ? st->mark : 0;
+	}
 	s = bpf_map_lookup_elem(nr ? (void *)&unwind_frames : (void *)&scratch, &zero);
 	if (!s)
 		return -ENOMEM;
@@ -563,6 +658,12 @@ static __always_inline __s64 user_stack_store(void *ctx, const __u64 *user_regs)
 			return ret;
 		}
 		nr = ret / sizeof(__u64);
+		/* Cut at the depth with more frames above: say so where it
+		 * was cut, as the table walk does (the leaf side is kept). */
+		if (nr >= STKREC_MAX_DEPTH && uw_fp_deeper(user_regs)) {
+			s->ips[STKREC_MAX_DEPTH - 1] = STKREC_UW_MARK | STKREC_UW_STOP_DEPTH;
+			*stop = STKREC_UW_STOP_DEPTH;
+		}
 	}
 	return stack_store_frames(s, nr, 0);
 }

@@ -87,6 +87,7 @@ fixtures: $(FIXTURES) $(MKCAPTURE)
 
 # Unit suites that read the fixtures.
 $(O)/tests/check_symbolize $(O)/tests/check_report: $(FIXTURES) $(MKCAPTURE)
+$(O)/tests/check_symbolize: $(O)/tests/unwind/uwholes
 
 TEST_EXTRA_DEPS += $(FIXTURES) $(MKCAPTURE)
 

@@ -16,6 +16,9 @@
 #                          .eh_frame and -g's .debug_frame removed (no
 #                          table: frame pointers)
 #   $(UW)/stackfan         16384 distinct stacks, frame pointers (make bench)
+#   $(UW)/uwholes          frame pointers and CFI, as Node.js is built: the
+#                          holes real programs showed (tests/unwind/uwholes.c),
+#                          with $(UW)/libuwctor.so (its constructor, uwctor.c)
 #   $(UW)/cfi_bigreg, cfi_remember, cfi_aligned, cfi_hiddencie  hostile CFI (tests/unwind/cfi_*.s)
 #                          (ld warns that cfi_aligned gets no .eh_frame_hdr: meant)
 #                          the table builder must refuse before libdw runs it
@@ -88,9 +91,25 @@ $(UW)/stackfan: tests/unwind/stackfan.c
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CPPFLAGS) $(FP_CFLAGS) -Wall -Wextra -Werror -pthread $(LDFLAGS) $< -o $@
 
+# -mno-omit-leaf-frame-pointer: burn() is a leaf, and the frame-pointer
+# stacks the test compares with must not lose its caller.
+UWHOLES_CFLAGS := -O2 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer \
+	-fno-optimize-sibling-calls $(REPRO) -Wall -Wextra -Werror
+
+$(UW)/libuwctor.so: tests/unwind/uwctor.c
+	$(call msg,CC-FP,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CPPFLAGS) $(UWHOLES_CFLAGS) -fPIC -shared $(LDFLAGS) $< -o $@
+
+$(UW)/uwholes: tests/unwind/uwholes.c $(UW)/libuwctor.so
+	$(call msg,CC-FP,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CPPFLAGS) $(UWHOLES_CFLAGS) $(LDFLAGS) $< -L$(UW) -luwctor \
+		-Wl,-rpath,'$$ORIGIN' -o $@
+
 $(O)/tests/check_record_unwind_table $(O)/tests/check_record_unwinder: $(UW_PROGS)
 
-TEST_EXTRA_DEPS += $(UW_PROGS) $(UW)/stackfan
+TEST_EXTRA_DEPS += $(UW_PROGS) $(UW)/stackfan $(UW)/uwholes
 
 # The oracle (tests/tools/uworacle.c): the same BPF unwinder, plus a copy
 # of registers and stack per sample that libdwfl unwinds to compare.

@@ -281,15 +281,22 @@ static int print_verdict(FILE *out, const struct stk_read_summary *sum, const st
 
 /* Whether a segment's user stacks were unwound from tables (META
  * unwind_used auto or dwarf), so they may end in unwind stop markers. */
+/* 1 if a segment's user stacks may carry unwind stop markers: unwound
+ * from tables, or frame-pointer stacks cut at the depth (STAT
+ * unwind_stop_depth). */
 static int unwound(const struct info *in)
 {
 	const char *u;
-	size_t i;
+	size_t i, k;
 
 	for (i = 0; i < in->nr_segs; i++) {
 		u = info__meta(in, i, "unwind_used");
 		if (u && (strcmp(u, "auto") == 0 || strcmp(u, "dwarf") == 0))
 			return 1;
+		for (k = 0; k < in->segs[i].nr_stats; k++)
+			if (strcmp(in->segs[i].stats[k].name, "unwind_stop_depth") == 0 &&
+			    in->segs[i].stats[k].value)
+				return 1;
 	}
 	return 0;
 }

@@ -81,6 +81,16 @@ void recorder__read_bpf_stats(struct recorder *rec)
 		}
 		rec->bpf_stats[i] = sum;
 	}
+	if (rec->deferred) {
+		/* The stacks unwound here end with their markers too: STAT
+		 * unwind_stop_* counts every sample the capture shows one on
+		 * (a deferred stack is one sample's, or one episode's). */
+		struct unwind_copy_stats cs;
+
+		unwinder__copy_stats(rec->uw, &cs);
+		for (i = 1; i < STKREC_UW_NR_STOPS; i++)
+			rec->bpf_stats[STKREC_STAT_UW_STOP_BASE + i] += cs.stops[i];
+	}
 }
 
 /* The time the sampling events were attached, times the CPUs: from the

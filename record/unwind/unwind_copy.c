@@ -72,7 +72,7 @@ static int walk_step(struct unwinder *u, struct walk *w, uint32_t n, int fp,
 	uint64_t pc, cfa, ra, bp, bias = 0;
 	uint32_t nr = 0;
 	struct table *t;
-	int building = 0;
+	int building = 0, switched = 0;
 
 	pc = w->pc - (n > 0 && !w->signal ? 1 : 0);
 	w->signal = 0;
@@ -89,8 +89,12 @@ static int walk_step(struct unwinder *u, struct walk *w, uint32_t n, int fp,
 		goto fp_step;
 	}
 	r = row_of(rows, nr, pc - bias);
-	if (!r)
+	if (!r || r->kind == STKREC_UW_NONE) {
+		/* Code without CFI in a file that has some (V8's builtins). */
+		if (fp)
+			goto fp_step;
 		return -STKREC_UW_STOP_NO_ROW;
+	}
 	switch (r->kind) {
 	case STKREC_UW_CFA_RSP:
 		cfa = w->sp + r->cfa_off;
@@ -105,6 +109,14 @@ static int walk_step(struct unwinder *u, struct walk *w, uint32_t n, int fp,
 	case STKREC_UW_PLT:
 		cfa = w->sp + r->cfa_off + (((w->pc & 15) >= (uint64_t)r->rbp_off) ? 8 : 0);
 		break;
+	case STKREC_UW_STACK_SWITCH:
+		/* Past Go's switch to g0's stack: back by frame pointer. */
+		if (n > 0) {
+			switched = 1;
+			goto fp_step;
+		}
+		cfa = w->sp + r->cfa_off;
+		break;
 	case STKREC_UW_SIGNAL:
 		if (walk_read(w, w->sp + 120, &bp) || walk_read(w, w->sp + 160, &cfa) ||
 		    walk_read(w, w->sp + 168, &ra))
@@ -116,8 +128,6 @@ static int walk_step(struct unwinder *u, struct walk *w, uint32_t n, int fp,
 		return ra == 0;
 	case STKREC_UW_END:
 		return 1;
-	case STKREC_UW_NONE:
-		return -STKREC_UW_STOP_NO_ROW;
 	default:
 		return -STKREC_UW_STOP_UNSUPP;
 	}
@@ -137,7 +147,7 @@ fp_step:
 	bp = w->bp;
 	if (bp == 0)
 		return 1;
-	if (bp < w->sp || walk_read(w, bp + 8, &ra) || walk_read(w, bp, &w->bp))
+	if ((bp < w->sp && !switched) || walk_read(w, bp + 8, &ra) || walk_read(w, bp, &w->bp))
 		return -STKREC_UW_STOP_FP;
 	w->fp_steps++;
 	w->sp = bp + 16;
@@ -166,6 +176,8 @@ void unwinder__unwind_copy(struct unwinder *u, const struct stkrec_defer *d, int
 		if (n >= STKREC_MAX_DEPTH)
 			n = STKREC_MAX_DEPTH - 1;
 		out->ips[n++] = STKREC_UW_MARK | (uint64_t)-r;
+		if (-r < STKREC_UW_NR_STOPS)
+			u->copy_st.stops[-r]++;
 	}
 	out->nr = n;
 	u->copy_st.unwound++;

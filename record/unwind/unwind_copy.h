@@ -25,6 +25,7 @@ struct unwind_copy_stats {
 	uint64_t unwound;	/* copies unwound */
 	uint64_t pending;	/* of which met a table still being built
 				 * (a frame-pointer step there, or a stop) */
+	uint64_t stops[STKREC_UW_NR_STOPS]; /* of which ended with that marker */
 };
 
 /*

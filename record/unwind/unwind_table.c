@@ -44,6 +44,22 @@ struct unwind_table {
 	const _Atomic int *stop; /* set: give up (or NULL) */
 };
 
+/* Room for one more row.  0 or -ENOMEM. */
+static int rows_room(struct unwind_table *t)
+{
+	size_t cap = t->cap ? t->cap * 2 : 1024;
+	struct stkrec_unwind_row *n;
+
+	if (t->nr < t->cap)
+		return 0;
+	n = realloc(t->rows, cap * sizeof(*n));
+	if (!n)
+		return -ENOMEM;
+	t->rows = n;
+	t->cap = cap;
+	return 0;
+}
+
 static int rows_push(struct unwind_table *t, uint64_t pc, int kind, int cfa_off, int rbp_off)
 {
 	struct stkrec_unwind_row *r;
@@ -67,15 +83,8 @@ static int rows_push(struct unwind_table *t, uint64_t pc, int kind, int cfa_off,
 			return 0;
 		}
 	}
-	if (t->nr == t->cap) {
-		size_t cap = t->cap ? t->cap * 2 : 1024;
-		struct stkrec_unwind_row *n = realloc(t->rows, cap * sizeof(*n));
-
-		if (!n)
-			return -ENOMEM;
-		t->rows = n;
-		t->cap = cap;
-	}
+	if (rows_room(t))
+		return -ENOMEM;
 	r = &t->rows[t->nr++];
 	r->pc = (uint32_t)pc;
 	r->kind = (uint8_t)kind;
@@ -466,8 +475,107 @@ static int over_budget(struct unwind_table *t)
 	return thread_cpu_ns() - t->t0 > budget_ns;
 }
 
-/* Walk the FDEs of @l (sorted), each up to the next one's start. */
-static int walk(struct unwind_table *t, const struct fde_list *l)
+/*
+ * Go.  Its compiler writes .debug_frame with the CFA rule only (rsp +
+ * frame size), and keeps frame pointers: a function with a frame saves
+ * rbp just below its return address, at CFA - 16 (Go 1.19 stores it
+ * right after the "sub $frame, %rsp" its CFI row starts at; later
+ * versions push it), which the CFI does not say.  And a few runtime
+ * functions switch stacks (to g0's, to the C stack), so that their CFI
+ * describes the wrong stack after the switch: a walk through
+ * systemstack read a zero return address on g0's stack and ended there
+ * silently (4% of a Go program's samples), where perf -g goes on to
+ * runtime.goexit.  Their rows become STKREC_UW_STACK_SWITCH: above the
+ * leaf, a frame-pointer step, with the rbp the synthesized rule kept.
+ */
+#define GO_MAX_SWITCHERS 8
+
+struct go_info {
+	bool go;		/* a Go binary: .go.buildinfo, .gopclntab or its build-id note */
+	size_t nr;
+	struct {
+		uint64_t lo, hi;
+	} sw[GO_MAX_SWITCHERS];	/* the stack-switching functions */
+};
+
+/* The runtime's stack-switching functions (asm_amd64.s), "NAME" or, since
+ * Go 1.17's register ABI, "NAME.abi0". */
+static bool go_switcher(const char *name)
+{
+	static const char *const fns[] = { "runtime.systemstack", "runtime.mcall",
+					   "runtime.asmcgocall", "runtime.morestack" };
+	size_t i, n;
+
+	for (i = 0; i < sizeof(fns) / sizeof(fns[0]); i++) {
+		n = strlen(fns[i]);
+		if (strncmp(name, fns[i], n) == 0 && (!name[n] || strcmp(name + n, ".abi0") == 0))
+			return true;
+	}
+	return false;
+}
+
+/* The switchers' address ranges, from @elf's .symtab. */
+static void go_switchers(Elf *elf, struct go_info *g)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+
+	while ((scn = elf_nextscn(elf, scn)) && g->nr < GO_MAX_SWITCHERS) {
+		Elf_Data *d;
+		size_t i, n;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_SYMTAB || !sh.sh_entsize)
+			continue;
+		d = elf_getdata(scn, NULL);
+		n = d ? d->d_size / sh.sh_entsize : 0;
+		for (i = 0; i < n && g->nr < GO_MAX_SWITCHERS; i++) {
+			const char *name;
+			GElf_Sym sym;
+
+			if (!gelf_getsym(d, (int)i, &sym) || GELF_ST_TYPE(sym.st_info) != STT_FUNC ||
+			    !sym.st_value || !sym.st_size)
+				continue;
+			name = elf_strptr(elf, sh.sh_link, sym.st_name);
+			if (name && go_switcher(name)) {
+				g->sw[g->nr].lo = sym.st_value;
+				g->sw[g->nr].hi = sym.st_value + sym.st_size;
+				g->nr++;
+			}
+		}
+	}
+}
+
+static void go_info(Elf *elf, Elf *debug, struct go_info *g)
+{
+	memset(g, 0, sizeof(*g));
+	g->go = section(elf, ".go.buildinfo") || section(elf, ".gopclntab") ||
+		section(elf, ".note.go.buildid");
+	if (!g->go)
+		return;
+	go_switchers(elf, g);
+	if (!g->nr && debug)
+		go_switchers(debug, g);
+}
+
+/* A row of Go's .debug_frame at @addr, classified: Go's rules added. */
+static void go_row(const struct go_info *g, uint64_t addr, int *kind, int *cfa_off, int *rbp_off)
+{
+	size_t i;
+
+	if (*kind != STKREC_UW_CFA_RSP)
+		return;
+	for (i = 0; i < g->nr; i++)
+		if (addr >= g->sw[i].lo && addr < g->sw[i].hi) {
+			*kind = STKREC_UW_STACK_SWITCH;
+			return;
+		}
+	if (*rbp_off == 0 && *cfa_off >= 16)
+		*rbp_off = -2;
+}
+
+/* Walk the FDEs of @l (sorted), each up to the next one's start; the rows
+ * of .debug_frame in a Go binary (@g) with Go's rules. */
+static int walk(struct unwind_table *t, const struct fde_list *l, const struct go_info *g)
 {
 	size_t i, j;
 	int err = 0;
@@ -500,6 +608,8 @@ static int walk(struct unwind_table *t, const struct fde_list *l)
 			}
 			classify(t, f, signal, &kind, &cfa_off, &rbp_off);
 			free(f);
+			if (g->go && l->v[i].prio == 1) /* .debug_frame's: Go's own code */
+				go_row(g, addr, &kind, &cfa_off, &rbp_off);
 			err = rows_push(t, addr, kind, cfa_off, rbp_off);
 			if (err)
 				return err;
@@ -510,6 +620,72 @@ static int walk(struct unwind_table *t, const struct fde_list *l)
 		if (err)
 			return err;
 	}
+	return 0;
+}
+
+/* How far past the entry point a gap without CFI is taken as the entry
+ * code: ld.so's _start and _dl_start_user, the code the kernel enters,
+ * are 61 bytes; code past this keeps its "no CFI" stop. */
+#define UW_ENTRY_SPAN 256
+
+/* Insert a row {@pc, @kind} at index @i of @t's rows.  0 or -ENOMEM. */
+static int rows_insert(struct unwind_table *t, size_t i, uint64_t pc, int kind)
+{
+	if (rows_room(t))
+		return -ENOMEM;
+	memmove(&t->rows[i + 1], &t->rows[i], (t->nr - i) * sizeof(t->rows[0]));
+	t->rows[i] = (struct stkrec_unwind_row){ .pc = (uint32_t)pc, .kind = (uint8_t)kind };
+	t->nr++;
+	return 0;
+}
+
+/*
+ * The entry point (e_entry) is the outermost frame of every stack that
+ * reaches it: nothing calls it.  glibc's _start says so in its CFI (return
+ * address undefined), but ld.so's entry, the first code of every dynamic
+ * program, has no CFI at all, so every stack of a program's start-up
+ * (relocation, constructors run by _dl_init) stopped there with "no CFI",
+ * where perf ends at _start.  When no row covers e_entry, the gap from it
+ * (at most UW_ENTRY_SPAN bytes) gets an END row.  Returns 0 or -errno.
+ */
+static int mark_entry(struct unwind_table *t, Elf *elf)
+{
+	uint64_t entry, next, end;
+	size_t lo = 0, hi = t->nr;
+	GElf_Ehdr eh;
+	int err;
+
+	if (!gelf_getehdr(elf, &eh) || (eh.e_type != ET_EXEC && eh.e_type != ET_DYN))
+		return 0;
+	entry = eh.e_entry;
+	if (!entry || entry > UINT32_MAX - UW_ENTRY_SPAN || !t->nr || !in_text(elf, entry, entry + 1))
+		return 0;
+	/* lo: the first row past the entry. */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (t->rows[mid].pc <= entry)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo > 0 && t->rows[lo - 1].kind != STKREC_UW_NONE)
+		return 0; /* CFI covers it: its own rule */
+	next = lo < t->nr ? t->rows[lo].pc : UINT64_MAX;
+	end = entry + UW_ENTRY_SPAN < next ? entry + UW_ENTRY_SPAN : next;
+	if (end < next) {
+		err = rows_insert(t, lo, end, STKREC_UW_NONE);
+		if (err)
+			return err;
+	}
+	if (lo > 0 && t->rows[lo - 1].pc == entry) {
+		t->rows[lo - 1].kind = STKREC_UW_END;
+	} else {
+		err = rows_insert(t, lo, entry, STKREC_UW_END);
+		if (err)
+			return err;
+	}
+	t->st.entry = 1;
 	return 0;
 }
 
@@ -572,6 +748,7 @@ static int debug_frame_fdes(struct unwind_table *t, Elf *elf, Elf *src, Dwarf_CF
 static int build(struct unwind_table *t, Elf *elf, Elf *debug)
 {
 	struct fde_list l = { 0 };
+	struct go_info go;
 	Dwarf_CFI *cfi = NULL;
 	Dwarf *dw = NULL;
 	Elf_Scn *scn;
@@ -610,7 +787,10 @@ static int build(struct unwind_table *t, Elf *elf, Elf *debug)
 		goto out;
 	}
 	qsort(l.v, l.nr, sizeof(*l.v), fde_cmp);
-	err = walk(t, &l);
+	go_info(elf, debug, &go);
+	t->st.go_switchers = go.nr;
+	err = walk(t, &l, &go);
+	err = err ?: mark_entry(t, elf);
 out:
 	dwarf_cfi_end(cfi);
 	dwarf_end(dw);

@@ -5,7 +5,11 @@
  *
  * A table is a sorted array of struct stkrec_unwind_row (bpf/stkrec.h):
  * one row per address range with one rule for the CFA and one for rbp,
- * adjacent equal rows merged, gaps between FDEs marked STKREC_UW_NONE.
+ * adjacent equal rows merged, gaps between FDEs marked STKREC_UW_NONE,
+ * but for the entry point (e_entry), which ends every stack: STKREC_UW_END
+ * there when no CFI covers it (ld.so's _start).  In a Go binary, rows of
+ * its .debug_frame also get the rbp rule Go's frames keep but its CFI
+ * omits, and its stack-switching functions STKREC_UW_STACK_SWITCH.
  * libdw evaluates the CFI programs (augmentations, pointer encodings,
  * remember/restore state); this file only classifies each resulting row.
  * x86-64 only.
@@ -31,6 +35,8 @@ struct unwind_table_stats {
 	uint64_t fdes_skipped;	/* FDEs scanned but not walked (encoding, no code) */
 	uint64_t scanned;	/* 1: no .eh_frame_hdr, .eh_frame's FDEs scanned */
 	uint64_t debug_frame_fdes; /* FDEs from .debug_frame (no .eh_frame rule there) */
+	uint64_t entry;		/* 1: the entry point had no CFI, an END row was added */
+	uint64_t go_switchers;	/* Go: its stack-switching functions found (systemstack...) */
 };
 
 /*

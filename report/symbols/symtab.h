@@ -21,7 +21,10 @@ struct symtab;
 /*
  * symtab__new() - the STT_FUNC and STT_GNU_IFUNC symbols of @mod (its
  * .symtab, else .dynsym, as dwfl_module_getsymtab() chooses), at module
- * addresses.  An empty table when @mod has none.
+ * addresses, and its code labels (STT_NOTYPE symbols in executable
+ * sections, as perf takes them: hand-written entry code such as ld.so's
+ * _start), which name only what no function covers, each up to the next
+ * label or function.  An empty table when @mod has none.
  * The names are libdwfl's: the table must be freed before @mod's Dwfl ends.
  * Returns the table, or NULL with errno ENOMEM.
  */

@@ -24,6 +24,7 @@
 #include "unwind_table.h"
 
 #define LIBC "/lib/x86_64-linux-gnu/libc.so.6"
+#define LDSO "/lib64/ld-linux-x86-64.so.2"
 
 static char fixture[4096], nohdr[4096], fx_static[4096], fx_static_hdr[4096], nocfi[4096];
 static char dbgframe[4096], dbgsplit[4096], debug_dir[4096], uw_dir[4096];
@@ -688,6 +689,53 @@ START_TEST(libc_plt_and_signal_frame)
 }
 END_TEST
 
+/* ld.so's entry code (_start, _dl_start_user) has no CFI: the table ends
+ * the stack there, up to the next FDE; the fixture's _start has its own
+ * CFI (return address undefined), left as it is. */
+START_TEST(entry_without_cfi_ends_the_stack)
+{
+	struct unwind_table *t = unwind_table__from_file(LDSO);
+	const struct stkrec_unwind_row *u, *before;
+	struct unwind_table_stats st;
+	uint64_t entry, a;
+	GElf_Ehdr eh;
+	Elf *elf;
+	int fd;
+
+	ck_assert_msg(t, "%s: %s", LDSO, strerror(errno));
+	fd = open(LDSO, O_RDONLY);
+	ck_assert_int_ge(fd, 0);
+	elf_version(EV_CURRENT);
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	ck_assert_ptr_nonnull(gelf_getehdr(elf, &eh));
+	entry = eh.e_entry;
+	elf_end(elf);
+	close(fd);
+	unwind_table__stats(t, &st);
+	ck_assert_uint_eq(st.entry, 1);
+	before = unwind_table__lookup(t, entry - 1);
+	ck_assert_ptr_nonnull(before);
+	ck_assert_int_ne(before->kind, STKREC_UW_END);
+	/* From the entry to the next FDE (at most 256 bytes): END. */
+	u = unwind_table__lookup(t, entry);
+	ck_assert_ptr_nonnull(u);
+	ck_assert_int_eq(u->kind, STKREC_UW_END);
+	ck_assert_uint_eq(u->pc, entry);
+	for (a = entry; a < entry + 256 && unwind_table__lookup(t, a) == u; a++)
+		;
+	ck_assert_uint_gt(a, entry + 0x30); /* past _dl_start_user's call of _dl_init */
+	u = unwind_table__lookup(t, a);
+	ck_assert_int_ne(u->kind, STKREC_UW_END);
+	unwind_table__free(t);
+
+	t = unwind_table__from_file(fixture);
+	ck_assert_ptr_nonnull(t);
+	unwind_table__stats(t, &st);
+	ck_assert_uint_eq(st.entry, 0);
+	unwind_table__free(t);
+}
+END_TEST
+
 START_TEST(no_cfi_is_enoent)
 {
 	errno = 0;
@@ -730,6 +778,7 @@ int main(void)
 	tcase_add_test(tc, debuginfo_debug_frame_is_used);
 	tcase_add_test(tc, libc_plt_and_signal_frame);
 	tcase_add_test(tc, no_cfi_is_enoent);
+	tcase_add_test(tc, entry_without_cfi_ends_the_stack);
 	tcase_add_test(tc, huge_register_is_refused);
 	tcase_add_test(tc, hostile_cfi_is_refused);
 	tcase_add_test(tc, hidden_hostile_cfi_is_refused);

@@ -506,6 +506,39 @@ START_TEST(short_names_drop_parameters_and_return_types)
 }
 END_TEST
 
+/* uwholes' nl_trampoline is a code label (no .type, as ld.so's _start):
+ * it names the code no function covers, up to the next function, and the
+ * sizeless function before it (crtstuff's frame_dummy) ends there. */
+START_TEST(code_label_names_what_no_function_covers)
+{
+	char path[4096];
+	struct fxmod x;
+	const struct sym_result *r;
+	uint64_t label, size = 1, work;
+
+	check_build_path(path, sizeof(path), "tests/unwind/uwholes", "make check");
+	ck_assert_int_eq(fx_sym(path, "nl_trampoline", &label, &size), 0);
+	ck_assert_uint_eq(size, 0);
+	x.f = path;
+	x.s = new_sym(NULL, NULL, 0);
+	x.m = load(x.s, x.f, x.f, x.f, BASE, &x.map);
+	r = fx_lookup(&x, BASE + label, 0);
+	ck_assert_ptr_nonnull(r);
+	ck_assert_str_eq(r->lines[0].name, "nl_trampoline");
+	/* The return address after its call of nl_work (push %rbp, mov
+	 * %rsp,%rbp, call: 1 + 3 + 5 bytes in). */
+	r = fx_lookup(&x, BASE + label + 9, 1);
+	ck_assert_ptr_nonnull(r);
+	ck_assert_str_eq(r->lines[0].name, "nl_trampoline");
+	/* Functions keep their names. */
+	work = sym_addr(path, "nl_work");
+	r = fx_lookup(&x, BASE + work, 0);
+	ck_assert_ptr_nonnull(r);
+	ck_assert_str_eq(r->lines[0].name, "nl_work");
+	fx_unload(&x);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *su = suite_create("symbolize");
@@ -530,6 +563,7 @@ int main(void)
 	tcase_add_test(tc, modules_are_interned_and_lookups_cached);
 	tcase_add_test(tc, rust_legacy_names_lose_hash_and_escapes);
 	tcase_add_test(tc, short_names_drop_parameters_and_return_types);
+	tcase_add_test(tc, code_label_names_what_no_function_covers);
 	suite_add_tcase(su, tc);
 	return check_run(su);
 }
