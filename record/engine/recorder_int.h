@@ -10,6 +10,7 @@
 
 #include <stdint.h>
 
+#include "membudget.h"
 #include "mode.h"
 #include "recorder.h"
 #include "stkrec.h"
@@ -28,6 +29,7 @@ struct recorder {
 	struct ksymtab *ksyms;
 	struct procs *procs;
 	struct unwinder *uw;		/* .eh_frame tables, or NULL (fp) */
+	struct membudget mem;		/* --user-memory: esym's tables and perf maps */
 	struct esym *esym;
 	struct targets *targets;	/* -p/-t tasks, or NULL */
 	struct pidns *pidns;		/* processes in other PID namespaces */
