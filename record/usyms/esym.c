@@ -616,7 +616,7 @@ static int see(struct esym *e, const struct procs *p, const struct qaddr *a)
 	int err = 0;
 
 	if (!m || is_anon(m))
-		return perfmaps__see(e->jit, a->tgid, a->addr);
+		return perfmaps__see(e->jit, a->tgid, a->addr, m != NULL);
 	if (m->path[0] != '/' || !m->build_id_size)
 		return 0;	/* [vdso] (kind 1), or nothing to key it by */
 	b = m == e->last_m ? e->last_b : bin_get(e, m, &err);

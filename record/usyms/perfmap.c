@@ -54,7 +54,18 @@ struct pmap {
 		uint64_t start, end;	/* cap): what they name needs no read */
 	} *spans;			/* sorted by start */
 	size_t nspans, capspans;
-	uint64_t *addrs;		/* lookups to answer at the next write */
+	/* The lines of the last RECENT_BYTES a read went through, when it
+	 * kept not all it read: a JIT appends a function's line just before
+	 * it runs, so a read may pass a line whose code is first sampled
+	 * after it; that lookup, at the next flush, finds the line here. */
+	struct stk_esym_sym *recent;	/* sorted; names: offsets into recent_names */
+	size_t nrecent, caprecent;
+	char *recent_names;
+	size_t recent_len, recent_cap;
+	struct lookup {			/* lookups to answer at the next write */
+		uint64_t addr;
+		int anon;		/* in an anonymous mapping (else in none) */
+	} *addrs;
 	size_t naddrs, capaddrs;
 };
 
@@ -73,6 +84,8 @@ struct perfmaps {
 #define READ_BLOCK (1u << 20)
 /* Lines per chunk. */
 #define CHUNK_LINES 50000
+/* The tail of a read whose lines stay at hand (see struct pmap). */
+#define RECENT_BYTES (64u << 10)
 
 struct perfmaps *perfmaps__new(int full, const char *proc_root, struct membudget *mb)
 {
@@ -92,10 +105,15 @@ static void pmap_reset(struct perfmaps *pm, struct pmap *p)
 	free(p->ents);
 	free(p->names);
 	free(p->spans);
+	free(p->recent);
+	free(p->recent_names);
 	p->ents = NULL;
 	p->names = NULL;
 	p->spans = NULL;
+	p->recent = NULL;
+	p->recent_names = NULL;
 	p->n = p->cap = p->names_len = p->names_cap = p->nspans = p->capspans = 0;
+	p->nrecent = p->caprecent = p->recent_len = p->recent_cap = 0;
 	membudget__give(pm->mb, p->charged - sizeof(*p));
 	p->charged = sizeof(*p);
 	p->offset = 0;
@@ -410,12 +428,12 @@ static int covers_lookup(const struct pmap *p, uint64_t start, uint64_t size)
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
-		if (p->addrs[mid] < start)
+		if (p->addrs[mid].addr < start)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	return lo < p->naddrs && p->addrs[lo] - start < size;
+	return lo < p->naddrs && p->addrs[lo].addr - start < size;
 }
 
 /* One line read: kept, or counted (and written if a lookup needs it). */
@@ -486,13 +504,77 @@ static int pmap_merge(struct pmap *p, size_t n0)
 }
 
 /*
+ * Keeps the lines of [@from, @to) of the file on @fd (@from: a line's
+ * start, or inside one: that part is skipped) as @p's recent lines, into
+ * @buf (RECENT_BYTES at least), under the budget (without room: none).
+ */
+static void recent_build(struct perfmaps *pm, struct pmap *p, int fd, uint64_t from, uint64_t to,
+			 int at_line, char *buf)
+{
+	ssize_t got = pread(fd, buf, (size_t)(to - from), (off_t)from);
+	size_t at = 0;
+
+	p->nrecent = p->recent_len = 0;
+	if (got <= 0)
+		return;
+	if (!at_line) {
+		char *nl = memchr(buf, '\n', (size_t)got);
+
+		if (!nl)
+			return;
+		at = (size_t)(nl - buf) + 1;
+	}
+	while (at < (size_t)got) {
+		char *nl = memchr(buf + at, '\n', (size_t)got - at);
+		uint64_t start, size;
+		const char *name;
+		size_t nlen;
+
+		if (!nl)
+			break;
+		if (!perfmap__parse_line(buf + at, (size_t)(nl - buf) - at, &start, &size, &name,
+					 &nlen)) {
+			if (pmap_grow(pm, p, (void **)&p->recent, &p->caprecent, p->nrecent + 1,
+				      sizeof(*p->recent), 0) ||
+			    pmap_grow(pm, p, (void **)&p->recent_names, &p->recent_cap,
+				      p->recent_len + nlen + 1, 1, 0))
+				break;
+			memcpy(p->recent_names + p->recent_len, name, nlen);
+			p->recent_names[p->recent_len + nlen] = '\0';
+			p->recent[p->nrecent++] = (struct stk_esym_sym){
+				start, size, (const char *)(uintptr_t)p->recent_len };
+			p->recent_len += nlen + 1;
+		}
+		at = (size_t)(nl - buf) + 1;
+	}
+	if (p->nrecent > 1)
+		qsort(p->recent, p->nrecent, sizeof(*p->recent), by_addr);
+}
+
+/* The last recent line starting at or before @addr that covers it, or -1. */
+static long recent_find(const struct pmap *p, uint64_t addr)
+{
+	size_t lo = 0, hi = p->nrecent;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (p->recent[mid].addr <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo && addr - p->recent[lo - 1].addr < p->recent[lo - 1].size ? (long)lo - 1 : -1;
+}
+
+/*
  * Reads what @p's file gained since the last read (all of it if it was
  * replaced or shrunk), at most PERFMAP_READ_MAX bytes.  0, or -ENOMEM;
  * a file that cannot be read leaves what was read before.
  */
 static int pmap_read(struct perfmaps *pm, struct pmap *p, struct extra *x)
 {
-	uint64_t pos, end, first;
+	uint64_t pos, end, first, skipped0 = p->skipped;
 	size_t n0;
 	struct stat st;
 	char *buf = NULL;
@@ -558,6 +640,9 @@ static int pmap_read(struct perfmaps *pm, struct pmap *p, struct extra *x)
 	/* A line being written has no newline yet: it is read next time. */
 	p->offset = pos;
 	p->behind = end < (uint64_t)st.st_size;
+	if (!err && p->skipped != skipped0)
+		recent_build(pm, p, fd, pos - first > RECENT_BYTES ? pos - RECENT_BYTES : first, pos,
+			     pos - first <= RECENT_BYTES, buf);
 	pm->st.files_read++;
 	pm->st.bytes_read += pos - first;
 	err = err ?: pmap_merge(p, n0);
@@ -591,7 +676,7 @@ static long pmap_find(const struct pmap *p, uint64_t addr)
 	return -1;
 }
 
-int perfmaps__see(struct perfmaps *pm, uint32_t tgid, uint64_t addr)
+int perfmaps__see(struct perfmaps *pm, uint32_t tgid, uint64_t addr, int anon)
 {
 	struct pmap *p = idmap__find_ptr(&pm->procs, tgid);
 
@@ -611,22 +696,22 @@ int perfmaps__see(struct perfmaps *pm, uint32_t tgid, uint64_t addr)
 	}
 	if (p->naddrs == p->capaddrs) {
 		size_t cap = p->capaddrs ? p->capaddrs * 2 : 64;
-		uint64_t *a = realloc(p->addrs, cap * sizeof(*a));
+		struct lookup *a = realloc(p->addrs, cap * sizeof(*a));
 
 		if (!a)
 			return -ENOMEM;
 		p->addrs = a;
 		p->capaddrs = cap;
 	}
-	p->addrs[p->naddrs++] = addr;
+	p->addrs[p->naddrs++] = (struct lookup){ addr, anon };
 	return 0;
 }
 
-static int by_u64(const void *x, const void *y)
+static int by_lookup(const void *x, const void *y)
 {
-	uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+	const struct lookup *a = x, *b = y;
 
-	return a < b ? -1 : a > b;
+	return a->addr < b->addr ? -1 : a->addr > b->addr;
 }
 
 static int by_sym(const void *x, const void *y)
@@ -691,27 +776,45 @@ static int pmap_answer(struct perfmaps *pm, struct pmap *p, struct extra *x)
 	int err = 0;
 
 	if (p->naddrs > 1)
-		qsort(p->addrs, p->naddrs, sizeof(*p->addrs), by_u64);
-	for (i = 0; !pm->full && i < p->naddrs && !miss; i++)
-		miss = pmap_find(p, p->addrs[i]) < 0 && !span_covers(p, p->addrs[i]);
-	if (pm->full || miss || p->behind)
+		qsort(p->addrs, p->naddrs, sizeof(*p->addrs), by_lookup);
+	for (i = 0; !pm->full && i < p->naddrs && !err; i++) {
+		uint64_t a = p->addrs[i].addr;
+		long r;
+
+		/* (The lookups are sorted: the next in a line just taken
+		 * from the recent ones falls in the last of them.) */
+		if (pmap_find(p, a) >= 0 || span_covers(p, a) ||
+		    (x->n && a - x->syms[x->n - 1].addr < x->syms[x->n - 1].size))
+			continue;
+		/* A line the last read passed (before this read replaces
+		 * them): written now, remembered as a span after. */
+		r = recent_find(p, a);
+		if (r < 0) {
+			miss = 1;
+			continue;
+		}
+		err = extra_add(x, p->recent[r].addr, p->recent[r].size,
+				p->recent_names + (uintptr_t)p->recent[r].name,
+				strlen(p->recent_names + (uintptr_t)p->recent[r].name));
+	}
+	if (!err && (pm->full || miss || p->behind))
 		err = pmap_read(pm, p, x);
 	direct = x->n;	/* lines read, not kept, that cover a lookup */
 	if (!pm->full && direct > 1)
 		qsort(x->syms, direct, sizeof(*x->syms), by_sym);
 	for (i = 0; i < p->naddrs && !err; i++) {
-		long j = pm->full ? -1 : pmap_find(p, p->addrs[i]);
+		long j = pm->full ? -1 : pmap_find(p, p->addrs[i].addr);
 		const char *name;
 		struct pent *e;
 
 		if (j < 0) {
-			if (pm->full || span_covers(p, p->addrs[i]) ||
-			    extra_covers(x, direct, p->addrs[i]))
+			if (pm->full || span_covers(p, p->addrs[i].addr) ||
+			    extra_covers(x, direct, p->addrs[i].addr))
 				continue;	/* named by a line not kept */
 			/* Not read yet: asked again after the next part. */
 			if (p->behind && k < MAX_CARRIED)
 				p->addrs[k++] = p->addrs[i];
-			else if (p->skipped)
+			else if (p->skipped && p->addrs[i].anon)
 				pm->st.misses_skipped++;	/* its line may be one not kept */
 			continue;
 		}

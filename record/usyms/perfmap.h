@@ -20,7 +20,9 @@
  * offset is read again from the start.  The lines read are kept, sorted,
  * under the memory budget and at most a cap per file (an eighth of the
  * budget); lines beyond it are counted, not kept -- though one that
- * covers an address looked up at that read is still written.
+ * covers an address looked up at that read is still written, and the
+ * lines of the last 64 KiB read stay at hand for the next flush's lookups
+ * (a JIT writes a line just before its code runs).
  * (--embed-symbols=full keeps nothing: every new line is written.)
  */
 #ifndef STKREC_PERFMAP_H
@@ -48,8 +50,9 @@ struct perfmaps_stats {
 	uint64_t bytes_read;		/* bytes of perf map files read */
 	uint64_t restarts;		/* files read again from the start */
 	uint64_t lines_skipped;		/* lines not kept: over the cap or the budget */
-	uint64_t misses_skipped;	/* addresses no line named, in a file with
-					 * lines not kept (maybe named by one of them) */
+	uint64_t misses_skipped;	/* addresses in anonymous mappings no line
+					 * named, in a file with lines not kept
+					 * (maybe named by one of them) */
 };
 
 /*
@@ -62,10 +65,11 @@ void perfmaps__free(struct perfmaps *pm);	/* accepts NULL */
 
 /*
  * perfmaps__see() - recorded address @addr of process @tgid is in memory
- * without a file (JIT code): look for the line of its perf map covering it
- * at the next perfmaps__write().  Returns 0 or -ENOMEM.
+ * without a file (JIT code; @anon: in an anonymous mapping, else in none
+ * the recorder knows): look for the line of its perf map covering it at
+ * the next perfmaps__write().  Returns 0 or -ENOMEM.
  */
-int perfmaps__see(struct perfmaps *pm, uint32_t tgid, uint64_t addr);
+int perfmaps__see(struct perfmaps *pm, uint32_t tgid, uint64_t addr, int anon);
 
 /*
  * perfmaps__write() - for each process with addresses seen: read what its

@@ -449,7 +449,7 @@ static int pm_write_one(struct perfmaps *pm, uint64_t addr, char *names, size_t 
 	struct sink s;
 	uint64_t chunks = 0;
 
-	ck_assert_int_eq(perfmaps__see(pm, FAKE_PID, addr), 0);
+	ck_assert_int_eq(perfmaps__see(pm, FAKE_PID, addr, 1), 0);
 	sink_open(&s);
 	ck_assert_int_eq(perfmaps__write(pm, s.w, &chunks), 0);
 	return sink_close(&s, STK_ESYM_PERF_MAP, NULL, names, size);
@@ -516,8 +516,10 @@ END_TEST
 
 /*
  * A map larger than its cap: the lines past it are counted, not kept; one
- * covering an address looked up when it is read is written all the same;
- * one needed later is not there (counted).
+ * covering an address looked up when it is read is written all the same,
+ * and so is one among the last read (a JIT's newest function, sampled
+ * after the read that passed its line); one needed later and further back
+ * is not there (counted).
  */
 START_TEST(perf_map_lines_over_the_cap_are_counted)
 {
@@ -545,17 +547,36 @@ START_TEST(perf_map_lines_over_the_cap_are_counted)
 	perfmaps__stats(pm, &st);
 	ck_assert_uint_gt(st.lines_skipped, 50000);
 	ck_assert_uint_lt(st.lines_skipped, 100000);
-	ck_assert_uint_le(b.peak, PERFMAP_CAP_MIN + 4096);	/* and the line written */
+	/* The cap, and the lines of the last 64 KiB read (and the line written). */
+	ck_assert_uint_le(b.peak, PERFMAP_CAP_MIN + (256u << 10));
 	/* Named by that line, which was written: nothing to read or write. */
 	ck_assert_int_eq(pm_write_one(pm, 0x7f0000000020, names, sizeof(names)), 0);
 	perfmaps__stats(pm, &st);
 	ck_assert_uint_eq(st.files_read, 1);
 	ck_assert_uint_eq(st.misses_skipped, 0);
-	/* An early line was kept; the last one of the 100000 was not. */
+	/* An early line was kept; the last ones read stay at hand. */
 	ck_assert_int_eq(pm_write_one(pm, 0x100005, names, sizeof(names)), 1);
 	ck_assert_str_eq(names, "line_000000;");
-	ck_assert_int_eq(pm_write_one(pm, 0x100000 + 99999 * 0x10, names, sizeof(names)), 0);
+	ck_assert_int_eq(pm_write_one(pm, 0x100000 + 99999 * 0x10, names, sizeof(names)), 1);
+	ck_assert_str_eq(names, "line_099999;");
+	/* One in the middle was neither kept nor is at hand: counted. */
+	ck_assert_int_eq(pm_write_one(pm, 0x100000 + 50000 * 0x10, names, sizeof(names)), 0);
 	perfmaps__stats(pm, &st);
+	ck_assert_uint_eq(st.misses_skipped, 1);
+	ck_assert_uint_eq(st.files_read, 2);
+
+	/*
+	 * A JIT appends two functions' lines; a read for the first passes the
+	 * second, whose code is sampled only after: named at the next write,
+	 * without another read.
+	 */
+	map_put(&f, "a", "7f0000001000 100 later\n7f0000002000 100 sampled_later\n");
+	ck_assert_int_eq(pm_write_one(pm, 0x7f0000001010, names, sizeof(names)), 1);
+	ck_assert_str_eq(names, "later;");
+	ck_assert_int_eq(pm_write_one(pm, 0x7f0000002010, names, sizeof(names)), 1);
+	ck_assert_str_eq(names, "sampled_later;");
+	perfmaps__stats(pm, &st);
+	ck_assert_uint_eq(st.files_read, 3);
 	ck_assert_uint_eq(st.misses_skipped, 1);
 	perfmaps__free(pm);
 	ck_assert_uint_eq(b.used, 0);
