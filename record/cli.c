@@ -85,6 +85,11 @@ const struct cli_opt cli__opts[] = {
 	{ "unwind-cache", required_argument, CLI_UNWIND_CACHE, CLI_ALL,
 	  "      --unwind-cache DIR     keep unwind tables between recordings in DIR\n"
 	  "                             (default /var/cache/stk/unwind; 'none': not)\n", NULL },
+	{ "user-memory", required_argument, CLI_USER_MEMORY, CLI_ALL,
+	  "      --user-memory MB       memory stkrec keeps symbol tables and perf maps in\n"
+	  "                             (default " CLI_STR(CLI_DEFAULT_USER_MEMORY) "); what does not fit is read again\n"
+	  "                             when needed, or counted and said at the end\n",
+	  "      --user-memory MB       memory kept for symbols and perf maps (default " CLI_STR(CLI_DEFAULT_USER_MEMORY) ")\n" },
 	{ "output", required_argument, 'o', CLI_ALL,
 	  "  -o, --output FILE          write to FILE (default trace.stk)\n", NULL },
 	{ "flush-interval", required_argument, CLI_FLUSH_INTERVAL, CLI_ALL,

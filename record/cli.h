@@ -12,6 +12,7 @@
 
 #define CLI_DEFAULT_FREQUENCY 49
 #define CLI_DEFAULT_STACK_STORAGE 16384
+#define CLI_DEFAULT_USER_MEMORY 128	/* MiB: RECORDER_USER_MEMORY */
 
 /* The modes an option applies to (and whose --help shows it). */
 #define CLI_PROFILE 1u
@@ -30,6 +31,7 @@ enum {
 	CLI_UNWIND,
 	CLI_UNWIND_MEMORY,
 	CLI_UNWIND_CACHE,
+	CLI_USER_MEMORY,
 };
 
 struct cli_opt {

@@ -128,7 +128,8 @@ struct recorder *recorder__new(const struct recorder_opts *opts)
 	rec->stacks = stackstore__new(opts->stack_storage_size);
 	rec->ksyms = ksymtab__new();
 	rec->procs = procs__new();
-	rec->esym = esym__new(opts->embed_symbols);
+	membudget__init(&rec->mem, opts->user_memory ? opts->user_memory : RECORDER_USER_MEMORY);
+	rec->esym = esym__new(opts->embed_symbols, &rec->mem);
 	rec->pidns = pidns__new();
 	rec->nr_cpus_possible = libbpf_num_possible_cpus();
 	if (rec->nr_cpus_possible > 0)
@@ -863,6 +864,7 @@ int recorder__finish(struct recorder *rec, struct recorder_result *res)
 			rec->cmd_exit_code = code;
 	}
 	if (res) {
+		struct esym_stats es;
 		struct stat st;
 
 		recorder__read_bpf_stats(rec);
@@ -877,6 +879,11 @@ int recorder__finish(struct recorder *rec, struct recorder_result *res)
 		res->stacks = stackstore__count(rec->stacks);
 		res->stacks_lost = rec->bpf_stats[STKREC_STAT_STACK_LOST];
 		res->chunks = rec->chunks;
+		esym__stats(rec->esym, &es);
+		res->user_memory = rec->mem.limit;
+		res->symbols_skipped = es.symbols_skipped;
+		res->perf_map_lines_skipped = es.perf_map_lines_skipped;
+		res->perf_map_addrs_unnamed = es.perf_map_misses_skipped;
 		if (stat(rec->o.output, &st) == 0)
 			res->bytes = (uint64_t)st.st_size;
 	}

@@ -33,6 +33,9 @@ struct recorder_status {
 #define RECORDER_UNWIND_FP 1
 #define RECORDER_UNWIND_DWARF 2
 
+/* --user-memory's default: a production box's share. */
+#define RECORDER_USER_MEMORY (128ULL << 20)
+
 struct recorder_opts {
 	const char *output;		/* file to write */
 	const char *mode;		/* "profile" (NULL too), "offcpu" or "offwake" */
@@ -63,6 +66,8 @@ struct recorder_opts {
 	uint64_t unwind_memory;		/* bytes of unwind rows at most (0: default) */
 	const char *unwind_cache;	/* --unwind-cache: NULL the default
 					 * (TCACHE_DIR), "none" no cache */
+	uint64_t user_memory;		/* --user-memory: bytes of symbol tables and perf
+					 * maps held at once (0: RECORDER_USER_MEMORY) */
 	char *const *cmd;		/* -- CMD ARGS, NULL-terminated, or NULL */
 	const char *cmdline;		/* stkrec's own command line, for META */
 	volatile sig_atomic_t *stop;	/* set (by a signal handler) to stop */
@@ -89,6 +94,13 @@ struct recorder_result {
 				 * full stacks map could not take */
 	uint64_t chunks;	/* chunks written */
 	uint64_t bytes;		/* file size */
+	/* What --user-memory left out (STAT esym_symbols_skipped,
+	 * perf_map_lines_skipped, perf_map_addrs_unnamed_skipped), for the
+	 * line that says so. */
+	uint64_t user_memory;		/* the budget, bytes */
+	uint64_t symbols_skipped;
+	uint64_t perf_map_lines_skipped;
+	uint64_t perf_map_addrs_unnamed;
 };
 
 struct recorder;

@@ -10,6 +10,7 @@
 
 #include <stdint.h>
 
+#include "membudget.h"
 #include "mode.h"
 #include "recorder.h"
 #include "stkrec.h"
@@ -30,6 +31,7 @@ struct recorder {
 	struct unwinder *uw;		/* .eh_frame tables, or NULL (fp) */
 	struct worker *worker;		/* builds them, or NULL (fp) */
 	struct deferred *deferred;	/* the stacks waiting for them, or NULL */
+	struct membudget mem;		/* --user-memory: esym's tables and perf maps */
 	struct esym *esym;
 	struct targets *targets;	/* -p/-t tasks, or NULL */
 	struct pidns *pidns;		/* processes in other PID namespaces */

@@ -7,6 +7,7 @@
  */
 #include <stdio.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include <bpf/bpf.h>
 
@@ -109,7 +110,8 @@ int recorder__write_stats(struct recorder *rec, uint64_t now)
 	struct ksymtab_stats ks;
 	struct procs_stats ps;
 	struct esym_stats es;
-	struct stk_stat st[STKREC_NR_STATS + 96];
+	struct rusage ru;
+	struct stk_stat st[STKREC_NR_STATS + 112];
 	size_t n = 0, i, k;
 
 	recorder__read_bpf_stats(rec);
@@ -170,6 +172,21 @@ int recorder__write_stats(struct recorder *rec, uint64_t now)
 	st[n++] = (struct stk_stat){ "perf_map_files_read", es.perf_map_files };
 	st[n++] = (struct stk_stat){ "perf_map_errors", es.perf_map_errors };
 	st[n++] = (struct stk_stat){ "perf_map_symbols_written", es.perf_map_symbols };
+	st[n++] = (struct stk_stat){ "esym_tables_evicted", es.tables_evicted };
+	st[n++] = (struct stk_stat){ "esym_tables_reread", es.tables_reread };
+	st[n++] = (struct stk_stat){ "esym_table_reread_errors", es.reread_errors };
+	st[n++] = (struct stk_stat){ "esym_tables_uncached", es.tables_uncached };
+	st[n++] = (struct stk_stat){ "esym_symbols_skipped", es.symbols_skipped };
+	st[n++] = (struct stk_stat){ "perf_map_bytes_read", es.perf_map_bytes };
+	st[n++] = (struct stk_stat){ "perf_map_restarts", es.perf_map_restarts };
+	st[n++] = (struct stk_stat){ "perf_map_lines_skipped", es.perf_map_lines_skipped };
+	st[n++] = (struct stk_stat){ "perf_map_addrs_unnamed_skipped", es.perf_map_misses_skipped };
+	st[n++] = (struct stk_stat){ "user_memory_peak_bytes", rec->mem.peak };
+	/* The recorder's own peak resident memory (the kernel's high-water
+	 * mark, VmHWM), whatever holds it: what --user-memory bounds and
+	 * what it does not (libbpf, buffers, the allocator's slack). */
+	if (getrusage(RUSAGE_SELF, &ru) == 0)
+		st[n++] = (struct stk_stat){ "rss_peak_bytes", (uint64_t)ru.ru_maxrss * 1024 };
 	if (ps.watching) {
 		st[n++] = (struct stk_stat){ "mmap_event_records", ps.mw.records };
 		st[n++] = (struct stk_stat){ "mmap_events_lost", ps.mw.lost };
@@ -274,6 +291,7 @@ int recorder__write_start_meta(struct recorder *rec)
 	err = err ?: meta__add(&m, "kallsyms", "%s",
 			       o->user_stacks_only ? "none" : o->kallsyms_full ? "full" : "covering");
 	err = err ?: meta__add(&m, "embed_symbols", "%s", esym_mode__name(o->embed_symbols));
+	err = err ?: meta__add(&m, "user_memory_bytes", "%llu", (unsigned long long)rec->mem.limit);
 	err = err ?: meta__add(&m, "mmap_events", "%s", rec->mw_state);
 	err = err ?: meta__add(&m, "unwind", "%s", /* as requested */
 			       o->unwind == RECORDER_UNWIND_FP ? "fp" :

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "buildid.h"
 #include "elfsyms.h"
 #include "symalias.h"
 
@@ -38,12 +39,16 @@ struct load {
 	uint64_t vaddr, offset, filesz;
 };
 
-/* A symbol as read, before it becomes a stk_esym_sym. */
+/* A symbol as read, before it becomes a stk_esym_sym (in place: the
+ * same size). */
 struct raw {
 	uint64_t off, size;
 	uint32_t name;		/* into the names buffer */
 	int bind;		/* enum symalias_bind: which alias names an address */
 };
+
+_Static_assert(sizeof(struct raw) == sizeof(struct stk_esym_sym),
+	       "a symbol read becomes a symbol out in place");
 
 struct elf {
 	struct src src;
@@ -216,6 +221,9 @@ static long find_section(const struct elf *e, uint32_t type, const char *name)
 	return -1;
 }
 
+/* Symbols read per pread() of a symbol table. */
+#define SYM_BLOCK 2730u	/* 64 KiB of Elf64_Sym */
+
 /* Symbols of growing arrays. */
 struct acc {
 	struct raw *r;
@@ -223,6 +231,32 @@ struct acc {
 	char *names;
 	size_t names_len, names_cap;
 };
+
+/*
+ * Room for @nsyms more symbols and @nbytes more of names at once: the
+ * table's own sizes bound what it adds, and doubling past them would
+ * hold up to twice a large table's memory while it is read.
+ */
+static int acc_reserve(struct acc *a, size_t nsyms, size_t nbytes)
+{
+	if (a->n + nsyms > a->cap) {
+		struct raw *p = realloc(a->r, (a->n + nsyms) * sizeof(*p));
+
+		if (!p)
+			return -ENOMEM;
+		a->r = p;
+		a->cap = a->n + nsyms;
+	}
+	if (a->names_len + nbytes > a->names_cap) {
+		char *p = realloc(a->names, a->names_len + nbytes);
+
+		if (!p)
+			return -ENOMEM;
+		a->names = p;
+		a->names_cap = a->names_len + nbytes;
+	}
+	return 0;
+}
 
 static int acc_name(struct acc *a, const char *s, size_t len, uint32_t *at)
 {
@@ -268,7 +302,7 @@ static int add_symbols(struct acc *a, const struct elf *e, long idx, const struc
 		       size_t nld)
 {
 	const struct shdr *s = &e->sh[idx], *str;
-	size_t entsize = e->is64 ? sizeof(Elf64_Sym) : sizeof(Elf32_Sym), n, i;
+	size_t entsize = e->is64 ? sizeof(Elf64_Sym) : sizeof(Elf32_Sym), n, i, first = 0;
 	uint8_t *syms = NULL;
 	char *strs = NULL;
 	int err;
@@ -276,29 +310,51 @@ static int add_symbols(struct acc *a, const struct elf *e, long idx, const struc
 	if (s->link >= e->nsh || e->sh[s->link].type != SHT_STRTAB)
 		return -EBADMSG;
 	str = &e->sh[s->link];
-	err = src_dup(&e->src, s->offset, s->size, ELFSYMS_MAX_SECTION, (void **)&syms);
-	err = err ?: src_dup(&e->src, str->offset, str->size, ELFSYMS_MAX_SECTION, (void **)&strs);
+	if (s->size > ELFSYMS_MAX_SECTION)
+		return -EFBIG;
+	err = src_dup(&e->src, str->offset, str->size, ELFSYMS_MAX_SECTION, (void **)&strs);
 	if (err)
 		goto out;
+	/* The symbols a block at a time (the strings are looked up at
+	 * random: they are read whole). */
+	syms = malloc(SYM_BLOCK * sizeof(Elf64_Sym));
+	if (!syms) {
+		err = -ENOMEM;
+		goto out;
+	}
 	n = s->size / entsize;
+	/* Each name is a string of the table (cut at STK_MAX_STRING). */
+	err = acc_reserve(a, n, str->size + 1);
+	if (err)
+		goto out;
 	for (i = 1; i < n; i++) {
 		uint64_t value, size, off, room;
 		uint32_t name;
 		unsigned int type, bind, shndx;
 		size_t len;
 		struct raw *r;
+		const uint8_t *at;
 
+		if (i == 1 || i - first == SYM_BLOCK) {
+			size_t k = n - i < SYM_BLOCK ? n - i : SYM_BLOCK;
+
+			first = i;
+			err = src_read(&e->src, s->offset + i * entsize, syms, k * entsize);
+			if (err)
+				goto out;
+		}
+		at = syms + (i - first) * entsize;
 		if (e->is64) {
 			Elf64_Sym y;
 
-			memcpy(&y, syms + i * entsize, sizeof(y));
+			memcpy(&y, at, sizeof(y));
 			value = y.st_value, size = y.st_size, name = y.st_name;
 			type = ELF64_ST_TYPE(y.st_info), bind = ELF64_ST_BIND(y.st_info);
 			shndx = y.st_shndx;
 		} else {
 			Elf32_Sym y;
 
-			memcpy(&y, syms + i * entsize, sizeof(y));
+			memcpy(&y, at, sizeof(y));
 			value = y.st_value, size = y.st_size, name = y.st_name;
 			type = ELF32_ST_TYPE(y.st_info), bind = ELF32_ST_BIND(y.st_info);
 			shndx = y.st_shndx;
@@ -404,7 +460,8 @@ static int read_src(const struct src *src, struct elfsyms *out)
 {
 	struct elf e = { .src = *src };
 	struct acc a = { 0 };
-	size_t i, k, best_i = 0;
+	struct raw best = { 0 };
+	size_t i, k, nsyms;
 	long sym, dd;
 	int err;
 
@@ -429,32 +486,60 @@ static int read_src(const struct src *src, struct elfsyms *out)
 		goto out;
 	if (a.n)	/* none: a.r is NULL, and qsort(NULL, 0) undefined */
 		qsort(a.r, a.n, sizeof(*a.r), by_off);
-	out->syms = calloc(a.n ? a.n : 1, sizeof(*out->syms));
-	if (!out->syms) {
+	/*
+	 * One name per address, by the rule of symalias.h (as stkreport
+	 * names it from the file); a sizeless alias takes a size it lacks.
+	 * In place: a symbol out takes the room of a symbol read, and out k
+	 * is written once read i >= k is (through memcpy(): two types share
+	 * the block), so a large table costs no second array.
+	 */
+	for (i = 0, k = 0; i < a.n; i++) {
+		struct stk_esym_sym y;
+		struct raw r;
+
+		memcpy(&r, (char *)a.r + i * sizeof(r), sizeof(r));
+		if (k) {
+			memcpy(&y, (char *)a.r + (k - 1) * sizeof(y), sizeof(y));
+			if (y.addr == r.off) {
+				if (!y.size)
+					y.size = r.size;
+				if (symalias__cmp(a.names + r.name, (enum symalias_bind)r.bind,
+						  a.names + best.name, (enum symalias_bind)best.bind) < 0) {
+					best = r;
+					y.name = (const char *)(uintptr_t)r.name;
+				}
+				memcpy((char *)a.r + (k - 1) * sizeof(y), &y, sizeof(y));
+				continue;
+			}
+		}
+		best = r;
+		y = (struct stk_esym_sym){ r.off, r.size, (const char *)(uintptr_t)r.name };
+		memcpy((char *)a.r + k * sizeof(y), &y, sizeof(y));
+		k++;
+	}
+	/* Only what stays, so that what a caller accounts for is what it
+	 * holds (a shrinking realloc() that fails leaves the larger block,
+	 * counted as it is). */
+	nsyms = a.cap ? a.cap : 1;
+	out->syms = (struct stk_esym_sym *)realloc(a.r, (k ? k : 1) * sizeof(*out->syms));
+	if (out->syms) {
+		nsyms = k ? k : 1;
+	} else if (a.r) {
+		out->syms = (struct stk_esym_sym *)(void *)a.r;
+	} else {
 		err = -ENOMEM;
 		goto out;
 	}
-	/* One name per address, by the rule of symalias.h (as stkreport
-	 * names it from the file); a sizeless alias takes a size it lacks. */
-	for (i = 0, k = 0; i < a.n; i++) {
-		if (k && out->syms[k - 1].addr == a.r[i].off) {
-			const struct raw *best = &a.r[best_i];
+	a.r = NULL;
+	if (a.names_len < a.names_cap) {
+		char *p = realloc(a.names, a.names_len ? a.names_len : 1);
 
-			if (!out->syms[k - 1].size)
-				out->syms[k - 1].size = a.r[i].size;
-			if (symalias__cmp(a.names + a.r[i].name, (enum symalias_bind)a.r[i].bind,
-					  a.names + best->name, (enum symalias_bind)best->bind) < 0) {
-				best_i = i;
-				out->syms[k - 1].name = (const char *)(uintptr_t)a.r[i].name;
-			}
-			continue;
+		if (p) {
+			a.names = p;
+			a.names_cap = a.names_len ? a.names_len : 1;
 		}
-		best_i = i;
-		out->syms[k].addr = a.r[i].off;
-		out->syms[k].size = a.r[i].size;
-		out->syms[k].name = (const char *)(uintptr_t)a.r[i].name;
-		k++;
 	}
+	out->bytes = nsyms * sizeof(*out->syms) + a.names_cap;
 	for (i = 0; i < k; i++) {
 		out->syms[i].name = a.names + (uintptr_t)out->syms[i].name;
 		/* Sizeless (hand-written assembly): up to the next one. */
@@ -487,6 +572,20 @@ int elfsyms__read_mem(const void *img, size_t size, struct elfsyms *out)
 	struct src s = { .fd = -1, .mem = img, .mem_size = size };
 
 	return read_src(&s, out);
+}
+
+int elfsyms__read_build_id(int fd, const uint8_t *bid, size_t size, struct elfsyms *out)
+{
+	uint8_t got[STK_MAX_BUILD_ID];
+	int n;
+
+	memset(out, 0, sizeof(*out));
+	n = buildid__from_elf_fd(fd, got, sizeof(got));
+	if (n < 0)
+		return n;
+	if ((size_t)n != size || memcmp(got, bid, size) != 0)
+		return -ESTALE;
+	return elfsyms__read_fd(fd, out);
 }
 
 long elfsyms__find(const struct elfsyms *t, uint64_t off)

@@ -24,6 +24,7 @@ struct elfsyms {
 	size_t n;
 	char *names;
 	uint32_t sources;		/* STK_ESYM_SRC_* */
+	size_t bytes;			/* heap memory the two arrays hold */
 };
 
 /*
@@ -37,6 +38,16 @@ int elfsyms__read_fd(int fd, struct elfsyms *out);
 
 /* The same over an image in memory. */
 int elfsyms__read_mem(const void *img, size_t size, struct elfsyms *out);
+
+/*
+ * elfsyms__read_build_id() - elfsyms__read_fd() of the file open on @fd if
+ * its GNU build-id is the @size bytes at @bid (a path may name a rebuilt
+ * file by now), else -ESTALE.  A pure function: it touches nothing but
+ * @fd (pread() only: no offset moves) and @out, so any thread may run it.
+ * The transient memory it needs on top of @out is about the size of the
+ * file's string table plus 64 KiB.
+ */
+int elfsyms__read_build_id(int fd, const uint8_t *bid, size_t size, struct elfsyms *out);
 
 /* Index of the symbol covering file offset @off, or -1. */
 long elfsyms__find(const struct elfsyms *t, uint64_t off);

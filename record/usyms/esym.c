@@ -1,19 +1,27 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
  * esym.c - embedded symbols of the recorded binaries and JIT code (see
- * esym.h): which addresses need names, each binary's table, and the
- * symbols already in the file.
+ * esym.h): which addresses need names, each binary's table as a cache
+ * under the memory budget, and the symbols already in the file.
+ *
+ * What stays per binary for the whole capture is small: its build-id and,
+ * for every symbol written, the range of file offsets that symbol surely
+ * names (16 bytes each), so that most addresses are answered without the
+ * table.  The table itself (tens of MB for a large C++ library) is a cache:
+ * kept while the budget has room, dropped least recently used first when
+ * a take needs the room, read again when an address it alone can name
+ * comes.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "buildid.h"
 #include "elfsyms.h"
 #include "esym.h"
 #include "hash.h"
 #include "idmap.h"
+#include "membudget.h"
 #include "perfmap.h"
 #include "procmaps.h"
 
@@ -25,25 +33,50 @@ struct qaddr {
 	uint64_t addr;		/* already - 1 for return addresses */
 };
 
+/*
+ * A symbol written: [start, end) are the file offsets elfsyms__find()
+ * surely gives it for, its own extent cut at the next symbol's start.
+ */
+struct done {
+	uint64_t start, end;
+};
+
 /* One binary, by build-id. */
 struct bin {
 	uint8_t bid[STK_MAX_BUILD_ID];
 	uint32_t bid_size;
-	int state;		/* 1 read, < 0 -errno: could not be read */
-	struct elfsyms t;
-	uint8_t *sent;		/* per symbol: in the file (or queued) */
-	size_t *queue;		/* symbols to write */
-	size_t nq, capq;
+	int state;		/* 0 not read yet, 1 read once, < 0 -errno: cannot be */
+	int all_written;	/* full: the whole table is in the file */
+	int pinned;		/* in use: the shrinker leaves its table alone */
+	uint32_t seq;		/* first-seen order: chunks in a stable order */
+	uint64_t want_gen;	/* full: the flush that wants its table */
+	struct done *done;	/* sorted by start */
+	size_t nr_done, cap_done;
+	struct elfsyms *t;	/* the table, cached, or NULL */
+	struct bin *newer, *older;	/* the cached tables, most recently used first */
 	struct bin *next;	/* same hash */
+};
+
+/* One lookup that needs a binary's table, for this flush. */
+struct want {
+	struct bin *b;
+	uint64_t off;			/* file offset */
+	uint32_t tgid;			/* a process that maps it ... */
+	const struct stk_mapping *m;	/* ... there: where to open the file */
 };
 
 struct esym {
 	enum esym_mode mode;
+	struct membudget own;	/* without a budget: an unlimited one */
+	struct membudget *mb;
 	struct qaddr *q;
 	size_t nq, capq;
+	struct want *w;
+	size_t nw, capw;
 	struct idmap bins;	/* hash of build-id -> first struct bin */
-	struct bin **all;	/* in first-seen order: chunks in a stable order */
+	struct bin **all;	/* in first-seen order */
 	size_t nr_all, cap_all;
+	struct bin *newest, *oldest;	/* the cached tables */
 	struct perfmaps *jit;
 	struct esym_stats st;
 	/* The mapping see() met last and its bin: a stack's frames are
@@ -66,6 +99,8 @@ struct esym {
 };
 
 #define SEEN_SLOTS 4096
+/* Entries of a flush's queues kept for the next one at most. */
+#define SHRINK_QUEUE 65536
 
 const char *esym_mode__name(enum esym_mode mode)
 {
@@ -77,7 +112,65 @@ const char *esym_mode__name(enum esym_mode mode)
 	return "?";
 }
 
-struct esym *esym__new(enum esym_mode mode)
+/* ---- the cache of tables ---------------------------------------------- */
+
+static void lru_unlink(struct esym *e, struct bin *b)
+{
+	if (b->newer)
+		b->newer->older = b->older;
+	else
+		e->newest = b->older;
+	if (b->older)
+		b->older->newer = b->newer;
+	else
+		e->oldest = b->newer;
+	b->newer = b->older = NULL;
+}
+
+static void lru_push(struct esym *e, struct bin *b)
+{
+	b->older = e->newest;
+	b->newer = NULL;
+	if (e->newest)
+		e->newest->newer = b;
+	else
+		e->oldest = b;
+	e->newest = b;
+}
+
+/* Frees @b's table; @cached: it was in the cache (and the budget). */
+static void table_drop(struct esym *e, struct bin *b, int cached)
+{
+	if (cached) {
+		lru_unlink(e, b);
+		membudget__give(e->mb, b->t->bytes);
+	}
+	elfsyms__free(b->t);
+	free(b->t);
+	b->t = NULL;
+}
+
+/* The budget's shrinker: drop the least recently used tables not in use. */
+static uint64_t esym_shrink(void *ctx, uint64_t want)
+{
+	struct esym *e = ctx;
+	struct bin *b = e->oldest, *newer;
+	uint64_t freed = 0;
+
+	for (; b && freed < want; b = newer) {
+		newer = b->newer;
+		if (b->pinned)
+			continue;
+		freed += b->t->bytes;
+		table_drop(e, b, 1);
+		e->st.tables_evicted++;
+	}
+	return freed;
+}
+
+/* ---- life ------------------------------------------------------------- */
+
+struct esym *esym__new(enum esym_mode mode, struct membudget *mb)
 {
 	struct esym *e = calloc(1, sizeof(*e));
 
@@ -85,9 +178,11 @@ struct esym *esym__new(enum esym_mode mode)
 		return NULL;
 	e->mode = mode;
 	e->gen = 1;
-	e->jit = perfmaps__new(mode == ESYM_FULL);
+	membudget__init(&e->own, UINT64_MAX);
+	e->mb = mb ? mb : &e->own;
+	e->jit = perfmaps__new(mode == ESYM_FULL, PROC_ROOT, e->mb);
 	e->seen = calloc(SEEN_SLOTS, sizeof(*e->seen));
-	if (!e->jit || !e->seen) {
+	if (!e->jit || !e->seen || membudget__add_shrinker(e->mb, esym_shrink, e)) {
 		perfmaps__free(e->jit);
 		free(e->seen);
 		free(e);
@@ -103,16 +198,23 @@ void esym__free(struct esym *e)
 
 	if (!e)
 		return;
+	/* The budget may outlive us: no shrinker of ours may stay in it
+	 * with tables it would free; give back what we hold. */
 	for (i = 0; i < e->nr_all; i++) {
-		elfsyms__free(&e->all[i]->t);
-		free(e->all[i]->sent);
-		free(e->all[i]->queue);
-		free(e->all[i]);
+		struct bin *b = e->all[i];
+
+		if (b->t)
+			table_drop(e, b, 1);
+		membudget__give(e->mb, sizeof(*b) + b->cap_done * sizeof(*b->done));
+		free(b->done);
+		free(b);
 	}
+	membudget__remove_shrinker(e->mb, esym_shrink, e);
 	free(e->all);
 	idmap__release(&e->bins);
 	perfmaps__free(e->jit);
 	free(e->q);
+	free(e->w);
 	free(e->seen);
 	free(e);
 }
@@ -158,6 +260,81 @@ void esym__exited(struct esym *e, uint32_t tgid)
 	perfmaps__forget(e->jit, tgid);
 }
 
+/* ---- what is in the file ------------------------------------------------ */
+
+/* Index of the last written symbol starting at or before @off, or -1. */
+static long done_find(const struct bin *b, uint64_t off)
+{
+	size_t lo = 0, hi = b->nr_done;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (b->done[mid].start <= off)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return (long)lo - 1;
+}
+
+/* A symbol written names @off for sure. */
+static int done_covers(const struct bin *b, uint64_t off)
+{
+	long i = done_find(b, off);
+
+	return i >= 0 && off < b->done[i].end;
+}
+
+/* The symbol starting at @start was written. */
+static int done_has(const struct bin *b, uint64_t start)
+{
+	long i = done_find(b, start);
+
+	return i >= 0 && b->done[i].start == start;
+}
+
+/*
+ * Room in @b->done for @n more, under the budget.  0 or -ENOSPC / -ENOMEM.
+ */
+static int done_reserve(struct esym *e, struct bin *b, size_t n)
+{
+	size_t cap = b->cap_done ? b->cap_done : 16;
+	struct done *d;
+
+	if (b->nr_done + n <= b->cap_done)
+		return 0;
+	while (cap < b->nr_done + n)
+		cap *= 2;
+	if (membudget__take(e->mb, (cap - b->cap_done) * sizeof(*d)))
+		return -ENOSPC;
+	d = realloc(b->done, cap * sizeof(*d));
+	if (!d) {
+		membudget__give(e->mb, (cap - b->cap_done) * sizeof(*d));
+		return -ENOMEM;
+	}
+	b->done = d;
+	b->cap_done = cap;
+	return 0;
+}
+
+/* Merges @n new entries (sorted, none in @b->done yet) into @b->done,
+ * which has room for them. */
+static void done_merge(struct bin *b, const struct done *add, size_t n)
+{
+	size_t i = b->nr_done, j = n, k = b->nr_done + n;
+
+	while (j) {
+		if (i && b->done[i - 1].start > add[j - 1].start)
+			b->done[--k] = b->done[--i];
+		else
+			b->done[--k] = add[--j];
+	}
+	b->nr_done += n;
+}
+
+/* ---- binaries ---------------------------------------------------------- */
+
 static struct bin *bin_find(const struct esym *e, const uint8_t *bid, uint32_t n, uint64_t key)
 {
 	struct bin *b;
@@ -168,51 +345,16 @@ static struct bin *bin_find(const struct esym *e, const uint8_t *bid, uint32_t n
 	return NULL;
 }
 
-/* Reads @b's table from the file @tgid maps at @m, which must have @b's
- * build-id: a path can name a rebuilt file by now. */
-static void bin_read(struct esym *e, struct bin *b, uint32_t tgid, const struct stk_mapping *m)
-{
-	struct procmaps_line l = {
-		.start = m->start, .end = m->end, .offset = m->offset, .dev = m->dev,
-		.inode = m->inode, .prot = m->prot, .path = m->path,
-	};
-	uint8_t bid[STK_MAX_BUILD_ID];
-	int fd, n;
-
-	fd = procmaps__open_mapped(PROC_ROOT, tgid, &l);
-	if (fd < 0) {
-		b->state = fd;
-		goto out;
-	}
-	n = buildid__from_elf_fd(fd, bid, sizeof(bid));
-	if (n != (int)b->bid_size || memcmp(bid, b->bid, b->bid_size) != 0)
-		b->state = -ESTALE;
-	else
-		b->state = elfsyms__read_fd(fd, &b->t) ?: 1;
-	close(fd);
-	if (b->state > 0) {
-		b->sent = calloc(b->t.n ? b->t.n : 1, 1);
-		if (!b->sent) {
-			elfsyms__free(&b->t);
-			b->state = -ENOMEM;
-		}
-	}
-out:
-	if (b->state > 0)
-		e->st.binaries++;
-	else
-		e->st.binary_errors++;
-}
-
-/* The binary of mapping @m (with a build-id), read on first sight; NULL
- * only for lack of memory. */
-static struct bin *bin_get(struct esym *e, uint32_t tgid, const struct stk_mapping *m)
+/* The binary of mapping @m (with a build-id).  NULL with *@err -ENOMEM,
+ * or -ENOSPC when the budget has no room for one more. */
+static struct bin *bin_get(struct esym *e, const struct stk_mapping *m, int *err)
 {
 	uint64_t key = hash_bytes(5, m->build_id, m->build_id_size);
 	struct bin *b = bin_find(e, m->build_id, m->build_id_size, key);
 
 	if (b)
 		return b;
+	*err = -ENOMEM;
 	if (e->nr_all == e->cap_all) {
 		size_t cap = e->cap_all ? e->cap_all * 2 : 32;
 		struct bin **a = realloc(e->all, cap * sizeof(*a));
@@ -222,38 +364,222 @@ static struct bin *bin_get(struct esym *e, uint32_t tgid, const struct stk_mappi
 		e->all = a;
 		e->cap_all = cap;
 	}
+	if (membudget__take(e->mb, sizeof(*b))) {
+		*err = -ENOSPC;
+		return NULL;
+	}
 	b = calloc(1, sizeof(*b));
 	if (!b)
-		return NULL;
+		goto fail;
 	memcpy(b->bid, m->build_id, m->build_id_size);
 	b->bid_size = m->build_id_size;
+	b->seq = (uint32_t)e->nr_all;
 	b->next = idmap__find_ptr(&e->bins, key);
-	if (idmap__set_ptr(&e->bins, key, b)) {
-		free(b);
-		return NULL;
-	}
+	if (idmap__set_ptr(&e->bins, key, b))
+		goto fail;
 	e->all[e->nr_all++] = b;
-	bin_read(e, b, tgid, m);
 	return b;
+fail:
+	free(b);
+	membudget__give(e->mb, sizeof(*b));
+	return NULL;
 }
 
-static int bin_queue(struct bin *b, size_t i)
+/*
+ * Reads @b's table through the mappings of @w[0..n) (the first file that
+ * opens, of up to 4 tried: a process may have exited since), into a new
+ * b->t.  Returns 0, or -errno (nothing kept).
+ */
+static int bin_read(struct bin *b, const struct want *w, size_t n)
 {
-	if (b->sent[i])
-		return 0;
-	if (b->nq == b->capq) {
-		size_t cap = b->capq ? b->capq * 2 : 64;
-		size_t *q = realloc(b->queue, cap * sizeof(*q));
+	int err = -ENOENT, fd, tries = 0;
+	size_t i;
 
-		if (!q)
-			return -ENOMEM;
-		b->queue = q;
-		b->capq = cap;
+	b->t = calloc(1, sizeof(*b->t));
+	if (!b->t)
+		return -ENOMEM;
+	for (i = 0; i < n && tries < 4; i++) {
+		const struct stk_mapping *m = w[i].m;
+		struct procmaps_line l = {
+			.start = m->start, .end = m->end, .offset = m->offset, .dev = m->dev,
+			.inode = m->inode, .prot = m->prot, .path = m->path,
+		};
+
+		/* Another process of the same mapping fails the same way. */
+		if (i && w[i].tgid == w[i - 1].tgid && w[i].m == w[i - 1].m)
+			continue;
+		tries++;
+		fd = procmaps__open_mapped(PROC_ROOT, w[i].tgid, &l);
+		if (fd < 0) {
+			err = fd;
+			continue;
+		}
+		err = elfsyms__read_build_id(fd, b->bid, b->bid_size, b->t);
+		close(fd);
+		if (err != -ENOENT && err != -ESRCH)
+			break;	/* read, or the file itself is wrong */
 	}
-	b->sent[i] = 1;
-	b->queue[b->nq++] = i;
-	return 0;
+	if (err) {
+		free(b->t);
+		b->t = NULL;
+	}
+	return err;
 }
+
+/* Symbols per chunk: far below STK_MAX_CHUNK_RAW even with long names. */
+#define CHUNK_SYMS 50000
+
+/* Writes the @n symbols @idx (indexes into @t, sorted) of @b. */
+static int write_syms(struct esym *e, const struct bin *b, const struct elfsyms *t,
+		      const size_t *idx, size_t n, struct stk_writer *w, uint64_t *chunks)
+{
+	struct stk_esym_sym *buf;
+	size_t j, k;
+	int err = 0;
+
+	if (!n)
+		return 0;
+	buf = malloc((n < CHUNK_SYMS ? n : CHUNK_SYMS) * sizeof(*buf));
+	if (!buf)
+		return -ENOMEM;
+	for (j = 0; j < n && !err; j += k) {
+		for (k = 0; k < CHUNK_SYMS && j + k < n; k++)
+			buf[k] = t->syms[idx ? idx[j + k] : j + k];
+		err = stk_writer__add_esym_symtab(w, b->bid, b->bid_size, t->sources, buf, k);
+		if (!err) {
+			(*chunks)++;
+			e->st.symbols_written += k;
+		}
+	}
+	free(buf);
+	return err;
+}
+
+static int by_index(const void *x, const void *y)
+{
+	size_t a = *(const size_t *)x, b = *(const size_t *)y;
+
+	return a < b ? -1 : a > b;
+}
+
+/* The covering symbols of @b for the lookups @wt[0..n): the ones not in
+ * the file yet are written and remembered. */
+static int bin_cover(struct esym *e, struct bin *b, const struct want *wt, size_t n,
+		     struct stk_writer *w, uint64_t *chunks)
+{
+	const struct elfsyms *t = b->t;
+	struct done *add = NULL;
+	size_t *idx, i, k = 0;
+	int err = 0;
+
+	idx = malloc(n * sizeof(*idx));
+	if (!idx)
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		long s = elfsyms__find(t, wt[i].off);
+
+		if (s < 0)
+			e->st.addrs_unnamed++;
+		else if (!done_has(b, t->syms[s].addr))
+			idx[k++] = (size_t)s;
+	}
+	if (k > 1) {
+		size_t u = 1;
+
+		qsort(idx, k, sizeof(*idx), by_index);
+		for (i = 1; i < k; i++)
+			if (idx[i] != idx[u - 1])
+				idx[u++] = idx[i];
+		k = u;
+	}
+	if (!k)
+		goto out;
+	err = done_reserve(e, b, k);
+	if (err == -ENOSPC) {
+		/* No room to remember them: not written, rather than written
+		 * again at every flush that meets them. */
+		e->st.symbols_skipped += k;
+		err = 0;
+		goto out;
+	}
+	add = err ? NULL : malloc(k * sizeof(*add));
+	if (!add) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (i = 0; i < k; i++) {
+		const struct stk_esym_sym *s = &t->syms[idx[i]];
+		uint64_t end = s->addr + (s->size ? s->size : 1);
+
+		if (idx[i] + 1 < t->n && t->syms[idx[i] + 1].addr < end)
+			end = t->syms[idx[i] + 1].addr;
+		add[i] = (struct done){ s->addr, end };
+	}
+	err = write_syms(e, b, t, idx, k, w, chunks);
+	if (!err)
+		done_merge(b, add, k);
+out:
+	free(add);
+	free(idx);
+	return err;
+}
+
+/*
+ * The lookups @wt[0..n) of binary @b (sorted by offset): its table from
+ * the cache or read (kept in the cache if the budget has room, else
+ * released once used), then its symbols written.
+ */
+static int bin_flush(struct esym *e, struct bin *b, const struct want *wt, size_t n,
+		     struct stk_writer *w, uint64_t *chunks)
+{
+	int err, cached = b->t != NULL;
+
+	if (cached) {
+		lru_unlink(e, b);
+		lru_push(e, b);
+	} else {
+		/* Out of memory too: that binary's failure, not the flush's. */
+		err = bin_read(b, wt, n);
+		if (!b->state) {
+			b->state = err ? err : 1;
+			if (err)
+				e->st.binary_errors++;
+			else
+				e->st.binaries++;
+		} else if (err) {
+			e->st.reread_errors++;
+		} else {
+			e->st.tables_reread++;
+		}
+		if (err)
+			return 0;
+	}
+	/* Pinned: a take (ours below, or the budget's shrinker) must not
+	 * free it under us. */
+	b->pinned = 1;
+	if (!cached && e->mode != ESYM_FULL) {
+		if (membudget__take(e->mb, b->t->bytes) == 0) {
+			cached = 1;
+			lru_push(e, b);
+		} else {
+			/* Larger than the room there is: used once, then
+			 * released (its symbols still written). */
+			e->st.tables_uncached++;
+		}
+	}
+	if (e->mode == ESYM_FULL) {
+		err = write_syms(e, b, b->t, NULL, b->t->n, w, chunks);
+		b->all_written = !err;
+	} else {
+		err = bin_cover(e, b, wt, n, w, chunks);
+	}
+	b->pinned = 0;
+	if (!cached)
+		table_drop(e, b, 0);
+	return err;
+}
+
+/* ---- a flush ------------------------------------------------------------ */
 
 /* Memory without a file that may hold JIT code: anonymous or named with
  * PR_SET_VMA_ANON_NAME ("[anon:...]"), not the kernel's [vdso] & co.
@@ -265,102 +591,105 @@ static int is_anon(const struct stk_mapping *m)
 	       (!m->path[0] || strncmp(m->path, "[anon:", 6) == 0);
 }
 
+static int want_add(struct esym *e, const struct want *wt)
+{
+	if (e->nw == e->capw) {
+		size_t cap = e->capw ? e->capw * 2 : 1024;
+		struct want *p = realloc(e->w, cap * sizeof(*p));
+
+		if (!p)
+			return -ENOMEM;
+		e->w = p;
+		e->capw = cap;
+	}
+	e->w[e->nw++] = *wt;
+	return 0;
+}
+
+/* Address @a: a JIT line to look for, or a binary's lookup for later,
+ * unless a symbol written already names it. */
 static int see(struct esym *e, const struct procs *p, const struct qaddr *a)
 {
 	const struct stk_mapping *m = procs__mapping(p, a->tgid, a->addr);
 	struct bin *b;
-	size_t i;
-	long k;
-
-	if (!m || is_anon(m))
-		return perfmaps__see(e->jit, PROC_ROOT, a->tgid, a->addr);
-	if (m->path[0] != '/' || !m->build_id_size)
-		return 0;	/* [vdso] (kind 1), or nothing to key it by */
-	b = m == e->last_m ? e->last_b : bin_get(e, a->tgid, m);
-	if (!b)
-		return -ENOMEM;
-	e->last_m = m;
-	e->last_b = b;
-	if (b->state <= 0)
-		return 0;
-	if (e->mode == ESYM_FULL) {
-		for (i = 0; i < b->t.n; i++)
-			if (bin_queue(b, i))
-				return -ENOMEM;
-		return 0;
-	}
-	k = elfsyms__find(&b->t, a->addr - m->start + m->offset);
-	if (k < 0) {
-		e->st.addrs_unnamed++;
-		return 0;
-	}
-	return bin_queue(b, (size_t)k);
-}
-
-static int by_index(const void *x, const void *y)
-{
-	size_t a = *(const size_t *)x, b = *(const size_t *)y;
-
-	return a < b ? -1 : a > b;
-}
-
-/* Symbols per chunk: far below STK_MAX_CHUNK_RAW even with long names. */
-#define CHUNK_SYMS 50000
-
-static int write_bins(struct esym *e, struct stk_writer *w, uint64_t *chunks)
-{
-	struct stk_esym_sym *buf = NULL;
-	size_t i, j, k;
+	uint64_t off;
 	int err = 0;
 
-	for (i = 0; i < e->nr_all && !err; i++) {
-		struct bin *b = e->all[i];
-
-		if (!b->nq)
-			continue;
-		if (!buf) {
-			buf = malloc(CHUNK_SYMS * sizeof(*buf));
-			if (!buf)
-				return -ENOMEM;
-		}
-		qsort(b->queue, b->nq, sizeof(*b->queue), by_index);
-		for (j = 0; j < b->nq && !err; j += k) {
-			for (k = 0; k < CHUNK_SYMS && j + k < b->nq; k++)
-				buf[k] = b->t.syms[b->queue[j + k]];
-			err = stk_writer__add_esym_symtab(w, b->bid, b->bid_size, b->t.sources, buf,
-							  k);
-			if (!err) {
-				(*chunks)++;
-				e->st.symbols_written += k;
-			}
-		}
-		b->nq = 0;
+	if (!m || is_anon(m))
+		return perfmaps__see(e->jit, a->tgid, a->addr, m != NULL);
+	if (m->path[0] != '/' || !m->build_id_size)
+		return 0;	/* [vdso] (kind 1), or nothing to key it by */
+	b = m == e->last_m ? e->last_b : bin_get(e, m, &err);
+	if (!b) {
+		if (err != -ENOSPC)
+			return err;
+		e->st.symbols_skipped++;	/* not even the binary fits */
+		return 0;
 	}
-	free(buf);
-	return err;
+	e->last_m = m;
+	e->last_b = b;
+	if (b->state < 0 || b->all_written)
+		return 0;
+	off = a->addr - m->start + m->offset;
+	if (e->mode == ESYM_FULL) {
+		if (b->want_gen == e->gen)
+			return 0;	/* one lookup is the whole table */
+		b->want_gen = e->gen;
+	} else if (done_covers(b, off)) {
+		return 0;
+	}
+	return want_add(e, &(struct want){ b, off, a->tgid, m });
+}
+
+static int by_bin_off(const void *x, const void *y)
+{
+	const struct want *a = x, *b = y;
+
+	if (a->b->seq != b->b->seq)
+		return a->b->seq < b->b->seq ? -1 : 1;
+	return a->off < b->off ? -1 : a->off > b->off;
 }
 
 int esym__flush(struct esym *e, struct procs *p, struct stk_writer *w, uint64_t *chunks)
 {
-	size_t i;
+	size_t i, j;
 	int err = 0;
 
 	if (e->mode == ESYM_NONE)
 		return 0;
 	e->last_m = NULL;
+	e->nw = 0;
 	for (i = 0; i < e->nq && !err; i++)
 		err = see(e, p, &e->q[i]);
 	e->last_m = NULL;
 	e->nq = 0;
+	if (!err && e->nw > 1)
+		qsort(e->w, e->nw, sizeof(*e->w), by_bin_off);
+	/* One binary at a time: at most one table read beyond the cache. */
+	for (i = 0; i < e->nw && !err; i = j) {
+		for (j = i + 1; j < e->nw && e->w[j].b == e->w[i].b; j++)
+			;
+		err = bin_flush(e, e->w[i].b, &e->w[i], j - i, w, chunks);
+	}
+	e->nw = 0;
+	/* A burst of new stacks (a recording's first flush) leaves no large
+	 * queues behind: they are not under the budget. */
+	if (e->capw > SHRINK_QUEUE) {
+		free(e->w);
+		e->w = NULL;
+		e->capw = 0;
+	}
+	if (e->capq > SHRINK_QUEUE) {
+		free(e->q);
+		e->q = NULL;
+		e->capq = 0;
+	}
 	/* A new flush: the slots of this one no longer count (a wrap of
 	 * @gen, after 4 billion flushes, clears them). */
 	if (!++e->gen) {
 		memset(e->seen, 0, SEEN_SLOTS * sizeof(*e->seen));
 		e->gen = 1;
 	}
-	if (err)
-		return err;
-	err = write_bins(e, w, chunks);
 	return err ?: perfmaps__write(e->jit, w, chunks);
 }
 
@@ -373,4 +702,8 @@ void esym__stats(const struct esym *e, struct esym_stats *st)
 	st->perf_map_files = ps.files_read;
 	st->perf_map_errors = ps.file_errors;
 	st->perf_map_symbols = ps.symbols_written;
+	st->perf_map_bytes = ps.bytes_read;
+	st->perf_map_restarts = ps.restarts;
+	st->perf_map_lines_skipped = ps.lines_skipped;
+	st->perf_map_misses_skipped = ps.misses_skipped;
 }

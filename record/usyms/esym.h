@@ -6,11 +6,18 @@
  * line of its process's perf map when it is JIT code; written as ESYM
  * kinds 2 and 3 at each flush, before the MAPS and rows that need them.
  *
- * A binary's table is read once, on the first address in it, through
+ * A binary's table is read at the flush that first needs it, through
  * procmaps__open_mapped() (map_files: deleted files and other mount
  * namespaces work) and only from a file whose build-id is the recorded
- * one; it stays in memory, sorted, for the covering lookups (binary
- * search, as KSYM's covering mode).
+ * one (elfsyms__read_build_id()); its covering symbols are written, and
+ * it stays, sorted, as a cache under the memory budget (membudget.h): the
+ * least recently used tables go when a take needs their room, and a
+ * table is read again when an address that no written symbol names
+ * comes.  One larger than the room the budget has is read, used and
+ * released at once (its symbols still written).  What stays for good per
+ * binary is its build-id and 16 bytes per symbol written.
+ *
+ * With --embed-symbols=full a table is read, written whole and released.
  */
 #ifndef STKREC_ESYM_H
 #define STKREC_ESYM_H
@@ -20,6 +27,8 @@
 
 #include "procs.h"
 #include "stk.h"
+
+struct membudget;
 
 /* The default is 0, so a zeroed recorder_opts embeds covering symbols. */
 enum esym_mode {
@@ -38,13 +47,28 @@ struct esym_stats {
 	uint64_t binary_errors;		/* ... that could not be (gone, another build-id, not ELF) */
 	uint64_t symbols_written;	/* ESYM kind 2 symbols */
 	uint64_t addrs_unnamed;		/* addresses in a binary that no symbol covers */
-	uint64_t perf_map_files;	/* perf map files read */
+	uint64_t tables_evicted;	/* cached tables dropped for the budget */
+	uint64_t tables_reread;		/* tables read again after that */
+	uint64_t reread_errors;		/* ... that could not be (the file gone) */
+	uint64_t tables_uncached;	/* tables over the room left: used once, released */
+	uint64_t symbols_skipped;	/* covering symbols not written: no room to
+					 * remember them (or the binary) */
+	uint64_t perf_map_files;	/* perf map reads */
 	uint64_t perf_map_errors;	/* ... refused or unreadable */
 	uint64_t perf_map_symbols;	/* ESYM kind 3 lines */
+	uint64_t perf_map_bytes;	/* bytes of perf map files read */
+	uint64_t perf_map_restarts;	/* files read again from the start */
+	uint64_t perf_map_lines_skipped; /* lines not kept: over the cap or budget */
+	uint64_t perf_map_misses_skipped; /* JIT addresses unnamed where lines were not kept */
 };
 
-/* An empty set.  NULL with errno = ENOMEM. */
-struct esym *esym__new(enum esym_mode mode);
+/*
+ * esym__new() - an empty set whose tables and perf maps are held under
+ * budget @mb (NULL: unlimited), which must outlive it; it registers a
+ * shrinker there (its cached tables), removed by esym__free().
+ * NULL with errno = ENOMEM (also: @mb has no room for another shrinker).
+ */
+struct esym *esym__new(enum esym_mode mode, struct membudget *mb);
 void esym__free(struct esym *e);	/* accepts NULL */
 
 /*
@@ -60,9 +84,10 @@ int esym__queue(struct esym *e, uint32_t tgid, const uint64_t *ips, uint32_t nr)
 
 /*
  * esym__flush() - look up the queued addresses in @p's snapshots, read
- * the tables they need, and write the ESYM chunks for the symbols not in
- * the file yet; @chunks is incremented per chunk.
- * Returns 0, -ENOMEM, or the writer's -errno.
+ * the tables they need (one binary at a time), and write the ESYM chunks
+ * for the symbols not in the file yet; @chunks is incremented per chunk.
+ * Symbols the budget leaves no room for are counted (esym_stats), not an
+ * error.  Returns 0, -ENOMEM, or the writer's -errno.
  */
 int esym__flush(struct esym *e, struct procs *p, struct stk_writer *w, uint64_t *chunks);
 

@@ -3,14 +3,27 @@
  * perfmap.h - the JIT symbols of traced processes, from the perf map files
  * they write (/tmp/perf-PID.map: `START SIZE name` per line, hex; Node.js
  * --perf-basic-prof, Python 3.12+ -X perf, JVM agents), read while they
- * run and queued for ESYM kind 3 chunks: the lines covering recorded
+ * run and written as ESYM kind 3 chunks: the lines covering recorded
  * addresses (covering), or all of them (full).
  *
  * The file is in /tmp, where anyone can put one: it is reached through
  * /proc/PID/root (a container's own /tmp), named by the process's pid in
  * its own PID namespace, opened without following symbolic links or
  * opening anything but a regular file owned by the process's user or
- * root, and read up to PERFMAP_MAX_BYTES.
+ * root.
+ *
+ * A JIT only appends to its map, so a file is read incrementally: its
+ * identity (device, inode) and the offset read so far (to the end of its
+ * last whole line) are kept, and a lookup that misses reads only the lines
+ * appended since, at most PERFMAP_READ_MAX bytes a flush (the rest at the
+ * next ones).  A file replaced (another inode) or shorter than that
+ * offset is read again from the start.  The lines read are kept, sorted,
+ * under the memory budget and at most a cap per file (an eighth of the
+ * budget); lines beyond it are counted, not kept -- though one that
+ * covers an address looked up at that read is still written, and the
+ * lines of the last 64 KiB read stay at hand for the next flush's lookups
+ * (a JIT writes a line just before its code runs).
+ * (--embed-symbols=full keeps nothing: every new line is written.)
  */
 #ifndef STKREC_PERFMAP_H
 #define STKREC_PERFMAP_H
@@ -20,37 +33,67 @@
 
 #include "stk.h"
 
-#define PERFMAP_MAX_BYTES (64u << 20)
+struct membudget;
+
+/* Bytes of one file read at one flush at most. */
+#define PERFMAP_READ_MAX (16u << 20)
+/* The lines kept per file: this share of the budget, at least 1 MiB. */
+#define PERFMAP_CAP_SHARE 8
+#define PERFMAP_CAP_MIN (1u << 20)
 
 struct perfmaps;
 
 struct perfmaps_stats {
-	uint64_t files_read;		/* perf map files read (again when they grew) */
+	uint64_t files_read;		/* reads of perf map files (each new part read) */
 	uint64_t file_errors;		/* refused or unreadable (not: absent) */
-	uint64_t symbols_written;	/* lines queued for ESYM kind 3 */
+	uint64_t symbols_written;	/* lines written to ESYM kind 3 */
+	uint64_t bytes_read;		/* bytes of perf map files read */
+	uint64_t restarts;		/* files read again from the start */
+	uint64_t lines_skipped;		/* lines not kept: over the cap or the budget */
+	uint64_t misses_skipped;	/* addresses in anonymous mappings no line
+					 * named, in a file with lines not kept
+					 * (maybe named by one of them) */
 };
 
-/* @full: every line, not only covering ones.  NULL with errno = ENOMEM. */
-struct perfmaps *perfmaps__new(int full);
+/*
+ * perfmaps__new() - @full: every line, not only covering ones; files under
+ * @proc_root ("/proc"; the string must outlive the set), lines kept under
+ * budget @mb (which must outlive the set).  NULL with errno = ENOMEM.
+ */
+struct perfmaps *perfmaps__new(int full, const char *proc_root, struct membudget *mb);
 void perfmaps__free(struct perfmaps *pm);	/* accepts NULL */
 
 /*
  * perfmaps__see() - recorded address @addr of process @tgid is in memory
- * without a file (JIT code): queue the line of its perf map covering it
- * (all lines with @full), reading the file (@proc_root/@tgid/root/tmp/
- * perf-NSPID.map) the first time or when it has changed since.
- * Returns 0 (also when there is no map or no line), or -ENOMEM.
+ * without a file (JIT code; @anon: in an anonymous mapping, else in none
+ * the recorder knows): look for the line of its perf map covering it at
+ * the next perfmaps__write().  Returns 0 or -ENOMEM.
  */
-int perfmaps__see(struct perfmaps *pm, const char *proc_root, uint32_t tgid, uint64_t addr);
+int perfmaps__see(struct perfmaps *pm, uint32_t tgid, uint64_t addr, int anon);
 
-/* Writes one ESYM kind 3 chunk per process with queued lines; @chunks is
- * incremented per chunk.  Returns 0 or the writer's -errno. */
+/*
+ * perfmaps__write() - for each process with addresses seen: read what its
+ * perf map gained if a lookup misses (full: always), and write one ESYM
+ * kind 3 chunk (more past 50000 lines) of the lines not written before;
+ * @chunks is incremented per chunk.  Returns 0, -ENOMEM or the writer's
+ * -errno.
+ */
 int perfmaps__write(struct perfmaps *pm, struct stk_writer *w, uint64_t *chunks);
 
-/* Forget process @tgid (it exited: its pid may come back). */
+/* Forget process @tgid (it exited: its pid may come back), once the
+ * addresses it had seen are written. */
 void perfmaps__forget(struct perfmaps *pm, uint32_t tgid);
 
 void perfmaps__stats(const struct perfmaps *pm, struct perfmaps_stats *st);
+
+/*
+ * perfmap__parse_line() - one line of perf map text (@len bytes, without
+ * its newline; a trailing '\r' is allowed): *@start, *@size (> 0) and the
+ * name, *@name and *@name_len (cut at STK_MAX_STRING, not
+ * NUL-terminated).  Returns 0, or -EINVAL for a malformed line.
+ */
+int perfmap__parse_line(const char *line, size_t len, uint64_t *start, uint64_t *size,
+			const char **name, size_t *name_len);
 
 /*
  * perfmap__parse() - parse perf map text (@len bytes, need not end in a

@@ -67,6 +67,8 @@ expect 2 "stkrec: --stack-storage-size 0: expected a number from 1 to 4194304" \
 	--stack-storage-size 0 -o "$out" 1
 expect 2 "stkrec: --flush-interval 0: expected seconds from 0.001 to 3600" --flush-interval 0 -o "$out" 1
 expect 2 "stkrec: --kallsyms=some: expected 'covering' or 'full'" --kallsyms=some -o "$out" 1
+expect 2 "stkrec: --user-memory 0: expected megabytes from 1 to 16384" --user-memory 0 -o "$out" 1
+expect 2 "stkrec: --user-memory 1x: expected megabytes from 1 to 16384" --user-memory 1x -o "$out" 1
 expect 2 "stkrec: no command after '--'" -o "$out" --
 expect 2 "stkrec: -p/-t cannot be combined with -- CMD (CMD selects what is profiled)" -p 1 -o "$out" -- true
 # offcpu/offwake exist now (tests/e2e/offcpu_errors.sh has their bad inputs).
