@@ -362,7 +362,8 @@ struct sym_module *symbolizer__module(struct symbolizer *s, const char *path,
 	m->priv->esym_fd = -1;
 	m->path = clean;
 	clean = NULL;
-	memcpy(m->build_id, bid, bid_size);
+	if (bid_size) /* @bid may be NULL then: memcpy() wants a pointer anyway */
+		memcpy(m->build_id, bid, bid_size);
 	m->build_id_size = bid_size;
 	m->priv->next = first;
 	if (idmap__set_ptr(&s->by_key, key, m)) {
