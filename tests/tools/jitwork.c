@@ -2,8 +2,9 @@
 /*
  * jitwork - JIT code as a test sees it: machine code copied into an
  * anonymous executable mapping, named in /tmp/perf-PID.map the way
- * Node.js, Python 3.12 and JVM agents name theirs, then run until SECONDS
- * have passed.  x86-64 only (the code is x86-64 bytes).
+ * Node.js, Python 3.12 and JVM agents name theirs, then run until it has
+ * used SECONDS of CPU time (of the clock, a loaded machine left a few
+ * samples).  x86-64 only (the code is x86-64 bytes).
  *
  *   jitwork SECONDS     prints the map file's path once it is written
  */
@@ -19,7 +20,7 @@ static double now(void)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
