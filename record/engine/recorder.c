@@ -505,6 +505,7 @@ static int open_unwinder(struct recorder *rec)
 	if (!rec->worker)
 		return recorder__errorf(rec, -errno, "worker thread: %s", strerror(errno));
 	unwinder__set_worker(rec->uw, rec->worker);
+	unwinder__set_budget(rec->uw, &rec->mem);
 	if (!rec->o.unwind_cache || strcmp(rec->o.unwind_cache, "none") != 0)
 		unwinder__set_cache_dir(rec->uw, rec->o.unwind_cache ?: TCACHE_DIR);
 	/* Samples whose tables are not ready are copied, unwound later. */

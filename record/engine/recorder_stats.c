@@ -222,6 +222,7 @@ int recorder__write_stats(struct recorder *rec, uint64_t now)
 		st[n++] = (struct stk_stat){ "unwind_tables_queued", us.queued };
 		st[n++] = (struct stk_stat){ "unwind_tables_cached", us.cached };
 		st[n++] = (struct stk_stat){ "unwind_cache_stored", us.cache_stored };
+		st[n++] = (struct stk_stat){ "unwind_saved_dropped", us.saved_dropped };
 	}
 	if (rec->deferred) {
 		struct deferred_stats ds;

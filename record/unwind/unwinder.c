@@ -32,6 +32,7 @@
 
 #include "buildid.h"
 #include "idmap.h"
+#include "membudget.h"
 #include "procmaps.h"
 #include "recorder.h"
 #include "stkrec.h"
@@ -416,6 +417,15 @@ void unwinder__remove_process(struct unwinder *u, uint32_t tgid)
 	u->st.processes--;
 }
 
+int unwinder__set_budget(struct unwinder *u, struct membudget *mb)
+{
+	int err = membudget__add_shrinker(mb, unwinder__shrink, u);
+
+	if (!err)
+		u->mb = mb;
+	return err;
+}
+
 void unwinder__set_cache_dir(struct unwinder *u, const char *dir)
 {
 	u->cache_dir = dir;
@@ -443,6 +453,8 @@ void unwinder__free(struct unwinder *u)
 
 	if (!u)
 		return;
+	if (u->mb)
+		membudget__remove_shrinker(u->mb, unwinder__shrink, u);
 	if (u->procs) {
 		while (idmap__next(u->procs, &i, &key, &val))
 			proc_release(u, (struct proc *)(uintptr_t)val);

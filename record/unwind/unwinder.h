@@ -74,6 +74,8 @@ struct unwinder_stats {
 	uint64_t queued;		/* builds handed to the worker, in all */
 	uint64_t cached;		/* tables read from the table cache */
 	uint64_t cache_stored;		/* tables written to it */
+	uint64_t saved_dropped;		/* saved rows dropped or not kept for
+					 * --user-memory */
 	uint64_t refused_budget;	/* tables refused: no room in the rows map */
 	uint64_t evicted;		/* tables evicted to make room */
 	uint64_t reloaded;		/* tables loaded again from their saved rows
@@ -126,6 +128,16 @@ int unwinder__want(struct unwinder *u, uint32_t tgid, uint64_t addr);
 /* unwinder__set_cache_dir() - keep tables between recordings in @dir
  * (record/unwind/tcache.h; borrowed, must outlive @u; NULL: not at all). */
 void unwinder__set_cache_dir(struct unwinder *u, const char *dir);
+
+/*
+ * unwinder__set_budget() - keep the rows of evicted or refused tables
+ * under @mb (--user-memory), dropped least recently used first when
+ * another holder needs room (unwinder__shrink(), registered here).
+ * Before any table is built; unwinder__free() unregisters it.
+ */
+struct membudget;
+int unwinder__set_budget(struct unwinder *u, struct membudget *mb);
+uint64_t unwinder__shrink(void *ctx, uint64_t want);
 
 /* Builds queued and not collected yet. */
 uint64_t unwinder__building(const struct unwinder *u);

@@ -84,6 +84,8 @@ struct unwinder {
 	const char *debug_dir;
 	/* Builds tables off the main loop, or NULL: built in the call. */
 	struct worker *worker;
+	/* --user-memory: the saved rows are taken from it (or NULL). */
+	struct membudget *mb;
 	/* Tables kept between recordings (tcache.h), or NULL. */
 	const char *cache_dir;
 	uint64_t building;		/* its builds not collected yet */

@@ -23,6 +23,7 @@
 #include "buildid.h"
 #include "procmaps.h"
 #include "stkrec.h"
+#include "membudget.h"
 #include "tcache.h"
 #include "unwind_table.h"
 #include "unwinder_int.h"
@@ -104,7 +105,35 @@ static void saved_drop(struct unwinder *u, struct table *t)
 	free(t->saved);
 	t->saved = NULL;
 	u->saved_rows -= t->nr_saved;
+	if (u->mb)
+		membudget__give(u->mb, (uint64_t)t->nr_saved * sizeof(*t->saved));
 	t->nr_saved = 0;
+}
+
+/* The least recently used saved rows of a table no process maps now. */
+static struct table *saved_lru(struct unwinder *u)
+{
+	struct table *lru = NULL;
+	size_t i;
+
+	for (i = 0; i < u->nr_tables; i++)
+		if (u->tables[i]->saved && (!lru || u->tables[i]->last_use < lru->last_use))
+			lru = u->tables[i];
+	return lru;
+}
+
+uint64_t unwinder__shrink(void *ctx, uint64_t want)
+{
+	struct unwinder *u = ctx;
+	uint64_t freed = 0;
+	struct table *t;
+
+	while (freed < want && (t = saved_lru(u))) {
+		freed += (uint64_t)t->nr_saved * sizeof(*t->saved);
+		saved_drop(u, t);
+		u->st.saved_dropped++;
+	}
+	return freed;
 }
 
 /* Keep a copy of @nr rows at @rows for @t's next load, dropping the least
@@ -117,19 +146,25 @@ static void saved_keep(struct unwinder *u, struct table *t, const struct stkrec_
 	if (nr > u->maps.rows_cap)
 		return;
 	while (u->saved_rows + nr > u->maps.rows_cap) {
-		struct table *lru = NULL;
-		size_t i;
+		struct table *lru = saved_lru(u);
 
-		for (i = 0; i < u->nr_tables; i++)
-			if (u->tables[i]->saved && (!lru || u->tables[i]->last_use < lru->last_use))
-				lru = u->tables[i];
 		if (!lru)
 			return;
 		saved_drop(u, lru);
 	}
-	t->saved = malloc((size_t)nr * sizeof(*rows));
-	if (!t->saved)
+	/* Under --user-memory: the budget's shrinkers (this one among them)
+	 * make room, else the table is read from the cache or built again
+	 * when it is next mapped. */
+	if (u->mb && membudget__take(u->mb, (uint64_t)nr * sizeof(*rows))) {
+		u->st.saved_dropped++;
 		return;
+	}
+	t->saved = malloc((size_t)nr * sizeof(*rows));
+	if (!t->saved) {
+		if (u->mb)
+			membudget__give(u->mb, (uint64_t)nr * sizeof(*rows));
+		return;
+	}
 	memcpy(t->saved, rows, (size_t)nr * sizeof(*rows));
 	t->nr_saved = nr;
 	u->saved_rows += nr;
@@ -566,6 +601,8 @@ static int table_reload(struct unwinder *u, struct table *t)
 		return err;
 	}
 	free(rows);
+	if (u->mb)
+		membudget__give(u->mb, (uint64_t)nr * sizeof(*rows));
 	if (!err)
 		u->st.reloaded++;
 	return err;
