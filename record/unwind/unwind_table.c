@@ -13,7 +13,10 @@
  * asked to run, before it runs it); we only match the
  * DWARF expressions libdw hands back against the few shapes the BPF side
  * evaluates, and everything else becomes an "unsupported" row, so the
- * unwinder stops there with a reason instead of guessing.
+ * unwinder stops there with a reason instead of guessing.  Two facts the
+ * CFI does not state are added: the entry point ends every stack
+ * (mark_entry()), and Go's frames keep rbp while a few of its runtime's
+ * functions switch stacks (go_row()).
  */
 #include <dwarf.h>
 #include <elfutils/libdw.h>
@@ -514,8 +517,9 @@ static bool go_switcher(const char *name)
 	return false;
 }
 
-/* The switchers' address ranges, from @elf's .symtab. */
-static void go_switchers(Elf *elf, struct go_info *g)
+/* The switchers' address ranges, from @elf's .symtab.  0, or -ETIME past
+ * the build's budget (a crafted file's symbol table can be huge). */
+static int go_switchers(struct unwind_table *t, Elf *elf, struct go_info *g)
 {
 	Elf_Scn *scn = NULL;
 	GElf_Shdr sh;
@@ -532,6 +536,8 @@ static void go_switchers(Elf *elf, struct go_info *g)
 			const char *name;
 			GElf_Sym sym;
 
+			if (i % 4096 == 0 && over_budget(t))
+				return -ETIME;
 			if (!gelf_getsym(d, (int)i, &sym) || GELF_ST_TYPE(sym.st_info) != STT_FUNC ||
 			    !sym.st_value || !sym.st_size)
 				continue;
@@ -543,18 +549,24 @@ static void go_switchers(Elf *elf, struct go_info *g)
 			}
 		}
 	}
+	return 0;
 }
 
-static void go_info(Elf *elf, Elf *debug, struct go_info *g)
+/* Whether @elf is a Go binary, and where its switchers are (in @elf's
+ * symbol table, else its separate debuginfo @debug's).  0 or -ETIME. */
+static int go_info(struct unwind_table *t, Elf *elf, Elf *debug, struct go_info *g)
 {
+	int err;
+
 	memset(g, 0, sizeof(*g));
 	g->go = section(elf, ".go.buildinfo") || section(elf, ".gopclntab") ||
 		section(elf, ".note.go.buildid");
 	if (!g->go)
-		return;
-	go_switchers(elf, g);
-	if (!g->nr && debug)
-		go_switchers(debug, g);
+		return 0;
+	err = go_switchers(t, elf, g);
+	if (!err && !g->nr && debug)
+		err = go_switchers(t, debug, g);
+	return err;
 }
 
 /* A row of Go's .debug_frame at @addr, classified: Go's rules added. */
@@ -787,7 +799,9 @@ static int build(struct unwind_table *t, Elf *elf, Elf *debug)
 		goto out;
 	}
 	qsort(l.v, l.nr, sizeof(*l.v), fde_cmp);
-	go_info(elf, debug, &go);
+	err = go_info(t, elf, debug, &go);
+	if (err)
+		goto out;
 	t->st.go_switchers = go.nr;
 	err = walk(t, &l, &go);
 	err = err ?: mark_entry(t, elf);
