@@ -149,6 +149,11 @@ void deferred__age(struct deferred *d)
 	} while (n == 64);
 }
 
+size_t deferred__waiting(const struct deferred *d)
+{
+	return idmap__count(d->copies);
+}
+
 void deferred__stats(const struct deferred *d, struct deferred_stats *st)
 {
 	*st = d->st;

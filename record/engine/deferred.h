@@ -42,6 +42,9 @@ void deferred__take(struct deferred *d);
 /* For stackstore__set_resolver(): @s is a placeholder; into its frames. */
 void deferred__resolve(void *d, struct stkrec_stack *s);
 
+/* Copies waiting for their placeholder to be written. */
+size_t deferred__waiting(const struct deferred *d);
+
 /* At the end of a flush: copies older than DEFERRED_FLUSHES go. */
 void deferred__age(struct deferred *d);
 

@@ -461,15 +461,21 @@ static const struct stk_mapping *deferred_mapping(void *ctx, uint32_t tgid, uint
 /* How long the setup waits for the tables of -p's processes. */
 #define SETUP_TABLES_NS (2 * 1000000000ull)
 
-/* Let the worker build the tables queued so far, up to SETUP_TABLES_NS
- * or a stop signal: -p's processes are then unwound from their first
- * sample, and a file whose table takes long does not delay the start. */
-static void wait_tables(struct recorder *rec)
+/* How long the end waits for the tables copied stacks still need (a
+ * stop signal: a shorter while, the recording stops within 0.5 s). */
+#define FINAL_TABLES_NS (1000000000ull)
+#define FINAL_TABLES_SIGNAL_NS (300000000ull)
+
+/* Let the worker build the tables queued so far, up to @ns or (if
+ * @stoppable) a stop signal: -p's processes are then unwound from their
+ * first sample, and a file whose table takes long does not delay the
+ * start. */
+static void wait_tables(struct recorder *rec, uint64_t ns, int stoppable)
 {
-	uint64_t until = now_ns(CLOCK_MONOTONIC) + SETUP_TABLES_NS;
+	uint64_t until = now_ns(CLOCK_MONOTONIC) + ns;
 	struct pollfd pfd = { .fd = worker__fd(rec->worker), .events = POLLIN };
 
-	while (unwinder__building(rec->uw) && !(rec->o.stop && *rec->o.stop)) {
+	while (unwinder__building(rec->uw) && !(stoppable && rec->o.stop && *rec->o.stop)) {
 		uint64_t now = now_ns(CLOCK_MONOTONIC);
 
 		if (now >= until)
@@ -520,7 +526,7 @@ static int open_unwinder(struct recorder *rec)
 	 * (others get them when first seen), waited for a while. */
 	procs__set_unwinder(rec->procs, rec->uw, rec->o.pids, rec->o.nr_pids);
 	if (rec->o.nr_pids)
-		wait_tables(rec);
+		wait_tables(rec, SETUP_TABLES_NS, 1);
 	return 0;
 }
 
@@ -819,6 +825,12 @@ int recorder__finish(struct recorder *rec, struct recorder_result *res)
 	if (rec->w && !rec->write_failed) {
 		uint64_t end;
 
+		/* Stacks copied for want of a table are unwound at this last
+		 * flush: the tables being built for them, a moment more. */
+		deferred__take(rec->deferred);
+		if (rec->deferred && deferred__waiting(rec->deferred) && rec->worker)
+			wait_tables(rec, strcmp(rec->end_reason ?: "", "signal") ? FINAL_TABLES_NS
+									  : FINAL_TABLES_SIGNAL_NS, 0);
 		err = recorder__flush(rec, 1);
 		/* One end time: META's duration_ns and STAT's are the same. */
 		end = now_ns(CLOCK_MONOTONIC);

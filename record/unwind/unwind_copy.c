@@ -82,7 +82,8 @@ static int walk_step(struct unwinder *u, struct walk *w, uint32_t n, int fp,
 	t = unwinder__table_find(u, m);
 	if (t && (rows = table_rows(u, t, &nr, &building)) && unwinder__mapping_bias(t, m, &bias))
 		rows = NULL;
-	w->pending |= building;
+	/* Being built, or not even queued (its mapping not loaded yet). */
+	w->pending |= building || !t;
 	if (!rows) {
 		if (!fp)
 			return -STKREC_UW_STOP_NO_ROW;

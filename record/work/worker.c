@@ -22,6 +22,7 @@
 struct owner_q {
 	uint32_t owner;
 	struct worker_job *head, *tail;
+	uint64_t used_ns;		/* time its jobs ran, in all */
 };
 
 struct worker {
@@ -47,24 +48,34 @@ static uint64_t mono_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-/* The next job, round-robin between owners; NULL if none.  Under @lock. */
-static struct worker_job *take(struct worker *w)
+/* The next job: of the owner whose jobs have run the least time so far
+ * (round-robin between equals), so that one user's slow files (a second
+ * each) cannot hold up another's quick ones; NULL if none.  Under @lock. */
+static struct worker_job *take(struct worker *w, struct owner_q **from)
 {
-	size_t i;
+	struct owner_q *best = NULL;
+	size_t i, k = 0;
 
 	for (i = 0; i < w->nr_q; i++) {
 		struct owner_q *q = &w->q[(w->next_q + i) % w->nr_q];
-		struct worker_job *j = q->head;
 
-		if (!j)
-			continue;
-		q->head = j->next;
-		if (!q->head)
-			q->tail = NULL;
-		w->next_q = (w->next_q + i + 1) % w->nr_q;
+		if (q->head && (!best || q->used_ns < best->used_ns)) {
+			best = q;
+			k = i;
+		}
+	}
+	if (!best)
+		return NULL;
+	*from = best;
+	w->next_q = (w->next_q + k + 1) % w->nr_q;
+	{
+		struct worker_job *j = best->head;
+
+		best->head = j->next;
+		if (!best->head)
+			best->tail = NULL;
 		return j;
 	}
-	return NULL;
 }
 
 static void *worker_main(void *arg)
@@ -78,8 +89,11 @@ static void *worker_main(void *arg)
 
 	pthread_mutex_lock(&w->lock);
 	while (!atomic_load(&w->stop)) {
-		struct worker_job *j = take(w);
+		struct owner_q *q = NULL;
+		struct worker_job *j = take(w, &q);
+		uint32_t owner;
 		uint64_t t0, t1;
+		size_t i;
 
 		if (!j) {
 			pthread_cond_wait(&w->cond, &w->lock);
@@ -88,10 +102,15 @@ static void *worker_main(void *arg)
 		t0 = mono_ns();
 		if (t0 - j->queued_ns > w->st.wait_ns_max)
 			w->st.wait_ns_max = t0 - j->queued_ns;
+		owner = q->owner;
 		pthread_mutex_unlock(&w->lock);
 		j->run(j, &w->stop);
 		t1 = mono_ns();
 		pthread_mutex_lock(&w->lock);
+		/* Found again: the queues may have moved (realloc). */
+		for (i = 0; i < w->nr_q; i++)
+			if (w->q[i].owner == owner)
+				w->q[i].used_ns += t1 - t0;
 		w->st.jobs++;
 		w->st.run_ns += t1 - t0;
 		if (t1 - t0 > w->st.run_ns_max)

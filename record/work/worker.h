@@ -4,9 +4,10 @@
  * unwind tables) off the main loop, so that no file a traced process maps
  * can delay a drain, a flush, a signal or the end of a recording.
  *
- * Jobs wait in one queue per owner (the uid owning the file) and are
- * taken round-robin between owners: one user's hostile files cannot
- * starve another's.  An urgent job (a sample is waiting for it) goes
+ * Jobs wait in one queue per owner (the uid owning the file); the next
+ * job is the one of the owner whose jobs have run the least time so far:
+ * one user's hostile files (a second each) cannot hold up another's quick
+ * ones.  An urgent job (a sample is waiting for it) goes
  * before its owner's others.  run() is called on the worker thread and
  * must bound its own time, and give up once *@stop is set; done() is
  * called on the main thread, from worker__collect(), which the main loop
