@@ -29,6 +29,8 @@
 #   golden NAME FILE      FILE is tests/golden/NAME byte for byte
 #   share_ok DESC PART TOTAL PCT [FLOOR]
 #                         a share within a tolerance from the sample count
+#   share_min DESC PART TOTAL PCT [FLOOR]
+#                         a share at least PCT, less that tolerance
 #   wait_sampling FILE PID  until stkrec PID is sampling (its -o appears)
 #   wait_until CMD...     until CMD succeeds (a bound against hangs only)
 #
@@ -188,6 +190,27 @@ share_ok() {
 		pass "$_d: $1% ($_p of $_t), expected $_w% +- $2"
 	else
 		fail "$_d: $1% ($_p of $_t), expected $_w% +- $2"
+	fi
+}
+
+# share_min DESC PART TOTAL MIN_PCT [FLOOR_PTS]: one check that PART of
+# TOTAL samples is at least MIN_PCT percent, less share_ok's tolerance for
+# MIN_PCT (4.5 binomial standard deviations, at least FLOOR_PTS points):
+# the one-sided form, for a share that a correct profiler may exceed
+# (share_ok would fail 99% against 95% +- 2).
+share_min() {
+	_d=$1 _p=$2 _t=$3 _w=$4 _f=${5:-2}
+	_r=$(awk -v p="$_p" -v t="$_t" -v w="$_w" -v f="$_f" 'BEGIN {
+		if (t <= 0) { printf "0 0 1"; exit }
+		q = w / 100; tol = 100 * 4.5 * sqrt(q * (1 - q) / t)
+		if (tol < f) tol = f
+		x = 100 * p / t
+		printf "%.1f %.1f %d", x, tol, (x < w - tol) }')
+	set -- $_r
+	if [ "$3" -eq 0 ]; then
+		pass "$_d: $1% ($_p of $_t), expected >= $_w% - $2"
+	else
+		fail "$_d: $1% ($_p of $_t), expected >= $_w% - $2"
 	fi
 }
 
