@@ -387,3 +387,6 @@ awk -v s="$s" -v f="$f" -v p="$p" -v n="$n" -v e="${e:-0}" -v sc="$(cpu_ms "$tmp
 unwind_bench
 unwind_extra_bench
 load_bench
+
+# ---- the soak (issue 22): tests/bench/soak.sh, SOAK_SECONDS (default 600) ----
+O=$O PERF=$PERF sh "$top/tests/bench/soak.sh"
