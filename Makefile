@@ -9,7 +9,8 @@
 #                   of them N times with each one's failure count
 #   make demo       install missing packages, record the bundled sample
 #                   workload and print its report (needs root)
-#   make bench      compare stkrec/stkreport against perf, printed as ratios
+#   make bench      compare stkrec/stkreport against perf, printed as ratios;
+#                   SOAK_SECONDS=N the length of its soak (default 600)
 #   make fuzz       run each libFuzzer target (tests/fuzz/) for FUZZ_SECONDS
 #   make install    PREFIX=/usr/local DESTDIR= MANDIR=$(PREFIX)/share/man
 #                   BASHCOMPDIR=$(PREFIX)/share/bash-completion/completions

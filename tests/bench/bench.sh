@@ -516,6 +516,10 @@ if [ "${BENCH_ONLY:-}" = shortlived ]; then
 	shortlived_bench
 	exit 0
 fi
+if [ "${BENCH_ONLY:-}" = soak ]; then
+	O=$O PERF=$PERF sh "$top/tests/bench/soak.sh"
+	exit 0
+fi
 
 # Calibrate: rounds for RUN_S seconds.
 t=$(workload 50 | cut -d' ' -f1)
@@ -599,3 +603,6 @@ unwind_bench
 unwind_extra_bench
 load_bench
 shortlived_bench
+
+# ---- the soak (issue 22): tests/bench/soak.sh, SOAK_SECONDS (default 600) ----
+O=$O PERF=$PERF sh "$top/tests/bench/soak.sh"
