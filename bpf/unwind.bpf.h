@@ -468,9 +468,10 @@ static __always_inline __u32 uw_walk(void *ctx, const __u64 *user_regs)
 		uw_report_stale(tgid, st->want);
 	if (st->stale)
 		uw_report_stale(tgid, 0);
-	/* A table not built yet, or mappings not loaded yet: user space
-	 * unwinds a copy once they are. */
-	if (unwind_defer && (st->want || st->leaf_unknown))
+	/* A table not built yet: user space unwinds a copy once it is.  (A
+	 * leaf in no known mapping is JIT code as often as a library mapped
+	 * since: copying every JIT sample would cost more than it gives.) */
+	if (unwind_defer && st->want)
 		return UW_DEFER;
 	if (st->leaf_unknown) {
 		stat_inc(STKREC_STAT_UW_FB_LEAF);

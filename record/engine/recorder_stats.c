@@ -91,6 +91,7 @@ void recorder__read_bpf_stats(struct recorder *rec)
 		unwinder__copy_stats(rec->uw, &cs);
 		for (i = 1; i < STKREC_UW_NR_STOPS; i++)
 			rec->bpf_stats[STKREC_STAT_UW_STOP_BASE + i] += cs.stops[i];
+		rec->bpf_stats[STKREC_STAT_UW_FP_STEPS] += cs.fp_steps;
 	}
 }
 
@@ -148,6 +149,7 @@ int recorder__write_stats(struct recorder *rec, uint64_t now)
 	st[n++] = (struct stk_stat){ "stacks_resent", ss.resent };
 	st[n++] = (struct stk_stat){ "stacks_forgotten", ss.forgotten };
 	st[n++] = (struct stk_stat){ "stack_ring_skipped", ss.ring_skipped };
+	st[n++] = (struct stk_stat){ "stacks_deferred_same", ss.deferred_same };
 	st[n++] = (struct stk_stat){ "processes_snapshotted", ps.pm.snapshots };
 	st[n++] = (struct stk_stat){ "processes_exited", ps.exits };
 	st[n++] = (struct stk_stat){ "maps_err_gone", ps.maps_gone };

@@ -305,7 +305,7 @@ static int queue_stack(struct stackstore *ss, uint64_t id, const struct stkrec_s
 
 int stackstore__see(struct stackstore *ss, int64_t *ref, const struct stkrec_stack **added)
 {
-	uint64_t id, *v;
+	uint64_t id, *v, real = 0;
 	int err;
 
 	*added = NULL;
@@ -334,9 +334,22 @@ int stackstore__see(struct stackstore *ss, int64_t *ref, const struct stkrec_sta
 	to_buf(ss, id, held_frames(ss, *v), held_nr(*v));
 	if (ss->resolve && !(id & STKREC_STACK_KERNEL_BIT) && ss->buf.nr == 2 &&
 	    ss->buf.ips[0] == (STKREC_UW_MARK | STKREC_UW_DEFERRED)) {
+		uint64_t *same;
+
 		ss->resolve(ss->resolve_ctx, &ss->buf);
-		/* The map may have grown meanwhile (a ring record taken). */
+		real = stkrec_stack_id(ss->buf.ips, ss->buf.nr, 0);
+		same = idmap__find(ss->ids, real);
 		v = idmap__find(ss->ids, id);
+		if (same && !(*same & HELD)) {
+			/* The same frames are in the file already: the
+			 * sample is theirs (each copied stack written anew
+			 * made a python3 capture 3 times bigger). */
+			*v = *same;
+			*ref = (int64_t)*same;
+			ss->nheld--;
+			ss->st.deferred_same++;
+			return 0;
+		}
 	}
 	err = queue_stack(ss, ss->last_file_id + 1, &ss->buf);
 	if (err)
@@ -347,6 +360,10 @@ int stackstore__see(struct stackstore *ss, int64_t *ref, const struct stkrec_sta
 	ss->nheld--;
 	ss->st.written++;
 	*added = &ss->buf;
+	/* A copied stack's frames under their own id too, so that the next
+	 * copy of them, or the kernel sending them, finds them written. */
+	if (real && !idmap__find(ss->ids, real))
+		idmap__set(ss->ids, real, (uint64_t)*ref); /* else: no sharing, no harm */
 	return 0;
 }
 

@@ -44,6 +44,8 @@ struct stackstore_stats {
 				 * held (the kernel's set had evicted them) */
 	uint64_t forgotten;	/* held stacks no row referenced, forgotten */
 	uint64_t ring_skipped;	/* ring records not kept: malformed, or no memory */
+	uint64_t deferred_same;	/* copied stacks whose frames were in the file
+				 * already: written as that stack */
 };
 
 /*

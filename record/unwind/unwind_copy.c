@@ -183,6 +183,7 @@ void unwinder__unwind_copy(struct unwinder *u, const struct stkrec_defer *d, int
 	out->nr = n;
 	u->copy_st.unwound++;
 	u->copy_st.pending += w.pending;
+	u->copy_st.fp_steps += w.fp_steps;
 }
 
 void unwinder__copy_stats(const struct unwinder *u, struct unwind_copy_stats *st)

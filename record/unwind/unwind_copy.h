@@ -26,6 +26,7 @@ struct unwind_copy_stats {
 	uint64_t pending;	/* of which met a table still being built
 				 * (a frame-pointer step there, or a stop) */
 	uint64_t stops[STKREC_UW_NR_STOPS]; /* of which ended with that marker */
+	uint64_t fp_steps;	/* frames found by frame pointer in them */
 };
 
 /*
