@@ -51,6 +51,12 @@
 # a user nobody.  Environment: O, PERF, SOAK_SECONDS, SOAK_HZ,
 # SOAK_DWARF_SECONDS, SOAK_SIGNAL_SECONDS, SOAK_CFI_COPIES, SOAK_CFI_EVERY,
 # SOAK_MAP_MB.
+# Each piece of the mix and each recorder runs in a session of its own
+# (setsid): with the kernel's autogroup scheduling
+# (kernel.sched_autogroup_enabled) a session shares one CPU share, so a
+# recorder in the script's session would share its share with the
+# python3, node and mapgrow started from there, as a recorder started from
+# its own terminal or as a service does not.
 
 O=${O:-build}
 REC=$O/stkrec
@@ -242,11 +248,11 @@ cp "$CFILOAD" "$MAPGROW" "$hostile/" && chmod 755 "$hostile/cfiload" "$hostile/m
 	die "cannot copy the hostile tools to $hostile"
 
 group "$work/build-loop.sh"
-"$PY" "$work/service.py" &
+setsid "$PY" "$work/service.py" &
 pids="$pids $!"
 if [ -n "$NODE" ]; then
 	# In $work: V8 leaves an isolate-*-v8.log where it runs.
-	(cd "$work" && exec "$NODE" --perf-basic-prof "$work/jit.js") &
+	(cd "$work" && exec setsid "$NODE" --perf-basic-prof "$work/jit.js") &
 	pids="$pids $!"
 	maps="$maps /tmp/perf-$!.map"
 	mix_node="node --perf-basic-prof (new functions all the time)"
@@ -256,7 +262,7 @@ fi
 group "$work/exec-loop.sh"
 group "$work/bomb-loop.sh"
 # shellcheck disable=SC2086
-$NOBODY "$hostile/mapgrow" "$MAP_MB" > "$hostile/mapgrow.out" 2>&1 &
+setsid $NOBODY "$hostile/mapgrow" "$MAP_MB" > "$hostile/mapgrow.out" 2>&1 &
 mg=$!
 pids="$pids $mg"
 maps="$maps /tmp/perf-$mg.map"
@@ -277,8 +283,8 @@ load0=$(cut -d' ' -f1-3 /proc/loadavg)
 
 clk=$(getconf CLK_TCK)
 # sample PID T0_NS: every 10 s until PID ends, "ms_since_T0 VmRSS_kB
-# VmHWM_kB cpu_ticks" to rss.txt, and each thread's "tid ticks" (the last
-# reading) to threads.txt.
+# VmHWM_kB cpu_ticks" to rss.txt, and each thread's "tid ticks" to
+# threads.txt.
 sample() {
 	while kill -0 "$1" 2>/dev/null; do
 		_l=$(awk '/^VmRSS:/ { r = $2 } /^VmHWM:/ { h = $2 } END { print r + 0, h + 0 }' "/proc/$1/status" 2>/dev/null)
@@ -286,7 +292,7 @@ sample() {
 		[ -n "$_c" ] && echo "$((($(now_ns) - $2) / 1000000)) $_l $_c" >> "$work/rss.txt"
 		for _t in /proc/"$1"/task/*; do
 			echo "${_t##*/} $(awk '{ print $14 + $15 }' "$_t/stat" 2>/dev/null)"
-		done > "$work/threads.tmp" 2>/dev/null && mv "$work/threads.tmp" "$work/threads.txt"
+		done >> "$work/threads.txt" 2>/dev/null
 		sleep 10
 	done
 }
@@ -310,7 +316,7 @@ echo "       mapgrow ($MAP_MB MB perf map, a line at a new code address every 0.
 
 t0=$(now_ns)
 /usr/bin/time -f '%e %U %S %M' -o "$work/stkrec.time" \
-	"$REC" -q -F "$HZ" -o "$work/soak.stk" "$SOAK_S" 2> "$work/stkrec.err" &
+	setsid "$REC" -q -F "$HZ" -o "$work/soak.stk" "$SOAK_S" 2> "$work/stkrec.err" &
 st=$!
 sr=$(child_of "$st") || die "stkrec did not start"
 recs=$sr
@@ -318,14 +324,14 @@ sample "$sr" "$t0" &
 sampler=$!
 sleep 1
 /usr/bin/time -f '%e %U %S %M' -o "$work/perf-g.time" \
-	"$PERF" record -q -B -F "$HZ" -g -a -o "$work/perf-g.data" -- sleep "$SOAK_S" > "$work/perf-g.err" 2>&1 &
+	setsid "$PERF" record -q -B -F "$HZ" -g -a -o "$work/perf-g.data" -- sleep "$SOAK_S" > "$work/perf-g.err" 2>&1 &
 pt=$!
 pr=$(child_of "$pt") || die "perf did not start"
 recs="$recs $pr"
 # perf --call-graph dwarf in the middle of the run.
 sleep $(((SOAK_S - DW_S) / 2 - 1))
 dw0=$(now_ns)
-"$PERF" record -q -B -F "$HZ" --call-graph dwarf -a -o "$work/perf-dwarf.data" -- sleep "$DW_S" \
+setsid "$PERF" record -q -B -F "$HZ" --call-graph dwarf -a -o "$work/perf-dwarf.data" -- sleep "$DW_S" \
 	> "$work/perf-dwarf.err" 2>&1
 dw_rc=$?
 dw1=$(now_ns)
@@ -345,7 +351,7 @@ sampler=
 # exit), sig_rc and sig_held (yes when stkrec held a copy at the signal).
 sigrun() {
 	rm -f "$work/$1.stk"
-	"$REC" -q -F "$HZ" -o "$work/$1.stk" 2> "$work/$1.err" &
+	setsid "$REC" -q -F "$HZ" -o "$work/$1.stk" 2> "$work/$1.err" &
 	_r=$!
 	recs=$_r
 	_i=0
@@ -433,10 +439,11 @@ sc=$(cpu_ms "$work/stkrec.time")
 pc=$(cpu_ms "$work/perf-g.time")
 ss=$(stat -c %s "$work/soak.stk" 2>/dev/null || echo 0)
 ps=$(stat -c %s "$work/perf-g.data" 2>/dev/null || echo 0)
-threads=$(awk -v clk="$clk" -v main="$sr" 'NF == 2 { if ($1 == main) m += $2; else o += $2; n++ }
-	END { printf "main thread %.1f s, %d other thread(s) %.1f s", m / clk, n - 1, o / clk }' "$work/threads.txt" 2>/dev/null)
+threads=$(awk -v clk="$clk" -v main="$sr" 'NF == 2 && $2 > t[$1] { t[$1] = $2 }
+	END { for (k in t) { if (k == main) m = t[k]; else { o += t[k]; n++ } }
+		printf "main thread %.1f s, %d other thread(s) %.1f s", m / clk, n, o / clk }' "$work/threads.txt" 2>/dev/null)
 awk -v sc="$sc" -v pc="$pc" -v ss="$ss" -v ps="$ps" -v th="$threads" 'BEGIN {
-	printf "  recorder CPU:   stkrec %8.3f s   perf -g -a %8.3f s   ratio %.3f   (stkrec threads, 10 s before the end: %s)\n",
+	printf "  recorder CPU:   stkrec %8.3f s   perf -g -a %8.3f s   ratio %.3f   (stkrec threads, read every 10 s: %s)\n",
 		sc / 1000, pc / 1000, pc ? sc / pc : 0, th
 	printf "  file size:      stkrec %8.1f MiB perf -g -a %8.1f MiB ratio %.3f\n", ss / 1048576, ps / 1048576, ps ? ss / ps : 0
 }'
