@@ -64,8 +64,11 @@ fsum() {
 	cat "$@" | awk '{ c = $NF; sub(/ [0-9]+$/, ""); n[$0] += c }
 		END { for (k in n) printf "%s %.0f\n", k, n[k] }' | LC_ALL=C sort
 }
+# Stacks through a BPF program's JIT code ([bpf] frames: a waker inside
+# stkrec's own programs) are left out: two recordings load programs at
+# the same addresses, so a merge cannot name those frames as both did.
 folded() {
-	"$REP" -f folded "$1" 2> /dev/null | fsum
+	"$REP" -f folded "$1" 2> /dev/null | grep -v ' \[bpf\];' | fsum
 }
 # merged NAME IN...: merge, checking exit 0, empty stderr, zstd -t, info.
 merged() {
