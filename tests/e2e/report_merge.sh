@@ -137,7 +137,11 @@ folded "$tmp/paa.stk" > "$tmp/paa.f"
 exact "profile: merge(A, A) doubles every folded line" "$tmp/pa2.f" "$tmp/paa.f"
 st_a=$("$REP" info "$tmp/pa.stk" | sed -n 's/^stacks: //p')
 st_aa=$("$REP" info "$tmp/paa.stk" | sed -n 's/^stacks: //p')
-check "profile: merge(A, A) re-interns the stacks: $st_aa stacks, A has $st_a" [ "$st_aa" -eq "$st_a" ]
+# At most A's: a capture may hold the same frames under two ids (a stack
+# stkrec unwound from a copy, and the kernel's own of the same frames),
+# which the merge interns once; never more (A's stacks twice).
+check "profile: merge(A, A) re-interns the stacks: $st_aa stacks, A has $st_a" \
+	[ "$st_aa" -le "$st_a" -a "$st_aa" -gt 0 ]
 esym_a=$("$REP" info "$tmp/pa.stk" | sed -n 's/^chunks ESYM: //p')
 esym_aa=$("$REP" info "$tmp/paa.stk" | sed -n 's/^chunks ESYM: //p')
 check "profile: merge(A, A) keeps each embedded image and symbol table once (ESYM: A ${esym_a:-0}, merged ${esym_aa:-0})" \
