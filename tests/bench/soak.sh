@@ -31,7 +31,8 @@
 #    maximum), at 1 min and at the end, and one value per minute;
 #  - flush punctuality, from the capture's CNTS chunks (t0/t1, SPEC.md):
 #    the longest gap between consecutive flushes, the longest interval one
-#    chunk covers, and how many flush intervals have no counts;
+#    chunk covers, and how many flush intervals have no chunk of their own
+#    (a gap of n intervals between two flushes leaves n - 1);
 #  - when DURATION ended the recording, against its launch;
 #  - SIGINT latency, from two more recordings under the same mix: one sent
 #    SIGINT after SOAK_SIGNAL_SECONDS (default 30), one right after fresh
@@ -473,6 +474,9 @@ tail -1 "$work/stkrec.time" | awk -v pm="$(tail -1 "$work/perf-g.time" | awk '{ 
 fi_ns=$(meta_of "$work/soak.stk" flush_interval_ns)
 "$DUMP" "$work/soak.stk" 2>/dev/null | awk -F'\t' '$1 == "CHUNK" && $3 == "CNTS" { print $4, $5 }' |
 	sort -n -k2 > "$work/cnts.txt"
+# A gap of n intervals between two flushes leaves n - 1 intervals without
+# a chunk of their own (n: the gap in intervals, rounded up from .7 on: a
+# flush may come a little late, and the next one early).
 awk -v fi="${fi_ns:-1000000000}" '
 	!seen[$2]++ { n++; t1[n] = $2 }
 	{ if (!start || $1 < start) start = $1; if ($2 - $1 > span) span = $2 - $1 }
@@ -482,11 +486,12 @@ awk -v fi="${fi_ns:-1000000000}" '
 			g = t1[i] - prev
 			if (g > gap) gap = g
 			if (g > 1.5 * fi) late++
+			k = int(g / fi + 0.3)
+			if (k > 1) miss += k - 1
 			prev = t1[i]
 		}
-		want = n ? int((t1[n] - start) / fi + 0.5) : 0
-		printf "  flushes:        %d flush intervals of %.0f s with counts, of %d from the first sample to the last flush: %d without a counts chunk\n",
-			n, fi / 1e9, want, want - n
+		printf "  flushes:        %d counts chunk ends over %.0f s (flush interval %.0f s): %d intervals without a chunk of their own\n",
+			n, n ? (t1[n] - start) / 1e9 : 0, fi / 1e9, miss
 		printf "                  longest gap between flushes %.2f s, %d gaps over 1.5 intervals; longest interval one counts chunk covers %.2f s\n",
 			gap / 1e9, late, span / 1e9
 	}' "$work/cnts.txt"
