@@ -5,6 +5,7 @@
  * says which runs when, so that a test can check the order with fakes.
  */
 #include <errno.h>
+#include <time.h>
 
 #include "flush.h"
 
@@ -48,6 +49,14 @@ static const struct flush_step {
 	[FLUSH_ADVANCE] = { "advance", FLUSH_DONE, 0 },
 };
 
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
 const char *flush__step_name(enum flush_step_id id)
 {
 	return (unsigned int)id < FLUSH_NR_STEPS ? flush_steps[id].name : "?";
@@ -79,7 +88,16 @@ int flush__run(const struct flush_ops *ops, void *ctx, const struct flush_ctx *f
 		ran = run;
 		if (!run)
 			continue;
-		e = ops->run[i](ctx, fc);
+		if (fc->step_ns_max) {
+			uint64_t t0 = mono_ns(), t;
+
+			e = ops->run[i](ctx, fc);
+			t = mono_ns() - t0;
+			if (t > fc->step_ns_max[i])
+				fc->step_ns_max[i] = t;
+		} else {
+			e = ops->run[i](ctx, fc);
+		}
 		if (!e)
 			continue;
 		if (s->kind != FLUSH_WRITE || (s->flags & FLUSH_ENOMEM_ENDS && e == -ENOMEM))

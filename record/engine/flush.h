@@ -14,6 +14,7 @@
 struct flush_ctx {
 	int final;		/* the last flush: STAT comes later, after META */
 	uint64_t t1;		/* end of the interval being flushed (monotonic) */
+	uint64_t *step_ns_max;	/* FLUSH_NR_STEPS: each step's longest run, or NULL */
 };
 
 /*

@@ -291,7 +291,13 @@ int recorder__see_stack(struct recorder *rec, uint32_t tgid, int64_t *ref)
 
 static int recorder__flush(struct recorder *rec, int final)
 {
-	struct flush_ctx fc = { .final = final, .t1 = now_ns(CLOCK_MONOTONIC) };
+	struct flush_ctx fc = { .final = final, .t1 = now_ns(CLOCK_MONOTONIC),
+				.step_ns_max = rec->flush_step_ns_max };
+
+	/* The last interval ends where sampling did, not after the wait
+	 * for the tables its stacks need. */
+	if (final && rec->t_detached && rec->t_detached > rec->t0 && rec->t_detached < fc.t1)
+		fc.t1 = rec->t_detached;
 
 	if (rec->write_failed)
 		return -EIO;
@@ -464,18 +470,16 @@ static const struct stk_mapping *deferred_mapping(void *ctx, uint32_t tgid, uint
 /* How long the end waits for the tables copied stacks still need (a
  * stop signal: a shorter while, the recording stops within 0.5 s). */
 #define FINAL_TABLES_NS (1000000000ull)
-#define FINAL_TABLES_SIGNAL_NS (300000000ull)
+#define FINAL_TABLES_SIGNAL_NS (200000000ull)
 
-/* Let the worker build the tables queued so far, up to @ns or (if
- * @stoppable) a stop signal: -p's processes are then unwound from their
- * first sample, and a file whose table takes long does not delay the
- * start. */
-static void wait_tables(struct recorder *rec, uint64_t ns, int stoppable)
+/* Let the worker finish the tables (unwind and symbol tables) queued so
+ * far, up to monotonic @until or (if @stoppable) a stop signal. */
+void recorder__wait_worker(struct recorder *rec, uint64_t until, int stoppable)
 {
-	uint64_t until = now_ns(CLOCK_MONOTONIC) + ns;
 	struct pollfd pfd = { .fd = worker__fd(rec->worker), .events = POLLIN };
 
-	while (unwinder__building(rec->uw) && !(stoppable && rec->o.stop && *rec->o.stop)) {
+	while (((rec->uw && unwinder__building(rec->uw)) || esym__reading(rec->esym)) &&
+	       !(stoppable && rec->o.stop && *rec->o.stop)) {
 		uint64_t now = now_ns(CLOCK_MONOTONIC);
 
 		if (now >= until)
@@ -505,11 +509,6 @@ static int open_unwinder(struct recorder *rec)
 	rec->uw = unwinder__new(&rec->maps.unwind);
 	if (!rec->uw)
 		return recorder__errorf(rec, -errno, "unwind tables: %s", strerror(errno));
-	/* Tables are built off the main loop: no file can hold up a flush,
-	 * a signal or the end. */
-	rec->worker = worker__new();
-	if (!rec->worker)
-		return recorder__errorf(rec, -errno, "worker thread: %s", strerror(errno));
 	unwinder__set_worker(rec->uw, rec->worker);
 	unwinder__set_budget(rec->uw, &rec->mem);
 	if (!rec->o.unwind_cache || strcmp(rec->o.unwind_cache, "none") != 0)
@@ -526,7 +525,7 @@ static int open_unwinder(struct recorder *rec)
 	 * (others get them when first seen), waited for a while. */
 	procs__set_unwinder(rec->procs, rec->uw, rec->o.pids, rec->o.nr_pids);
 	if (rec->o.nr_pids)
-		wait_tables(rec, SETUP_TABLES_NS, 1);
+		recorder__wait_worker(rec, now_ns(CLOCK_MONOTONIC) + SETUP_TABLES_NS, 1);
 	return 0;
 }
 
@@ -603,6 +602,15 @@ int recorder__start(struct recorder *rec)
 		err = stackstore__set_ring(rec->stacks, rec->maps.stack_ring_fd);
 		if (err)
 			err = recorder__errorf(rec, err, "stack ring buffer: %s", strerror(-err));
+	}
+	if (!err) {
+		/* Tables (unwind, symbols) are built and read off the main
+		 * loop: no file can hold up a flush, a signal or the end. */
+		rec->worker = worker__new();
+		if (!rec->worker)
+			err = recorder__errorf(rec, -errno, "worker thread: %s", strerror(errno));
+		else
+			esym__set_worker(rec->esym, rec->worker);
 	}
 	err = err ?: open_unwinder(rec);
 	err = err ?: setup_ksyms(rec);
@@ -690,6 +698,16 @@ fail:
 
 /* ---- run and finish ---------------------------------------------------- */
 
+/* A main loop step done: its time, if the longest yet.  Returns now. */
+static uint64_t loop_step_done(struct recorder *rec, enum loop_step step, uint64_t t0)
+{
+	uint64_t t1 = now_ns(CLOCK_MONOTONIC);
+
+	if (t1 - t0 > rec->loop_max_ns[step])
+		rec->loop_max_ns[step] = t1 - t0;
+	return t1;
+}
+
 int recorder__run(struct recorder *rec)
 {
 	uint64_t start = rec->sample_start, interval = rec->o.flush_interval_ns;
@@ -736,17 +754,21 @@ int recorder__run(struct recorder *rec)
 				rec->end_reason = "targets";
 				return 0;
 			}
+			if (now - next_flush > rec->flush_late_max_ns)
+				rec->flush_late_max_ns = now - next_flush;
 			err = recorder__flush(rec, 0);
 			if (err)
 				return err;
 			/* After a stall, do not flush in a burst to catch up. */
 			while (next_flush <= now)
 				next_flush += interval;
+			now = loop_step_done(rec, LOOP_FLUSH, now);
 		}
 		if (now >= next_status) {
 			recorder__status(rec, now);
 			while (next_status <= now)
 				next_status += STATUS_INTERVAL_NS;
+			now = loop_step_done(rec, LOOP_STATUS, now);
 		}
 		wake = next_flush < next_status ? next_flush : next_status;
 		if (deadline && deadline < wake)
@@ -757,8 +779,10 @@ int recorder__run(struct recorder *rec)
 		if (rec->uw) {
 			if (now >= next_sideband) {
 				procs__drain_events(rec->procs);
+				now = loop_step_done(rec, LOOP_SIDEBAND, now);
 				/* Copies in the ring are lost once it is full. */
 				deferred__take(rec->deferred);
+				now = loop_step_done(rec, LOOP_DEFERRED, now);
 				next_sideband = now + SIDEBAND_POLL_NS;
 			}
 			if (next_sideband < wake)
@@ -782,17 +806,23 @@ int recorder__run(struct recorder *rec)
 			return recorder__errorf(rec, err, "epoll_wait: %s", strerror(-err));
 		}
 		for (i = 0; i < n; i++) {
+			uint64_t t0 = now_ns(CLOCK_MONOTONIC);
+
 			if (evs[i].data.u32 == EV_STACKRING) {
 				/* Half full: taken now, held until a flush. */
 				stackstore__take_ring(rec->stacks);
+				loop_step_done(rec, LOOP_RINGS, t0);
 			} else if (evs[i].data.u32 == EV_RINGBUF) {
 				rec->events_until = next_flush < next_status ? next_flush : next_status;
 				ring_buffer__consume(rec->rb);
+				loop_step_done(rec, LOOP_RINGS, t0);
 			} else if (evs[i].data.u32 == EV_MMAPWATCH) {
 				procs__drain_events(rec->procs);
+				loop_step_done(rec, LOOP_SIDEBAND, t0);
 			} else if (evs[i].data.u32 == EV_WORKER) {
 				/* Tables built: into the maps, to their processes. */
 				worker__collect(rec->worker);
+				loop_step_done(rec, LOOP_WORKER, t0);
 			} else if (evs[i].data.u32 >= EV_TARGET) {
 				/* A pidfd stays readable: watch it no more. */
 				epoll_ctl(rec->epfd, EPOLL_CTL_DEL,
@@ -826,11 +856,14 @@ int recorder__finish(struct recorder *rec, struct recorder_result *res)
 		uint64_t end;
 
 		/* Stacks copied for want of a table are unwound at this last
-		 * flush: the tables being built for them, a moment more. */
+		 * flush, and its symbols written: the tables being built and
+		 * read for them, a moment more (less after a stop signal). */
+		rec->final_until = now_ns(CLOCK_MONOTONIC) +
+			(strcmp(rec->end_reason ?: "", "signal") ? FINAL_TABLES_NS
+								 : FINAL_TABLES_SIGNAL_NS);
 		deferred__take(rec->deferred);
 		if (rec->deferred && deferred__waiting(rec->deferred) && rec->worker)
-			wait_tables(rec, strcmp(rec->end_reason ?: "", "signal") ? FINAL_TABLES_NS
-									  : FINAL_TABLES_SIGNAL_NS, 0);
+			recorder__wait_worker(rec, rec->final_until, 0);
 		err = recorder__flush(rec, 1);
 		/* One end time: META's duration_ns and STAT's are the same. */
 		end = now_ns(CLOCK_MONOTONIC);

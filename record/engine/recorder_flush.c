@@ -91,7 +91,11 @@ static int flush_esym(void *ctx, const struct flush_ctx *fc)
 	struct recorder *rec = ctx;
 	int err = esym__flush(rec->esym, rec->procs, rec->w, &rec->chunks);
 
-	(void)fc;
+	/* The last flush: the tables the last stacks need, a moment more. */
+	if (!err && fc->final && esym__reading(rec->esym) && rec->worker) {
+		recorder__wait_worker(rec, rec->final_until, 0);
+		err = esym__flush(rec->esym, rec->procs, rec->w, &rec->chunks);
+	}
 	if (err == -ENOMEM)
 		return recorder__errorf(rec, err, "out of memory");
 	return err;

@@ -10,12 +10,25 @@
 
 #include <stdint.h>
 
+#include "flush.h"
 #include "membudget.h"
 #include "mode.h"
 #include "recorder.h"
 #include "stkrec.h"
 
 #define NSEC_PER_SEC 1000000000ULL
+
+/* The main loop's steps, each timed (its longest run in STAT
+ * loop_max_ns_*): what kept a flush or a signal waiting. */
+enum loop_step {
+	LOOP_FLUSH,		/* a flush (drain, symbols, write) */
+	LOOP_SIDEBAND,		/* the side-band: new processes to the unwinder */
+	LOOP_DEFERRED,		/* copied stacks taken from their ring */
+	LOOP_WORKER,		/* built tables into the maps */
+	LOOP_RINGS,		/* the event and stack rings */
+	LOOP_STATUS,		/* the status line */
+	LOOP_NR_STEPS
+};
 
 struct recorder {
 	struct recorder_opts o;
@@ -44,6 +57,7 @@ struct recorder {
 	uint64_t sample_start;		/* everything attached: DURATION counts from here */
 	uint64_t t0;			/* start of the interval being recorded */
 	uint64_t t_detached;		/* sampling off (monotonic; 0: not yet) */
+	uint64_t final_until;		/* the final flush waits for tables until then */
 	uint64_t events_until;		/* stop taking ring buffer events then (0: never) */
 	uint64_t seq;			/* flushes done */
 	uint64_t chunks;
@@ -53,11 +67,17 @@ struct recorder {
 	uint64_t *stat_vals;		/* per-CPU values of one stat */
 	uint64_t bpf_stats[STKREC_NR_STATS];
 	uint64_t events_busiest;		/* sample_events of the CPU that saw most */
+	uint64_t loop_max_ns[LOOP_NR_STEPS];	/* each step's longest run */
+	uint64_t flush_step_ns_max[FLUSH_NR_STEPS];	/* each flush step's longest run */
+	uint64_t flush_late_max_ns;	/* the latest a flush started, after its time */
 	char errmsg[512];
 };
 
 /* recorder.c: a failed write fails the recording. */
 int recorder__write_err(struct recorder *rec, int err);
+/* recorder.c: let the worker finish its tables until @until (monotonic)
+ * or, if @stoppable, a stop signal. */
+void recorder__wait_worker(struct recorder *rec, uint64_t until, int stoppable);
 /* recorder.c: account for one add_*() call. */
 int recorder__wrote(struct recorder *rec, int err);
 

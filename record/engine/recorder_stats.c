@@ -105,6 +105,25 @@ uint64_t recorder__sampled_cpu_time(const struct recorder *rec, uint64_t now)
 		return 0;
 	return (end - rec->sample_start) * rec->o.nr_cpus;
 }
+/* STAT names of the flush steps' longest runs. */
+static const char *const flush_step_stat[FLUSH_NR_STEPS] = {
+	[FLUSH_CONSUME] = "flush_consume_ns_max",
+	[FLUSH_REFRESH] = "flush_refresh_ns_max",
+	[FLUSH_COLLECT] = "flush_collect_ns_max",
+	[FLUSH_RESOLVE] = "flush_resolve_ns_max",
+	[FLUSH_STCK] = "flush_stck_ns_max",
+	[FLUSH_KSYM] = "flush_ksym_ns_max",
+	[FLUSH_ESYM] = "flush_esym_ns_max",
+	[FLUSH_TAKE_RING] = "flush_take_ring_ns_max",
+	[FLUSH_MAPS] = "flush_maps_ns_max",
+	[FLUSH_PIDNS] = "flush_pidns_ns_max",
+	[FLUSH_ROWS] = "flush_rows_ns_max",
+	[FLUSH_COUNT] = "flush_count_ns_max",
+	[FLUSH_STAT] = "flush_stat_ns_max",
+	[FLUSH_PURGE] = "flush_purge_ns_max",
+	[FLUSH_ADVANCE] = "flush_advance_ns_max",
+};
+
 int recorder__write_stats(struct recorder *rec, uint64_t now)
 {
 	struct stackstore_stats ss;
@@ -112,7 +131,7 @@ int recorder__write_stats(struct recorder *rec, uint64_t now)
 	struct procs_stats ps;
 	struct esym_stats es;
 	struct rusage ru;
-	struct stk_stat st[STKREC_NR_STATS + 112];
+	struct stk_stat st[STKREC_NR_STATS + 128];
 	size_t n = 0, i, k;
 
 	recorder__read_bpf_stats(rec);
@@ -245,7 +264,20 @@ int recorder__write_stats(struct recorder *rec, uint64_t now)
 		st[n++] = (struct stk_stat){ "worker_queued_max", ws.queued_max };
 		st[n++] = (struct stk_stat){ "worker_wait_ns_max", ws.wait_ns_max };
 		st[n++] = (struct stk_stat){ "worker_run_ns_max", ws.run_ns_max };
+		st[n++] = (struct stk_stat){ "worker_cpu_ns", ws.cpu_ns };
+		st[n++] = (struct stk_stat){ "worker_share_waits", ws.share_waits };
 	}
+	/* What kept the main loop from a flush or a signal. */
+	st[n++] = (struct stk_stat){ "flush_late_ns_max", rec->flush_late_max_ns };
+	st[n++] = (struct stk_stat){ "loop_flush_ns_max", rec->loop_max_ns[LOOP_FLUSH] };
+	for (i = 0; i < FLUSH_NR_STEPS; i++)
+		if (rec->flush_step_ns_max[i])
+			st[n++] = (struct stk_stat){ flush_step_stat[i], rec->flush_step_ns_max[i] };
+	st[n++] = (struct stk_stat){ "loop_sideband_ns_max", rec->loop_max_ns[LOOP_SIDEBAND] };
+	st[n++] = (struct stk_stat){ "loop_deferred_ns_max", rec->loop_max_ns[LOOP_DEFERRED] };
+	st[n++] = (struct stk_stat){ "loop_worker_ns_max", rec->loop_max_ns[LOOP_WORKER] };
+	st[n++] = (struct stk_stat){ "loop_rings_ns_max", rec->loop_max_ns[LOOP_RINGS] };
+	st[n++] = (struct stk_stat){ "loop_status_ns_max", rec->loop_max_ns[LOOP_STATUS] };
 	/* A counter not in the STAT chunk is 0: leave zeros out (most loss
 	 * counters, in most captures), except the ones a reader always wants. */
 	for (i = 0, k = 0; i < n; i++)

@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "elfsyms.h"
@@ -24,6 +25,7 @@
 #include "membudget.h"
 #include "perfmap.h"
 #include "procmaps.h"
+#include "worker.h"
 
 #define PROC_ROOT "/proc"
 
@@ -48,6 +50,16 @@ struct bin {
 	int state;		/* 0 not read yet, 1 read once, < 0 -errno: cannot be */
 	int all_written;	/* full: the whole table is in the file */
 	int pinned;		/* in use: the shrinker leaves its table alone */
+	int reading;		/* its table is being read on the worker */
+	int in_pend;		/* in esym.pend_bins */
+	uint64_t *pend;		/* offsets waiting for that table */
+	size_t nr_pend, cap_pend;
+	/* Where to open it when its turn on the worker comes. */
+	struct src {
+		uint32_t tgid;
+		struct procmaps_line l;	/* l.path: malloc()ed */
+	} src[4];
+	int nr_src;
 	uint32_t seq;		/* first-seen order: chunks in a stable order */
 	uint64_t want_gen;	/* full: the flush that wants its table */
 	struct done *done;	/* sorted by start */
@@ -78,6 +90,11 @@ struct esym {
 	size_t nr_all, cap_all;
 	struct bin *newest, *oldest;	/* the cached tables */
 	struct perfmaps *jit;
+	struct worker *wk;	/* reads tables, or NULL: read during the flush */
+	size_t reading;		/* tables being read there: 0 or 1 */
+	size_t held;		/* tables read there the budget had no room for */
+	struct bin **pend_bins;	/* the bins with offsets pending */
+	size_t nr_pend_bins, cap_pend_bins;
 	struct esym_stats st;
 	/* The mapping see() met last and its bin: a stack's frames are
 	 * mostly in one binary, and hashing its build-id for every frame
@@ -99,6 +116,10 @@ struct esym {
 };
 
 #define SEEN_SLOTS 4096
+/* Offsets one binary may have waiting for its table, at most. */
+#define MAX_PEND 65536
+/* Files tried for one table (a process may have exited since). */
+#define READ_TRIES 4	/* = the size of bin.src[] */
 /* Entries of a flush's queues kept for the next one at most. */
 #define SHRINK_QUEUE 65536
 
@@ -170,6 +191,8 @@ static uint64_t esym_shrink(void *ctx, uint64_t want)
 
 /* ---- life ------------------------------------------------------------- */
 
+static void src_clear(struct bin *b);
+
 struct esym *esym__new(enum esym_mode mode, struct membudget *mb)
 {
 	struct esym *e = calloc(1, sizeof(*e));
@@ -207,10 +230,13 @@ void esym__free(struct esym *e)
 			table_drop(e, b, 1);
 		membudget__give(e->mb, sizeof(*b) + b->cap_done * sizeof(*b->done));
 		free(b->done);
+		free(b->pend);
+		src_clear(b);
 		free(b);
 	}
 	membudget__remove_shrinker(e->mb, esym_shrink, e);
 	free(e->all);
+	free(e->pend_bins);
 	idmap__release(&e->bins);
 	perfmaps__free(e->jit);
 	free(e->q);
@@ -385,45 +411,309 @@ fail:
 	return NULL;
 }
 
+static void src_clear(struct bin *b)
+{
+	int i;
+
+	for (i = 0; i < b->nr_src; i++)
+		free((char *)b->src[i].l.path);
+	b->nr_src = 0;
+}
+
+/* Remembers where @b's lookups @w[0..n) map it (up to 4 processes). */
+static void src_save(struct bin *b, const struct want *w, size_t n)
+{
+	size_t i;
+	int k;
+
+	for (i = 0; i < n && b->nr_src < READ_TRIES; i++) {
+		const struct stk_mapping *m = w[i].m;
+		struct src *sr = &b->src[b->nr_src];
+
+		if (!m)
+			continue;
+		for (k = 0; k < b->nr_src; k++)
+			if (b->src[k].tgid == w[i].tgid)
+				break;
+		if (k < b->nr_src)
+			continue;
+		sr->tgid = w[i].tgid;
+		sr->l = (struct procmaps_line){
+			.start = m->start, .end = m->end, .offset = m->offset, .dev = m->dev,
+			.inode = m->inode, .prot = m->prot, .path = strdup(m->path),
+		};
+		if (sr->l.path)
+			b->nr_src++;
+	}
+}
+
 /*
- * Reads @b's table through the mappings of @w[0..n) (the first file that
- * opens, of up to 4 tried: a process may have exited since), into a new
+ * Opens the files of @b's lookups @w[0..n) (their mappings, in their
+ * processes), up to READ_TRIES: a process may have exited since.  Puts
+ * the fds in @fds; returns how many, or -errno of the last failure.
+ */
+static int bin_open(const struct want *w, size_t n, int *fds)
+{
+	int err = -ENOENT, fd, nfd = 0, tries = 0;
+	size_t i;
+
+	for (i = 0; i < n && tries < READ_TRIES; i++) {
+		const struct stk_mapping *m = w[i].m;
+		struct procmaps_line l;
+
+		/* Pending lookups have no mapping; another process of the
+		 * same mapping fails the same way. */
+		if (!m || (i && w[i].tgid == w[i - 1].tgid && w[i].m == w[i - 1].m))
+			continue;
+		l = (struct procmaps_line){
+			.start = m->start, .end = m->end, .offset = m->offset, .dev = m->dev,
+			.inode = m->inode, .prot = m->prot, .path = m->path,
+		};
+		tries++;
+		fd = procmaps__open_mapped(PROC_ROOT, w[i].tgid, &l);
+		if (fd < 0)
+			err = fd;
+		else
+			fds[nfd++] = fd;
+	}
+	return nfd ? nfd : err;
+}
+
+/* Reads @bid's table from the first of @fds[0..nfd) that is the file
+ * (-ENOENT, -ESRCH: try the next).  Any thread. */
+static int table_read(const uint8_t *bid, uint32_t bid_size, const int *fds, int nfd,
+		      struct elfsyms *t)
+{
+	int err = -ENOENT, i;
+
+	for (i = 0; i < nfd; i++) {
+		err = elfsyms__read_build_id(fds[i], bid, bid_size, t);
+		if (err != -ENOENT && err != -ESRCH)
+			break;	/* read, or the file itself is wrong */
+	}
+	return err;
+}
+
+/* The outcome of reading @b's table (@err, or b->t read), counted. */
+static void bin_read_done(struct esym *e, struct bin *b, int err)
+{
+	if (!b->state) {
+		b->state = err ? err : 1;
+		if (err)
+			e->st.binary_errors++;
+		else
+			e->st.binaries++;
+	} else if (err) {
+		e->st.reread_errors++;
+	} else {
+		e->st.tables_reread++;
+	}
+}
+
+/*
+ * Reads @b's table through the mappings of @w[0..n), here, into a new
  * b->t.  Returns 0, or -errno (nothing kept).
  */
 static int bin_read(struct bin *b, const struct want *w, size_t n)
 {
-	int err = -ENOENT, fd, tries = 0;
-	size_t i;
+	int fds[READ_TRIES], nfd, err, i;
 
 	b->t = calloc(1, sizeof(*b->t));
 	if (!b->t)
 		return -ENOMEM;
-	for (i = 0; i < n && tries < 4; i++) {
-		const struct stk_mapping *m = w[i].m;
-		struct procmaps_line l = {
-			.start = m->start, .end = m->end, .offset = m->offset, .dev = m->dev,
-			.inode = m->inode, .prot = m->prot, .path = m->path,
-		};
-
-		/* Another process of the same mapping fails the same way. */
-		if (i && w[i].tgid == w[i - 1].tgid && w[i].m == w[i - 1].m)
-			continue;
-		tries++;
-		fd = procmaps__open_mapped(PROC_ROOT, w[i].tgid, &l);
-		if (fd < 0) {
-			err = fd;
-			continue;
-		}
-		err = elfsyms__read_build_id(fd, b->bid, b->bid_size, b->t);
-		close(fd);
-		if (err != -ENOENT && err != -ESRCH)
-			break;	/* read, or the file itself is wrong */
-	}
+	nfd = bin_open(w, n, fds);
+	err = nfd < 0 ? nfd : table_read(b->bid, b->bid_size, fds, nfd, b->t);
+	for (i = 0; i < nfd; i++)
+		close(fds[i]);
 	if (err) {
 		free(b->t);
 		b->t = NULL;
 	}
 	return err;
+}
+
+/* ---- tables read on the worker ------------------------------------------ */
+
+struct read_job {
+	struct worker_job j;
+	struct esym *e;
+	struct bin *b;
+	int fds[READ_TRIES], nfd;
+	uint8_t bid[STK_MAX_BUILD_ID];
+	uint32_t bid_size;
+	struct elfsyms *t;
+	int err;
+};
+
+static void read_job_run(struct worker_job *wj, const _Atomic int *stop)
+{
+	struct read_job *rj = (struct read_job *)wj;
+
+	(void)stop;	/* bounded by elfsyms' limits; one file at a time */
+	rj->err = table_read(rj->bid, rj->bid_size, rj->fds, rj->nfd, rj->t);
+}
+
+/* Remembers @b as having offsets pending. */
+static int pend_bin_add(struct esym *e, struct bin *b)
+{
+	if (b->in_pend)
+		return 0;
+	if (e->nr_pend_bins == e->cap_pend_bins) {
+		size_t cap = e->cap_pend_bins ? e->cap_pend_bins * 2 : 16;
+		struct bin **a = realloc(e->pend_bins, cap * sizeof(*a));
+
+		if (!a)
+			return -ENOMEM;
+		e->pend_bins = a;
+		e->cap_pend_bins = cap;
+	}
+	e->pend_bins[e->nr_pend_bins++] = b;
+	b->in_pend = 1;
+	return 0;
+}
+
+/* @b's lookups will not be named: no table. */
+static void pend_drop(struct esym *e, struct bin *b)
+{
+	e->st.addrs_unnamed += b->nr_pend;
+	b->nr_pend = 0;
+	src_clear(b);
+}
+
+static void submit_next(struct esym *e);
+
+/* On the main thread: the table is in; its offsets are looked up at the
+ * next flush (the table kept for it, pinned, as bin_flush() would). */
+static void read_job_done(struct worker_job *wj, int cancelled)
+{
+	struct read_job *rj = (struct read_job *)wj;
+	struct esym *e = rj->e;
+	struct bin *b = rj->b;
+	int i;
+
+	for (i = 0; i < rj->nfd; i++)
+		close(rj->fds[i]);
+	b->reading = 0;
+	e->reading--;
+	if (cancelled && !rj->err)
+		rj->err = -ECANCELED;
+	bin_read_done(e, b, rj->err);
+	if (rj->err) {
+		elfsyms__free(rj->t);
+		free(rj->t);
+		pend_drop(e, b);
+	} else {
+		b->t = rj->t;
+		b->pinned = 1;
+		if (e->mode != ESYM_FULL && membudget__take(e->mb, b->t->bytes) == 0) {
+			lru_push(e, b);
+		} else {
+			/* Not cached: used at the next flush, then released;
+			 * no other table is read meanwhile. */
+			b->pinned = 2;
+			e->held++;
+			if (e->mode != ESYM_FULL)
+				e->st.tables_uncached++;
+		}
+	}
+	free(rj);
+	if (!cancelled)
+		submit_next(e);
+}
+
+/* Hands the reading of @b's table to the worker, opened through its
+ * saved sources.  0 or -errno (nothing to open it with). */
+static int bin_submit(struct esym *e, struct bin *b)
+{
+	struct read_job *rj = calloc(1, sizeof(*rj));
+	struct stat st;
+	int err = -ENOENT, fd, i;
+
+	if (!rj)
+		return -ENOMEM;
+	rj->t = calloc(1, sizeof(*rj->t));
+	if (!rj->t) {
+		free(rj);
+		return -ENOMEM;
+	}
+	for (i = 0; i < b->nr_src; i++) {
+		fd = procmaps__open_mapped(PROC_ROOT, b->src[i].tgid, &b->src[i].l);
+		if (fd < 0)
+			err = fd;
+		else
+			rj->fds[rj->nfd++] = fd;
+	}
+	src_clear(b);
+	if (!rj->nfd) {
+		free(rj->t);
+		free(rj);
+		return err;
+	}
+	rj->e = e;
+	rj->b = b;
+	memcpy(rj->bid, b->bid, b->bid_size);
+	rj->bid_size = b->bid_size;
+	/* The fair-share key: the file's owner (worker.h). */
+	rj->j.owner = fstat(rj->fds[0], &st) == 0 ? (uint32_t)st.st_uid : UINT32_MAX;
+	rj->j.run = read_job_run;
+	rj->j.done = read_job_done;
+	b->reading = 1;
+	e->reading++;
+	worker__submit(e->wk, &rj->j);
+	return 0;
+}
+
+/*
+ * One table at a time on the worker, and none while one the budget had
+ * no room for waits for its flush: at most one table beyond the cache,
+ * as when they were read during the flush.  The next: the first binary
+ * waiting, in the order they were met.
+ */
+static void submit_next(struct esym *e)
+{
+	size_t i;
+	int err;
+
+	for (i = 0; i < e->nr_pend_bins && !e->reading && !e->held; i++) {
+		struct bin *b = e->pend_bins[i];
+
+		if (b->reading || b->t || !b->nr_src)
+			continue;
+		err = bin_submit(e, b);
+		if (err) {
+			bin_read_done(e, b, err);
+			pend_drop(e, b);
+		}
+	}
+}
+
+/* @b's lookups @w[0..n) wait for its table. */
+static void pend_add(struct esym *e, struct bin *b, const struct want *w, size_t n)
+{
+	size_t i = 0;
+
+	if (pend_bin_add(e, b))
+		goto skip;
+	if (b->nr_pend + n > b->cap_pend) {
+		size_t cap = b->cap_pend ? b->cap_pend : 64;
+		uint64_t *p;
+
+		while (cap < b->nr_pend + n)
+			cap *= 2;
+		if (cap > MAX_PEND)
+			cap = MAX_PEND;
+		p = cap > b->cap_pend ? realloc(b->pend, cap * sizeof(*p)) : NULL;
+		if (p) {
+			b->pend = p;
+			b->cap_pend = cap;
+		}
+	}
+	for (i = 0; i < n && b->nr_pend < b->cap_pend; i++)
+		b->pend[b->nr_pend++] = w[i].off;
+	if (i == n)
+		return;
+skip:
+	e->st.symbols_skipped += n - i;
 }
 
 /* Symbols per chunk: far below STK_MAX_CHUNK_RAW even with long names. */
@@ -532,25 +822,22 @@ out:
 static int bin_flush(struct esym *e, struct bin *b, const struct want *wt, size_t n,
 		     struct stk_writer *w, uint64_t *chunks)
 {
-	int err, cached = b->t != NULL;
+	int err, held = b->pinned == 2, cached = b->t != NULL && !held;
 
+	if (b->reading || (!b->t && e->wk)) {
+		/* Read on the worker: named at a flush after it is in. */
+		if (!b->reading)
+			src_save(b, wt, n);
+		pend_add(e, b, wt, n);
+		return 0;
+	}
 	if (cached) {
 		lru_unlink(e, b);
 		lru_push(e, b);
-	} else {
+	} else if (!b->t) {
 		/* Out of memory too: that binary's failure, not the flush's. */
 		err = bin_read(b, wt, n);
-		if (!b->state) {
-			b->state = err ? err : 1;
-			if (err)
-				e->st.binary_errors++;
-			else
-				e->st.binaries++;
-		} else if (err) {
-			e->st.reread_errors++;
-		} else {
-			e->st.tables_reread++;
-		}
+		bin_read_done(e, b, err);
 		if (err)
 			return 0;
 	}
@@ -573,6 +860,8 @@ static int bin_flush(struct esym *e, struct bin *b, const struct want *wt, size_
 	} else {
 		err = bin_cover(e, b, wt, n, w, chunks);
 	}
+	if (held)
+		e->held--;
 	b->pinned = 0;
 	if (!cached)
 		table_drop(e, b, 0);
@@ -663,6 +952,28 @@ int esym__flush(struct esym *e, struct procs *p, struct stk_writer *w, uint64_t 
 		err = see(e, p, &e->q[i]);
 	e->last_m = NULL;
 	e->nq = 0;
+	/* The lookups that waited for tables read since. */
+	for (i = 0, j = 0; i < e->nr_pend_bins; i++) {
+		struct bin *b = e->pend_bins[i];
+		size_t k;
+
+		if (b->reading || (!b->t && b->state >= 0 && b->nr_src)) {
+			e->pend_bins[j++] = b;	/* still waiting */
+			continue;
+		}
+		b->in_pend = 0;
+		if (!b->t) {
+			pend_drop(e, b);
+			continue;
+		}
+		for (k = 0; k < b->nr_pend && !err; k++)
+			err = want_add(e, &(struct want){ b, b->pend[k], 0, NULL });
+		b->nr_pend = 0;
+		free(b->pend);
+		b->pend = NULL;
+		b->cap_pend = 0;
+	}
+	e->nr_pend_bins = j;
 	if (!err && e->nw > 1)
 		qsort(e->w, e->nw, sizeof(*e->w), by_bin_off);
 	/* One binary at a time: at most one table read beyond the cache. */
@@ -690,7 +1001,19 @@ int esym__flush(struct esym *e, struct procs *p, struct stk_writer *w, uint64_t 
 		memset(e->seen, 0, SEEN_SLOTS * sizeof(*e->seen));
 		e->gen = 1;
 	}
+	/* The tables this flush found missing: the first one's turn. */
+	submit_next(e);
 	return err ?: perfmaps__write(e->jit, w, chunks);
+}
+
+void esym__set_worker(struct esym *e, struct worker *wk)
+{
+	e->wk = wk;
+}
+
+int esym__reading(const struct esym *e)
+{
+	return e->reading > 0;
 }
 
 void esym__stats(const struct esym *e, struct esym_stats *st)

@@ -4,9 +4,10 @@
  * recording's new stacks hold, the function symbol of its binary that
  * covers it (or the binary's whole table), keyed by build-id, and the
  * line of its process's perf map when it is JIT code; written as ESYM
- * kinds 2 and 3 at each flush, before the MAPS and rows that need them.
+ * kinds 2 and 3 at each flush, before the MAPS and rows that need them
+ * (symbols whose table the worker still reads: at a later flush).
  *
- * A binary's table is read at the flush that first needs it, through
+ * A binary's table is read once a flush needs it, through
  * procmaps__open_mapped() (map_files: deleted files and other mount
  * namespaces work) and only from a file whose build-id is the recorded
  * one (elfsyms__read_build_id()); its covering symbols are written, and
@@ -29,6 +30,7 @@
 #include "stk.h"
 
 struct membudget;
+struct worker;
 
 /* The default is 0, so a zeroed recorder_opts embeds covering symbols. */
 enum esym_mode {
@@ -90,6 +92,20 @@ int esym__queue(struct esym *e, uint32_t tgid, const uint64_t *ips, uint32_t nr)
  * error.  Returns 0, -ENOMEM, or the writer's -errno.
  */
 int esym__flush(struct esym *e, struct procs *p, struct stk_writer *w, uint64_t *chunks);
+
+/*
+ * esym__set_worker() - read tables on @wk (worker.h; it must be freed
+ * before @e) rather than during esym__flush(): a flush hands a table it
+ * lacks to the worker and writes the symbols its addresses need at the
+ * first flush after the table is in, so that no binary holds up a flush
+ * (node's table is 0.3 s of reading).  The file is opened at the flush,
+ * on the main thread (procmaps__open_mapped()), and read there.
+ */
+void esym__set_worker(struct esym *e, struct worker *wk);
+
+/* Tables are being read on the worker: a flush after they are in names
+ * more. */
+int esym__reading(const struct esym *e);
 
 /* Process @tgid exited (its pid may come back). */
 void esym__exited(struct esym *e, uint32_t tgid);

@@ -7,7 +7,8 @@
  * Jobs wait in one queue per owner (the uid owning the file); the next
  * job is the one of the owner whose jobs have run the least time so far:
  * one user's hostile files (a second each) cannot hold up another's quick
- * ones.  An urgent job (a sample is waiting for it) goes
+ * ones; and each owner but root (uid 0) gets a tenth of a CPU over time
+ * (a burst of 4 s first): past it, its jobs wait.  An urgent job (a sample is waiting for it) goes
  * before its owner's others.  run() is called on the worker thread and
  * must bound its own time, and give up once *@stop is set; done() is
  * called on the main thread, from worker__collect(), which the main loop
@@ -41,6 +42,8 @@ struct worker_stats {
 	uint64_t wait_ns_max;		/* the longest a job waited to start */
 	uint64_t run_ns;		/* time spent in run(), in all */
 	uint64_t run_ns_max;		/* the longest one run() */
+	uint64_t cpu_ns;		/* the worker's CPU time in run(), in all */
+	uint64_t share_waits;		/* waits for an owner's share to grow */
 };
 
 /* Start the thread.  NULL with errno. */
