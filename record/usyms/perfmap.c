@@ -74,6 +74,8 @@ struct perfmaps {
 	const char *proc_root;
 	struct membudget *mb;
 	struct idmap procs;		/* tgid -> struct pmap * */
+	uint64_t read_left;		/* bytes this flush may still read */
+	size_t next_it;			/* where the next flush starts (idmap__next) */
 	struct perfmaps_stats st;
 };
 
@@ -569,7 +571,8 @@ static long recent_find(const struct pmap *p, uint64_t addr)
 
 /*
  * Reads what @p's file gained since the last read (all of it if it was
- * replaced or shrunk), at most PERFMAP_READ_MAX bytes.  0, or -ENOMEM;
+ * replaced or shrunk), at most PERFMAP_READ_FILE_MAX bytes and what is
+ * left of this flush's PERFMAP_READ_MAX.  0, or -ENOMEM;
  * a file that cannot be read leaves what was read before.
  */
 static int pmap_read(struct perfmaps *pm, struct pmap *p, struct extra *x)
@@ -595,8 +598,10 @@ static int pmap_read(struct perfmaps *pm, struct pmap *p, struct extra *x)
 	p->dev = (uint64_t)st.st_dev;
 	first = pos = p->offset;
 	end = (uint64_t)st.st_size;
-	if (end - pos > PERFMAP_READ_MAX)
-		end = pos + PERFMAP_READ_MAX;
+	if (end - pos > PERFMAP_READ_FILE_MAX)
+		end = pos + PERFMAP_READ_FILE_MAX;
+	if (end - pos > pm->read_left)
+		end = pos + pm->read_left;
 	n0 = p->n;
 	if (pos < end) {
 		buf = malloc(READ_BLOCK);
@@ -640,6 +645,7 @@ static int pmap_read(struct perfmaps *pm, struct pmap *p, struct extra *x)
 	/* A line being written has no newline yet: it is read next time. */
 	p->offset = pos;
 	p->behind = end < (uint64_t)st.st_size;
+	pm->read_left -= pos - first < pm->read_left ? pos - first : pm->read_left;
 	if (!err && p->skipped != skipped0)
 		recent_build(pm, p, fd, pos - first > RECENT_BYTES ? pos - RECENT_BYTES : first, pos,
 			     pos - first <= RECENT_BYTES, buf);
@@ -858,18 +864,30 @@ static int write_lines(struct perfmaps *pm, uint32_t tgid, struct extra *x,
 int perfmaps__write(struct perfmaps *pm, struct stk_writer *w, uint64_t *chunks)
 {
 	struct extra x = { 0 };
-	size_t it = 0;
+	size_t it, start = pm->next_it, stop = (size_t)-1;
 	uint64_t tgid, v;
-	int err = 0;
+	int err = 0, pass;
 
-	while (!err && idmap__next(&pm->procs, &it, &tgid, &v)) {
-		struct pmap *p = (struct pmap *)(uintptr_t)v;
+	/* The bytes a flush reads are bounded over all files, which take
+	 * turns being first: one process's map cannot hold up a flush, nor
+	 * keep the others' lines from being read. */
+	pm->read_left = PERFMAP_READ_MAX;
+	for (pass = 0; pass < 2 && !err; pass++) {
+		it = pass ? 0 : start;
+		while (!err && (pass == 0 || it < start) && idmap__next(&pm->procs, &it, &tgid, &v)) {
+			struct pmap *p = (struct pmap *)(uintptr_t)v;
 
-		if (!p->naddrs && !p->behind)
-			continue;
-		err = pmap_answer(pm, p, &x);
-		err = err ?: write_lines(pm, p->tgid, &x, w, chunks);
+			if (pass && it > start)
+				break;
+			if (!p->naddrs && !p->behind)
+				continue;
+			if (!pm->read_left && stop == (size_t)-1)
+				stop = it - 1;	/* the first left without a read */
+			err = pmap_answer(pm, p, &x);
+			err = err ?: write_lines(pm, p->tgid, &x, w, chunks);
+		}
 	}
+	pm->next_it = stop == (size_t)-1 ? 0 : stop;
 	free(x.syms);
 	free(x.names);
 	/* The processes gone, now that their lookups are answered (not

@@ -15,8 +15,9 @@
  * A JIT only appends to its map, so a file is read incrementally: its
  * identity (device, inode) and the offset read so far (to the end of its
  * last whole line) are kept, and a lookup that misses reads only the lines
- * appended since, at most PERFMAP_READ_MAX bytes a flush (the rest at the
- * next ones).  A file replaced (another inode) or shorter than that
+ * appended since, at most PERFMAP_READ_FILE_MAX bytes a flush and
+ * PERFMAP_READ_MAX for all files together, which take turns being first
+ * (the rest at the next ones).  A file replaced (another inode) or shorter than that
  * offset is read again from the start.  The lines read are kept, sorted,
  * under the memory budget and at most a cap per file (an eighth of the
  * budget); lines beyond it are counted, not kept -- though one that
@@ -35,8 +36,10 @@
 
 struct membudget;
 
-/* Bytes of one file read at one flush at most. */
-#define PERFMAP_READ_MAX (16u << 20)
+/* Bytes of perf map files read at one flush at most, in all and of one
+ * file (the whole: about 20 ms of reading and parsing here). */
+#define PERFMAP_READ_MAX (32u << 20)
+#define PERFMAP_READ_FILE_MAX (16u << 20)
 /* The lines kept per file: this share of the budget, at least 1 MiB. */
 #define PERFMAP_CAP_SHARE 8
 #define PERFMAP_CAP_MIN (1u << 20)
