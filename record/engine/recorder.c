@@ -461,7 +461,7 @@ static int open_mmapwatch(struct recorder *rec)
  * walk: the process's latest snapshot (its rows' tasks are seen first). */
 static const struct stk_mapping *deferred_mapping(void *ctx, uint32_t tgid, uint64_t addr)
 {
-	return procs__mapping(ctx, tgid, addr);
+	return procs__mapping_any(ctx, tgid, addr);
 }
 
 /* How long the setup waits for the tables of -p's processes. */

@@ -620,6 +620,25 @@ const struct stk_mapping *procs__mapping(const struct procs *p, uint32_t tgid, u
 	return NULL;
 }
 
+const struct stk_mapping *procs__mapping_any(const struct procs *p, uint32_t tgid, uint64_t addr)
+{
+	const struct stk_mapping *m = procs__mapping(p, tgid, addr);
+	size_t i;
+	uint32_t k;
+
+	for (i = 0; !m && i < p->nr_olds; i++) {
+		const struct stk_proc_maps *o = &p->olds[i].snap->maps;
+
+		if (p->olds[i].tgid != tgid)
+			continue;
+		for (k = 0; k < o->nr_mappings; k++)
+			if ((o->mappings[k].prot & PROT_EXEC) && addr >= o->mappings[k].start &&
+			    addr < o->mappings[k].end)
+				return &o->mappings[k];
+	}
+	return m;
+}
+
 /* ---- writing ------------------------------------------------------------- */
 
 /* Once, just before the first MAPS chunk with a [vdso] mapping of our

@@ -174,4 +174,12 @@ void procs__stats(const struct procs *p, struct procs_stats *st);
  */
 const struct stk_mapping *procs__mapping(const struct procs *p, uint32_t tgid, uint64_t addr);
 
+/*
+ * procs__mapping_any() - procs__mapping(), else the executable mapping
+ * holding @addr in an image of @tgid an exec replaced, met by this
+ * flush's rows (procs__see_image()): a stack copied in the last steps of
+ * an execve (a vfork()ed sh running a command) is of the image before.
+ */
+const struct stk_mapping *procs__mapping_any(const struct procs *p, uint32_t tgid, uint64_t addr);
+
 #endif
