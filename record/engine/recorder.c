@@ -474,11 +474,12 @@ static const struct stk_mapping *deferred_mapping(void *ctx, uint32_t tgid, uint
 
 /* Let the worker finish the tables (unwind and symbol tables) queued so
  * far, up to monotonic @until or (if @stoppable) a stop signal. */
-void recorder__wait_worker(struct recorder *rec, uint64_t until, int stoppable)
+void recorder__wait_worker(struct recorder *rec, uint64_t until, int what, int stoppable)
 {
 	struct pollfd pfd = { .fd = worker__fd(rec->worker), .events = POLLIN };
 
-	while (((rec->uw && unwinder__building(rec->uw)) || esym__reading(rec->esym)) &&
+	while ((((what & WAIT_UNWIND) && rec->uw && unwinder__building(rec->uw)) ||
+		((what & WAIT_SYMBOLS) && esym__reading(rec->esym))) &&
 	       !(stoppable && rec->o.stop && *rec->o.stop)) {
 		uint64_t now = now_ns(CLOCK_MONOTONIC);
 
@@ -525,7 +526,7 @@ static int open_unwinder(struct recorder *rec)
 	 * (others get them when first seen), waited for a while. */
 	procs__set_unwinder(rec->procs, rec->uw, rec->o.pids, rec->o.nr_pids);
 	if (rec->o.nr_pids)
-		recorder__wait_worker(rec, now_ns(CLOCK_MONOTONIC) + SETUP_TABLES_NS, 1);
+		recorder__wait_worker(rec, now_ns(CLOCK_MONOTONIC) + SETUP_TABLES_NS, WAIT_UNWIND, 1);
 	return 0;
 }
 
@@ -674,6 +675,7 @@ fail:
 	rec->rb = NULL;
 	procs__unwatch(rec->procs);
 	procs__set_unwinder(rec->procs, NULL, NULL, 0);
+	esym__set_worker(rec->esym, NULL);
 	worker__free(rec->worker);
 	rec->worker = NULL;
 	deferred__free(rec->deferred);
@@ -863,7 +865,7 @@ int recorder__finish(struct recorder *rec, struct recorder_result *res)
 								 : FINAL_TABLES_SIGNAL_NS);
 		deferred__take(rec->deferred);
 		if (rec->deferred && deferred__waiting(rec->deferred) && rec->worker)
-			recorder__wait_worker(rec, rec->final_until, 0);
+			recorder__wait_worker(rec, rec->final_until, WAIT_UNWIND, 0);
 		err = recorder__flush(rec, 1);
 		/* One end time: META's duration_ns and STAT's are the same. */
 		end = now_ns(CLOCK_MONOTONIC);

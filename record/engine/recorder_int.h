@@ -75,9 +75,12 @@ struct recorder {
 
 /* recorder.c: a failed write fails the recording. */
 int recorder__write_err(struct recorder *rec, int err);
-/* recorder.c: let the worker finish its tables until @until (monotonic)
- * or, if @stoppable, a stop signal. */
-void recorder__wait_worker(struct recorder *rec, uint64_t until, int stoppable);
+/* recorder.c: let the worker finish its unwind tables (@what WAIT_UNWIND)
+ * and symbol tables (WAIT_SYMBOLS) until @until (monotonic) or, if
+ * @stoppable, a stop signal. */
+#define WAIT_UNWIND 1
+#define WAIT_SYMBOLS 2
+void recorder__wait_worker(struct recorder *rec, uint64_t until, int what, int stoppable);
 /* recorder.c: account for one add_*() call. */
 int recorder__wrote(struct recorder *rec, int err);
 

@@ -13,6 +13,7 @@
  * comes.
  */
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -93,6 +94,14 @@ struct esym {
 	struct worker *wk;	/* reads tables, or NULL: read during the flush */
 	size_t reading;		/* tables being read there: 0 or 1 */
 	size_t held;		/* tables read there the budget had no room for */
+	uint64_t waiting_bytes;
+	/* The writer of the last esym__flush(): a table read on the worker
+	 * that is not kept (full, or no room) is used as it comes in. */
+	struct stk_writer *wr;
+	uint64_t *chunks;
+	int werr;		/* its write error, for the next esym__flush() */	/* tables read there, waiting for a flush (held or pinned) */
+	struct bin **taken;	/* bins taken from pend_bins by this flush */
+	size_t nr_taken, cap_taken;
 	struct bin **pend_bins;	/* the bins with offsets pending */
 	size_t nr_pend_bins, cap_pend_bins;
 	struct esym_stats st;
@@ -227,7 +236,7 @@ void esym__free(struct esym *e)
 		struct bin *b = e->all[i];
 
 		if (b->t)
-			table_drop(e, b, 1);
+			table_drop(e, b, b->pinned != 2);
 		membudget__give(e->mb, sizeof(*b) + b->cap_done * sizeof(*b->done));
 		free(b->done);
 		free(b->pend);
@@ -237,6 +246,7 @@ void esym__free(struct esym *e)
 	membudget__remove_shrinker(e->mb, esym_shrink, e);
 	free(e->all);
 	free(e->pend_bins);
+	free(e->taken);
 	idmap__release(&e->bins);
 	perfmaps__free(e->jit);
 	free(e->q);
@@ -549,8 +559,9 @@ static void read_job_run(struct worker_job *wj, const _Atomic int *stop)
 {
 	struct read_job *rj = (struct read_job *)wj;
 
-	(void)stop;	/* bounded by elfsyms' limits; one file at a time */
-	rj->err = table_read(rj->bid, rj->bid_size, rj->fds, rj->nfd, rj->t);
+	/* Bounded by elfsyms' limits; given up between files on stop. */
+	rj->err = atomic_load(stop) ? -ECANCELED
+				    : table_read(rj->bid, rj->bid_size, rj->fds, rj->nfd, rj->t);
 }
 
 /* Remembers @b as having offsets pending. */
@@ -577,10 +588,59 @@ static void pend_drop(struct esym *e, struct bin *b)
 {
 	e->st.addrs_unnamed += b->nr_pend;
 	b->nr_pend = 0;
+	free(b->pend);
+	b->pend = NULL;
+	b->cap_pend = 0;
 	src_clear(b);
 }
 
+/* A table read on the worker is used (or given up): no longer waiting. */
+static void unpin(struct esym *e, struct bin *b)
+{
+	if (b->pinned && b->t)
+		e->waiting_bytes -= b->t->bytes < e->waiting_bytes ? b->t->bytes : e->waiting_bytes;
+	if (b->pinned == 2) {
+		e->held--;
+		table_drop(e, b, 0);
+	}
+	b->pinned = 0;
+}
+
 static void submit_next(struct esym *e);
+static int want_add(struct esym *e, const struct want *wt);
+static int write_syms(struct esym *e, const struct bin *b, const struct elfsyms *t,
+		      const size_t *idx, size_t n, struct stk_writer *w, uint64_t *chunks);
+static int bin_cover(struct esym *e, struct bin *b, const struct want *wt, size_t n,
+		     struct stk_writer *w, uint64_t *chunks);
+static int by_bin_off(const void *x, const void *y);
+
+/* @b's table, just read and not kept (full, or no room in the budget):
+ * the symbols its pending lookups need (full: all) written at once, as a
+ * flush would, and the table released. */
+static void use_now(struct esym *e, struct bin *b)
+{
+	size_t i, nw = e->nw;
+	int err = 0;
+
+	e->waiting_bytes -= b->t->bytes < e->waiting_bytes ? b->t->bytes : e->waiting_bytes;
+	if (e->mode == ESYM_FULL) {
+		err = write_syms(e, b, b->t, NULL, b->t->n, e->wr, e->chunks);
+		b->all_written = !err;
+	} else {
+		e->st.tables_uncached++;
+		for (i = 0; i < b->nr_pend && !err; i++)
+			err = want_add(e, &(struct want){ b, b->pend[i], 0, NULL });
+		if (!err && e->nw - nw > 1)
+			qsort(e->w + nw, e->nw - nw, sizeof(*e->w), by_bin_off);
+		err = err ?: bin_cover(e, b, e->w + nw, e->nw - nw, e->wr, e->chunks);
+		e->nw = nw;
+	}
+	if (err && !e->werr)
+		e->werr = err;
+	b->nr_pend = 0;
+	b->pinned = 0;
+	table_drop(e, b, 0);
+}
 
 /* On the main thread: the table is in; its offsets are looked up at the
  * next flush (the table kept for it, pinned, as bin_flush() would). */
@@ -605,8 +665,12 @@ static void read_job_done(struct worker_job *wj, int cancelled)
 	} else {
 		b->t = rj->t;
 		b->pinned = 1;
+		e->waiting_bytes += b->t->bytes;
 		if (e->mode != ESYM_FULL && membudget__take(e->mb, b->t->bytes) == 0) {
 			lru_push(e, b);
+		} else if (e->wr && !cancelled) {
+			/* Not kept: its symbols written now, then released. */
+			use_now(e, b);
 		} else {
 			/* Not cached: used at the next flush, then released;
 			 * no other table is read meanwhile. */
@@ -653,8 +717,12 @@ static int bin_submit(struct esym *e, struct bin *b)
 	rj->b = b;
 	memcpy(rj->bid, b->bid, b->bid_size);
 	rj->bid_size = b->bid_size;
-	/* The fair-share key: the file's owner (worker.h). */
-	rj->j.owner = fstat(rj->fds[0], &st) == 0 ? (uint32_t)st.st_uid : UINT32_MAX;
+	/* Not charged to the file's owner, and before the unwind tables
+	 * queued: one read at a time for every binary of every user, each
+	 * bounded by elfsyms' limits. */
+	(void)st;
+	rj->j.owner = 0;
+	rj->j.urgent = 1;
 	rj->j.run = read_job_run;
 	rj->j.done = read_job_done;
 	b->reading = 1;
@@ -674,16 +742,17 @@ static void submit_next(struct esym *e)
 	size_t i;
 	int err;
 
-	for (i = 0; i < e->nr_pend_bins && !e->reading && !e->held; i++) {
+	/* Tables read and not used yet: at most half the budget (the first
+	 * one whatever its size). */
+	for (i = 0; i < e->nr_pend_bins && !e->reading &&
+		    (!e->waiting_bytes || e->waiting_bytes < e->mb->limit / 2); i++) {
 		struct bin *b = e->pend_bins[i];
 
 		if (b->reading || b->t || !b->nr_src)
 			continue;
 		err = bin_submit(e, b);
-		if (err) {
-			bin_read_done(e, b, err);
-			pend_drop(e, b);
-		}
+		if (err)
+			pend_drop(e, b);	/* tried again at its next lookup */
 	}
 }
 
@@ -824,6 +893,14 @@ static int bin_flush(struct esym *e, struct bin *b, const struct want *wt, size_
 {
 	int err, held = b->pinned == 2, cached = b->t != NULL && !held;
 
+	if (b->pinned && !b->reading) {
+		/* Read on the worker for this flush: waiting no more. */
+		e->waiting_bytes -= b->t->bytes < e->waiting_bytes ? b->t->bytes : e->waiting_bytes;
+		if (held)
+			e->held--;
+		b->pinned = 0;
+	}
+
 	if (b->reading || (!b->t && e->wk)) {
 		/* Read on the worker: named at a flush after it is in. */
 		if (!b->reading)
@@ -848,7 +925,7 @@ static int bin_flush(struct esym *e, struct bin *b, const struct want *wt, size_
 		if (membudget__take(e->mb, b->t->bytes) == 0) {
 			cached = 1;
 			lru_push(e, b);
-		} else {
+		} else if (!held) {
 			/* Larger than the room there is: used once, then
 			 * released (its symbols still written). */
 			e->st.tables_uncached++;
@@ -860,8 +937,6 @@ static int bin_flush(struct esym *e, struct bin *b, const struct want *wt, size_
 	} else {
 		err = bin_cover(e, b, wt, n, w, chunks);
 	}
-	if (held)
-		e->held--;
 	b->pinned = 0;
 	if (!cached)
 		table_drop(e, b, 0);
@@ -946,6 +1021,13 @@ int esym__flush(struct esym *e, struct procs *p, struct stk_writer *w, uint64_t 
 
 	if (e->mode == ESYM_NONE)
 		return 0;
+	e->wr = w;
+	e->chunks = chunks;
+	if (e->werr) {
+		err = e->werr;
+		e->werr = 0;
+		return err;
+	}
 	e->last_m = NULL;
 	e->nw = 0;
 	for (i = 0; i < e->nq && !err; i++)
@@ -966,12 +1048,26 @@ int esym__flush(struct esym *e, struct procs *p, struct stk_writer *w, uint64_t 
 			pend_drop(e, b);
 			continue;
 		}
+		if (!err && e->nr_taken == e->cap_taken) {
+			size_t cap = e->cap_taken ? e->cap_taken * 2 : 16;
+			struct bin **a = realloc(e->taken, cap * sizeof(*a));
+
+			if (a) {
+				e->taken = a;
+				e->cap_taken = cap;
+			} else {
+				err = -ENOMEM;
+			}
+		}
+		if (!err)
+			e->taken[e->nr_taken++] = b;
 		for (k = 0; k < b->nr_pend && !err; k++)
 			err = want_add(e, &(struct want){ b, b->pend[k], 0, NULL });
-		b->nr_pend = 0;
-		free(b->pend);
-		b->pend = NULL;
-		b->cap_pend = 0;
+		if (err)
+			unpin(e, b);
+		else
+			b->nr_pend = 0;	/* wanted now */
+		pend_drop(e, b);
 	}
 	e->nr_pend_bins = j;
 	if (!err && e->nw > 1)
@@ -983,6 +1079,11 @@ int esym__flush(struct esym *e, struct procs *p, struct stk_writer *w, uint64_t 
 		err = bin_flush(e, e->w[i].b, &e->w[i], j - i, w, chunks);
 	}
 	e->nw = 0;
+	/* Tables read for this flush that an error left unused. */
+	for (i = 0; i < e->nr_taken; i++)
+		if (e->taken[i]->pinned)
+			unpin(e, e->taken[i]);
+	e->nr_taken = 0;
 	/* A burst of new stacks (a recording's first flush) leaves no large
 	 * queues behind: they are not under the budget. */
 	if (e->capw > SHRINK_QUEUE) {

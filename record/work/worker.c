@@ -67,12 +67,17 @@ static uint64_t mono_ns(void)
 /* @q's credit grown to @now; how long until it is positive (0: it is). */
 static uint64_t credit_wait(struct owner_q *q, uint64_t now)
 {
+	uint64_t steps;
+
 	if (!q->owner)
 		return 0;
-	q->credit_ns += (int64_t)((now - q->credit_t) / 100 * OWNER_SHARE_PCT);
+	steps = (now - q->credit_t) / 100;
+
+	/* Whole 100 ns steps: the rest counts at the next look. */
+	q->credit_ns += (int64_t)(steps * OWNER_SHARE_PCT);
 	if (q->credit_ns > OWNER_BURST_NS)
 		q->credit_ns = OWNER_BURST_NS;
-	q->credit_t = now;
+	q->credit_t += steps * 100;
 	return q->credit_ns > 0 ? 0 : (uint64_t)(-q->credit_ns + 1) * 100 / OWNER_SHARE_PCT;
 }
 
