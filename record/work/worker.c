@@ -130,10 +130,9 @@ static void *worker_main(void *arg)
 	uint64_t one = 1;
 
 	/*
-	 * At the main thread's priority, no higher: the two share the
-	 * recorder's CPU share (its autogroup, with the kernel's autogroup
-	 * scheduling), and a worker at nice -10 left the main loop a tenth
-	 * of it while a build ran: flushes 2.5 s late under load.
+	 * At the main thread's priority (inherited), no higher: a worker
+	 * at nice -10 beside a main thread at 0 left the main loop a tenth
+	 * of their CPU while a build ran: flushes 2.5 s late under load.
 	 */
 	pthread_mutex_lock(&w->lock);
 	while (!atomic_load(&w->stop)) {
