@@ -150,12 +150,21 @@ static int entry_cmp(const void *a, const void *b)
 	return x->mtime < y->mtime ? -1 : x->mtime > y->mtime;
 }
 
-/* Remove the oldest tables of @dir past @max bytes. */
+/*
+ * What @dir held after the last trim() plus what was stored since (0: not
+ * known yet): a directory of thousands of tables is scanned when this
+ * passes the cap, not at every store (that scan was most of a table's
+ * cost: 4000 files, ~8 ms).  Only the worker thread stores.
+ */
+static uint64_t dir_bytes;
+
+/* Remove the oldest tables of @dir past @max bytes: down to 3/4 of it,
+ * so that the next scan is many stores away. */
 static void trim(const char *dir, uint64_t max)
 {
 	struct entry *e = NULL, *n;
 	size_t nr = 0, cap = 0, i;
-	uint64_t total = 0;
+	uint64_t total = 0, target;
 	struct dirent *d;
 	struct stat st;
 	int dfd;
@@ -189,9 +198,11 @@ static void trim(const char *dir, uint64_t max)
 		nr++;
 	}
 	qsort(e, nr, sizeof(*e), entry_cmp);
-	for (i = 0; i < nr && total > max; i++)
+	target = total > max ? max / 4 * 3 : max;
+	for (i = 0; i < nr && total > target; i++)
 		if (unlinkat(dfd, e[i].name, 0) == 0)
 			total -= (uint64_t)e[i].size;
+	dir_bytes = total ? total : 1;
 	free(e);
 	closedir(dp);
 }
@@ -236,7 +247,9 @@ int tcache__store(const char *dir, const uint8_t *id, uint32_t id_size,
 		unlink(tmp);
 		return err;
 	}
-	trim(dir, max_bytes);
+	dir_bytes += sizeof(h) + bytes;
+	if (dir_bytes == sizeof(h) + bytes || dir_bytes > max_bytes)
+		trim(dir, max_bytes);
 	return 0;
 fail:
 	if (fd >= 0)
