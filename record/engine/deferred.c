@@ -21,6 +21,7 @@ struct dcopy {
 
 struct deferred {
 	struct ring_buffer *ring;
+	int final;			/* the final flush: nothing waits */
 	struct idmap *copies;		/* seq -> struct dcopy * */
 	uint64_t bytes;
 	uint64_t flush;
@@ -105,11 +106,18 @@ static void forget(struct deferred *d, uint64_t seq, struct dcopy *c)
 	free(c);
 }
 
-void deferred__resolve(void *ctx, struct stkrec_stack *s)
+void deferred__set_final(struct deferred *d)
+{
+	if (d)
+		d->final = 1;
+}
+
+int deferred__resolve(void *ctx, struct stkrec_stack *s)
 {
 	struct deferred *d = ctx;
 	uint64_t seq = s->ips[1];
 	struct dcopy *c = idmap__find_ptr(d->copies, seq);
+	int last;
 
 	if (!c) {
 		/* Submitted before the placeholder was stored: in the ring
@@ -121,11 +129,16 @@ void deferred__resolve(void *ctx, struct stkrec_stack *s)
 		d->st.missing++;
 		s->ips[0] = STKREC_UW_MARK | STKREC_UW_STOP_FAULT;
 		s->nr = 1;
-		return;
+		return 0;
 	}
-	unwinder__unwind_copy(d->uw, &c->d, d->fp, d->mapping, d->ctx, s);
+	last = d->final || c->flush + DEFERRED_WAIT <= d->flush;
+	if (unwinder__unwind_copy(d->uw, &c->d, d->fp, d->mapping, d->ctx, last, s) && !last) {
+		d->st.waited++;
+		return 1;
+	}
 	d->st.unwound++;
 	forget(d, seq, c);
+	return 0;
 }
 
 void deferred__age(struct deferred *d)

@@ -18,6 +18,8 @@
 #include "unwind_copy.h"
 
 #define DEFERRED_FLUSHES 4
+/* Flushes a copy may wait for a table being built (< DEFERRED_FLUSHES). */
+#define DEFERRED_WAIT 2
 #define DEFERRED_MAX_BYTES (32u << 20)
 
 struct deferred;
@@ -27,6 +29,7 @@ struct deferred_stats {
 	uint64_t taken;		/* copies taken from the ring */
 	uint64_t unwound;	/* placeholders written as the copy's frames */
 	uint64_t missing;	/* placeholders whose copy was dropped */
+	uint64_t waited;	/* unwinds put off a flush: a table being built */
 	uint64_t dropped;	/* copies dropped: over DEFERRED_MAX_BYTES, or
 				 * no row referenced them in time */
 };
@@ -39,8 +42,16 @@ struct deferred *deferred__new(int ring_fd, struct unwinder *uw, int fp,
 /* Take the copies waiting in the ring. */
 void deferred__take(struct deferred *d);
 
-/* For stackstore__set_resolver(): @s is a placeholder; into its frames. */
-void deferred__resolve(void *d, struct stkrec_stack *s);
+/*
+ * For stackstore__set_resolver(): @s is a placeholder; into its frames.
+ * Returns 1 (@s undefined, the copy kept) when the walk met a table still
+ * being built and the copy is younger than DEFERRED_WAIT flushes: asked
+ * again at the next flush; else 0.
+ */
+int deferred__resolve(void *d, struct stkrec_stack *s);
+
+/* The final flush comes: no copy waits any more. */
+void deferred__set_final(struct deferred *d);
 
 /* Copies waiting for their placeholder to be written. */
 size_t deferred__waiting(const struct deferred *d);

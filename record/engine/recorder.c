@@ -55,6 +55,7 @@
 #define EV_MMAPWATCH 2
 #define EV_STACKRING 3
 #define EV_WORKER 4
+#define EV_READER 5
 
 /* How often the side-band is read for new processes' mappings. */
 #define SIDEBAND_POLL_NS (10 * 1000000ull)
@@ -267,6 +268,17 @@ void recorder__take_new_stacks(struct recorder *rec)
 
 /* A new kernel stack's frames need symbols; a new user stack may show
  * that its process mapped more since its snapshot. */
+/* A user stack's frames, new in the file: their symbols, and maybe news
+ * of their process's mappings. */
+int recorder__user_stack_added(void *ctx, uint32_t tgid, const struct stkrec_stack *s)
+{
+	struct recorder *rec = ctx;
+	int err = procs__check_stack(rec->procs, tgid, s, rec->seq);
+
+	return err ?: esym__queue(rec->esym, tgid, (const uint64_t *)s->ips,
+				  s->nr < STKREC_MAX_DEPTH ? s->nr : STKREC_MAX_DEPTH);
+}
+
 int recorder__see_stack(struct recorder *rec, uint32_t tgid, int64_t *ref)
 {
 	const struct stkrec_stack *s;
@@ -274,14 +286,11 @@ int recorder__see_stack(struct recorder *rec, uint32_t tgid, int64_t *ref)
 	uint32_t i;
 	int err;
 
-	err = stackstore__see(rec->stacks, ref, &s);
+	err = stackstore__see(rec->stacks, tgid, ref, &s);
 	if (err || !s)
 		return err;
-	if (!(id & STKREC_STACK_KERNEL_BIT)) {
-		err = procs__check_stack(rec->procs, tgid, s, rec->seq);
-		return err ?: esym__queue(rec->esym, tgid, (const uint64_t *)s->ips,
-					  s->nr < STKREC_MAX_DEPTH ? s->nr : STKREC_MAX_DEPTH);
-	}
+	if (!(id & STKREC_STACK_KERNEL_BIT))
+		return recorder__user_stack_added(rec, tgid, s);
 	for (i = 0; i < s->nr && i < STKREC_MAX_DEPTH; i++) {
 		err = ksymtab__see(rec->ksyms, s->ips[i]);
 		if (err)
@@ -415,6 +424,11 @@ static int setup_epoll(struct recorder *rec)
 		if (epoll_ctl(rec->epfd, EPOLL_CTL_ADD, worker__fd(rec->worker), &ev) < 0)
 			return -errno;
 	}
+	if (rec->reader) {
+		ev.data.u32 = EV_READER;
+		if (epoll_ctl(rec->epfd, EPOLL_CTL_ADD, worker__fd(rec->reader), &ev) < 0)
+			return -errno;
+	}
 	for (i = 0; i < targets__nr_fds(rec->targets); i++) {
 		ev.data.u32 = EV_TARGET + (uint32_t)i;
 		if (epoll_ctl(rec->epfd, EPOLL_CTL_ADD, targets__fd(rec->targets, i), &ev) < 0)
@@ -479,7 +493,8 @@ static const struct stk_mapping *deferred_mapping(void *ctx, uint32_t tgid, uint
  * far, up to monotonic @until or (if @stoppable) a stop signal. */
 void recorder__wait_worker(struct recorder *rec, uint64_t until, int what, int stoppable)
 {
-	struct pollfd pfd = { .fd = worker__fd(rec->worker), .events = POLLIN };
+	struct pollfd pfd[2] = { { .fd = worker__fd(rec->worker), .events = POLLIN },
+				 { .fd = rec->reader ? worker__fd(rec->reader) : -1, .events = POLLIN } };
 
 	while ((((what & WAIT_UNWIND) && rec->uw && unwinder__building(rec->uw)) ||
 		((what & WAIT_SYMBOLS) && esym__reading(rec->esym))) &&
@@ -492,9 +507,11 @@ void recorder__wait_worker(struct recorder *rec, uint64_t until, int what, int s
 				       .tv_nsec = (long)((until - now) % 1000000000ull) };
 
 		/* The stop signals are taken here as in the main loop's wait. */
-		if (ppoll(&pfd, 1, &ts, rec->o.wait_mask) < 0 && errno != EINTR)
+		if (ppoll(pfd, 2, &ts, rec->o.wait_mask) < 0 && errno != EINTR)
 			break;
 		worker__collect(rec->worker);
+		if (rec->reader)
+			worker__collect(rec->reader);
 	}
 }
 
@@ -621,11 +638,17 @@ int recorder__start(struct recorder *rec)
 		setpriority(PRIO_PROCESS, (id_t)gettid(), RECORDER_NICE);
 		/* Tables (unwind, symbols) are built and read off the main
 		 * loop: no file can hold up a flush, a signal or the end. */
-		rec->worker = worker__new();
-		if (!rec->worker)
+		rec->worker = worker__new(WORKER_NICE_SAME);
+		/* Symbol tables on a thread of their own: a read never waits
+		 * for a table build (CFI bombs' take a second), nor a build
+		 * that copied stacks wait for behind reads; at the traced
+		 * programs' priority (0), below the builds: their names
+		 * can come a flush later, copied stacks cannot wait long. */
+		rec->reader = rec->worker ? worker__new(0) : NULL;
+		if (!rec->reader)
 			err = recorder__errorf(rec, -errno, "worker thread: %s", strerror(errno));
 		else
-			esym__set_worker(rec->esym, rec->worker);
+			esym__set_worker(rec->esym, rec->reader);
 	}
 	err = err ?: open_unwinder(rec);
 	err = err ?: setup_ksyms(rec);
@@ -690,6 +713,8 @@ fail:
 	procs__unwatch(rec->procs);
 	procs__set_unwinder(rec->procs, NULL, NULL, 0);
 	esym__set_worker(rec->esym, NULL);
+	worker__free(rec->reader);
+	rec->reader = NULL;
 	worker__free(rec->worker);
 	rec->worker = NULL;
 	deferred__free(rec->deferred);
@@ -835,6 +860,10 @@ int recorder__run(struct recorder *rec)
 			} else if (evs[i].data.u32 == EV_MMAPWATCH) {
 				procs__drain_events(rec->procs);
 				loop_step_done(rec, LOOP_SIDEBAND, t0);
+			} else if (evs[i].data.u32 == EV_READER) {
+				/* Symbol tables read: their symbols at the next flush. */
+				worker__collect(rec->reader);
+				loop_step_done(rec, LOOP_WORKER, t0);
 			} else if (evs[i].data.u32 == EV_WORKER) {
 				/* Tables built: into the maps, to their processes. */
 				worker__collect(rec->worker);
@@ -878,6 +907,7 @@ int recorder__finish(struct recorder *rec, struct recorder_result *res)
 			(strcmp(rec->end_reason ?: "", "signal") ? FINAL_TABLES_NS
 								 : FINAL_TABLES_SIGNAL_NS);
 		deferred__take(rec->deferred);
+		deferred__set_final(rec->deferred);
 		if (rec->deferred && deferred__waiting(rec->deferred) && rec->worker)
 			recorder__wait_worker(rec, rec->final_until, WAIT_UNWIND, 0);
 		err = recorder__flush(rec, 1);
@@ -963,7 +993,9 @@ void recorder__free(struct recorder *rec)
 	ring_buffer__free(rec->rb);
 	if (rec->procs)
 		procs__set_unwinder(rec->procs, NULL, NULL, 0);
-	/* The worker's builds reference the unwinder's tables. */
+	/* The worker's builds reference the unwinder's tables, the
+	 * reader's reads esym's binaries. */
+	worker__free(rec->reader);
 	worker__free(rec->worker);
 	deferred__free(rec->deferred);
 	rec->deferred = NULL;

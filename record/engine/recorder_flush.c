@@ -55,7 +55,12 @@ static int flush_refresh(void *ctx, const struct flush_ctx *fc)
 static int flush_collect(void *ctx, const struct flush_ctx *fc)
 {
 	struct recorder *rec = ctx;
+	int err;
 
+	/* Copied stacks whose tables were being built: written now if in. */
+	err = stackstore__retry_late(rec->stacks, recorder__user_stack_added, rec);
+	if (err)
+		return recorder__errorf(rec, err, "out of memory");
 	return drain__collect(rec->maps.drain, rec, fc->final);
 }
 
@@ -102,7 +107,7 @@ static int flush_esym(void *ctx, const struct flush_ctx *fc)
 
 	/* The last flush: the tables the last stacks need, a moment more
 	 * (each flush of those writes the ones in and starts the next). */
-	while (!err && fc->final && rec->worker && esym__reading(rec->esym) &&
+	while (!err && fc->final && rec->reader && esym__reading(rec->esym) &&
 	       now_mono() < rec->final_until) {
 		recorder__wait_worker(rec, rec->final_until, WAIT_SYMBOLS, 0);
 		err = esym__flush(rec->esym, rec->procs, rec->w, &rec->chunks);

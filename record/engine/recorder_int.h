@@ -42,7 +42,8 @@ struct recorder {
 	struct ksymtab *ksyms;
 	struct procs *procs;
 	struct unwinder *uw;		/* .eh_frame tables, or NULL (fp) */
-	struct worker *worker;		/* builds them, or NULL (fp) */
+	struct worker *worker;		/* builds them */
+	struct worker *reader;		/* reads symbol tables (esym) */
 	struct deferred *deferred;	/* the stacks waiting for them, or NULL */
 	struct membudget mem;		/* --user-memory: esym's tables and perf maps */
 	struct esym *esym;
@@ -81,6 +82,8 @@ int recorder__write_err(struct recorder *rec, int err);
 #define WAIT_UNWIND 1
 #define WAIT_SYMBOLS 2
 void recorder__wait_worker(struct recorder *rec, uint64_t until, int what, int stoppable);
+/* recorder.c: stackstore__retry_late()'s @added. */
+int recorder__user_stack_added(void *ctx, uint32_t tgid, const struct stkrec_stack *s);
 /* recorder.c: account for one add_*() call. */
 int recorder__wrote(struct recorder *rec, int err);
 

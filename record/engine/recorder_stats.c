@@ -169,6 +169,7 @@ int recorder__write_stats(struct recorder *rec, uint64_t now)
 	st[n++] = (struct stk_stat){ "stacks_forgotten", ss.forgotten };
 	st[n++] = (struct stk_stat){ "stack_ring_skipped", ss.ring_skipped };
 	st[n++] = (struct stk_stat){ "stacks_deferred_same", ss.deferred_same };
+	st[n++] = (struct stk_stat){ "stacks_deferred_late", ss.late };
 	st[n++] = (struct stk_stat){ "processes_snapshotted", ps.pm.snapshots };
 	st[n++] = (struct stk_stat){ "processes_exited", ps.exits };
 	st[n++] = (struct stk_stat){ "maps_err_gone", ps.maps_gone };
@@ -266,6 +267,15 @@ int recorder__write_stats(struct recorder *rec, uint64_t now)
 		st[n++] = (struct stk_stat){ "worker_run_ns_max", ws.run_ns_max };
 		st[n++] = (struct stk_stat){ "worker_cpu_ns", ws.cpu_ns };
 		st[n++] = (struct stk_stat){ "worker_share_waits", ws.share_waits };
+	}
+	if (rec->reader) {
+		struct worker_stats ws;
+
+		worker__stats(rec->reader, &ws);
+		st[n++] = (struct stk_stat){ "reader_jobs", ws.jobs };
+		st[n++] = (struct stk_stat){ "reader_wait_ns_max", ws.wait_ns_max };
+		st[n++] = (struct stk_stat){ "reader_run_ns_max", ws.run_ns_max };
+		st[n++] = (struct stk_stat){ "reader_cpu_ns", ws.cpu_ns };
 	}
 	/* What kept the main loop from a flush or a signal. */
 	st[n++] = (struct stk_stat){ "flush_late_ns_max", rec->flush_late_max_ns };

@@ -71,8 +71,15 @@ struct stackstore {
 	unsigned int cur;
 	int (*collect_live)(void *ctx, struct idmap *live);
 	void *live_ctx;
-	void (*resolve)(void *ctx, struct stkrec_stack *s);
+	int (*resolve)(void *ctx, struct stkrec_stack *s);
 	void *resolve_ctx;
+	/* Placeholders numbered whose frames wait for a table (resolve()
+	 * said later): queued once it is in. */
+	struct late {
+		uint64_t file_id, seq;
+		uint32_t tgid;
+	} *late;
+	size_t nr_late, cap_late;
 	/* Ids to take out of the kernel's set (room reserved by age()). */
 	uint64_t *unset;
 	size_t nr_unset, cap_unset;
@@ -111,6 +118,7 @@ void stackstore__free(struct stackstore *ss)
 	for (int i = 0; i < 3; i++)
 		pool_free(&ss->pool[i]);
 	free(ss->unset);
+	free(ss->late);
 	free(ss->pend);
 	free(ss->pend_off);
 	free(ss->frames);
@@ -260,7 +268,7 @@ static const struct stkrec_stack *to_buf(struct stackstore *ss, uint64_t id, con
 	return &ss->buf;
 }
 
-void stackstore__set_resolver(struct stackstore *ss, void (*resolve)(void *ctx, struct stkrec_stack *s),
+void stackstore__set_resolver(struct stackstore *ss, int (*resolve)(void *ctx, struct stkrec_stack *s),
 			      void *ctx)
 {
 	ss->resolve = resolve;
@@ -303,7 +311,8 @@ static int queue_stack(struct stackstore *ss, uint64_t id, const struct stkrec_s
 	return 0;
 }
 
-int stackstore__see(struct stackstore *ss, int64_t *ref, const struct stkrec_stack **added)
+int stackstore__see(struct stackstore *ss, uint32_t tgid, int64_t *ref,
+		    const struct stkrec_stack **added)
 {
 	uint64_t id, *v, real = 0;
 	int err;
@@ -334,9 +343,29 @@ int stackstore__see(struct stackstore *ss, int64_t *ref, const struct stkrec_sta
 	to_buf(ss, id, held_frames(ss, *v), held_nr(*v));
 	if (ss->resolve && !(id & STKREC_STACK_KERNEL_BIT) && ss->buf.nr == 2 &&
 	    ss->buf.ips[0] == (STKREC_UW_MARK | STKREC_UW_DEFERRED)) {
-		uint64_t *same;
+		uint64_t *same, seq = ss->buf.ips[1];
 
-		ss->resolve(ss->resolve_ctx, &ss->buf);
+		if (ss->resolve(ss->resolve_ctx, &ss->buf) == 1) {
+			/* Its table is being built: numbered now (the row
+			 * needs the id), written once it is in. */
+			if (ss->nr_late == ss->cap_late) {
+				size_t cap = ss->cap_late ? ss->cap_late * 2 : 64;
+				struct late *l = realloc(ss->late, cap * sizeof(*l));
+
+				if (!l)
+					return -ENOMEM;
+				ss->late = l;
+				ss->cap_late = cap;
+			}
+			v = idmap__find(ss->ids, id);
+			*v = ++ss->last_file_id;
+			*ref = (int64_t)*v;
+			ss->late[ss->nr_late++] = (struct late){ *v, seq, tgid };
+			ss->nheld--;
+			ss->st.written++;
+			ss->st.late++;
+			return 0;
+		}
 		real = stkrec_stack_id(ss->buf.ips, ss->buf.nr, 0);
 		same = idmap__find(ss->ids, real);
 		v = idmap__find(ss->ids, id);
@@ -502,6 +531,38 @@ static void age(struct stackstore *ss)
 	if (ss->collect_live && old->nids > ss->capacity)
 		sweep_old(ss);
 	delete_unset(ss);
+}
+
+int stackstore__retry_late(struct stackstore *ss,
+			  int (*added)(void *ctx, uint32_t tgid, const struct stkrec_stack *s),
+			  void *ctx)
+{
+	size_t i, k = 0;
+	int err = 0;
+
+	for (i = 0; i < ss->nr_late; i++) {
+		struct late *l = &ss->late[i];
+		uint64_t real;
+
+		ss->buf.nr = 2;
+		ss->buf.ips[0] = STKREC_UW_MARK | STKREC_UW_DEFERRED;
+		ss->buf.ips[1] = l->seq;
+		if (err || ss->resolve(ss->resolve_ctx, &ss->buf) == 1) {
+			ss->late[k++] = *l;
+			continue;
+		}
+		err = queue_stack(ss, l->file_id, &ss->buf);
+		if (err) {
+			ss->late[k++] = *l;	/* the copy is gone: written as lost */
+			continue;
+		}
+		real = stkrec_stack_id(ss->buf.ips, ss->buf.nr, 0);
+		if (!idmap__find(ss->ids, real))
+			idmap__set(ss->ids, real, l->file_id);
+		err = added(ctx, l->tgid, &ss->buf);
+	}
+	ss->nr_late = k;
+	return err;
 }
 
 int stackstore__write(struct stackstore *ss, struct stk_writer *w, uint64_t *chunks, int final)

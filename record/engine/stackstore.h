@@ -44,6 +44,8 @@ struct stackstore_stats {
 				 * held (the kernel's set had evicted them) */
 	uint64_t forgotten;	/* held stacks no row referenced, forgotten */
 	uint64_t ring_skipped;	/* ring records not kept: malformed, or no memory */
+	uint64_t late;		/* copied stacks numbered before their table was in,
+				 * written at a later flush */
 	uint64_t deferred_same;	/* copied stacks whose frames were in the file
 				 * already: written as that stack */
 };
@@ -88,9 +90,10 @@ void stackstore__set_live(struct stackstore *ss, int (*collect_live)(void *ctx, 
  * stackstore__set_resolver() - a user stack whose frames are a deferred
  * placeholder (bpf/stkrec.h, STKREC_UW_DEFERRED) is given to
  * @resolve(@ctx, frames) when it is first written, which puts the real
- * frames in its place.
+ * frames in its place and returns 0, or returns 1: not yet (its id is
+ * given to its rows, its frames written by stackstore__retry_late()).
  */
-void stackstore__set_resolver(struct stackstore *ss, void (*resolve)(void *ctx, struct stkrec_stack *s),
+void stackstore__set_resolver(struct stackstore *ss, int (*resolve)(void *ctx, struct stkrec_stack *s),
 			      void *ctx);
 
 /*
@@ -113,7 +116,20 @@ void stackstore__take_ring(struct stackstore *ss);
  *
  * Returns 0 or -ENOMEM.
  */
-int stackstore__see(struct stackstore *ss, int64_t *ref, const struct stkrec_stack **added);
+int stackstore__see(struct stackstore *ss, uint32_t tgid, int64_t *ref,
+		    const struct stkrec_stack **added);
+
+/*
+ * stackstore__retry_late() - placeholders whose unwinding waited for a
+ * table (@resolve returned 1) are resolved again; those that are now
+ * written go to STCK under the id their rows have, and @added(@ctx,
+ * their process, frames) is called for each, as @added of
+ * stackstore__see() would say.  At a flush, before the rows are drained.
+ * Returns 0 or the first error (-ENOMEM, or @added's).
+ */
+int stackstore__retry_late(struct stackstore *ss,
+			   int (*added)(void *ctx, uint32_t tgid, const struct stkrec_stack *s),
+			   void *ctx);
 
 /*
  * stackstore__frames() - the frames of BPF stack @id if they are held and

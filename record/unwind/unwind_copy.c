@@ -156,8 +156,8 @@ fp_step:
 	return ra == 0;
 }
 
-void unwinder__unwind_copy(struct unwinder *u, const struct stkrec_defer *d, int fp,
-			   unwind_copy_mapping_fn mapping, void *ctx, struct stkrec_stack *out)
+int unwinder__unwind_copy(struct unwinder *u, const struct stkrec_defer *d, int fp,
+			  unwind_copy_mapping_fn mapping, void *ctx, int last, struct stkrec_stack *out)
 {
 	struct walk w = { .d = d, .pc = d->pc, .sp = d->sp, .bp = d->bp };
 	uint32_t n = 0;
@@ -177,13 +177,16 @@ void unwinder__unwind_copy(struct unwinder *u, const struct stkrec_defer *d, int
 		if (n >= STKREC_MAX_DEPTH)
 			n = STKREC_MAX_DEPTH - 1;
 		out->ips[n++] = STKREC_UW_MARK | (uint64_t)-r;
-		if (-r < STKREC_UW_NR_STOPS)
-			u->copy_st.stops[-r]++;
 	}
 	out->nr = n;
+	if (w.pending && !last)
+		return 1;	/* tried again later: counted then */
+	if (r < 0 && -r < STKREC_UW_NR_STOPS)
+		u->copy_st.stops[-r]++;
 	u->copy_st.unwound++;
 	u->copy_st.pending += w.pending;
 	u->copy_st.fp_steps += w.fp_steps;
+	return w.pending;
 }
 
 void unwinder__copy_stats(const struct unwinder *u, struct unwind_copy_stats *st)

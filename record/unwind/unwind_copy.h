@@ -34,9 +34,12 @@ struct unwind_copy_stats {
  * the stop marker as BPF writes it when the walk stops early), looking up
  * mappings with @mapping(@ctx, ...).  @fp: a mapping without a table
  * takes a frame-pointer step (--unwind=auto), else the walk stops there.
+ * Returns 1 if the walk met a table still being built (or a mapping not
+ * loaded yet), else 0.  Unless @last, such a walk is not counted in the
+ * stats (the caller tries again once the table is in).
  */
-void unwinder__unwind_copy(struct unwinder *u, const struct stkrec_defer *d, int fp,
-			   unwind_copy_mapping_fn mapping, void *ctx, struct stkrec_stack *out);
+int unwinder__unwind_copy(struct unwinder *u, const struct stkrec_defer *d, int fp,
+			  unwind_copy_mapping_fn mapping, void *ctx, int last, struct stkrec_stack *out);
 
 void unwinder__copy_stats(const struct unwinder *u, struct unwind_copy_stats *st);
 

@@ -717,12 +717,10 @@ static int bin_submit(struct esym *e, struct bin *b)
 	rj->b = b;
 	memcpy(rj->bid, b->bid, b->bid_size);
 	rj->bid_size = b->bid_size;
-	/* Not charged to the file's owner, and before the unwind tables
-	 * queued: one read at a time for every binary of every user, each
-	 * bounded by elfsyms' limits. */
+	/* Not charged to the file's owner: one read at a time for every
+	 * binary of every user, each bounded by elfsyms' limits. */
 	(void)st;
 	rj->j.owner = 0;
-	rj->j.urgent = 1;
 	rj->j.run = read_job_run;
 	rj->j.done = read_job_done;
 	b->reading = 1;

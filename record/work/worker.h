@@ -46,8 +46,10 @@ struct worker_stats {
 	uint64_t share_waits;		/* waits for an owner's share to grow */
 };
 
-/* Start the thread.  NULL with errno. */
-struct worker *worker__new(void);
+/* Start the thread, at nice @nice (WORKER_NICE_SAME: the caller's).
+ * NULL with errno. */
+#define WORKER_NICE_SAME 100
+struct worker *worker__new(int nice);
 
 /* Readable (an eventfd) when done jobs wait for worker__collect(). */
 int worker__fd(const struct worker *w);

@@ -52,7 +52,7 @@ static int64_t see(struct stackstore *ss, uint64_t id, int *added)
 	const struct stkrec_stack *s;
 	int64_t ref = (int64_t)id;
 
-	ck_assert_int_eq(stackstore__see(ss, &ref, &s), 0);
+	ck_assert_int_eq(stackstore__see(ss, 1, &ref, &s), 0);
 	*added = s != NULL;
 	return ref;
 }

@@ -72,7 +72,7 @@ static void collect(struct worker *w, int n)
 
 START_TEST(owners_are_served_in_turn)
 {
-	struct worker *w = worker__new();
+	struct worker *w = worker__new(WORKER_NICE_SAME);
 	struct tjob gate, a1, a2, a3, b1;
 
 	reset();
@@ -99,7 +99,7 @@ END_TEST
 
 START_TEST(a_promoted_job_goes_first_in_its_queue)
 {
-	struct worker *w = worker__new();
+	struct worker *w = worker__new(WORKER_NICE_SAME);
 	struct tjob gate, a1, a2, a3;
 	struct worker_stats st;
 
@@ -126,7 +126,7 @@ END_TEST
 
 START_TEST(stopping_gives_up_the_running_job_and_cancels_the_rest)
 {
-	struct worker *w = worker__new();
+	struct worker *w = worker__new(WORKER_NICE_SAME);
 	struct tjob gate, a1;
 
 	reset();
