@@ -22,6 +22,7 @@ struct dcopy {
 struct deferred {
 	struct ring_buffer *ring;
 	int final;			/* the final flush: nothing waits */
+	int (*now)(void *ctx, uint32_t tgid, uint64_t pc);
 	struct idmap *copies;		/* seq -> struct dcopy * */
 	uint64_t bytes;
 	uint64_t flush;
@@ -106,6 +107,11 @@ static void forget(struct deferred *d, uint64_t seq, struct dcopy *c)
 	free(c);
 }
 
+void deferred__set_now(struct deferred *d, int (*now)(void *ctx, uint32_t tgid, uint64_t pc))
+{
+	d->now = now;
+}
+
 void deferred__set_final(struct deferred *d)
 {
 	if (d)
@@ -131,7 +137,8 @@ int deferred__resolve(void *ctx, struct stkrec_stack *s)
 		s->nr = 1;
 		return 0;
 	}
-	last = d->final || c->flush + DEFERRED_WAIT <= d->flush;
+	last = d->final || c->flush + DEFERRED_WAIT <= d->flush ||
+	       (d->now && d->now(d->ctx, c->d.tgid, c->d.pc));
 	if (unwinder__unwind_copy(d->uw, &c->d, d->fp, d->mapping, d->ctx, last, s) && !last) {
 		d->st.waited++;
 		return 1;

@@ -53,6 +53,12 @@ int deferred__resolve(void *d, struct stkrec_stack *s);
 /* The final flush comes: no copy waits any more. */
 void deferred__set_final(struct deferred *d);
 
+/* @now(@ctx of deferred__new(), tgid, leaf pc) says a copy must be
+ * unwound at once, table or not (its process exited: its mappings go
+ * soon; or its leaf is in an image an exec replaced, known only this
+ * flush). */
+void deferred__set_now(struct deferred *d, int (*now)(void *ctx, uint32_t tgid, uint64_t pc));
+
 /* Copies waiting for their placeholder to be written. */
 size_t deferred__waiting(const struct deferred *d);
 

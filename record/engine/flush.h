@@ -21,7 +21,10 @@ struct flush_ctx {
  * The steps, in the order a flush runs them.  Everything a row references
  * is written before the rows: STCK, KSYM, ESYM and MAPS before CNTS/OFFC,
  * so that a file cut short never has a count whose stack, symbols or
- * mappings are missing.
+ * mappings are missing -- but for two kinds of late writes SPEC allows (a
+ * chunk may define what an earlier one references): a copied stack whose
+ * table was being built (stackstore__retry_late(), up to 2 flushes
+ * later) and the symbols of a table read on the worker (esym.h).
  */
 enum flush_step_id {
 	FLUSH_CONSUME,		/* take the events waiting in the ring buffer */

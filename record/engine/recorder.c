@@ -266,8 +266,6 @@ void recorder__take_new_stacks(struct recorder *rec)
 	stackstore__take_ring(rec->stacks);
 }
 
-/* A new kernel stack's frames need symbols; a new user stack may show
- * that its process mapped more since its snapshot. */
 /* A user stack's frames, new in the file: their symbols, and maybe news
  * of their process's mappings. */
 int recorder__user_stack_added(void *ctx, uint32_t tgid, const struct stkrec_stack *s)
@@ -279,6 +277,8 @@ int recorder__user_stack_added(void *ctx, uint32_t tgid, const struct stkrec_sta
 				  s->nr < STKREC_MAX_DEPTH ? s->nr : STKREC_MAX_DEPTH);
 }
 
+/* A new kernel stack's frames need symbols; a new user stack may show
+ * that its process mapped more since its snapshot. */
 int recorder__see_stack(struct recorder *rec, uint32_t tgid, int64_t *ref)
 {
 	const struct stkrec_stack *s;
@@ -481,6 +481,12 @@ static const struct stk_mapping *deferred_mapping(void *ctx, uint32_t tgid, uint
 	return procs__mapping_any(ctx, tgid, addr);
 }
 
+/* A copy that cannot wait for its table (deferred__set_now()). */
+static int deferred_now(void *ctx, uint32_t tgid, uint64_t pc)
+{
+	return procs__gone(ctx, tgid) || !procs__mapping(ctx, tgid, pc);
+}
+
 /* How long the setup waits for the tables of -p's processes. */
 #define SETUP_TABLES_NS (2 * 1000000000ull)
 
@@ -539,6 +545,7 @@ static int open_unwinder(struct recorder *rec)
 				      rec->o.unwind == RECORDER_UNWIND_AUTO, deferred_mapping, rec->procs);
 	if (!rec->deferred)
 		return recorder__errorf(rec, -errno, "defer ring: %s", strerror(errno));
+	deferred__set_now(rec->deferred, deferred_now);
 	stackstore__set_resolver(rec->stacks, deferred__resolve, rec->deferred);
 	snprintf(rec->uw_state, sizeof(rec->uw_state), "%s",
 		 rec->o.unwind == RECORDER_UNWIND_DWARF ? "dwarf" : "auto");
@@ -641,10 +648,8 @@ int recorder__start(struct recorder *rec)
 		rec->worker = worker__new(WORKER_NICE_SAME);
 		/* Symbol tables on a thread of their own: a read never waits
 		 * for a table build (CFI bombs' take a second), nor a build
-		 * that copied stacks wait for behind reads; at the traced
-		 * programs' priority (0), below the builds: their names
-		 * can come a flush later, copied stacks cannot wait long. */
-		rec->reader = rec->worker ? worker__new(0) : NULL;
+		 * that copied stacks wait for behind reads. */
+		rec->reader = rec->worker ? worker__new(WORKER_NICE_SAME) : NULL;
 		if (!rec->reader)
 			err = recorder__errorf(rec, -errno, "worker thread: %s", strerror(errno));
 		else

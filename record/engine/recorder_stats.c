@@ -256,6 +256,7 @@ int recorder__write_stats(struct recorder *rec, uint64_t now)
 		st[n++] = (struct stk_stat){ "unwind_deferred_table_pending", cs.pending };
 		st[n++] = (struct stk_stat){ "unwind_deferred_missing", ds.missing };
 		st[n++] = (struct stk_stat){ "unwind_deferred_dropped", ds.dropped };
+		st[n++] = (struct stk_stat){ "unwind_deferred_waits", ds.waited };
 	}
 	if (rec->worker) {
 		struct worker_stats ws;

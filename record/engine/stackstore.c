@@ -284,10 +284,23 @@ const struct stkrec_stack *stackstore__frames(struct stackstore *ss, uint64_t id
 		return NULL;
 	if (*v & HELD)
 		return to_buf(ss, id, held_frames(ss, *v), held_nr(*v));
-	/* Written this flush: still queued. */
-	if (*v + ss->nr_pend <= ss->last_file_id)
-		return NULL;
-	i = ss->nr_pend - 1 - (size_t)(ss->last_file_id - *v);
+	/* Written this flush: still queued.  The queue's ids ascend, with
+	 * gaps (a copied stack numbered before its frames came, queued
+	 * later): searched. */
+	{
+		size_t lo = 0, hi = ss->nr_pend;
+
+		while (lo < hi) {
+			i = lo + (hi - lo) / 2;
+			if (ss->pend[i].id < *v)
+				lo = i + 1;
+			else
+				hi = i;
+		}
+		if (lo == ss->nr_pend || ss->pend[lo].id != *v)
+			return NULL;
+		i = lo;
+	}
 	return to_buf(ss, id, ss->frames + ss->pend_off[i], ss->pend[i].nr_frames);
 }
 
@@ -545,6 +558,7 @@ int stackstore__retry_late(struct stackstore *ss,
 		uint64_t real;
 
 		ss->buf.nr = 2;
+		ss->buf.kind = STKREC_RING_USER;
 		ss->buf.ips[0] = STKREC_UW_MARK | STKREC_UW_DEFERRED;
 		ss->buf.ips[1] = l->seq;
 		if (err || ss->resolve(ss->resolve_ctx, &ss->buf) == 1) {

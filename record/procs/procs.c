@@ -620,6 +620,13 @@ const struct stk_mapping *procs__mapping(const struct procs *p, uint32_t tgid, u
 	return NULL;
 }
 
+int procs__gone(const struct procs *p, uint32_t tgid)
+{
+	const uint64_t *v = idmap__find(p->snaps, tgid);
+
+	return !v || ((const struct snap *)(uintptr_t)*v)->purge_seq != 0;
+}
+
 const struct stk_mapping *procs__mapping_any(const struct procs *p, uint32_t tgid, uint64_t addr)
 {
 	const struct stk_mapping *m = procs__mapping(p, tgid, addr);

@@ -174,6 +174,10 @@ void procs__stats(const struct procs *p, struct procs_stats *st);
  */
 const struct stk_mapping *procs__mapping(const struct procs *p, uint32_t tgid, uint64_t addr);
 
+/* Process @tgid has exited (its snapshot goes at a coming flush), or has
+ * none. */
+int procs__gone(const struct procs *p, uint32_t tgid);
+
 /*
  * procs__mapping_any() - procs__mapping(), else the executable mapping
  * holding @addr in an image of @tgid an exec replaced, met by this

@@ -82,8 +82,10 @@ static int walk_step(struct unwinder *u, struct walk *w, uint32_t n, int fp,
 	t = unwinder__table_find(u, m);
 	if (t && (rows = table_rows(u, t, &nr, &building)) && unwinder__mapping_bias(t, m, &bias))
 		rows = NULL;
-	/* Being built, or not even queued (its mapping not loaded yet). */
-	w->pending |= building || !t;
+	/* Being built, or not even queued (its mapping not loaded yet):
+	 * a file's, or the vDSO's; anonymous memory (JIT) never gets one. */
+	w->pending |= building || (!t && m->path[0] &&
+				   (m->path[0] != '[' || strcmp(m->path, "[vdso]") == 0));
 	if (!rows) {
 		if (!fp)
 			return -STKREC_UW_STOP_NO_ROW;
