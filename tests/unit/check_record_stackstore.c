@@ -303,6 +303,103 @@ START_TEST(malformed_records_skipped)
 }
 END_TEST
 
+/* A fake resolver: a copy's frames come after late_wait "not yet"s. */
+static int late_wait;
+static uint32_t late_added_tgid;
+static int late_added;
+
+static int fake_resolve(void *ctx, struct stkrec_stack *s)
+{
+	uint64_t seq = s->ips[1];
+
+	(void)ctx;
+	if (late_wait > 0) {
+		late_wait--;
+		return 1;
+	}
+	s->nr = 3;
+	s->ips[0] = 0x9000 + seq;
+	s->ips[1] = 0x9100;
+	s->ips[2] = 0x9200;
+	return 0;
+}
+
+static int on_late(void *ctx, uint32_t tgid, const struct stkrec_stack *s)
+{
+	(void)ctx;
+	ck_assert_uint_eq(s->nr, 3);
+	ck_assert_uint_eq(s->ips[1], 0x9100);
+	late_added_tgid = tgid;
+	late_added++;
+	return 0;
+}
+
+/* A copied stack whose table is being built: its rows get an id at once,
+ * its frames are queued under that id at a later flush; the stacks queued
+ * around it keep their own frames (the queue's ids have a gap). */
+START_TEST(late_copied_stack_numbered_then_written)
+{
+	struct stkrec_stack ph = { .nr = 2, .kind = STKREC_RING_USER };
+	struct stackstore_stats st;
+	const struct stkrec_stack *fr, *added;
+	struct fx f;
+	uint64_t a, b, p;
+	int64_t ref;
+	uint8_t one = 1;
+	int seen;
+
+	fx_open(&f, 64, 64);
+	stackstore__set_resolver(f.ss, fake_resolve, NULL);
+	late_wait = 2;
+	late_added = 0;
+	a = send(f.ss, f.fd, 0x1000, 3);
+	ph.ips[0] = STKREC_UW_MARK | STKREC_UW_DEFERRED;
+	ph.ips[1] = 77;
+	p = stkrec_stack_id(ph.ips, 2, 0);
+	stackstore__add_record(f.ss, &ph, sizeof(ph) - sizeof(ph.ips) + 2 * sizeof(uint64_t));
+	ck_assert_int_eq(bpf_map_update_elem(f.fd, &p, &one, BPF_ANY), 0);
+	ck_assert_int_eq(see(f.ss, a, &seen), 1);
+	ref = (int64_t)p;
+	ck_assert_int_eq(stackstore__see(f.ss, 42, &ref, &added), 0);
+	ck_assert_int_eq(ref, 2);		/* numbered now ... */
+	ck_assert_ptr_null(added);		/* ... its frames later */
+	b = send(f.ss, f.fd, 0x2000, 4);
+	ck_assert_int_eq(see(f.ss, b, &seen), 3);
+	/* Each queued stack's own frames, across the gap. */
+	fr = stackstore__frames(f.ss, a);
+	ck_assert_ptr_nonnull(fr);
+	ck_assert_uint_eq(fr->ips[0], 0x1000);
+	fr = stackstore__frames(f.ss, b);
+	ck_assert_ptr_nonnull(fr);
+	ck_assert_uint_eq(fr->ips[0], 0x2000);
+	ck_assert_ptr_null(stackstore__frames(f.ss, p));
+	flush(&f);
+	/* The table still being built: nothing yet. */
+	ck_assert_int_eq(stackstore__retry_late(f.ss, on_late, NULL), 0);
+	ck_assert_int_eq(late_added, 0);
+	flush(&f);
+	/* In: written under id 2, said once, with its process. */
+	ck_assert_int_eq(stackstore__retry_late(f.ss, on_late, NULL), 0);
+	ck_assert_int_eq(late_added, 1);
+	ck_assert_uint_eq(late_added_tgid, 42);
+	fr = stackstore__frames(f.ss, p);
+	ck_assert_ptr_nonnull(fr);
+	ck_assert_uint_eq(fr->ips[0], 0x9000 + 77);
+	flush(&f);
+	ck_assert_int_eq(stackstore__retry_late(f.ss, on_late, NULL), 0);
+	ck_assert_int_eq(late_added, 1);
+	/* A row meeting the placeholder again gets the same id. */
+	ref = (int64_t)p;
+	ck_assert_int_eq(stackstore__see(f.ss, 42, &ref, &added), 0);
+	ck_assert_int_eq(ref, 2);
+	stackstore__stats(f.ss, &st);
+	ck_assert_uint_eq(st.late, 1);
+	ck_assert_uint_eq(st.written, 3);
+	ck_assert_uint_eq(stackstore__count(f.ss), 3);
+	fx_close(&f);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("record_stackstore");
@@ -316,6 +413,7 @@ int main(void)
 	tcase_add_test(tc, frames_of_a_stack_written_this_flush);
 	tcase_add_test(tc, holders_keep_their_stacks);
 	tcase_add_test(tc, malformed_records_skipped);
+	tcase_add_test(tc, late_copied_stack_numbered_then_written);
 	suite_add_tcase(s, tc);
 	return check_run(s);
 }
