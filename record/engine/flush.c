@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <time.h>
 
+#include "clock.h"
 #include "flush.h"
 
 enum flush_kind {
@@ -48,14 +49,6 @@ static const struct flush_step {
 	[FLUSH_PURGE] = { "purge", FLUSH_DONE, 0 },
 	[FLUSH_ADVANCE] = { "advance", FLUSH_DONE, 0 },
 };
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 const char *flush__step_name(enum flush_step_id id)
 {

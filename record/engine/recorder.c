@@ -26,6 +26,7 @@
 #include <bpf/libbpf.h>
 
 #include "child.h"
+#include "clock.h"
 #include "deferred.h"
 #include "drain.h"
 #include "esym.h"
@@ -68,14 +69,6 @@ static const struct rec_mode_ops *const modes[] = {
 	&offcpu_mode_ops,
 	&offwake_mode_ops,
 };
-
-static uint64_t now_ns(clockid_t clk)
-{
-	struct timespec ts;
-
-	clock_gettime(clk, &ts);
-	return (uint64_t)ts.tv_sec * NSEC_PER_SEC + (uint64_t)ts.tv_nsec;
-}
 
 int recorder__errorf(struct recorder *rec, int err, const char *fmt, ...)
 {
@@ -197,7 +190,7 @@ static int on_event(void *ctx, void *data, size_t size)
 		 * snapshot that fails for lack of memory is retried when a
 		 * row of the process is drained. */
 		procs__snapshot(rec->procs, e->tgid, comm, rec->seq);
-		pidns__see(rec->pidns, e->tgid, e->ns_tgid, e->pid_ns, now_ns(CLOCK_MONOTONIC));
+		pidns__see(rec->pidns, e->tgid, e->ns_tgid, e->pid_ns, mono_ns());
 		break;
 	case STKREC_EV_EXIT:
 		procs__exited(rec->procs, e->tgid, rec->seq);
@@ -218,7 +211,7 @@ static int on_event(void *ctx, void *data, size_t size)
 	 * stop after this one (handled: nothing is lost); the rest wait in
 	 * the ring buffer for the next round.
 	 */
-	if (rec->events_until && now_ns(CLOCK_MONOTONIC) >= rec->events_until)
+	if (rec->events_until && mono_ns() >= rec->events_until)
 		return -EAGAIN;
 	return 0;
 }
@@ -303,7 +296,7 @@ int recorder__see_stack(struct recorder *rec, uint32_t tgid, int64_t *ref)
 
 static int recorder__flush(struct recorder *rec, int final)
 {
-	struct flush_ctx fc = { .final = final, .t1 = now_ns(CLOCK_MONOTONIC),
+	struct flush_ctx fc = { .final = final, .t1 = mono_ns(),
 				.step_ns_max = rec->flush_step_ns_max };
 
 	/* The last interval ends where sampling did, not after the wait
@@ -505,7 +498,7 @@ void recorder__wait_worker(struct recorder *rec, uint64_t until, int what, int s
 	while ((((what & WAIT_UNWIND) && rec->uw && unwinder__building(rec->uw)) ||
 		((what & WAIT_SYMBOLS) && esym__reading(rec->esym))) &&
 	       !(stoppable && rec->o.stop && *rec->o.stop)) {
-		uint64_t now = now_ns(CLOCK_MONOTONIC);
+		uint64_t now = mono_ns();
 
 		if (now >= until)
 			break;
@@ -553,7 +546,7 @@ static int open_unwinder(struct recorder *rec)
 	 * (others get them when first seen), waited for a while. */
 	procs__set_unwinder(rec->procs, rec->uw, rec->o.pids, rec->o.nr_pids);
 	if (rec->o.nr_pids)
-		recorder__wait_worker(rec, now_ns(CLOCK_MONOTONIC) + SETUP_TABLES_NS, WAIT_UNWIND, 1);
+		recorder__wait_worker(rec, mono_ns() + SETUP_TABLES_NS, WAIT_UNWIND, 1);
 	return 0;
 }
 
@@ -584,8 +577,8 @@ int recorder__start(struct recorder *rec)
 	}
 
 	/* The output, before anything is attached. */
-	rec->wall_start = now_ns(CLOCK_REALTIME);
-	rec->mono_start = now_ns(CLOCK_MONOTONIC);
+	rec->wall_start = clock_ns(CLOCK_REALTIME);
+	rec->mono_start = mono_ns();
 	rec->t0 = rec->mono_start;
 	wo.wall_start_ns = rec->wall_start;
 	wo.mono_start_ns = rec->mono_start;
@@ -708,7 +701,7 @@ int recorder__start(struct recorder *rec)
 	/* Sampling runs from the attach on; the setup before it (loading,
 	 * preallocating the maps: seconds for a big stacks set) does not eat
 	 * DURATION, and the first interval starts here. */
-	rec->sample_start = now_ns(CLOCK_MONOTONIC);
+	rec->sample_start = mono_ns();
 	rec->t0 = rec->sample_start;
 	return 0;
 fail:
@@ -747,7 +740,7 @@ fail:
 /* A main loop step done: its time, if the longest yet.  Returns now. */
 static uint64_t loop_step_done(struct recorder *rec, enum loop_step step, uint64_t t0)
 {
-	uint64_t t1 = now_ns(CLOCK_MONOTONIC);
+	uint64_t t1 = mono_ns();
 
 	if (t1 - t0 > rec->loop_max_ns[step])
 		rec->loop_max_ns[step] = t1 - t0;
@@ -777,7 +770,7 @@ int recorder__run(struct recorder *rec)
 	if (rec->o.wait_mask)
 		sigprocmask(SIG_SETMASK, rec->o.wait_mask, &blocked);
 	for (;;) {
-		uint64_t now = now_ns(CLOCK_MONOTONIC), wake;
+		uint64_t now = mono_ns(), wake;
 		int timeout_ms;
 
 		if (rec->o.stop && *rec->o.stop) {
@@ -852,7 +845,7 @@ int recorder__run(struct recorder *rec)
 			return recorder__errorf(rec, err, "epoll_wait: %s", strerror(-err));
 		}
 		for (i = 0; i < n; i++) {
-			uint64_t t0 = now_ns(CLOCK_MONOTONIC);
+			uint64_t t0 = mono_ns();
 
 			if (evs[i].data.u32 == EV_STACKRING) {
 				/* Half full: taken now, held until a flush. */
@@ -900,7 +893,7 @@ int recorder__finish(struct recorder *rec, struct recorder_result *res)
 	if (rec->mode) {
 		rec->ops->detach(rec->mode);
 		if (!rec->t_detached)
-			rec->t_detached = now_ns(CLOCK_MONOTONIC);
+			rec->t_detached = mono_ns();
 	}
 	if (rec->w && !rec->write_failed) {
 		uint64_t end;
@@ -908,7 +901,7 @@ int recorder__finish(struct recorder *rec, struct recorder_result *res)
 		/* Stacks copied for want of a table are unwound at this last
 		 * flush, and its symbols written: the tables being built and
 		 * read for them, a moment more (less after a stop signal). */
-		rec->final_until = now_ns(CLOCK_MONOTONIC) +
+		rec->final_until = mono_ns() +
 			(strcmp(rec->end_reason ?: "", "signal") ? FINAL_TABLES_NS
 								 : FINAL_TABLES_SIGNAL_NS);
 		deferred__take(rec->deferred);
@@ -917,7 +910,7 @@ int recorder__finish(struct recorder *rec, struct recorder_result *res)
 			recorder__wait_worker(rec, rec->final_until, WAIT_UNWIND, 0);
 		err = recorder__flush(rec, 1);
 		/* One end time: META's duration_ns and STAT's are the same. */
-		end = now_ns(CLOCK_MONOTONIC);
+		end = mono_ns();
 		if (!err)
 			err = recorder__write_end_meta(rec, end);
 		if (!err)
@@ -969,7 +962,7 @@ int recorder__finish(struct recorder *rec, struct recorder_result *res)
 		res->cmd_exit_code = rec->cmd_exit_code;
 		res->samples = rec->bpf_stats[STKREC_STAT_SAMPLES];
 		res->sample_events = rec->bpf_stats[STKREC_STAT_SAMPLE_EVENTS];
-		res->sampled_cpu_time_ns = recorder__sampled_cpu_time(rec, now_ns(CLOCK_MONOTONIC));
+		res->sampled_cpu_time_ns = recorder__sampled_cpu_time(rec, mono_ns());
 		res->sample_events_busiest = rec->events_busiest;
 		res->sampled_cpus = rec->o.nr_cpus;
 		res->blocked_ns = rec->bpf_stats[STKREC_STAT_BLOCKED_NS];

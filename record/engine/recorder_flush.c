@@ -11,6 +11,7 @@
 
 #include <bpf/libbpf.h>
 
+#include "clock.h"
 #include "deferred.h"
 #include "drain.h"
 #include "esym.h"
@@ -92,14 +93,6 @@ static int flush_ksym(void *ctx, const struct flush_ctx *fc)
 	return ksymtab__write(rec->ksyms, rec->w, &rec->chunks);
 }
 
-static uint64_t now_mono(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 static int flush_esym(void *ctx, const struct flush_ctx *fc)
 {
 	struct recorder *rec = ctx;
@@ -108,7 +101,7 @@ static int flush_esym(void *ctx, const struct flush_ctx *fc)
 	/* The last flush: the tables the last stacks need, a moment more
 	 * (each flush of those writes the ones in and starts the next). */
 	while (!err && fc->final && rec->reader && esym__reading(rec->esym) &&
-	       now_mono() < rec->final_until) {
+	       mono_ns() < rec->final_until) {
 		recorder__wait_worker(rec, rec->final_until, WAIT_SYMBOLS, 0);
 		err = esym__flush(rec->esym, rec->procs, rec->w, &rec->chunks);
 	}

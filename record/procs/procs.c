@@ -10,6 +10,7 @@
 #include <sys/mman.h>
 #include <time.h>
 
+#include "clock.h"
 #include "cpulist.h"
 #include "idmap.h"
 #include "procs.h"
@@ -63,14 +64,6 @@ struct procs {
 	size_t nr_olds, cap_olds;
 	struct procs_stats st;
 };
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
 
 /*
  * The vDSO is no file the reporter could find, so its image goes into the

@@ -21,6 +21,7 @@
 #include <bpf/libbpf.h>
 
 #include "buildid.h"
+#include "clock.h"
 #include "procmaps.h"
 #include "stkrec.h"
 #include "membudget.h"
@@ -28,14 +29,6 @@
 #include "unwind_table.h"
 #include "unwinder_int.h"
 #include "worker.h"
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 /* ---- rows: first-fit extents of the rows map ---- */
 

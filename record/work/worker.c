@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "worker.h"
 
 /*
@@ -51,19 +52,6 @@ struct worker {
 	struct worker_job *done;
 	struct worker_stats st;
 };
-
-static uint64_t clock_ns(clockid_t clk)
-{
-	struct timespec ts;
-
-	clock_gettime(clk, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static uint64_t mono_ns(void)
-{
-	return clock_ns(CLOCK_MONOTONIC);
-}
 
 /* @q's credit grown to @now; how long until it is positive (0: it is). */
 static uint64_t credit_wait(struct owner_q *q, uint64_t now)
