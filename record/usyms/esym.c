@@ -16,7 +16,6 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "elfsyms.h"
@@ -93,13 +92,12 @@ struct esym {
 	struct perfmaps *jit;
 	struct worker *wk;	/* reads tables, or NULL: read during the flush */
 	size_t reading;		/* tables being read there: 0 or 1 */
-	size_t held;		/* tables read there the budget had no room for */
-	uint64_t waiting_bytes;
+	uint64_t waiting_bytes;	/* tables read there, pinned until a flush uses them */
 	/* The writer of the last esym__flush(): a table read on the worker
 	 * that is not kept (full, or no room) is used as it comes in. */
 	struct stk_writer *wr;
 	uint64_t *chunks;
-	int werr;		/* its write error, for the next esym__flush() */	/* tables read there, waiting for a flush (held or pinned) */
+	int werr;		/* its write error, for the next esym__flush() */
 	struct bin **taken;	/* bins taken from pend_bins by this flush */
 	size_t nr_taken, cap_taken;
 	struct bin **pend_bins;	/* the bins with offsets pending */
@@ -236,7 +234,7 @@ void esym__free(struct esym *e)
 		struct bin *b = e->all[i];
 
 		if (b->t)
-			table_drop(e, b, b->pinned != 2);
+			table_drop(e, b, 1);
 		membudget__give(e->mb, sizeof(*b) + b->cap_done * sizeof(*b->done));
 		free(b->done);
 		free(b->pend);
@@ -599,10 +597,6 @@ static void unpin(struct esym *e, struct bin *b)
 {
 	if (b->pinned && b->t)
 		e->waiting_bytes -= b->t->bytes < e->waiting_bytes ? b->t->bytes : e->waiting_bytes;
-	if (b->pinned == 2) {
-		e->held--;
-		table_drop(e, b, 0);
-	}
 	b->pinned = 0;
 }
 
@@ -622,7 +616,6 @@ static void use_now(struct esym *e, struct bin *b)
 	size_t i, nw = e->nw;
 	int err = 0;
 
-	e->waiting_bytes -= b->t->bytes < e->waiting_bytes ? b->t->bytes : e->waiting_bytes;
 	if (e->mode == ESYM_FULL) {
 		err = write_syms(e, b, b->t, NULL, b->t->n, e->wr, e->chunks);
 		b->all_written = !err;
@@ -638,12 +631,13 @@ static void use_now(struct esym *e, struct bin *b)
 	if (err && !e->werr)
 		e->werr = err;
 	b->nr_pend = 0;
-	b->pinned = 0;
 	table_drop(e, b, 0);
 }
 
-/* On the main thread: the table is in; its offsets are looked up at the
- * next flush (the table kept for it, pinned, as bin_flush() would). */
+/* On the main thread: the table is in.  Kept (room in the budget): its
+ * offsets are looked up at the next flush, the table pinned till then.
+ * Not kept: used now.  A read is submitted only by or after an
+ * esym__flush(), so e->wr is set. */
 static void read_job_done(struct worker_job *wj, int cancelled)
 {
 	struct read_job *rj = (struct read_job *)wj;
@@ -664,20 +658,12 @@ static void read_job_done(struct worker_job *wj, int cancelled)
 		pend_drop(e, b);
 	} else {
 		b->t = rj->t;
-		b->pinned = 1;
-		e->waiting_bytes += b->t->bytes;
 		if (e->mode != ESYM_FULL && membudget__take(e->mb, b->t->bytes) == 0) {
+			b->pinned = 1;
+			e->waiting_bytes += b->t->bytes;
 			lru_push(e, b);
-		} else if (e->wr && !cancelled) {
-			/* Not kept: its symbols written now, then released. */
-			use_now(e, b);
 		} else {
-			/* Not cached: used at the next flush, then released;
-			 * no other table is read meanwhile. */
-			b->pinned = 2;
-			e->held++;
-			if (e->mode != ESYM_FULL)
-				e->st.tables_uncached++;
+			use_now(e, b);
 		}
 	}
 	free(rj);
@@ -690,7 +676,6 @@ static void read_job_done(struct worker_job *wj, int cancelled)
 static int bin_submit(struct esym *e, struct bin *b)
 {
 	struct read_job *rj = calloc(1, sizeof(*rj));
-	struct stat st;
 	int err = -ENOENT, fd, i;
 
 	if (!rj)
@@ -719,7 +704,6 @@ static int bin_submit(struct esym *e, struct bin *b)
 	rj->bid_size = b->bid_size;
 	/* Not charged to the file's owner: one read at a time for every
 	 * binary of every user, each bounded by elfsyms' limits. */
-	(void)st;
 	rj->j.owner = 0;
 	rj->j.run = read_job_run;
 	rj->j.done = read_job_done;
@@ -730,18 +714,18 @@ static int bin_submit(struct esym *e, struct bin *b)
 }
 
 /*
- * One table at a time on the worker, and none while one the budget had
- * no room for waits for its flush: at most one table beyond the cache,
- * as when they were read during the flush.  The next: the first binary
- * waiting, in the order they were met.
+ * One table at a time on the worker: at most one table beyond the cache
+ * (one with no room is used as it comes in), as when they were read
+ * during the flush.  The next: the first binary waiting, in the order
+ * they were met.
  */
 static void submit_next(struct esym *e)
 {
 	size_t i;
 	int err;
 
-	/* Tables read and not used yet: at most half the budget (the first
-	 * one whatever its size). */
+	/* Tables read, kept and not used yet (pinned: the shrinker cannot
+	 * free them) take at most half the budget. */
 	for (i = 0; i < e->nr_pend_bins && !e->reading &&
 		    (!e->waiting_bytes || e->waiting_bytes < e->mb->limit / 2); i++) {
 		struct bin *b = e->pend_bins[i];
@@ -889,15 +873,11 @@ out:
 static int bin_flush(struct esym *e, struct bin *b, const struct want *wt, size_t n,
 		     struct stk_writer *w, uint64_t *chunks)
 {
-	int err, held = b->pinned == 2, cached = b->t != NULL && !held;
+	int err, cached = b->t != NULL;
 
-	if (b->pinned && !b->reading) {
-		/* Read on the worker for this flush: waiting no more. */
-		e->waiting_bytes -= b->t->bytes < e->waiting_bytes ? b->t->bytes : e->waiting_bytes;
-		if (held)
-			e->held--;
-		b->pinned = 0;
-	}
+	/* Read on the worker for this flush: waiting no more. */
+	if (b->pinned && !b->reading)
+		unpin(e, b);
 
 	if (b->reading || (!b->t && e->wk)) {
 		/* Read on the worker: named at a flush after it is in. */
@@ -923,7 +903,7 @@ static int bin_flush(struct esym *e, struct bin *b, const struct want *wt, size_
 		if (membudget__take(e->mb, b->t->bytes) == 0) {
 			cached = 1;
 			lru_push(e, b);
-		} else if (!held) {
+		} else {
 			/* Larger than the room there is: used once, then
 			 * released (its symbols still written). */
 			e->st.tables_uncached++;
