@@ -321,15 +321,25 @@ static long uw_step(__u32 index, void *unused)
 		return ra == 0;
 	case STKREC_UW_END:
 		return 1; /* the outermost frame: a whole stack */
+	case STKREC_UW_RA_RDI:
+		/* The return address is in rdi: the sampled leaf's only. */
+		if (n > 0) {
+			st->stop = STKREC_UW_STOP_UNSUPP;
+			return 1;
+		}
+		cfa = st->sp + r->cfa_off;
+		break;
 	default:
 		st->stop = STKREC_UW_STOP_UNSUPP;
 		return 1;
 	}
-	if (cfa <= st->sp) {
+	if (r->kind == STKREC_UW_RA_RDI) {
+		/* CFA = rsp is fine here: the pc moves, and only once. */
+		ra = st->di;
+	} else if (cfa <= st->sp) {
 		st->stop = STKREC_UW_STOP_LOOP;
 		return 1;
-	}
-	if (uw_read(&ra, cfa - 8)) {
+	} else if (uw_read(&ra, cfa - 8)) {
 		st->stop = STKREC_UW_STOP_FAULT;
 		return 1;
 	}
@@ -359,7 +369,7 @@ fp_step:
 	goto caller;
 }
 
-/* The task's user registers into @st: @uregs (pc, sp, bp) when the
+/* The task's user registers into @st: @uregs (pc, sp, bp, di) when the
  * caller has them, else those saved at the task's kernel entry.  0 or -1. */
 static __always_inline int uw_regs(struct stkrec_unwind_state *st, const __u64 *uregs)
 {
@@ -370,6 +380,7 @@ static __always_inline int uw_regs(struct stkrec_unwind_state *st, const __u64 *
 		st->pc = uregs[0];
 		st->sp = uregs[1];
 		st->bp = uregs[2];
+		st->di = uregs[3];
 		return 0;
 	}
 	if (!uw_has_mm()) /* kernel threads have no user stack */
@@ -380,7 +391,8 @@ static __always_inline int uw_regs(struct stkrec_unwind_state *st, const __u64 *
 		return -1;
 	if (bpf_probe_read_kernel(&st->pc, sizeof(st->pc), &regs->ip) ||
 	    bpf_probe_read_kernel(&st->sp, sizeof(st->sp), &regs->sp) ||
-	    bpf_probe_read_kernel(&st->bp, sizeof(st->bp), &regs->bp))
+	    bpf_probe_read_kernel(&st->bp, sizeof(st->bp), &regs->bp) ||
+	    bpf_probe_read_kernel(&st->di, sizeof(st->di), &regs->di))
 		return -1;
 	/* Past the user half: no user context saved there. */
 	if ((__s64)st->pc < 0 || st->pc == 0)
@@ -390,8 +402,9 @@ static __always_inline int uw_regs(struct stkrec_unwind_state *st, const __u64 *
 
 /* Ask user space to reload @tgid's mappings, building the table of the
  * mapping holding @want if set (JIT code asks at most every UW_STALE_NS,
- * a pending table every UW_WANT_NS, so neither floods the ring buffer). */
-static __always_inline void uw_report_stale(__u32 tgid, __u64 want)
+ * a pending table every UW_WANT_NS, so neither floods the ring buffer).
+ * 1 if it asked now, 0 if it had asked lately (or could not). */
+static __always_inline int uw_report_stale(__u32 tgid, __u64 want)
 {
 	/* Apart: a table request must not hold back the reload that brings
 	 * a mapping made since (libc, mapped after the first sample). */
@@ -400,12 +413,12 @@ static __always_inline void uw_report_stale(__u32 tgid, __u64 want)
 	struct stkrec_event *e;
 
 	if (last && now - *last < (want ? UW_WANT_NS : UW_STALE_NS))
-		return;
+		return 0;
 	bpf_map_update_elem(&unwind_stale, &key, &now, BPF_ANY);
 	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 	if (!e) {
 		stat_inc(STKREC_STAT_EVENTS_LOST);
-		return;
+		return 0;
 	}
 	e->type = STKREC_EV_MAPS_STALE;
 	e->tgid = tgid;
@@ -415,6 +428,7 @@ static __always_inline void uw_report_stale(__u32 tgid, __u64 want)
 	e->addr = want;
 	__builtin_memset(e->comm, 0, sizeof(e->comm));
 	bpf_ringbuf_submit(e, 0);
+	return 1;
 }
 
 /*
@@ -429,6 +443,7 @@ static __always_inline __u32 uw_walk(void *ctx, const __u64 *user_regs)
 	struct stkrec_unwind_state *st;
 	struct stkrec_stack *f, *fp;
 	__u32 zero = 0, tgid, nr;
+	int asked = 0;
 	long ret;
 
 	st = bpf_map_lookup_elem(&unwind_state, &zero);
@@ -467,11 +482,14 @@ static __always_inline __u32 uw_walk(void *ctx, const __u64 *user_regs)
 	if (st->want)
 		uw_report_stale(tgid, st->want);
 	if (st->stale)
-		uw_report_stale(tgid, 0);
+		asked = uw_report_stale(tgid, 0);
 	/* A table not built yet: user space unwinds a copy once it is.  (A
 	 * leaf in no known mapping is JIT code as often as a library mapped
-	 * since: copying every JIT sample would cost more than it gives.) */
-	if (unwind_defer && st->want)
+	 * since: copying every JIT sample would cost more than it gives.
+	 * The one that asks for the reload is copied, at most one a second
+	 * per process: a process's first sample in libc, mapped after its
+	 * exec, is unwound once the reload has it.) */
+	if (unwind_defer && (st->want || (st->leaf_unknown && asked)))
 		return UW_DEFER;
 	if (st->leaf_unknown) {
 		stat_inc(STKREC_STAT_UW_FB_LEAF);
@@ -532,6 +550,7 @@ static __always_inline __u32 uw_defer(void)
 	d->pc = st->pc0;
 	d->sp = st->sp0;
 	d->bp = st->bp0;
+	d->di = st->di;
 	d->tgid = st->tgid;
 	/* Up to the first chunk that cannot be read: the top of the stack,
 	 * or a page not resident (what perf's copy also stops at). */
@@ -619,7 +638,7 @@ static __always_inline int uw_fp_deeper(const __u64 *user_regs)
 /*
  * The current task's user stack, unwound with the tables, stored as
  * stack_store() stores frame-pointer stacks; or the frame-pointer stack
- * when uw_walk() says so.  @user_regs: pc, sp, bp as sampled if the
+ * when uw_walk() says so.  @user_regs: pc, sp, bp, di as sampled if the
  * sample was taken in user mode, else NULL (the registers saved at the
  * task's kernel entry are used).  @stop: the stop reason of the
  * stack's marker, or 0 (for uw_stop_count()).  One stack_store_frames()
