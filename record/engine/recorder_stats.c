@@ -217,6 +217,7 @@ int recorder__write_stats(struct recorder *rec, uint64_t now)
 		st[n++] = (struct stk_stat){ "mmap_event_build_ids", ps.mw.kernel_build_ids };
 		st[n++] = (struct stk_stat){ "mmap_build_ids_read", ps.mw.build_id_reads };
 		st[n++] = (struct stk_stat){ "mmap_build_id_errors", ps.mw.build_id_errors };
+		st[n++] = (struct stk_stat){ "mmap_parents_read", ps.mw.seeded };
 	}
 	if (rec->uw) {
 		struct unwinder_stats us;

@@ -62,6 +62,7 @@ struct procs {
 		const struct snap *snap;	/* pending: valid until procs__write() */
 	} *olds;
 	size_t nr_olds, cap_olds;
+	struct stk_mapping old_map;	/* procs__mapping_any()'s from the watcher */
 	struct procs_stats st;
 };
 
@@ -620,7 +621,7 @@ int procs__gone(const struct procs *p, uint32_t tgid)
 	return !v || ((const struct snap *)(uintptr_t)*v)->purge_seq != 0;
 }
 
-const struct stk_mapping *procs__mapping_any(const struct procs *p, uint32_t tgid, uint64_t addr)
+const struct stk_mapping *procs__mapping_any(struct procs *p, uint32_t tgid, uint64_t addr)
 {
 	const struct stk_mapping *m = procs__mapping(p, tgid, addr);
 	size_t i;
@@ -636,6 +637,8 @@ const struct stk_mapping *procs__mapping_any(const struct procs *p, uint32_t tgi
 			    addr < o->mappings[k].end)
 				return &o->mappings[k];
 	}
+	if (!m && p->mw && mmapwatch__old_mapping(p->mw, p->pm, tgid, addr, &p->old_map) == 0)
+		return &p->old_map;
 	return m;
 }
 

@@ -181,9 +181,11 @@ int procs__gone(const struct procs *p, uint32_t tgid);
 /*
  * procs__mapping_any() - procs__mapping(), else the executable mapping
  * holding @addr in an image of @tgid an exec replaced, met by this
- * flush's rows (procs__see_image()): a stack copied in the last steps of
- * an execve (a vfork()ed sh running a command) is of the image before.
+ * flush's rows (procs__see_image()) or, newest first, kept by the mmap
+ * watcher: a stack copied in the last steps of an execve (a vfork()ed sh
+ * running a command) is of the image before.  Borrowed, as
+ * procs__mapping()'s (the watcher's: until the next call).
  */
-const struct stk_mapping *procs__mapping_any(const struct procs *p, uint32_t tgid, uint64_t addr);
+const struct stk_mapping *procs__mapping_any(struct procs *p, uint32_t tgid, uint64_t addr);
 
 #endif
