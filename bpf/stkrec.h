@@ -207,7 +207,11 @@ struct stkrec_offcpu_value {
  * by frame pointer instead). */
 #define STKREC_STAT_UW_DEFERRED		(STKREC_STAT_SAMPLE_EVENTS + 1)
 #define STKREC_STAT_UW_DEFER_LOST	(STKREC_STAT_SAMPLE_EVENTS + 2)
-#define STKREC_NR_STATS			(STKREC_STAT_SAMPLE_EVENTS + 3)
+/* Samples in execve after the old image was unmapped, before the new one
+ * runs: the user registers are the old image's, in no mapping of the
+ * task's memory, and no user stack is taken (perf takes none either). */
+#define STKREC_STAT_USTACK_EXEC		(STKREC_STAT_SAMPLE_EVENTS + 3)
+#define STKREC_NR_STATS			(STKREC_STAT_SAMPLE_EVENTS + 4)
 
 /*
  * Value of the one-element "ksym_io" array, the buffer of the

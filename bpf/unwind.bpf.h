@@ -50,8 +50,9 @@ struct {
 	__uint(max_entries, 1);
 } defer_seq SEC(".maps");
 
-/* uw_walk(): defer this stack. */
+/* uw_walk(): defer this stack; there is no user stack. */
 #define UW_DEFER 0xffffffffu
+#define UW_NONE 0xfffffffeu
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -400,6 +401,55 @@ static __always_inline int uw_regs(struct stkrec_unwind_state *st, const __u64 *
 	return 0;
 }
 
+/* tid -> the mm its execve switches to (sched_prepare_exec, Linux 6.10+). */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__type(key, __u32);
+	__type(value, __u64);
+	__uint(max_entries, 4096);
+} exec_mm SEC(".maps");
+
+static long uw_vma_found(struct task_struct *task, struct vm_area_struct *vma, void *found)
+{
+	(void)task;
+	(void)vma;
+	*(int *)found = 1;
+	return 0;
+}
+
+/*
+ * 1 if the current task is in execve past the switch to the new image's
+ * memory (exec_mmap()): its user registers are still the old image's
+ * until the new one starts, and the "stack" at their sp would be read
+ * from the new memory.  There is no user stack to take (perf takes none).
+ * Only in execve (task->in_execve) is more than one bit read: the mm the
+ * exec switches to, from sched_prepare_exec (Linux 6.10+); before that
+ * tracepoint, whether the pc is in no mapping of the task's memory
+ * (bpf_find_vma, 5.17+; an mm whose lock is held, as while the new image
+ * is mapped, says no).
+ */
+static __always_inline int uw_in_exec_switched(__u64 pc)
+{
+	struct task_struct *task;
+	__u32 tid;
+	__u64 *mm;
+	int found = 0;
+
+	if (!bpf_core_field_exists(struct task_struct, in_execve))
+		return 0;
+	task = bpf_get_current_task_btf();
+	if (!BPF_CORE_READ_BITFIELD(task, in_execve))
+		return 0;
+	if (bpf_core_type_exists(btf_trace_sched_prepare_exec)) {
+		tid = task->pid;
+		mm = bpf_map_lookup_elem(&exec_mm, &tid);
+		return mm && *mm == (__u64)task->mm;
+	}
+	if (!bpf_core_enum_value_exists(enum bpf_func_id, BPF_FUNC_find_vma))
+		return 0;
+	return bpf_find_vma(task, pc, uw_vma_found, &found, 0) == -ENOENT;
+}
+
 /* Ask user space to reload @tgid's mappings, building the table of the
  * mapping holding @want if set (JIT code asks at most every UW_STALE_NS,
  * a pending table every UW_WANT_NS, so neither floods the ring buffer).
@@ -458,6 +508,10 @@ static __always_inline __u32 uw_walk(void *ctx, const __u64 *user_regs)
 	if (uw_regs(st, user_regs)) {
 		stat_inc(STKREC_STAT_UW_FB_NOREGS);
 		return 0;
+	}
+	if (uw_in_exec_switched(st->pc)) {
+		stat_inc(STKREC_STAT_USTACK_EXEC);
+		return UW_NONE;
 	}
 	st->pc0 = st->pc;
 	st->sp0 = st->sp;
@@ -659,6 +713,10 @@ static __always_inline __s64 user_stack_store(void *ctx, const __u64 *user_regs,
 			return -ENOMEM;
 		st->mark = 0;
 		nr = uw_walk(ctx, user_regs);
+		if (nr == UW_NONE) {
+			stat_inc(STKREC_STAT_USTACK_EFAULT);
+			return -EFAULT;
+		}
 		if (nr == UW_DEFER)
 			nr = uw_defer();
 		*stop = nr ? st->mark : 0;
@@ -703,11 +761,12 @@ static __always_inline __s64 user_stack_store(void *ctx, const __u64 *user_regs,
 SEC("tp_btf/sched_process_exec")
 int BPF_PROG(on_exec_unwind, struct task_struct *task)
 {
-	__u32 tgid = task->tgid;
+	__u32 tgid = task->tgid, tid = task->pid;
 	struct stkrec_event *e;
 
 	if (unwind_mode == UW_MODE_FP)
 		return 0;
+	bpf_map_delete_elem(&exec_mm, &tid);
 	bpf_map_delete_elem(&unwind_procs, &tgid);
 	if (!filter_tgids || !bpf_map_lookup_elem(&tgids, &tgid))
 		return 0;
@@ -724,6 +783,19 @@ int BPF_PROG(on_exec_unwind, struct task_struct *task)
 	e->addr = 0;
 	__builtin_memset(e->comm, 0, sizeof(e->comm));
 	bpf_ringbuf_submit(e, 0);
+	return 0;
+}
+
+/* The mm an execve switches to, for uw_in_exec_switched(); loaded only
+ * where the kernel has this tracepoint (unwinder__configure_obj()). */
+SEC("tp_btf/sched_prepare_exec")
+int BPF_PROG(on_prepare_exec, struct task_struct *task, struct linux_binprm *bprm)
+{
+	__u32 tid = task->pid;
+	__u64 mm = (__u64)bprm->mm;
+
+	if (unwind_mode != UW_MODE_FP)
+		bpf_map_update_elem(&exec_mm, &tid, &mm, BPF_ANY);
 	return 0;
 }
 #pragma clang diagnostic pop

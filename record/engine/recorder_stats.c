@@ -57,6 +57,7 @@ static const char *const bpf_stat_names[STKREC_NR_STATS] = {
 	[STKREC_STAT_SAMPLE_EVENTS] = "sample_events",
 	[STKREC_STAT_UW_DEFERRED] = "unwind_deferred",
 	[STKREC_STAT_UW_DEFER_LOST] = "unwind_defer_lost",
+	[STKREC_STAT_USTACK_EXEC] = "stack_none_in_exec",
 	[STKREC_STAT_STACKS_STORED] = "stacks_stored",
 	[STKREC_STAT_STACK_SET_ERR] = "stack_set_errors",
 	[STKREC_STAT_STACK_LOST] = "samples_stack_lost",

@@ -59,8 +59,8 @@ int on_oracle_sample(struct bpf_perf_event_data *ctx)
 	stat_inc(STKREC_STAT_SAMPLES);
 	nr = uw_walk(ctx, uregs);
 	f = bpf_map_lookup_elem(&unwind_frames, &zero);
-	if (!nr || !f)
-		return 0; /* the process's tables are not loaded yet */
+	if (!nr || nr == UW_NONE || nr == UW_DEFER || !f)
+		return 0; /* the process's tables are not loaded yet (or in execve) */
 	st = bpf_map_lookup_elem(&unwind_state, &zero);
 	if (!st || st->stale) {
 		/* A frame in a mapping made after the last reload (dlopen):
