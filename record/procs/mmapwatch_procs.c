@@ -390,12 +390,28 @@ static void resolve_build_id(struct mmapwatch *w, struct procmaps *pm, uint32_t 
 	m->bid_known = 1;
 }
 
+/* @m as a snapshot's mapping, its path @path. */
+static void mapping_of(const struct wmap *m, const char *path, struct stk_mapping *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->path = path;
+	o->start = m->start;
+	o->end = m->end;
+	o->offset = m->pgoff;
+	o->dev = m->dev;
+	o->inode = m->ino;
+	o->prot = m->prot;
+	o->build_id_size = m->bid_size;
+	memcpy(o->build_id, m->bid, m->bid_size);
+}
+
 /* A snapshot of mappings @wm[0..@nr) of @tgid, changed last at @time. */
 static int snapshot_of(struct mmapwatch *w, struct procmaps *pm, uint32_t tgid, const char *comm,
 		       struct wmap *wm, size_t nr, uint64_t time, struct stk_proc_maps *out)
 {
 	struct procmaps_line vsys;
 	struct stk_mapping *maps;
+	char *path;
 	size_t i, n = 0;
 
 	maps = calloc(nr + 1, sizeof(*maps));
@@ -408,22 +424,15 @@ static int snapshot_of(struct mmapwatch *w, struct procmaps *pm, uint32_t tgid, 
 		if (!(m->prot & PROT_EXEC) && !exec_mapping_of(wm, nr, m))
 			continue;
 		resolve_build_id(w, pm, tgid, m);
-		o->path = strdup(m->path);
-		if (!o->path) {
+		path = strdup(m->path);
+		if (!path) {
 			while (n--)
 				free((char *)maps[n].path);
 			free(maps);
 			return -ENOMEM;
 		}
+		mapping_of(m, path, o);
 		n++;
-		o->start = m->start;
-		o->end = m->end;
-		o->offset = m->pgoff;
-		o->dev = m->dev;
-		o->inode = m->ino;
-		o->prot = m->prot;
-		o->build_id_size = m->bid_size;
-		memcpy(o->build_id, m->bid, m->bid_size);
 	}
 	/* As /proc/PID/maps has it: above every mapping, so still sorted. */
 	if (procmaps__vsyscall(pm, &vsys) && (!n || maps[n - 1].end <= vsys.start)) {
@@ -499,16 +508,7 @@ int mmapwatch__old_mapping(struct mmapwatch *w, struct procmaps *pm, uint32_t tg
 			if (!(m->prot & PROT_EXEC) || addr < m->start || addr >= m->end)
 				continue;
 			resolve_build_id(w, pm, tgid, m);
-			memset(out, 0, sizeof(*out));
-			out->start = m->start;
-			out->end = m->end;
-			out->offset = m->pgoff;
-			out->dev = m->dev;
-			out->inode = m->ino;
-			out->prot = m->prot;
-			out->path = m->path;
-			out->build_id_size = m->bid_size;
-			memcpy(out->build_id, m->bid, m->bid_size);
+			mapping_of(m, m->path, out);
 			return 0;
 		}
 	}
