@@ -409,45 +409,32 @@ struct {
 	__uint(max_entries, 4096);
 } exec_mm SEC(".maps");
 
-static long uw_vma_found(struct task_struct *task, struct vm_area_struct *vma, void *found)
-{
-	(void)task;
-	(void)vma;
-	*(int *)found = 1;
-	return 0;
-}
-
 /*
  * 1 if the current task is in execve past the switch to the new image's
  * memory (exec_mmap()): its user registers are still the old image's
  * until the new one starts, and the "stack" at their sp would be read
  * from the new memory.  There is no user stack to take (perf takes none).
  * Only in execve (task->in_execve) is more than one bit read: the mm the
- * exec switches to, from sched_prepare_exec (Linux 6.10+); before that
- * tracepoint, whether the pc is in no mapping of the task's memory
- * (bpf_find_vma, 5.17+; an mm whose lock is held, as while the new image
- * is mapped, says no).
+ * exec switches to, from sched_prepare_exec (Linux 6.10+).  Before that
+ * tracepoint there is no telling (bpf_find_vma would take the mm's lock
+ * from the scheduler, off-CPU): the walk goes on as it did, and ends in
+ * a fault.
  */
-static __always_inline int uw_in_exec_switched(__u64 pc)
+static __always_inline int uw_in_exec_switched(void)
 {
 	struct task_struct *task;
 	__u32 tid;
 	__u64 *mm;
-	int found = 0;
 
-	if (!bpf_core_field_exists(struct task_struct, in_execve))
+	if (!bpf_core_field_exists(struct task_struct, in_execve) ||
+	    !bpf_core_type_exists(btf_trace_sched_prepare_exec))
 		return 0;
 	task = bpf_get_current_task_btf();
 	if (!BPF_CORE_READ_BITFIELD(task, in_execve))
 		return 0;
-	if (bpf_core_type_exists(btf_trace_sched_prepare_exec)) {
-		tid = task->pid;
-		mm = bpf_map_lookup_elem(&exec_mm, &tid);
-		return mm && *mm == (__u64)task->mm;
-	}
-	if (!bpf_core_enum_value_exists(enum bpf_func_id, BPF_FUNC_find_vma))
-		return 0;
-	return bpf_find_vma(task, pc, uw_vma_found, &found, 0) == -ENOENT;
+	tid = task->pid;
+	mm = bpf_map_lookup_elem(&exec_mm, &tid);
+	return mm && *mm == (__u64)task->mm;
 }
 
 /* Ask user space to reload @tgid's mappings, building the table of the
@@ -509,7 +496,7 @@ static __always_inline __u32 uw_walk(void *ctx, const __u64 *user_regs)
 		stat_inc(STKREC_STAT_UW_FB_NOREGS);
 		return 0;
 	}
-	if (uw_in_exec_switched(st->pc)) {
+	if (uw_in_exec_switched()) {
 		stat_inc(STKREC_STAT_USTACK_EXEC);
 		return UW_NONE;
 	}
