@@ -35,9 +35,12 @@
  * a stack seen again is sent again and written again under a new file id
  * (a few bytes of STCK) instead of every stack of a long recording being
  * remembered for good (the map grew by ~30 bytes a stack, without end).
+ * Three sets' worth (49152 at the default 16384), with what is held, fit
+ * a map of 131072 slots (2 MiB, half full at most): four made it double to
+ * 4 MiB just before the first sweep.
  */
 #define WRITTEN_AGE	64
-#define WRITTEN_PER_SET	4
+#define WRITTEN_PER_SET	3
 
 static uint64_t held_value(unsigned int pool, size_t off, uint32_t nr)
 {

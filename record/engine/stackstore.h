@@ -14,7 +14,7 @@
  * that the stack is sent again if it is ever seen again.  Off-CPU modes
  * keep those a blocked task still holds (stackstore__set_live()).
  * Written stacks are remembered (BPF id -> file id) while they are used;
- * once the store knows more than 4 times the kernel's set of them, those
+ * once the store knows more than 3 times the kernel's set of them, those
  * no row and no resend used for 64 flushes are forgotten the same way
  * (STAT stacks_written_forgotten), so a long recording's memory does not
  * grow with every stack it ever wrote.

@@ -281,7 +281,7 @@ START_TEST(holders_keep_their_stacks)
 END_TEST
 
 /* A long recording: written stacks no row used for 64 flushes are
- * forgotten once there are more than 4 sets' worth of them -- out of the
+ * forgotten once there are more than 3 sets' worth of them -- out of the
  * kernel's set at one flush, out of the store at the next -- so the store
  * does not grow with every stack ever written.  Those in use stay: one
  * rows keep referencing, one the kernel keeps sending, one a row
@@ -329,7 +329,7 @@ START_TEST(written_stacks_unused_for_long_forgotten)
 	send(f.ss, f.fd, 0x10000 * 6, 3);
 	ck_assert_int_eq(see(f.ss, ids[5], &added), 41);
 	ck_assert(added);
-	/* Under 4 sets' worth (16) now: nothing more goes, however long. */
+	/* Under 3 sets' worth (12) now: nothing more goes, however long. */
 	for (int i = 0; i < 200; i++)
 		flush(&f);
 	stackstore__stats(f.ss, &st);
