@@ -174,6 +174,7 @@ int recorder__write_stats(struct recorder *rec, uint64_t now)
 	st[n++] = (struct stk_stat){ "stacks_written_forgotten", ss.written_forgotten };
 	st[n++] = (struct stk_stat){ "processes_snapshotted", ps.pm.snapshots };
 	st[n++] = (struct stk_stat){ "processes_exited", ps.exits };
+	st[n++] = (struct stk_stat){ "processes_exited_unseen", ps.exits_unseen };
 	st[n++] = (struct stk_stat){ "maps_err_gone", ps.maps_gone };
 	st[n++] = (struct stk_stat){ "maps_err_other", ps.maps_errors };
 	st[n++] = (struct stk_stat){ "maps_resnapshots", ps.resnapshots };
