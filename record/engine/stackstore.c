@@ -442,9 +442,10 @@ int stackstore__see(struct stackstore *ss, uint32_t tgid, int64_t *ref,
 	ss->st.written++;
 	*added = &ss->buf;
 	/* A copied stack's frames under their own id too, so that the next
-	 * copy of them, or the kernel sending them, finds them written. */
+	 * copy of them, or the kernel sending them, finds them written (out
+	 * of memory: no sharing, no harm). */
 	if (real && !idmap__find(ss->ids, real))
-		idmap__set(ss->ids, real, written_value((uint64_t)*ref, ss->epoch)); /* else: no sharing, no harm */
+		idmap__set(ss->ids, real, written_value((uint64_t)*ref, ss->epoch));
 	return 0;
 }
 
@@ -536,9 +537,9 @@ static void sweep_old(struct stackstore *ss)
  * Written stacks unused for WRITTEN_AGE flushes, once there are more than
  * WRITTEN_PER_SET sets' worth of them (looked for every WRITTEN_AGE / 4
  * flushes, a walk of the map): their ids leave the kernel's set now, and
- * the map at the next flush.  A row drained in between (a sample that found the id before it
- * left) or the kernel sending the stack again (one after) uses it again,
- * and it stays.  Off-CPU, a blocked task may hold one: those the holders
+ * the map at the next flush.  A row drained in between (a sample that
+ * found the id before it left) or the kernel sending the stack again (one
+ * after) uses it again, and it stays.  Off-CPU, a blocked task may hold one: those the holders
  * name stay too.  Without room to unset them, none goes this time.
  */
 static void sweep_written(struct stackstore *ss)
