@@ -40,6 +40,7 @@ struct procs_stats {
 	uint64_t maps_events;		/* snapshots built from mmap records */
 	uint64_t vdso_embedded;		/* 1 once the vDSO's image is in an ESYM chunk */
 	uint64_t old_images;		/* snapshots of images an exec replaced, for their rows */
+	uint64_t exits_unseen;		/* processes found gone though no exit was seen */
 	struct procmaps_stats pm;	/* /proc/PID/maps reader and build-ids */
 	int watching;			/* the mmap watcher runs: @mw is valid */
 	struct mmapwatch_stats mw;
