@@ -6,8 +6,8 @@
 #  - the folded report has the waiter's known function (waiter_block) on the
 #    target side of "--" and the writer's (writer_wake) on the waker side,
 #    with the waker's comm last, and values in microseconds;
-#  - the waiter's total blocked time is within 10% of the recording's
-#    DURATION (it is blocked in read() nearly all the time);
+#  - the waiter's total blocked time is within 10% of the time sampled
+#    (it is blocked in read() nearly all the time);
 #  - the text report has offwaketime's layout (waker:, "--  --", target:);
 #  - offwake -- CMD follows the command and exits with its status.
 # Exit 77 only when BPF cannot be used (not root, or no BTF).
@@ -48,9 +48,14 @@ woken=$(awk -v w="$ow_writer" '
 wrong=$(awk '{ line = $0; sub(/ [0-9]+$/, "", line); i = index(line, ";--;")
 	if (i && (substr(line, i) ~ /waiter_block/ || substr(line, 1, i) ~ /writer_wake/)) n++ }
 	END { print n + 0 }' "$tmp/waiter.folded")
-# DURATION, the sampling window: META duration_ns runs to the final
-# flush, which a loaded machine's end (the last tables) makes longer.
-wall_us=$(($(meta_of "$tmp/ow.stk" requested_duration_ns) / 1000))
+# The sampling window, from the first OFFC chunk's start to the last
+# one's end (the detach): META duration_ns runs to the final flush, which
+# a loaded machine's end (the last tables) makes longer, and a loop that
+# runs late on such a machine detaches after DURATION.
+wall_us=$("$DUMP" "$tmp/ow.stk" | awk -F'\t' '$1 == "CHUNK" && $3 == "OFFC" {
+	if (lo == "" || $4 < lo) lo = $4
+	if ($5 > hi) hi = $5 }
+	END { printf "%.0f\n", (hi - lo) / 1000 }')
 total_us=$(awk '{ n += $NF } END { printf "%.0f\n", n + 0 }' "$tmp/waiter.folded")
 echo "     waiter blocked ${total_us} us in ${wall_us} us; woken by writer_wake: ${woken} us"
 check "folded: waiter_block on the target side, writer_wake on the waker side, waker comm last" \
