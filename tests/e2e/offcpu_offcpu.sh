@@ -37,7 +37,7 @@ check "offcpu -p: exit 0 (got $rc: $(cat "$tmp/rec.out"))" [ "$rc" -eq 0 ]
 check "META mode is offcpu" [ "$(meta_of "$tmp/oc.stk" mode)" = offcpu ]
 
 "$REP" -f folded "$tmp/oc.stk" > "$tmp/oc.folded" 2>/dev/null
-wall_us=$(($(duration_ns "$tmp/oc.stk") / 1000))
+wall_us=$(sampled_us "$tmp/oc.stk")
 # sum_us REGEX: microseconds of folded lines matching REGEX.
 sum_us() {
 	awk -v re="$1" '$0 ~ re { n += $NF } END { printf "%.0f\n", n + 0 }' "$tmp/oc.folded"

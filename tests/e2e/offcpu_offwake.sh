@@ -48,14 +48,7 @@ woken=$(awk -v w="$ow_writer" '
 wrong=$(awk '{ line = $0; sub(/ [0-9]+$/, "", line); i = index(line, ";--;")
 	if (i && (substr(line, i) ~ /waiter_block/ || substr(line, 1, i) ~ /writer_wake/)) n++ }
 	END { print n + 0 }' "$tmp/waiter.folded")
-# The sampling window, from the first OFFC chunk's start to the last
-# one's end (the detach): META duration_ns runs to the final flush, which
-# a loaded machine's end (the last tables) makes longer, and a loop that
-# runs late on such a machine detaches after DURATION.
-wall_us=$("$DUMP" "$tmp/ow.stk" | awk -F'\t' '$1 == "CHUNK" && $3 == "OFFC" {
-	if (lo == "" || $4 < lo) lo = $4
-	if ($5 > hi) hi = $5 }
-	END { printf "%.0f\n", (hi - lo) / 1000 }')
+wall_us=$(sampled_us "$tmp/ow.stk")
 total_us=$(awk '{ n += $NF } END { printf "%.0f\n", n + 0 }' "$tmp/waiter.folded")
 echo "     waiter blocked ${total_us} us in ${wall_us} us; woken by writer_wake: ${woken} us"
 check "folded: waiter_block on the target side, writer_wake on the waker side, waker comm last" \

@@ -75,3 +75,15 @@ thread_kinds() {
 duration_ns() {
 	meta_of "$1" duration_ns
 }
+
+# sampled_us FILE: the time episodes were counted in, us: from the first
+# OFFC chunk's start to the last one's end (the detach).  META duration_ns
+# runs to the final flush, which a loaded machine's end (the last tables)
+# makes longer, and a main loop late on such a machine detaches after
+# DURATION.
+sampled_us() {
+	"$DUMP" "$1" | awk -F'\t' '$1 == "CHUNK" && $3 == "OFFC" {
+		if (lo == "" || $4 < lo) lo = $4
+		if ($5 > hi) hi = $5 }
+		END { printf "%.0f\n", (hi - lo) / 1000 }'
+}
