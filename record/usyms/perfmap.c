@@ -144,6 +144,8 @@ struct pm_job {
 #define CHUNK_LINES 50000
 /* The tail of a read whose lines stay at hand (see struct pmap). */
 #define RECENT_BYTES (64u << 10)
+/* Parts of a file one write reads without a worker, at most. */
+#define SYNC_PARTS_MAX 64
 
 static void extra_free(struct extra *x)
 {
@@ -527,6 +529,27 @@ static const char *extra_name(const struct extra *x, size_t i)
 	return x->names + (uintptr_t)x->syms[i].name;
 }
 
+/* Moves @src's lines to the end of @dst (its buffers, when @dst has
+ * none: a full read's lines are not copied line by line). */
+static int extra_take(struct extra *dst, struct extra *src)
+{
+	size_t i;
+	int err = 0;
+
+	if (!dst->n) {
+		extra_free(dst);
+		*dst = *src;
+		*src = (struct extra){ 0 };
+		return 0;
+	}
+	for (i = 0; i < src->n && !err; i++)
+		err = extra_add(dst, src->syms[i].addr, src->syms[i].size, extra_name(src, i),
+				strlen(extra_name(src, i)));
+	if (!err)
+		extra_free(src);
+	return err;
+}
+
 /* The last of the first @n lines of @x (sorted) starting at or before
  * @addr covers it. */
 static int extra_covers(const struct extra *x, size_t n, uint64_t addr)
@@ -669,9 +692,10 @@ static void job_run(struct worker_job *wj, const _Atomic int *stop)
 		ssize_t got;
 		char *nl;
 
-		/* Its CPU time bounded, the rest for the next read. */
+		/* Its CPU time bounded, the rest for the next read (a
+		 * block at least: each read gets on). */
 		if (atomic_load(stop) ||
-		    clock_ns(CLOCK_THREAD_CPUTIME_ID) - c0 > PERFMAP_JOB_CPU_NS) {
+		    (pos > jb->from && clock_ns(CLOCK_THREAD_CPUTIME_ID) - c0 > PERFMAP_JOB_CPU_NS)) {
 			end = pos;
 			break;
 		}
@@ -838,7 +862,6 @@ static void job_done(struct worker_job *wj, int cancelled)
 	struct perfmaps *pm = jb->pm;
 	struct pmap *p = jb->p;
 	uint64_t skipped0 = p->skipped;
-	size_t i;
 	int err = 0;
 
 	p->job = NULL;
@@ -870,9 +893,7 @@ static void job_done(struct worker_job *wj, int cancelled)
 	pm->st.lines_skipped += jb->skipped;
 	p->skipped += jb->skipped;
 	err = pmap_keep(pm, p, jb);
-	for (i = 0; i < jb->direct.n && !err; i++)
-		err = extra_add(&p->found, jb->direct.syms[i].addr, jb->direct.syms[i].size,
-				extra_name(&jb->direct, i), strlen(extra_name(&jb->direct, i)));
+	err = err ?: extra_take(&p->found, &jb->direct);
 	if (!err && p->skipped != skipped0)
 		pmap_recent(pm, p, &jb->recent);
 out:
@@ -1163,15 +1184,17 @@ static int pmap_answer(struct perfmaps *pm, struct pmap *p, struct extra *x)
 				p->recent_names + (uintptr_t)p->recent[r].name,
 				strlen(p->recent_names + (uintptr_t)p->recent[r].name));
 	}
-	/* Without a worker the read is here, its answers below. */
-	if (!err && !pm->wk && (pm->full ? had || p->behind : miss || p->behind))
-		err = pmap_submit(pm, p);
+	/* Without a worker the read is here, its answers below: all of
+	 * what the file has now, however many parts its bounds make. */
+	if (!err && !pm->wk && (pm->full ? had || p->behind : miss || p->behind)) {
+		int parts = 0;
+
+		do
+			err = pmap_submit(pm, p);
+		while (!err && p->behind && ++parts < SYNC_PARTS_MAX);
+	}
 	/* The lines a read found for lookups, not kept. */
-	for (i = 0; i < p->found.n && !err; i++)
-		err = extra_add(x, p->found.syms[i].addr, p->found.syms[i].size,
-				extra_name(&p->found, i), strlen(extra_name(&p->found, i)));
-	if (!err)
-		extra_free(&p->found);
+	err = err ?: extra_take(x, &p->found);
 	direct = x->n;	/* lines not kept that cover a lookup */
 	if (!pm->full && direct > 1)
 		qsort(x->syms, direct, sizeof(*x->syms), by_sym);
@@ -1285,7 +1308,10 @@ int perfmaps__reading(const struct perfmaps *pm)
 	while (idmap__next(&pm->procs, &it, NULL, &v)) {
 		const struct pmap *p = (const struct pmap *)(uintptr_t)v;
 
-		if ((p->job || p->want) && (p->naddrs || pm->full))
+		/* (A read waiting for its owner's turn: while another is
+		 * on the worker, whose end gives it the turn.) */
+		if ((p->job || (p->want && idmap__find(&pm->owners, (uint64_t)p->owner + 1))) &&
+		    (p->naddrs || pm->full))
 			return 1;
 	}
 	return 0;
