@@ -207,7 +207,11 @@ struct stkrec_offcpu_value {
  * by frame pointer instead). */
 #define STKREC_STAT_UW_DEFERRED		(STKREC_STAT_SAMPLE_EVENTS + 1)
 #define STKREC_STAT_UW_DEFER_LOST	(STKREC_STAT_SAMPLE_EVENTS + 2)
-#define STKREC_NR_STATS			(STKREC_STAT_SAMPLE_EVENTS + 3)
+/* Samples in execve after the old image was unmapped, before the new one
+ * runs: the user registers are the old image's, in no mapping of the
+ * task's memory, and no user stack is taken (perf takes none either). */
+#define STKREC_STAT_USTACK_EXEC		(STKREC_STAT_SAMPLE_EVENTS + 3)
+#define STKREC_NR_STATS			(STKREC_STAT_SAMPLE_EVENTS + 4)
 
 /*
  * Value of the one-element "ksym_io" array, the buffer of the
@@ -240,7 +244,8 @@ struct stkrec_ksym_io {
  * find the caller's registers there.  @pc is the ELF virtual address
  * (file-relative, before the load bias) truncated to 32 bits: a table
  * whose addresses do not fit is refused.  x86-64 only: the return address
- * is always at CFA - 8 (rows whose CFI says otherwise are "unsupported").
+ * is at CFA - 8 (rows whose CFI says otherwise are "unsupported"), but
+ * for STKREC_UW_RA_RDI.
  */
 #define STKREC_UW_NONE		0 /* no CFI covers this address */
 #define STKREC_UW_CFA_RSP	1 /* CFA = rsp + cfa_off */
@@ -257,6 +262,10 @@ struct stkrec_ksym_io {
 				   * mcall, asmcgocall, morestack), whose CFI is
 				   * the other stack's: as CFA_RSP in the leaf,
 				   * above it the caller by frame pointer */
+#define STKREC_UW_RA_RDI	9 /* CFA = rsp + cfa_off, the return address in
+				   * rdi (glibc's __vfork pops it there across
+				   * the syscall): known in the leaf only, whose
+				   * registers were sampled; "unsupported" above */
 
 /* rbp_off: the caller's rbp is at CFA + 8 * rbp_off; 0 = rbp unchanged;
  * STKREC_UW_RBP_LOST = not recoverable (the walk continues without it). */
@@ -346,6 +355,7 @@ struct stkrec_unwind_proc {
 struct stkrec_defer {
 	__u64 seq;		/* the placeholder's second frame */
 	__u64 pc, sp, bp;	/* the user registers */
+	__u64 di;		/* rdi, for a leaf of kind STKREC_UW_RA_RDI */
 	__u32 tgid;
 	__u32 size;		/* bytes of stack copied from sp */
 	__u8 stack[STKREC_DEFER_STACK];
@@ -365,6 +375,7 @@ struct stkrec_unwind_state {
 			 * with; 0: no marker (whole, or frame pointers) */
 	__u64 want;	/* an address in a mapping whose table is pending, or 0 */
 	__u64 pc0, sp0, bp0; /* the registers the walk started from */
+	__u64 di;	/* the leaf's rdi (STKREC_UW_RA_RDI) */
 };
 
 /* Ring buffer events, BPF -> user space. */

@@ -50,8 +50,9 @@ struct {
 	__uint(max_entries, 1);
 } defer_seq SEC(".maps");
 
-/* uw_walk(): defer this stack. */
+/* uw_walk(): defer this stack; there is no user stack. */
 #define UW_DEFER 0xffffffffu
+#define UW_NONE 0xfffffffeu
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -321,15 +322,25 @@ static long uw_step(__u32 index, void *unused)
 		return ra == 0;
 	case STKREC_UW_END:
 		return 1; /* the outermost frame: a whole stack */
+	case STKREC_UW_RA_RDI:
+		/* The return address is in rdi: the sampled leaf's only. */
+		if (n > 0) {
+			st->stop = STKREC_UW_STOP_UNSUPP;
+			return 1;
+		}
+		cfa = st->sp + r->cfa_off;
+		break;
 	default:
 		st->stop = STKREC_UW_STOP_UNSUPP;
 		return 1;
 	}
-	if (cfa <= st->sp) {
+	if (r->kind == STKREC_UW_RA_RDI) {
+		/* CFA = rsp is fine here: the pc moves, and only once. */
+		ra = st->di;
+	} else if (cfa <= st->sp) {
 		st->stop = STKREC_UW_STOP_LOOP;
 		return 1;
-	}
-	if (uw_read(&ra, cfa - 8)) {
+	} else if (uw_read(&ra, cfa - 8)) {
 		st->stop = STKREC_UW_STOP_FAULT;
 		return 1;
 	}
@@ -359,7 +370,7 @@ fp_step:
 	goto caller;
 }
 
-/* The task's user registers into @st: @uregs (pc, sp, bp) when the
+/* The task's user registers into @st: @uregs (pc, sp, bp, di) when the
  * caller has them, else those saved at the task's kernel entry.  0 or -1. */
 static __always_inline int uw_regs(struct stkrec_unwind_state *st, const __u64 *uregs)
 {
@@ -370,6 +381,7 @@ static __always_inline int uw_regs(struct stkrec_unwind_state *st, const __u64 *
 		st->pc = uregs[0];
 		st->sp = uregs[1];
 		st->bp = uregs[2];
+		st->di = uregs[3];
 		return 0;
 	}
 	if (!uw_has_mm()) /* kernel threads have no user stack */
@@ -380,7 +392,8 @@ static __always_inline int uw_regs(struct stkrec_unwind_state *st, const __u64 *
 		return -1;
 	if (bpf_probe_read_kernel(&st->pc, sizeof(st->pc), &regs->ip) ||
 	    bpf_probe_read_kernel(&st->sp, sizeof(st->sp), &regs->sp) ||
-	    bpf_probe_read_kernel(&st->bp, sizeof(st->bp), &regs->bp))
+	    bpf_probe_read_kernel(&st->bp, sizeof(st->bp), &regs->bp) ||
+	    bpf_probe_read_kernel(&st->di, sizeof(st->di), &regs->di))
 		return -1;
 	/* Past the user half: no user context saved there. */
 	if ((__s64)st->pc < 0 || st->pc == 0)
@@ -388,10 +401,47 @@ static __always_inline int uw_regs(struct stkrec_unwind_state *st, const __u64 *
 	return 0;
 }
 
+/* tid -> the mm its execve switches to (sched_prepare_exec, Linux 6.10+). */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__type(key, __u32);
+	__type(value, __u64);
+	__uint(max_entries, 4096);
+} exec_mm SEC(".maps");
+
+/*
+ * 1 if the current task is in execve past the switch to the new image's
+ * memory (exec_mmap()): its user registers are still the old image's
+ * until the new one starts, and the "stack" at their sp would be read
+ * from the new memory.  There is no user stack to take (perf takes none).
+ * Only in execve (task->in_execve) is more than one bit read: the mm the
+ * exec switches to, from sched_prepare_exec (Linux 6.10+).  Before that
+ * tracepoint there is no telling (bpf_find_vma would take the mm's lock
+ * from the scheduler, off-CPU): the walk goes on as it did, and ends in
+ * a fault.
+ */
+static __always_inline int uw_in_exec_switched(void)
+{
+	struct task_struct *task;
+	__u32 tid;
+	__u64 *mm;
+
+	if (!bpf_core_field_exists(struct task_struct, in_execve) ||
+	    !bpf_core_type_exists(btf_trace_sched_prepare_exec))
+		return 0;
+	task = bpf_get_current_task_btf();
+	if (!BPF_CORE_READ_BITFIELD(task, in_execve))
+		return 0;
+	tid = task->pid;
+	mm = bpf_map_lookup_elem(&exec_mm, &tid);
+	return mm && *mm == (__u64)task->mm;
+}
+
 /* Ask user space to reload @tgid's mappings, building the table of the
  * mapping holding @want if set (JIT code asks at most every UW_STALE_NS,
- * a pending table every UW_WANT_NS, so neither floods the ring buffer). */
-static __always_inline void uw_report_stale(__u32 tgid, __u64 want)
+ * a pending table every UW_WANT_NS, so neither floods the ring buffer).
+ * 1 if it asked now, 0 if it had asked lately (or could not). */
+static __always_inline int uw_report_stale(__u32 tgid, __u64 want)
 {
 	/* Apart: a table request must not hold back the reload that brings
 	 * a mapping made since (libc, mapped after the first sample). */
@@ -400,12 +450,12 @@ static __always_inline void uw_report_stale(__u32 tgid, __u64 want)
 	struct stkrec_event *e;
 
 	if (last && now - *last < (want ? UW_WANT_NS : UW_STALE_NS))
-		return;
+		return 0;
 	bpf_map_update_elem(&unwind_stale, &key, &now, BPF_ANY);
 	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 	if (!e) {
 		stat_inc(STKREC_STAT_EVENTS_LOST);
-		return;
+		return 0;
 	}
 	e->type = STKREC_EV_MAPS_STALE;
 	e->tgid = tgid;
@@ -415,6 +465,7 @@ static __always_inline void uw_report_stale(__u32 tgid, __u64 want)
 	e->addr = want;
 	__builtin_memset(e->comm, 0, sizeof(e->comm));
 	bpf_ringbuf_submit(e, 0);
+	return 1;
 }
 
 /*
@@ -429,6 +480,7 @@ static __always_inline __u32 uw_walk(void *ctx, const __u64 *user_regs)
 	struct stkrec_unwind_state *st;
 	struct stkrec_stack *f, *fp;
 	__u32 zero = 0, tgid, nr;
+	int asked = 0;
 	long ret;
 
 	st = bpf_map_lookup_elem(&unwind_state, &zero);
@@ -443,6 +495,10 @@ static __always_inline __u32 uw_walk(void *ctx, const __u64 *user_regs)
 	if (uw_regs(st, user_regs)) {
 		stat_inc(STKREC_STAT_UW_FB_NOREGS);
 		return 0;
+	}
+	if (uw_in_exec_switched()) {
+		stat_inc(STKREC_STAT_USTACK_EXEC);
+		return UW_NONE;
 	}
 	st->pc0 = st->pc;
 	st->sp0 = st->sp;
@@ -467,11 +523,14 @@ static __always_inline __u32 uw_walk(void *ctx, const __u64 *user_regs)
 	if (st->want)
 		uw_report_stale(tgid, st->want);
 	if (st->stale)
-		uw_report_stale(tgid, 0);
+		asked = uw_report_stale(tgid, 0);
 	/* A table not built yet: user space unwinds a copy once it is.  (A
 	 * leaf in no known mapping is JIT code as often as a library mapped
-	 * since: copying every JIT sample would cost more than it gives.) */
-	if (unwind_defer && st->want)
+	 * since: copying every JIT sample would cost more than it gives.
+	 * The one that asks for the reload is copied, at most one a second
+	 * per process: a process's first sample in libc, mapped after its
+	 * exec, is unwound once the reload has it.) */
+	if (unwind_defer && (st->want || (st->leaf_unknown && asked)))
 		return UW_DEFER;
 	if (st->leaf_unknown) {
 		stat_inc(STKREC_STAT_UW_FB_LEAF);
@@ -532,6 +591,7 @@ static __always_inline __u32 uw_defer(void)
 	d->pc = st->pc0;
 	d->sp = st->sp0;
 	d->bp = st->bp0;
+	d->di = st->di;
 	d->tgid = st->tgid;
 	/* Up to the first chunk that cannot be read: the top of the stack,
 	 * or a page not resident (what perf's copy also stops at). */
@@ -619,7 +679,7 @@ static __always_inline int uw_fp_deeper(const __u64 *user_regs)
 /*
  * The current task's user stack, unwound with the tables, stored as
  * stack_store() stores frame-pointer stacks; or the frame-pointer stack
- * when uw_walk() says so.  @user_regs: pc, sp, bp as sampled if the
+ * when uw_walk() says so.  @user_regs: pc, sp, bp, di as sampled if the
  * sample was taken in user mode, else NULL (the registers saved at the
  * task's kernel entry are used).  @stop: the stop reason of the
  * stack's marker, or 0 (for uw_stop_count()).  One stack_store_frames()
@@ -640,6 +700,10 @@ static __always_inline __s64 user_stack_store(void *ctx, const __u64 *user_regs,
 			return -ENOMEM;
 		st->mark = 0;
 		nr = uw_walk(ctx, user_regs);
+		if (nr == UW_NONE) {
+			stat_inc(STKREC_STAT_USTACK_EFAULT);
+			return -EFAULT;
+		}
 		if (nr == UW_DEFER)
 			nr = uw_defer();
 		*stop = nr ? st->mark : 0;
@@ -684,11 +748,12 @@ static __always_inline __s64 user_stack_store(void *ctx, const __u64 *user_regs,
 SEC("tp_btf/sched_process_exec")
 int BPF_PROG(on_exec_unwind, struct task_struct *task)
 {
-	__u32 tgid = task->tgid;
+	__u32 tgid = task->tgid, tid = task->pid;
 	struct stkrec_event *e;
 
 	if (unwind_mode == UW_MODE_FP)
 		return 0;
+	bpf_map_delete_elem(&exec_mm, &tid);
 	bpf_map_delete_elem(&unwind_procs, &tgid);
 	if (!filter_tgids || !bpf_map_lookup_elem(&tgids, &tgid))
 		return 0;
@@ -705,6 +770,19 @@ int BPF_PROG(on_exec_unwind, struct task_struct *task)
 	e->addr = 0;
 	__builtin_memset(e->comm, 0, sizeof(e->comm));
 	bpf_ringbuf_submit(e, 0);
+	return 0;
+}
+
+/* The mm an execve switches to, for uw_in_exec_switched(); loaded only
+ * where the kernel has this tracepoint (unwinder__configure_obj()). */
+SEC("tp_btf/sched_prepare_exec")
+int BPF_PROG(on_prepare_exec, struct task_struct *task, struct linux_binprm *bprm)
+{
+	__u32 tid = task->pid;
+	__u64 mm = (__u64)bprm->mm;
+
+	if (unwind_mode != UW_MODE_FP)
+		bpf_map_update_elem(&exec_mm, &tid, &mm, BPF_ANY);
 	return 0;
 }
 #pragma clang diagnostic pop

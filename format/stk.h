@@ -232,10 +232,15 @@ struct stk_writer_opts {
  * place, neither truncated nor removed; opening a FIFO waits for its
  * reader.
  *
+ * The file is locked (an open file description write lock) while it is
+ * written: a second writer with the same @path refuses it (EBUSY), here
+ * or at stk_writer__commit().
+ *
  * Returns a writer, or NULL with errno set: the open()/mkostemp()/write()
  * errno, EISDIR, EINVAL when @path is something else that cannot hold a
  * capture (a block device, a socket), EAGAIN when it was replaced while
- * being opened, or ENOMEM.  On failure nothing is left behind.
+ * being opened, EBUSY when another writer is writing it, or ENOMEM.  On
+ * failure nothing is left behind.
  */
 struct stk_writer *stk_writer__open(const char *path, const struct stk_writer_opts *opts);
 
@@ -246,7 +251,9 @@ struct stk_writer *stk_writer__open(const char *path, const struct stk_writer_op
  * nothing for a writer from stk_writer__fdopen(), for a device or FIFO, or
  * once done.
  * Returns 0, -EEXIST when @path has become something other than a regular
- * file or a symbolic link (it is left alone), or the rename() -errno.
+ * file or a symbolic link (it is left alone), -EBUSY when another writer
+ * has started writing a capture there since stk_writer__open(), or the
+ * rename() -errno.
  */
 int stk_writer__commit(struct stk_writer *w);
 
@@ -362,6 +369,17 @@ int stk_writer__add_raw(struct stk_writer *w, const char tag[4], uint64_t t0_ns,
  * message survives @w: describe the error with strerror(-err).
  */
 int stk_writer__close(struct stk_writer *w);
+
+/*
+ * stk_writer__close_as() - stk_writer__close(), and when the capture's
+ * name no longer holds it (the file was removed, or another put in its
+ * place, since stk_writer__commit()), a copy of it is saved beside as
+ * "PATH.PID" (or "PATH.PID.N"), whose name goes to @where (@size bytes;
+ * "" when none could be made).  Returns as stk_writer__close(), or
+ * -ENOENT (removed) or -ESTALE (replaced) when the file was otherwise
+ * complete.
+ */
+int stk_writer__close_as(struct stk_writer *w, char *where, size_t size);
 
 /* Bytes this writer has written so far (the file size, unless it appends
  * to an existing file). */

@@ -27,6 +27,9 @@ struct stk_writer {
 	int fd;
 	char *path;			/* the name to rename the temporary to, or NULL */
 	char *tmp;			/* the temporary file we created, or NULL */
+	int named;			/* renamed to path: it must still name the file */
+	dev_t dev;			/* the file's, for that check */
+	ino_t ino;
 	int failed;			/* first error that left the file incomplete */
 	uint64_t bytes;			/* bytes written by this writer */
 	int64_t base;			/* file offset where it started, -1 if not a file */
@@ -221,6 +224,27 @@ static char *tmp_template(const char *path)
 	return t;
 }
 
+/*
+ * 1 if a writer holds the lock stk_writer__open() takes on its file at
+ * @path (an open file description lock, F_OFD_SETLK: closing other fds of
+ * the file does not drop it).  0 when none does, or @path is no regular
+ * file we can open.
+ */
+static int locked_by_writer(const char *path)
+{
+	struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
+	struct stat st;
+	int fd, held;
+
+	fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	held = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && fcntl(fd, F_OFD_GETLK, &fl) == 0 &&
+	       fl.l_type != F_UNLCK;
+	close(fd);
+	return held;
+}
+
 /* Removes the temporary if it still is the file open on @w->fd. */
 static void tmp_remove(struct stk_writer *w)
 {
@@ -263,6 +287,9 @@ static int open_output(const char *path, char **tmp)
 	} else if (!S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode)) {
 		return S_ISDIR(st.st_mode) ? -EISDIR : -EINVAL;
 	}
+	/* Another writer's capture in the making: not ours to replace. */
+	if (S_ISREG(st.st_mode) && locked_by_writer(path))
+		return -EBUSY;
 	*tmp = tmp_template(path);
 	if (!*tmp)
 		return -ENOMEM;
@@ -273,6 +300,13 @@ static int open_output(const char *path, char **tmp)
 		free(*tmp);
 		*tmp = NULL;
 		return err;
+	}
+	{
+		/* Held until the fd is closed; a filesystem without such
+		 * locks (some network ones) only loses the check. */
+		struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
+
+		(void)fcntl(fd, F_OFD_SETLK, &fl);
 	}
 	return fd;
 }
@@ -330,6 +364,10 @@ int stk_writer__commit(struct stk_writer *w)
 		writer_msg(w, "%s: not a regular file any more", w->path);
 		return -EEXIST;
 	}
+	if (lstat(w->path, &st) == 0 && S_ISREG(st.st_mode) && locked_by_writer(w->path)) {
+		writer_msg(w, "%s: another writer started on it meanwhile", w->path);
+		return -EBUSY;
+	}
 	if (rename(w->tmp, w->path) < 0) {
 		err = -errno;
 		writer_msg(w, "rename to %s: %s", w->path, strerror(-err));
@@ -337,6 +375,11 @@ int stk_writer__commit(struct stk_writer *w)
 	}
 	free(w->tmp);
 	w->tmp = NULL;
+	if (fstat(w->fd, &st) == 0) {
+		w->named = 1;
+		w->dev = st.st_dev;
+		w->ino = st.st_ino;
+	}
 	return 0;
 }
 
@@ -657,13 +700,77 @@ int stk_writer__add_raw(struct stk_writer *w, const char tag[4], uint64_t t0_ns,
 	return writer_chunk(w, tag, t0_ns, t1_ns);
 }
 
+/*
+ * The capture's name no longer holds it (removed, or replaced by another
+ * file): copy it from @w->fd to a new file beside, "PATH.PID" (or with a
+ * suffix), whose name goes to @where.  0 or -errno.
+ */
+static int save_copy(struct stk_writer *w, char *where, size_t size)
+{
+	char *name = NULL;
+	uint8_t buf[65536];
+	off_t off = 0;
+	int fd = -1, err = 0, i;
+	ssize_t n;
+
+	for (i = 0; i < 100 && fd < 0; i++) {
+		free(name);
+		if ((i ? asprintf(&name, "%s.%d.%d", w->path, (int)getpid(), i)
+		       : asprintf(&name, "%s.%d", w->path, (int)getpid())) < 0)
+			return -ENOMEM;
+		fd = open(name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+		if (fd < 0 && errno != EEXIST) {
+			err = -errno;
+			break;
+		}
+	}
+	if (fd < 0) {
+		free(name);
+		return err ?: -EEXIST;
+	}
+	while ((n = pread(w->fd, buf, sizeof(buf), off)) > 0) {
+		ssize_t done = 0;
+
+		while (done < n) {
+			ssize_t k = write(fd, buf + done, (size_t)(n - done));
+
+			if (k < 0) {
+				err = -errno;
+				goto out;
+			}
+			done += k;
+		}
+		off += n;
+	}
+	if (n < 0)
+		err = -errno;
+	if (!err && fsync(fd) < 0)
+		err = -errno;
+out:
+	if (close(fd) < 0 && !err)
+		err = -errno;
+	if (err)
+		unlink(name);
+	else
+		snprintf(where, size, "%s", name);
+	free(name);
+	return err;
+}
+
 int stk_writer__close(struct stk_writer *w)
+{
+	return stk_writer__close_as(w, NULL, 0);
+}
+
+int stk_writer__close_as(struct stk_writer *w, char *where, size_t where_size)
 {
 	uint8_t *t;
 	uint64_t index_off;
 	size_t size;
 	int err = 0;
 
+	if (where && where_size)
+		where[0] = '\0';
 	if (!w)
 		return 0;
 	if (w->failed) {
@@ -706,6 +813,19 @@ out:
 		if (err2 && !err)
 			err = err2;	/* the capture stays under w->tmp */
 		free(w->tmp);
+	} else if (w->named) {
+		/* Removed or replaced while it was written: saved beside. */
+		struct stat st;
+		int err2 = 0;
+
+		if (lstat(w->path, &st) < 0)
+			err2 = -ENOENT;
+		else if (st.st_dev != w->dev || st.st_ino != w->ino)
+			err2 = -ESTALE;
+		if (err2 && where && where_size)
+			save_copy(w, where, where_size);
+		if (err2 && !err)
+			err = err2;
 	}
 	if (close(w->fd) < 0 && !err) {
 		err = -errno;

@@ -11,6 +11,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -599,6 +600,9 @@ int recorder__start(struct recorder *rec)
 	if (err == -EINVAL)
 		return recorder__errorf(rec, err, "%s: not a regular file, character device or FIFO",
 					o->output);
+	if (err == -EBUSY)
+		return recorder__errorf(rec, err, "%s: another stkrec is writing it; choose another -o",
+					o->output);
 	if (err)
 		return recorder__errorf(rec, err, "%s: %s", o->output, strerror(-err));
 	/* CMD first, stopped before its exec: the watcher's events are
@@ -920,10 +924,18 @@ int recorder__finish(struct recorder *rec, struct recorder_result *res)
 	procs__unwatch(rec->procs);
 	if (rec->w) {
 		uint64_t bytes = stk_writer__bytes(rec->w);
+		char where[PATH_MAX + 32];
 
-		err2 = stk_writer__close(rec->w);
+		err2 = stk_writer__close_as(rec->w, where, sizeof(where));
 		rec->w = NULL;
-		if (err2 && !err) {
+		if ((err2 == -ENOENT || err2 == -ESTALE) && !err) {
+			/* rm, or another file put in its place, while recording. */
+			err = err2;
+			recorder__errorf(rec, err, "%s was %s during the recording; %s%s", rec->o.output,
+					 err2 == -ENOENT ? "removed" : "replaced by another file",
+					 where[0] ? "the capture is saved as " : "the capture is lost (no copy could be made beside it)",
+					 where);
+		} else if (err2 && !err) {
 			err = err2;
 			if (!rec->write_failed)
 				recorder__errorf(rec, err, "%s: %s while closing; %llu chunks kept",

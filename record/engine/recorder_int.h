@@ -71,6 +71,7 @@ struct recorder {
 	uint64_t loop_max_ns[LOOP_NR_STEPS];	/* each step's longest run */
 	uint64_t flush_step_ns_max[FLUSH_NR_STEPS];	/* each flush step's longest run */
 	uint64_t flush_late_max_ns;	/* the latest a flush started, after its time */
+	uint64_t heap_max;		/* the most heap in use at a STAT (mallinfo2) */
 	char errmsg[512];
 };
 

@@ -5,6 +5,7 @@
  * the counters of the stacks, symbols, processes and unwinder) and the
  * META chunks written at the start and at the end.
  */
+#include <malloc.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -57,6 +58,7 @@ static const char *const bpf_stat_names[STKREC_NR_STATS] = {
 	[STKREC_STAT_SAMPLE_EVENTS] = "sample_events",
 	[STKREC_STAT_UW_DEFERRED] = "unwind_deferred",
 	[STKREC_STAT_UW_DEFER_LOST] = "unwind_defer_lost",
+	[STKREC_STAT_USTACK_EXEC] = "stack_none_in_exec",
 	[STKREC_STAT_STACKS_STORED] = "stacks_stored",
 	[STKREC_STAT_STACK_SET_ERR] = "stack_set_errors",
 	[STKREC_STAT_STACK_LOST] = "samples_stack_lost",
@@ -170,8 +172,10 @@ int recorder__write_stats(struct recorder *rec, uint64_t now)
 	st[n++] = (struct stk_stat){ "stack_ring_skipped", ss.ring_skipped };
 	st[n++] = (struct stk_stat){ "stacks_deferred_same", ss.deferred_same };
 	st[n++] = (struct stk_stat){ "stacks_deferred_late", ss.late };
+	st[n++] = (struct stk_stat){ "stacks_written_forgotten", ss.written_forgotten };
 	st[n++] = (struct stk_stat){ "processes_snapshotted", ps.pm.snapshots };
 	st[n++] = (struct stk_stat){ "processes_exited", ps.exits };
+	st[n++] = (struct stk_stat){ "processes_exited_unseen", ps.exits_unseen };
 	st[n++] = (struct stk_stat){ "maps_err_gone", ps.maps_gone };
 	st[n++] = (struct stk_stat){ "maps_err_other", ps.maps_errors };
 	st[n++] = (struct stk_stat){ "maps_resnapshots", ps.resnapshots };
@@ -209,6 +213,18 @@ int recorder__write_stats(struct recorder *rec, uint64_t now)
 	 * what it does not (libbpf, buffers, the allocator's slack). */
 	if (getrusage(RUSAGE_SELF, &ru) == 0)
 		st[n++] = (struct stk_stat){ "rss_peak_bytes", (uint64_t)ru.ru_maxrss * 1024 };
+	/* The heap in use (glibc's allocated bytes, all arenas, and its
+	 * mmap'ed blocks) at its most
+	 * at a flush: what the recorder holds itself, without the BPF maps'
+	 * pages and the allocator's slack, so that growth shows apart. */
+	{
+		struct mallinfo2 mi = mallinfo2();
+		uint64_t used = mi.uordblks + mi.hblkhd;	/* large blocks are mmap'ed */
+
+		if (used > rec->heap_max)
+			rec->heap_max = used;
+		st[n++] = (struct stk_stat){ "heap_in_use_max", rec->heap_max };
+	}
 	if (ps.watching) {
 		st[n++] = (struct stk_stat){ "mmap_event_records", ps.mw.records };
 		st[n++] = (struct stk_stat){ "mmap_events_lost", ps.mw.lost };
@@ -217,6 +233,7 @@ int recorder__write_stats(struct recorder *rec, uint64_t now)
 		st[n++] = (struct stk_stat){ "mmap_event_build_ids", ps.mw.kernel_build_ids };
 		st[n++] = (struct stk_stat){ "mmap_build_ids_read", ps.mw.build_id_reads };
 		st[n++] = (struct stk_stat){ "mmap_build_id_errors", ps.mw.build_id_errors };
+		st[n++] = (struct stk_stat){ "mmap_parents_read", ps.mw.seeded };
 	}
 	if (rec->uw) {
 		struct unwinder_stats us;

@@ -17,11 +17,30 @@
 /*
  * Every stack the store knows, in one map (a lookup or two per stack
  * instead of one per pool): BPF id -> its file id once written (bit 63
- * clear), else HELD | pool << 60 | offset of its frames << 8 | frames.
+ * clear; the flush it was last used in, modulo 2^23, in bits 40-62), else
+ * HELD | pool << 60 | offset of its frames << 8 | frames.
  */
 #define HELD		(1ULL << 63)
 #define POOL_OLD	2
 #define OFF_MASK	((1ULL << 52) - 1)
+#define FILE_ID_MASK	((1ULL << 40) - 1)
+#define USED_SHIFT	40
+#define USED_MASK	((1ULL << 23) - 1)
+
+/*
+ * Written stacks not used for WRITTEN_AGE flushes (no row referenced them,
+ * the kernel did not send them again) are forgotten once the store knows
+ * more than WRITTEN_PER_SET times the kernel's set of them: their ids
+ * leave the kernel's set at one flush and the store at the next, so that
+ * a stack seen again is sent again and written again under a new file id
+ * (a few bytes of STCK) instead of every stack of a long recording being
+ * remembered for good (the map grew by ~30 bytes a stack, without end).
+ * Three sets' worth (49152 at the default 16384), with what is held, fit
+ * a map of 131072 slots (2 MiB, half full at most): four made it double to
+ * 4 MiB just before the first sweep.
+ */
+#define WRITTEN_AGE	64
+#define WRITTEN_PER_SET	3
 
 static uint64_t held_value(unsigned int pool, size_t off, uint32_t nr)
 {
@@ -36,6 +55,18 @@ static unsigned int pool_of(uint64_t v)
 static uint32_t held_nr(uint64_t v)
 {
 	return (uint32_t)(v & 0xff);
+}
+
+/* The value of a written stack: @file_id, used in flush @epoch. */
+static uint64_t written_value(uint64_t file_id, uint64_t epoch)
+{
+	return (file_id & FILE_ID_MASK) | (epoch & USED_MASK) << USED_SHIFT;
+}
+
+/* Flushes since written value @v was last used, at flush @epoch. */
+static uint64_t written_age(uint64_t v, uint64_t epoch)
+{
+	return (epoch - (v >> USED_SHIFT)) & USED_MASK;
 }
 
 /* Frames that came in one flush (or, POOL_OLD, that off-CPU holders
@@ -83,6 +114,10 @@ struct stackstore {
 	/* Ids to take out of the kernel's set (room reserved by age()). */
 	uint64_t *unset;
 	size_t nr_unset, cap_unset;
+	/* Flushes aged; written stacks unused for longer than WRITTEN_AGE
+	 * flushes out of the kernel's set since flush @sweep_epoch (0:
+	 * none), to leave the map at the next. */
+	uint64_t epoch, sweep_epoch, last_sweep;
 };
 
 struct stackstore *stackstore__new(uint32_t capacity)
@@ -220,6 +255,8 @@ int stackstore__add_record(struct stackstore *ss, const void *data, size_t size)
 		if ((*v & HELD) && pool_of(*v) != ss->cur &&
 		    !pool_add(p, id, held_frames(ss, *v), held_nr(*v), &off))
 			*v = held_value(ss->cur, off, held_nr(*v));
+		else if (!(*v & HELD))
+			*v = written_value(*v, ss->epoch); /* in the set again: in use */
 		return 0;
 	}
 	if (pool_add(p, id, (const uint64_t *)r->ips, r->nr, &off) ||
@@ -292,12 +329,12 @@ const struct stkrec_stack *stackstore__frames(struct stackstore *ss, uint64_t id
 
 		while (lo < hi) {
 			i = lo + (hi - lo) / 2;
-			if (ss->pend[i].id < *v)
+			if (ss->pend[i].id < (*v & FILE_ID_MASK))
 				lo = i + 1;
 			else
 				hi = i;
 		}
-		if (lo == ss->nr_pend || ss->pend[lo].id != *v)
+		if (lo == ss->nr_pend || ss->pend[lo].id != (*v & FILE_ID_MASK))
 			return NULL;
 		i = lo;
 	}
@@ -350,7 +387,8 @@ int stackstore__see(struct stackstore *ss, uint32_t tgid, int64_t *ref,
 		return 0;
 	}
 	if (!(*v & HELD)) {
-		*ref = (int64_t)*v;
+		*v = written_value(*v, ss->epoch);
+		*ref = (int64_t)(*v & FILE_ID_MASK);
 		return 0;
 	}
 	to_buf(ss, id, held_frames(ss, *v), held_nr(*v));
@@ -371,9 +409,9 @@ int stackstore__see(struct stackstore *ss, uint32_t tgid, int64_t *ref,
 				ss->cap_late = cap;
 			}
 			v = idmap__find(ss->ids, id);
-			*v = ++ss->last_file_id;
-			*ref = (int64_t)*v;
-			ss->late[ss->nr_late++] = (struct late){ *v, seq, tgid };
+			*ref = (int64_t)++ss->last_file_id;
+			*v = written_value(ss->last_file_id, ss->epoch);
+			ss->late[ss->nr_late++] = (struct late){ ss->last_file_id, seq, tgid };
 			ss->nheld--;
 			ss->st.written++;
 			ss->st.late++;
@@ -386,8 +424,9 @@ int stackstore__see(struct stackstore *ss, uint32_t tgid, int64_t *ref,
 			/* The same frames are in the file already: the
 			 * sample is theirs (each copied stack written anew
 			 * made a python3 capture 3 times bigger). */
+			*same = written_value(*same, ss->epoch);
 			*v = *same;
-			*ref = (int64_t)*same;
+			*ref = (int64_t)(*same & FILE_ID_MASK);
 			ss->nheld--;
 			ss->st.deferred_same++;
 			return 0;
@@ -397,15 +436,16 @@ int stackstore__see(struct stackstore *ss, uint32_t tgid, int64_t *ref,
 	if (err)
 		return err;
 	/* Written: in place, the map is not resized. */
-	*v = ++ss->last_file_id;
-	*ref = (int64_t)*v;
+	*ref = (int64_t)++ss->last_file_id;
+	*v = written_value(ss->last_file_id, ss->epoch);
 	ss->nheld--;
 	ss->st.written++;
 	*added = &ss->buf;
 	/* A copied stack's frames under their own id too, so that the next
-	 * copy of them, or the kernel sending them, finds them written. */
+	 * copy of them, or the kernel sending them, finds them written (out
+	 * of memory: no sharing, no harm). */
 	if (real && !idmap__find(ss->ids, real))
-		idmap__set(ss->ids, real, (uint64_t)*ref); /* else: no sharing, no harm */
+		idmap__set(ss->ids, real, written_value((uint64_t)*ref, ss->epoch));
 	return 0;
 }
 
@@ -494,6 +534,66 @@ static void sweep_old(struct stackstore *ss)
 }
 
 /*
+ * Written stacks unused for WRITTEN_AGE flushes, once there are more than
+ * WRITTEN_PER_SET sets' worth of them (looked for every WRITTEN_AGE / 4
+ * flushes, a walk of the map): their ids leave the kernel's set now, and
+ * the map at the next flush.  A row drained in between (a sample that
+ * found the id before it left) or the kernel sending the stack again (one
+ * after) uses it again, and it stays.  Off-CPU, a blocked task may hold one: those the holders
+ * name stay too.  Without room to unset them, none goes this time.
+ */
+static void sweep_written(struct stackstore *ss)
+{
+	uint64_t key, val;
+	struct idmap *live = NULL;
+	size_t it = 0, n = 0;
+	void *q;
+
+	if (ss->sweep_epoch) {
+		/* The second step: what is still unused leaves the map. */
+		if (ss->collect_live) {
+			live = idmap__new();
+			if (live && ss->collect_live(ss->live_ctx, live)) {
+				idmap__free(live);
+				live = NULL;
+			}
+			if (!live) {
+				ss->sweep_epoch = 0;
+				return; /* no holders' list: all stay (they are out of the set) */
+			}
+		}
+		while (idmap__next(ss->ids, &it, &key, &val))
+			if (!(val & HELD) && written_age(val, ss->epoch) > WRITTEN_AGE &&
+			    !(live && idmap__find(live, key)) && n < ss->cap_unset)
+				ss->unset[n++] = key; /* room reserved by the first step */
+		for (size_t i = 0; i < n; i++)
+			idmap__remove(ss->ids, ss->unset[i]);
+		ss->st.written_forgotten += n;
+		ss->sweep_epoch = 0;
+		idmap__free(live);
+		return;
+	}
+	if (idmap__count(ss->ids) - ss->nheld <= (size_t)WRITTEN_PER_SET * ss->capacity ||
+	    ss->epoch - ss->last_sweep < WRITTEN_AGE / 4)
+		return;
+	ss->last_sweep = ss->epoch;
+	while (idmap__next(ss->ids, &it, NULL, &val))
+		if (!(val & HELD) && written_age(val, ss->epoch) >= WRITTEN_AGE)
+			n++;
+	if (!n)
+		return;
+	q = ss->unset;
+	if (reserve(&q, &ss->cap_unset, ss->nr_unset + n, sizeof(*ss->unset)))
+		return;
+	ss->unset = q;
+	it = 0;
+	while (idmap__next(ss->ids, &it, &key, &val))
+		if (!(val & HELD) && written_age(val, ss->epoch) >= WRITTEN_AGE)
+			unset(ss, key);
+	ss->sweep_epoch = ss->epoch;
+}
+
+/*
  * A flush is written.  The stacks that came two flushes ago and that no
  * row referenced leave the kernel's set now, their frames kept one flush
  * more in the old pool: a sample that found the id before it left is
@@ -544,6 +644,9 @@ static void age(struct stackstore *ss)
 	if (ss->collect_live && old->nids > ss->capacity)
 		sweep_old(ss);
 	delete_unset(ss);
+	ss->epoch++;
+	sweep_written(ss);
+	delete_unset(ss);
 }
 
 int stackstore__retry_late(struct stackstore *ss,
@@ -572,7 +675,7 @@ int stackstore__retry_late(struct stackstore *ss,
 		}
 		real = stkrec_stack_id(ss->buf.ips, ss->buf.nr, 0);
 		if (!idmap__find(ss->ids, real))
-			idmap__set(ss->ids, real, l->file_id);
+			idmap__set(ss->ids, real, written_value(l->file_id, ss->epoch));
 		err = added(ctx, l->tgid, &ss->buf);
 	}
 	ss->nr_late = k;

@@ -13,6 +13,11 @@
  * dropped) are forgotten, and their ids taken out of the kernel's set so
  * that the stack is sent again if it is ever seen again.  Off-CPU modes
  * keep those a blocked task still holds (stackstore__set_live()).
+ * Written stacks are remembered (BPF id -> file id) while they are used;
+ * once the store knows more than 3 times the kernel's set of them, those
+ * no row and no resend used for 64 flushes are forgotten the same way
+ * (STAT stacks_written_forgotten), so a long recording's memory does not
+ * grow with every stack it ever wrote.
  *
  * The file numbers stacks 1, 2, 3... in the order they are written, not by
  * their 62-bit BPF hash: small ids cost one or two bytes in every count row
@@ -48,6 +53,8 @@ struct stackstore_stats {
 				 * written at a later flush */
 	uint64_t deferred_same;	/* copied stacks whose frames were in the file
 				 * already: written as that stack */
+	uint64_t written_forgotten; /* written stacks unused for long, forgotten
+				 * (sent and written again if seen again) */
 };
 
 /*

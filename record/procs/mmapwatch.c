@@ -159,6 +159,21 @@ static void on_exec(struct mmapwatch *w, uint32_t tgid, uint64_t time)
 	wproc__note(w, p, tgid);
 }
 
+/* 1 if a record after the one being applied is an exec of @tgid. */
+static int execs_later(const struct mmapwatch *w, uint32_t tgid)
+{
+	size_t i;
+
+	for (i = w->applying + 1; i < w->nr_recs; i++) {
+		const struct rec_comm *c = (const void *)(w->buf + w->recs[i].off);
+
+		if (c->h.type == PERF_RECORD_COMM && (c->h.misc & PERF_RECORD_MISC_COMM_EXEC) &&
+		    c->pid == tgid)
+			return 1;
+	}
+	return 0;
+}
+
 static void on_fork(struct mmapwatch *w, const struct rec_task *r, uint64_t time)
 {
 	struct wproc *parent, *child;
@@ -168,8 +183,20 @@ static void on_fork(struct mmapwatch *w, const struct rec_task *r, uint64_t time
 	if (r->pid == r->ppid || w->follow == MMAPWATCH_LISTED)
 		return;
 	parent = wproc__find(w, r->ppid);
+	if (!parent && w->follow == MMAPWATCH_ALL)
+		parent = wproc__new(w, r->ppid);
 	if (!parent)
 		return;
+	/*
+	 * A parent running since before the watcher (a shell loop, make, a
+	 * service spawning workers) is read from /proc once: its child's
+	 * samples until its exec (a vfork()ed sh in execve) are in those
+	 * mappings, and /proc is read too late for them, after the exec.
+	 * Not if the parent itself execs later in these records: /proc
+	 * would show that image.
+	 */
+	if (!parent->complete && !execs_later(w, r->ppid))
+		wproc__seed(w, parent, r->ppid, time);
 	child = wproc__new(w, r->pid);
 	if (!child)
 		return;
@@ -303,8 +330,10 @@ static void apply_gathered(struct mmapwatch *w)
 	size_t i;
 
 	qsort(w->recs, w->nr_recs, sizeof(*w->recs), wrec_cmp);
-	for (i = 0; i < w->nr_recs; i++)
+	for (i = 0; i < w->nr_recs; i++) {
+		w->applying = i;
 		apply(w, w->buf + w->recs[i].off, w->recs[i].time);
+	}
 	w->nr_recs = 0;
 	w->len = 0;
 }

@@ -44,6 +44,8 @@ struct mmapwatch_stats {
 	uint64_t snapshots;		/* mmapwatch__snapshot() calls that succeeded */
 	uint64_t build_id_reads;	/* build-ids read from the file instead */
 	uint64_t build_id_errors;	/* ... that could not be */
+	uint64_t seeded;		/* processes running before the watcher saw their
+					 * exec, read from /proc when they forked */
 };
 
 struct mmapwatch;
@@ -150,6 +152,17 @@ int mmapwatch__snapshot(struct mmapwatch *w, struct procmaps *pm, uint32_t tgid,
 int mmapwatch__snapshot_old(struct mmapwatch *w, struct procmaps *pm, uint32_t tgid,
 			    const char *comm, uint64_t image_ns, struct stk_proc_maps *out,
 			    uint64_t *start_ns, uint64_t *end_ns);
+
+/*
+ * mmapwatch__old_mapping() - the executable mapping holding @addr in the
+ * newest image of @tgid an exec replaced that has one, into @out (its
+ * path borrowed from the watcher: valid until the next drain or purge),
+ * with its build-id as mmapwatch__snapshot() gives it: for a copied stack
+ * of a child between fork and exec, unwound before its row says which
+ * image it was taken in.  Returns 0 or -ENOENT.
+ */
+int mmapwatch__old_mapping(struct mmapwatch *w, struct procmaps *pm, uint32_t tgid,
+			   uint64_t addr, struct stk_mapping *out);
 
 /* Forget processes that exited before @before_ns (CLOCK_MONOTONIC), and
  * the images execs replaced before it. */

@@ -78,6 +78,7 @@ struct mmapwatch {
 	size_t len, cap;
 	struct wrec *recs;
 	size_t nr_recs, cap_recs;
+	size_t applying;	/* the index in recs being applied */
 	/* Processes that exec'ed, mapped code, forked or exited since
 	 * mmapwatch__take_changed(). */
 	uint32_t *changed;
@@ -95,6 +96,13 @@ struct wproc *wproc__new(struct mmapwatch *w, uint32_t tgid);
 void wproc__free(struct wproc *p);
 void wproc__maps_clear(struct wproc *p);
 int wproc__maps_reserve(struct wproc *p, size_t more);
+/*
+ * wproc__seed() - @p's mappings (of @tgid, which the watcher has not seen
+ * exec) from /proc/@tgid/maps now; complete from here on, the records
+ * that follow keeping it current.  0, or the read's -errno (-ENOENT: gone)
+ * or -ENOMEM, and @p is left incomplete.
+ */
+int wproc__seed(struct mmapwatch *w, struct wproc *p, uint32_t tgid, uint64_t time);
 /* Keep @p's image, which an exec at @time replaces, as an old one. */
 void wproc__keep_old_image(struct wproc *p, uint64_t time);
 /* Remove [@start, @end): the number of mappings changed, or -ENOMEM. */

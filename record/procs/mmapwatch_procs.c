@@ -6,12 +6,14 @@
  * what it overlaps, and the snapshots and purges the recorder asks for.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 
 #include "idmap.h"
 #include "mmapwatch_int.h"
+#include "readall.h"
 
 struct wproc *wproc__find(const struct mmapwatch *w, uint32_t tgid)
 {
@@ -270,6 +272,57 @@ int wproc__maps_add(struct wproc *p, struct wmap *n)
 	return 0;
 }
 
+int wproc__seed(struct mmapwatch *w, struct wproc *p, uint32_t tgid, uint64_t time)
+{
+	char path[32], *buf = NULL, *line, *next;
+	size_t len;
+	int err;
+
+	snprintf(path, sizeof(path), "/proc/%u/maps", tgid);
+	err = read_all(path, 16384, &buf, &len);
+	if (err)
+		return err;
+	wproc__maps_clear(p);
+	p->complete = 1;
+	for (line = buf; *line; line = next) {
+		struct procmaps_line l;
+		struct wmap m = {};
+
+		next = strchr(line, '\n');
+		next = next ? next + 1 : line + strlen(line);
+		if (procmaps__parse_line(line, &l))
+			continue;
+		/* What on_mmap2() keeps: executable mappings, and a file's
+		 * offset-0 one.  [vsyscall] is no mapping (snapshots add it). */
+		if (!(l.prot & PROT_EXEC) && (l.offset != 0 || l.path[0] != '/'))
+			continue;
+		if (strcmp(l.path, "[vsyscall]") == 0)
+			continue;
+		m.start = l.start;
+		m.end = l.end;
+		m.pgoff = l.offset;
+		m.dev = l.dev;
+		m.ino = l.inode;
+		m.prot = l.prot;
+		m.path = strdup(l.path);
+		if (!m.path) {
+			wproc__maps_clear(p);
+			p->complete = 0;
+			err = -ENOMEM;
+			break;
+		}
+		err = wproc__maps_add(p, &m); /* on failure: cleared, incomplete */
+		if (err)
+			break;
+	}
+	free(buf);
+	p->gen = ++w->gen;
+	p->changed_ns = time;
+	if (!err)
+		w->st.seeded++;
+	return err;
+}
+
 uint64_t mmapwatch__image(const struct mmapwatch *w, uint32_t tgid)
 {
 	const struct wproc *p = wproc__find(w, tgid);
@@ -337,12 +390,28 @@ static void resolve_build_id(struct mmapwatch *w, struct procmaps *pm, uint32_t 
 	m->bid_known = 1;
 }
 
+/* @m as a snapshot's mapping, its path @path. */
+static void mapping_of(const struct wmap *m, const char *path, struct stk_mapping *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->path = path;
+	o->start = m->start;
+	o->end = m->end;
+	o->offset = m->pgoff;
+	o->dev = m->dev;
+	o->inode = m->ino;
+	o->prot = m->prot;
+	o->build_id_size = m->bid_size;
+	memcpy(o->build_id, m->bid, m->bid_size);
+}
+
 /* A snapshot of mappings @wm[0..@nr) of @tgid, changed last at @time. */
 static int snapshot_of(struct mmapwatch *w, struct procmaps *pm, uint32_t tgid, const char *comm,
 		       struct wmap *wm, size_t nr, uint64_t time, struct stk_proc_maps *out)
 {
 	struct procmaps_line vsys;
 	struct stk_mapping *maps;
+	char *path;
 	size_t i, n = 0;
 
 	maps = calloc(nr + 1, sizeof(*maps));
@@ -355,22 +424,15 @@ static int snapshot_of(struct mmapwatch *w, struct procmaps *pm, uint32_t tgid, 
 		if (!(m->prot & PROT_EXEC) && !exec_mapping_of(wm, nr, m))
 			continue;
 		resolve_build_id(w, pm, tgid, m);
-		o->path = strdup(m->path);
-		if (!o->path) {
+		path = strdup(m->path);
+		if (!path) {
 			while (n--)
 				free((char *)maps[n].path);
 			free(maps);
 			return -ENOMEM;
 		}
+		mapping_of(m, path, o);
 		n++;
-		o->start = m->start;
-		o->end = m->end;
-		o->offset = m->pgoff;
-		o->dev = m->dev;
-		o->inode = m->ino;
-		o->prot = m->prot;
-		o->build_id_size = m->bid_size;
-		memcpy(o->build_id, m->bid, m->bid_size);
 	}
 	/* As /proc/PID/maps has it: above every mapping, so still sorted. */
 	if (procmaps__vsyscall(pm, &vsys) && (!n || maps[n - 1].end <= vsys.start)) {
@@ -431,6 +493,26 @@ int mmapwatch__snapshot_old(struct mmapwatch *w, struct procmaps *pm, uint32_t t
 	*end_ns = o->end_ns;
 	return snapshot_of(w, pm, tgid, comm, o->maps, o->nr,
 			   o->changed_ns < o->end_ns ? o->changed_ns : o->end_ns - 1, out);
+}
+
+int mmapwatch__old_mapping(struct mmapwatch *w, struct procmaps *pm, uint32_t tgid,
+			   uint64_t addr, struct stk_mapping *out)
+{
+	struct wproc *p = wproc__find(w, tgid);
+	size_t k, i;
+
+	for (k = p ? p->nr_old : 0; k-- > 0;) {
+		for (i = 0; i < p->old[k].nr; i++) {
+			struct wmap *m = &p->old[k].maps[i];
+
+			if (!(m->prot & PROT_EXEC) || addr < m->start || addr >= m->end)
+				continue;
+			resolve_build_id(w, pm, tgid, m);
+			mapping_of(m, m->path, out);
+			return 0;
+		}
+	}
+	return -ENOENT;
 }
 
 void mmapwatch__purge(struct mmapwatch *w, uint64_t before_ns)

@@ -5,6 +5,7 @@
  * MAPS, refreshed when stale and forgotten after exit (see procs.h).
  */
 #include <errno.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -62,8 +63,14 @@ struct procs {
 		const struct snap *snap;	/* pending: valid until procs__write() */
 	} *olds;
 	size_t nr_olds, cap_olds;
+	struct stk_mapping old_map;	/* procs__mapping_any()'s from the watcher */
+	uint64_t purges;		/* procs__purge() calls */
 	struct procs_stats st;
 };
+
+/* Every so many purges, the snapshots of processes no exit was seen of
+ * are checked against the processes alive. */
+#define GONE_CHECK_EVERY 16
 
 /*
  * The vDSO is no file the reporter could find, so its image goes into the
@@ -572,11 +579,40 @@ static int is_dead(const struct procs *p, uint64_t key, const struct snap *s, ui
 	return s->purge_seq && s->purge_seq <= seq;
 }
 
+/*
+ * The kernel says a process exited only if it announced it since its last
+ * exec (bpf/common.bpf.h "seen"), and the watcher only if no record was
+ * lost: a child sampled between fork and exec that exits unsampled after
+ * its exec (a shell's loop of commands) left its snapshot behind for good,
+ * ~1 KiB each, a few hundred a minute under an exec loop.  One whose pid
+ * is free now is forgotten as an exit would (a pid taken again by another
+ * process keeps it until that one's first sample replaces it).
+ */
+static void forget_unseen_exits(struct procs *p, uint64_t seq)
+{
+	uint64_t key, val;
+	size_t it = 0;
+
+	while (idmap__next(p->snaps, &it, &key, &val)) {
+		struct snap *s = (struct snap *)(uintptr_t)val;
+
+		if (s->purge_seq || !key || key > INT32_MAX)
+			continue;
+		if (kill((pid_t)key, 0) < 0 && errno == ESRCH) {
+			s->purge_seq = seq + 2;
+			p->st.exits_unseen++;
+			unwinder__remove_process(p->uw, (uint32_t)key);
+		}
+	}
+}
+
 void procs__purge(struct procs *p, uint64_t seq, uint64_t before_ns)
 {
 	uint64_t *dead;
 	size_t n, i;
 
+	if (++p->purges % GONE_CHECK_EVERY == 0)
+		forget_unseen_exits(p, seq);
 	if (p->mw)
 		mmapwatch__purge(p->mw, before_ns);
 	/* Out of memory: purge those there was room for, the others at the
@@ -620,7 +656,7 @@ int procs__gone(const struct procs *p, uint32_t tgid)
 	return !v || ((const struct snap *)(uintptr_t)*v)->purge_seq != 0;
 }
 
-const struct stk_mapping *procs__mapping_any(const struct procs *p, uint32_t tgid, uint64_t addr)
+const struct stk_mapping *procs__mapping_any(struct procs *p, uint32_t tgid, uint64_t addr)
 {
 	const struct stk_mapping *m = procs__mapping(p, tgid, addr);
 	size_t i;
@@ -636,6 +672,8 @@ const struct stk_mapping *procs__mapping_any(const struct procs *p, uint32_t tgi
 			    addr < o->mappings[k].end)
 				return &o->mappings[k];
 	}
+	if (!m && p->mw && mmapwatch__old_mapping(p->mw, p->pm, tgid, addr, &p->old_map) == 0)
+		return &p->old_map;
 	return m;
 }
 

@@ -40,6 +40,7 @@ struct procs_stats {
 	uint64_t maps_events;		/* snapshots built from mmap records */
 	uint64_t vdso_embedded;		/* 1 once the vDSO's image is in an ESYM chunk */
 	uint64_t old_images;		/* snapshots of images an exec replaced, for their rows */
+	uint64_t exits_unseen;		/* processes found gone though no exit was seen */
 	struct procmaps_stats pm;	/* /proc/PID/maps reader and build-ids */
 	int watching;			/* the mmap watcher runs: @mw is valid */
 	struct mmapwatch_stats mw;
@@ -181,9 +182,11 @@ int procs__gone(const struct procs *p, uint32_t tgid);
 /*
  * procs__mapping_any() - procs__mapping(), else the executable mapping
  * holding @addr in an image of @tgid an exec replaced, met by this
- * flush's rows (procs__see_image()): a stack copied in the last steps of
- * an execve (a vfork()ed sh running a command) is of the image before.
+ * flush's rows (procs__see_image()) or, newest first, kept by the mmap
+ * watcher: a stack copied in the last steps of an execve (a vfork()ed sh
+ * running a command) is of the image before.  Borrowed, as
+ * procs__mapping()'s (the watcher's: until the next call).
  */
-const struct stk_mapping *procs__mapping_any(const struct procs *p, uint32_t tgid, uint64_t addr);
+const struct stk_mapping *procs__mapping_any(struct procs *p, uint32_t tgid, uint64_t addr);
 
 #endif

@@ -131,12 +131,20 @@ static int walk_step(struct unwinder *u, struct walk *w, uint32_t n, int fp,
 		return ra == 0;
 	case STKREC_UW_END:
 		return 1;
+	case STKREC_UW_RA_RDI:
+		/* The return address is in rdi: the copied leaf's only. */
+		if (n > 0)
+			return -STKREC_UW_STOP_UNSUPP;
+		cfa = w->sp + r->cfa_off;
+		break;
 	default:
 		return -STKREC_UW_STOP_UNSUPP;
 	}
-	if (cfa <= w->sp)
+	if (r->kind == STKREC_UW_RA_RDI)
+		ra = w->d->di; /* CFA = rsp is fine: the pc moves, once */
+	else if (cfa <= w->sp)
 		return -STKREC_UW_STOP_LOOP;
-	if (walk_read(w, cfa - 8, &ra))
+	else if (walk_read(w, cfa - 8, &ra))
 		return -STKREC_UW_STOP_FAULT;
 	if (r->rbp_off == STKREC_UW_RBP_LOST)
 		w->bp = 0;

@@ -34,6 +34,7 @@
 #include "unwind_table.h"
 
 /* DWARF register numbers, x86-64 psABI. */
+#define REG_RDI 5
 #define REG_RBP 6
 #define REG_RSP 7
 #define REG_RA 16
@@ -171,6 +172,25 @@ static int is_sigframe(Dwarf_Frame *f, const Dwarf_Op *cfa, size_t ncfa)
 	return 1;
 }
 
+/* 1 if the rule @ops says "the value is in rdi" (DW_CFA_register). */
+static int in_rdi(const Dwarf_Op *ops, size_t nops)
+{
+	return nops == 1 && ((ops[0].atom == DW_OP_regx && ops[0].number == REG_RDI) ||
+			     ops[0].atom == DW_OP_reg0 + REG_RDI);
+}
+
+/* 1 if the CFA expression @op is rsp + *@off, 0 <= *@off <= UINT16_MAX. */
+static int cfa_rsp(const Dwarf_Op *op, int64_t *off)
+{
+	if (op->atom == DW_OP_bregx && op->number == REG_RSP)
+		*off = (int64_t)op->number2;
+	else if (op->atom == DW_OP_breg0 + REG_RSP)
+		*off = (int64_t)op->number;
+	else
+		return 0;
+	return *off >= 0 && *off <= UINT16_MAX;
+}
+
 /* Classify one libdw row into (kind, cfa_off, rbp_off). */
 static void classify(struct unwind_table *t, Dwarf_Frame *f, int signal, int *kind, int *cfa_off,
 		     int *rbp_off)
@@ -205,8 +225,19 @@ static void classify(struct unwind_table *t, Dwarf_Frame *f, int signal, int *ki
 		Dwarf_Op rmem[3], *rops;
 		size_t nrops;
 
-		if (dwarf_frame_register(f, REG_RA, rmem, &rops, &nrops) != 0 ||
-		    !saved_at_cfa(rops, nrops, &off) || off != -8)
+		if (dwarf_frame_register(f, REG_RA, rmem, &rops, &nrops) != 0)
+			goto unsupported;
+		if (in_rdi(rops, nrops)) {
+			/* glibc's __vfork: CFA = rsp + off, return address
+			 * in rdi (evaluated in the sampled leaf only). */
+			if (rbp_rule(f, rbp_off) || nops != 1 || !cfa_rsp(ops, &off))
+				goto unsupported;
+			*kind = STKREC_UW_RA_RDI;
+			*cfa_off = (int)off;
+			t->st.ra_rdi++;
+			return;
+		}
+		if (!saved_at_cfa(rops, nrops, &off) || off != -8)
 			goto unsupported;
 	}
 	if (rbp_rule(f, rbp_off))

@@ -64,6 +64,7 @@ struct pmap {
 	size_t n, cap;
 	char *names;
 	size_t names_len, names_cap;
+	size_t names_dead;		/* bytes of names of lines a later one replaced */
 	uint64_t charged;		/* budget held: this struct and the arrays */
 	uint64_t skipped;		/* lines of this file not kept */
 	struct span {			/* lines written though not kept (over the */
@@ -185,6 +186,7 @@ static void pmap_reset(struct perfmaps *pm, struct pmap *p)
 	p->recent = NULL;
 	p->recent_names = NULL;
 	p->n = p->cap = p->names_len = p->names_cap = p->nspans = p->capspans = 0;
+	p->names_dead = 0;
 	p->nrecent = p->caprecent = p->recent_len = p->recent_cap = 0;
 	membudget__give(pm->mb, p->charged - sizeof(*p));
 	p->charged = sizeof(*p);
@@ -780,6 +782,53 @@ static int pmap_merge(struct pmap *p, size_t n0, int sorted)
 	return 0;
 }
 
+static int by_name_off(const void *x, const void *y)
+{
+	uint32_t a = ((const struct pent *)x)->name & ~PENT_SENT;
+	uint32_t b = ((const struct pent *)y)->name & ~PENT_SENT;
+
+	return a < b ? -1 : a > b;
+}
+
+/*
+ * A JIT that compiles anew all the time reuses its code memory: the line
+ * of new code at an address replaces the one before it there (a lookup
+ * takes the later line already).  Those replaced leave the sorted lines,
+ * and once they hold half the names, the names are packed (in place: by
+ * offset, each slides down), so that a process's lines take the room of
+ * its live code, not of all it ever compiled (V8 under --perf-basic-prof
+ * grew its map by 2-5 MiB a minute, 40% of it lines replaced, which the
+ * recorder kept up to the file's cap).  Capacities stay: what the lines
+ * gain next reuses them.
+ */
+static void pmap_drop_replaced(struct pmap *p)
+{
+	size_t i, k = 0, at = 0;
+
+	for (i = 0; i < p->n; i++) {
+		if (i + 1 < p->n && p->ents[i + 1].addr == p->ents[i].addr) {
+			p->names_dead += strlen(p->names + (p->ents[i].name & ~PENT_SENT)) + 1;
+			continue;
+		}
+		p->ents[k++] = p->ents[i];
+	}
+	p->n = k;
+	if (p->names_dead < 4096 || p->names_dead * 2 < p->names_len)
+		return;
+	qsort(p->ents, p->n, sizeof(*p->ents), by_name_off);
+	for (i = 0; i < p->n; i++) {
+		uint32_t off = p->ents[i].name & ~PENT_SENT;
+		size_t len = strlen(p->names + off) + 1;
+
+		memmove(p->names + at, p->names + off, len);
+		p->ents[i].name = (uint32_t)at | (p->ents[i].name & PENT_SENT);
+		at += len;
+	}
+	p->names_len = at;
+	p->names_dead = 0;
+	qsort(p->ents, p->n, sizeof(*p->ents), by_pent);
+}
+
 /*
  * Keeps the lines @jb read to keep, under the budget: at once if it has
  * the room, else line by line as it has; those it has no room for are
@@ -823,7 +872,10 @@ static int pmap_keep(struct perfmaps *pm, struct pmap *p, struct pm_job *jb)
 		p->names_len += nlen + 1;
 	}
 	/* In the job's order, sorted, the lines kept. */
-	return err ?: pmap_merge(p, n0, 1);
+	err = err ?: pmap_merge(p, n0, 1);
+	if (!err && p->n > n0)
+		pmap_drop_replaced(p);
+	return err;
 }
 
 /* @p's recent lines are now @r's, if the budget has room (else none). */

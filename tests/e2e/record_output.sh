@@ -10,7 +10,9 @@
 # (nothing named .NAME.* is left).  A recording that starts replaces a
 # regular file or a symbolic link (never writing through it) and writes to
 # a character device or FIFO in place, without removing it; a block device
-# is refused with one line and left alone.
+# is refused with one line and left alone.  A second stkrec with the same
+# -o refuses to start; an output removed or replaced while recording is
+# saved beside as NAME.PID, said in one line, exit 1.
 # Exit 77 only when BPF cannot be used (not root, or no BTF).
 
 . "$(dirname "$0")/lib/harness.sh"
@@ -107,5 +109,56 @@ said=no
 check "-o a block device: exit 1, one line ($(cat "$tmp/blk.err"))" test "$rc" -eq 1 -a $said = yes
 check "-o a block device: it is still there" [ -b "$od/blk" ]
 check "no temporary left at the end ($(leftovers))" [ -z "$(leftovers)" ]
+
+# One recorder per -o: a second one with the same -o refuses to start
+# with one line and leaves the first's capture alone.  Before, both ran
+# and the first said "wrote" of a file that was the second's.
+bg "$REC" -q -o "$od/same.stk" 2> "$tmp/same1.err"
+first=$bg_pid
+wait_sampling "$od/same.stk" "$first" || fail "-o same.stk: the first stkrec starts ($(cat "$tmp/same1.err"))"
+"$REC" -q -o "$od/same.stk" 1 2> "$tmp/same2.err"
+rc=$?
+said=no
+grep -qxF "stkrec: $od/same.stk: another stkrec is writing it; choose another -o" "$tmp/same2.err" &&
+	said=yes
+check "a second stkrec -o the same file: exit 1, one line ($rc: $(cat "$tmp/same2.err"))" \
+	test "$rc" -eq 1 -a $said = yes
+kill -INT "$first"
+wait "$first"
+rc=$?
+check "the first stkrec ends as usual (exit $rc: $(cat "$tmp/same1.err"))" [ "$rc" -eq 0 ]
+"$REP" info "$od/same.stk" > "$tmp/same.info" 2>&1
+check "... and its capture is at its name, closed cleanly" grep -q '^verdict: OK' "$tmp/same.info"
+
+# The output removed, or replaced by another file, while recording: the
+# capture is saved beside as NAME.PID, one line says where, exit 1.
+# Before, "wrote NAME" and exit 0 of a file that was gone.
+# gone_case HOW: "rm" or "mv" (another file put in its place).
+gone_case() {
+	f=$od/$1.stk
+	bg "$REC" -q -o "$f" 2> "$tmp/$1.err"
+	pid=$bg_pid
+	wait_sampling "$f" "$pid" || fail "$1: stkrec starts ($(cat "$tmp/$1.err"))"
+	if [ "$1" = rm ]; then
+		rm "$f"
+		how=removed
+	else
+		echo other > "$f.new" && mv "$f.new" "$f"
+		how="replaced by another file"
+	fi
+	kill -INT "$pid"
+	wait "$pid"
+	rc=$?
+	said=no
+	grep -qxF "stkrec: $f was $how during the recording; the capture is saved as $f.$pid" "$tmp/$1.err" &&
+		said=yes
+	check "$1 of -o while recording: exit 1, one line saying where the capture went ($rc: $(cat "$tmp/$1.err"))" \
+		test "$rc" -eq 1 -a $said = yes
+	"$REP" info "$f.$pid" > "$tmp/$1.info" 2>&1
+	check "$1 of -o while recording: the capture saved is whole" grep -q '^verdict: OK' "$tmp/$1.info"
+}
+gone_case rm
+gone_case mv
+check "mv of -o while recording: the file put there is left alone" [ "$(cat "$od/mv.stk")" = other ]
 
 finish

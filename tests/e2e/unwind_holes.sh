@@ -29,6 +29,7 @@
 #    ld.so run as the command: >= 90% of its samples end at ld.so's entry
 #    code with no marker (named _dl_start_user;_dl_init when ld.so's
 #    debug symbols are installed, as perf names it).
+#  - glibc's __vfork keeps its return address in rdi (below).
 # Exit 77 only when BPF cannot be used (not root, or no BTF).
 #
 # Every uwholes run is -- CMD with -c: it runs for SECONDS of its own CPU
@@ -162,6 +163,23 @@ deep() {
 	echo "     $_mode: $2 of $1 samples in deep_leaf cut at 127 frames with the depth marker"
 	_t=$1 _m=$2
 }
+
+# glibc's __vfork pops its return address into rdi across the syscall
+# (CFI: the return address in a register): a vfork()ed sh running a
+# command, and the parent waiting for it.  Off-CPU, 2000 vforks: every
+# episode of the parent in __vfork (and of the child leaving it) has a
+# known stack, _start..main;vf_loop;vf_once;__vfork; >= 99% of the blocked
+# time is that whole stack, no marker.  Before: all of it "[unwind
+# stopped: unsupported CFI]" at __vfork.
+"$REC" offcpu -q -o "$tmp/vf.stk" -- "$UH" vfork 2000 >/dev/null
+check "stkrec offcpu -- uwholes vfork 2000 exits 0" [ $? -eq 0 ]
+"$REP" -U -f folded "$tmp/vf.stk" >"$tmp/vf.folded" 2>/dev/null
+set -- $(awk '/^uwholes;.*__vfork/ { t += $NF
+	if ($0 ~ /^uwholes;_start;__libc_start_main[^;]*;__libc_start_call_main;main;vf_loop;vf_once;__vfork /) r += $NF }
+	END { printf "%d %d\n", t, r }' "$tmp/vf.folded")
+echo "     vfork: $2 of $1 us blocked in __vfork whole to _start"
+check "vfork: >= 99% of the time blocked in __vfork ($1 us) has the whole stack ($2)" \
+	[ "$1" -gt 0 -a $(($2 * 100)) -ge $(($1 * 99)) ]
 
 for m in dwarf fp; do
 	deep $m

@@ -46,20 +46,21 @@ int on_oracle_sample(struct bpf_perf_event_data *ctx)
 	struct stkrec_unwind_state *st;
 	struct stkrec_stack *f;
 	struct oracle_rec *r;
-	__u64 uregs[3];
+	__u64 uregs[4];
 
 	if (!task_wanted(tgid, (__u32)pid_tgid))
 		return 0;
 	uregs[0] = ctx->regs.ip;
 	uregs[1] = ctx->regs.sp;
 	uregs[2] = ctx->regs.bp;
+	uregs[3] = ctx->regs.di;
 	if ((__s64)uregs[0] < 0)
 		return 0; /* kernel mode: the user registers are elsewhere */
 	stat_inc(STKREC_STAT_SAMPLES);
 	nr = uw_walk(ctx, uregs);
 	f = bpf_map_lookup_elem(&unwind_frames, &zero);
-	if (!nr || !f)
-		return 0; /* the process's tables are not loaded yet */
+	if (!nr || nr == UW_NONE || nr == UW_DEFER || !f)
+		return 0; /* the process's tables are not loaded yet (or in execve) */
 	st = bpf_map_lookup_elem(&unwind_state, &zero);
 	if (!st || st->stale) {
 		/* A frame in a mapping made after the last reload (dlopen):

@@ -326,6 +326,63 @@ START_TEST(a_fork_child_has_its_parents_mappings)
 }
 END_TEST
 
+/* 1 if @s has an executable mapping of a path containing @name. */
+static int has_exec(const struct stk_proc_maps *s, const char *name)
+{
+	uint32_t k;
+
+	for (k = 0; k < s->nr_mappings; k++)
+		if ((s->mappings[k].prot & PROT_EXEC) && strstr(s->mappings[k].path, name))
+			return 1;
+	return 0;
+}
+
+/* A process running since before the watcher (here: this test) forks:
+ * it is read from /proc once, and its child has those mappings until its
+ * exec, which keeps them as its old image.  Before, the child had none
+ * (a vfork()ed sh's samples in execve were in no mapping). */
+START_TEST(a_fork_of_a_process_running_before_gets_its_mappings_from_proc)
+{
+	uint32_t me = (uint32_t)getpid(), child = 4190001;
+	struct mmapwatch_stats st;
+	struct stk_proc_maps s;
+	uint64_t start, end;
+
+	task_rec(&rb, PERF_RECORD_FORK, child, me, child, 20);
+	feed();
+	ck_assert_int_eq(mmapwatch__complete(w, me, NULL, NULL), 1);
+	ck_assert_int_eq(mmapwatch__complete(w, child, NULL, NULL), 1);
+	ck_assert_int_eq(mmapwatch__snapshot(w, pm, child, "t", &s), 0);
+	ck_assert(has_exec(&s, "libc.so"));
+	ck_assert(has_exec(&s, "check_record_mmapwatch"));
+	procmaps__free_snapshot(&s);
+	exec_rec(&rb, child, 30);
+	feed();
+	ck_assert_int_eq(mmapwatch__snapshot_old(w, pm, child, "t", 0, &s, &start, &end), 0);
+	ck_assert_uint_eq(end, 30);
+	ck_assert(has_exec(&s, "libc.so"));
+	procmaps__free_snapshot(&s);
+	mmapwatch__stats(w, &st);
+	ck_assert_uint_eq(st.seeded, 1);
+}
+END_TEST
+
+/* ... but not when the parent's own exec follows in the same records:
+ * /proc would show the image after it. */
+START_TEST(a_parent_that_execs_later_is_not_read_from_proc)
+{
+	uint32_t me = (uint32_t)getpid(), child = 4190002;
+	struct mmapwatch_stats st;
+
+	task_rec(&rb, PERF_RECORD_FORK, child, me, child, 20);
+	exec_rec(&rb, me, 21);
+	feed();
+	ck_assert_int_eq(mmapwatch__complete(w, child, NULL, NULL), 0);
+	mmapwatch__stats(w, &st);
+	ck_assert_uint_eq(st.seeded, 0);
+}
+END_TEST
+
 START_TEST(threads_are_not_processes)
 {
 	int exited = -1;
@@ -604,6 +661,8 @@ int main(void)
 	tcase_add_test(tc, a_new_mapping_replaces_the_parts_it_overlaps);
 	tcase_add_test(tc, records_apply_in_time_order_whatever_the_buffer_order);
 	tcase_add_test(tc, a_fork_child_has_its_parents_mappings);
+	tcase_add_test(tc, a_fork_of_a_process_running_before_gets_its_mappings_from_proc);
+	tcase_add_test(tc, a_parent_that_execs_later_is_not_read_from_proc);
 	tcase_add_test(tc, threads_are_not_processes);
 	tcase_add_test(tc, an_exited_process_stays_until_purged_after_its_exit);
 	tcase_add_test(tc, lost_records_make_every_process_incomplete_until_its_next_exec);

@@ -280,6 +280,65 @@ START_TEST(holders_keep_their_stacks)
 }
 END_TEST
 
+/* A long recording: written stacks no row used for 64 flushes are
+ * forgotten once there are more than 3 sets' worth of them -- out of the
+ * kernel's set at one flush, out of the store at the next -- so the store
+ * does not grow with every stack ever written.  Those in use stay: one
+ * rows keep referencing, one the kernel keeps sending, one a row
+ * references between the two steps.  One forgotten and seen again is sent
+ * again and written under a new id. */
+START_TEST(written_stacks_unused_for_long_forgotten)
+{
+	struct stackstore_stats st;
+	uint64_t ids[40];
+	struct fx f;
+	int added, flushes = 0;
+
+	fx_open(&f, 4, 256);
+	for (int i = 0; i < 40; i++) {
+		ids[i] = send(f.ss, f.fd, 0x10000 * (uint64_t)(i + 1), 3);
+		ck_assert_int_eq(see(f.ss, ids[i], &added), i + 1);
+	}
+	while (in_set(f.fd, ids[3]) && flushes < 200) {
+		ck_assert_int_eq(see(f.ss, ids[0], &added), 1);	/* a row, every flush */
+		send(f.ss, f.fd, 0x20000, 3);			/* the kernel again */
+		flush(&f);
+		flushes++;
+	}
+	/* The first step, 64 flushes on: out of the kernel's set, still known. */
+	ck_assert_int_eq(flushes, 64);
+	stackstore__stats(f.ss, &st);
+	ck_assert_uint_eq(st.written_forgotten, 0);
+	ck_assert(in_set(f.fd, ids[0]) && in_set(f.fd, ids[1]));
+	ck_assert(!in_set(f.fd, ids[2]) && !in_set(f.fd, ids[39]));
+	/* A sample that found it before it left, drained now. */
+	ck_assert_int_eq(see(f.ss, ids[2], &added), 3);
+	ck_assert(!added);
+	flush(&f);
+	stackstore__stats(f.ss, &st);
+	ck_assert_uint_eq(st.written_forgotten, 37);
+	ck_assert_uint_eq(st.forgotten, 0);
+	ck_assert_int_eq(see(f.ss, ids[0], &added), 1);
+	ck_assert_int_eq(see(f.ss, ids[1], &added), 2);
+	ck_assert_int_eq(see(f.ss, ids[2], &added), 3);
+	ck_assert(!added);
+	/* Forgotten: a row that still named it would find nothing (none
+	 * can: it left the set a flush before) ... */
+	ck_assert_int_eq(see(f.ss, ids[4], &added), -ENOENT);
+	/* ... and sent again it is written again. */
+	send(f.ss, f.fd, 0x10000 * 6, 3);
+	ck_assert_int_eq(see(f.ss, ids[5], &added), 41);
+	ck_assert(added);
+	/* Under 3 sets' worth (12) now: nothing more goes, however long. */
+	for (int i = 0; i < 200; i++)
+		flush(&f);
+	stackstore__stats(f.ss, &st);
+	ck_assert_uint_eq(st.written_forgotten, 37);
+	ck_assert(in_set(f.fd, ids[5]));
+	fx_close(&f);
+}
+END_TEST
+
 START_TEST(malformed_records_skipped)
 {
 	struct stackstore *ss = stackstore__new(64);
@@ -412,6 +471,7 @@ int main(void)
 	tcase_add_test(tc, sent_again_is_young_again);
 	tcase_add_test(tc, frames_of_a_stack_written_this_flush);
 	tcase_add_test(tc, holders_keep_their_stacks);
+	tcase_add_test(tc, written_stacks_unused_for_long_forgotten);
 	tcase_add_test(tc, malformed_records_skipped);
 	tcase_add_test(tc, late_copied_stack_numbered_then_written);
 	suite_add_tcase(s, tc);

@@ -14,6 +14,10 @@
  *                       frame-pointer walk alone ends in libc
  *   uwholes [-c] deep N [SECS]    main;deep_rec x N;deep_leaf: a stack
  *                       deeper than the unwinder takes
+ *   uwholes vfork N               main;vf_loop;vf_once;__vfork N times, each
+ *                       child exiting at once: the parent waits in
+ *                       __vfork, whose CFI keeps the return address in rdi
+ *                       (off-CPU: N episodes there, each with a known stack)
  *   uwholes [-c] ctor SECS        burn in the constructor of libuwctor.so
  *                       (uwctor.c), which ld.so's _dl_init runs from its
  *                       entry point, before the program's: the stack ends
@@ -28,7 +32,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #define NOINLINE __attribute__((noinline, noclone))
 
@@ -103,9 +109,34 @@ NOINLINE static uint64_t deep_rec(unsigned int n)
 	return deep_rec(n - 1) + n; /* not a tail call */
 }
 
+/* ---- vfork ---- */
+
+/* Nothing of the caller's to clobber: the child returns nowhere. */
+NOINLINE static pid_t vf_once(void)
+{
+	pid_t pid = vfork();
+
+	if (pid == 0)
+		_exit(0);
+	return pid;
+}
+
+NOINLINE static int vf_loop(unsigned int n)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		pid_t pid = vf_once();
+
+		if (pid < 0 || waitpid(pid, NULL, 0) != pid)
+			return 1;
+	}
+	return 0;
+}
+
 static int usage(void)
 {
-	fprintf(stderr, "usage: uwholes [-c] nodelike [SECS] | deep N [SECS] | ctor SECS\n");
+	fprintf(stderr, "usage: uwholes [-c] nodelike [SECS] | deep N [SECS] | vfork N | ctor SECS\n");
 	return 2;
 }
 
@@ -127,6 +158,8 @@ int main(int argc, char **argv)
 
 		while (now() < end)
 			sink += deep_rec(n);
+	} else if (strcmp(argv[i], "vfork") == 0 && argc > i + 1) {
+		return vf_loop((unsigned int)atoi(argv[i + 1]));
 	} else if (strcmp(argv[i], "ctor") == 0) {
 		uwctor_linked(); /* its constructor did the work */
 	} else {
