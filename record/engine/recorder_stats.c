@@ -294,6 +294,9 @@ int recorder__write_stats(struct recorder *rec, uint64_t now)
 		st[n++] = (struct stk_stat){ "reader_wait_ns_max", ws.wait_ns_max };
 		st[n++] = (struct stk_stat){ "reader_run_ns_max", ws.run_ns_max };
 		st[n++] = (struct stk_stat){ "reader_cpu_ns", ws.cpu_ns };
+		st[n++] = (struct stk_stat){ "reader_share_waits", ws.share_waits };
+		/* Of perf_map_bytes_read: all, the main loop reads none. */
+		st[n++] = (struct stk_stat){ "reader_perf_map_bytes", es.perf_map_bytes_off_loop };
 	}
 	/* What kept the main loop from a flush or a signal. */
 	st[n++] = (struct stk_stat){ "flush_late_ns_max", rec->flush_late_max_ns };

@@ -1088,11 +1088,12 @@ int esym__flush(struct esym *e, struct procs *p, struct stk_writer *w, uint64_t 
 void esym__set_worker(struct esym *e, struct worker *wk)
 {
 	e->wk = wk;
+	perfmaps__set_worker(e->jit, wk);
 }
 
 int esym__reading(const struct esym *e)
 {
-	return e->reading > 0;
+	return e->reading > 0 || perfmaps__reading(e->jit);
 }
 
 void esym__stats(const struct esym *e, struct esym_stats *st)
@@ -1105,6 +1106,7 @@ void esym__stats(const struct esym *e, struct esym_stats *st)
 	st->perf_map_errors = ps.file_errors;
 	st->perf_map_symbols = ps.symbols_written;
 	st->perf_map_bytes = ps.bytes_read;
+	st->perf_map_bytes_off_loop = ps.bytes_read_off_loop;
 	st->perf_map_restarts = ps.restarts;
 	st->perf_map_lines_skipped = ps.lines_skipped;
 	st->perf_map_misses_skipped = ps.misses_skipped;

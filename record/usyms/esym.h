@@ -5,7 +5,8 @@
  * covers it (or the binary's whole table), keyed by build-id, and the
  * line of its process's perf map when it is JIT code; written as ESYM
  * kinds 2 and 3 at each flush, before the MAPS and rows that need them
- * (symbols whose table the worker still reads: at a later flush).
+ * (symbols whose table or perf map the worker still reads: at a later
+ * flush).
  *
  * A binary's table is read once a flush needs it, through
  * procmaps__open_mapped() (map_files: deleted files and other mount
@@ -59,6 +60,7 @@ struct esym_stats {
 	uint64_t perf_map_errors;	/* ... refused or unreadable */
 	uint64_t perf_map_symbols;	/* ESYM kind 3 lines */
 	uint64_t perf_map_bytes;	/* bytes of perf map files read */
+	uint64_t perf_map_bytes_off_loop; /* ... by the reader thread (all, with one) */
 	uint64_t perf_map_restarts;	/* files read again from the start */
 	uint64_t perf_map_lines_skipped; /* lines not kept: over the cap or budget */
 	uint64_t perf_map_misses_skipped; /* JIT addresses unnamed where lines were not kept */
@@ -94,17 +96,19 @@ int esym__queue(struct esym *e, uint32_t tgid, const uint64_t *ips, uint32_t nr)
 int esym__flush(struct esym *e, struct procs *p, struct stk_writer *w, uint64_t *chunks);
 
 /*
- * esym__set_worker() - read tables on @wk (worker.h; it must be freed
- * before @e) rather than during esym__flush(): a flush hands a table it
- * lacks to the worker and writes the symbols its addresses need at the
- * first flush after the table is in, so that no binary holds up a flush
- * (node's table is 0.3 s of reading).  The file is opened at the flush,
- * on the main thread (procmaps__open_mapped()), and read there.
+ * esym__set_worker() - read tables and perf maps on @wk (worker.h; it
+ * must be freed before @e) rather than during esym__flush(): a flush
+ * hands a table it lacks to the worker and writes the symbols its
+ * addresses need at the first flush after the table is in, so that no
+ * binary holds up a flush (node's table is 0.3 s of reading); so for the
+ * lines of perf maps (perfmap.h).  A binary is opened at the flush, on
+ * the main thread (procmaps__open_mapped()), and read on the worker; a
+ * perf map is opened and read on the worker.
  */
 void esym__set_worker(struct esym *e, struct worker *wk);
 
-/* Tables are being read on the worker: a flush after they are in names
- * more. */
+/* Tables or perf maps are being read on the worker: a flush after they
+ * are in names more. */
 int esym__reading(const struct esym *e);
 
 /* Process @tgid exited (its pid may come back). */

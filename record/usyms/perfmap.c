@@ -1,13 +1,20 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
  * perfmap.c - JIT symbols from /tmp/perf-PID.map files, read
- * incrementally, kept under the memory budget and written as ESYM kind 3
- * chunks (see perfmap.h).
+ * incrementally on the reader thread, kept under the memory budget on the
+ * main thread and written as ESYM kind 3 chunks (see perfmap.h).
+ *
+ * A read is a job (struct pm_job): the main thread copies into it what
+ * the read needs (the file's identity and offset, the room its lines may
+ * take, the lookups it answers); the worker opens, reads and parses the
+ * file into the job's own buffers, touching nothing else; the main thread,
+ * in job_done(), takes the budget for the lines it keeps and merges them.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <linux/openat2.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,9 +22,11 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "idmap.h"
 #include "membudget.h"
 #include "perfmap.h"
+#include "worker.h"
 
 /* A line kept: 16 bytes, and its name in the process's names buffer. */
 struct pent {
@@ -28,20 +37,27 @@ struct pent {
 
 #define PENT_SENT 0x80000000u
 
-/* Lines written, not kept (over the cap, or --embed-symbols=full): their
- * names in a buffer of their own, for one write. */
+/* Lines with their names in a buffer of their own (the name: an offset
+ * into @names until written): lines written though not kept (over the
+ * cap, or --embed-symbols=full), and what a read hands back. */
 struct extra {
-	struct stk_esym_sym *syms;	/* name: offset into @names until written */
+	struct stk_esym_sym *syms;
 	size_t n, cap;
 	char *names;
 	size_t names_len, names_cap;
 };
 
+struct pm_job;
+
 /* One process's map. */
 struct pmap {
 	uint32_t tgid;
+	uint32_t owner;			/* its uid when its last read was asked for */
 	int gone;			/* exited: freed once its lookups are written */
 	int behind;			/* the last read stopped before the file's end */
+	int want;			/* a read waits for its owner's turn */
+	uint64_t want_seq;		/* ... since then: the oldest goes first */
+	struct pm_job *job;		/* its read on the worker, or NULL */
 	uint64_t dev, ino;		/* the file read (ino 0: none yet) */
 	uint64_t offset;		/* read up to here: the end of its last whole line */
 	struct pent *ents;		/* sorted by addr, a later line after an earlier */
@@ -49,7 +65,7 @@ struct pmap {
 	char *names;
 	size_t names_len, names_cap;
 	size_t names_dead;		/* bytes of names of lines a later one replaced */
-	uint64_t charged;		/* budget held: this struct and the two arrays */
+	uint64_t charged;		/* budget held: this struct and the arrays */
 	uint64_t skipped;		/* lines of this file not kept */
 	struct span {			/* lines written though not kept (over the */
 		uint64_t start, end;	/* cap): what they name needs no read */
@@ -66,22 +82,62 @@ struct pmap {
 	struct lookup {			/* lookups to answer at the next write */
 		uint64_t addr;
 		int anon;		/* in an anonymous mapping (else in none) */
+		int asked;		/* a read that answers it was asked for */
 	} *addrs;
 	size_t naddrs, capaddrs;
+	/* Lines a read found for lookups it was asked with, not kept (over
+	 * the cap or the budget; full: every line): written at the next
+	 * write.  Not under the budget: at most a line per lookup (full: the
+	 * lines of one read). */
+	struct extra found;
 };
 
 struct perfmaps {
 	int full;
 	const char *proc_root;
 	struct membudget *mb;
+	struct worker *wk;		/* reads files, or NULL: read during a write */
 	struct idmap procs;		/* tgid -> struct pmap * */
-	uint64_t read_left;		/* bytes this flush may still read */
-	size_t next_it;			/* where the next flush starts (idmap__next) */
+	struct idmap owners;		/* uid + 1 -> 1: its read is on the worker */
+	uint64_t want_seq;
+	int err;			/* a job_done()'s -ENOMEM, for the next write */
 	struct perfmaps_stats st;
 };
 
+/*
+ * A read of one file.  The worker reads the fields up to @err's, which
+ * the main thread filled before worker__submit(), and writes the fields
+ * from @err's on, which the main thread reads in job_done(): the worker's
+ * queue lock orders both.
+ */
+struct pm_job {
+	struct worker_job j;		/* first: the worker's */
+	struct perfmaps *pm;
+	struct pmap *p;
+	const char *proc_root;
+	uint32_t tgid;
+	int full;
+	uint64_t dev, ino, offset;	/* the file read before, up to @offset */
+	uint64_t room;			/* bytes the lines kept may take */
+	uint64_t room_new;		/* ... of a file read again from its start */
+	uint64_t *addrs;		/* the lookups it answers, sorted */
+	size_t naddrs;
+	/* Made on the worker. */
+	int err;			/* -ENOMEM */
+	int open_err;			/* the file not opened: -errno, nothing read */
+	int restart;			/* replaced or shorter: read from its start */
+	int behind;			/* stopped before the file's end */
+	int off_loop;			/* ran on a thread other than the main one */
+	uint64_t ndev, nino;
+	uint64_t from, to;		/* the bytes read: [from, to), to a line's end */
+	uint64_t skipped;		/* lines not kept (over @room) */
+	struct extra kept;		/* the lines to keep, sorted */
+	struct extra direct;		/* not kept, covering one of @addrs (full: all) */
+	struct extra recent;		/* the lines of the last RECENT_BYTES, sorted */
+};
+
 /* Lookups a process may leave for the next read when its file is read in
- * parts; more are dropped (unnamed). */
+ * parts, or while it is read; more are dropped (unnamed). */
 #define MAX_CARRIED 4096
 /* Bytes per pread() of a map. */
 #define READ_BLOCK (1u << 20)
@@ -89,6 +145,15 @@ struct perfmaps {
 #define CHUNK_LINES 50000
 /* The tail of a read whose lines stay at hand (see struct pmap). */
 #define RECENT_BYTES (64u << 10)
+/* Parts of a file one write reads without a worker, at most. */
+#define SYNC_PARTS_MAX 64
+
+static void extra_free(struct extra *x)
+{
+	free(x->syms);
+	free(x->names);
+	*x = (struct extra){ 0 };
+}
 
 struct perfmaps *perfmaps__new(int full, const char *proc_root, struct membudget *mb)
 {
@@ -100,6 +165,11 @@ struct perfmaps *perfmaps__new(int full, const char *proc_root, struct membudget
 	pm->proc_root = proc_root;
 	pm->mb = mb;
 	return pm;
+}
+
+void perfmaps__set_worker(struct perfmaps *pm, struct worker *wk)
+{
+	pm->wk = wk;
 }
 
 /* Drops what @p holds of its file (replaced, or the process gone). */
@@ -125,12 +195,14 @@ static void pmap_reset(struct perfmaps *pm, struct pmap *p)
 	p->skipped = 0;
 }
 
+/* (Never with a read under way: see pmap_idle().) */
 static void pmap_free(struct perfmaps *pm, struct pmap *p)
 {
 	if (!p)
 		return;
 	pmap_reset(pm, p);
 	membudget__give(pm->mb, sizeof(*p));
+	extra_free(&p->found);
 	free(p->addrs);
 	free(p);
 }
@@ -145,7 +217,14 @@ void perfmaps__free(struct perfmaps *pm)
 	while (idmap__next(&pm->procs, &it, NULL, &v))
 		pmap_free(pm, (struct pmap *)(uintptr_t)v);
 	idmap__release(&pm->procs);
+	idmap__release(&pm->owners);
 	free(pm);
+}
+
+/* Nothing of @p's waits: no lookup, no read, no line to write. */
+static int pmap_idle(const struct pmap *p)
+{
+	return !p->naddrs && !p->job && !p->found.n;
 }
 
 void perfmaps__forget(struct perfmaps *pm, uint32_t tgid)
@@ -154,7 +233,7 @@ void perfmaps__forget(struct perfmaps *pm, uint32_t tgid)
 
 	if (!p)
 		return;
-	if (p->naddrs) {
+	if (!pmap_idle(p)) {
 		p->gone = 1;	/* its lookups are answered first */
 		return;
 	}
@@ -270,11 +349,12 @@ uint32_t perfmap__nspid(const char *proc_root, uint32_t tgid)
 	if (!f)
 		return tgid;
 	while (fgets(line, sizeof(line), f)) {
-		char *p, *last = NULL;
+		char *p, *last = NULL, *save;
 
 		if (strncmp(line, "NSpid:", 6) != 0)
 			continue;
-		for (p = strtok(line + 6, " \t\n"); p; p = strtok(NULL, " \t\n"))
+		/* strtok_r(): the reader thread calls this too. */
+		for (p = strtok_r(line + 6, " \t\n", &save); p; p = strtok_r(NULL, " \t\n", &save))
 			last = p;
 		if (last)
 			pid = (uint32_t)strtoul(last, NULL, 10);
@@ -376,6 +456,44 @@ static int pmap_grow(struct perfmaps *pm, struct pmap *p, void **arr, size_t *ca
 	return 0;
 }
 
+/* Room for @n more lines of @names bytes (names' NULs included) in @p's
+ * kept lines, exactly, under the cap and the budget.  0, -ENOSPC or
+ * -ENOMEM. */
+static int pmap_reserve(struct perfmaps *pm, struct pmap *p, size_t n, size_t names)
+{
+	size_t ecap = p->n + n > p->cap ? p->n + n : p->cap;
+	size_t ncap = p->names_len + names > p->names_cap ? p->names_len + names : p->names_cap;
+	uint64_t more = (ecap - p->cap) * sizeof(*p->ents) + (ncap - p->names_cap);
+	void *a;
+
+	if (!more)
+		return 0;
+	if (p->charged + more > file_cap(pm) || membudget__take(pm->mb, more))
+		return -ENOSPC;
+	p->charged += more;
+	if (ecap > p->cap) {
+		a = realloc(p->ents, ecap * sizeof(*p->ents));
+		if (!a)
+			goto nomem;
+		p->ents = a;
+		p->cap = ecap;
+	}
+	if (ncap > p->names_cap) {
+		a = realloc(p->names, ncap);
+		if (!a)
+			goto nomem;
+		p->names = a;
+		p->names_cap = ncap;
+	}
+	return 0;
+nomem:
+	/* What was not grown is given back. */
+	more = (ecap - p->cap) * sizeof(*p->ents) + (ncap - p->names_cap);
+	p->charged -= more;
+	membudget__give(pm->mb, more);
+	return -ENOMEM;
+}
+
 static int extra_add(struct extra *x, uint64_t start, uint64_t size, const char *name,
 		     size_t len)
 {
@@ -407,6 +525,33 @@ static int extra_add(struct extra *x, uint64_t start, uint64_t size, const char 
 	return 0;
 }
 
+/* The name of line @i of @x (before write_lines()). */
+static const char *extra_name(const struct extra *x, size_t i)
+{
+	return x->names + (uintptr_t)x->syms[i].name;
+}
+
+/* Moves @src's lines to the end of @dst (its buffers, when @dst has
+ * none: a full read's lines are not copied line by line). */
+static int extra_take(struct extra *dst, struct extra *src)
+{
+	size_t i;
+	int err = 0;
+
+	if (!dst->n) {
+		extra_free(dst);
+		*dst = *src;
+		*src = (struct extra){ 0 };
+		return 0;
+	}
+	for (i = 0; i < src->n && !err; i++)
+		err = extra_add(dst, src->syms[i].addr, src->syms[i].size, extra_name(src, i),
+				strlen(extra_name(src, i)));
+	if (!err)
+		extra_free(src);
+	return err;
+}
+
 /* The last of the first @n lines of @x (sorted) starting at or before
  * @addr covers it. */
 static int extra_covers(const struct extra *x, size_t n, uint64_t addr)
@@ -424,53 +569,181 @@ static int extra_covers(const struct extra *x, size_t n, uint64_t addr)
 	return lo && addr - x->syms[lo - 1].addr < x->syms[lo - 1].size;
 }
 
-/* Some lookup of @p (sorted) falls in [start, start + size). */
-static int covers_lookup(const struct pmap *p, uint64_t start, uint64_t size)
+/* Some address of @addrs[0..n) (sorted) falls in [start, start + size). */
+static int covers_addr(const uint64_t *addrs, size_t n, uint64_t start, uint64_t size)
 {
-	size_t lo = 0, hi = p->naddrs;
+	size_t lo = 0, hi = n;
 
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
-		if (p->addrs[mid].addr < start)
+		if (addrs[mid] < start)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	return lo < p->naddrs && p->addrs[lo].addr - start < size;
+	return lo < n && addrs[lo] - start < size;
 }
 
-/* One line read: kept, or counted (and written if a lookup needs it). */
-static int pmap_line(struct perfmaps *pm, struct pmap *p, const char *line, size_t len,
-		     struct extra *x)
+/* ---- the read, on the worker ------------------------------------------------ */
+
+/* One line read: to keep while the job's room lasts, else counted (and
+ * handed back if a lookup needs it). */
+static int job_line(struct pm_job *jb, const char *line, size_t len, uint64_t *kept)
 {
-	uint64_t start, size;
+	uint64_t start, size, need;
 	const char *name;
 	size_t nlen;
-	int err;
 
 	if (perfmap__parse_line(line, len, &start, &size, &name, &nlen))
 		return 0;
-	if (pm->full)
-		return extra_add(x, start, size, name, nlen);
+	if (jb->full)
+		return extra_add(&jb->direct, start, size, name, nlen);
 	if (size > UINT32_MAX)
 		size = UINT32_MAX;
-	err = pmap_grow(pm, p, (void **)&p->ents, &p->cap, p->n + 1, sizeof(*p->ents), 1);
-	err = err ?: pmap_grow(pm, p, (void **)&p->names, &p->names_cap,
-			       p->names_len + nlen + 1, 1, 1);
-	if (err == -ENOSPC) {
-		pm->st.lines_skipped++;
-		p->skipped++;
-		return covers_lookup(p, start, size) ? extra_add(x, start, size, name, nlen) : 0;
+	need = sizeof(struct pent) + nlen + 1;
+	if (!jb->skipped && *kept + need <= jb->room) {
+		*kept += need;
+		return extra_add(&jb->kept, start, size, name, nlen);
 	}
-	if (err)
-		return err;
-	memcpy(p->names + p->names_len, name, nlen);
-	p->names[p->names_len + nlen] = '\0';
-	p->ents[p->n++] = (struct pent){ start, (uint32_t)size, (uint32_t)p->names_len };
-	p->names_len += nlen + 1;
-	return 0;
+	jb->skipped++;
+	return covers_addr(jb->addrs, jb->naddrs, start, size)
+		       ? extra_add(&jb->direct, start, size, name, nlen) : 0;
 }
+
+/*
+ * The lines of [@from, @to) of the file on @fd (@at_line: @from is a
+ * line's start, else inside one, whose rest is skipped) into the job's
+ * recent lines, through @buf (RECENT_BYTES at least).
+ */
+static int job_recent(struct pm_job *jb, int fd, uint64_t from, uint64_t to, int at_line,
+		      char *buf)
+{
+	ssize_t got = pread(fd, buf, (size_t)(to - from), (off_t)from);
+	size_t at = 0;
+	int err = 0;
+
+	if (got <= 0)
+		return 0;
+	if (!at_line) {
+		char *nl = memchr(buf, '\n', (size_t)got);
+
+		if (!nl)
+			return 0;
+		at = (size_t)(nl - buf) + 1;
+	}
+	while (at < (size_t)got && !err) {
+		char *nl = memchr(buf + at, '\n', (size_t)got - at);
+		uint64_t start, size;
+		const char *name;
+		size_t nlen;
+
+		if (!nl)
+			break;
+		if (!perfmap__parse_line(buf + at, (size_t)(nl - buf) - at, &start, &size, &name,
+					 &nlen))
+			err = extra_add(&jb->recent, start, size, name, nlen);
+		at = (size_t)(nl - buf) + 1;
+	}
+	if (jb->recent.n > 1)
+		qsort(jb->recent.syms, jb->recent.n, sizeof(*jb->recent.syms), by_addr);
+	return err;
+}
+
+/*
+ * On the worker: reads what the file gained since the job's offset (all
+ * of it if it was replaced or shrunk), at most PERFMAP_READ_FILE_MAX
+ * bytes and PERFMAP_JOB_CPU_NS of this thread's CPU time, and parses its
+ * whole lines into the job.  Touches nothing but the job.
+ */
+static void job_run(struct worker_job *wj, const _Atomic int *stop)
+{
+	struct pm_job *jb = (struct pm_job *)wj;
+	uint64_t c0 = clock_ns(CLOCK_THREAD_CPUTIME_ID), pos, end, kept = 0;
+	struct stat st;
+	char *buf = NULL;
+	int fd, err = 0, skipping = 0;
+
+	jb->off_loop = gettid() != getpid();
+	fd = open_map(jb->proc_root, jb->tgid, &st);
+	if (fd < 0) {
+		jb->open_err = fd;
+		return;
+	}
+	jb->ndev = (uint64_t)st.st_dev;
+	jb->nino = (uint64_t)st.st_ino;
+	if (jb->ino && (jb->nino != jb->ino || jb->ndev != jb->dev ||
+			(uint64_t)st.st_size < jb->offset)) {
+		jb->restart = 1;	/* replaced, or rewritten shorter */
+		jb->offset = 0;
+		jb->room = jb->room_new;
+	}
+	jb->from = pos = jb->offset;
+	end = (uint64_t)st.st_size;
+	if (end - pos > PERFMAP_READ_FILE_MAX)
+		end = pos + PERFMAP_READ_FILE_MAX;
+	if (pos < end) {
+		buf = malloc(READ_BLOCK);
+		if (!buf) {
+			err = -ENOMEM;
+			goto out;
+		}
+	}
+	while (pos < end && !err) {
+		size_t want = end - pos < READ_BLOCK ? (size_t)(end - pos) : READ_BLOCK, at = 0;
+		ssize_t got;
+		char *nl;
+
+		/* Its CPU time bounded, the rest for the next read (a
+		 * block at least: each read gets on). */
+		if (atomic_load(stop) ||
+		    (pos > jb->from && clock_ns(CLOCK_THREAD_CPUTIME_ID) - c0 > PERFMAP_JOB_CPU_NS)) {
+			end = pos;
+			break;
+		}
+		got = pread(fd, buf, want, (off_t)pos);
+		if (got <= 0)
+			break;	/* shorter than it said: what there is */
+		if (skipping) {
+			/* The rest of a line longer than a block: not a line. */
+			nl = memchr(buf, '\n', (size_t)got);
+			if (!nl) {
+				pos += (uint64_t)got;
+				continue;
+			}
+			at = (size_t)(nl - buf) + 1;
+			skipping = 0;
+		}
+		while (at < (size_t)got && !err) {
+			nl = memchr(buf + at, '\n', (size_t)got - at);
+			if (!nl)
+				break;
+			err = job_line(jb, buf + at, (size_t)(nl - buf) - at, &kept);
+			at = (size_t)(nl - buf) + 1;
+		}
+		if (!at && (size_t)got == READ_BLOCK) {
+			skipping = 1;	/* no newline in a whole block */
+			at = READ_BLOCK;
+		}
+		pos += at;
+		if (at < (size_t)got && (size_t)got < READ_BLOCK)
+			break;	/* a line being written: its newline comes later */
+	}
+	/* A line being written has no newline yet: it is read next time. */
+	jb->to = pos;
+	jb->behind = end < (uint64_t)st.st_size;
+	if (!err && !jb->full && pos > jb->from)
+		err = job_recent(jb, fd, pos - jb->from > RECENT_BYTES ? pos - RECENT_BYTES : jb->from,
+				 pos, pos - jb->from <= RECENT_BYTES, buf);
+	if (!err && jb->kept.n > 1)
+		qsort(jb->kept.syms, jb->kept.n, sizeof(*jb->kept.syms), by_addr);
+out:
+	jb->err = err;
+	free(buf);
+	close(fd);
+}
+
+/* ---- the read's result, on the main thread ------------------------------------ */
 
 static int by_pent(const void *x, const void *y)
 {
@@ -481,15 +754,17 @@ static int by_pent(const void *x, const void *y)
 	return a->name < b->name ? -1 : a->name > b->name;	/* file order */
 }
 
-/* Sorts the lines read since @n0 into the sorted ones before it. */
-static int pmap_merge(struct pmap *p, size_t n0)
+/* Sorts the lines added since @n0 (@sorted: they are) into the sorted
+ * ones before them. */
+static int pmap_merge(struct pmap *p, size_t n0, int sorted)
 {
 	size_t nn = p->n - n0, i = n0, j = nn, k = p->n;
 	struct pent *add;
 
 	if (!nn)
 		return 0;
-	qsort(p->ents + n0, nn, sizeof(*p->ents), by_pent);
+	if (!sorted)
+		qsort(p->ents + n0, nn, sizeof(*p->ents), by_pent);
 	if (!n0 || p->ents[n0 - 1].addr <= p->ents[n0].addr)
 		return 0;	/* appended in order: JITs mostly do */
 	add = malloc(nn * sizeof(*add));
@@ -555,158 +830,248 @@ static void pmap_drop_replaced(struct pmap *p)
 }
 
 /*
- * Keeps the lines of [@from, @to) of the file on @fd (@from: a line's
- * start, or inside one: that part is skipped) as @p's recent lines, into
- * @buf (RECENT_BYTES at least), under the budget (without room: none).
+ * Keeps the lines @jb read to keep, under the budget: at once if it has
+ * the room, else line by line as it has; those it has no room for are
+ * counted (and handed on with jb->direct if a lookup needs them).
  */
-static void recent_build(struct perfmaps *pm, struct pmap *p, int fd, uint64_t from, uint64_t to,
-			 int at_line, char *buf)
+static int pmap_keep(struct perfmaps *pm, struct pmap *p, struct pm_job *jb)
 {
-	ssize_t got = pread(fd, buf, (size_t)(to - from), (off_t)from);
-	size_t at = 0;
+	const struct extra *k = &jb->kept;
+	size_t i, n0 = p->n;
+	int err = 0, bulk;
 
-	p->nrecent = p->recent_len = 0;
-	if (got <= 0)
-		return;
-	if (!at_line) {
-		char *nl = memchr(buf, '\n', (size_t)got);
+	if (!k->n)
+		return 0;
+	bulk = pmap_reserve(pm, p, k->n, k->names_len);
+	if (bulk == -ENOMEM)
+		return bulk;
+	for (i = 0; i < k->n && !err; i++) {
+		const struct stk_esym_sym *s = &k->syms[i];
+		const char *name = extra_name(k, i);
+		size_t nlen = strlen(name);
 
-		if (!nl)
-			return;
-		at = (size_t)(nl - buf) + 1;
-	}
-	while (at < (size_t)got) {
-		char *nl = memchr(buf + at, '\n', (size_t)got - at);
-		uint64_t start, size;
-		const char *name;
-		size_t nlen;
-
-		if (!nl)
-			break;
-		if (!perfmap__parse_line(buf + at, (size_t)(nl - buf) - at, &start, &size, &name,
-					 &nlen)) {
-			if (pmap_grow(pm, p, (void **)&p->recent, &p->caprecent, p->nrecent + 1,
-				      sizeof(*p->recent), 0) ||
-			    pmap_grow(pm, p, (void **)&p->recent_names, &p->recent_cap,
-				      p->recent_len + nlen + 1, 1, 0))
+		if (bulk) {
+			err = pmap_grow(pm, p, (void **)&p->ents, &p->cap, p->n + 1,
+					sizeof(*p->ents), 1);
+			err = err ?: pmap_grow(pm, p, (void **)&p->names, &p->names_cap,
+					       p->names_len + nlen + 1, 1, 1);
+			if (err == -ENOSPC) {
+				err = 0;
+				pm->st.lines_skipped++;
+				p->skipped++;
+				if (covers_addr(jb->addrs, jb->naddrs, s->addr, s->size))
+					err = extra_add(&jb->direct, s->addr, s->size, name, nlen);
+				continue;
+			}
+			if (err)
 				break;
-			memcpy(p->recent_names + p->recent_len, name, nlen);
-			p->recent_names[p->recent_len + nlen] = '\0';
-			p->recent[p->nrecent++] = (struct stk_esym_sym){
-				start, size, (const char *)(uintptr_t)p->recent_len };
-			p->recent_len += nlen + 1;
 		}
-		at = (size_t)(nl - buf) + 1;
+		memcpy(p->names + p->names_len, name, nlen + 1);
+		p->ents[p->n++] = (struct pent){ s->addr, (uint32_t)s->size,
+						 (uint32_t)p->names_len };
+		p->names_len += nlen + 1;
 	}
-	if (p->nrecent > 1)
-		qsort(p->recent, p->nrecent, sizeof(*p->recent), by_addr);
+	/* In the job's order, sorted, the lines kept. */
+	err = err ?: pmap_merge(p, n0, 1);
+	if (!err && p->n > n0)
+		pmap_drop_replaced(p);
+	return err;
 }
 
-/* The last recent line starting at or before @addr that covers it, or -1. */
-static long recent_find(const struct pmap *p, uint64_t addr)
+/* @p's recent lines are now @r's, if the budget has room (else none). */
+static void pmap_recent(struct perfmaps *pm, struct pmap *p, const struct extra *r)
 {
-	size_t lo = 0, hi = p->nrecent;
+	p->nrecent = p->recent_len = 0;
+	if (!r->n ||
+	    pmap_grow(pm, p, (void **)&p->recent, &p->caprecent, r->n, sizeof(*p->recent), 0) ||
+	    pmap_grow(pm, p, (void **)&p->recent_names, &p->recent_cap, r->names_len, 1, 0))
+		return;
+	memcpy(p->recent, r->syms, r->n * sizeof(*r->syms));
+	memcpy(p->recent_names, r->names, r->names_len);
+	p->nrecent = r->n;
+	p->recent_len = r->names_len;
+}
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
+static void job_free(struct pm_job *jb)
+{
+	extra_free(&jb->kept);
+	extra_free(&jb->direct);
+	extra_free(&jb->recent);
+	free(jb->addrs);
+	free(jb);
+}
 
-		if (p->recent[mid].addr <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
+static void owners_release(struct perfmaps *pm, uint32_t owner, int next);
+
+/*
+ * On the main thread, once the read has run (or instead: @cancelled):
+ * what it read becomes @p's, its lines kept under the budget, those found
+ * for lookups written at the next perfmaps__write().
+ */
+static void job_done(struct worker_job *wj, int cancelled)
+{
+	struct pm_job *jb = (struct pm_job *)wj;
+	struct perfmaps *pm = jb->pm;
+	struct pmap *p = jb->p;
+	uint64_t skipped0 = p->skipped;
+	int err = 0;
+
+	p->job = NULL;
+	if (cancelled)
+		goto out;
+	if (jb->open_err) {
+		if (jb->open_err != -ENOENT && jb->open_err != -ESRCH)
+			pm->st.file_errors++;
+		/* Nothing more to read: its lookups are answered as they are. */
+		p->behind = 0;
+		goto out;
 	}
-	return lo && addr - p->recent[lo - 1].addr < p->recent[lo - 1].size ? (long)lo - 1 : -1;
+	if (jb->err) {
+		err = jb->err;
+		goto out;
+	}
+	if (jb->restart) {
+		pmap_reset(pm, p);
+		pm->st.restarts++;
+	}
+	p->ino = jb->nino;
+	p->dev = jb->ndev;
+	p->offset = jb->to;
+	p->behind = jb->behind;
+	pm->st.files_read++;
+	pm->st.bytes_read += jb->to - jb->from;
+	if (jb->off_loop)
+		pm->st.bytes_read_off_loop += jb->to - jb->from;
+	pm->st.lines_skipped += jb->skipped;
+	p->skipped += jb->skipped;
+	err = pmap_keep(pm, p, jb);
+	err = err ?: extra_take(&p->found, &jb->direct);
+	if (!err && p->skipped != skipped0)
+		pmap_recent(pm, p, &jb->recent);
+out:
+	if (err && !pm->err)
+		pm->err = err;
+	if (pm->wk)
+		owners_release(pm, jb->j.owner, !cancelled);
+	job_free(jb);
+}
+
+/* ---- reads asked for, one per owner at a time ------------------------------------ */
+
+static int by_u64(const void *x, const void *y)
+{
+	uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+
+	return a < b ? -1 : a > b;
+}
+
+/* The uid of process @tgid, the worker's fair-share key (0 if gone). */
+static uint32_t proc_owner(const struct perfmaps *pm, uint32_t tgid)
+{
+	char path[4096];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "%s/%u", pm->proc_root, tgid);
+	return stat(path, &st) == 0 ? (uint32_t)st.st_uid : 0;
 }
 
 /*
- * Reads what @p's file gained since the last read (all of it if it was
- * replaced or shrunk), at most PERFMAP_READ_FILE_MAX bytes and what is
- * left of this flush's PERFMAP_READ_MAX.  0, or -ENOMEM;
- * a file that cannot be read leaves what was read before.
+ * Asks for a read of @p's file answering its lookups now: on the worker,
+ * if its owner has none there (else once it has not: the oldest waiting
+ * first), or here without a worker.  0 or -ENOMEM.
  */
-static int pmap_read(struct perfmaps *pm, struct pmap *p, struct extra *x)
+static int pmap_submit(struct perfmaps *pm, struct pmap *p)
 {
-	uint64_t pos, end, first, skipped0 = p->skipped;
-	size_t n0;
-	struct stat st;
-	char *buf = NULL;
-	int fd, err = 0, skipping = 0;
+	static const _Atomic int no_stop;
+	struct pm_job *jb;
+	uint64_t cap = file_cap(pm);
+	size_t i;
 
-	fd = open_map(pm->proc_root, p->tgid, &st);
-	if (fd < 0) {
-		if (fd != -ENOENT && fd != -ESRCH)
-			pm->st.file_errors++;
+	if (pm->wk) {
+		p->owner = proc_owner(pm, p->tgid);
+		if (idmap__find(&pm->owners, (uint64_t)p->owner + 1)) {
+			if (!p->want)
+				p->want_seq = ++pm->want_seq;
+			p->want = 1;
+			return 0;
+		}
+	}
+	jb = calloc(1, sizeof(*jb));
+	if (!jb)
+		return -ENOMEM;
+	if (p->naddrs) {
+		jb->addrs = malloc(p->naddrs * sizeof(*jb->addrs));
+		if (!jb->addrs) {
+			free(jb);
+			return -ENOMEM;
+		}
+	}
+	if (pm->wk && idmap__set(&pm->owners, (uint64_t)p->owner + 1, 1)) {
+		job_free(jb);
+		return -ENOMEM;
+	}
+	for (i = 0; i < p->naddrs; i++) {
+		jb->addrs[i] = p->addrs[i].addr;
+		p->addrs[i].asked = 1;
+	}
+	jb->naddrs = p->naddrs;
+	if (jb->naddrs > 1)
+		qsort(jb->addrs, jb->naddrs, sizeof(*jb->addrs), by_u64);
+	jb->pm = pm;
+	jb->p = p;
+	jb->proc_root = pm->proc_root;
+	jb->tgid = p->tgid;
+	jb->full = pm->full;
+	jb->dev = p->dev;
+	jb->ino = p->ino;
+	jb->offset = p->offset;
+	jb->room = cap > p->charged ? cap - p->charged : 0;
+	jb->room_new = cap - sizeof(*p);
+	jb->j.owner = p->owner;
+	jb->j.run = job_run;
+	jb->j.done = job_done;
+	p->job = jb;
+	p->want = 0;
+	if (!pm->wk) {
+		job_run(&jb->j, &no_stop);
+		job_done(&jb->j, 0);
 		return 0;
 	}
-	if (p->ino && ((uint64_t)st.st_ino != p->ino || (uint64_t)st.st_dev != p->dev ||
-		       (uint64_t)st.st_size < p->offset)) {
-		pmap_reset(pm, p);	/* replaced, or rewritten shorter */
-		pm->st.restarts++;
-	}
-	p->ino = (uint64_t)st.st_ino;
-	p->dev = (uint64_t)st.st_dev;
-	first = pos = p->offset;
-	end = (uint64_t)st.st_size;
-	if (end - pos > PERFMAP_READ_FILE_MAX)
-		end = pos + PERFMAP_READ_FILE_MAX;
-	if (end - pos > pm->read_left)
-		end = pos + pm->read_left;
-	n0 = p->n;
-	if (pos < end) {
-		buf = malloc(READ_BLOCK);
-		if (!buf) {
-			err = -ENOMEM;
-			goto out;
-		}
-	}
-	while (pos < end && !err) {
-		size_t want = end - pos < READ_BLOCK ? (size_t)(end - pos) : READ_BLOCK, at = 0;
-		ssize_t got = pread(fd, buf, want, (off_t)pos);
-		char *nl;
+	worker__submit(pm->wk, &jb->j);
+	return 0;
+}
 
-		if (got <= 0)
-			break;	/* shorter than it said: what there is */
-		if (skipping) {
-			/* The rest of a line longer than a block: not a line. */
-			nl = memchr(buf, '\n', (size_t)got);
-			if (!nl) {
-				pos += (uint64_t)got;
-				continue;
-			}
-			at = (size_t)(nl - buf) + 1;
-			skipping = 0;
-		}
-		while (at < (size_t)got && !err) {
-			nl = memchr(buf + at, '\n', (size_t)got - at);
-			if (!nl)
-				break;
-			err = pmap_line(pm, p, buf + at, (size_t)(nl - buf) - at, x);
-			at = (size_t)(nl - buf) + 1;
-		}
-		if (!at && (size_t)got == READ_BLOCK) {
-			skipping = 1;	/* no newline in a whole block */
-			at = READ_BLOCK;
-		}
-		pos += at;
-		if (at < (size_t)got && (size_t)got < READ_BLOCK)
-			break;	/* a line being written: its newline comes later */
+/* @p has lookups or lines a read may bring. */
+static int pmap_wants_read(const struct perfmaps *pm, const struct pmap *p)
+{
+	return p->naddrs || p->behind || (pm->full && p->want);
+}
+
+/* @owner's read is done: the read of its process waiting longest next
+ * (if @next: not when the worker stops). */
+static void owners_release(struct perfmaps *pm, uint32_t owner, int next)
+{
+	struct pmap *first = NULL;
+	size_t it = 0;
+	uint64_t v;
+	int err;
+
+	idmap__remove(&pm->owners, (uint64_t)owner + 1);
+	while (idmap__next(&pm->procs, &it, NULL, &v)) {
+		struct pmap *p = (struct pmap *)(uintptr_t)v;
+
+		if (!p->want || p->owner != owner)
+			continue;
+		if (!pmap_wants_read(pm, p))
+			p->want = 0;
+		else if (!first || p->want_seq < first->want_seq)
+			first = p;
 	}
-	/* A line being written has no newline yet: it is read next time. */
-	p->offset = pos;
-	p->behind = end < (uint64_t)st.st_size;
-	pm->read_left -= pos - first < pm->read_left ? pos - first : pm->read_left;
-	if (!err && p->skipped != skipped0)
-		recent_build(pm, p, fd, pos - first > RECENT_BYTES ? pos - RECENT_BYTES : first, pos,
-			     pos - first <= RECENT_BYTES, buf);
-	pm->st.files_read++;
-	pm->st.bytes_read += pos - first;
-	err = err ?: pmap_merge(p, n0);
-	if (!err && p->n > n0)
-		pmap_drop_replaced(p);
-out:
-	free(buf);
-	close(fd);
-	return err;
+	if (next && first) {
+		err = pmap_submit(pm, first);
+		if (err && !pm->err)
+			pm->err = err;
+	}
 }
 
 /* ---- lookups ------------------------------------------------------------------ */
@@ -731,6 +1096,22 @@ static long pmap_find(const struct pmap *p, uint64_t addr)
 			break;	/* only overlapping neighbours, bounded */
 	}
 	return -1;
+}
+
+/* The last recent line starting at or before @addr that covers it, or -1. */
+static long recent_find(const struct pmap *p, uint64_t addr)
+{
+	size_t lo = 0, hi = p->nrecent;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (p->recent[mid].addr <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo && addr - p->recent[lo - 1].addr < p->recent[lo - 1].size ? (long)lo - 1 : -1;
 }
 
 int perfmaps__see(struct perfmaps *pm, uint32_t tgid, uint64_t addr, int anon)
@@ -760,7 +1141,7 @@ int perfmaps__see(struct perfmaps *pm, uint32_t tgid, uint64_t addr, int anon)
 		p->addrs = a;
 		p->capaddrs = cap;
 	}
-	p->addrs[p->naddrs++] = (struct lookup){ addr, anon };
+	p->addrs[p->naddrs++] = (struct lookup){ addr, anon, 0 };
 	return 0;
 }
 
@@ -778,11 +1159,6 @@ static int by_sym(const void *x, const void *y)
 	return a->addr < b->addr ? -1 : a->addr > b->addr;
 }
 
-/*
- * @p's lookups answered: the lines to write (not written before) into
- * @x, kept lines marked written; those a read in parts has not reached
- * yet stay for the next write.
- */
 /* A line written though not kept covers @addr. */
 static int span_covers(const struct pmap *p, uint64_t addr)
 {
@@ -827,10 +1203,16 @@ static int span_add(struct perfmaps *pm, struct pmap *p, const struct extra *x, 
 	return 0;
 }
 
+/*
+ * @p's lookups answered from what is read: the lines to write (not
+ * written before) into @x, kept lines marked written; those no read has
+ * answered yet stay for the next write, and a read for them is asked for
+ * (without a worker: done here first).
+ */
 static int pmap_answer(struct perfmaps *pm, struct pmap *p, struct extra *x)
 {
-	size_t i, k = 0, miss = 0, direct;
-	int err = 0;
+	size_t i, k = 0, direct;
+	int err = 0, miss = 0, had = p->naddrs > 0;
 
 	if (p->naddrs > 1)
 		qsort(p->addrs, p->naddrs, sizeof(*p->addrs), by_lookup);
@@ -843,7 +1225,7 @@ static int pmap_answer(struct perfmaps *pm, struct pmap *p, struct extra *x)
 		if (pmap_find(p, a) >= 0 || span_covers(p, a) ||
 		    (x->n && a - x->syms[x->n - 1].addr < x->syms[x->n - 1].size))
 			continue;
-		/* A line the last read passed (before this read replaces
+		/* A line the last read passed (before a read replaces
 		 * them): written now, remembered as a span after. */
 		r = recent_find(p, a);
 		if (r < 0) {
@@ -854,9 +1236,18 @@ static int pmap_answer(struct perfmaps *pm, struct pmap *p, struct extra *x)
 				p->recent_names + (uintptr_t)p->recent[r].name,
 				strlen(p->recent_names + (uintptr_t)p->recent[r].name));
 	}
-	if (!err && (pm->full || miss || p->behind))
-		err = pmap_read(pm, p, x);
-	direct = x->n;	/* lines read, not kept, that cover a lookup */
+	/* Without a worker the read is here, its answers below: all of
+	 * what the file has now, however many parts its bounds make. */
+	if (!err && !pm->wk && (pm->full ? had || p->behind : miss || p->behind)) {
+		int parts = 0;
+
+		do
+			err = pmap_submit(pm, p);
+		while (!err && p->behind && ++parts < SYNC_PARTS_MAX);
+	}
+	/* The lines a read found for lookups, not kept. */
+	err = err ?: extra_take(x, &p->found);
+	direct = x->n;	/* lines not kept that cover a lookup */
 	if (!pm->full && direct > 1)
 		qsort(x->syms, direct, sizeof(*x->syms), by_sym);
 	for (i = 0; i < p->naddrs && !err; i++) {
@@ -868,8 +1259,10 @@ static int pmap_answer(struct perfmaps *pm, struct pmap *p, struct extra *x)
 			if (pm->full || span_covers(p, p->addrs[i].addr) ||
 			    extra_covers(x, direct, p->addrs[i].addr))
 				continue;	/* named by a line not kept */
-			/* Not read yet: asked again after the next part. */
-			if (p->behind && k < MAX_CARRIED)
+			/* Not read yet (a read is under way or to be asked
+			 * for, or the file is read in parts): asked again
+			 * after it. */
+			if ((p->job || !p->addrs[i].asked || p->behind) && k < MAX_CARRIED)
 				p->addrs[k++] = p->addrs[i];
 			else if (p->skipped && p->addrs[i].anon)
 				pm->st.misses_skipped++;	/* its line may be one not kept */
@@ -885,20 +1278,34 @@ static int pmap_answer(struct perfmaps *pm, struct pmap *p, struct extra *x)
 	p->naddrs = k;
 	if (!err && !pm->full)
 		err = span_add(pm, p, x, direct);
+	/* On the worker: the read the lookups left wait for, the next part
+	 * of a file read in parts. */
+	if (!err && pm->wk && !p->job && (pm->full ? had || p->behind || p->want : k || p->behind))
+		err = pmap_submit(pm, p);
 	return err;
 }
 
-/* Writes @x's lines of @tgid, sorted, in chunks of CHUNK_LINES. */
+/* Writes @x's lines of @tgid, sorted, in chunks of CHUNK_LINES; a line
+ * there twice (at hand and found by a read) once. */
 static int write_lines(struct perfmaps *pm, uint32_t tgid, struct extra *x,
 		       struct stk_writer *w, uint64_t *chunks)
 {
-	size_t i, k;
+	size_t i, k, n = 0;
 	int err = 0;
 
 	for (i = 0; i < x->n; i++)
 		x->syms[i].name = x->names + (uintptr_t)x->syms[i].name;
 	if (x->n > 1)
 		qsort(x->syms, x->n, sizeof(*x->syms), by_sym);
+	for (i = 0; i < x->n; i++) {
+		const struct stk_esym_sym *s = &x->syms[i];
+
+		if (n && x->syms[n - 1].addr == s->addr && x->syms[n - 1].size == s->size &&
+		    strcmp(x->syms[n - 1].name, s->name) == 0)
+			continue;
+		x->syms[n++] = *s;
+	}
+	x->n = n;
 	for (i = 0; i < x->n && !err; i += k) {
 		k = x->n - i < CHUNK_LINES ? x->n - i : CHUNK_LINES;
 		err = stk_writer__add_esym_perf_map(w, tgid, x->syms + i, k);
@@ -915,44 +1322,51 @@ static int write_lines(struct perfmaps *pm, uint32_t tgid, struct extra *x,
 int perfmaps__write(struct perfmaps *pm, struct stk_writer *w, uint64_t *chunks)
 {
 	struct extra x = { 0 };
-	size_t it, start = pm->next_it, stop = (size_t)-1;
 	uint64_t tgid, v;
-	int err = 0, pass;
+	size_t it;
+	int err = pm->err;
 
-	/* The bytes a flush reads are bounded over all files, which take
-	 * turns being first: one process's map cannot hold up a flush, nor
-	 * keep the others' lines from being read. */
-	pm->read_left = PERFMAP_READ_MAX;
-	for (pass = 0; pass < 2 && !err; pass++) {
-		it = pass ? 0 : start;
-		while (!err && (pass == 0 || it < start) && idmap__next(&pm->procs, &it, &tgid, &v)) {
-			struct pmap *p = (struct pmap *)(uintptr_t)v;
+	/* Reads take their turns on the worker (one per owner at a time,
+	 * each bounded): a write only answers from what they brought. */
+	pm->err = 0;
+	for (it = 0; !err && idmap__next(&pm->procs, &it, &tgid, &v);) {
+		struct pmap *p = (struct pmap *)(uintptr_t)v;
 
-			if (pass && it > start)
-				break;
-			if (!p->naddrs && !p->behind)
-				continue;
-			if (!pm->read_left && stop == (size_t)-1)
-				stop = it - 1;	/* the first left without a read */
-			err = pmap_answer(pm, p, &x);
-			err = err ?: write_lines(pm, p->tgid, &x, w, chunks);
-		}
+		if (!p->naddrs && !p->behind && !p->found.n && !p->want)
+			continue;
+		err = pmap_answer(pm, p, &x);
+		err = err ?: write_lines(pm, p->tgid, &x, w, chunks);
 	}
-	pm->next_it = stop == (size_t)-1 ? 0 : stop;
-	free(x.syms);
-	free(x.names);
+	extra_free(&x);
 	/* The processes gone, now that their lookups are answered (not
 	 * during the iteration: removing moves the map's entries). */
 	for (it = 0; idmap__next(&pm->procs, &it, &tgid, &v);) {
 		struct pmap *p = (struct pmap *)(uintptr_t)v;
 
-		if (p->gone) {
+		if (p->gone && pmap_idle(p)) {
 			idmap__remove(&pm->procs, tgid);
 			pmap_free(pm, p);
 			it = 0;
 		}
 	}
-	return err;
+	return err ?: pm->err;
+}
+
+int perfmaps__reading(const struct perfmaps *pm)
+{
+	size_t it = 0;
+	uint64_t v;
+
+	while (idmap__next(&pm->procs, &it, NULL, &v)) {
+		const struct pmap *p = (const struct pmap *)(uintptr_t)v;
+
+		/* (A read waiting for its owner's turn: while another is
+		 * on the worker, whose end gives it the turn.) */
+		if ((p->job || (p->want && idmap__find(&pm->owners, (uint64_t)p->owner + 1))) &&
+		    (p->naddrs || pm->full))
+			return 1;
+	}
+	return 0;
 }
 
 void perfmaps__stats(const struct perfmaps *pm, struct perfmaps_stats *st)

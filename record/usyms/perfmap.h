@@ -14,17 +14,29 @@
  *
  * A JIT only appends to its map, so a file is read incrementally: its
  * identity (device, inode) and the offset read so far (to the end of its
- * last whole line) are kept, and a lookup that misses reads only the lines
- * appended since, at most PERFMAP_READ_FILE_MAX bytes a flush and
- * PERFMAP_READ_MAX for all files together, which take turns being first
- * (the rest at the next ones).  A file replaced (another inode) or shorter than that
- * offset is read again from the start.  The lines read are kept, sorted,
- * under the memory budget and at most a cap per file (an eighth of the
- * budget); lines beyond it are counted, not kept -- though one that
- * covers an address looked up at that read is still written, and the
- * lines of the last 64 KiB read stay at hand for the next flush's lookups
- * (a JIT writes a line just before its code runs).
- * (--embed-symbols=full keeps nothing: every new line is written.)
+ * last whole line) are kept, and a lookup that misses asks for a read of
+ * only the lines appended since.  A file replaced (another inode) or
+ * shorter than that offset is read again from the start.
+ *
+ * Reads run on the reader thread (worker.h), never on the recorder's main
+ * loop: a write only answers lookups from the lines already read, and
+ * those a read has not answered yet wait for the first write after it
+ * (at the end: as long as the recorder waits for its reader).  A read is
+ * a job that bounds itself (PERFMAP_READ_FILE_MAX bytes, PERFMAP_JOB_CPU_NS
+ * of CPU time; the rest at the next one), charged to the process's user
+ * on the worker (each user but root a share of it), one per user at a
+ * time, the process that waited longest next.  The job opens the file,
+ * reads and parses it into buffers of its own; the main thread then keeps
+ * the lines it has room for under the budget (util/membudget.h is the
+ * main thread's alone), so nothing the worker holds is shared.
+ *
+ * The lines read are kept, sorted, under the memory budget and at most a
+ * cap per file (an eighth of the budget); lines beyond it are counted,
+ * not kept -- though one that covers an address the read was asked for
+ * is still written, and the lines of the last 64 KiB read stay at hand
+ * for the next flush's lookups (a JIT writes a line just before its code
+ * runs).  (--embed-symbols=full keeps nothing: every new line is
+ * written.)
  */
 #ifndef STKREC_PERFMAP_H
 #define STKREC_PERFMAP_H
@@ -35,11 +47,13 @@
 #include "stk.h"
 
 struct membudget;
+struct worker;
 
-/* Bytes of perf map files read at one flush at most, in all and of one
- * file (the whole: about 20 ms of reading and parsing here). */
-#define PERFMAP_READ_MAX (32u << 20)
+/* Bytes of a perf map one read takes at most (about 10 ms of reading and
+ * parsing here), and the CPU time it may take (a slow disk's or a busy
+ * machine's); the rest is read by the next. */
 #define PERFMAP_READ_FILE_MAX (16u << 20)
+#define PERFMAP_JOB_CPU_NS (50 * 1000000ull)
 /* The lines kept per file: this share of the budget, at least 1 MiB. */
 #define PERFMAP_CAP_SHARE 8
 #define PERFMAP_CAP_MIN (1u << 20)
@@ -51,6 +65,7 @@ struct perfmaps_stats {
 	uint64_t file_errors;		/* refused or unreadable (not: absent) */
 	uint64_t symbols_written;	/* lines written to ESYM kind 3 */
 	uint64_t bytes_read;		/* bytes of perf map files read */
+	uint64_t bytes_read_off_loop;	/* ... by a thread other than the main one */
 	uint64_t restarts;		/* files read again from the start */
 	uint64_t lines_skipped;		/* lines not kept: over the cap or the budget */
 	uint64_t misses_skipped;	/* addresses in anonymous mappings no line
@@ -67,6 +82,14 @@ struct perfmaps *perfmaps__new(int full, const char *proc_root, struct membudget
 void perfmaps__free(struct perfmaps *pm);	/* accepts NULL */
 
 /*
+ * perfmaps__set_worker() - read files on @wk (worker.h), which must be
+ * freed before @pm, rather than during perfmaps__write().  Without one
+ * (unit tests) a write reads what its lookups need first, as a read on
+ * the worker that is done at once.
+ */
+void perfmaps__set_worker(struct perfmaps *pm, struct worker *wk);
+
+/*
  * perfmaps__see() - recorded address @addr of process @tgid is in memory
  * without a file (JIT code; @anon: in an anonymous mapping, else in none
  * the recorder knows): look for the line of its perf map covering it at
@@ -75,13 +98,18 @@ void perfmaps__free(struct perfmaps *pm);	/* accepts NULL */
 int perfmaps__see(struct perfmaps *pm, uint32_t tgid, uint64_t addr, int anon);
 
 /*
- * perfmaps__write() - for each process with addresses seen: read what its
- * perf map gained if a lookup misses (full: always), and write one ESYM
- * kind 3 chunk (more past 50000 lines) of the lines not written before;
- * @chunks is incremented per chunk.  Returns 0, -ENOMEM or the writer's
- * -errno.
+ * perfmaps__write() - for each process with addresses seen: write one
+ * ESYM kind 3 chunk (more past 50000 lines) of the lines read that cover
+ * them (full: of every line read) and were not written before, and ask
+ * for a read of what its perf map gained if a lookup misses (full:
+ * always), answered at a later write; @chunks is incremented per chunk.
+ * Returns 0, -ENOMEM (also: a read's) or the writer's -errno.
  */
 int perfmaps__write(struct perfmaps *pm, struct stk_writer *w, uint64_t *chunks);
+
+/* A read is on the worker (or waits for its turn there) that lookups
+ * wait for: a write after it is done names more. */
+int perfmaps__reading(const struct perfmaps *pm);
 
 /* Forget process @tgid (it exited: its pid may come back), once the
  * addresses it had seen are written. */

@@ -19,9 +19,10 @@
 #    second.  stkrec --user-memory 32 -p both: peak RSS under the same
 #    base plus the budget plus 16 MiB (before: 297 MB, each file read
 #    whole again whenever it changed); the bytes read are the files' sizes
-#    once (STAT perf_map_bytes_read: read incrementally); lines over the
-#    cap are counted, said in one line at the end; the JIT frames are
-#    named.
+#    once (STAT perf_map_bytes_read: read incrementally), all of them by
+#    the reader thread (STAT reader_perf_map_bytes: none on the main loop,
+#    which cost it 0.2 s a flush before); lines over the cap are counted,
+#    said in one line at the end; the JIT frames are named.
 #
 # The peak RSS is the recorder's STAT rss_peak_bytes (its own VmHWM at the
 # last flush), or VmHWM read from /proc while it ran if larger (a recorder
@@ -152,6 +153,9 @@ check "jit: peak RSS ${got} MiB <= ${bound} (without symbols ${base} + budget $B
 read_bytes=$(stat_of "$tmp/jit.stk" perf_map_bytes_read)
 check "jit: the maps read once, what they gained since too: $read_bytes bytes read of $map_bytes" \
 	within "$read_bytes" $((map_bytes * 9 / 10)) "$map_bytes"
+reader_bytes=$(stat_of "$tmp/jit.stk" reader_perf_map_bytes)
+check "jit: all of it read on the reader thread, none on the main loop ($reader_bytes of $read_bytes)" \
+	[ "$read_bytes" -gt 0 -a "$reader_bytes" = "$read_bytes" ]
 not_kept=$(stat_of "$tmp/jit.stk" perf_map_lines_skipped)
 check "jit: lines over the cap counted (STAT perf_map_lines_skipped $not_kept)" [ "$not_kept" -gt 0 ]
 check "jit: one line says so at the end" \

@@ -10,7 +10,8 @@
 #  - --embed-symbols=none: the same report has [unknown] there (so the
 #    embedded data is what named them); full embeds more, names the same;
 #  - JIT: the frames are named by the map's line, also once the map file
-#    is gone; the capture holds only the covering line;
+#    is gone; the capture holds only the covering line; the map was read
+#    on the reader thread (STAT reader_perf_map_bytes), not the main loop;
 #  - a process in its own mount namespace, its binary reachable only
 #    through a bind mount there: named, and its build-id recorded;
 #  - a binary deleted while it runs: named (its files removed once it has
@@ -123,6 +124,10 @@ if [ "$(uname -m)" = x86_64 ]; then
 		grep -q 'LazyCompile:\*jit_spin /app/jit.js:7' "$tmp/j.txt"
 	check "only the covering line is embedded" sh -c "! grep -q not_this_one '$tmp/j.stk' '$tmp/j.txt'"
 	check "STAT perf_map_symbols_written is 1" test "$(stat_of "$tmp/j.stk" perf_map_symbols_written)" = 1
+	pm_read=$(stat_of "$tmp/j.stk" perf_map_bytes_read)
+	pm_reader=$(stat_of "$tmp/j.stk" reader_perf_map_bytes)
+	check "the perf map read on the reader thread, none on the main loop ($pm_reader of $pm_read bytes)" \
+		[ "$pm_read" -gt 0 -a "$pm_reader" = "$pm_read" ]
 	"$REP" info --symbols "$tmp/j.stk" >"$tmp/j.sym" 2>&1
 	check "info --symbols: source perf map" grep -qx '  source: perf map' "$tmp/j.sym"
 else

@@ -8,6 +8,7 @@
 #include <check.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <setjmp.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -24,6 +25,7 @@
 #include "perfmap.h"
 #include "procmaps.h"
 #include "procs.h"
+#include "worker.h"
 
 /* A local function with a name of its own, to look up in our own file. */
 __attribute__((noinline, noipa)) static int elfsyms_fixture_fn(int x)
@@ -525,6 +527,7 @@ START_TEST(perf_map_lines_over_the_cap_are_counted)
 {
 	struct fakeproc f;
 	struct perfmaps_stats st;
+	uint64_t reads;
 	struct membudget b;
 	struct perfmaps *pm;
 	char names[256];
@@ -549,10 +552,12 @@ START_TEST(perf_map_lines_over_the_cap_are_counted)
 	ck_assert_uint_lt(st.lines_skipped, 100000);
 	/* The cap, and the lines of the last 64 KiB read (and the line written). */
 	ck_assert_uint_le(b.peak, PERFMAP_CAP_MIN + (256u << 10));
-	/* Named by that line, which was written: nothing to read or write. */
+	/* Named by that line, which was written: nothing to read or write.
+	 * (One read, or more parts where the CPU is slow: the bound.) */
+	reads = st.files_read;
 	ck_assert_int_eq(pm_write_one(pm, 0x7f0000000020, names, sizeof(names)), 0);
 	perfmaps__stats(pm, &st);
-	ck_assert_uint_eq(st.files_read, 1);
+	ck_assert_uint_eq(st.files_read, reads);
 	ck_assert_uint_eq(st.misses_skipped, 0);
 	/* An early line was kept; the last ones read stay at hand. */
 	ck_assert_int_eq(pm_write_one(pm, 0x100005, names, sizeof(names)), 1);
@@ -563,7 +568,7 @@ START_TEST(perf_map_lines_over_the_cap_are_counted)
 	ck_assert_int_eq(pm_write_one(pm, 0x100000 + 50000 * 0x10, names, sizeof(names)), 0);
 	perfmaps__stats(pm, &st);
 	ck_assert_uint_eq(st.misses_skipped, 1);
-	ck_assert_uint_eq(st.files_read, 2);
+	ck_assert_uint_eq(st.files_read, reads + 1);
 
 	/*
 	 * A JIT appends two functions' lines; a read for the first passes the
@@ -576,7 +581,7 @@ START_TEST(perf_map_lines_over_the_cap_are_counted)
 	ck_assert_int_eq(pm_write_one(pm, 0x7f0000002010, names, sizeof(names)), 1);
 	ck_assert_str_eq(names, "sampled_later;");
 	perfmaps__stats(pm, &st);
-	ck_assert_uint_eq(st.files_read, 3);
+	ck_assert_uint_eq(st.files_read, reads + 2);
 	ck_assert_uint_eq(st.misses_skipped, 1);
 	perfmaps__free(pm);
 	ck_assert_uint_eq(b.used, 0);
@@ -634,6 +639,212 @@ START_TEST(perf_map_lines_replaced_at_their_address_are_dropped)
 }
 END_TEST
 
+/* ---- perf maps read on the reader thread ------------------------------------ */
+
+/* perfmaps__write() with @addr seen (0: none): the lines written, in
+ * @names. */
+static int pm_write(struct perfmaps *pm, uint64_t addr, char *names, size_t size)
+{
+	struct sink s;
+	uint64_t chunks = 0;
+
+	if (addr)
+		ck_assert_int_eq(perfmaps__see(pm, FAKE_PID, addr, 1), 0);
+	sink_open(&s);
+	ck_assert_int_eq(perfmaps__write(pm, s.w, &chunks), 0);
+	return sink_close(&s, STK_ESYM_PERF_MAP, NULL, names, size);
+}
+
+/* Waits for the worker's reads and hands their results over (as the
+ * recorder's main loop does when the worker's fd is readable). */
+static void pm_collect(struct worker *wk, const struct perfmaps *pm)
+{
+	struct pollfd p = { .fd = worker__fd(wk), .events = POLLIN };
+
+	while (perfmaps__reading(pm)) {
+		ck_assert_int_ge(poll(&p, 1, 10000), 1);
+		worker__collect(wk);
+	}
+}
+
+/*
+ * Waits for the reads under way, then writes (@names: the lines), until
+ * no read is asked for: the lookups are answered, however many parts the
+ * reads' bounds (bytes, CPU time) cut the file into.
+ */
+static int pm_settle(struct worker *wk, struct perfmaps *pm, char *names, size_t size)
+{
+	size_t used = 0;
+	int n = 0;
+
+	names[0] = '\0';
+	do {
+		pm_collect(wk, pm);
+		n += pm_write(pm, 0, names + used, size - used);
+		used = strlen(names);
+	} while (perfmaps__reading(pm));
+	return n;
+}
+
+/*
+ * With a worker, a write never reads: it asks the worker for the lines
+ * its lookups miss and writes them at the first write after they are in
+ * (the bytes read on the worker's thread, not this one); a file that
+ * grows is read on from where it was; a lookup no line names is dropped
+ * once a read asked for it is in, not read for again.
+ */
+START_TEST(perf_maps_are_read_on_the_worker_and_written_at_the_next_write)
+{
+	struct fakeproc f;
+	struct perfmaps_stats st;
+	struct membudget b;
+	struct perfmaps *pm;
+	struct worker *wk;
+	char names[256];
+
+	fake_open(&f);
+	membudget__init(&b, 64u << 20);
+	pm = perfmaps__new(0, f.root, &b);
+	wk = worker__new(WORKER_NICE_SAME);
+	ck_assert_ptr_nonnull(pm);
+	ck_assert_ptr_nonnull(wk);
+	perfmaps__set_worker(pm, wk);
+	map_put(&f, "w", "1000 10 one\n2000 10 two\n");
+
+	/* The write asks for the read; nothing read or written yet. */
+	ck_assert_int_eq(pm_write(pm, 0x1005, names, sizeof(names)), 0);
+	perfmaps__stats(pm, &st);
+	ck_assert_uint_eq(st.bytes_read, 0);
+	ck_assert_int_eq(perfmaps__reading(pm), 1);
+	pm_collect(wk, pm);
+	perfmaps__stats(pm, &st);
+	ck_assert_uint_eq(st.files_read, 1);
+	ck_assert_uint_eq(st.bytes_read, 24);
+	ck_assert_uint_eq(st.bytes_read_off_loop, 24);
+	/* The next write names it, from what the worker read. */
+	ck_assert_int_eq(pm_write(pm, 0, names, sizeof(names)), 1);
+	ck_assert_str_eq(names, "one;");
+	ck_assert_int_eq(perfmaps__reading(pm), 0);
+
+	/* Known: answered at once, no read. */
+	ck_assert_int_eq(pm_write(pm, 0x2001, names, sizeof(names)), 1);
+	ck_assert_str_eq(names, "two;");
+	ck_assert_int_eq(perfmaps__reading(pm), 0);
+
+	/* Grown: only what it gained is read. */
+	map_put(&f, "a", "3000 10 three\n");
+	ck_assert_int_eq(pm_write(pm, 0x3004, names, sizeof(names)), 0);
+	ck_assert_int_eq(pm_settle(wk, pm, names, sizeof(names)), 1);
+	ck_assert_str_eq(names, "three;");
+	perfmaps__stats(pm, &st);
+	ck_assert_uint_eq(st.bytes_read, 24 + 14);
+	ck_assert_uint_eq(st.bytes_read_off_loop, 24 + 14);
+	ck_assert_uint_eq(st.files_read, 2);
+
+	/* No line names it: one read, then dropped. */
+	ck_assert_int_eq(pm_write(pm, 0x9000, names, sizeof(names)), 0);
+	ck_assert_int_eq(pm_settle(wk, pm, names, sizeof(names)), 0);
+	ck_assert_int_eq(perfmaps__reading(pm), 0);
+	ck_assert_int_eq(pm_write(pm, 0, names, sizeof(names)), 0);
+	perfmaps__stats(pm, &st);
+	ck_assert_uint_eq(st.files_read, 3);
+	ck_assert_uint_eq(st.symbols_written, 3);
+
+	worker__free(wk);
+	perfmaps__free(pm);
+	ck_assert_uint_eq(b.used, 0);
+	fake_close(&f);
+}
+END_TEST
+
+/* --embed-symbols=full with a worker: every line a read brings is
+ * written at the next write, each once; a grown file's new lines too. */
+START_TEST(perf_map_full_read_on_the_worker_writes_every_line)
+{
+	struct fakeproc f;
+	struct membudget b;
+	struct perfmaps *pm;
+	struct worker *wk;
+	char names[256];
+
+	fake_open(&f);
+	membudget__init(&b, 64u << 20);
+	pm = perfmaps__new(1, f.root, &b);
+	wk = worker__new(WORKER_NICE_SAME);
+	ck_assert_ptr_nonnull(pm);
+	ck_assert_ptr_nonnull(wk);
+	perfmaps__set_worker(pm, wk);
+	map_put(&f, "w", "1000 10 one\n2000 10 two\n");
+	ck_assert_int_eq(pm_write(pm, 0x1005, names, sizeof(names)), 0);
+	ck_assert_int_eq(pm_settle(wk, pm, names, sizeof(names)), 2);
+	ck_assert_str_eq(names, "one;two;");
+	map_put(&f, "a", "3000 10 three\n");
+	ck_assert_int_eq(pm_write(pm, 0x1006, names, sizeof(names)), 0);
+	ck_assert_int_eq(pm_settle(wk, pm, names, sizeof(names)), 1);
+	ck_assert_str_eq(names, "three;");
+	ck_assert_int_eq(pm_write(pm, 0, names, sizeof(names)), 0);
+	worker__free(wk);
+	perfmaps__free(pm);
+	ck_assert_uint_eq(b.used, 0);
+	fake_close(&f);
+}
+END_TEST
+
+/*
+ * With a worker, a line past the file's cap that covers a lookup the
+ * read was asked for is still written, at the write after the read; the
+ * budget never holds more than the cap and the recent lines.
+ */
+START_TEST(perf_map_line_over_the_cap_read_on_the_worker_is_written)
+{
+	struct fakeproc f;
+	struct perfmaps_stats st;
+	uint64_t reads;
+	struct membudget b;
+	struct perfmaps *pm;
+	struct worker *wk;
+	char names[256];
+	FILE *m;
+	int i;
+
+	fake_open(&f);
+	membudget__init(&b, 2 * PERFMAP_CAP_MIN);	/* the cap: 1 MiB */
+	pm = perfmaps__new(0, f.root, &b);
+	wk = worker__new(WORKER_NICE_SAME);
+	ck_assert_ptr_nonnull(pm);
+	ck_assert_ptr_nonnull(wk);
+	perfmaps__set_worker(pm, wk);
+	m = fopen(f.map, "w");
+	ck_assert_ptr_nonnull(m);
+	for (i = 0; i < 100000; i++)
+		fprintf(m, "%x 10 line_%06d\n", 0x100000 + i * 0x10, i);
+	fputs("7f0000000000 100 target\n", m);
+	ck_assert_int_eq(fclose(m), 0);
+
+	ck_assert_int_eq(pm_write(pm, 0x7f0000000010, names, sizeof(names)), 0);
+	ck_assert_int_eq(pm_settle(wk, pm, names, sizeof(names)), 1);
+	ck_assert_str_eq(names, "target;");
+	perfmaps__stats(pm, &st);
+	ck_assert_uint_gt(st.lines_skipped, 50000);
+	ck_assert_uint_lt(st.lines_skipped, 100000);
+	ck_assert_uint_le(b.peak, PERFMAP_CAP_MIN + (256u << 10));
+	reads = st.files_read;
+	/* Kept early, and at hand late: no read. */
+	ck_assert_int_eq(pm_write(pm, 0x100005, names, sizeof(names)), 1);
+	ck_assert_str_eq(names, "line_000000;");
+	ck_assert_int_eq(pm_write(pm, 0x100000 + 99999 * 0x10, names, sizeof(names)), 1);
+	ck_assert_str_eq(names, "line_099999;");
+	ck_assert_int_eq(perfmaps__reading(pm), 0);
+	perfmaps__stats(pm, &st);
+	ck_assert_uint_eq(st.files_read, reads);
+
+	worker__free(wk);
+	perfmaps__free(pm);
+	ck_assert_uint_eq(b.used, 0);
+	fake_close(&f);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("record_esym");
@@ -650,6 +861,9 @@ static Suite *suite(void)
 	tcase_add_test(tc, perf_maps_are_read_incrementally_and_again_when_replaced);
 	tcase_add_test(tc, perf_map_lines_over_the_cap_are_counted);
 	tcase_add_test(tc, perf_map_lines_replaced_at_their_address_are_dropped);
+	tcase_add_test(tc, perf_maps_are_read_on_the_worker_and_written_at_the_next_write);
+	tcase_add_test(tc, perf_map_line_over_the_cap_read_on_the_worker_is_written);
+	tcase_add_test(tc, perf_map_full_read_on_the_worker_writes_every_line);
 	suite_add_tcase(s, tc);
 	return s;
 }
