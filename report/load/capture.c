@@ -1,7 +1,11 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
  * Reading a capture into memory.  Rows are summed by key as they arrive,
- * so memory follows the number of unique keys, not the number of flushes.
+ * so memory follows the number of unique keys, not the number of flushes;
+ * but only rows whose process had one maps snapshot in force at the end
+ * of their intervals are summed, since a row's user addresses resolve in
+ * that snapshot (SPEC.md, MAPS): a plugin unloaded and another loaded at
+ * its address gives two rows of one key that name different functions.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -70,7 +74,93 @@ static int seg__add_stacks(struct cap_segment *s, const struct stk_stack *st, si
 	return 0;
 }
 
-static uint64_t count_key(const struct stk_count *r)
+/* The snapshots of one process read so far, sorted by (time, seq). */
+struct proc_snaps {
+	struct cap_maps **v;
+	size_t n, cap;
+};
+
+/* Adds snapshot @m to its process's list in @s->maps_read.  stkrec
+ * writes a process's snapshots in time order (appended); a merge or a
+ * crafted file may not (inserted in place). */
+static int seg__index_snapshot(struct cap_segment *s, struct cap_maps *m, uint64_t *mem)
+{
+	struct proc_snaps *p = idmap__find_ptr(&s->maps_read, m->tgid);
+	size_t a, b, mid;
+
+	if (!p) {
+		p = calloc(1, sizeof(*p));
+		if (!p)
+			return -ENOMEM;
+		if (idmap__set_ptr(&s->maps_read, m->tgid, p)) {
+			free(p);
+			return -ENOMEM;
+		}
+		*mem += sizeof(*p) + ENTRY_COST + MALLOC_COST;
+	}
+	if (array__grow((void **)&p->v, &p->cap, p->n, sizeof(*p->v)))
+		return -ENOMEM;
+	/* After every snapshot of its time or earlier: seq grows in file order. */
+	a = 0;
+	b = p->n;
+	if (b && p->v[b - 1]->time_ns <= m->time_ns)
+		a = b;
+	while (a < b) {
+		mid = a + (b - a) / 2;
+		if (p->v[mid]->time_ns <= m->time_ns)
+			a = mid + 1;
+		else
+			b = mid;
+	}
+	memmove(p->v + a + 1, p->v + a, (p->n - a) * sizeof(*p->v));
+	p->v[a] = m;
+	p->n++;
+	return 0;
+}
+
+/*
+ * The snapshot of @tgid in force at @t1 among those read so far: the
+ * newest taken at or before it, NULL if none.  Rows of one key whose
+ * intervals give the same one are summed: no snapshot of the process
+ * falls between their ends, so cap_segment__maps() gives them one
+ * snapshot whatever their comm.
+ */
+static const struct cap_maps *seg__snapshot_at(const struct cap_segment *s, uint32_t tgid,
+					       uint64_t t1)
+{
+	const struct proc_snaps *p = idmap__find_ptr(&s->maps_read, tgid);
+	size_t a = 0, b, mid;
+
+	if (!p || !p->n)
+		return NULL;
+	b = p->n;
+	if (p->v[b - 1]->time_ns <= t1)
+		return p->v[b - 1];
+	while (a < b) {
+		mid = a + (b - a) / 2;
+		if (p->v[mid]->time_ns <= t1)
+			a = mid + 1;
+		else
+			b = mid;
+	}
+	return a ? p->v[a - 1] : NULL;
+}
+
+static void seg__free_maps_read(struct cap_segment *s)
+{
+	size_t iter = 0;
+	uint64_t key, value;
+
+	while (idmap__next(&s->maps_read, &iter, &key, &value)) {
+		struct proc_snaps *p = (struct proc_snaps *)(uintptr_t)value;
+
+		free(p->v);
+		free(p);
+	}
+	idmap__release(&s->maps_read);
+}
+
+static uint64_t count_key(const struct stk_count *r, const struct cap_maps *maps)
 {
 	uint64_t h = hash64(r->tgid, r->tid);
 
@@ -78,7 +168,8 @@ static uint64_t count_key(const struct stk_count *r)
 	h = hash64(h, (uint64_t)r->user_stack);
 	h = hash64(h, (uint64_t)r->kernel_stack);
 	h = hash64(h, r->kernel_ip);
-	return hash64(h, r->kernel_ret_ip);
+	h = hash64(h, r->kernel_ret_ip);
+	return hash64(h, (uint64_t)(uintptr_t)maps);
 }
 
 static int count_eq(const struct stk_count *a, const struct stk_count *b)
@@ -115,11 +206,12 @@ static int seg__add_counts(struct capture *cap, struct cap_segment *s, const str
 	seg__times(s, ch->t0_ns, ch->t1_ns);
 	for (i = 0; i < ch->u.cnts.n; i++) {
 		const struct stk_count *r = &ch->u.cnts.rows[i];
-		uint64_t k = count_key(r), n = capture__take(cap, &cap->total_count, r->count);
+		const struct cap_maps *maps = seg__snapshot_at(s, r->tgid, ch->t1_ns);
+		uint64_t k = count_key(r, maps), n = capture__take(cap, &cap->total_count, r->count);
 		struct cap_count *first = idmap__find_ptr(&s->count_keys, k), *c;
 
 		for (c = first; c; c = c->next)
-			if (count_eq(&c->row, r))
+			if (c->maps == maps && count_eq(&c->row, r))
 				break;
 		if (c) {
 			c->row.count += n;
@@ -135,6 +227,7 @@ static int seg__add_counts(struct capture *cap, struct cap_segment *s, const str
 		c->row.comm[sizeof(c->row.comm) - 1] = '\0';
 		cap->mem += sizeof(*c) + sizeof(c) + ENTRY_COST;
 		c->t1 = ch->t1_ns;
+		c->maps = maps;
 		c->next = first;
 		if (idmap__set_ptr(&s->count_keys, k, c))
 			return -ENOMEM;
@@ -165,13 +258,18 @@ static int seg__add_offc(struct capture *cap, struct cap_segment *s, const struc
 	seg__times(s, ch->t0_ns, ch->t1_ns);
 	for (i = 0; i < ch->u.offc.n; i++) {
 		const struct stk_offcpu *r = &ch->u.offc.rows[i];
+		const struct cap_maps *tm = seg__snapshot_at(s, r->target.tgid, ch->t1_ns);
+		const struct cap_maps *wm = seg__snapshot_at(s, r->waker.tgid, ch->t1_ns);
 		uint64_t k = task_key(task_key(7, &r->target), &r->waker);
 		uint64_t n = capture__take(cap, &cap->total_count, r->count);
 		uint64_t ns = capture__take(cap, &cap->total_blocked_ns, r->blocked_ns);
-		struct cap_offc *first = idmap__find_ptr(&s->offc_keys, k), *c;
+		struct cap_offc *first, *c;
 
+		k = hash64(hash64(k, (uint64_t)(uintptr_t)tm), (uint64_t)(uintptr_t)wm);
+		first = idmap__find_ptr(&s->offc_keys, k);
 		for (c = first; c; c = c->next)
-			if (task_eq(&c->row.target, &r->target) && task_eq(&c->row.waker, &r->waker))
+			if (c->target_maps == tm && c->waker_maps == wm &&
+			    task_eq(&c->row.target, &r->target) && task_eq(&c->row.waker, &r->waker))
 				break;
 		if (c) {
 			c->row.count += n;
@@ -189,6 +287,8 @@ static int seg__add_offc(struct capture *cap, struct cap_segment *s, const struc
 		c->row.target.comm[15] = c->row.waker.comm[15] = '\0';
 		cap->mem += sizeof(*c) + sizeof(c) + ENTRY_COST + MALLOC_COST;
 		c->t1 = ch->t1_ns;
+		c->target_maps = tm;
+		c->waker_maps = wm;
 		c->next = first;
 		if (idmap__set_ptr(&s->offc_keys, k, c)) {
 			free(c);
@@ -254,8 +354,10 @@ static int seg__add_maps(struct cap_segment *s, const struct stk_chunk *ch, uint
 		}
 		qsort(m->mappings, m->nr_mappings, sizeof(*m->mappings), mapping_cmp);
 		s->maps[s->nr_maps++] = m;
-		/* the snapshot, its pointer in maps and both indexes */
-		*mem += sizeof(*m) + 3 * sizeof(m) + 2 * MALLOC_COST;
+		if (seg__index_snapshot(s, m, mem))
+			return -ENOMEM;
+		/* the snapshot, its pointer in maps and the three indexes */
+		*mem += sizeof(*m) + 4 * sizeof(m) + 2 * MALLOC_COST;
 		for (j = 0; j < m->nr_mappings; j++)
 			*mem += sizeof(m->mappings[j]) + strlen(m->mappings[j].path) + 1 + MALLOC_COST;
 	}
@@ -580,9 +682,11 @@ static struct capture *capture__load(struct stk_reader *r, const struct time_sli
 	/* Segments seen by the reader but holding no chunk still count. */
 	if (!capture__segment(c, stk_reader__segment_count(r) ? stk_reader__segment_count(r) - 1 : 0, r))
 		goto fail;
-	for (size_t i = 0; i < c->nr_segs; i++)
+	for (size_t i = 0; i < c->nr_segs; i++) {
 		if (seg__index_maps(&c->segs[i]))
 			goto fail;
+		seg__free_maps_read(&c->segs[i]);
+	}
 	stk_reader__close(r);
 	return c;
 fail:
@@ -626,6 +730,7 @@ static void cap_segment__free(struct cap_segment *s)
 	free(s->maps);
 	free(s->by_time);
 	free(s->by_comm);
+	seg__free_maps_read(s);
 	free(s->pid_ns);
 	arena__free(&s->mem);
 }

@@ -26,17 +26,30 @@ struct cap_stack {
 	uint64_t *frames;	/* leaf first, as recorded */
 };
 
-/* One on-CPU key with its counts summed over the capture. */
+/*
+ * One on-CPU key with its counts summed over the intervals in which one
+ * maps snapshot of its process was in force: rows of equal key from
+ * intervals with different snapshots (a library unloaded and another
+ * loaded at its address) stay apart, so that each resolves in its own
+ * (SPEC.md, MAPS).  Memory follows the unique keys times the snapshots of
+ * their process, not the number of flushes.
+ */
 struct cap_count {
 	struct stk_count row;	/* .count is the sum */
-	uint64_t t1;		/* end of the first interval it appeared in */
+	uint64_t t1;		/* end of the first interval summed into it */
+	const struct cap_maps *maps;	/* the snapshot of row.tgid in force at
+					 * the end of each of those intervals,
+					 * among those read before it; NULL:
+					 * none yet */
 	struct cap_count *next;	/* same hash */
 };
 
-/* One off-CPU key, summed. */
+/* One off-CPU key, summed in the same way: target and waker each keep the
+ * snapshot of their own process. */
 struct cap_offc {
 	struct stk_offcpu row;	/* .count and .blocked_ns are sums */
 	uint64_t t1;
+	const struct cap_maps *target_maps, *waker_maps;
 	struct cap_offc *next;
 };
 
@@ -65,6 +78,9 @@ struct cap_segment {
 	/* The same snapshots sorted by (tgid, time, seq) and by (tgid, comm,
 	 * time, seq), for cap_segment__maps(): built once read. */
 	struct cap_maps **by_time, **by_comm;
+	/* While reading: tgid -> its snapshots so far, sorted by (time, seq),
+	 * to tell which one is in force for a row as it is summed. */
+	struct idmap maps_read;
 	struct stk_pid_ns *pid_ns;	/* pidn records, in file order */
 	size_t nr_pid_ns, cap_pid_ns;
 	uint64_t t_first, t_last;	/* earliest t0 and latest t1 of CNTS/OFFC kept */

@@ -502,7 +502,13 @@ static int snap_same(const struct merge *m, const struct msnap *a, const struct 
 	return 1;
 }
 
-/* Sorts the snapshots by pid, refuses reused pids, marks duplicates. */
+/*
+ * Sorts the snapshots by pid, refuses reused pids, marks duplicates.  A
+ * snapshot that another source holds already is a duplicate whatever the
+ * other snapshots of that source: a process that loads one plugin where
+ * another was has snapshots that differ from each other, and merging its
+ * capture with itself is no reuse.
+ */
 static int maps_check(struct merge *m)
 {
 	size_t i, j, g;
@@ -515,15 +521,17 @@ static int maps_check(struct merge *m)
 		for (j = g; j < i; j++) {
 			size_t k;
 
-			for (k = g; k < j; k++) {
+			for (k = g; k < j && !m->snaps[j]->dup; k++) {
+				const struct msnap *a = m->snaps[k], *b = m->snaps[j];
+
+				if (a->src != b->src && !a->dup && snap_same(m, a, b))
+					m->snaps[j]->dup = 1;
+			}
+			for (k = g; k < j && !m->snaps[j]->dup; k++) {
 				const struct msnap *a = m->snaps[k], *b = m->snaps[j];
 
 				if (a->src == b->src || a->dup)
 					continue;
-				if (snap_same(m, a, b)) {
-					m->snaps[j]->dup = 1;
-					break;
-				}
 				if (snaps_conflict(&a->p, &b->p))
 					return merge__fail(m, -EINVAL,
 							   "pid %u is another process in %s and %s (its mappings differ: the pid was reused): refusing to merge, its rows would be resolved in the wrong process's maps",

@@ -297,6 +297,62 @@ START_TEST(self_merge_doubles)
 }
 END_TEST
 
+/*
+ * A plugin reload (plugin_a, then plugin_b at its address), the same
+ * frames under two ids (a recorder numbers a stack again after it forgot
+ * it), one per interval: merging the capture with itself is no pid reuse,
+ * and the re-interned rows of the two intervals stay apart, each resolved
+ * in its own interval's snapshot, as in the capture alone.
+ */
+START_TEST(self_merge_of_a_plugin_reload_keeps_each_intervals_maps)
+{
+	static const uint64_t f[] = { 0x7f0000000010ull };
+	const struct stk_stack st[] = { { 1, 1, f }, { 2, 1, f } };
+	struct stk_writer_opts o = { .sz = sizeof(o), .wall_start_ns = 1700000000 * SEC,
+				     .mono_start_ns = 100 * SEC };
+	struct stk_kv meta[] = { { "mode", "profile" }, { "frequency", "49" } };
+	const char *paths[] = { "/p/plugin_a.so", "/p/plugin_b.so" };
+	struct merge_result res;
+	struct stk_writer *w;
+	struct capture *c;
+	uint64_t got[2] = { 0, 0 };
+	size_t i;
+
+	w = stk_writer__open(path_of("p.stk"), &o);
+	ck_assert_ptr_nonnull(w);
+	ck_assert_int_eq(stk_writer__add_meta(w, meta, 2), 0);
+	ck_assert_int_eq(stk_writer__add_stacks(w, st, 2), 0);
+	for (i = 0; i < 2; i++) {
+		struct stk_mapping m = { .start = 0x7f0000000000ull, .end = 0x7f0000001000ull,
+					 .prot = 5, .inode = i + 1, .path = paths[i] };
+		struct stk_proc_maps p = { .tgid = 10, .comm = "app",
+					   .time_ns = (101 + i) * SEC + 1,
+					   .nr_mappings = 1, .mappings = &m };
+		struct stk_count r = { .tgid = 10, .tid = 10, .comm = "app",
+				       .user_stack = (int64_t)i + 1, .kernel_stack = -EFAULT,
+				       .count = 5 + 2 * i };
+
+		ck_assert_int_eq(stk_writer__add_maps(w, &p, 1), 0);
+		ck_assert_int_eq(stk_writer__add_counts(w, (101 + i) * SEC, (102 + i) * SEC, &r, 1), 0);
+	}
+	ck_assert_int_eq(stk_writer__close(w), 0);
+	ck_assert_int_eq(merge2("p.stk", "p.stk", "m.stk", &res), 0);
+	ck_assert_uint_eq(res.stacks_out, 1);
+	c = capture__read(path_of("m.stk"));
+	ck_assert_ptr_nonnull(c);
+	for (i = 0; i < c->segs[0].nr_counts; i++) {
+		const struct cap_count *r = c->segs[0].counts[i];
+		const struct cap_maps *m = cap_segment__maps(&c->segs[0], 10, "app", r->t1);
+
+		ck_assert_ptr_nonnull(m);
+		got[strcmp(m->mappings[0].path, paths[0]) == 0 ? 0 : 1] += r->row.count;
+	}
+	ck_assert_uint_eq(got[0], 10);
+	ck_assert_uint_eq(got[1], 14);
+	capture__free(c);
+}
+END_TEST
+
 START_TEST(offcpu_self_merge_doubles_time)
 {
 	static const struct stk_offcpu o[] = { {
@@ -438,6 +494,7 @@ static Suite *merge_suite(void)
 	tcase_add_test(tc, kernel_data_and_esym_deduplicated_by_build_id);
 	tcase_add_test(tc, self_merge_doubles);
 	tcase_add_test(tc, offcpu_self_merge_doubles_time);
+	tcase_add_test(tc, self_merge_of_a_plugin_reload_keeps_each_intervals_maps);
 	tcase_add_test(tc, mixed_kinds_refused);
 	tcase_add_test(tc, different_frequencies_refused);
 	tcase_add_test(tc, other_kernel_layout_refused);

@@ -685,6 +685,88 @@ START_TEST(unwind_stops_are_counted_by_reason)
 }
 END_TEST
 
+/*
+ * A plugin reload: library A mapped at 0x7f0000000000 in the first flush
+ * interval, library B at the same address in the second, the same stack
+ * (same id) sampled in both.  The two rows have equal keys, but each
+ * interval's samples resolve in the snapshot in force then (SPEC.md, MAPS):
+ * func_A 5, func_B 7, not 12 of whichever interval came first.  The same
+ * for off-CPU rows (target and waker).
+ */
+#define PLUGIN_BASE 0x7f0000000000ull
+
+static void add_plugin_interval(struct stk_writer *w, int kind, uint64_t t0, uint64_t t1,
+				const char *path, uint8_t bid, uint64_t count)
+{
+	struct stk_mapping m = {
+		.start = PLUGIN_BASE, .end = PLUGIN_BASE + 0x1000, .offset = 0x1000,
+		.dev = 1, .inode = bid, .prot = 5, .build_id_size = 4,
+		.build_id = { bid, bid, bid, bid }, .path = path,
+	};
+	struct stk_proc_maps p = { .tgid = 10, .comm = "host", .time_ns = t0 + 1,
+				   .nr_mappings = 1, .mappings = &m };
+	struct stk_count row = { .tgid = 10, .tid = 10, .comm = "host", .user_stack = 1,
+				 .kernel_stack = -EFAULT, .count = count };
+	struct stk_task_stacks task = { .tgid = 10, .tid = 10, .comm = "host", .user_stack = 1,
+					.kernel_stack = -EFAULT };
+	struct stk_offcpu orow = { .target = task, .waker = task, .count = count,
+				   .blocked_ns = 1000 * count };
+
+	orow.waker.tid = 11;
+	ck_assert_int_eq(stk_writer__add_maps(w, &p, 1), 0);
+	if (kind == REPORT_PROFILE)
+		ck_assert_int_eq(stk_writer__add_counts(w, t0, t1, &row, 1), 0);
+	else
+		ck_assert_int_eq(stk_writer__add_offcpu(w, t0, t1, &orow, 1), 0);
+}
+
+static char *plugin_reload_folded(int kind)
+{
+	uint64_t frames[] = { PLUGIN_BASE + 0x10 };
+	struct stk_stack st = { .id = 1, .nr_frames = 1, .frames = frames };
+	struct stk_esym_sym fa = { .addr = 0x1000, .size = 0x100, .name = "func_A" };
+	struct stk_esym_sym fb = { .addr = 0x1000, .size = 0x100, .name = "func_B" };
+	struct stk_kv mode = { "mode", kind == REPORT_PROFILE ? "profile" : "offwake" };
+	uint8_t bida[4] = { 0xa, 0xa, 0xa, 0xa }, bidb[4] = { 0xb, 0xb, 0xb, 0xb };
+	char file[] = "/tmp/check_report.XXXXXX";
+	struct output_opts oo = { 0 };
+	struct stk_writer *w;
+	struct capture *c;
+	struct report *r;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *mf;
+
+	w = capture_writer(file);
+	ck_assert_int_eq(stk_writer__add_meta(w, &mode, 1), 0);
+	ck_assert_int_eq(stk_writer__add_stacks(w, &st, 1), 0);
+	ck_assert_int_eq(stk_writer__add_esym_symtab(w, bida, 4, STK_ESYM_SRC_SYMTAB, &fa, 1), 0);
+	ck_assert_int_eq(stk_writer__add_esym_symtab(w, bidb, 4, STK_ESYM_SRC_SYMTAB, &fb, 1), 0);
+	add_plugin_interval(w, kind, 1000, 2000, "/nonexistent/plugin_a.so", 0xa, 5);
+	add_plugin_interval(w, kind, 2000, 3000, "/nonexistent/plugin_b.so", 0xb, 7);
+	c = capture_reread(w, file);
+	r = run(c, 0);
+	mf = open_memstream(&buf, &len);
+	ck_assert_ptr_nonnull(mf);
+	ck_assert_int_eq(out_folded__write(r, &oo, mf), 0);
+	fclose(mf);
+	report__free(r);
+	capture__free(c);
+	return buf;
+}
+
+START_TEST(equal_rows_of_two_intervals_resolve_in_their_own_maps)
+{
+	char *buf = plugin_reload_folded(REPORT_PROFILE);
+
+	ck_assert_str_eq(buf, "host;func_A 5\nhost;func_B 7\n");
+	free(buf);
+	buf = plugin_reload_folded(REPORT_OFFWAKE);
+	ck_assert_str_eq(buf, "host;func_A;--;func_A;host 5\nhost;func_B;--;func_B;host 7\n");
+	free(buf);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *su = suite_create("report");
@@ -709,6 +791,7 @@ int main(void)
 	tcase_add_test(tc, kernel_aliases_are_named_by_the_shared_rule);
 	tcase_add_test(tc, symbols_section_that_cannot_be_written_is_eio);
 	tcase_add_test(tc, unwind_stops_are_counted_by_reason);
+	tcase_add_test(tc, equal_rows_of_two_intervals_resolve_in_their_own_maps);
 	suite_add_tcase(su, tc);
 	/* Hundreds of MB written and read: generous, not a timing assertion. */
 	tc = tcase_create("limits");
