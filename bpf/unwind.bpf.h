@@ -401,7 +401,10 @@ static __always_inline int uw_regs(struct stkrec_unwind_state *st, const __u64 *
 	return 0;
 }
 
-/* tid -> the mm its execve switches to (sched_prepare_exec, Linux 6.10+). */
+/* tgid -> the mm its execve switches to (sched_prepare_exec, Linux 6.10+).
+ * By tgid: a thread other than the leader that execs takes the leader's
+ * pid in de_thread(), after sched_prepare_exec; one exec of a thread
+ * group gets that far. */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__type(key, __u32);
@@ -423,7 +426,7 @@ struct {
 static __always_inline int uw_in_exec_switched(void)
 {
 	struct task_struct *task;
-	__u32 tid;
+	__u32 tgid;
 	__u64 *mm;
 
 	if (!bpf_core_field_exists(struct task_struct, in_execve) ||
@@ -432,8 +435,8 @@ static __always_inline int uw_in_exec_switched(void)
 	task = bpf_get_current_task_btf();
 	if (!BPF_CORE_READ_BITFIELD(task, in_execve))
 		return 0;
-	tid = task->pid;
-	mm = bpf_map_lookup_elem(&exec_mm, &tid);
+	tgid = task->tgid;
+	mm = bpf_map_lookup_elem(&exec_mm, &tgid);
 	return mm && *mm == (__u64)task->mm;
 }
 
@@ -748,12 +751,12 @@ static __always_inline __s64 user_stack_store(void *ctx, const __u64 *user_regs,
 SEC("tp_btf/sched_process_exec")
 int BPF_PROG(on_exec_unwind, struct task_struct *task)
 {
-	__u32 tgid = task->tgid, tid = task->pid;
+	__u32 tgid = task->tgid;
 	struct stkrec_event *e;
 
 	if (unwind_mode == UW_MODE_FP)
 		return 0;
-	bpf_map_delete_elem(&exec_mm, &tid);
+	bpf_map_delete_elem(&exec_mm, &tgid);
 	bpf_map_delete_elem(&unwind_procs, &tgid);
 	if (!filter_tgids || !bpf_map_lookup_elem(&tgids, &tgid))
 		return 0;
@@ -778,11 +781,11 @@ int BPF_PROG(on_exec_unwind, struct task_struct *task)
 SEC("tp_btf/sched_prepare_exec")
 int BPF_PROG(on_prepare_exec, struct task_struct *task, struct linux_binprm *bprm)
 {
-	__u32 tid = task->pid;
+	__u32 tgid = task->tgid;
 	__u64 mm = (__u64)bprm->mm;
 
 	if (unwind_mode != UW_MODE_FP)
-		bpf_map_update_elem(&exec_mm, &tid, &mm, BPF_ANY);
+		bpf_map_update_elem(&exec_mm, &tgid, &mm, BPF_ANY);
 	return 0;
 }
 #pragma clang diagnostic pop

@@ -234,7 +234,9 @@ struct stk_writer_opts {
  *
  * The file is locked (an open file description write lock) while it is
  * written: a second writer with the same @path refuses it (EBUSY), here
- * or at stk_writer__commit().
+ * or at stk_writer__commit().  Best effort: two writers started at once
+ * can both get past the check; the one whose file was replaced finds out
+ * at stk_writer__close_as().
  *
  * Returns a writer, or NULL with errno set: the open()/mkostemp()/write()
  * errno, EISDIR, EINVAL when @path is something else that cannot hold a

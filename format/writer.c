@@ -813,7 +813,7 @@ out:
 		if (err2 && !err)
 			err = err2;	/* the capture stays under w->tmp */
 		free(w->tmp);
-	} else if (w->named) {
+	} else if (w->named && !err) {
 		/* Removed or replaced while it was written: saved beside. */
 		struct stat st;
 		int err2 = 0;

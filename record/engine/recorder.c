@@ -91,6 +91,15 @@ const char *recorder__errmsg(const struct recorder *rec)
 	return rec->errmsg;
 }
 
+/* A process procs__purge() found gone without its exit: as an exit. */
+static void process_gone(void *ctx, uint32_t tgid)
+{
+	struct recorder *rec = ctx;
+
+	esym__exited(rec->esym, tgid);
+	pidns__exited(rec->pidns, tgid);
+}
+
 struct recorder *recorder__new(const struct recorder_opts *opts)
 {
 	const struct rec_mode_ops *ops = NULL;
@@ -129,6 +138,8 @@ struct recorder *recorder__new(const struct recorder_opts *opts)
 	membudget__init(&rec->mem, opts->user_memory ? opts->user_memory : RECORDER_USER_MEMORY);
 	rec->esym = esym__new(opts->embed_symbols, &rec->mem);
 	rec->pidns = pidns__new();
+	if (rec->procs)
+		procs__set_on_gone(rec->procs, process_gone, rec);
 	rec->nr_cpus_possible = libbpf_num_possible_cpus();
 	if (rec->nr_cpus_possible > 0)
 		rec->stat_vals = calloc((size_t)rec->nr_cpus_possible, sizeof(uint64_t));

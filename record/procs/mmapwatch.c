@@ -195,8 +195,13 @@ static void on_fork(struct mmapwatch *w, const struct rec_task *r, uint64_t time
 	 * Not if the parent itself execs later in these records: /proc
 	 * would show that image.
 	 */
-	if (!parent->complete && !execs_later(w, r->ppid))
-		wproc__seed(w, parent, r->ppid, time);
+	if (!parent->complete && !execs_later(w, r->ppid) &&
+	    wproc__seed(w, parent, r->ppid, time) == 0 && !parent->nr) {
+		/* No user mappings: kthreadd, whose children are kernel
+		 * threads.  Not followed (read again at its next fork). */
+		parent->complete = 0;
+		return;
+	}
 	child = wproc__new(w, r->pid);
 	if (!child)
 		return;

@@ -318,7 +318,7 @@ int wproc__seed(struct mmapwatch *w, struct wproc *p, uint32_t tgid, uint64_t ti
 	free(buf);
 	p->gen = ++w->gen;
 	p->changed_ns = time;
-	if (!err)
+	if (!err && p->nr)
 		w->st.seeded++;
 	return err;
 }

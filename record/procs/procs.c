@@ -65,6 +65,8 @@ struct procs {
 	size_t nr_olds, cap_olds;
 	struct stk_mapping old_map;	/* procs__mapping_any()'s from the watcher */
 	uint64_t purges;		/* procs__purge() calls */
+	void (*gone)(void *ctx, uint32_t tgid);	/* procs__set_on_gone() */
+	void *gone_ctx;
 	struct procs_stats st;
 };
 
@@ -602,8 +604,16 @@ static void forget_unseen_exits(struct procs *p, uint64_t seq)
 			s->purge_seq = seq + 2;
 			p->st.exits_unseen++;
 			unwinder__remove_process(p->uw, (uint32_t)key);
+			if (p->gone)
+				p->gone(p->gone_ctx, (uint32_t)key);
 		}
 	}
+}
+
+void procs__set_on_gone(struct procs *p, void (*gone)(void *ctx, uint32_t tgid), void *ctx)
+{
+	p->gone = gone;
+	p->gone_ctx = ctx;
 }
 
 void procs__purge(struct procs *p, uint64_t seq, uint64_t before_ns)

@@ -166,6 +166,14 @@ int procs__write(struct procs *p, struct stk_writer *w, uint64_t *chunks);
  */
 void procs__purge(struct procs *p, uint64_t seq, uint64_t before_ns);
 
+/*
+ * procs__set_on_gone() - call @gone(@ctx, tgid) for each process
+ * procs__purge() finds gone though no exit was seen of it (the kernel
+ * tells the exit of processes it announced since their exec only): what
+ * else the recorder holds for it goes as for an exit.
+ */
+void procs__set_on_gone(struct procs *p, void (*gone)(void *ctx, uint32_t tgid), void *ctx);
+
 void procs__stats(const struct procs *p, struct procs_stats *st);
 
 /*

@@ -1047,8 +1047,27 @@ static int pmap_wants_read(const struct perfmaps *pm, const struct pmap *p)
 	return p->naddrs || p->behind || (pm->full && p->want);
 }
 
+/* --embed-symbols=full: bytes of lines read and not written yet, over
+ * every process (they are outside the budget until the next write). */
+static size_t found_bytes(const struct perfmaps *pm)
+{
+	size_t it = 0, n = 0;
+	uint64_t v;
+
+	while (idmap__next(&pm->procs, &it, NULL, &v)) {
+		const struct pmap *p = (const struct pmap *)(uintptr_t)v;
+
+		n += p->found.n * sizeof(*p->found.syms) + p->found.names_len;
+	}
+	return n;
+}
+
 /* @owner's read is done: the read of its process waiting longest next
- * (if @next: not when the worker stops). */
+ * (if @next: not when the worker stops).  With --embed-symbols=full, not
+ * one whose last read is still unwritten, nor past PERFMAP_FULL_HELD
+ * unwritten in all: the rest wait for the next write, which frees them
+ * (between two flushes the worker would otherwise read every waiting
+ * process, 16 MiB each). */
 static void owners_release(struct perfmaps *pm, uint32_t owner, int next)
 {
 	struct pmap *first = NULL;
@@ -1064,9 +1083,13 @@ static void owners_release(struct perfmaps *pm, uint32_t owner, int next)
 			continue;
 		if (!pmap_wants_read(pm, p))
 			p->want = 0;
+		else if (pm->full && p->found.n)
+			continue;
 		else if (!first || p->want_seq < first->want_seq)
 			first = p;
 	}
+	if (first && pm->full && found_bytes(pm) >= PERFMAP_FULL_HELD)
+		first = NULL;
 	if (next && first) {
 		err = pmap_submit(pm, first);
 		if (err && !pm->err)

@@ -54,6 +54,9 @@ struct worker;
  * machine's); the rest is read by the next. */
 #define PERFMAP_READ_FILE_MAX (16u << 20)
 #define PERFMAP_JOB_CPU_NS (50 * 1000000ull)
+/* --embed-symbols=full: lines read and not yet written, in all, past
+ * which no more reads start before the next flush writes them. */
+#define PERFMAP_FULL_HELD (32u << 20)
 /* The lines kept per file: this share of the budget, at least 1 MiB. */
 #define PERFMAP_CAP_SHARE 8
 #define PERFMAP_CAP_MIN (1u << 20)
