@@ -404,6 +404,7 @@ static void pmap__account(struct pmap *pm, const struct rframe *f, const struct 
 {
 	const struct sym_result *sym = f->sym;
 	uint32_t i;
+	int dwarf;
 
 	if (f->addr < pm->min_addr)
 		pm->min_addr = f->addr;
@@ -413,7 +414,12 @@ static void pmap__account(struct pmap *pm, const struct rframe *f, const struct 
 		pm->functions = pm->filenames = pm->line_numbers = pm->inline_frames = 0;
 		return;
 	}
-	for (i = 0; i < sym->nr_lines; i++) {
+	/* Where DWARF was read, the mapping was symbolized with files and
+	 * lines: code it does not cover (a PLT stub, crt1's _start) keeps
+	 * none, and a sample landing there changes nothing (pprof reads the
+	 * flags as "symbolized to this level", not "every address has it"). */
+	dwarf = f->kind == RFRAME_KERNEL ? f->kernel_dwarf : f->mod && f->mod->has_dwarf;
+	for (i = 0; !dwarf && i < sym->nr_lines; i++) {
 		if (!sym->lines[i].file)
 			pm->filenames = 0;
 		if (!sym->lines[i].line)
@@ -422,8 +428,7 @@ static void pmap__account(struct pmap *pm, const struct rframe *f, const struct 
 	/* Inline frames are known only where DWARF was read and asked for;
 	 * kernel symbols come from kallsyms, which has none, unless --vmlinux
 	 * gave them. */
-	if (o->no_inline || (f->kind == RFRAME_KERNEL ? !f->kernel_dwarf
-						       : !f->mod || !f->mod->has_dwarf))
+	if (o->no_inline || !dwarf)
 		pm->inline_frames = 0;
 }
 
