@@ -98,6 +98,10 @@ struct {
  * most of a system-wide recorder's CPU. */
 #define UW_STALE_NS 1000000000ULL
 #define UW_WANT_NS 10000000ULL
+/* A reload asked for less than this ago is on its way (the side-band is
+ * read every 10 ms): a stack that met a mapping made since is copied and
+ * unwound once it is in, not cut there. */
+#define UW_RELOAD_COMING_NS 50000000ULL
 
 /* The unwound frames; scratch slot 0 gets the frame-pointer stack to
  * compare with. */
@@ -443,7 +447,8 @@ static __always_inline int uw_in_exec_switched(void)
 /* Ask user space to reload @tgid's mappings, building the table of the
  * mapping holding @want if set (JIT code asks at most every UW_STALE_NS,
  * a pending table every UW_WANT_NS, so neither floods the ring buffer).
- * 1 if it asked now, 0 if it had asked lately (or could not). */
+ * 1 if it asked now or less than UW_RELOAD_COMING_NS ago, 0 if earlier
+ * (or it could not). */
 static __always_inline int uw_report_stale(__u32 tgid, __u64 want)
 {
 	/* Apart: a table request must not hold back the reload that brings
@@ -453,7 +458,7 @@ static __always_inline int uw_report_stale(__u32 tgid, __u64 want)
 	struct stkrec_event *e;
 
 	if (last && now - *last < (want ? UW_WANT_NS : UW_STALE_NS))
-		return 0;
+		return now - *last < UW_RELOAD_COMING_NS;
 	bpf_map_update_elem(&unwind_stale, &key, &now, BPF_ANY);
 	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 	if (!e) {
@@ -527,13 +532,14 @@ static __always_inline __u32 uw_walk(void *ctx, const __u64 *user_regs)
 		uw_report_stale(tgid, st->want);
 	if (st->stale)
 		asked = uw_report_stale(tgid, 0);
-	/* A table not built yet: user space unwinds a copy once it is.  (A
-	 * leaf in no known mapping is JIT code as often as a library mapped
-	 * since: copying every JIT sample would cost more than it gives.
-	 * The one that asks for the reload is copied, at most one a second
-	 * per process: a process's first sample in libc, mapped after its
-	 * exec, is unwound once the reload has it.) */
-	if (unwind_defer && (st->want || (st->leaf_unknown && asked)))
+	/* A table not built yet: user space unwinds a copy once it is.  (An
+	 * address in no known mapping is JIT code as often as a library
+	 * mapped since: copying every JIT sample would cost more than it
+	 * gives.  Those of the UW_RELOAD_COMING_NS after a reload was asked
+	 * for, at most once a second per process, are copied: a process's
+	 * first samples in libc, mapped after its exec -- in the leaf, or
+	 * above it, as main's caller -- are unwound once the reload has it.) */
+	if (unwind_defer && (st->want || (st->stale && asked)))
 		return UW_DEFER;
 	if (st->leaf_unknown) {
 		stat_inc(STKREC_STAT_UW_FB_LEAF);
