@@ -359,14 +359,17 @@ int stk_writer__commit(struct stk_writer *w)
 		return -EINVAL;
 	if (!w->tmp)
 		return 0;
-	/* What the name holds now: only a file or a link is replaced. */
-	if (lstat(w->path, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode)) {
-		writer_msg(w, "%s: not a regular file any more", w->path);
-		return -EEXIST;
-	}
-	if (lstat(w->path, &st) == 0 && S_ISREG(st.st_mode) && locked_by_writer(w->path)) {
-		writer_msg(w, "%s: another writer started on it meanwhile", w->path);
-		return -EBUSY;
+	/* What the name holds now: only a file or a link is replaced, and
+	 * not another writer's capture in the making. */
+	if (lstat(w->path, &st) == 0) {
+		if (!S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode)) {
+			writer_msg(w, "%s: not a regular file any more", w->path);
+			return -EEXIST;
+		}
+		if (S_ISREG(st.st_mode) && locked_by_writer(w->path)) {
+			writer_msg(w, "%s: another writer started on it meanwhile", w->path);
+			return -EBUSY;
+		}
 	}
 	if (rename(w->tmp, w->path) < 0) {
 		err = -errno;

@@ -944,7 +944,9 @@ int recorder__finish(struct recorder *rec, struct recorder_result *res)
 			err = err2;
 			recorder__errorf(rec, err, "%s was %s during the recording; %s%s", rec->o.output,
 					 err2 == -ENOENT ? "removed" : "replaced by another file",
-					 where[0] ? "the capture is saved as " : "the capture is lost (no copy could be made beside it)",
+					 where[0] ? "the capture is saved as "
+						  : "the capture is lost: no copy could be made beside it "
+						    "(is its directory writable and not full?)",
 					 where);
 		} else if (err2 && !err) {
 			err = err2;

@@ -44,11 +44,10 @@ struct rec_mode {
  */
 static int switch_has_prev_state(void)
 {
+	const struct btf *btf = modeobj__kernel_btf();
 	const struct btf_type *t;
-	struct btf *btf;
 	int id, n = 0;
 
-	btf = btf__load_vmlinux_btf();
 	if (!btf)
 		return 0;
 	id = btf__find_by_name_kind(btf, "btf_trace_sched_switch", BTF_KIND_TYPEDEF);
@@ -59,7 +58,6 @@ static int switch_has_prev_state(void)
 		if (t && btf_is_func_proto(t))
 			n = btf_vlen(t);
 	}
-	btf__free(btf);
 	return n >= 5;
 }
 

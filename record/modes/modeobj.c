@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
 #include "modeobj.h"
@@ -38,6 +39,20 @@ static int set_entries(struct bpf_object *obj, const char *name, uint32_t n)
 	return map ? bpf_map__set_max_entries(map, n) : -ENOENT;
 }
 
+const struct btf *modeobj__kernel_btf(void)
+{
+	static struct btf *btf;
+	static int tried;
+
+	if (!tried) {
+		tried = 1;
+		btf = btf__load_vmlinux_btf();
+		if (libbpf_get_error(btf))
+			btf = NULL;
+	}
+	return btf;
+}
+
 static int set_autoload(struct bpf_object *obj, const char *name, int load)
 {
 	struct bpf_program *prog = bpf_object__find_program_by_name(obj, name);
@@ -61,6 +76,13 @@ int modeobj__configure(struct bpf_object *obj, const struct recorder_opts *o, in
 	/* Only -- CMD follows forks: do not load what would never run. */
 	err = err ?: set_autoload(obj, "on_process_fork", follow);
 	err = err ?: set_autoload(obj, "symbolize_kaddrs", symbolizer);
+	/* sched_prepare_exec (Linux 6.10+), as bpf/unwind.bpf.h's
+	 * bpf_core_type_exists() sees it: the mm an execve switches to. */
+	err = err ?: set_autoload(obj, "on_prepare_exec",
+				  unwind && modeobj__kernel_btf() &&
+				  btf__find_by_name_kind(modeobj__kernel_btf(),
+							 "btf_trace_sched_prepare_exec",
+							 BTF_KIND_TYPEDEF) > 0);
 	err = err ?: unwinder__configure_obj(obj, unwind, o->unwind_memory);
 	if (err)
 		return recorder__errorf(rec, err, "configure BPF object: %s", strerror(-err));

@@ -15,6 +15,8 @@
 #include "drain.h"
 #include "mode.h"
 
+struct btf;
+
 struct bpf_object;
 
 /*
@@ -23,6 +25,10 @@ struct bpf_object;
  * more keys than there are stacks.
  */
 uint32_t modeobj__counts_entries(const struct recorder_opts *o);
+
+/* The running kernel's BTF, read once for every question the modes ask of
+ * it (which tracepoints exist, their arguments), or NULL. */
+const struct btf *modeobj__kernel_btf(void);
 
 /*
  * modeobj__stack_ring_bytes() - bytes of the "stack_ring" for @o: 64 a

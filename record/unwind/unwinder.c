@@ -28,7 +28,6 @@
 #include <unistd.h>
 
 #include <bpf/bpf.h>
-#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
 #include "buildid.h"
@@ -68,23 +67,8 @@ uint64_t unwinder__default_memory(void)
 	return m & ~((1ull << 20) - 1);
 }
 
-/* 1 if the kernel has the sched_prepare_exec tracepoint (Linux 6.10+), as
- * bpf/unwind.bpf.h's bpf_core_type_exists() sees it: from its BTF. */
-static int has_prepare_exec(void)
-{
-	struct btf *btf = btf__load_vmlinux_btf();
-	int id;
-
-	if (!btf)
-		return 0;
-	id = btf__find_by_name_kind(btf, "btf_trace_sched_prepare_exec", BTF_KIND_TYPEDEF);
-	btf__free(btf);
-	return id > 0;
-}
-
 int unwinder__configure_obj(struct bpf_object *obj, int bpf_mode, uint64_t memory)
 {
-	struct bpf_program *prep = bpf_object__find_program_by_name(obj, "on_prepare_exec");
 	struct bpf_map *rows = bpf_object__find_map_by_name(obj, "unwind_rows");
 	struct bpf_map *pages = bpf_object__find_map_by_name(obj, "unwind_pages");
 	struct bpf_map *procs = bpf_object__find_map_by_name(obj, "unwind_procs");
@@ -92,7 +76,7 @@ int unwinder__configure_obj(struct bpf_object *obj, int bpf_mode, uint64_t memor
 	uint64_t nr;
 	int err;
 
-	if (!rows || !pages || !procs || !defer || !prep)
+	if (!rows || !pages || !procs || !defer)
 		return -ENOENT;
 	if (!memory)
 		memory = unwinder__default_memory();
@@ -105,7 +89,6 @@ int unwinder__configure_obj(struct bpf_object *obj, int bpf_mode, uint64_t memor
 	err = err ?: bpf_map__set_max_entries(pages, bpf_mode ? PAGES_ENTRIES : 1);
 	err = err ?: bpf_map__set_max_entries(procs, bpf_mode ? PROCS_ENTRIES : 1);
 	err = err ?: bpf_map__set_max_entries(defer, bpf_mode ? DEFER_RING_BYTES : (uint32_t)getpagesize());
-	err = err ?: bpf_program__set_autoload(prep, bpf_mode && has_prepare_exec());
 	return err;
 }
 
