@@ -266,15 +266,25 @@ struct stkrec_ksym_io {
 				   * rdi (glibc's __vfork pops it there across
 				   * the syscall): known in the leaf only, whose
 				   * registers were sampled; "unsupported" above */
+#define STKREC_UW_CFA_RBX	10 /* CFA = rbx + cfa_off: ld.so's lazy-binding
+				   * trampolines (_dl_runtime_resolve_*), which
+				   * realign rsp and keep the frame in rbx; rbx
+				   * is followed up the walk by the rows' @rbx */
 
 /* rbp_off: the caller's rbp is at CFA + 8 * rbp_off; 0 = rbp unchanged;
  * STKREC_UW_RBP_LOST = not recoverable (the walk continues without it). */
 #define STKREC_UW_RBP_LOST	(-128)
+/* rbx: the caller's rbx is at CFA - 8 * rbx (1..14); 0 = rbx unchanged;
+ * STKREC_UW_RBX_LOST = not recoverable (a later STKREC_UW_CFA_RBX row
+ * stops the walk as unsupported).  Callee-saved pushes put it within 14
+ * slots of the CFA; anything else is "lost". */
+#define STKREC_UW_RBX_LOST	15
 
 struct stkrec_unwind_row {
 	__u32 pc;
 	__u16 cfa_off;	/* CFA offsets are positive (the deref kind subtracts) */
-	__u8 kind;
+	__u8 kind : 4;	/* STKREC_UW_* above */
+	__u8 rbx : 4;
 	__s8 rbp_off;
 };
 
@@ -356,6 +366,7 @@ struct stkrec_defer {
 	__u64 seq;		/* the placeholder's second frame */
 	__u64 pc, sp, bp;	/* the user registers */
 	__u64 di;		/* rdi, for a leaf of kind STKREC_UW_RA_RDI */
+	__u64 bx;		/* rbx, for rows of kind STKREC_UW_CFA_RBX */
 	__u32 tgid;
 	__u32 size;		/* bytes of stack copied from sp */
 	__u8 stack[STKREC_DEFER_STACK];
@@ -376,6 +387,9 @@ struct stkrec_unwind_state {
 	__u64 want;	/* an address in a mapping whose table is pending, or 0 */
 	__u64 pc0, sp0, bp0; /* the registers the walk started from */
 	__u64 di;	/* the leaf's rdi (STKREC_UW_RA_RDI) */
+	__u64 bx, bx0;	/* rbx in this frame (STKREC_UW_CFA_RBX), the leaf's */
+	__u32 bx_lost;	/* ... not known: a row said so, or a frame-pointer step */
+	__u32 pad;
 };
 
 /* Ring buffer events, BPF -> user space. */

@@ -287,6 +287,15 @@ static long uw_step(__u32 index, void *unused)
 	case STKREC_UW_CFA_RBP:
 		cfa = st->bp + r->cfa_off;
 		break;
+	case STKREC_UW_CFA_RBX:
+		/* ld.so's lazy-binding trampoline: rbx as restored through
+		 * its callees' rows (or sampled, in the leaf). */
+		if (st->bx_lost) {
+			st->stop = STKREC_UW_STOP_UNSUPP;
+			return 1;
+		}
+		cfa = st->bx + r->cfa_off;
+		break;
 	case STKREC_UW_CFA_RBP_DEREF:
 		if (uw_read(&cfa, st->bp - r->cfa_off)) {
 			st->stop = STKREC_UW_STOP_FAULT;
@@ -319,6 +328,7 @@ static long uw_step(__u32 index, void *unused)
 			st->stop = STKREC_UW_STOP_FAULT;
 			return 1;
 		}
+		st->bx_lost = uw_read(&st->bx, st->sp + 128) != 0;
 		st->bp = bp;
 		st->sp = cfa;
 		st->pc = ra;
@@ -356,6 +366,10 @@ static long uw_step(__u32 index, void *unused)
 			return 1;
 		}
 	}
+	if (r->rbx == STKREC_UW_RBX_LOST)
+		st->bx_lost = 1;
+	else if (r->rbx)
+		st->bx_lost = uw_read(&st->bx, cfa - (__u64)r->rbx * 8) != 0;
 	st->sp = cfa;
 caller:
 	st->pc = ra;
@@ -371,10 +385,11 @@ fp_step:
 	}
 	st->fp_steps++;
 	st->sp = bp + 16;
+	st->bx_lost = 1; /* whether code without CFI saved it is unknown */
 	goto caller;
 }
 
-/* The task's user registers into @st: @uregs (pc, sp, bp, di) when the
+/* The task's user registers into @st: @uregs (pc, sp, bp, di, bx) when the
  * caller has them, else those saved at the task's kernel entry.  0 or -1. */
 static __always_inline int uw_regs(struct stkrec_unwind_state *st, const __u64 *uregs)
 {
@@ -386,6 +401,8 @@ static __always_inline int uw_regs(struct stkrec_unwind_state *st, const __u64 *
 		st->sp = uregs[1];
 		st->bp = uregs[2];
 		st->di = uregs[3];
+		st->bx = uregs[4];
+		st->bx_lost = 0;
 		return 0;
 	}
 	if (!uw_has_mm()) /* kernel threads have no user stack */
@@ -397,8 +414,10 @@ static __always_inline int uw_regs(struct stkrec_unwind_state *st, const __u64 *
 	if (bpf_probe_read_kernel(&st->pc, sizeof(st->pc), &regs->ip) ||
 	    bpf_probe_read_kernel(&st->sp, sizeof(st->sp), &regs->sp) ||
 	    bpf_probe_read_kernel(&st->bp, sizeof(st->bp), &regs->bp) ||
-	    bpf_probe_read_kernel(&st->di, sizeof(st->di), &regs->di))
+	    bpf_probe_read_kernel(&st->di, sizeof(st->di), &regs->di) ||
+	    bpf_probe_read_kernel(&st->bx, sizeof(st->bx), &regs->bx))
 		return -1;
+	st->bx_lost = 0;
 	/* Past the user half: no user context saved there. */
 	if ((__s64)st->pc < 0 || st->pc == 0)
 		return -1;
@@ -511,6 +530,7 @@ static __always_inline __u32 uw_walk(void *ctx, const __u64 *user_regs)
 	st->pc0 = st->pc;
 	st->sp0 = st->sp;
 	st->bp0 = st->bp;
+	st->bx0 = st->bx;
 	st->tgid = tgid;
 	if (!bpf_map_lookup_elem(&unwind_procs, &tgid)) {
 		if (unwind_defer)
@@ -601,6 +621,7 @@ static __always_inline __u32 uw_defer(void)
 	d->sp = st->sp0;
 	d->bp = st->bp0;
 	d->di = st->di;
+	d->bx = st->bx0;
 	d->tgid = st->tgid;
 	/* Up to the first chunk that cannot be read: the top of the stack,
 	 * or a page not resident (what perf's copy also stops at). */
@@ -688,7 +709,7 @@ static __always_inline int uw_fp_deeper(const __u64 *user_regs)
 /*
  * The current task's user stack, unwound with the tables, stored as
  * stack_store() stores frame-pointer stacks; or the frame-pointer stack
- * when uw_walk() says so.  @user_regs: pc, sp, bp, di as sampled if the
+ * when uw_walk() says so.  @user_regs: pc, sp, bp, di, bx as sampled if the
  * sample was taken in user mode, else NULL (the registers saved at the
  * task's kernel entry are used).  @stop: the stop reason of the
  * stack's marker, or 0 (for uw_stop_count()).  One stack_store_frames()

@@ -105,7 +105,7 @@ $(UW)/uwholes: tests/unwind/uwholes.c $(UW)/libuwctor.so
 	$(call msg,CC-FP,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CPPFLAGS) $(UWHOLES_CFLAGS) $(LDFLAGS) $< -L$(UW) -luwctor \
-		-Wl,-rpath,'$$ORIGIN' -o $@
+		-Wl,-rpath,'$$ORIGIN' -Wl,-z,lazy -o $@
 
 $(O)/tests/check_record_unwind_table $(O)/tests/check_record_unwinder: $(UW_PROGS)
 

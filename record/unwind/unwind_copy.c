@@ -13,6 +13,8 @@
 struct walk {
 	const struct stkrec_defer *d;
 	uint64_t pc, sp, bp;
+	uint64_t bx;	/* rbx in this frame, for STKREC_UW_CFA_RBX rows */
+	int bx_lost;	/* ... unknown: a row said so, or a frame-pointer step */
 	int signal;
 	uint32_t fp_steps;
 	int pending;
@@ -105,6 +107,12 @@ static int walk_step(struct unwinder *u, struct walk *w, uint32_t n, int fp,
 	case STKREC_UW_CFA_RBP:
 		cfa = w->bp + r->cfa_off;
 		break;
+	case STKREC_UW_CFA_RBX:
+		/* ld.so's lazy-binding trampoline. */
+		if (w->bx_lost)
+			return -STKREC_UW_STOP_UNSUPP;
+		cfa = w->bx + r->cfa_off;
+		break;
 	case STKREC_UW_CFA_RBP_DEREF:
 		if (walk_read(w, w->bp - r->cfa_off, &cfa))
 			return -STKREC_UW_STOP_FAULT;
@@ -124,6 +132,7 @@ static int walk_step(struct unwinder *u, struct walk *w, uint32_t n, int fp,
 		if (walk_read(w, w->sp + 120, &bp) || walk_read(w, w->sp + 160, &cfa) ||
 		    walk_read(w, w->sp + 168, &ra))
 			return -STKREC_UW_STOP_FAULT;
+		w->bx_lost = walk_read(w, w->sp + 128, &w->bx) != 0;
 		w->bp = bp;
 		w->sp = cfa;
 		w->pc = ra;
@@ -150,6 +159,10 @@ static int walk_step(struct unwinder *u, struct walk *w, uint32_t n, int fp,
 		w->bp = 0;
 	else if (r->rbp_off && r->kind != STKREC_UW_PLT && walk_read(w, cfa + (int64_t)r->rbp_off * 8, &w->bp))
 		return -STKREC_UW_STOP_FAULT;
+	if (r->rbx == STKREC_UW_RBX_LOST)
+		w->bx_lost = 1;
+	else if (r->rbx)
+		w->bx_lost = walk_read(w, cfa - (uint64_t)r->rbx * 8, &w->bx) != 0;
 	w->sp = cfa;
 	w->pc = ra;
 	return ra == 0;
@@ -162,6 +175,7 @@ fp_step:
 		return -STKREC_UW_STOP_FP;
 	w->fp_steps++;
 	w->sp = bp + 16;
+	w->bx_lost = 1; /* whether code without CFI saved it is unknown */
 	w->pc = ra;
 	return ra == 0;
 }
@@ -169,7 +183,7 @@ fp_step:
 int unwinder__unwind_copy(struct unwinder *u, const struct stkrec_defer *d, int fp,
 			  unwind_copy_mapping_fn mapping, void *ctx, int last, struct stkrec_stack *out)
 {
-	struct walk w = { .d = d, .pc = d->pc, .sp = d->sp, .bp = d->bp };
+	struct walk w = { .d = d, .pc = d->pc, .sp = d->sp, .bp = d->bp, .bx = d->bx };
 	uint32_t n = 0;
 	int r = 0;
 

@@ -34,6 +34,7 @@
 #include "unwind_table.h"
 
 /* DWARF register numbers, x86-64 psABI. */
+#define REG_RBX 3
 #define REG_RDI 5
 #define REG_RBP 6
 #define REG_RSP 7
@@ -64,7 +65,8 @@ static int rows_room(struct unwind_table *t)
 	return 0;
 }
 
-static int rows_push(struct unwind_table *t, uint64_t pc, int kind, int cfa_off, int rbp_off)
+static int rows_push(struct unwind_table *t, uint64_t pc, int kind, int cfa_off, int rbp_off,
+		     int rbx)
 {
 	struct stkrec_unwind_row *r;
 
@@ -74,15 +76,17 @@ static int rows_push(struct unwind_table *t, uint64_t pc, int kind, int cfa_off,
 	if (t->nr) {
 		r = &t->rows[t->nr - 1];
 		/* Same rule as the row before: it simply covers more. */
-		if (r->kind == kind && r->cfa_off == cfa_off && r->rbp_off == rbp_off)
+		if (r->kind == kind && r->cfa_off == cfa_off && r->rbp_off == rbp_off &&
+		    r->rbx == rbx)
 			return 0;
 		/* A later row at the same address replaces the earlier. */
 		if (r->pc == pc) {
 			r->kind = (uint8_t)kind;
 			r->cfa_off = (uint16_t)cfa_off;
 			r->rbp_off = (int8_t)rbp_off;
+			r->rbx = (uint8_t)rbx;
 			if (t->nr > 1 && r[-1].kind == r->kind && r[-1].cfa_off == r->cfa_off &&
-			    r[-1].rbp_off == r->rbp_off)
+			    r[-1].rbp_off == r->rbp_off && r[-1].rbx == r->rbx)
 				t->nr--;
 			return 0;
 		}
@@ -94,6 +98,7 @@ static int rows_push(struct unwind_table *t, uint64_t pc, int kind, int cfa_off,
 	r->kind = (uint8_t)kind;
 	r->cfa_off = (uint16_t)cfa_off;
 	r->rbp_off = (int8_t)rbp_off;
+	r->rbx = (uint8_t)rbx;
 	return 0;
 }
 
@@ -153,6 +158,27 @@ static int rbp_rule(Dwarf_Frame *f, int *rbp_off)
 	return 0;
 }
 
+/* The rbx rule as a row's rbx: 0 unchanged, 1..14 saved at CFA - 8 * n,
+ * STKREC_UW_RBX_LOST for anything else (the walk goes on without it).
+ * "Undefined" is unchanged: libdw's x86-64 ABI defaults mark register 0
+ * (rax) same-value where rbx was meant, so an rbx no CFI mentions reads as
+ * undefined; rbx is callee-saved, and no compiler marks it clobbered. */
+static int rbx_rule(Dwarf_Frame *f)
+{
+	Dwarf_Op mem[3], *ops;
+	size_t nops;
+	int64_t off;
+
+	if (dwarf_frame_register(f, REG_RBX, mem, &ops, &nops) != 0)
+		return STKREC_UW_RBX_LOST;
+	if (nops == 0)
+		return 0; /* same value, or unmentioned (above) */
+	if (!saved_at_cfa(ops, nops, &off) || off >= 0 || off % 8 ||
+	    -off / 8 >= STKREC_UW_RBX_LOST)
+		return STKREC_UW_RBX_LOST;
+	return (int)(-off / 8);
+}
+
 /* The signal trampoline's CFI (glibc's __restore_rt, the vDSO's): every
  * register from the ucontext at rsp.  1 if @f has exactly that shape. */
 static int is_sigframe(Dwarf_Frame *f, const Dwarf_Op *cfa, size_t ncfa)
@@ -191,9 +217,9 @@ static int cfa_rsp(const Dwarf_Op *op, int64_t *off)
 	return *off >= 0 && *off <= UINT16_MAX;
 }
 
-/* Classify one libdw row into (kind, cfa_off, rbp_off). */
+/* Classify one libdw row into (kind, cfa_off, rbp_off, rbx). */
 static void classify(struct unwind_table *t, Dwarf_Frame *f, int signal, int *kind, int *cfa_off,
-		     int *rbp_off)
+		     int *rbp_off, int *rbx)
 {
 	Dwarf_Op mem[3], *ops;
 	size_t nops;
@@ -202,6 +228,7 @@ static void classify(struct unwind_table *t, Dwarf_Frame *f, int signal, int *ki
 
 	*cfa_off = 0;
 	*rbp_off = 0;
+	*rbx = 0;
 	*kind = STKREC_UW_UNSUPPORTED;
 	/* The return address: undefined marks the outermost frame (_start,
 	 * clone's child); anything but CFA - 8 we do not follow. */
@@ -234,6 +261,7 @@ static void classify(struct unwind_table *t, Dwarf_Frame *f, int signal, int *ki
 				goto unsupported;
 			*kind = STKREC_UW_RA_RDI;
 			*cfa_off = (int)off;
+			*rbx = rbx_rule(f);
 			t->st.ra_rdi++;
 			return;
 		}
@@ -242,15 +270,20 @@ static void classify(struct unwind_table *t, Dwarf_Frame *f, int signal, int *ki
 	}
 	if (rbp_rule(f, rbp_off))
 		goto unsupported;
+	*rbx = rbx_rule(f);
 	if (nops == 1 && (ops[0].atom == DW_OP_bregx || ops[0].atom == DW_OP_breg7 ||
-			  ops[0].atom == DW_OP_breg6)) {
+			  ops[0].atom == DW_OP_breg6 || ops[0].atom == DW_OP_breg3)) {
 		int reg = ops[0].atom == DW_OP_bregx ? (int)ops[0].number : ops[0].atom - DW_OP_breg0;
 
 		off = ops[0].atom == DW_OP_bregx ? (int64_t)ops[0].number2 : (int64_t)ops[0].number;
-		if ((reg != REG_RSP && reg != REG_RBP) || off < 0 || off > UINT16_MAX)
+		if ((reg != REG_RSP && reg != REG_RBP && reg != REG_RBX) || off < 0 ||
+		    off > UINT16_MAX)
 			goto unsupported;
-		*kind = reg == REG_RSP ? STKREC_UW_CFA_RSP : STKREC_UW_CFA_RBP;
+		*kind = reg == REG_RSP ? STKREC_UW_CFA_RSP :
+			reg == REG_RBP ? STKREC_UW_CFA_RBP : STKREC_UW_CFA_RBX;
 		*cfa_off = (int)off;
+		if (reg == REG_RBX)
+			t->st.cfa_rbx++;
 		return;
 	}
 	if (nops == 2 && ops[0].atom == DW_OP_breg6 && ops[1].atom == DW_OP_deref &&
@@ -274,6 +307,7 @@ unsupported:
 	*kind = STKREC_UW_UNSUPPORTED;
 	*cfa_off = 0;
 	*rbp_off = 0;
+	*rbx = 0;
 	t->st.unsupported++;
 }
 
@@ -636,24 +670,24 @@ static int walk(struct unwind_table *t, const struct fde_list *l, const struct g
 			Dwarf_Addr s, e;
 			Dwarf_Frame *f;
 			bool signal;
-			int kind, cfa_off, rbp_off;
+			int kind, cfa_off, rbp_off, rbx;
 
 			if (over_budget(t))
 				return -ETIME;
 			if (dwarf_cfi_addrframe(cfi, addr, &f) != 0) {
 				/* Past this FDE: a gap up to the next. */
-				err = rows_push(t, addr, STKREC_UW_NONE, 0, 0);
+				err = rows_push(t, addr, STKREC_UW_NONE, 0, 0, 0);
 				break;
 			}
 			if (dwarf_frame_info(f, &s, &e, &signal) < 0) {
 				free(f);
 				return -EBADMSG;
 			}
-			classify(t, f, signal, &kind, &cfa_off, &rbp_off);
+			classify(t, f, signal, &kind, &cfa_off, &rbp_off, &rbx);
 			free(f);
 			if (g->go && l->v[i].prio == 1) /* .debug_frame's: Go's own code */
 				go_row(g, addr, &kind, &cfa_off, &rbp_off);
-			err = rows_push(t, addr, kind, cfa_off, rbp_off);
+			err = rows_push(t, addr, kind, cfa_off, rbp_off, rbx);
 			if (err)
 				return err;
 			if (e <= addr)

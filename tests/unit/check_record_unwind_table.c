@@ -2,10 +2,11 @@
 /*
  * Unwind table builder (record/unwind/unwind_table.c) against binutils: every row
  * `readelf --debug-dump=frames-interp` prints for a file must give the
- * same CFA rule and rbp rule as our table at that row's first address
- * (and mid-row), and addresses between FDEs must have no rule.  Run on
- * the -O2 -fomit-frame-pointer fixture (mk/unwind.mk), its static build
- * (no .eh_frame_hdr: the FDEs are scanned) and the system libc.
+ * same CFA rule, rbp rule and rbx rule as our table at that row's first
+ * address (and mid-row), and addresses between FDEs must have no rule.
+ * Run on the -O2 -fomit-frame-pointer fixture (mk/unwind.mk), its static
+ * build (no .eh_frame_hdr: the FDEs are scanned), the system libc and
+ * ld.so (whose lazy-binding trampolines have their CFA on rbx).
  */
 #include <check.h>
 #include <dwarf.h>
@@ -32,8 +33,24 @@ static char dbgframe[4096], dbgsplit[4096], debug_dir[4096], uw_dir[4096];
 /* One readelf row: [lo, hi) with its CFA, rbp and ra columns as text. */
 struct rrow {
 	uint64_t lo, hi;
-	char cfa[32], rbp[32], ra[32];
+	char cfa[32], rbp[32], rbx[32], ra[32];
 };
+
+/* Our rbx rule agrees with readelf's column @rbx: "c-N" within 14 slots
+ * is that slot, any other "c-N" lost; "u" (undefined or never set) is
+ * unchanged or lost. */
+static int rbx_agrees(const char *rbx, const struct stkrec_unwind_row *u)
+{
+	if (strncmp(rbx, "c-", 2) == 0) {
+		int n = atoi(rbx + 2);
+
+		return n % 8 == 0 && n / 8 < STKREC_UW_RBX_LOST ? u->rbx == n / 8 :
+								   u->rbx == STKREC_UW_RBX_LOST;
+	}
+	if (strcmp(rbx, "u") == 0)
+		return u->rbx == 0 || u->rbx == STKREC_UW_RBX_LOST;
+	return u->rbx == STKREC_UW_RBX_LOST;
+}
 
 struct golden {
 	uint64_t rows, checked, gaps;
@@ -46,11 +63,11 @@ static void compare(struct golden *g, const struct unwind_table *t, const struct
 		    uint64_t pc)
 {
 	const struct stkrec_unwind_row *u = unwind_table__lookup(t, pc);
-	char want[128];
+	char want[160];
 	int ok = 1;
 
 	g->checked++;
-	snprintf(want, sizeof(want), "cfa %s rbp %s ra %s", r->cfa, r->rbp, r->ra);
+	snprintf(want, sizeof(want), "cfa %s rbp %s rbx %s ra %s", r->cfa, r->rbp, r->rbx, r->ra);
 	if (!u) {
 		ok = 0;
 	} else if (strcmp(r->ra, "u") == 0) {
@@ -63,11 +80,12 @@ static void compare(struct golden *g, const struct unwind_table *t, const struct
 	} else if (strcmp(r->ra, "c-8") != 0 && strcmp(r->cfa, "exp") != 0) {
 		/* The return address elsewhere (another register): refused. */
 		ok = u->kind == STKREC_UW_UNSUPPORTED;
-	} else if (strncmp(r->cfa, "rsp+", 4) == 0 || strncmp(r->cfa, "rbp+", 4) == 0) {
-		int rsp = r->cfa[1] == 's';
+	} else if (strncmp(r->cfa, "rsp+", 4) == 0 || strncmp(r->cfa, "rbp+", 4) == 0 ||
+		   strncmp(r->cfa, "rbx+", 4) == 0) {
+		int kind = r->cfa[1] == 's' ? STKREC_UW_CFA_RSP :
+			   r->cfa[2] == 'x' ? STKREC_UW_CFA_RBX : STKREC_UW_CFA_RBP;
 
-		ok = u->kind == (rsp ? STKREC_UW_CFA_RSP : STKREC_UW_CFA_RBP) &&
-		     u->cfa_off == atoi(r->cfa + 4);
+		ok = u->kind == kind && u->cfa_off == atoi(r->cfa + 4) && rbx_agrees(r->rbx, u);
 		if (ok && strncmp(r->rbp, "c-", 2) == 0)
 			ok = u->rbp_off * 8 == -atoi(r->rbp + 2);
 		else if (ok && strcmp(r->rbp, "u") == 0)
@@ -84,9 +102,9 @@ static void compare(struct golden *g, const struct unwind_table *t, const struct
 	}
 	if (!ok && !g->mismatches++)
 		snprintf(g->first_bad, sizeof(g->first_bad),
-			 "at 0x%llx readelf says %s, table says kind %d cfa_off %d rbp_off %d",
+			 "at 0x%llx readelf says %s, table says kind %d cfa_off %d rbp_off %d rbx %d",
 			 (unsigned long long)pc, want, u ? u->kind : -1, u ? u->cfa_off : 0,
-			 u ? u->rbp_off : 0);
+			 u ? u->rbp_off : 0, u ? u->rbx : 0);
 }
 
 /* Column @name's index among the header's words. */
@@ -150,7 +168,7 @@ static struct golden run_golden(const char *path, struct unwind_table *t)
 	struct rrow cies[64], *cie = NULL;
 	uint64_t cie_offs[64], lo = 0, hi = 0, prev_hi = 0;
 	size_t nr = 0, ncies = 0, k;
-	int in_fde = 0, in_cie = 0, c_cfa = -1, c_rbp = -1, c_ra = -1;
+	int in_fde = 0, in_cie = 0, c_cfa = -1, c_rbp = -1, c_rbx = -1, c_ra = -1;
 	struct golden g = { 0 };
 	char cmd[4200], line[1024];
 	FILE *f;
@@ -203,6 +221,7 @@ static struct golden run_golden(const char *path, struct unwind_table *t)
 		if (strstr(line, "   LOC ")) {
 			c_cfa = column(line, "CFA");
 			c_rbp = column(line, "rbp");
+			c_rbx = column(line, "rbx");
 			c_ra = column(line, "ra");
 			continue;
 		}
@@ -212,6 +231,7 @@ static struct golden run_golden(const char *path, struct unwind_table *t)
 
 			field(line, c_cfa, r.cfa, sizeof(r.cfa));
 			field(line, c_rbp, r.rbp, sizeof(r.rbp));
+			field(line, c_rbx, r.rbx, sizeof(r.rbx));
 			field(line, c_ra, r.ra, sizeof(r.ra));
 			if (in_cie)
 				cies[ncies - 1] = r;
@@ -265,6 +285,21 @@ END_TEST
 START_TEST(libc_rows_match_readelf)
 {
 	golden_for(LIBC, 5000);
+}
+END_TEST
+
+/* ld.so: its _dl_runtime_resolve_* keep their CFA on rbx, saved by the
+ * callees (_dl_fixup, the lookup) that a walk crosses to reach them. */
+START_TEST(ldso_rows_match_readelf)
+{
+	struct unwind_table *t = unwind_table__from_file(LDSO);
+	struct unwind_table_stats st;
+
+	ck_assert_ptr_nonnull(t);
+	unwind_table__stats(t, &st);
+	ck_assert_uint_ge(st.cfa_rbx, 1);
+	unwind_table__free(t);
+	golden_for(LDSO, 1000);
 }
 END_TEST
 
@@ -775,6 +810,7 @@ int main(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, fixture_rows_match_readelf);
 	tcase_add_test(tc, libc_rows_match_readelf);
+	tcase_add_test(tc, ldso_rows_match_readelf);
 	tcase_add_test(tc, static_rows_match_readelf);
 	tcase_add_test(tc, fixture_known_rules);
 	tcase_add_test(tc, static_known_rules);

@@ -18,6 +18,13 @@
  *                       child exiting at once: the parent waits in
  *                       __vfork, whose CFI keeps the return address in rdi
  *                       (off-CPU: N episodes there, each with a known stack)
+ *   uwholes [-c] lazy SECS        main;lz_loop;lz_call, which calls
+ *                       libuwctor.so's uwctor_linked() through the PLT:
+ *                       uwholes is linked -z lazy, and with LD_BIND_NOT=1
+ *                       ld.so binds every call anew, so the time goes to
+ *                       ld.so's _dl_fixup under _dl_runtime_resolve, whose
+ *                       CFA is on rbx (as a program binding its symbols
+ *                       at start-up)
  *   uwholes [-c] ctor SECS        burn in the constructor of libuwctor.so
  *                       (uwctor.c), which ld.so's _dl_init runs from its
  *                       entry point, before the program's: the stack ends
@@ -109,6 +116,24 @@ NOINLINE static uint64_t deep_rec(unsigned int n)
 	return deep_rec(n - 1) + n; /* not a tail call */
 }
 
+/* ---- lazy ---- */
+
+NOINLINE static void lz_call(void)
+{
+	uwctor_linked(); /* through the PLT: bound anew with LD_BIND_NOT */
+	__asm__ volatile("" ::: "memory");
+}
+
+NOINLINE static void lz_loop(double secs)
+{
+	double end = now() + secs;
+	unsigned int i;
+
+	while (now() < end)
+		for (i = 0; i < 1000; i++)
+			lz_call();
+}
+
 /* ---- vfork ---- */
 
 /* Nothing of the caller's to clobber: the child returns nowhere. */
@@ -136,7 +161,8 @@ NOINLINE static int vf_loop(unsigned int n)
 
 static int usage(void)
 {
-	fprintf(stderr, "usage: uwholes [-c] nodelike [SECS] | deep N [SECS] | vfork N | ctor SECS\n");
+	fprintf(stderr, "usage: uwholes [-c] nodelike [SECS] | deep N [SECS] | vfork N | "
+			"ctor SECS | lazy SECS\n");
 	return 2;
 }
 
@@ -160,6 +186,8 @@ int main(int argc, char **argv)
 			sink += deep_rec(n);
 	} else if (strcmp(argv[i], "vfork") == 0 && argc > i + 1) {
 		return vf_loop((unsigned int)atoi(argv[i + 1]));
+	} else if (strcmp(argv[i], "lazy") == 0 && argc > i + 1) {
+		lz_loop(atof(argv[i + 1]));
 	} else if (strcmp(argv[i], "ctor") == 0) {
 		uwctor_linked(); /* its constructor did the work */
 	} else {
