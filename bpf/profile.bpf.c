@@ -85,8 +85,8 @@ int on_cpu_sample(struct bpf_perf_event_data *ctx)
 	/* [unwind] user stacks through the .eh_frame unwinder (fp with
 	 * --unwind=fp); the sampled registers when the sample hit user mode. */
 	if (user_stacks) {
-		__u64 uregs[5] = { ctx->regs.ip, ctx->regs.sp, ctx->regs.bp, ctx->regs.di,
-				   ctx->regs.bx };
+		__u64 uregs[6] = { ctx->regs.ip, ctx->regs.sp, ctx->regs.bp, ctx->regs.di,
+				   ctx->regs.bx, ctx->regs.ax };
 
 		key.user_stack = user_stack_store(ctx, (__s64)uregs[0] >= 0 ? uregs : NULL,
 						  &stop);

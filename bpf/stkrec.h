@@ -270,6 +270,11 @@ struct stkrec_ksym_io {
 				   * trampolines (_dl_runtime_resolve_*), which
 				   * realign rsp and keep the frame in rbx; rbx
 				   * is followed up the walk by the rows' @rbx */
+#define STKREC_UW_CLONE		11 /* glibc's clone/clone3 after the syscall,
+				   * which has no CFI: in the sampled leaf, rax
+				   * 0 (the child) is the outermost frame, else
+				   * (the parent) CFA = rsp + cfa_off; no caller
+				   * returns here ("unsupported" above the leaf) */
 
 /* rbp_off: the caller's rbp is at CFA + 8 * rbp_off; 0 = rbp unchanged;
  * STKREC_UW_RBP_LOST = not recoverable (the walk continues without it). */
@@ -367,6 +372,7 @@ struct stkrec_defer {
 	__u64 pc, sp, bp;	/* the user registers */
 	__u64 di;		/* rdi, for a leaf of kind STKREC_UW_RA_RDI */
 	__u64 bx;		/* rbx, for rows of kind STKREC_UW_CFA_RBX */
+	__u64 ax;		/* rax, for a leaf of kind STKREC_UW_CLONE */
 	__u32 tgid;
 	__u32 size;		/* bytes of stack copied from sp */
 	__u8 stack[STKREC_DEFER_STACK];
@@ -388,6 +394,7 @@ struct stkrec_unwind_state {
 	__u64 pc0, sp0, bp0; /* the registers the walk started from */
 	__u64 di;	/* the leaf's rdi (STKREC_UW_RA_RDI) */
 	__u64 bx, bx0;	/* rbx in this frame (STKREC_UW_CFA_RBX), the leaf's */
+	__u64 ax;	/* the leaf's rax (STKREC_UW_CLONE) */
 	__u32 bx_lost;	/* ... not known: a row said so, or a frame-pointer step */
 	__u32 pad;
 };

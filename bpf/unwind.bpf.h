@@ -344,6 +344,17 @@ static long uw_step(__u32 index, void *unused)
 		}
 		cfa = st->sp + r->cfa_off;
 		break;
+	case STKREC_UW_CLONE:
+		/* Just past clone's syscall: the child (rax 0) is on its new
+		 * stack, outermost; the parent returns to its caller. */
+		if (n > 0) {
+			st->stop = STKREC_UW_STOP_UNSUPP;
+			return 1;
+		}
+		if (st->ax == 0)
+			return 1;
+		cfa = st->sp + r->cfa_off;
+		break;
 	default:
 		st->stop = STKREC_UW_STOP_UNSUPP;
 		return 1;
@@ -389,7 +400,7 @@ fp_step:
 	goto caller;
 }
 
-/* The task's user registers into @st: @uregs (pc, sp, bp, di, bx) when the
+/* The task's user registers into @st: @uregs (pc, sp, bp, di, bx, ax) when the
  * caller has them, else those saved at the task's kernel entry.  0 or -1. */
 static __always_inline int uw_regs(struct stkrec_unwind_state *st, const __u64 *uregs)
 {
@@ -402,6 +413,7 @@ static __always_inline int uw_regs(struct stkrec_unwind_state *st, const __u64 *
 		st->bp = uregs[2];
 		st->di = uregs[3];
 		st->bx = uregs[4];
+		st->ax = uregs[5];
 		st->bx_lost = 0;
 		return 0;
 	}
@@ -415,7 +427,8 @@ static __always_inline int uw_regs(struct stkrec_unwind_state *st, const __u64 *
 	    bpf_probe_read_kernel(&st->sp, sizeof(st->sp), &regs->sp) ||
 	    bpf_probe_read_kernel(&st->bp, sizeof(st->bp), &regs->bp) ||
 	    bpf_probe_read_kernel(&st->di, sizeof(st->di), &regs->di) ||
-	    bpf_probe_read_kernel(&st->bx, sizeof(st->bx), &regs->bx))
+	    bpf_probe_read_kernel(&st->bx, sizeof(st->bx), &regs->bx) ||
+	    bpf_probe_read_kernel(&st->ax, sizeof(st->ax), &regs->ax))
 		return -1;
 	st->bx_lost = 0;
 	/* Past the user half: no user context saved there. */
@@ -622,6 +635,7 @@ static __always_inline __u32 uw_defer(void)
 	d->bp = st->bp0;
 	d->di = st->di;
 	d->bx = st->bx0;
+	d->ax = st->ax;
 	d->tgid = st->tgid;
 	/* Up to the first chunk that cannot be read: the top of the stack,
 	 * or a page not resident (what perf's copy also stops at). */
@@ -709,7 +723,7 @@ static __always_inline int uw_fp_deeper(const __u64 *user_regs)
 /*
  * The current task's user stack, unwound with the tables, stored as
  * stack_store() stores frame-pointer stacks; or the frame-pointer stack
- * when uw_walk() says so.  @user_regs: pc, sp, bp, di, bx as sampled if the
+ * when uw_walk() says so.  @user_regs: pc, sp, bp, di, bx, ax as sampled if the
  * sample was taken in user mode, else NULL (the registers saved at the
  * task's kernel entry are used).  @stop: the stop reason of the
  * stack's marker, or 0 (for uw_stop_count()).  One stack_store_frames()

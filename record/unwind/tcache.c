@@ -16,7 +16,7 @@
 #include "tcache.h"
 
 #define TCACHE_MAGIC "STKUWT01"
-#define TCACHE_VERSION 2 /* 2: rows say where rbx is (STKREC_UW_CFA_RBX) */
+#define TCACHE_VERSION 3 /* 2: rows say where rbx is (STKREC_UW_CFA_RBX); 3: clone */
 
 struct tcache_header {
 	char magic[8];

@@ -146,6 +146,14 @@ static int walk_step(struct unwinder *u, struct walk *w, uint32_t n, int fp,
 			return -STKREC_UW_STOP_UNSUPP;
 		cfa = w->sp + r->cfa_off;
 		break;
+	case STKREC_UW_CLONE:
+		/* Past clone's syscall: the child (rax 0) is outermost. */
+		if (n > 0)
+			return -STKREC_UW_STOP_UNSUPP;
+		if (w->d->ax == 0)
+			return 1;
+		cfa = w->sp + r->cfa_off;
+		break;
 	default:
 		return -STKREC_UW_STOP_UNSUPP;
 	}

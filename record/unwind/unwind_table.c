@@ -766,6 +766,60 @@ static int mark_entry(struct unwind_table *t, Elf *elf)
 	return 0;
 }
 
+/* 1 if @elf's code at @addr is a syscall instruction (0f 05). */
+static int is_syscall_at(Elf *elf, uint64_t addr)
+{
+	const unsigned char *b;
+	size_t nph, i;
+	GElf_Phdr ph;
+	Elf_Data *d;
+
+	if (elf_getphdrnum(elf, &nph) != 0)
+		return 0;
+	for (i = 0; i < nph; i++) {
+		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD || !(ph.p_flags & PF_X) ||
+		    addr < ph.p_vaddr || addr - ph.p_vaddr > ph.p_filesz ||
+		    ph.p_filesz - (addr - ph.p_vaddr) < 2)
+			continue;
+		d = elf_getdata_rawchunk(elf, (int64_t)(ph.p_offset + (addr - ph.p_vaddr)), 2,
+					 ELF_T_BYTE);
+		b = d ? d->d_buf : NULL;
+		return b && b[0] == 0x0f && b[1] == 0x05;
+	}
+	return 0;
+}
+
+/* The gap glibc's clone and clone3 leave: at most this many bytes. */
+#define UW_CLONE_GAP 16
+
+/*
+ * glibc's clone() and clone3() end their FDE at the syscall, because the
+ * child runs the next instructions on its new stack, and start a new one
+ * (return address undefined) where the child goes on to the thread's
+ * function: "syscall; test; jl; je; ret" has no CFI.  A parent in that
+ * syscall -- every posix_spawn's, blocked until the child execs
+ * (CLONE_VFORK), and pthread_create's -- stopped there with "no CFI".
+ * Such a gap, right after a row CFA = rsp + 8 and right before a row that
+ * ends the stack, starting with a syscall, gets a STKREC_UW_CLONE row:
+ * the parent's CFA is still rsp + 8; the child (rax 0) is outermost.
+ */
+static void mark_clone(struct unwind_table *t, Elf *elf)
+{
+	size_t i;
+
+	for (i = 1; i + 1 < t->nr; i++) {
+		struct stkrec_unwind_row *r = &t->rows[i];
+
+		if (r->kind != STKREC_UW_NONE || r[-1].kind != STKREC_UW_CFA_RSP ||
+		    r[-1].cfa_off != 8 || r[-1].rbp_off != 0 || r[1].kind != STKREC_UW_END ||
+		    r[1].pc - r->pc > UW_CLONE_GAP || !is_syscall_at(elf, r->pc))
+			continue;
+		r->kind = STKREC_UW_CLONE;
+		r->cfa_off = 8;
+		t->st.clone++;
+	}
+}
+
 /* 1 if .eh_frame (@eh) has a row for @pc. */
 static int eh_covers(Dwarf_CFI *eh, uint64_t pc)
 {
@@ -870,6 +924,8 @@ static int build(struct unwind_table *t, Elf *elf, Elf *debug)
 	t->st.go_switchers = go.nr;
 	err = walk(t, &l, &go);
 	err = err ?: mark_entry(t, elf);
+	if (!err)
+		mark_clone(t, elf);
 out:
 	dwarf_cfi_end(cfi);
 	dwarf_end(dw);

@@ -33,6 +33,7 @@ struct unwind_table_stats {
 	uint64_t unsupported;	/* rows of kind STKREC_UW_UNSUPPORTED */
 	uint64_t plt, signal, end, rbp_deref, ra_rdi;
 	uint64_t cfa_rbx;	/* rows of kind STKREC_UW_CFA_RBX */
+	uint64_t clone;		/* rows of kind STKREC_UW_CLONE */
 	uint64_t fdes_skipped;	/* FDEs scanned but not walked (encoding, no code) */
 	uint64_t scanned;	/* 1: no .eh_frame_hdr, .eh_frame's FDEs scanned */
 	uint64_t debug_frame_fdes; /* FDEs from .debug_frame (no .eh_frame rule there) */

@@ -46,7 +46,7 @@ int on_oracle_sample(struct bpf_perf_event_data *ctx)
 	struct stkrec_unwind_state *st;
 	struct stkrec_stack *f;
 	struct oracle_rec *r;
-	__u64 uregs[5];
+	__u64 uregs[6];
 
 	if (!task_wanted(tgid, (__u32)pid_tgid))
 		return 0;
@@ -55,6 +55,7 @@ int on_oracle_sample(struct bpf_perf_event_data *ctx)
 	uregs[2] = ctx->regs.bp;
 	uregs[3] = ctx->regs.di;
 	uregs[4] = ctx->regs.bx;
+	uregs[5] = ctx->regs.ax;
 	if ((__s64)uregs[0] < 0)
 		return 0; /* kernel mode: the user registers are elsewhere */
 	stat_inc(STKREC_STAT_SAMPLES);

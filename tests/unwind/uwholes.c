@@ -18,6 +18,11 @@
  *                       child exiting at once: the parent waits in
  *                       __vfork, whose CFI keeps the return address in rdi
  *                       (off-CPU: N episodes there, each with a known stack)
+ *   uwholes spawn N               main;sp_loop;sp_once;posix_spawn N times of
+ *                       /bin/true: the parent waits in clone3 until each
+ *                       child has exec'd (CLONE_VFORK), just past the
+ *                       syscall, where glibc's CFI stops (off-CPU: N
+ *                       episodes there, each with a known stack)
  *   uwholes [-c] lazy SECS        main;lz_loop;lz_call, which calls
  *                       libuwctor.so's uwctor_linked() through the PLT:
  *                       uwholes is linked -z lazy, and with LD_BIND_NOT=1
@@ -39,6 +44,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <spawn.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -116,6 +122,33 @@ NOINLINE static uint64_t deep_rec(unsigned int n)
 	return deep_rec(n - 1) + n; /* not a tail call */
 }
 
+/* ---- spawn ---- */
+
+extern char **environ;
+
+NOINLINE static pid_t sp_once(void)
+{
+	char *argv[] = { "true", NULL };
+	pid_t pid;
+
+	if (posix_spawn(&pid, "/bin/true", NULL, NULL, argv, environ) != 0)
+		return -1;
+	return pid;
+}
+
+NOINLINE static int sp_loop(unsigned int n)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		pid_t pid = sp_once();
+
+		if (pid < 0 || waitpid(pid, NULL, 0) != pid)
+			return 1;
+	}
+	return 0;
+}
+
 /* ---- lazy ---- */
 
 NOINLINE static void lz_call(void)
@@ -162,7 +195,7 @@ NOINLINE static int vf_loop(unsigned int n)
 static int usage(void)
 {
 	fprintf(stderr, "usage: uwholes [-c] nodelike [SECS] | deep N [SECS] | vfork N | "
-			"ctor SECS | lazy SECS\n");
+			"ctor SECS | lazy SECS | spawn N\n");
 	return 2;
 }
 
@@ -186,6 +219,8 @@ int main(int argc, char **argv)
 			sink += deep_rec(n);
 	} else if (strcmp(argv[i], "vfork") == 0 && argc > i + 1) {
 		return vf_loop((unsigned int)atoi(argv[i + 1]));
+	} else if (strcmp(argv[i], "spawn") == 0 && argc > i + 1) {
+		return sp_loop((unsigned int)atoi(argv[i + 1]));
 	} else if (strcmp(argv[i], "lazy") == 0 && argc > i + 1) {
 		lz_loop(atof(argv[i + 1]));
 	} else if (strcmp(argv[i], "ctor") == 0) {
