@@ -91,7 +91,20 @@ const struct cli_opt cli__opts[] = {
 	  "                             when needed, or counted and said at the end\n",
 	  "      --user-memory MB       memory kept for symbols and perf maps (default " CLI_STR(CLI_DEFAULT_USER_MEMORY) ")\n" },
 	{ "output", required_argument, 'o', CLI_ALL,
-	  "  -o, --output FILE          write to FILE (default trace.stk)\n", NULL },
+	  "  -o, --output FILE          write to FILE (default trace.stk); with --rotate or\n"
+	  "                             --rotate-size a strftime(3) pattern of each file's\n"
+	  "                             start, local time (default " CLI_DEFAULT_ROTATE_OUTPUT "):\n"
+	  "                             a name that exists gets -1, -2... before its\n"
+	  "                             extension, never replaced\n", NULL },
+	{ "rotate", required_argument, CLI_ROTATE, CLI_ALL,
+	  "      --rotate SECS          start a new file every SECS seconds (at least 1),\n"
+	  "                             and at SIGHUP; each file is a whole capture\n", NULL },
+	{ "rotate-size", required_argument, CLI_ROTATE_SIZE, CLI_ALL,
+	  "      --rotate-size SIZE     start a new file once one has SIZE bytes (K, M, G:\n"
+	  "                             KiB, MiB, GiB; checked at each flush)\n", NULL },
+	{ "keep", required_argument, CLI_KEEP, CLI_ALL,
+	  "      --keep N               rotating: delete the oldest files this stkrec wrote\n"
+	  "                             beyond the newest N\n", NULL },
 	{ "flush-interval", required_argument, CLI_FLUSH_INTERVAL, CLI_ALL,
 	  "      --flush-interval SECS  write recorded data every SECS seconds (default 1)\n", NULL },
 	{ "quiet", no_argument, 'q', CLI_ALL,
