@@ -164,6 +164,8 @@ const char *const cli__usage_tail[2] = {
 	"  stkrec -F 99 10            # 99 Hz for 10 seconds\n"
 	"  stkrec -p 185 -o app.stk   # only process 185\n"
 	"  stkrec -U 5                # user stacks only\n"
+	"  stkrec --rotate 3600 --keep 48 -o 'web-%Y%m%dT%H%M%S.stk'\n"
+	"                             # for days: a file an hour, the last 48 kept\n"
 	"  stkrec -- make test        # a command and everything it starts\n"
 	"\n"
 	"Other modes: stkrec offcpu, stkrec offwake (see stkrec offcpu --help).\n",
