@@ -174,22 +174,29 @@ START_TEST(prune_keeps_the_newest_and_deletes_only_files_it_wrote)
 }
 END_TEST
 
-START_TEST(keep_zero_deletes_nothing)
+/* @n files "@prefix0".. written in turn, each told to @r and pruned after;
+ * rotation__last() is always the newest. */
+static void write_files(struct rotation *r, const char *prefix, int n)
 {
-	struct rotation *r = rotation__new(0);
 	const char *failed;
-	char path[256];
+	char path[256], name[16];
 	int i;
 
-	for (i = 0; i < 40; i++) {
-		char name[16];
-
-		snprintf(name, sizeof(name), "g%d", i);
+	for (i = 0; i < n; i++) {
+		snprintf(name, sizeof(name), "%s%d", prefix, i);
 		put(name, "capture");
 		snprintf(path, sizeof(path), "%s/%s", dir, name);
 		ck_assert_int_eq(rotation__done(r, path), 0);
 		ck_assert_int_eq(rotation__prune(r, &failed), 0);
+		ck_assert_str_eq(rotation__last(r), path);
 	}
+}
+
+START_TEST(keep_zero_deletes_nothing)
+{
+	struct rotation *r = rotation__new(0);
+
+	write_files(r, "g", 40);
 	ck_assert(exists("g0"));
 	ck_assert_uint_eq(rotation__files(r), 40);
 	ck_assert_uint_eq(rotation__deleted(r), 0);
@@ -201,20 +208,8 @@ END_TEST
 START_TEST(keep_one_over_many_files_keeps_the_last)
 {
 	struct rotation *r = rotation__new(1);
-	const char *failed;
-	char path[256];
-	int i;
 
-	for (i = 0; i < 40; i++) {
-		char name[16];
-
-		snprintf(name, sizeof(name), "h%d", i);
-		put(name, "capture");
-		snprintf(path, sizeof(path), "%s/%s", dir, name);
-		ck_assert_int_eq(rotation__done(r, path), 0);
-		ck_assert_int_eq(rotation__prune(r, &failed), 0);
-		ck_assert_str_eq(rotation__last(r), path);
-	}
+	write_files(r, "h", 40);
 	ck_assert(!exists("h38"));
 	ck_assert(exists("h39"));
 	ck_assert_uint_eq(rotation__deleted(r), 39);
