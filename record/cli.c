@@ -91,7 +91,20 @@ const struct cli_opt cli__opts[] = {
 	  "                             when needed, or counted and said at the end\n",
 	  "      --user-memory MB       memory kept for symbols and perf maps (default " CLI_STR(CLI_DEFAULT_USER_MEMORY) ")\n" },
 	{ "output", required_argument, 'o', CLI_ALL,
-	  "  -o, --output FILE          write to FILE (default trace.stk)\n", NULL },
+	  "  -o, --output FILE          write to FILE (default trace.stk); with --rotate or\n"
+	  "                             --rotate-size a strftime(3) pattern of each file's\n"
+	  "                             start, local time (default " CLI_DEFAULT_ROTATE_OUTPUT "):\n"
+	  "                             a name that exists gets -1, -2... before its\n"
+	  "                             extension, never replaced\n", NULL },
+	{ "rotate", required_argument, CLI_ROTATE, CLI_ALL,
+	  "      --rotate SECS          start a new file every SECS seconds (at least 1),\n"
+	  "                             and at SIGHUP; each file is a whole capture\n", NULL },
+	{ "rotate-size", required_argument, CLI_ROTATE_SIZE, CLI_ALL,
+	  "      --rotate-size SIZE     start a new file once one has SIZE bytes (K, M, G:\n"
+	  "                             KiB, MiB, GiB; checked at each flush)\n", NULL },
+	{ "keep", required_argument, CLI_KEEP, CLI_ALL,
+	  "      --keep N               rotating: delete the oldest files this stkrec wrote\n"
+	  "                             beyond the newest N\n", NULL },
 	{ "flush-interval", required_argument, CLI_FLUSH_INTERVAL, CLI_ALL,
 	  "      --flush-interval SECS  write recorded data every SECS seconds (default 1)\n", NULL },
 	{ "quiet", no_argument, 'q', CLI_ALL,
@@ -151,6 +164,8 @@ const char *const cli__usage_tail[2] = {
 	"  stkrec -F 99 10            # 99 Hz for 10 seconds\n"
 	"  stkrec -p 185 -o app.stk   # only process 185\n"
 	"  stkrec -U 5                # user stacks only\n"
+	"  stkrec --rotate 3600 --keep 48 -o 'web-%Y%m%dT%H%M%S.stk'\n"
+	"                             # for days: a file an hour, the last 48 kept\n"
 	"  stkrec -- make test        # a command and everything it starts\n"
 	"\n"
 	"Other modes: stkrec offcpu, stkrec offwake (see stkrec offcpu --help).\n",

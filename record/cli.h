@@ -13,6 +13,7 @@
 #define CLI_DEFAULT_FREQUENCY 49
 #define CLI_DEFAULT_STACK_STORAGE 16384
 #define CLI_DEFAULT_USER_MEMORY 128	/* MiB: RECORDER_USER_MEMORY */
+#define CLI_DEFAULT_ROTATE_OUTPUT "trace-%Y%m%dT%H%M%S.stk"
 
 /* The modes an option applies to (and whose --help shows it). */
 #define CLI_PROFILE 1u
@@ -32,6 +33,9 @@ enum {
 	CLI_UNWIND_MEMORY,
 	CLI_UNWIND_CACHE,
 	CLI_USER_MEMORY,
+	CLI_ROTATE,
+	CLI_ROTATE_SIZE,
+	CLI_KEEP,
 };
 
 struct cli_opt {

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <bpf/libbpf.h>
@@ -27,6 +28,7 @@
 #include "kmem.h"
 #include "modeobj.h"
 #include "recorder.h"
+#include "rotation.h"
 #include "status.h"
 #include "stk.h"
 #include "stk_escape.h"
@@ -47,13 +49,25 @@ _Static_assert((uint64_t)CLI_DEFAULT_USER_MEMORY << 20 == RECORDER_USER_MEMORY,
  * TASK_STATE_MAX is 0x10000 since Linux 6.1. */
 #define TASK_STATE_BITS 0xffffu
 
+#define MAX_ROTATE_S MAX_DURATION_S
+#define MAX_KEEP 1000000
+
 static volatile sig_atomic_t stop_requested;
+static volatile sig_atomic_t rotate_requested;
 static int status_shown;
 
 static void on_stop_signal(int sig)
 {
 	(void)sig;
 	stop_requested = 1;
+}
+
+/* With --rotate or --rotate-size, SIGHUP starts a new file (logrotate's
+ * habit) instead of stopping. */
+static void on_rotate_signal(int sig)
+{
+	(void)sig;
+	rotate_requested = 1;
 }
 
 /* The --help of profile (@offcpu 0) or offcpu/offwake, from cli.h's table. */
@@ -282,6 +296,7 @@ struct args {
 	size_t nr_pids, nr_tids, nr_online;
 	int *cpus, *online;
 	char **cmd, *cmdline;
+	int output_given, keep_given;
 };
 
 /* Kernel memory the BPF maps of a recording with @o take (kmem.h). */
@@ -478,6 +493,29 @@ static int parse_long_option(struct args *a, int opt, const char *arg)
 		}
 		o->unwind_cache = arg;
 		break;
+	case CLI_ROTATE:
+		if (parse__seconds(arg, MAX_ROTATE_S, &v) || v < 1000000000ULL) {
+			errorf("--rotate %s: expected seconds, at least 1 (e.g. --rotate 3600)", arg);
+			return EXIT_USAGE;
+		}
+		o->rotate_ns = v;
+		break;
+	case CLI_ROTATE_SIZE:
+		if (parse__size(arg, UINT64_MAX, &v)) {
+			errorf("--rotate-size %s: expected a positive size in bytes, or with K, M or G (e.g. 100M)",
+			       arg);
+			return EXIT_USAGE;
+		}
+		o->rotate_bytes = v;
+		break;
+	case CLI_KEEP:
+		if (parse__uint(arg, MAX_KEEP, &v) || v == 0) {
+			errorf("--keep %s: expected a number of files from 1 to %d", arg, MAX_KEEP);
+			return EXIT_USAGE;
+		}
+		o->keep = (unsigned int)v;
+		a->keep_given = 1;
+		break;
 	case CLI_USER_MEMORY:
 		if (parse__uint(arg, MAX_USER_MEMORY_MB, &v) || v == 0) {
 			errorf("--user-memory %s: expected megabytes from 1 to %d", arg,
@@ -556,6 +594,7 @@ static int parse_option(struct args *a, int opt, const char *arg, char **argv)
 			return EXIT_USAGE;
 		}
 		a->o.output = arg;
+		a->output_given = 1;
 		break;
 	case 'q':
 		a->quiet = 1;
@@ -696,6 +735,42 @@ static int check_cpus(struct args *a)
 	return GO_ON;
 }
 
+/*
+ * --rotate, --rotate-size and --keep together with -o.  Without them, -o
+ * is a name as given ('%' included); with them, a pattern, which must
+ * name files: a device or FIFO cannot take a capture after another.
+ */
+static int check_rotation(struct args *a)
+{
+	struct recorder_opts *o = &a->o;
+	char name[4096];
+	struct stat st;
+	int err;
+
+	if (!o->rotate_ns && !o->rotate_bytes) {
+		if (a->keep_given) {
+			errorf("--keep applies to a rotating recording only (add --rotate SECS or --rotate-size SIZE)");
+			return EXIT_USAGE;
+		}
+		return GO_ON;
+	}
+	if (!a->output_given)
+		o->output = CLI_DEFAULT_ROTATE_OUTPUT;
+	err = rotation__expand(o->output, time(NULL), name, sizeof(name));
+	if (err) {
+		errorf("-o %s: %s", o->output,
+		       err == -ENAMETOOLONG ? "the pattern gives too long a name"
+					    : "the pattern gives no file name");
+		return EXIT_USAGE;
+	}
+	if (lstat(name, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode)) {
+		errorf("-o %s: %s is not a regular file: rotating needs a file name pattern",
+		       o->output, name);
+		return EXIT_USAGE;
+	}
+	return GO_ON;
+}
+
 /* The options together: what no recording could satisfy (exit 2). */
 static int check_usage(struct args *a)
 {
@@ -732,6 +807,8 @@ static int check_usage(struct args *a)
 		return EXIT_USAGE;
 	}
 	if (a->freq_arg && check_frequency(a) != GO_ON)
+		return EXIT_USAGE;
+	if (check_rotation(a) != GO_ON)
 		return EXIT_USAGE;
 	return check_cpus(a);
 }
@@ -865,6 +942,15 @@ static int record(struct args *a, sigset_t *orig, struct recorder_result *res)
 	o->cmd = a->cmd;
 	o->cmdline = a->cmdline;
 	o->stop = &stop_requested;
+	if (o->rotate_ns || o->rotate_bytes) {
+		struct sigaction sa = {};
+
+		/* As the stop signals' handler: no SA_RESTART. */
+		sa.sa_handler = on_rotate_signal;
+		sigemptyset(&sa.sa_mask);
+		sigaction(SIGHUP, &sa, NULL);
+		o->rotate = &rotate_requested;
+	}
 	o->wait_mask = orig;
 	if (!a->quiet && isatty(STDERR_FILENO))
 		o->on_status = on_status;
@@ -953,7 +1039,21 @@ static int summarize(const struct args *a, const struct recorder_result *res)
 		       (unsigned long long)res->stacks_lost, (unsigned long long)res->samples,
 		       a->offcpu ? "episodes" : "samples", o->stack_storage_size);
 	warn_user_memory(res);
-	if (!a->quiet) {
+	if (res->keep_error[0])
+		errorf("warning: %s (more files kept than --keep %u)", res->keep_error, o->keep);
+	if (!a->quiet && res->files) {
+		char size[32], deleted[64] = "";
+
+		status__format_size(res->bytes, size, sizeof(size));
+		if (res->files_deleted)
+			snprintf(deleted, sizeof(deleted), ", %llu deleted by --keep",
+				 (unsigned long long)res->files_deleted);
+		errorf("wrote %llu file%s, %s to %s%s: %llu %s, %llu stacks, %s",
+		       (unsigned long long)res->files, res->files == 1 ? "" : "s", res->first_output,
+		       res->last_output, deleted, (unsigned long long)res->samples,
+		       a->offcpu ? "blocking episodes" : "samples", (unsigned long long)res->stacks,
+		       size);
+	} else if (!a->quiet) {
 		char size[32];
 
 		status__format_size(res->bytes, size, sizeof(size));

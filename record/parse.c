@@ -116,3 +116,29 @@ int parse__seconds(const char *s, uint64_t max_s, uint64_t *ns)
 		return *ns == 0 ? -EINVAL : -ERANGE;
 	return 0;
 }
+
+int parse__size(const char *s, uint64_t max, uint64_t *bytes)
+{
+	static const char units[] = "KMG";
+	size_t len = strlen(s);
+	const char *u;
+	char buf[32];
+	uint64_t v, mult = 1;
+	int err;
+
+	if (len && (u = strchr(units, s[len - 1])) != NULL && *u) {
+		mult = 1ULL << (10 * (u - units + 1));
+		len--;
+	}
+	if (!len || len >= sizeof(buf))
+		return len ? -ERANGE : -EINVAL;
+	memcpy(buf, s, len);
+	buf[len] = '\0';
+	err = parse__uint(buf, max / mult, &v);
+	if (err)
+		return err;
+	if (v == 0)
+		return -EINVAL;
+	*bytes = v * mult;
+	return 0;
+}

@@ -33,4 +33,11 @@ int parse__id_list(const char *s, uint32_t **ids, size_t *n);
  */
 int parse__seconds(const char *s, uint64_t max_s, uint64_t *ns);
 
+/*
+ * parse__size() - a positive number of bytes, decimal, with an optional
+ * unit K, M or G (KiB, MiB, GiB: "100M" is 104857600), at most @max.
+ * Returns 0, -EINVAL (syntax, or 0) or -ERANGE.
+ */
+int parse__size(const char *s, uint64_t max, uint64_t *bytes);
+
 #endif

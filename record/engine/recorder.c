@@ -40,6 +40,7 @@
 #include "procs.h"
 #include "unwinder.h"
 #include "recorder_int.h"
+#include "rotation.h"
 #include "stackstore.h"
 #include "stkrec.h"
 #include "targets.h"
@@ -143,6 +144,18 @@ struct recorder *recorder__new(const struct recorder_opts *opts)
 	rec->nr_cpus_possible = libbpf_num_possible_cpus();
 	if (rec->nr_cpus_possible > 0)
 		rec->stat_vals = calloc((size_t)rec->nr_cpus_possible, sizeof(uint64_t));
+	if (rec->stat_vals && (opts->rotate_ns || opts->rotate_bytes)) {
+		rec->pattern = opts->output;
+		rec->rot = rotation__new(opts->keep);
+		rec->events_base = calloc((size_t)rec->nr_cpus_possible, sizeof(uint64_t));
+		rec->events_last = calloc((size_t)rec->nr_cpus_possible, sizeof(uint64_t));
+		if (!rec->rot || !rec->events_base || !rec->events_last ||
+		    (rec->stacks && stackstore__keep_written(rec->stacks))) {
+			recorder__free(rec);
+			errno = ENOMEM;
+			return NULL;
+		}
+	}
 	if (!rec->stacks || !rec->ksyms || !rec->procs || !rec->esym || !rec->pidns || !rec->stat_vals) {
 		recorder__free(rec);
 		errno = ENOMEM;
@@ -564,7 +577,7 @@ static int open_unwinder(struct recorder *rec)
 
 uint64_t recorder__setup_ns(const struct recorder *rec)
 {
-	return rec->sample_start > rec->mono_start ? rec->sample_start - rec->mono_start : 0;
+	return rec->setup_ns;
 }
 
 const char *recorder__unwind_state(const struct recorder *rec)
@@ -572,11 +585,63 @@ const char *recorder__unwind_state(const struct recorder *rec)
 	return rec->uw_state;
 }
 
+/*
+ * Open the output that starts at rec->wall_start and rec->mono_start:
+ * -o, or (rotating) the name the pattern gives then, claimed first.
+ * Returns 0 or -errno with recorder__errorf() called.
+ */
+static int open_output(struct recorder *rec)
+{
+	struct stk_writer_opts wo = { .sz = sizeof(wo) };
+	const struct recorder_opts *o = &rec->o;
+	sigset_t blocked;
+	int err;
+
+	if (rec->rot) {
+		err = rotation__claim(rec->pattern, (time_t)(rec->wall_start / NSEC_PER_SEC),
+				      rec->path, sizeof(rec->path));
+		if (err == -EEXIST)
+			return recorder__errorf(rec, err, "%s: every name up to suffix -%d exists; put more of the time in -o (e.g. %%H%%M%%S)",
+						rec->pattern, ROTATION_MAX_SUFFIX);
+		if (err == -EINVAL)
+			return recorder__errorf(rec, err, "-o %s: the pattern gives no file name", rec->pattern);
+		if (err)
+			return recorder__errorf(rec, err, "%s: %s", rec->pattern, strerror(-err));
+		rec->o.output = rec->path;
+	}
+	wo.wall_start_ns = rec->wall_start;
+	wo.mono_start_ns = rec->mono_start;
+	/* zstd level 1: against the default 3, a quarter to a third less
+	 * recorder CPU under load (stackfan, 999 Hz on both of this VM's
+	 * CPUs) for a file 3% bigger.
+	 * stkreport merge keeps 3: it runs once, off the production box. */
+	wo.compression_level = 1;
+	/* A FIFO's open waits for its reader: a stop ends that wait. */
+	if (o->wait_mask)
+		sigprocmask(SIG_SETMASK, o->wait_mask, &blocked);
+	rec->w = stk_writer__open(o->output, &wo);
+	err = rec->w ? 0 : -errno;
+	if (o->wait_mask)
+		sigprocmask(SIG_SETMASK, &blocked, NULL);
+	/* The claimed name goes with a capture that could not start. */
+	if (err && rec->rot)
+		unlink(rec->path);
+	if (err == -EINTR)
+		return recorder__errorf(rec, err, "%s: stopped while opening it", o->output);
+	if (err == -EINVAL)
+		return recorder__errorf(rec, err, "%s: not a regular file, character device or FIFO",
+					o->output);
+	if (err == -EBUSY)
+		return recorder__errorf(rec, err, "%s: another stkrec is writing it; choose another -o",
+					o->output);
+	if (err)
+		return recorder__errorf(rec, err, "%s: %s", o->output, strerror(-err));
+	return 0;
+}
+
 int recorder__start(struct recorder *rec)
 {
 	const struct recorder_opts *o = &rec->o;
-	struct stk_writer_opts wo = { .sz = sizeof(wo) };
-	sigset_t blocked;
 	int err;
 
 	/* The whole symbol table first: refusing to run must not leave a
@@ -592,30 +657,9 @@ int recorder__start(struct recorder *rec)
 	rec->wall_start = clock_ns(CLOCK_REALTIME);
 	rec->mono_start = mono_ns();
 	rec->t0 = rec->mono_start;
-	wo.wall_start_ns = rec->wall_start;
-	wo.mono_start_ns = rec->mono_start;
-	/* zstd level 1: against the default 3, a quarter to a third less
-	 * recorder CPU under load (stackfan, 999 Hz on both of this VM's
-	 * CPUs) for a file 3% bigger.
-	 * stkreport merge keeps 3: it runs once, off the production box. */
-	wo.compression_level = 1;
-	/* A FIFO's open waits for its reader: a stop ends that wait. */
-	if (o->wait_mask)
-		sigprocmask(SIG_SETMASK, o->wait_mask, &blocked);
-	rec->w = stk_writer__open(o->output, &wo);
-	err = rec->w ? 0 : -errno;
-	if (o->wait_mask)
-		sigprocmask(SIG_SETMASK, &blocked, NULL);
-	if (err == -EINTR)
-		return recorder__errorf(rec, err, "%s: stopped while opening it", o->output);
-	if (err == -EINVAL)
-		return recorder__errorf(rec, err, "%s: not a regular file, character device or FIFO",
-					o->output);
-	if (err == -EBUSY)
-		return recorder__errorf(rec, err, "%s: another stkrec is writing it; choose another -o",
-					o->output);
+	err = open_output(rec);
 	if (err)
-		return recorder__errorf(rec, err, "%s: %s", o->output, strerror(-err));
+		return err;
 	/* CMD first, stopped before its exec: the watcher's events are
 	 * opened on it and see the exec. */
 	if (o->cmd) {
@@ -718,6 +762,8 @@ int recorder__start(struct recorder *rec)
 	 * DURATION, and the first interval starts here. */
 	rec->sample_start = mono_ns();
 	rec->t0 = rec->sample_start;
+	rec->file_start = rec->sample_start;
+	rec->setup_ns = rec->sample_start > rec->mono_start ? rec->sample_start - rec->mono_start : 0;
 	return 0;
 fail:
 	/* Nothing stays attached and no half-made file stays behind. */
@@ -747,6 +793,8 @@ fail:
 	/* Only the temporary file we made goes: -o is as it was. */
 	stk_writer__discard(rec->w);
 	rec->w = NULL;
+	if (rec->rot)
+		unlink(rec->path);	/* claimed by us, empty */
 	return err;
 }
 
@@ -760,6 +808,111 @@ static uint64_t loop_step_done(struct recorder *rec, enum loop_step step, uint64
 	if (t1 - t0 > rec->loop_max_ns[step])
 		rec->loop_max_ns[step] = t1 - t0;
 	return t1;
+}
+
+/*
+ * Close the current file with its index and trailer (stk_writer__close_as():
+ * a file removed or replaced while written is said so, and saved beside);
+ * rotating, remember it and delete what --keep leaves out.  Returns 0 or
+ * the first error, with recorder__errorf() called.
+ */
+static int close_output(struct recorder *rec)
+{
+	uint64_t bytes = stk_writer__bytes(rec->w);
+	char where[PATH_MAX + 32];
+	const char *failed;
+	int err;
+
+	err = stk_writer__close_as(rec->w, where, sizeof(where));
+	rec->w = NULL;
+	rec->bytes_done += bytes;
+	if (err == -ENOENT || err == -ESTALE) {
+		/* rm, or another file put in its place, while recording. */
+		return recorder__errorf(rec, err, "%s was %s during the recording; %s%s", rec->o.output,
+					err == -ENOENT ? "removed" : "replaced by another file",
+					where[0] ? "the capture is saved as "
+						 : "the capture is lost: no copy could be made beside it "
+						   "(is its directory writable and not full?)",
+					where);
+	}
+	if (err) {
+		if (!rec->write_failed)
+			recorder__errorf(rec, err, "%s: %s while closing; %llu chunks kept",
+					 rec->o.output, strerror(-err), (unsigned long long)rec->chunks);
+		return err;
+	}
+	if (!rec->rot)
+		return 0;
+	if (rotation__done(rec->rot, rec->o.output))
+		return recorder__errorf(rec, -ENOMEM, "out of memory");
+	/* A file --keep cannot delete stays: said once, at the end. */
+	err = rotation__prune(rec->rot, &failed);
+	if (err && !rec->keep_err[0])
+		snprintf(rec->keep_err, sizeof(rec->keep_err), "--keep: %s: %s", failed,
+			 strerror(-err));
+	return 0;
+}
+
+/*
+ * Rotate: flush, end this file as the end of a recording ends it (META,
+ * STAT, index and trailer), and start the next one at the end of the
+ * interval just flushed, with what its rows will need written anew: the
+ * rows of every interval are in exactly one file.  Returns 0 or -errno
+ * (recorder__errmsg() says what failed): the recording stops.
+ */
+static int recorder__rotate(struct recorder *rec)
+{
+	uint64_t end, now;
+	int err;
+
+	err = recorder__flush(rec, 0);
+	if (err)
+		return err;
+	/* The file ends, and the next begins, where its last interval ends. */
+	end = rec->t0;
+	rec->end_reason = "rotated";
+	err = recorder__write_end_meta(rec, end);
+	err = err ?: recorder__write_stats(rec, end);
+	rec->end_reason = "error";
+	if (err)
+		return err;
+	rec->stacks_done += stackstore__count(rec->stacks);
+	err = close_output(rec);
+	if (err)
+		return err;
+	err = recorder__stats_new_file(rec);
+	err = err ?: stackstore__new_file(rec->stacks);
+	err = err ?: procs__new_file(rec->procs);
+	err = err ?: pidns__new_file(rec->pidns, end);
+	if (err)
+		return recorder__errorf(rec, err, "out of memory");
+	ksymtab__new_file(rec->ksyms);
+	now = mono_ns();
+	rec->mono_start = end;
+	rec->wall_start = clock_ns(CLOCK_REALTIME) - (now - end);
+	rec->file_start = end;
+	err = open_output(rec);
+	if (err)
+		return err;
+	esym__new_file(rec->esym, rec->w);
+	err = recorder__write_start_meta(rec);
+	err = err ?: write_kernel_info(rec);
+	if (!err) {
+		err = stk_writer__commit(rec->w);
+		if (err)
+			recorder__errorf(rec, err, "%s", stk_writer__errmsg(rec->w));
+	}
+	return err;
+}
+
+/* Rotating: the file is due to end (its period, its size or a request). */
+static int rotation_due(const struct recorder *rec, uint64_t now)
+{
+	const struct recorder_opts *o = &rec->o;
+
+	return rec->rot && ((o->rotate && *o->rotate) ||
+			    (o->rotate_ns && now >= rec->file_start + o->rotate_ns) ||
+			    (o->rotate_bytes && stk_writer__bytes(rec->w) >= o->rotate_bytes));
 }
 
 int recorder__run(struct recorder *rec)
@@ -802,6 +955,15 @@ int recorder__run(struct recorder *rec)
 			rec->end_reason = "command";
 			return 0;
 		}
+		if (rotation_due(rec, now)) {
+			if (rec->o.rotate)
+				*rec->o.rotate = 0;
+			err = recorder__rotate(rec);
+			if (err)
+				return err;
+			now = loop_step_done(rec, LOOP_FLUSH, now);
+			next_flush = now + interval;
+		}
 		if (now >= next_flush) {
 			/* Without pidfds, the targets are looked at here. */
 			if (rec->targets && !targets__check(rec->targets)) {
@@ -827,6 +989,8 @@ int recorder__run(struct recorder *rec)
 		wake = next_flush < next_status ? next_flush : next_status;
 		if (deadline && deadline < wake)
 			wake = deadline;
+		if (rec->rot && rec->o.rotate_ns && rec->file_start + rec->o.rotate_ns < wake)
+			wake = rec->file_start + rec->o.rotate_ns;
 		/* New processes' mappings reach the unwinder within a few ms
 		 * of their exec, before most of their samples (a compiler
 		 * lives ~50 ms), not when the side-band's buffer fills. */
@@ -847,7 +1011,7 @@ int recorder__run(struct recorder *rec)
 			timeout_ms = 100;
 		if (rec->o.wait_mask) {
 			sigprocmask(SIG_SETMASK, &blocked, NULL);
-			if (rec->o.stop && *rec->o.stop)
+			if ((rec->o.stop && *rec->o.stop) || (rec->o.rotate && *rec->o.rotate))
 				timeout_ms = 0;
 		}
 		n = epoll_pwait(rec->epfd, evs, 16, timeout_ms, rec->o.wait_mask);
@@ -934,28 +1098,15 @@ int recorder__finish(struct recorder *rec, struct recorder_result *res)
 	/* The final flush has taken every snapshot it needs. */
 	procs__unwatch(rec->procs);
 	if (rec->w) {
-		uint64_t bytes = stk_writer__bytes(rec->w);
-		char where[PATH_MAX + 32];
+		char msg[sizeof(rec->errmsg)];
 
-		err2 = stk_writer__close_as(rec->w, where, sizeof(where));
-		rec->w = NULL;
-		if ((err2 == -ENOENT || err2 == -ESTALE) && !err) {
-			/* rm, or another file put in its place, while recording. */
+		/* The first error is the one said. */
+		memcpy(msg, rec->errmsg, sizeof(msg));
+		err2 = close_output(rec);
+		if (err)
+			memcpy(rec->errmsg, msg, sizeof(msg));
+		else
 			err = err2;
-			recorder__errorf(rec, err, "%s was %s during the recording; %s%s", rec->o.output,
-					 err2 == -ENOENT ? "removed" : "replaced by another file",
-					 where[0] ? "the capture is saved as "
-						  : "the capture is lost: no copy could be made beside it "
-						    "(is its directory writable and not full?)",
-					 where);
-		} else if (err2 && !err) {
-			err = err2;
-			if (!rec->write_failed)
-				recorder__errorf(rec, err, "%s: %s while closing; %llu chunks kept",
-						 rec->o.output, strerror(-err), (unsigned long long)rec->chunks);
-		}
-		if (res)
-			res->bytes = bytes;
 	}
 	if (rec->child) {
 		/* Stopped by duration or signal: CMD goes too, as with perf.
@@ -988,10 +1139,10 @@ int recorder__finish(struct recorder *rec, struct recorder_result *res)
 		res->samples = rec->bpf_stats[STKREC_STAT_SAMPLES];
 		res->sample_events = rec->bpf_stats[STKREC_STAT_SAMPLE_EVENTS];
 		res->sampled_cpu_time_ns = recorder__sampled_cpu_time(rec, mono_ns());
-		res->sample_events_busiest = rec->events_busiest;
+		res->sample_events_busiest = rec->events_busiest_run;
 		res->sampled_cpus = rec->o.nr_cpus;
 		res->blocked_ns = rec->bpf_stats[STKREC_STAT_BLOCKED_NS];
-		res->stacks = stackstore__count(rec->stacks);
+		res->stacks = rec->stacks_done + stackstore__count(rec->stacks);
 		res->stacks_lost = rec->bpf_stats[STKREC_STAT_STACK_LOST];
 		res->chunks = rec->chunks;
 		esym__stats(rec->esym, &es);
@@ -999,8 +1150,18 @@ int recorder__finish(struct recorder *rec, struct recorder_result *res)
 		res->symbols_skipped = es.symbols_skipped;
 		res->perf_map_lines_skipped = es.perf_map_lines_skipped;
 		res->perf_map_addrs_unnamed = es.perf_map_misses_skipped;
-		if (stat(rec->o.output, &st) == 0)
+		res->bytes = rec->bytes_done;
+		if (!rec->rot && stat(rec->o.output, &st) == 0)
 			res->bytes = (uint64_t)st.st_size;
+		if (rec->rot) {
+			res->files = rotation__files(rec->rot);
+			snprintf(res->first_output, sizeof(res->first_output), "%s",
+				 rotation__first(rec->rot) ?: "");
+			snprintf(res->last_output, sizeof(res->last_output), "%s",
+				 rotation__last(rec->rot) ?: "");
+			res->files_deleted = rotation__deleted(rec->rot);
+		}
+		snprintf(res->keep_error, sizeof(res->keep_error), "%s", rec->keep_err);
 	}
 	return err;
 }
@@ -1035,5 +1196,10 @@ void recorder__free(struct recorder *rec)
 	stackstore__free(rec->stacks);
 	ksymtab__free(rec->ksyms);
 	free(rec->stat_vals);
+	free(rec->stat_base);
+	free(rec->stat_last);
+	free(rec->events_base);
+	free(rec->events_last);
+	rotation__free(rec->rot);
 	free(rec);
 }

@@ -71,6 +71,15 @@ struct recorder_opts {
 	char *const *cmd;		/* -- CMD ARGS, NULL-terminated, or NULL */
 	const char *cmdline;		/* stkrec's own command line, for META */
 	volatile sig_atomic_t *stop;	/* set (by a signal handler) to stop */
+	/* Rotation: a new file every @rotate_ns (0: not by time) or once the
+	 * file has @rotate_bytes (0: not by size; checked at each flush);
+	 * either makes @output a strftime(3) pattern (rotation.h).  @keep:
+	 * at most that many files (0: all); @rotate: set (by a signal
+	 * handler) to rotate now, or NULL. */
+	uint64_t rotate_ns;
+	uint64_t rotate_bytes;
+	unsigned int keep;
+	volatile sig_atomic_t *rotate;
 	/* The signal mask with the stop signals unblocked, or NULL: taken
 	 * while opening the output and from recorder__run() on (see there). */
 	const sigset_t *wait_mask;
@@ -89,11 +98,19 @@ struct recorder_result {
 	uint64_t sample_events_busiest;	/* profile: the events of the CPU that saw most */
 	uint64_t sampled_cpus;		/* profile: CPUs sampled */
 	uint64_t blocked_ns;	/* off-CPU modes: total time blocked */
-	uint64_t stacks;	/* distinct stacks written */
+	uint64_t stacks;	/* distinct stacks written (rotating: the sum
+				 * of each file's) */
 	uint64_t stacks_lost;	/* samples (episodes) counted whose stack the
 				 * full stacks map could not take */
 	uint64_t chunks;	/* chunks written */
-	uint64_t bytes;		/* file size */
+	uint64_t bytes;		/* file size (rotating: of every file written) */
+	/* Rotating: files written (those --keep deleted included), the first
+	 * and the last one's names, files deleted, and what a deletion that
+	 * failed said ("" if none). */
+	uint64_t files;
+	char first_output[4096], last_output[4096];
+	uint64_t files_deleted;
+	char keep_error[512];
 	/* What --user-memory left out (STAT esym_symbols_skipped,
 	 * perf_map_lines_skipped, perf_map_addrs_unnamed_skipped), for the
 	 * line that says so. */
@@ -127,7 +144,10 @@ int recorder__start(struct recorder *rec);
 
 /*
  * recorder__run() - record until the duration ends, *opts.stop is set,
- * CMD exits or every -p/-t task is gone, flushing every flush interval.  With opts.wait_mask, the
+ * CMD exits or every -p/-t task is gone, flushing every flush interval.
+ * Rotating, it closes the file after a flush and starts the next when
+ * the period or size is reached or *opts.rotate is set: the rows of one
+ * flush are in one file, so the files partition the samples.  With opts.wait_mask, the
  * stop signals are taken while it works too (it needs their handlers
  * without SA_RESTART: a call they interrupt returns EINTR), and stay
  * unblocked when it returns, for recorder__finish().  Returns 0 or -errno:

@@ -14,6 +14,7 @@
 #include "membudget.h"
 #include "mode.h"
 #include "recorder.h"
+#include "stk.h"
 #include "stkrec.h"
 
 #define NSEC_PER_SEC 1000000000ULL
@@ -67,11 +68,28 @@ struct recorder {
 	int nr_cpus_possible;
 	uint64_t *stat_vals;		/* per-CPU values of one stat */
 	uint64_t bpf_stats[STKREC_NR_STATS];
-	uint64_t events_busiest;		/* sample_events of the CPU that saw most */
+	uint64_t events_busiest;		/* sample_events of the CPU that saw most
+						 * (rotating: in this file) */
+	uint64_t events_busiest_run;		/* ... in the whole recording */
 	uint64_t loop_max_ns[LOOP_NR_STEPS];	/* each step's longest run */
 	uint64_t flush_step_ns_max[FLUSH_NR_STEPS];	/* each flush step's longest run */
 	uint64_t flush_late_max_ns;	/* the latest a flush started, after its time */
 	uint64_t heap_max;		/* the most heap in use at a STAT (mallinfo2) */
+	/* Rotating (rot != NULL): -o's pattern, the current file's name
+	 * (o.output points here), when its first interval began, and the
+	 * raw STAT values at its start (each file's STAT counts from there:
+	 * last_stat at the previous file's end) and each CPU's
+	 * sample_events then. */
+	struct rotation *rot;
+	const char *pattern;
+	char path[4096];
+	uint64_t file_start;
+	uint64_t setup_ns;
+	struct stk_stat *stat_base, *stat_last;
+	size_t nr_stat_base, nr_stat_last;
+	uint64_t *events_base, *events_last;
+	uint64_t stacks_done, bytes_done;	/* of the files closed */
+	char keep_err[512];
 	char errmsg[512];
 };
 
@@ -94,6 +112,9 @@ uint64_t recorder__sampled_cpu_time(const struct recorder *rec, uint64_t now);
 int recorder__write_stats(struct recorder *rec, uint64_t now);
 int recorder__write_start_meta(struct recorder *rec);
 int recorder__write_end_meta(struct recorder *rec, uint64_t now);
+/* A new file begins: its STAT counts from the values of the last one
+ * written.  0 or -ENOMEM. */
+int recorder__stats_new_file(struct recorder *rec);
 
 /* The steps of a flush, for flush__run() (recorder_flush.c). */
 struct flush_ops;

@@ -5,7 +5,9 @@
  * the counters of the stacks, symbols, processes and unwinder) and the
  * META chunks written at the start and at the end.
  */
+#include <errno.h>
 #include <malloc.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -78,9 +80,21 @@ void recorder__read_bpf_stats(struct recorder *rec)
 		if (bpf_map_lookup_elem(rec->maps.stats_fd, &i, rec->stat_vals))
 			continue;
 		for (c = 0; c < rec->nr_cpus_possible; c++) {
-			sum += rec->stat_vals[c];
-			if (i == STKREC_STAT_SAMPLE_EVENTS && rec->stat_vals[c] > rec->events_busiest)
-				rec->events_busiest = rec->stat_vals[c];
+			uint64_t v = rec->stat_vals[c];
+
+			sum += v;
+			if (i != STKREC_STAT_SAMPLE_EVENTS)
+				continue;
+			if (v > rec->events_busiest_run)
+				rec->events_busiest_run = v;
+			/* Rotating: this file's events, from each CPU's count
+			 * at its start. */
+			if (rec->events_last) {
+				rec->events_last[c] = v;
+				v -= v >= rec->events_base[c] ? rec->events_base[c] : v;
+			}
+			if (v > rec->events_busiest)
+				rec->events_busiest = v;
 		}
 		rec->bpf_stats[i] = sum;
 	}
@@ -126,6 +140,83 @@ static const char *const flush_step_stat[FLUSH_NR_STEPS] = {
 	[FLUSH_ADVANCE] = "flush_advance_ns_max",
 };
 
+/*
+ * Values that are no counts since the start: the largest or last seen
+ * (*_max, peaks, what is loaded now) and the number of CPUs.  A file of a
+ * rotating recording gives them as they are; stkreport merge sums them
+ * as every STAT value, as it does for captures recorded one after
+ * another.
+ */
+static int stat_is_level(const char *name)
+{
+	static const char *const levels[] = {
+		"sampled_cpus", "rss_peak_bytes", "user_memory_peak_bytes", "vdso_embedded",
+		"unwind_tables", "unwind_rows", "unwind_bytes", "unwind_processes",
+		"unwind_mappings_pending", "unwind_deferred_table_pending",
+		"sample_events_busiest_cpu", "duration_ns",
+	};
+	size_t len = strlen(name), i;
+
+	if (len > 4 && strcmp(name + len - 4, "_max") == 0)
+		return 1;
+	for (i = 0; i < sizeof(levels) / sizeof(levels[0]); i++)
+		if (strcmp(name, levels[i]) == 0)
+			return 1;
+	return 0;
+}
+
+/* Rotating: remember the @n raw values of @st (the next file counts from
+ * them), then make @st this file's: each count less its value at the
+ * file's start.  0 or -ENOMEM. */
+static int per_file(struct recorder *rec, struct stk_stat *st, size_t n)
+{
+	size_t i, j;
+
+	if (n > rec->nr_stat_last) {
+		struct stk_stat *p = realloc(rec->stat_last, n * sizeof(*p));
+
+		if (!p)
+			return -ENOMEM;
+		rec->stat_last = p;
+	}
+	memcpy(rec->stat_last, st, n * sizeof(*st));
+	rec->nr_stat_last = n;
+	for (i = 0; i < n; i++) {
+		if (stat_is_level(st[i].name))
+			continue;
+		/* The names are the same static strings, mostly in order. */
+		for (j = 0; j < rec->nr_stat_base; j++) {
+			const struct stk_stat *b = &rec->stat_base[(i + j) % rec->nr_stat_base];
+
+			if (b->name == st[i].name || strcmp(b->name, st[i].name) == 0) {
+				st[i].value -= b->value <= st[i].value ? b->value : st[i].value;
+				break;
+			}
+		}
+	}
+	return 0;
+}
+
+int recorder__stats_new_file(struct recorder *rec)
+{
+	struct stk_stat *p = NULL;
+	int c;
+
+	if (rec->nr_stat_last) {
+		p = malloc(rec->nr_stat_last * sizeof(*p));
+		if (!p)
+			return -ENOMEM;
+		memcpy(p, rec->stat_last, rec->nr_stat_last * sizeof(*p));
+	}
+	free(rec->stat_base);
+	rec->stat_base = p;
+	rec->nr_stat_base = rec->nr_stat_last;
+	for (c = 0; c < rec->nr_cpus_possible; c++)
+		rec->events_base[c] = rec->events_last[c];
+	rec->events_busiest = 0;
+	return 0;
+}
+
 int recorder__write_stats(struct recorder *rec, uint64_t now)
 {
 	struct stackstore_stats ss;
@@ -150,7 +241,7 @@ int recorder__write_stats(struct recorder *rec, uint64_t now)
 		st[n++] = (struct stk_stat){ "cpu_clock_periods",
 					     rec->ops->event_periods(rec->mode) };
 	/* Time sampled, as META duration_ns: rates (diff's) divide by it. */
-	st[n++] = (struct stk_stat){ "duration_ns", now - rec->sample_start };
+	st[n++] = (struct stk_stat){ "duration_ns", now - rec->file_start };
 	/* With sample_events, the rate the kernel delivered (profile): the
 	 * CPU time the events were attached for, summed over CPUs (a sum, so
 	 * that merged captures add up). */
@@ -309,6 +400,8 @@ int recorder__write_stats(struct recorder *rec, uint64_t now)
 	st[n++] = (struct stk_stat){ "loop_worker_ns_max", rec->loop_max_ns[LOOP_WORKER] };
 	st[n++] = (struct stk_stat){ "loop_rings_ns_max", rec->loop_max_ns[LOOP_RINGS] };
 	st[n++] = (struct stk_stat){ "loop_status_ns_max", rec->loop_max_ns[LOOP_STATUS] };
+	if (rec->rot && per_file(rec, st, n))
+		return recorder__errorf(rec, -ENOMEM, "out of memory");
 	/* A counter not in the STAT chunk is 0: leave zeros out (most loss
 	 * counters, in most captures), except the ones a reader always wants. */
 	for (i = 0, k = 0; i < n; i++)
@@ -386,8 +479,10 @@ int recorder__write_end_meta(struct recorder *rec, uint64_t now)
 	struct meta m = {};
 	int err;
 
-	err = meta__add(&m, "duration_ns", "%llu", (unsigned long long)(now - rec->sample_start));
-	err = err ?: meta__add(&m, "setup_ns", "%llu", (unsigned long long)recorder__setup_ns(rec));
+	err = meta__add(&m, "duration_ns", "%llu", (unsigned long long)(now - rec->file_start));
+	/* A rotated file's recording was set up before its start. */
+	err = err ?: meta__add(&m, "setup_ns", "%llu", (unsigned long long)
+			       (rec->file_start == rec->sample_start ? recorder__setup_ns(rec) : 0));
 	err = err ?: meta__add(&m, "unwind_used", "%s", rec->uw_state);
 	err = err ?: meta__add(&m, "end_reason", "%s", rec->end_reason);
 	if (!err && rec->cmd_exit_code >= 0)

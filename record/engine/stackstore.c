@@ -118,6 +118,12 @@ struct stackstore {
 	 * flushes out of the kernel's set since flush @sweep_epoch (0:
 	 * none), to leave the map at the next. */
 	uint64_t epoch, sweep_epoch, last_sweep;
+	/* stackstore__keep_written(): the frames of the stacks written to
+	 * this file, by file id (kept_at: file id -> offset << 8 | frames),
+	 * to write them again in the next file. */
+	int keep;
+	struct pool kept;
+	struct idmap *kept_at;
 };
 
 struct stackstore *stackstore__new(uint32_t capacity)
@@ -149,6 +155,8 @@ void stackstore__free(struct stackstore *ss)
 	if (!ss)
 		return;
 	idmap__free(ss->ids);
+	idmap__free(ss->kept_at);
+	pool_free(&ss->kept);
 	ring_buffer__free(ss->ring);
 	for (int i = 0; i < 3; i++)
 		pool_free(&ss->pool[i]);
@@ -345,6 +353,7 @@ static int queue_stack(struct stackstore *ss, uint64_t id, const struct stkrec_s
 {
 	uint32_t nr = s->nr < STKREC_MAX_DEPTH ? s->nr : STKREC_MAX_DEPTH;
 	void *p = ss->pend;
+	size_t off;
 	int err;
 
 	err = reserve(&p, &ss->cap_pend, ss->nr_pend + 1, sizeof(*ss->pend));
@@ -358,6 +367,9 @@ static int queue_stack(struct stackstore *ss, uint64_t id, const struct stkrec_s
 	ss->pend_off[ss->nr_pend] = ss->nr_frames;
 	ss->nr_frames += nr;
 	ss->pend[ss->nr_pend++] = (struct stk_stack){ .id = id, .nr_frames = nr };
+	/* Out of memory here: the next file has the kernel send it again. */
+	if (ss->keep && !pool_add(&ss->kept, id, (const uint64_t *)s->ips, nr, &off))
+		idmap__set(ss->kept_at, id, (uint64_t)off << 8 | nr);
 	return 0;
 }
 
@@ -703,6 +715,56 @@ int stackstore__write(struct stackstore *ss, struct stk_writer *w, uint64_t *chu
 		age(ss);
 	}
 	return err;
+}
+
+int stackstore__keep_written(struct stackstore *ss)
+{
+	ss->kept_at = idmap__new();
+	if (!ss->kept_at)
+		return -ENOMEM;
+	ss->keep = 1;
+	return 0;
+}
+
+int stackstore__new_file(struct stackstore *ss)
+{
+	struct pool *p = &ss->pool[ss->cur];
+	uint64_t key, val, *k, *v;
+	size_t it = 0, n = 0, off, first;
+	void *q = ss->unset;
+
+	/* Room to unset every written id, reserved before anything changes. */
+	if (reserve(&q, &ss->cap_unset, ss->nr_unset + idmap__count(ss->ids), sizeof(*ss->unset)))
+		return -ENOMEM;
+	ss->unset = q;
+	first = ss->nr_unset;
+	/* Copies numbered in the file closed whose table never came: their
+	 * rows there name a stack that file lacks, as at the end. */
+	ss->nr_late = 0;
+	while (idmap__next(ss->ids, &it, &key, &val)) {
+		if (val & HELD)
+			continue;
+		k = ss->kept_at ? idmap__find(ss->kept_at, val & FILE_ID_MASK) : NULL;
+		/* Held again as if just sent: written when a row of the new
+		 * file references it, forgotten two flushes on if none does. */
+		if (k && !pool_add(p, key, ss->kept.frames + (*k >> 8), (uint32_t)(*k & 0xff), &off)) {
+			v = idmap__find(ss->ids, key);
+			*v = held_value(ss->cur, off, (uint32_t)(*k & 0xff));
+			ss->nheld++;
+			n++;
+		} else {
+			unset(ss, key);
+		}
+	}
+	/* The rest leave the kernel's set: sent again when next seen. */
+	for (size_t i = first; i < ss->nr_unset; i++)
+		idmap__remove(ss->ids, ss->unset[i]);
+	delete_unset(ss);
+	pool_free(&ss->kept);
+	if (ss->kept_at)
+		idmap__clear(ss->kept_at);
+	ss->last_file_id = 0;
+	return 0;
 }
 
 size_t stackstore__count(const struct stackstore *ss)

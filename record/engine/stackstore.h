@@ -154,6 +154,26 @@ const struct stkrec_stack *stackstore__frames(struct stackstore *ss, uint64_t id
  */
 int stackstore__write(struct stackstore *ss, struct stk_writer *w, uint64_t *chunks, int final);
 
+/*
+ * stackstore__keep_written() - a rotating recording: keep the frames of
+ * the stacks written to the current file (memory: about what its STCK
+ * chunks hold, uncompressed), for stackstore__new_file().  Once, before
+ * the first flush.  Returns 0 or -ENOMEM.
+ */
+int stackstore__keep_written(struct stackstore *ss);
+
+/*
+ * stackstore__new_file() - the file was closed after a flush and another
+ * begins: no stack is in it yet, file ids start again at 1.  The stacks
+ * written to the last file are held again (from the frames kept), as if
+ * the kernel had just sent them, so that the new file's rows find them
+ * and the file holds every stack its rows reference; those whose frames
+ * were not kept leave the kernel's set, to be sent again when next seen.
+ * Copied stacks still waiting for their table are given up (their rows
+ * are in the closed file).  Returns 0 or -ENOMEM (nothing changed).
+ */
+int stackstore__new_file(struct stackstore *ss);
+
 /* Distinct stacks in the file so far. */
 size_t stackstore__count(const struct stackstore *ss);
 

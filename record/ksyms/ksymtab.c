@@ -371,8 +371,16 @@ int ksymtab__write_all(struct ksymtab *kt, struct stk_writer *w, uint64_t *chunk
 		if (!err)
 			(*chunks)++;
 	}
-	kt->st.written = total;
+	kt->st.written += total;
 	return err;
+}
+
+void ksymtab__new_file(struct ksymtab *kt)
+{
+	if (kt->written)
+		memset(kt->written, 0, kallsyms__count(kt->ks) / 8 + 1);
+	idmap__clear(kt->kaddrs_seen);
+	idmap__clear(kt->ksyms_done);
 }
 
 void ksymtab__text(const struct ksymtab *kt, uint64_t *text, uint64_t *etext)

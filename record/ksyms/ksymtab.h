@@ -98,6 +98,14 @@ int ksymtab__write(struct ksymtab *kt, struct stk_writer *w, uint64_t *chunks);
 int ksymtab__write_all(struct ksymtab *kt, struct stk_writer *w, uint64_t *chunks);
 
 /*
+ * ksymtab__new_file() - the file was closed after a flush (nothing
+ * queued) and another begins: no symbol is in it, every address seen
+ * from now on is named and written again (--kallsyms=full: the caller
+ * writes the table again with ksymtab__write_all()).
+ */
+void ksymtab__new_file(struct ksymtab *kt);
+
+/*
  * ksymtab__text() - the core kernel's text, _text.._etext, from the BPF
  * symbolizer or /proc/kallsyms (0, 0 when neither tells).
  */

@@ -78,6 +78,28 @@ int pidns__write(struct pidns *p, struct stk_writer *w, uint64_t *chunks)
 	return err;
 }
 
+int pidns__new_file(struct pidns *p, uint64_t time_ns)
+{
+	uint64_t key, val;
+	size_t it = 0, n = 0;
+
+	if (p->cap < idmap__count(&p->known)) {
+		struct stk_pid_ns *q = realloc(p->queue, idmap__count(&p->known) * sizeof(*q));
+
+		if (!q)
+			return -ENOMEM;
+		p->queue = q;
+		p->cap = idmap__count(&p->known);
+	}
+	while (idmap__next(&p->known, &it, &key, &val))
+		p->queue[n++] = (struct stk_pid_ns){
+			.tgid = (uint32_t)key, .ns_tgid = (uint32_t)val, .time_ns = time_ns,
+			.pid_ns = val >> 32,
+		};
+	p->nr = n;
+	return 0;
+}
+
 uint64_t pidns__recorded(const struct pidns *p)
 {
 	return p->recorded;

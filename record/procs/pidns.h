@@ -47,6 +47,14 @@ void pidns__exited(struct pidns *p, uint32_t tgid);
  */
 int pidns__write(struct pidns *p, struct stk_writer *w, uint64_t *chunks);
 
+/*
+ * pidns__new_file() - the file was closed after a flush and another
+ * begins: every process known to live in another namespace is queued
+ * again, as learnt at @time_ns (the new file's start), for its first
+ * pidn chunk.  Returns 0 or -ENOMEM (nothing changed).
+ */
+int pidns__new_file(struct pidns *p, uint64_t time_ns);
+
 /* Processes recorded with another pid, in all. */
 uint64_t pidns__recorded(const struct pidns *p);
 

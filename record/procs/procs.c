@@ -50,9 +50,10 @@ struct procs {
 	struct snap **pend;
 	size_t nr_pend, cap_pend;
 	struct stk_proc_maps *maps_buf;
-	/* Our vDSO's ESYM blob (kind byte + ELF image) until it is written,
-	 * or NULL: none, or written. */
+	/* Our vDSO's ESYM blob (kind byte + ELF image), or NULL: none; kept
+	 * (a few KiB) for the next file of a rotating recording. */
 	uint8_t *vdso_blob;
+	int vdso_written;		/* in the file already */
 	size_t vdso_blob_size;
 	uint8_t vdso_bid[STK_MAX_BUILD_ID];
 	int vdso_bid_size;
@@ -696,7 +697,7 @@ static int write_vdso_esym(struct procs *p, struct stk_writer *w, size_t n, uint
 	size_t i, j;
 	int err;
 
-	if (!p->vdso_blob)
+	if (!p->vdso_blob || p->vdso_written)
 		return 0;
 	for (i = 0; i < n; i++) {
 		for (j = 0; j < p->maps_buf[i].nr_mappings; j++) {
@@ -717,8 +718,7 @@ static int write_vdso_esym(struct procs *p, struct stk_writer *w, size_t n, uint
 	if (err)
 		return err;
 	(*chunks)++;
-	free(p->vdso_blob);
-	p->vdso_blob = NULL;
+	p->vdso_written = 1;
 	p->st.vdso_embedded = 1;
 	return 0;
 }
@@ -758,6 +758,27 @@ int procs__write(struct procs *p, struct stk_writer *w, uint64_t *chunks)
 	p->nr_pend = kept;
 	p->nr_olds = 0;
 	return err;
+}
+
+int procs__new_file(struct procs *p)
+{
+	uint64_t val;
+	size_t it = 0;
+	int err;
+
+	p->vdso_written = 0;
+	while (idmap__next(p->snaps, &it, NULL, &val)) {
+		struct snap *s = (struct snap *)(uintptr_t)val;
+
+		if (s->pending || s->failed)
+			continue;
+		/* Written again once a row of the new file references it. */
+		s->referenced = 0;
+		err = pend_snap(p, s);
+		if (err)
+			return err;
+	}
+	return 0;
 }
 
 void procs__stats(const struct procs *p, struct procs_stats *st)

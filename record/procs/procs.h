@@ -159,6 +159,15 @@ int procs__refresh(struct procs *p, uint64_t seq);
 int procs__write(struct procs *p, struct stk_writer *w, uint64_t *chunks);
 
 /*
+ * procs__new_file() - the file was closed after a flush and another
+ * begins: the latest snapshot of every process known is queued again,
+ * written to the new file once a row there references the process (as
+ * procs__write() does), and the vDSO's image with the first that maps
+ * it.  Returns 0 or -ENOMEM (the snapshots queued so far stay queued).
+ */
+int procs__new_file(struct procs *p);
+
+/*
  * procs__purge() - after flush @seq - 1 was written (@seq: flushes done),
  * forget the processes that exited before the previous flush, in the
  * watcher too (those that exited before @before_ns, CLOCK_MONOTONIC):

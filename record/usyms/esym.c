@@ -992,6 +992,21 @@ static int by_bin_off(const void *x, const void *y)
 	return a->off < b->off ? -1 : a->off > b->off;
 }
 
+void esym__new_file(struct esym *e, struct stk_writer *w)
+{
+	size_t i;
+
+	/* A table read on the worker now writes into the new file. */
+	if (e->wr)
+		e->wr = w;
+	for (i = 0; i < e->nr_all; i++) {
+		e->all[i]->nr_done = 0;
+		e->all[i]->all_written = 0;
+	}
+	e->last_m = NULL;
+	perfmaps__new_file(e->jit);
+}
+
 int esym__flush(struct esym *e, struct procs *p, struct stk_writer *w, uint64_t *chunks)
 {
 	size_t i, j;

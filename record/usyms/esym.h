@@ -96,6 +96,14 @@ int esym__queue(struct esym *e, uint32_t tgid, const uint64_t *ips, uint32_t nr)
 int esym__flush(struct esym *e, struct procs *p, struct stk_writer *w, uint64_t *chunks);
 
 /*
+ * esym__new_file() - the file was closed after a flush and another, @w,
+ * begins: no symbol is in it, those of the stacks written to it from now
+ * on are written again (a table still being read writes into @w).  JIT
+ * lines: see perfmaps__new_file().
+ */
+void esym__new_file(struct esym *e, struct stk_writer *w);
+
+/*
  * esym__set_worker() - read tables and perf maps on @wk (worker.h; it
  * must be freed before @e) rather than during esym__flush(): a flush
  * hands a table it lacks to the worker and writes the symbols its

@@ -227,6 +227,22 @@ static int pmap_idle(const struct pmap *p)
 	return !p->naddrs && !p->job && !p->found.n;
 }
 
+void perfmaps__new_file(struct perfmaps *pm)
+{
+	uint64_t val;
+	size_t it = 0, i;
+
+	if (!pm)
+		return;
+	while (idmap__next(&pm->procs, &it, NULL, &val)) {
+		struct pmap *p = (struct pmap *)(uintptr_t)val;
+
+		for (i = 0; i < p->n; i++)
+			p->ents[i].name &= ~PENT_SENT;
+		p->nspans = 0;
+	}
+}
+
 void perfmaps__forget(struct perfmaps *pm, uint32_t tgid)
 {
 	struct pmap *p = idmap__find_ptr(&pm->procs, tgid);

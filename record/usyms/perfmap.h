@@ -116,6 +116,15 @@ int perfmaps__reading(const struct perfmaps *pm);
 
 /* Forget process @tgid (it exited: its pid may come back), once the
  * addresses it had seen are written. */
+/*
+ * perfmaps__new_file() - the file was closed and another begins: the
+ * lines kept are written again as new lookups need them.  Lines written
+ * but not kept (over the cap; --embed-symbols=full: all) are not read
+ * again: the addresses they named go unnamed in the later files, unless
+ * the JIT writes them again.  Accepts NULL.
+ */
+void perfmaps__new_file(struct perfmaps *pm);
+
 void perfmaps__forget(struct perfmaps *pm, uint32_t tgid);
 
 void perfmaps__stats(const struct perfmaps *pm, struct perfmaps_stats *st);

@@ -129,6 +129,39 @@ START_TEST(seconds_reject_zero_negative_garbage_and_out_of_range)
 }
 END_TEST
 
+START_TEST(size_takes_bytes_or_k_m_g_binary_units)
+{
+	uint64_t v = 0;
+
+	ck_assert_int_eq(parse__size("4096", UINT64_MAX, &v), 0);
+	ck_assert_uint_eq(v, 4096);
+	ck_assert_int_eq(parse__size("100M", UINT64_MAX, &v), 0);
+	ck_assert_uint_eq(v, 100ULL << 20);
+	ck_assert_int_eq(parse__size("2G", UINT64_MAX, &v), 0);
+	ck_assert_uint_eq(v, 2ULL << 30);
+	ck_assert_int_eq(parse__size("64K", UINT64_MAX, &v), 0);
+	ck_assert_uint_eq(v, 64ULL << 10);
+}
+END_TEST
+
+START_TEST(size_rejects_zero_units_alone_other_units_and_too_big)
+{
+	uint64_t v = 7;
+
+	ck_assert_int_eq(parse__size("", UINT64_MAX, &v), -EINVAL);
+	ck_assert_int_eq(parse__size("0", UINT64_MAX, &v), -EINVAL);
+	ck_assert_int_eq(parse__size("0M", UINT64_MAX, &v), -EINVAL);
+	ck_assert_int_eq(parse__size("M", UINT64_MAX, &v), -EINVAL);
+	ck_assert_int_eq(parse__size("10m", UINT64_MAX, &v), -EINVAL);
+	ck_assert_int_eq(parse__size("10MB", UINT64_MAX, &v), -EINVAL);
+	ck_assert_int_eq(parse__size("1.5M", UINT64_MAX, &v), -EINVAL);
+	ck_assert_int_eq(parse__size("-1", UINT64_MAX, &v), -EINVAL);
+	ck_assert_int_eq(parse__size("2G", 1ULL << 30, &v), -ERANGE);
+	ck_assert_int_eq(parse__size("2049", 2048, &v), -ERANGE);
+	ck_assert_uint_eq(v, 7);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("record_parse");
@@ -141,6 +174,8 @@ int main(void)
 	tcase_add_test(tc, id_list_rejects_zero_empty_items_and_overflow);
 	tcase_add_test(tc, seconds_accept_integers_and_decimals);
 	tcase_add_test(tc, seconds_reject_zero_negative_garbage_and_out_of_range);
+	tcase_add_test(tc, size_takes_bytes_or_k_m_g_binary_units);
+	tcase_add_test(tc, size_rejects_zero_units_alone_other_units_and_too_big);
 	suite_add_tcase(s, tc);
 	return check_run(s);
 }

@@ -459,6 +459,55 @@ START_TEST(late_copied_stack_numbered_then_written)
 }
 END_TEST
 
+/* Rotating: a new file holds no stack yet.  A stack written to the last
+ * file gets a new file id from 1 and its frames again (the kernel does
+ * not send it again: it is still in its set); one no row of the new file
+ * references is forgotten two flushes on, as one just sent. */
+START_TEST(new_file_writes_written_stacks_again_from_id_1)
+{
+	const struct stkrec_stack *s;
+	int64_t ref;
+	struct fx f;
+	uint64_t a, b;
+	int added;
+
+	fx_open(&f, 64, 64);
+	ck_assert_int_eq(stackstore__keep_written(f.ss), 0);
+	a = send(f.ss, f.fd, 0x1000, 3);
+	b = send(f.ss, f.fd, 0x2000, 5);
+	ck_assert_int_eq(see(f.ss, a, &added), 1);
+	ck_assert_int_eq(see(f.ss, b, &added), 2);
+	flush(&f);
+	ck_assert_uint_eq(stackstore__count(f.ss), 2);
+
+	ck_assert_int_eq(stackstore__new_file(f.ss), 0);
+	ck_assert_uint_eq(stackstore__count(f.ss), 0);
+	ck_assert_uint_eq(stackstore__held(f.ss), 2);
+	/* @b first now: numbered in the new file's order, frames again. */
+	ref = (int64_t)b;
+	ck_assert_int_eq(stackstore__see(f.ss, 1, &ref, &s), 0);
+	ck_assert_int_eq(ref, 1);
+	ck_assert_ptr_nonnull(s);
+	ck_assert_uint_eq(s->nr, 5);
+	ck_assert_uint_eq(s->ips[0], 0x2000);
+	ck_assert_uint_eq(s->ips[4], 0x2004);
+	ck_assert_int_eq(see(f.ss, b, &added), 1);
+	ck_assert(!added);
+	flush(&f);
+	flush(&f);
+	/* @a: no row in the new file for two flushes: out of the set and
+	 * forgotten, sent again when next seen. */
+	ck_assert(!in_set(f.fd, a));
+	ck_assert(in_set(f.fd, b));
+	flush(&f);
+	ck_assert_int_eq(see(f.ss, a, &added), -ENOENT);
+	a = send(f.ss, f.fd, 0x1000, 3);
+	ck_assert_int_eq(see(f.ss, a, &added), 2);
+	ck_assert(added);
+	fx_close(&f);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("record_stackstore");
@@ -474,6 +523,7 @@ int main(void)
 	tcase_add_test(tc, written_stacks_unused_for_long_forgotten);
 	tcase_add_test(tc, malformed_records_skipped);
 	tcase_add_test(tc, late_copied_stack_numbered_then_written);
+	tcase_add_test(tc, new_file_writes_written_stacks_again_from_id_1);
 	suite_add_tcase(s, tc);
 	return check_run(s);
 }

@@ -1,0 +1,168 @@
+#!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
+#
+# record_rotate: a recorder that runs for days.  With --rotate SECS, -o is
+# a strftime pattern and every file is a whole capture of its own (closed
+# cleanly, symbolized alone); the files partition the samples: their rows
+# add up to the recorder's total, merge of them equals the sum of the
+# parts stack by stack.  SIGHUP rotates at once (and does not stop);
+# a name that exists is never replaced (-1, -2... instead); --keep N
+# leaves the newest N; without rotation -o is literal and SIGHUP still
+# stops.  Wrong values are one line, exit 2.
+# Exit 77 only when BPF cannot be used (not root, or no BTF).
+
+. "$(dirname "$0")/lib/harness.sh"
+. "$top/tests/e2e/lib/record.sh"
+
+# usage_error DESC ARGS...: exit 2 with one line starting "stkrec: ".
+usage_error() {
+	_d=$1
+	shift
+	"$REC" "$@" > "$tmp/usage.out" 2> "$tmp/usage.err"
+	_rc=$?
+	check "$_d: exit 2, one stkrec: line ($_rc: $(cat "$tmp/usage.err"))" \
+		test "$_rc" -eq 2 -a "$(wc -l < "$tmp/usage.err")" -eq 1 -a ! -s "$tmp/usage.out" \
+		-a "$(cut -c1-8 "$tmp/usage.err")" = "stkrec: "
+}
+usage_error "--keep without --rotate" -o "$tmp/x.stk" --keep 2 1
+grep -q -- '--rotate' "$tmp/usage.err" || fail "--keep without --rotate: the line names --rotate"
+usage_error "--rotate 0" --rotate 0 1
+usage_error "--rotate 0.5" --rotate 0.5 1
+usage_error "--rotate x" --rotate x 1
+usage_error "--rotate-size 10X" --rotate-size 10X 1
+usage_error "--rotate-size 0" --rotate-size 0 1
+usage_error "--keep 0" --rotate 1 --keep 0 1
+usage_error "--rotate into a device" --rotate 1 -o /dev/null 1
+
+# The workload: cpuwork, running until the test stops it.
+bg "$CW" 3600
+cw=$bg_pid
+
+# files DIR: the captures in DIR (not the temporary .NAME.XXXXXX ones).
+files() {
+	ls "$1" | grep -v '^\.'
+}
+nfiles() {
+	files "$1" | wc -l
+}
+at_least() {
+	[ "$(nfiles "$1")" -ge "$2" ]
+}
+# Samples of a "wrote" line.
+wrote_samples() {
+	sed -n 's/^stkrec: wrote [0-9]* files\{0,1\}, .*: \([0-9]*\) samples, .*/\1/p' "$1"
+}
+
+# ---- A: --rotate 1, stopped once 5 files are whole ------------------------
+a=$tmp/a
+mkdir "$a"
+bg "$REC" -p "$cw" -F 99 --rotate 1 --keep 1000 -o "$a/cw-%Y%m%dT%H%M%S.stk" 2> "$tmp/a.err"
+rec=$bg_pid
+# 6 names: the 5 closed and the one being written.
+wait_until at_least "$a" 6 || fail "A: 6 files did not come ($(cat "$tmp/a.err"))"
+kill -INT "$rec"
+wait "$rec"
+rc=$?
+check "A: exit 0 ($rc: $(cat "$tmp/a.err"))" [ "$rc" -eq 0 ]
+n=$(nfiles "$a")
+check "A: the summary says $n files" grep -q "^stkrec: wrote $n files, $a/cw-" "$tmp/a.err"
+bad=$(files "$a" | grep -v -E '^cw-[0-9]{8}T[0-9]{6}(-[0-9]+)?\.stk$' | tr '\n' ' ')
+check "A: names follow the pattern ($bad)" [ -z "$bad" ]
+total=0 stat_total=0 open= reasons= unsym=
+for f in $(files "$a"); do
+	"$REP" info "$a/$f" > "$tmp/info" 2>&1
+	grep -q '^verdict: OK: .*closed cleanly' "$tmp/info" || open="$open $f"
+	reasons="$reasons $(meta_of "$a/$f" end_reason)"
+	s=$(samples "$a/$f")
+	total=$((total + s))
+	stat_total=$((stat_total + $(stat_of "$a/$f" samples)))
+	full=$(stat_of "$a/$f" counts_map_full)
+	[ "$full" -eq 0 ] || fail "A: $f: counts map full ($full)"
+	# Alone, each file names every frame of cpuwork's stacks.
+	"$REP" -f folded "$a/$f" > "$tmp/folded" 2> "$tmp/folded.err"
+	grep -q '100.0% of [0-9]* samples fully symbolized' "$tmp/folded.err" ||
+		[ "$s" -eq 0 ] || unsym="$unsym $f: $(cat "$tmp/folded.err")"
+	cat "$tmp/folded" >> "$tmp/parts"
+done
+check "A: every file closed cleanly ($open)" [ -z "$open" ]
+last=$(echo $reasons | awk '{ print $NF }')
+rot=$(echo $reasons | tr ' ' '\n' | grep -c '^rotated$')
+check "A: end_reason rotated for all but the last, signal for it ($reasons)" \
+	test "$rot" -eq $((n - 1)) -a "$last" = signal
+check "A: every file symbolizes alone ($unsym)" [ -z "$unsym" ]
+said=$(wrote_samples "$tmp/a.err")
+check "A: the rows of the files add up to the recorder's $said samples (got $total)" \
+	[ "$total" = "$said" ]
+check "A: each file's STAT samples add up to them too (got $stat_total)" [ "$stat_total" = "$said" ]
+check "A: samples were recorded ($total)" [ "$total" -gt 0 ]
+# Merged, the files are one recording: the sum of the parts, stack by stack.
+"$REP" merge -o "$tmp/merged.stk" $(files "$a" | sed "s|^|$a/|") 2> "$tmp/merge.err"
+check "A: merge of the files (exit $?: $(cat "$tmp/merge.err"))" [ -s "$tmp/merged.stk" ]
+"$REP" -f folded "$tmp/merged.stk" 2>/dev/null | sort > "$tmp/merged.folded"
+awk '{ n = $NF; $NF = ""; s[$0] += n } END { for (k in s) print k s[k] }' "$tmp/parts" |
+	sort > "$tmp/sum.folded"
+check "A: merge equals the sum of the parts stack by stack" cmp -s "$tmp/merged.folded" "$tmp/sum.folded"
+check "A: merged samples = $said" [ "$(samples "$tmp/merged.stk")" = "$said" ]
+
+# ---- B: --keep 2 leaves the newest 2 ----------------------------------------
+b=$tmp/b
+mkdir "$b"
+bg "$REC" -p "$cw" -F 99 --rotate 1 --keep 2 -o "$b/k-%Y%m%dT%H%M%S.stk" 2> "$tmp/b.err"
+rec=$bg_pid
+wait_until at_least "$b" 1
+first=$(files "$b" | head -n 1)
+first_gone() {
+	! [ -e "$b/$first" ]
+}
+wait_until first_gone || fail "B: the first file $first was never deleted ($(cat "$tmp/b.err"))"
+kill -INT "$rec"
+wait "$rec"
+rc=$?
+check "B: exit 0 ($rc: $(cat "$tmp/b.err"))" [ "$rc" -eq 0 ]
+check "B: --keep 2 leaves 2 files ($(files "$b" | tr '\n' ' '))" [ "$(nfiles "$b")" -eq 2 ]
+check "B: the summary says how many were deleted" \
+	grep -q "^stkrec: wrote [0-9]* files, .*, [0-9]* deleted by --keep: " "$tmp/b.err"
+w=$(sed -n 's/^stkrec: wrote \([0-9]*\) files.*, \([0-9]*\) deleted by.*/\1 \2/p' "$tmp/b.err")
+check "B: written less deleted is 2 ($w)" [ "$(echo $w | awk '{ print $1 - $2 }')" = 2 ]
+
+# ---- C: SIGHUP rotates, a name that exists is never replaced ---------------
+c=$tmp/c
+mkdir "$c"
+echo precious > "$c/same.stk"
+bg "$REC" -p "$cw" -F 99 --rotate 3600 -o "$c/same.stk" 2> "$tmp/c.err"
+rec=$bg_pid
+wait_until at_least "$c" 2 || fail "C: no file ($(cat "$tmp/c.err"))"
+kill -HUP "$rec"
+wait_until at_least "$c" 3 || fail "C: SIGHUP made no new file ($(cat "$tmp/c.err"))"
+check "C: SIGHUP does not stop the recorder" kill -0 "$rec"
+kill -HUP "$rec"
+wait_until at_least "$c" 4 || fail "C: a second SIGHUP made no new file"
+kill -INT "$rec"
+wait "$rec"
+rc=$?
+check "C: exit 0 ($rc: $(cat "$tmp/c.err"))" [ "$rc" -eq 0 ]
+check "C: the file that was there is untouched" [ "$(cat "$c/same.stk")" = precious ]
+check "C: the captures are same-1, -2, -3 ($(files "$c" | tr '\n' ' '))" \
+	[ "$(files "$c" | tr '\n' ' ')" = "same-1.stk same-2.stk same-3.stk same.stk " ]
+for f in same-1 same-2 same-3; do
+	"$REP" info "$c/$f.stk" > "$tmp/info" 2>&1
+	check "C: $f.stk closed cleanly" grep -q '^verdict: OK: .*closed cleanly' "$tmp/info"
+done
+
+# ---- D: without rotation -o is literal and SIGHUP stops ---------------------
+d=$tmp/d
+mkdir "$d"
+bg "$REC" -q -p "$cw" -o "$d/lit-%Y.stk" 2> "$tmp/d.err"
+rec=$bg_pid
+wait_sampling "$d/lit-%Y.stk" "$rec" || fail "D: -o lit-%Y.stk was not written ($(cat "$tmp/d.err"))"
+kill -HUP "$rec"
+wait "$rec"
+rc=$?
+check "D: without --rotate, SIGHUP stops: exit 0 ($rc: $(cat "$tmp/d.err"))" [ "$rc" -eq 0 ]
+"$REP" info "$d/lit-%Y.stk" > "$tmp/info" 2>&1
+check "D: -o with % and no --rotate is the literal name, closed cleanly" \
+	grep -q '^verdict: OK: .*closed cleanly' "$tmp/info"
+check "D: and nothing else is written" [ "$(nfiles "$d")" -eq 1 ]
+
+stop "$cw"
+finish
