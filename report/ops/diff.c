@@ -424,6 +424,7 @@ struct diff *diff__new(const struct report *base, const struct report *new,
 		struct diff_row *row = &d->sorted_rows[i];
 
 		row->g = d->rows.all[i];
+		row->stack = row->g->text;
 		for (side = 0; side < 2; side++)
 			row->value[side] = out_value(r[side], d->rows.all[i]->value[side]);
 	}

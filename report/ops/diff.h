@@ -76,7 +76,8 @@ struct diff_func {
  * prints it, already escaped) and its value on each side in folded units
  * (samples, or microseconds for off-CPU), 0 where it is absent. */
 struct diff_row {
-	const struct group *g;	/* its stack: text with diff__row_text() */
+	const char *stack;	/* the folded stack, NULL once texts were dropped */
+	const struct group *g;	/* its stack either way: diff__row_text() */
 	uint64_t value[2];
 };
 
