@@ -258,13 +258,7 @@ static int row_cmp(const void *a, const void *b)
 {
 	const struct group *x = ((const struct diff_row *)a)->g, *y = ((const struct diff_row *)b)->g;
 
-	if (x->text && y->text)
-		return strcmp(x->text, y->text);
-	if (x->hash != y->hash)
-		return x->hash < y->hash ? -1 : 1;
-	if (x->len != y->len)
-		return x->len < y->len ? -1 : 1;
-	return x->seq < y->seq ? -1 : x->seq > y->seq;
+	return group__cmp_text(x, y);
 }
 
 int diff__row_text(struct diff *d, const struct diff_row *row, struct strbuf *sb,

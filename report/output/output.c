@@ -344,13 +344,8 @@ int groups__add(struct groups *g, const char *text, size_t len, int i, uint64_t 
 	return 0;
 }
 
-static int group_cmp(const void *a, const void *b)
+int group__cmp_text(const struct group *x, const struct group *y)
 {
-	const struct group *x = *(const struct group *const *)a;
-	const struct group *y = *(const struct group *const *)b;
-
-	if (x->value[0] != y->value[0])
-		return x->value[0] < y->value[0] ? -1 : 1;
 	if (x->text && y->text)
 		return strcmp(x->text, y->text);
 	/* Texts dropped: an order fixed by the texts all the same. */
@@ -359,6 +354,16 @@ static int group_cmp(const void *a, const void *b)
 	if (x->len != y->len)
 		return x->len < y->len ? -1 : 1;
 	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+static int group_cmp(const void *a, const void *b)
+{
+	const struct group *x = *(const struct group *const *)a;
+	const struct group *y = *(const struct group *const *)b;
+
+	if (x->value[0] != y->value[0])
+		return x->value[0] < y->value[0] ? -1 : 1;
+	return group__cmp_text(x, y);
 }
 
 void groups__sort(struct groups *g)

@@ -156,6 +156,9 @@ uint64_t output__text_budget(uint64_t size);
 #define RENDER_NAME_MAX 4096
 #define RENDER_CUT_MARK "[...]"
 
+/* @x and @y by text; once texts were dropped, by hash, length, first sight. */
+int group__cmp_text(const struct group *x, const struct group *y);
+
 /* The text of @e into @sb (held or rendered again), 0 or -ENOMEM. */
 int group__text(struct groups *g, const struct group *e, struct strbuf *sb,
 		const char **text);
