@@ -82,6 +82,16 @@ $(MKCAPTURE): tests/tools/mkcapture.c $(LIBSTK)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(ALL_CFLAGS) $(LDFLAGS) $< $(LIBSTK) $(PKG_LIBS) -o $@
 
+# The inputs of tests/e2e/report_bounds.sh, made by the test itself.
+MKBOUNDS := $(O)/tests/tools/mkbounds
+
+$(MKBOUNDS): tests/tools/mkbounds.c $(LIBSTK)
+	$(call msg,CC-TOOL,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(ALL_CFLAGS) $(LDFLAGS) $< $(LIBSTK) $(PKG_LIBS) -lz -o $@
+
+TEST_EXTRA_DEPS += $(MKBOUNDS)
+
 fixtures: $(FIXTURES) $(MKCAPTURE)
 .PHONY: fixtures
 

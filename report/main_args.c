@@ -471,6 +471,36 @@ static int print_summary(const struct report *r, const char *label)
 	return err ? 1 : 0;
 }
 
+/* One line for the modules whose DWARF was not read for what their
+ * compressed sections declare (SPEC.md §7.3): 1 when there were some. */
+static int print_dwarf_refused(const struct main_input *in)
+{
+	const struct report *r = in->r;
+	const struct sym_module *first = NULL;
+	size_t i, n = symbolizer__nr_modules(r->sym), more = 0;
+
+	for (i = 0; i < n; i++) {
+		const struct sym_module *m = symbolizer__module_at(r->sym, i);
+
+		if (!m->dwarf_refused)
+			continue;
+		if (first)
+			more++;
+		else
+			first = m;
+	}
+	if (!first)
+		return 0;
+	textline__printf(stderr, PROG ": %s: %s: compressed sections declare %llu KiB inflated, over the limit of %llu KiB (%s): named from its symbol table, without DWARF%s%.0zu%s",
+			 in->path, first->path[0] ? first->path : "[anon]",
+			 (unsigned long long)(first->inflate_declared >> 10),
+			 (unsigned long long)(first->inflate_limit >> 10),
+			 first->source == ELF_SRC_EMBEDDED ? "128 x the capture's size for its images"
+							   : "128 x the file's size",
+			 more ? "; and " : "", more, more ? " more modules" : "");
+	return 1;
+}
+
 int main_input__status(const struct main_input *in, const char *label)
 {
 	const struct capture *cap = in->cap;
@@ -483,6 +513,8 @@ int main_input__status(const struct main_input *in, const char *label)
 			r->kind == REPORT_OFFWAKE ? "lost and " : "",
 			r->missing_map_full ? " Consider increasing --stack-storage-size." : "");
 	ret = print_summary(r, label);
+	if (r->sym && print_dwarf_refused(in))
+		ret = 1;
 	if (cap->saturated) {
 		textline__printf(stderr, PROG ": %s: counts sum past 2^64 (a crafted capture?): capped at %llu, the shares are not to be trusted",
 				 in->path, (unsigned long long)UINT64_MAX);

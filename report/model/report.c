@@ -568,6 +568,7 @@ static int report__run(struct report *r)
 
 struct report *report__new(const struct capture *cap, const struct report_opts *opts)
 {
+	struct symbolizer_opts so;
 	struct report *r = NULL;
 	int err = -EINVAL;
 	size_t i;
@@ -584,7 +585,10 @@ struct report *report__new(const struct capture *cap, const struct report_opts *
 	r->priv->opts = opts;
 	r->cap = cap;
 	r->kind = capture_kind(cap);
-	r->sym = symbolizer__new(&opts->sym);
+	so = opts->sym;
+	if (!so.input_size)	/* embedded images inflate within the capture's bound */
+		so.input_size = cap->summary.file_size;
+	r->sym = symbolizer__new(&so);
 	if (!r->sym) {
 		err = -errno;
 		goto fail;

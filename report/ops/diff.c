@@ -165,7 +165,7 @@ static int diff__add_side(struct diff *d, int side, const struct output_opts *o)
 			count_total(d, side, ul, v);
 		strbuf__reset(&sb);
 		err = out_folded__render(&sb, r, s, o);
-		err = err ?: groups__add(&d->rows, strbuf__str(&sb), sb.len, side, v);
+		err = err ?: groups__add(&d->rows, strbuf__str(&sb), sb.len, side, v, r, s);
 	}
 	strbuf__free(&sb);
 	return err;
@@ -252,9 +252,19 @@ static int func_cmp(const void *a, const void *b)
 	return c ? c : strcmp(x->module, y->module);
 }
 
+/* By text; once the texts were dropped (output.h, struct groups), by the
+ * groups' fixed order instead. */
 static int row_cmp(const void *a, const void *b)
 {
-	return strcmp(((const struct diff_row *)a)->stack, ((const struct diff_row *)b)->stack);
+	const struct group *x = ((const struct diff_row *)a)->g, *y = ((const struct diff_row *)b)->g;
+
+	return group__cmp_text(x, y);
+}
+
+int diff__row_text(struct diff *d, const struct diff_row *row, struct strbuf *sb,
+		   const char **text)
+{
+	return group__text(&d->rows, row->g, sb, text);
 }
 
 static int diff__warn(struct diff *d, const char *fmt, ...)
@@ -376,6 +386,10 @@ struct diff *diff__new(const struct report *base, const struct report *new,
 	d = calloc(1, sizeof(*d));
 	if (!d)
 		goto fail;
+	d->rows.render = out_folded__render;
+	d->rows.o = o;
+	d->rows.budget = output__text_budget((base->cap ? base->cap->summary.file_size : 0) +
+					     (new->cap ? new->cap->summary.file_size : 0));
 	for (side = 0; side < 2; side++) {
 		d->sides[side].r = r[side];
 		err = diff__add_side(d, side, o);
@@ -403,7 +417,8 @@ struct diff *diff__new(const struct report *base, const struct report *new,
 	for (i = 0; i < d->rows.n; i++) {
 		struct diff_row *row = &d->sorted_rows[i];
 
-		row->stack = d->rows.all[i]->text;
+		row->g = d->rows.all[i];
+		row->stack = row->g->text;
 		for (side = 0; side < 2; side++)
 			row->value[side] = out_value(r[side], d->rows.all[i]->value[side]);
 	}

@@ -76,7 +76,8 @@ struct diff_func {
  * prints it, already escaped) and its value on each side in folded units
  * (samples, or microseconds for off-CPU), 0 where it is absent. */
 struct diff_row {
-	const char *stack;
+	const char *stack;	/* the folded stack, NULL once texts were dropped */
+	const struct group *g;	/* its stack either way: diff__row_text() */
 	uint64_t value[2];
 };
 
@@ -115,6 +116,11 @@ const struct diff_func *diff__funcs(const struct diff *d, size_t *n);
  * *@n is set to the count.  Borrowed until diff__free(). */
 const struct diff_row *diff__rows(const struct diff *d, size_t *n);
 
+/* The folded stack of @row: held, or rendered again into @sb (output.h,
+ * struct groups); *@text valid until @sb changes.  0 or -ENOMEM. */
+int diff__row_text(struct diff *d, const struct diff_row *row, struct strbuf *sb,
+		   const char **text);
+
 /*
  * diff__warnings() - what makes the captures hard to compare, one
  * sentence each (raw capture strings inside: print escaped): different
@@ -142,11 +148,11 @@ int out_diff__text(const struct diff *d, const struct diff_print_opts *o, FILE *
 
 /* out_diff__folded() - "stack base new" per row (FlameGraph's difffolded
  * layout).  0 or -EIO. */
-int out_diff__folded(const struct diff *d, FILE *f);
+int out_diff__folded(struct diff *d, FILE *f);
 
 /* out_diff__svg() - a differential flame graph (report/model/flame.h): NEW's
  * shape, each frame red where its share grew, blue where it shrank; @title
  * NULL for the default; @inverted: an icicle.  0 or -errno. */
-int out_diff__svg(const struct diff *d, const char *title, int inverted, FILE *f);
+int out_diff__svg(struct diff *d, const char *title, int inverted, FILE *f);
 
 #endif

@@ -115,20 +115,29 @@ int out_diff__text(const struct diff *d, const struct diff_print_opts *o, FILE *
 	return err;
 }
 
-int out_diff__folded(const struct diff *d, FILE *f)
+int out_diff__folded(struct diff *d, FILE *f)
 {
 	const struct diff_row *rows;
+	struct strbuf sb = { 0 };
+	const char *text;
 	size_t i, n;
+	int err = 0;
 
 	rows = diff__rows(d, &n);
-	for (i = 0; i < n; i++)
-		fprintf(f, "%s %" PRIu64 " %" PRIu64 "\n", rows[i].stack, rows[i].value[DIFF_BASE],
-			rows[i].value[DIFF_NEW]);
-	return fflush(f) || ferror(f) ? -EIO : 0;
+	for (i = 0; !err && i < n; i++) {
+		err = diff__row_text(d, &rows[i], &sb, &text);
+		if (!err)
+			fprintf(f, "%s %" PRIu64 " %" PRIu64 "\n", text, rows[i].value[DIFF_BASE],
+				rows[i].value[DIFF_NEW]);
+	}
+	strbuf__free(&sb);
+	return err ?: (fflush(f) || ferror(f) ? -EIO : 0);
 }
 
-int out_diff__svg(const struct diff *d, const char *title, int inverted, FILE *f)
+int out_diff__svg(struct diff *d, const char *title, int inverted, FILE *f)
 {
+	struct strbuf sb = { 0 };
+	const char *text;
 	int offcpu = diff__side(d, DIFF_NEW)->kind != REPORT_PROFILE;
 	/* Off-CPU rows are in folded's microseconds; the graph wants ns. */
 	uint64_t scale = offcpu ? 1000 : 1;
@@ -148,10 +157,13 @@ int out_diff__svg(const struct diff *d, const char *title, int inverted, FILE *f
 	if (!fl)
 		return -errno;
 	rows = diff__rows(d, &n);
-	for (i = 0; i < n && !err; i++)
-		err = flame__add_diff(fl, rows[i].stack, rows[i].value[DIFF_BASE] * scale,
-				      rows[i].value[DIFF_NEW] * scale);
+	for (i = 0; i < n && !err; i++) {
+		err = diff__row_text(d, &rows[i], &sb, &text);
+		err = err ?: flame__add_diff(fl, text, rows[i].value[DIFF_BASE] * scale,
+					     rows[i].value[DIFF_NEW] * scale);
+	}
 	err = err ?: flame__write_svg(fl, &so, f);
 	flame__free(fl);
+	strbuf__free(&sb);
 	return err;
 }

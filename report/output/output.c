@@ -185,6 +185,42 @@ static int render_unknown(struct strbuf *sb, const struct rframe *f, const struc
 	return err;
 }
 
+/* Where to cut @s (UTF-8) at most @max bytes in, not inside a character. */
+static size_t cut_at(const char *s, size_t max)
+{
+	while (max && ((unsigned char)s[max] & 0xc0) == 0x80)
+		max--;
+	return max;
+}
+
+/*
+ * A symbol's name, at most RENDER_NAME_MAX bytes rendered (then cut, at a
+ * character, and marked): names come from binaries and captures, and a
+ * line holds up to 1024 frames of them.  Rendered a piece at a time, so
+ * a long name costs no more than its kept part.
+ */
+static int render_name(struct strbuf *sb, const struct sym_line *l, int folded)
+{
+	size_t start = sb->len, done = 0, k;
+	char piece[257];
+	int err = 0;
+
+	if (l->plain && l->name_len <= RENDER_NAME_MAX)
+		return strbuf__add(sb, l->name, l->name_len);
+	while (!err && done < l->name_len && sb->len - start < RENDER_NAME_MAX) {
+		k = l->name_len - done < 256 ? l->name_len - done
+					     : cut_at(l->name + done, 256) ?: 256;
+		memcpy(piece, l->name + done, k);
+		piece[k] = '\0';
+		err = l->plain ? strbuf__add(sb, piece, k) : render_clean(sb, piece, folded);
+		done += k;
+	}
+	if (err || (sb->len - start <= RENDER_NAME_MAX && done >= l->name_len))
+		return err;
+	sb->len = start + cut_at(sb->buf + start, RENDER_NAME_MAX - (sizeof(RENDER_CUT_MARK) - 1));
+	return strbuf__adds(sb, RENDER_CUT_MARK);
+}
+
 int render_frame_line(struct strbuf *sb, const struct rframe *f, uint32_t i,
 		      const struct output_opts *o, int folded)
 {
@@ -199,10 +235,8 @@ int render_frame_line(struct strbuf *sb, const struct rframe *f, uint32_t i,
 		return err;
 	if (!f->sym)
 		err = render_unknown(sb, f, o, folded);
-	else if (f->sym->lines[i].plain)
-		err = strbuf__add(sb, f->sym->lines[i].name, f->sym->lines[i].name_len);
 	else
-		err = render_clean(sb, f->sym->lines[i].name, folded);
+		err = render_name(sb, &f->sym->lines[i], folded);
 	if (err)
 		return err;
 	if (f->kind == RFRAME_KERNEL && o->annotate) {
@@ -223,13 +257,53 @@ int render_frame_line(struct strbuf *sb, const struct rframe *f, uint32_t i,
 	return 0;
 }
 
-int groups__add(struct groups *g, const char *text, size_t len, int i, uint64_t value)
+uint64_t output__text_budget(uint64_t size)
+{
+	return (64ull << 20) + (size > (UINT64_MAX >> 6) ? (UINT64_MAX >> 1) : 32 * size);
+}
+
+int group__text(struct groups *g, const struct group *e, struct strbuf *sb, const char **text)
+{
+	int err;
+
+	if (e->text) {
+		*text = e->text;
+		return 0;
+	}
+	strbuf__reset(sb);
+	err = g->render(sb, e->r, e->s, g->o);
+	*text = strbuf__str(sb);
+	return err;
+}
+
+/* Past the budget: every text goes, and the groups are rendered again
+ * from their samples when they are compared or written. */
+static void groups__drop_texts(struct groups *g)
+{
+	size_t i;
+
+	for (i = 0; i < g->n; i++)
+		g->all[i]->text = NULL;
+	arena__free(&g->texts);
+	g->held = 0;
+	g->dropped = 1;
+}
+
+int groups__add(struct groups *g, const char *text, size_t len, int i, uint64_t value,
+		const struct report *r, const struct rsample *s)
 {
 	uint64_t h = hash_bytes(0, text, len);
 	struct group *first = idmap__find_ptr(&g->by_hash, h), *e;
+	const char *t;
+	int err;
 
 	for (e = first; e; e = e->next) {
-		if (e->len == len && memcmp(e->text, text, len) == 0) {
+		if (e->hash != h || e->len != len)
+			continue;
+		err = group__text(g, e, &g->scratch, &t);
+		if (err)
+			return err;
+		if (memcmp(t, text, len) == 0) {
 			e->value[i] += value;
 			return 0;
 		}
@@ -243,19 +317,43 @@ int groups__add(struct groups *g, const char *text, size_t len, int i, uint64_t 
 		g->all = p;
 		g->cap = cap;
 	}
-	e = arena__alloc(&g->mem, sizeof(*e) + len + 1);
+	e = arena__alloc(&g->mem, sizeof(*e));
 	if (!e)
 		return -ENOMEM;
-	e->text = (char *)(e + 1);
-	memcpy(e->text, text, len);
-	e->text[len] = '\0';
+	memset(e, 0, sizeof(*e));
+	if (!g->dropped && g->held + len + 1 > g->budget)
+		groups__drop_texts(g);
+	if (!g->dropped) {
+		e->text = arena__alloc(&g->texts, len + 1);
+		if (!e->text)
+			return -ENOMEM;
+		memcpy(e->text, text, len);
+		e->text[len] = '\0';
+		g->held += len + 1;
+	}
 	e->len = len;
+	e->hash = h;
+	e->seq = g->n;
+	e->r = r;
+	e->s = s;
 	e->value[i] = value;
 	e->next = first;
 	if (idmap__set_ptr(&g->by_hash, h, e))
 		return -ENOMEM;
 	g->all[g->n++] = e;
 	return 0;
+}
+
+int group__cmp_text(const struct group *x, const struct group *y)
+{
+	if (x->text && y->text)
+		return strcmp(x->text, y->text);
+	/* Texts dropped: an order fixed by the texts all the same. */
+	if (x->hash != y->hash)
+		return x->hash < y->hash ? -1 : 1;
+	if (x->len != y->len)
+		return x->len < y->len ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
 static int group_cmp(const void *a, const void *b)
@@ -265,7 +363,7 @@ static int group_cmp(const void *a, const void *b)
 
 	if (x->value[0] != y->value[0])
 		return x->value[0] < y->value[0] ? -1 : 1;
-	return strcmp(x->text, y->text);
+	return group__cmp_text(x, y);
 }
 
 void groups__sort(struct groups *g)
@@ -277,8 +375,10 @@ void groups__sort(struct groups *g)
 void groups__free(struct groups *g)
 {
 	arena__free(&g->mem);
+	arena__free(&g->texts);
 	free(g->all);
 	idmap__release(&g->by_hash);
+	strbuf__free(&g->scratch);
 	memset(g, 0, sizeof(*g));
 }
 
@@ -287,22 +387,29 @@ int output__write_grouped(const struct report *r, const struct output_opts *o, F
 {
 	struct strbuf sb = { 0 };
 	struct groups g = { 0 };
+	const char *text;
 	size_t i;
 	int err = 0;
 
+	g.budget = output__text_budget(r->cap ? r->cap->summary.file_size : 0);
+	g.render = render;
+	g.o = o;
 	for (i = 0; !err && i < r->nr_samples; i++) {
 		const struct rsample *s = &r->samples[i];
 
 		strbuf__reset(&sb);
 		err = render(&sb, r, s, o);
-		err = err ?: groups__add(&g, strbuf__str(&sb), sb.len, 0, sample_value(r, s));
+		err = err ?: groups__add(&g, strbuf__str(&sb), sb.len, 0, sample_value(r, s), r, s);
 	}
 	if (!err) {
 		groups__sort(&g);
-		for (i = 0; i < g.n; i++)
-			fprintf(f, "%s%s%llu%s", g.all[i]->text, sep,
-				(unsigned long long)out_value(r, g.all[i]->value[0]), end);
-		if (fflush(f) || ferror(f))
+		for (i = 0; !err && i < g.n; i++) {
+			err = group__text(&g, g.all[i], &sb, &text);
+			if (!err)
+				fprintf(f, "%s%s%llu%s", text, sep,
+					(unsigned long long)out_value(r, g.all[i]->value[0]), end);
+		}
+		if (!err && (fflush(f) || ferror(f)))
 			err = -EIO;
 	}
 	groups__free(&g);

@@ -113,20 +113,55 @@ int render_clean(struct strbuf *sb, const char *s, int folded);
  * last; the tie order makes output deterministic).  A group has two sums:
  * the report's writers use value[0]; diff sums one a side (its rows, in
  * g->all's order of first sight, unsorted).
+ *
+ * The texts are held while they fit in g->budget bytes (SPEC.md §7.3:
+ * a 1 KB capture of 1024-frame stacks renders to gigabytes).  Past it they
+ * are all dropped: a group keeps the sample it was first rendered from,
+ * and is rendered again to be compared or written (g->render), one line
+ * at a time; ties are then ordered by a hash of the text, not the text.
  */
 struct group {
-	char *text;
+	char *text;		/* NULL once the texts were dropped */
 	size_t len;
+	uint64_t hash;
 	uint64_t value[2];
+	size_t seq;		/* order of first sight */
+	const struct report *r;	/* the sample it was first rendered from */
+	const struct rsample *s;
 	struct group *next;	/* same hash */
 };
+
+typedef int (*output_render_fn)(struct strbuf *sb, const struct report *r,
+				const struct rsample *s, const struct output_opts *o);
 
 struct groups {
 	struct idmap by_hash;
 	struct group **all;
 	size_t n, cap;
-	struct arena mem;	/* groups and their texts */
+	struct arena mem;	/* the groups */
+	struct arena texts;	/* their texts, while held */
+	size_t held;		/* bytes in @texts */
+	uint64_t budget;	/* set before the first add: output__text_budget() */
+	int dropped;		/* the texts were dropped */
+	output_render_fn render;	/* set before the first add */
+	const struct output_opts *o;
+	struct strbuf scratch;
 };
+
+/* The texts output may hold for an input of @size bytes: 64 MiB + 32 x it. */
+uint64_t output__text_budget(uint64_t size);
+
+/* The most bytes one frame line's name renders to; longer ones end in
+ * RENDER_CUT_MARK, so no line grows past a bound whatever the symbols. */
+#define RENDER_NAME_MAX 4096
+#define RENDER_CUT_MARK "[...]"
+
+/* @x and @y by text; once texts were dropped, by hash, length, first sight. */
+int group__cmp_text(const struct group *x, const struct group *y);
+
+/* The text of @e into @sb (held or rendered again), 0 or -ENOMEM. */
+int group__text(struct groups *g, const struct group *e, struct strbuf *sb,
+		const char **text);
 
 /*
  * stack_missed() - 1 when the stack @ref names should be shown but is not
@@ -166,14 +201,14 @@ int render_frames(struct strbuf *sb, const struct rstack *st, int root_first,
  * as TEXT @sep VALUE @end.  The text and folded writers are this with their
  * own renderer.  Returns 0, -ENOMEM, or -EIO when writing @f failed.
  */
-typedef int (*output_render_fn)(struct strbuf *sb, const struct report *r,
-				const struct rsample *s, const struct output_opts *o);
 int output__write_grouped(const struct report *r, const struct output_opts *o, FILE *f,
 			  output_render_fn render, const char *sep, const char *end);
 
-/* Adds @value to value[@i] of the group of @text (@len bytes), a new one
- * the first time.  0 or -ENOMEM. */
-int groups__add(struct groups *g, const char *text, size_t len, int i, uint64_t value);
+/* Adds @value to value[@i] of the group of @text (@len bytes, rendered
+ * from sample @s of @r with g->render), a new one the first time.
+ * 0 or -ENOMEM. */
+int groups__add(struct groups *g, const char *text, size_t len, int i, uint64_t value,
+		const struct report *r, const struct rsample *s);
 void groups__sort(struct groups *g);	/* by value[0]; then read g->all[0..n) */
 void groups__free(struct groups *g);
 

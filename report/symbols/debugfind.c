@@ -8,23 +8,48 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include "debugfind.h"
+#include "elfinflate.h"
 #include "stk.h"
 
-void debugfind__attach(Dwfl_Module *mod, const struct elffind_opts *o)
+void debugfind__attach(Dwfl_Module *mod, struct debugfind *df)
 {
 	void **userdata = NULL;
 
 	if (mod && dwfl_module_info(mod, &userdata, NULL, NULL, NULL, NULL, NULL, NULL) &&
 	    userdata)
-		*userdata = (void *)o;
+		*userdata = df;
+}
+
+/* Measures the file open on @fd (headers only; libelf maps it).  0 when
+ * it may be used, -EFBIG when it is past its limit and to be refused. */
+static int measure(struct debugfind *df, int fd)
+{
+	struct stat st;
+	Elf *elf;
+
+	if (fstat(fd, &st) < 0)
+		return 0;	/* libdwfl will fail on it the same way */
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	df->size = (uint64_t)st.st_size;
+	df->declared = elf_inflate__declared(elf);
+	elf_end(elf);
+	df->over = df->declared > elf_inflate__limit(df->size);
+	if (df->over && df->loading_dwarf) {
+		df->refused = 1;
+		return -EFBIG;
+	}
+	return 0;
 }
 
 int debugfind__find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname,
 			      Dwarf_Addr base, const char *file_name, const char *debuglink_file,
 			      GElf_Word debuglink_crc, char **debuginfo_file_name)
 {
-	const struct elffind_opts *o = userdata ? *userdata : NULL;
+	struct debugfind *df = userdata ? *userdata : NULL;
 	struct elffind_result res;
 	const unsigned char *bits = NULL;
 	GElf_Addr vaddr;
@@ -32,13 +57,17 @@ int debugfind__find_debuginfo(Dwfl_Module *mod, void **userdata, const char *mod
 
 	(void)modname;
 	(void)base;
-	if (!o || !file_name)
+	if (!df || !df->fo || !file_name)
 		return -1;
 	n = dwfl_module_build_id(mod, &bits, &vaddr);
 	if (n < 0 || n > (int)STK_MAX_BUILD_ID)
 		n = 0;
-	if (elffind__debuginfo(o, file_name, debuglink_file, debuglink_crc, bits,
+	if (elffind__debuginfo(df->fo, file_name, debuglink_file, debuglink_crc, bits,
 			       (uint32_t)n, &res) || res.fd < 0 || !res.path) {
+		elffind_result__clear(&res);
+		return -1;
+	}
+	if (measure(df, res.fd)) {
 		elffind_result__clear(&res);
 		return -1;
 	}

@@ -24,10 +24,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "debugfind.h"
 #include "demangle.h"
+#include "elfinflate.h"
 #include "esymtab.h"
 #include "hash.h"
 #include "idmap.h"
@@ -127,6 +129,7 @@ struct symbolizer *symbolizer__new(const struct symbolizer_opts *opts)
 	s->fo.debug_dirs = (const char *const *)s->debug_dirs;
 	s->fo.nr_debug_dirs = s->opts.nr_debug_dirs;
 	s->fo.system_debug_dir = s->system_debug_dir;
+	s->embedded_left = elf_inflate__limit(opts->input_size);
 	return s;
 fail:
 	strbuf__free(&sb);
@@ -360,6 +363,7 @@ struct sym_module *symbolizer__module(struct symbolizer *s, const char *path,
 		goto nomem;
 	}
 	m->priv->esym_fd = -1;
+	m->priv->df.fo = &s->fo;
 	m->path = clean;
 	clean = NULL;
 	if (bid_size) /* @bid may be NULL then: memcpy() wants a pointer anyway */
@@ -431,10 +435,15 @@ static int module__load(struct symbolizer *s, struct sym_module *m, const char *
 	struct sym_module_priv *p = m->priv;
 	const char *mainfile = NULL, *debugfile = NULL, *name;
 	GElf_Addr bias = 0;
+	struct stat st;
 	Elf *elf;
 	int err, syms;
 
 	m->status = SYM_MOD_ERROR;
+	/* What its compressed sections may inflate to follows its size. */
+	p->file_size = 0;
+	if (m->source != ELF_SRC_EMBEDDED && (fd >= 0 ? fstat(fd, &st) : stat(file, &st)) == 0)
+		p->file_size = (uint64_t)st.st_size;
 	p->dwfl = dwfl_begin(&s->cb);
 	if (!p->dwfl) {
 		if (fd >= 0)
@@ -447,7 +456,7 @@ static int module__load(struct symbolizer *s, struct sym_module *m, const char *
 	/* On success libdwfl owns @fd. */
 	p->mod = dwfl_report_elf(p->dwfl, name, file, fd, 0, false);
 	dwfl_report_end(p->dwfl, NULL, NULL);
-	debugfind__attach(p->mod, &s->fo);
+	debugfind__attach(p->mod, &p->df);
 	if (!p->mod) {
 		if (fd >= 0)
 			close(fd);
@@ -692,4 +701,39 @@ int symbolizer__vaddr(struct symbolizer *s, struct sym_module *m, const struct s
 	int err = symbolizer__open_module(s, m);
 
 	return err ? err : module__vaddr(m->priv, map, addr, vaddr);
+}
+
+static int module__refuse_dwarf(struct sym_module *m, uint64_t declared, uint64_t limit)
+{
+	m->dwarf_refused = 1;
+	m->inflate_declared = declared;
+	m->inflate_limit = limit;
+	return 0;
+}
+
+int module__dwarf_allowed(struct symbolizer *s, struct sym_module *m)
+{
+	struct sym_module_priv *p = m->priv;
+	GElf_Addr bias;
+	uint64_t declared, limit;
+
+	/* Headers only: the Elf libdwfl holds, nothing inflated yet. */
+	declared = elf_inflate__declared(dwfl_module_getelf(p->mod, &bias));
+	limit = m->source == ELF_SRC_EMBEDDED ? s->embedded_left
+					      : elf_inflate__limit(p->file_size);
+	if (declared > limit)
+		return module__refuse_dwarf(m, declared, limit);
+	if (p->df.over)	/* debuginfo found for its .symtab, past its limit */
+		return module__refuse_dwarf(m, p->df.declared, elf_inflate__limit(p->df.size));
+	if (m->source == ELF_SRC_EMBEDDED)
+		s->embedded_left -= declared;
+	return 1;
+}
+
+void module__dwarf_loaded(struct sym_module *m)
+{
+	struct debugfind *df = &m->priv->df;
+
+	if (df->refused && !m->dwarf_refused)
+		module__refuse_dwarf(m, df->declared, elf_inflate__limit(df->size));
 }

@@ -70,6 +70,12 @@ struct sym_module {
 	char *mismatch_path;		/* a file refused for its build-id, or NULL */
 	int has_dwarf;			/* DWARF loaded (lines, inlines); only tried
 					 * when a lookup needed it */
+	/* Its DWARF was not read: the compressed sections of its file (or
+	 * separate debuginfo) declare @inflate_declared bytes inflated, past
+	 * @inflate_limit (elfinflate.h; for an embedded image, what was left
+	 * of the capture's).  Named from its symbol table alone. */
+	int dwarf_refused;
+	uint64_t inflate_declared, inflate_limit;
 	/* Accounting by the caller (the pipeline), for summaries. */
 	uint64_t samples;		/* samples with a frame in this module */
 	uint64_t unknown_samples;	/* ... of which a frame stayed unknown */
@@ -87,6 +93,10 @@ struct symbolizer_opts {
 	int no_inline;			/* outermost function only */
 	int lines;			/* fill sym_line.file/line */
 	int debuginfod;			/* ask debuginfod (if DEBUGINFOD_URLS is set) */
+	/* The capture's size: the images embedded in it may inflate their
+	 * compressed sections to ELF_INFLATE_PER_BYTE times it, all together
+	 * (a file from disk: times its own size).  0: no embedded image's. */
+	uint64_t input_size;
 };
 
 struct symbolizer;

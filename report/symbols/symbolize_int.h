@@ -10,6 +10,7 @@
 #include <elfutils/libdwfl.h>
 #include <stdint.h>
 
+#include "debugfind.h"
 #include "esymtab.h"
 #include "idmap.h"
 #include "scopes.h"
@@ -36,6 +37,8 @@ struct sym_module_priv {
 	struct idmap cache;		/* lookup address -> struct sym_result* or &unknown */
 	struct scope_index *scopes;	/* inline scopes, or NULL until DWARF is read */
 	struct sym_module *next;	/* same hash */
+	struct debugfind df;		/* its find_debuginfo callback's state */
+	uint64_t file_size;		/* its file's, from disk; 0 for an image */
 };
 
 /* An ELF image from the capture (ESYM), borrowed. */
@@ -75,11 +78,24 @@ struct symbolizer {
 	struct idmap demangled;	/* symbol name (libdwfl's, stable) -> its
 					 * demangled copy, or &demangled: none */
 	struct arena results;		/* every cached sym_result, packed */
+	uint64_t embedded_left;		/* what embedded images may still inflate */
 };
 
 /* symbolizer__vaddr() of an open module: 0, or -ENOENT when @addr is in
  * none of its segments. */
 int module__vaddr(struct sym_module_priv *p, const struct stk_mapping *map, uint64_t addr,
 		  uint64_t *vaddr);
+
+/*
+ * module__dwarf_allowed() - 1 when @m's DWARF may be loaded: its file's
+ * compressed sections, and those of any separate debuginfo found so far,
+ * declare no more than their limit (elfinflate.h); then an embedded
+ * image's declared bytes are taken from the capture's allowance.  0 (and
+ * m->dwarf_refused set) when not.
+ */
+int module__dwarf_allowed(struct symbolizer *s, struct sym_module *m);
+
+/* After dwfl_module_getdwarf(): notes a debuginfo file the callback refused. */
+void module__dwarf_loaded(struct sym_module *m);
 
 #endif

@@ -166,7 +166,7 @@ static int sym_line__set_file(struct sym_line *l, const char *file)
 
 /* Loads the module's DWARF on first need: 1 if it has some, 0 if not, or
  * -ENOMEM. */
-static int module__dwarf(struct sym_module *m)
+static int module__dwarf(struct symbolizer *s, struct sym_module *m)
 {
 	struct sym_module_priv *p = m->priv;
 	Dwarf_Addr bias;
@@ -177,7 +177,14 @@ static int module__dwarf(struct sym_module *m)
 	if (!p->scopes)
 		return -ENOMEM;
 	p->dwarf_tried = 1;
+	if (!p->mod || !module__dwarf_allowed(s, m))
+		return 0;
+	/* A separate debuginfo file found now is measured by the callback
+	 * and refused when past its limit, before libdw inflates it. */
+	p->df.loading_dwarf = 1;
 	m->has_dwarf = dwfl_module_getdwarf(p->mod, &bias) != NULL;
+	p->df.loading_dwarf = 0;
+	module__dwarf_loaded(m);
 	if (m->has_dwarf && !m->debug_path) {
 		const char *mainfile = NULL, *debugfile = NULL;
 
@@ -205,7 +212,7 @@ static int module__resolve(struct symbolizer *s, struct sym_module *m, uint64_t 
 	*out = NULL;
 	symname = symtab__find(p->syms, pc);
 	if (!s->opts.no_inline || s->opts.lines) {
-		err = module__dwarf(m);
+		err = module__dwarf(s, m);
 		if (err < 0)
 			goto out;
 		if (err)
@@ -259,8 +266,8 @@ static int module__resolve(struct symbolizer *s, struct sym_module *m, uint64_t 
 	if (s->opts.lines) {
 		const char *file = NULL;
 		int lineno = 0;
-
-		Dwfl_Line *dl = dwfl_module_getsrc(p->mod, pc);
+		/* Without DWARF, libdwfl would load it here (and inflate it). */
+		Dwfl_Line *dl = m->has_dwarf ? dwfl_module_getsrc(p->mod, pc) : NULL;
 
 		if (dl)
 			file = dwfl_lineinfo(dl, NULL, &lineno, NULL, NULL, NULL);
