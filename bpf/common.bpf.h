@@ -78,8 +78,38 @@ struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__type(key, __u32);
 	__type(value, __u64);
-	__uint(max_entries, STKREC_NR_STATS);
+	__uint(max_entries, STKREC_NR_STATS * STKREC_STAT_SETS);
 } stats SEC(".maps");
+
+/* The counts map (0 or 1) of the sample the program on this CPU is
+ * taking: read once from counts_idx as it starts (stat_begin()), so that
+ * the sample's statistics and its row land in the same set even when
+ * user space flips counts_idx meanwhile. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, __u32);
+	__type(value, __u32);
+	__uint(max_entries, 1);
+} stat_set SEC(".maps");
+
+/* Start a sample on counts map @idx (counts_idx, read once): returns it. */
+static __always_inline __u32 stat_begin(__u32 idx)
+{
+	__u32 zero = 0, *v = bpf_map_lookup_elem(&stat_set, &zero);
+
+	idx &= 1;
+	if (v)
+		*v = idx;
+	return idx;
+}
+
+/* The "stats" key of statistic @idx in the current sample's set. */
+static __always_inline __u32 stat_key(__u32 idx)
+{
+	__u32 zero = 0, *v = bpf_map_lookup_elem(&stat_set, &zero);
+
+	return v && *v ? idx + STKREC_NR_STATS : idx;
+}
 
 /* Processes already announced to user space by a STKREC_EV_NEW_PROC event.
  * Exec and exit remove a process, so it is announced again after an exec
@@ -127,7 +157,8 @@ struct {
 
 static __always_inline void stat_inc(__u32 idx)
 {
-	__u64 *v = bpf_map_lookup_elem(&stats, &idx);
+	__u32 key = stat_key(idx);
+	__u64 *v = bpf_map_lookup_elem(&stats, &key);
 
 	/* Per-CPU slot, and programs do not nest on one CPU: no atomics. */
 	if (v)
@@ -136,7 +167,8 @@ static __always_inline void stat_inc(__u32 idx)
 
 static __always_inline void stat_add(__u32 idx, __u64 n)
 {
-	__u64 *v = bpf_map_lookup_elem(&stats, &idx);
+	__u32 key = stat_key(idx);
+	__u64 *v = bpf_map_lookup_elem(&stats, &key);
 
 	if (v)
 		*v += n;

@@ -205,7 +205,7 @@ static __always_inline void switch_in(struct task_struct *next, __u64 now)
 	/* Per-CPU running total, so the status line can show blocked time
 	 * without draining the counts maps. */
 	stat_add(STKREC_STAT_BLOCKED_NS, delta);
-	if (*(volatile __u32 *)&counts_idx)
+	if (stat_key(0))
 		err = count_add(&counts1, &key, delta);
 	else
 		err = count_add(&counts0, &key, delta);
@@ -234,6 +234,7 @@ int BPF_PROG(on_sched_switch, bool preempt, struct task_struct *prev, struct tas
 	__u64 now = bpf_ktime_get_ns();
 	__u32 state;
 
+	stat_begin(*(volatile __u32 *)&counts_idx);
 	state = switch_has_prev_state ? (__u32)ctx[3] : task_state(prev);
 	switch_out(ctx, prev, state, now);
 	switch_in(next, now);
@@ -251,6 +252,7 @@ int BPF_PROG(on_sched_waking, struct task_struct *p)
 	/* Only wakees we are timing; anything else is not worth a stack. */
 	if (!bpf_map_lookup_elem(&start, &tid))
 		return 0;
+	stat_begin(*(volatile __u32 *)&counts_idx);
 	w.tgid = pid_tgid >> 32;
 	w.tid = (__u32)pid_tgid;
 	bpf_get_current_comm(w.comm, sizeof(w.comm));

@@ -66,9 +66,10 @@ int on_cpu_sample(struct bpf_perf_event_data *ctx)
 	struct stkrec_count_key key = {};
 	__u32 tgid = pid_tgid >> 32;
 	__u32 tid = (__u32)pid_tgid;
-	__u32 stop = 0;
+	__u32 stop = 0, set;
 	int err;
 
+	set = stat_begin(*(volatile __u32 *)&counts_idx);
 	stat_inc(STKREC_STAT_SAMPLE_EVENTS);
 	if (!task_wanted(tgid, tid))
 		return 0;
@@ -109,7 +110,7 @@ int on_cpu_sample(struct bpf_perf_event_data *ctx)
 		}
 	}
 
-	if (*(volatile __u32 *)&counts_idx)
+	if (set)
 		err = count_add(&counts1, &key);
 	else
 		err = count_add(&counts0, &key);

@@ -212,6 +212,12 @@ struct stkrec_offcpu_value {
  * task's memory, and no user stack is taken (perf takes none either). */
 #define STKREC_STAT_USTACK_EXEC		(STKREC_STAT_SAMPLE_EVENTS + 3)
 #define STKREC_NR_STATS			(STKREC_STAT_SAMPLE_EVENTS + 4)
+/* The "stats" map holds two sets, one per counts map: a sample's
+ * statistics go to the set of the counts map its row goes to (entries
+ * [b * STKREC_NR_STATS, (b + 1) * STKREC_NR_STATS) for counts b), so that
+ * user space, reading a set once it has drained its map, writes a STAT
+ * that says exactly what the rows before it hold. */
+#define STKREC_STAT_SETS		2
 
 /*
  * Value of the one-element "ksym_io" array, the buffer of the

@@ -182,6 +182,11 @@ int drain__collect(struct drain *d, struct recorder *rec, int final)
 	return drain_one(d, rec, d->o.fds[drain__flip(d->o.idx)]);
 }
 
+uint32_t drain__idle(const struct drain *d)
+{
+	return __atomic_load_n(d->o.idx, __ATOMIC_SEQ_CST) ^ 1;
+}
+
 static int write_rows(struct drain *d, struct stk_writer *w, uint64_t t0_ns, uint64_t t1_ns,
 		      const void *rows, size_t n)
 {

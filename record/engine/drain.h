@@ -93,6 +93,10 @@ void drain__free(struct drain *d);
  */
 int drain__collect(struct drain *d, struct recorder *rec, int final);
 
+/* The counts map (0 or 1) the last drain__collect() emptied: no program
+ * writes it, nor its set of statistics (STKREC_STAT_SETS), until the next. */
+uint32_t drain__idle(const struct drain *d);
+
 /* Write the collected rows as one chunk (covering @t0_ns..@t1_ns), if
  * there are any, then forget them; rows row_end() gave an end go into a
  * chunk per end, covering @t0_ns..end - 1, first (SPEC.md, CNTS).

@@ -66,8 +66,11 @@ struct recorder {
 	const char *end_reason;
 	int cmd_exit_code;
 	int nr_cpus_possible;
-	uint64_t *stat_vals;		/* per-CPU values of one stat */
+	uint64_t *stat_vals;		/* per-CPU values of one stat, per set */
 	uint64_t bpf_stats[STKREC_NR_STATS];
+	/* Each set's sums when its counts map was last drained: what the
+	 * rows written so far hold (STAT before the final flush). */
+	uint64_t bpf_sets[STKREC_STAT_SETS][STKREC_NR_STATS];
 	uint64_t events_busiest;		/* sample_events of the CPU that saw most
 						 * (rotating: in this file) */
 	uint64_t events_busiest_run;		/* ... in the whole recording */
@@ -108,6 +111,7 @@ int recorder__wrote(struct recorder *rec, int err);
 
 /* recorder_stats.c */
 void recorder__read_bpf_stats(struct recorder *rec);
+void recorder__freeze_bpf_stats(struct recorder *rec, uint32_t set);
 uint64_t recorder__sampled_cpu_time(const struct recorder *rec, uint64_t now);
 int recorder__write_stats(struct recorder *rec, uint64_t now);
 int recorder__write_start_meta(struct recorder *rec);

@@ -66,7 +66,55 @@ static const char *const bpf_stat_names[STKREC_NR_STATS] = {
 	[STKREC_STAT_STACK_LOST] = "samples_stack_lost",
 };
 
-/* Sum the per-CPU BPF statistics into rec->bpf_stats. */
+/* The statistics user space adds to BPF's: the stacks unwound here end
+ * with their markers too, so STAT unwind_stop_* counts every sample the
+ * capture shows one on (a deferred stack is one sample's, or one
+ * episode's). */
+static void add_copy_stats(struct recorder *rec)
+{
+	struct unwind_copy_stats cs;
+	__u32 i;
+
+	if (!rec->deferred)
+		return;
+	unwinder__copy_stats(rec->uw, &cs);
+	for (i = 1; i < STKREC_UW_NR_STOPS; i++)
+		rec->bpf_stats[STKREC_STAT_UW_STOP_BASE + i] += cs.stops[i];
+	rec->bpf_stats[STKREC_STAT_UW_FP_STEPS] += cs.fp_steps;
+}
+
+/* Statistic @i of set @set, summed over CPUs, into *@sum (the per-CPU
+ * values left in rec->stat_vals + @set * CPUs).  0 or -1. */
+static int read_set(struct recorder *rec, __u32 set, __u32 i, uint64_t *sum)
+{
+	uint64_t *vals = rec->stat_vals + (size_t)set * (size_t)rec->nr_cpus_possible;
+	__u32 key = set * STKREC_NR_STATS + i;
+	int c;
+
+	*sum = 0;
+	if (bpf_map_lookup_elem(rec->maps.stats_fd, &key, vals)) {
+		memset(vals, 0, (size_t)rec->nr_cpus_possible * sizeof(*vals));
+		return -1;
+	}
+	for (c = 0; c < rec->nr_cpus_possible; c++)
+		*sum += vals[c];
+	return 0;
+}
+
+/* Set @set's sums now, as the rows written hold them: called once its
+ * counts map is drained, while no program writes either. */
+void recorder__freeze_bpf_stats(struct recorder *rec, uint32_t set)
+{
+	__u32 i;
+
+	if (rec->maps.stats_fd < 0 || set >= STKREC_STAT_SETS)
+		return;
+	for (i = 0; i < STKREC_NR_STATS; i++)
+		read_set(rec, set, i, &rec->bpf_sets[set][i]);
+}
+
+/* Sum the per-CPU BPF statistics of both sets into rec->bpf_stats: what
+ * BPF counted until now (the status line; STAT once sampling is off). */
 void recorder__read_bpf_stats(struct recorder *rec)
 {
 	__u32 i;
@@ -75,14 +123,14 @@ void recorder__read_bpf_stats(struct recorder *rec)
 	if (rec->maps.stats_fd < 0)
 		return;
 	for (i = 0; i < STKREC_NR_STATS; i++) {
-		uint64_t sum = 0;
+		uint64_t sum0, sum1;
+		int e0 = read_set(rec, 0, i, &sum0), e1 = read_set(rec, 1, i, &sum1);
 
-		if (bpf_map_lookup_elem(rec->maps.stats_fd, &i, rec->stat_vals))
+		if (e0 && e1)
 			continue;
 		for (c = 0; c < rec->nr_cpus_possible; c++) {
-			uint64_t v = rec->stat_vals[c];
+			uint64_t v = rec->stat_vals[c] + rec->stat_vals[rec->nr_cpus_possible + c];
 
-			sum += v;
 			if (i != STKREC_STAT_SAMPLE_EVENTS)
 				continue;
 			if (v > rec->events_busiest_run)
@@ -96,19 +144,9 @@ void recorder__read_bpf_stats(struct recorder *rec)
 			if (v > rec->events_busiest)
 				rec->events_busiest = v;
 		}
-		rec->bpf_stats[i] = sum;
+		rec->bpf_stats[i] = sum0 + sum1;
 	}
-	if (rec->deferred) {
-		/* The stacks unwound here end with their markers too: STAT
-		 * unwind_stop_* counts every sample the capture shows one on
-		 * (a deferred stack is one sample's, or one episode's). */
-		struct unwind_copy_stats cs;
-
-		unwinder__copy_stats(rec->uw, &cs);
-		for (i = 1; i < STKREC_UW_NR_STOPS; i++)
-			rec->bpf_stats[STKREC_STAT_UW_STOP_BASE + i] += cs.stops[i];
-		rec->bpf_stats[STKREC_STAT_UW_FP_STEPS] += cs.fp_steps;
-	}
+	add_copy_stats(rec);
 }
 
 /* The time the sampling events were attached, times the CPUs: from the
@@ -228,6 +266,14 @@ int recorder__write_stats(struct recorder *rec, uint64_t now)
 	size_t n = 0, i, k;
 
 	recorder__read_bpf_stats(rec);
+	if (!rec->t_detached && rec->maps.stats_fd >= 0) {
+		/* While sampling: the counts of the samples whose rows are
+		 * written, each set as its map was drained, not those still
+		 * in a map (every STAT says what the chunks before it hold). */
+		for (i = 0; i < STKREC_NR_STATS; i++)
+			rec->bpf_stats[i] = rec->bpf_sets[0][i] + rec->bpf_sets[1][i];
+		add_copy_stats(rec);
+	}
 	stackstore__stats(rec->stacks, &ss);
 	ksymtab__stats(rec->ksyms, &ks);
 	procs__stats(rec->procs, &ps);

@@ -4,7 +4,7 @@
 # record_crash: what survives when stkrec cannot finish.
 #  - kill -9: every chunk flushed before the kill is in the file (at most
 #    one flush interval lost), stkreport info reads it and says it was not
-#    closed cleanly;
+#    closed cleanly, and every STAT in it agrees with the rows before it;
 #  - the disk fills up while recording (a 48 KiB tmpfs): stkrec stops,
 #    says how many chunks it kept in one line, exits 1, and the file holds
 #    exactly those chunks, all readable; full before the file header:
@@ -27,16 +27,17 @@ bg "$CW" 600 2
 cw=$bg_pid
 
 # ---- kill -9 ----------------------------------------------------------------
-bg "$REC" -q -F 99 -o "$tmp/k9.stk"
+bg "$REC" -q -F 299 -o "$tmp/k9.stk"
 rpid=$bg_pid
-# Three flushes with counts (STAT flushes, CNTS rows) on disk, rather than
-# a time.
+# Four flushes with counts (STAT flushes, CNTS rows) on disk, rather than
+# a time (at 299 Hz: samples land while each flush runs, which STAT must
+# not count before their rows are written).
 k9_ready() {
-	[ "$(stat_of "$tmp/k9.stk" flushes 2>/dev/null)" -ge 3 ] &&
+	[ "$(stat_of "$tmp/k9.stk" flushes 2>/dev/null)" -ge 4 ] &&
 		[ "$(samples "$tmp/k9.stk" 2>/dev/null)" -gt 0 ]
 }
 wait_sampling "$tmp/k9.stk" "$rpid" && wait_until k9_ready ||
-	fail "kill -9: no three flushes with counts in the file"
+	fail "kill -9: no four flushes with counts in the file"
 flushed=$("$DUMP" "$tmp/k9.stk" | grep -c '^CHUNK')
 kill -KILL "$rpid"
 wait "$rpid" 2> /dev/null
@@ -51,6 +52,21 @@ check "kill -9: no trailer (SEGMENT closed 0)" grep -q "^SEGMENT	0	0	" "$tmp/k9.
 rc=$?
 check "kill -9: stkreport info exits 1 ($rc)" [ "$rc" -eq 1 ]
 check "kill -9: stkreport info says NOT CLOSED CLEANLY" grep -q '^verdict: NOT CLOSED CLEANLY' "$tmp/k9.info"
+# Every STAT says what the chunks before it hold: its samples are the
+# counts of the CNTS rows before it, plus the samples no row could take
+# (counts_full).  Before: STAT read BPF's counters as it was written, with
+# the samples taken since the rows were drained (1708 against 1484 rows
+# in one capture killed under load).
+set -- $(awk -F'\t' '
+	$1 == "CHUNK" { if (instat) { nstat++; if (s != rows + full) bad++; if (!shown && s != rows + full) shown = s " != " rows " + " full }
+			instat = $3 == "STAT"; s = full = 0 }
+	$1 == "CNTS" { rows += $NF }
+	instat && $1 == "STAT" && $2 == "samples" { s = $3 }
+	instat && $1 == "STAT" && $2 == "counts_full" { full = $3 }
+	END { if (instat) { nstat++; if (s != rows + full) bad++; if (!shown && s != rows + full) shown = s " != " rows " + " full }
+	      printf "%d %d %s\n", nstat, bad + 0, shown ? shown : "-" }' "$tmp/k9.dump")
+check "kill -9: every STAT's samples are the rows before it (+ counts_full): $2 of $1 differ (${3:-} ${4:-} ${5:-} ${6:-} ${7:-})" \
+	[ "$1" -ge 4 -a "$2" -eq 0 ]
 check "kill -9: stkreport info still shows the samples" grep -q "^samples: $(samples "$tmp/k9.stk")\$" "$tmp/k9.info"
 
 # ---- ENOSPC -----------------------------------------------------------------
