@@ -999,6 +999,8 @@ int recorder__finish(struct recorder *rec, struct recorder_result *res)
 		res->symbols_skipped = es.symbols_skipped;
 		res->perf_map_lines_skipped = es.perf_map_lines_skipped;
 		res->perf_map_addrs_unnamed = es.perf_map_misses_skipped;
+		res->files_refused = recorder__files_refused(rec);
+		res->perf_maps_refused = es.perf_map_refused;
 		if (stat(rec->o.output, &st) == 0)
 			res->bytes = (uint64_t)st.st_size;
 	}

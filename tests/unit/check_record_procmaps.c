@@ -147,11 +147,27 @@ static void put_file(const char *path, const char *text)
 	fclose(f);
 }
 
-/* fake/42/maps, fake/42/root -> fake, fake/lib/app (an ELF with id20). */
+/* Our own credentials' lines of /proc/self/status, to @f: the fake
+ * process is the test's own user (procreds.h reads them). */
+static void put_own_creds(FILE *f)
+{
+	char line[4096];
+	FILE *self = fopen("/proc/self/status", "re");
+
+	ck_assert_ptr_nonnull(self);
+	while (fgets(line, sizeof(line), self))
+		if (!strncmp(line, "Uid:", 4) || !strncmp(line, "Gid:", 4) ||
+		    !strncmp(line, "Groups:", 7) || !strncmp(line, "CapEff:", 7))
+			fputs(line, f);
+	fclose(self);
+}
+
+/* fake/42/maps, fake/42/status (our credentials), fake/42/root -> fake, fake/lib/app (an ELF with id20). */
 static void fake_setup(void)
 {
 	char p[PATH_MAX + 64], maps[2048];
 	struct stat st;
+	FILE *f;
 
 	strcpy(fake, "/tmp/check_procmaps.XXXXXX");
 	ck_assert_ptr_nonnull(mkdtemp(fake));
@@ -178,6 +194,11 @@ static void fake_setup(void)
 		 major(st.st_dev), minor(st.st_dev), (unsigned long)st.st_ino);
 	snprintf(p, sizeof(p), "%s/42/maps", fake);
 	put_file(p, maps);
+	snprintf(p, sizeof(p), "%s/42/status", fake);
+	f = fopen(p, "w");
+	ck_assert_ptr_nonnull(f);
+	put_own_creds(f);
+	ck_assert_int_eq(fclose(f), 0);
 }
 
 static void fake_teardown(void)
