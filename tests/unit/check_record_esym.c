@@ -395,20 +395,6 @@ END_TEST
 
 #define FAKE_PID 4242
 
-/* Our own credentials' lines of /proc/self/status, to @f: the fake
- * process is the test's own user (procreds.h reads them). */
-static void put_own_creds(FILE *f)
-{
-	char line[4096];
-	FILE *self = fopen("/proc/self/status", "re");
-
-	ck_assert_ptr_nonnull(self);
-	while (fgets(line, sizeof(line), self))
-		if (!strncmp(line, "Uid:", 4) || !strncmp(line, "Gid:", 4) ||
-		    !strncmp(line, "Groups:", 7) || !strncmp(line, "CapEff:", 7))
-			fputs(line, f);
-	fclose(self);
-}
 
 struct fakeproc {
 	char root[64];
@@ -432,7 +418,7 @@ static void fake_open(struct fakeproc *f)
 	st = fopen(path, "w");
 	ck_assert_ptr_nonnull(st);
 	fputs("Name:\tjit\n", st);
-	put_own_creds(st);
+	check_put_own_creds(st);
 	fclose(st);
 	snprintf(f->map, sizeof(f->map), "%s/%d/root/tmp/perf-%d.map", f->root, FAKE_PID, FAKE_PID);
 }

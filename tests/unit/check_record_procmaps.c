@@ -147,20 +147,6 @@ static void put_file(const char *path, const char *text)
 	fclose(f);
 }
 
-/* Our own credentials' lines of /proc/self/status, to @f: the fake
- * process is the test's own user (procreds.h reads them). */
-static void put_own_creds(FILE *f)
-{
-	char line[4096];
-	FILE *self = fopen("/proc/self/status", "re");
-
-	ck_assert_ptr_nonnull(self);
-	while (fgets(line, sizeof(line), self))
-		if (!strncmp(line, "Uid:", 4) || !strncmp(line, "Gid:", 4) ||
-		    !strncmp(line, "Groups:", 7) || !strncmp(line, "CapEff:", 7))
-			fputs(line, f);
-	fclose(self);
-}
 
 /* fake/42/maps, fake/42/status (our credentials), fake/42/root -> fake, fake/lib/app (an ELF with id20). */
 static void fake_setup(void)
@@ -197,7 +183,7 @@ static void fake_setup(void)
 	snprintf(p, sizeof(p), "%s/42/status", fake);
 	f = fopen(p, "w");
 	ck_assert_ptr_nonnull(f);
-	put_own_creds(f);
+	check_put_own_creds(f);
 	ck_assert_int_eq(fclose(f), 0);
 }
 
