@@ -1016,6 +1016,20 @@ static void warn_user_memory(const struct recorder_result *res)
 	       (unsigned long long)(res->user_memory >> 20), what);
 }
 
+/*
+ * Files a traced process named (its perf map, its binaries) that it could
+ * not have read itself: not read, so their names are missing.  One line.
+ */
+static void warn_refused(const struct recorder_result *res)
+{
+	if (!res->files_refused)
+		return;
+	errorf("warning: %llu file%s named by traced processes not read: the process could not read %s itself%s (STAT files_refused)",
+	       (unsigned long long)res->files_refused, res->files_refused == 1 ? "" : "s",
+	       res->files_refused == 1 ? "it" : "them",
+	       res->perf_maps_refused ? "; a perf map must also be owned by its process's user" : "");
+}
+
 /* The lines after a recording, and stkrec's exit status for it. */
 static int summarize(const struct args *a, const struct recorder_result *res)
 {
@@ -1039,6 +1053,7 @@ static int summarize(const struct args *a, const struct recorder_result *res)
 		       (unsigned long long)res->stacks_lost, (unsigned long long)res->samples,
 		       a->offcpu ? "episodes" : "samples", o->stack_storage_size);
 	warn_user_memory(res);
+	warn_refused(res);
 	if (res->keep_error[0])
 		errorf("warning: %s (more files kept than --keep %u)", res->keep_error, o->keep);
 	if (!a->quiet && res->files) {

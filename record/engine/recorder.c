@@ -1152,6 +1152,8 @@ int recorder__finish(struct recorder *rec, struct recorder_result *res)
 		res->perf_map_lines_skipped = es.perf_map_lines_skipped;
 		res->perf_map_addrs_unnamed = es.perf_map_misses_skipped;
 		res->bytes = rec->bytes_done;
+		res->files_refused = recorder__files_refused(rec);
+		res->perf_maps_refused = es.perf_map_refused;
 		if (!rec->rot && stat(rec->o.output, &st) == 0)
 			res->bytes = (uint64_t)st.st_size;
 		if (rec->rot) {

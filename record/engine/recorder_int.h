@@ -113,6 +113,9 @@ int recorder__wrote(struct recorder *rec, int err);
 void recorder__read_bpf_stats(struct recorder *rec);
 void recorder__freeze_bpf_stats(struct recorder *rec, uint32_t set);
 uint64_t recorder__sampled_cpu_time(const struct recorder *rec, uint64_t now);
+/* Files a traced process named that it could not open itself, not read
+ * (STAT files_refused): build-ids, unwind tables, symbols, perf maps. */
+uint64_t recorder__files_refused(const struct recorder *rec);
 int recorder__write_stats(struct recorder *rec, uint64_t now);
 int recorder__write_start_meta(struct recorder *rec);
 int recorder__write_end_meta(struct recorder *rec, uint64_t now);

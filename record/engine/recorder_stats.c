@@ -255,6 +255,19 @@ int recorder__stats_new_file(struct recorder *rec)
 	return 0;
 }
 
+uint64_t recorder__files_refused(const struct recorder *rec)
+{
+	struct unwinder_stats us = {};
+	struct procs_stats ps;
+	struct esym_stats es;
+
+	procs__stats(rec->procs, &ps);
+	esym__stats(rec->esym, &es);
+	if (rec->uw)
+		unwinder__stats(rec->uw, &us);
+	return ps.pm.files_refused + us.open_refused + es.binaries_refused + es.perf_map_refused;
+}
+
 int recorder__write_stats(struct recorder *rec, uint64_t now)
 {
 	struct stackstore_stats ss;
@@ -334,6 +347,10 @@ int recorder__write_stats(struct recorder *rec, uint64_t now)
 	st[n++] = (struct stk_stat){ "esym_addrs_unnamed", es.addrs_unnamed };
 	st[n++] = (struct stk_stat){ "perf_map_files_read", es.perf_map_files };
 	st[n++] = (struct stk_stat){ "perf_map_errors", es.perf_map_errors };
+	st[n++] = (struct stk_stat){ "perf_map_refused", es.perf_map_refused };
+	st[n++] = (struct stk_stat){ "esym_binaries_refused", es.binaries_refused };
+	st[n++] = (struct stk_stat){ "build_ids_refused", ps.pm.files_refused };
+	st[n++] = (struct stk_stat){ "files_refused", recorder__files_refused(rec) };
 	st[n++] = (struct stk_stat){ "perf_map_symbols_written", es.perf_map_symbols };
 	st[n++] = (struct stk_stat){ "esym_tables_evicted", es.tables_evicted };
 	st[n++] = (struct stk_stat){ "esym_tables_reread", es.tables_reread };
@@ -387,6 +404,7 @@ int recorder__write_stats(struct recorder *rec, uint64_t now)
 		st[n++] = (struct stk_stat){ "unwind_tables_debuginfo", us.debuginfo };
 		st[n++] = (struct stk_stat){ "unwind_table_err_no_cfi", us.no_cfi };
 		st[n++] = (struct stk_stat){ "unwind_table_err_open", us.open_failed };
+		st[n++] = (struct stk_stat){ "unwind_table_err_refused", us.open_refused };
 		st[n++] = (struct stk_stat){ "unwind_table_err_unsupported", us.unsupported };
 		st[n++] = (struct stk_stat){ "unwind_table_err_budget", us.refused_budget };
 		st[n++] = (struct stk_stat){ "unwind_tables_evicted", us.evicted };

@@ -16,6 +16,7 @@
 #include "buildid.h"
 #include "idmap.h"
 #include "procmaps.h"
+#include "procreds.h"
 #include "readall.h"
 
 /* A file whose build-id was read.  Keyed by device, inode, size and mtime,
@@ -38,6 +39,11 @@ struct procmaps {
 	const void *vdso_image;	/* our own vDSO, mapped for our whole life */
 	size_t vdso_size;	/* 0: we have none */
 	int vdso_size_seen;	/* another process's vDSO of our size was ours */
+	/* During a snapshot: its process's credentials, read once at the
+	 * first file opened (creds_err: how that went). */
+	uint32_t creds_tgid;	/* 0: none held */
+	int creds_read, creds_err;
+	struct procreds creds;
 	struct procmaps_stats stats;
 };
 
@@ -294,9 +300,10 @@ static int fd_build_id(struct procmaps *pm, int fd, uint64_t dev, uint64_t inode
  * fd (a regular file, and the mapped one where the device and inode are
  * known), and only then opened for reading through /proc/self/fd, which
  * reopens that same inode without resolving any path again.  O_NONBLOCK
- * and O_NOCTTY stay as a second guard.
+ * and O_NOCTTY stay as a second guard.  @readable: the file must grant
+ * someone read permission (see open_gone()).
  */
-static int reopen_regular(int pfd, uint64_t dev, uint64_t inode)
+static int reopen_regular(int pfd, uint64_t dev, uint64_t inode, int readable)
 {
 	char self[64];
 	struct stat st;
@@ -312,6 +319,10 @@ static int reopen_regular(int pfd, uint64_t dev, uint64_t inode)
 	}
 	if (inode && ((uint64_t)st.st_ino != inode || (uint64_t)st.st_dev != dev)) {
 		err = -ESTALE;
+		goto out;
+	}
+	if (readable && !(st.st_mode & 0444)) {
+		err = -EACCES;
 		goto out;
 	}
 	snprintf(self, sizeof(self), "/proc/self/fd/%d", pfd);
@@ -344,44 +355,115 @@ static int open_path(int dirfd, const char *path, int in_root)
 	return fd < 0 ? -errno : fd;
 }
 
-int procmaps__open_mapped(const char *proc_root, uint32_t tgid, const struct procmaps_line *l)
+/* What an open of a mapped file needs. */
+struct mapped_open {
+	const char *proc_root;
+	uint32_t tgid;
+	const struct procmaps_line *l;
+};
+
+static int is_deleted(const char *path)
 {
 	static const char deleted[] = " (deleted)";
-	size_t len = strlen(l->path);
+	size_t len = strlen(path);
+
+	return len > sizeof(deleted) - 1 &&
+	       strcmp(path + len - (sizeof(deleted) - 1), deleted) == 0;
+}
+
+/* Under the process's credentials (procreds.h): the kernel checks the
+ * file, and the directories on a path, as for the process. */
+static int open_mapped_as(void *arg)
+{
+	const struct mapped_open *mo = arg;
+	const struct procmaps_line *l = mo->l;
 	char path[4096 + 64];
 	int pfd, rootfd, err;
 
 	/* The mapped file itself, whatever its path names now; needs
 	 * CAP_CHECKPOINT_RESTORE or CAP_SYS_ADMIN and a live process.  The
 	 * link is the kernel's own ("magic"), so it is followed. */
-	snprintf(path, sizeof(path), "%s/%u/map_files/%" PRIx64 "-%" PRIx64, proc_root, tgid,
-		 l->start, l->end);
+	snprintf(path, sizeof(path), "%s/%u/map_files/%" PRIx64 "-%" PRIx64, mo->proc_root,
+		 mo->tgid, l->start, l->end);
 	pfd = open(path, O_PATH | O_CLOEXEC);
 	if (pfd >= 0)
-		return reopen_regular(pfd, l->dev, l->inode);
+		return reopen_regular(pfd, l->dev, l->inode, 0);
 	err = -errno;
-	if (l->path[0] != '/' ||
-	    (len > sizeof(deleted) - 1 && strcmp(l->path + len - (sizeof(deleted) - 1), deleted) == 0))
+	if (l->path[0] != '/' || is_deleted(l->path))
 		return err;
-	/* The path in the process's root (its mount namespace, its chroot);
-	 * once the process is gone, in ours. */
-	snprintf(path, sizeof(path), "%s/%u/root", proc_root, tgid);
+	/* The path in the process's root (its mount namespace, its
+	 * chroot); gone since its credentials were read, in ours. */
+	snprintf(path, sizeof(path), "%s/%u/root", mo->proc_root, mo->tgid);
 	rootfd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	pfd = open_path(rootfd >= 0 ? rootfd : AT_FDCWD, l->path, rootfd >= 0);
 	if (rootfd >= 0)
 		close(rootfd);
 	if (pfd < 0)
 		return pfd;
-	return reopen_regular(pfd, l->dev, l->inode);
+	return reopen_regular(pfd, l->dev, l->inode, 0);
+}
+
+/*
+ * The process is gone, and its credentials with it: the path in our root,
+ * only the file it mapped (@l->inode, which it opened for reading to map
+ * it, but for the executable and its interpreter, which exec maps when it
+ * may only execute them), and only a file someone may read (not an
+ * execute-only binary).
+ */
+static int open_gone(const struct procmaps_line *l)
+{
+	int pfd;
+
+	if (l->path[0] != '/' || is_deleted(l->path) || !l->inode)
+		return -ESRCH;
+	pfd = open_path(AT_FDCWD, l->path, 0);
+	if (pfd < 0)
+		return pfd;
+	return reopen_regular(pfd, l->dev, l->inode, 1);
+}
+
+/* Opens @l's file with @pc, else (@creds_err: why there are none) as the
+ * process is gone. */
+static int open_mapped(const char *proc_root, uint32_t tgid, const struct procmaps_line *l,
+		       const struct procreds *pc, int creds_err)
+{
+	struct mapped_open mo = { .proc_root = proc_root, .tgid = tgid, .l = l };
+
+	if (pc)
+		return procreds__run(pc, open_mapped_as, &mo);
+	if (creds_err == -ENOENT || creds_err == -ESRCH)
+		return open_gone(l);
+	return creds_err;
+}
+
+int procmaps__open_mapped(const char *proc_root, uint32_t tgid, const struct procmaps_line *l)
+{
+	struct procreds pc;
+	int err = procreds__read(proc_root, tgid, &pc);
+
+	return open_mapped(proc_root, tgid, l, err ? NULL : &pc, err);
 }
 
 int procmaps__file_build_id(struct procmaps *pm, const char *proc_root, uint32_t tgid,
 			    const struct procmaps_line *l, uint8_t *id)
 {
-	int fd = procmaps__open_mapped(proc_root, tgid, l);
+	int fd;
 
+	if (pm->creds_tgid == tgid) {
+		if (!pm->creds_read) {
+			pm->creds_err = procreds__read(proc_root, tgid, &pm->creds);
+			pm->creds_read = 1;
+		}
+		fd = open_mapped(proc_root, tgid, l, pm->creds_err ? NULL : &pm->creds,
+				 pm->creds_err);
+	} else {
+		fd = procmaps__open_mapped(proc_root, tgid, l);
+	}
 	if (fd < 0) {
-		pm->stats.build_id_errors++;
+		if (procreds__refused(fd))
+			pm->stats.files_refused++;
+		else
+			pm->stats.build_id_errors++;
 		return fd;
 	}
 	return fd_build_id(pm, fd, l->dev, l->inode, id);
@@ -574,6 +656,9 @@ int procmaps__snapshot(struct procmaps *pm, const char *proc_root, uint32_t tgid
 		err = -ENOMEM;
 		goto out;
 	}
+	/* The process's credentials once for all its files. */
+	pm->creds_tgid = tgid;
+	pm->creds_read = 0;
 	for (i = 0; i < nr; i++) {
 		const struct procmaps_line *l = &lines[i];
 		struct stk_mapping *m = &maps[nmaps];
@@ -623,6 +708,7 @@ int procmaps__snapshot(struct procmaps *pm, const char *proc_root, uint32_t tgid
 	pm->stats.snapshots++;
 	err = 0;
 out:
+	pm->creds_tgid = 0;
 	if (maps) {
 		for (i = 0; i < nmaps; i++)
 			free((char *)maps[i].path);

@@ -61,8 +61,12 @@ void procmaps__free_snapshot(struct stk_proc_maps *snap);
  * through the cache, into @id (STK_MAX_BUILD_ID bytes).
  * @proc_root: as for procmaps__snapshot().
  *
- * The file is reached through /proc/PID/map_files, else by @l->path in
- * the process's root, else (the process is gone) in ours; a path is the
+ * The file is opened with the process's own credentials (procreds.h),
+ * so only if the process could open it itself; it is reached through
+ * /proc/PID/map_files, else by @l->path in the process's root.  A process
+ * gone (no credentials to take): by @l->path in ours, only the mapped
+ * (@l->dev, @l->inode), and only if its mode lets someone read it (not
+ * an execute-only binary).  A path is the
  * traced process's to change, so it is resolved without following any
  * symbolic link, and only a regular file is read, never opened before it
  * is known to be one (no FIFO, device or terminal is ever opened).  With
@@ -70,16 +74,19 @@ void procmaps__free_snapshot(struct stk_proc_maps *snap);
  * Returns its size (> 0), 0 when the file has none, -ESTALE when the path
  * now names another file, -EINVAL when it names no regular file (a
  * symbolic link included), -ELOOP when a directory on the way is a
- * symbolic link, or the open()/read() -errno.
+ * symbolic link, -EACCES or -EPERM when the process could not open it
+ * (procreds__refused()), or the open()/read() -errno.
  */
 int procmaps__file_build_id(struct procmaps *pm, const char *proc_root, uint32_t tgid,
 			    const struct procmaps_line *l, uint8_t *id);
 
 /*
  * procmaps__open_mapped() - open the file process @tgid maps at @l for
- * reading, as procmaps__file_build_id() reaches it (map_files, else the
- * path in the process's root without following any symbolic link, only a
- * regular file, the mapped (@l->dev, @l->inode) when @l->inode != 0).
+ * reading, as procmaps__file_build_id() reaches it (with the process's
+ * credentials: map_files, else the path in the process's root without
+ * following any symbolic link, only a regular file, the mapped (@l->dev,
+ * @l->inode) when @l->inode != 0).  Any thread: the credentials are
+ * taken by the calling thread for the open only.
  * Returns the fd (O_RDONLY|O_CLOEXEC; the caller closes it), or -errno as
  * procmaps__file_build_id().
  */
@@ -131,6 +138,8 @@ struct procmaps_stats {
 	uint64_t build_id_errors;	/* mappings whose file could not be opened, or
 					 * files that could not be parsed */
 	uint64_t vdso_other;		/* [vdso] mappings read with another build-id than ours */
+	uint64_t files_refused;		/* mappings whose file the process could
+					 * not open itself (procreds.h) */
 };
 
 void procmaps__stats(const struct procmaps *pm, struct procmaps_stats *st);

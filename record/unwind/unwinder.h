@@ -69,6 +69,8 @@ struct unwinder_stats {
 	uint64_t debuginfo;		/* of which from separate debuginfo's */
 	uint64_t open_failed;		/* files that could not be opened (or not the
 					 * file mapped: build-id differs) */
+	uint64_t open_refused;		/* of open_failed: opens the process could not
+					 * have made itself (procreds.h) */
 	uint64_t unsupported;		/* files refused: not x86-64, > 4 GiB, bad CFI */
 	uint64_t over_time;		/* builds given up past their CPU budget */
 	uint64_t queued;		/* builds handed to the worker, in all */

@@ -23,6 +23,7 @@
 #include "buildid.h"
 #include "clock.h"
 #include "procmaps.h"
+#include "procreds.h"
 #include "stkrec.h"
 #include "membudget.h"
 #include "tcache.h"
@@ -634,6 +635,9 @@ static struct table_job *job_open(struct unwinder *u, struct table *t, uint32_t 
 	}
 	tj->fd = open_mapping(tgid, m);
 	if (tj->fd < 0) {
+		/* Not this process's to read: another's may be. */
+		if (procreds__refused(tj->fd))
+			u->st.open_refused++;
 		free(tj);
 		*err = -EAGAIN;
 		return NULL;

@@ -25,6 +25,7 @@
 #include "membudget.h"
 #include "perfmap.h"
 #include "procmaps.h"
+#include "procreds.h"
 #include "worker.h"
 
 #define PROC_ROOT "/proc"
@@ -507,6 +508,8 @@ static void bin_read_done(struct esym *e, struct bin *b, int err)
 {
 	if (!b->state) {
 		b->state = err ? err : 1;
+		if (procreds__refused(err))
+			e->st.binaries_refused++;
 		if (err)
 			e->st.binary_errors++;
 		else
@@ -1119,6 +1122,7 @@ void esym__stats(const struct esym *e, struct esym_stats *st)
 	perfmaps__stats(e->jit, &ps);
 	st->perf_map_files = ps.files_read;
 	st->perf_map_errors = ps.file_errors;
+	st->perf_map_refused = ps.files_refused;
 	st->perf_map_symbols = ps.symbols_written;
 	st->perf_map_bytes = ps.bytes_read;
 	st->perf_map_bytes_off_loop = ps.bytes_read_off_loop;

@@ -48,6 +48,8 @@ struct esym;
 struct esym_stats {
 	uint64_t binaries;		/* binaries whose symbols were read */
 	uint64_t binary_errors;		/* ... that could not be (gone, another build-id, not ELF) */
+	uint64_t binaries_refused;	/* of those, the process could not open its
+					 * file itself (procreds.h) */
 	uint64_t symbols_written;	/* ESYM kind 2 symbols */
 	uint64_t addrs_unnamed;		/* addresses in a binary that no symbol covers */
 	uint64_t tables_evicted;	/* cached tables dropped for the budget */
@@ -57,7 +59,8 @@ struct esym_stats {
 	uint64_t symbols_skipped;	/* covering symbols not written: no room to
 					 * remember them (or the binary) */
 	uint64_t perf_map_files;	/* perf map reads */
-	uint64_t perf_map_errors;	/* ... refused or unreadable */
+	uint64_t perf_map_errors;	/* ... unreadable */
+	uint64_t perf_map_refused;	/* ... refused: not the process's to read */
 	uint64_t perf_map_symbols;	/* ESYM kind 3 lines */
 	uint64_t perf_map_bytes;	/* bytes of perf map files read */
 	uint64_t perf_map_bytes_off_loop; /* ... by the reader thread (all, with one) */

@@ -26,6 +26,7 @@
 #include "idmap.h"
 #include "membudget.h"
 #include "perfmap.h"
+#include "procreds.h"
 #include "worker.h"
 
 /* A line kept: 16 bytes, and its name in the process's names buffer. */
@@ -382,29 +383,31 @@ uint32_t perfmap__nspid(const char *proc_root, uint32_t tgid)
 
 /* ---- the file --------------------------------------------------------------- */
 
-/*
- * Opens the perf map of @tgid for reading, checked (see perfmap.h), with
- * its stat in @st.  -ENOENT when there is none.
- */
-static int open_map(const char *proc_root, uint32_t tgid, struct stat *st)
+/* What the open of a perf map, under its process's credentials, needs. */
+struct map_open {
+	const char *proc_root;
+	uint32_t tgid;
+	uint32_t owner;		/* the uid the file must belong to */
+	struct stat *st;
+};
+
+/* Under the process's credentials: the kernel checks the way to the file
+ * and the file as it would for the process. */
+static int map_open_as(void *arg)
 {
+	struct map_open *mo = arg;
 	struct open_how how = {
 		.flags = O_PATH | O_NOFOLLOW | O_CLOEXEC,
 		.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
 	};
 	char path[4096 + 64], name[64];
-	int rootfd = -1, pfd = -1, fd = -1, err;
-	struct stat pst;
+	int rootfd, pfd = -1, fd, err;
 
-	snprintf(path, sizeof(path), "%s/%u", proc_root, tgid);
-	/* The process's owner: /proc/PID belongs to its effective uid. */
-	if (stat(path, &pst) < 0)
-		return -errno;
-	snprintf(path, sizeof(path), "%s/%u/root", proc_root, tgid);
+	snprintf(path, sizeof(path), "%s/%u/root", mo->proc_root, mo->tgid);
 	rootfd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (rootfd < 0)
 		return -errno;
-	snprintf(name, sizeof(name), "tmp/perf-%u.map", perfmap__nspid(proc_root, tgid));
+	snprintf(name, sizeof(name), "tmp/perf-%u.map", perfmap__nspid(mo->proc_root, mo->tgid));
 	pfd = (int)syscall(SYS_openat2, rootfd, name, &how, sizeof(how));
 	if (pfd < 0 && errno == ENOSYS)
 		pfd = openat(rootfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
@@ -412,16 +415,17 @@ static int open_map(const char *proc_root, uint32_t tgid, struct stat *st)
 		err = -errno;
 		goto out;
 	}
-	if (fstat(pfd, st) < 0) {
+	if (fstat(pfd, mo->st) < 0) {
 		err = -errno;
 		goto out;
 	}
-	/* Nothing but a regular file (no FIFO, device, or link), written by
-	 * the process's user or root. */
-	if (!S_ISREG(st->st_mode) || (st->st_uid != pst.st_uid && st->st_uid != 0)) {
+	/* Nothing but a regular file (no FIFO, device, or link), and, as
+	 * perf asks of the maps it reads, its user's own. */
+	if (!S_ISREG(mo->st->st_mode) || mo->st->st_uid != mo->owner) {
 		err = -EPERM;
 		goto out;
 	}
+	/* The open that reads: the file's permissions checked here. */
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", pfd);
 	fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
 	err = fd < 0 ? -errno : fd;
@@ -430,6 +434,29 @@ out:
 		close(pfd);
 	close(rootfd);
 	return err;
+}
+
+/*
+ * Opens the perf map of @tgid for reading, checked (see perfmap.h), with
+ * its stat in @st.  -ENOENT when there is none; -EACCES or -EPERM when
+ * the process itself could not have opened it, or it is not the
+ * process's user's.
+ */
+static int open_map(const char *proc_root, uint32_t tgid, struct stat *st)
+{
+	struct map_open mo = { .proc_root = proc_root, .tgid = tgid, .st = st };
+	struct procreds pc;
+	int err;
+
+	err = procreds__read(proc_root, tgid, &pc);
+	if (err)
+		return err == -ENOENT ? -ESRCH : err;
+	/* perf's rule for the maps it reads (its own user's, or root's), of
+	 * the process: its effective user's.  Root's file is a root
+	 * process's alone: a file anyone else shows us there (a bind mount
+	 * in its own mount namespace) is not its to show. */
+	mo.owner = pc.euid;
+	return procreds__run(&pc, map_open_as, &mo);
 }
 
 /* The per-file cap on what is kept. */
@@ -936,7 +963,9 @@ static void job_done(struct worker_job *wj, int cancelled)
 	if (cancelled)
 		goto out;
 	if (jb->open_err) {
-		if (jb->open_err != -ENOENT && jb->open_err != -ESRCH)
+		if (procreds__refused(jb->open_err))
+			pm->st.files_refused++;
+		else if (jb->open_err != -ENOENT && jb->open_err != -ESRCH)
 			pm->st.file_errors++;
 		/* Nothing more to read: its lookups are answered as they are. */
 		p->behind = 0;

@@ -9,8 +9,10 @@
  * The file is in /tmp, where anyone can put one: it is reached through
  * /proc/PID/root (a container's own /tmp), named by the process's pid in
  * its own PID namespace, opened without following symbolic links or
- * opening anything but a regular file owned by the process's user or
- * root.
+ * opening anything but a regular file owned by the process's effective
+ * user (root's only for a root process: perf's rule), and opened with
+ * the process's own credentials (procreds.h), so that only what it could
+ * read itself is read.
  *
  * A JIT only appends to its map, so a file is read incrementally: its
  * identity (device, inode) and the offset read so far (to the end of its
@@ -65,7 +67,10 @@ struct perfmaps;
 
 struct perfmaps_stats {
 	uint64_t files_read;		/* reads of perf map files (each new part read) */
-	uint64_t file_errors;		/* refused or unreadable (not: absent) */
+	uint64_t file_errors;		/* unreadable (not: absent, refused) */
+	uint64_t files_refused;		/* reads refused: the process could not
+					 * have opened the file, or it is not
+					 * its user's */
 	uint64_t symbols_written;	/* lines written to ESYM kind 3 */
 	uint64_t bytes_read;		/* bytes of perf map files read */
 	uint64_t bytes_read_off_loop;	/* ... by a thread other than the main one */

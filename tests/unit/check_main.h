@@ -6,7 +6,8 @@
  * check_run() runs a suite and makes main's exit status of its failures;
  * check_build_path() finds a file the build made (fixtures, the programs)
  * under $O, the build directory run-tests.sh names, else ./build;
- * check_probed() turns a missing kernel feature into a skip.
+ * check_probed() turns a missing kernel feature into a skip;
+ * check_put_own_creds() gives a fake /proc's process our credentials.
  */
 #ifndef STK_TESTS_CHECK_MAIN_H
 #define STK_TESTS_CHECK_MAIN_H
@@ -84,6 +85,24 @@ static inline int check_probed(int fd, const char *what)
 	}
 	close(fd);
 	return 0;
+}
+
+/*
+ * check_put_own_creds() - our own credentials' lines of /proc/self/status
+ * (Uid, Gid, Groups, CapEff) to @f: a fake /proc's process is then the
+ * test's own user (record/sys/procreds.h reads them).
+ */
+static inline void check_put_own_creds(FILE *f)
+{
+	char line[4096];
+	FILE *self = fopen("/proc/self/status", "re");
+
+	ck_assert_ptr_nonnull(self);
+	while (fgets(line, sizeof(line), self))
+		if (!strncmp(line, "Uid:", 4) || !strncmp(line, "Gid:", 4) ||
+		    !strncmp(line, "Groups:", 7) || !strncmp(line, "CapEff:", 7))
+			fputs(line, f);
+	fclose(self);
 }
 
 #endif

@@ -395,6 +395,7 @@ END_TEST
 
 #define FAKE_PID 4242
 
+
 struct fakeproc {
 	char root[64];
 	char map[128];
@@ -417,6 +418,7 @@ static void fake_open(struct fakeproc *f)
 	st = fopen(path, "w");
 	ck_assert_ptr_nonnull(st);
 	fputs("Name:\tjit\n", st);
+	check_put_own_creds(st);
 	fclose(st);
 	snprintf(f->map, sizeof(f->map), "%s/%d/root/tmp/perf-%d.map", f->root, FAKE_PID, FAKE_PID);
 }

@@ -147,11 +147,13 @@ static void put_file(const char *path, const char *text)
 	fclose(f);
 }
 
-/* fake/42/maps, fake/42/root -> fake, fake/lib/app (an ELF with id20). */
+
+/* fake/42/maps, fake/42/status (our credentials), fake/42/root -> fake, fake/lib/app (an ELF with id20). */
 static void fake_setup(void)
 {
 	char p[PATH_MAX + 64], maps[2048];
 	struct stat st;
+	FILE *f;
 
 	strcpy(fake, "/tmp/check_procmaps.XXXXXX");
 	ck_assert_ptr_nonnull(mkdtemp(fake));
@@ -178,6 +180,11 @@ static void fake_setup(void)
 		 major(st.st_dev), minor(st.st_dev), (unsigned long)st.st_ino);
 	snprintf(p, sizeof(p), "%s/42/maps", fake);
 	put_file(p, maps);
+	snprintf(p, sizeof(p), "%s/42/status", fake);
+	f = fopen(p, "w");
+	ck_assert_ptr_nonnull(f);
+	check_put_own_creds(f);
+	ck_assert_int_eq(fclose(f), 0);
 }
 
 static void fake_teardown(void)

@@ -1,0 +1,167 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * check_record_procreds: a traced process's credentials read from
+ * /proc/PID/status, and taken by the calling thread alone for one open.
+ * The tests that take another user's need root (as stkrec does); without
+ * it they return at once.
+ */
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <semaphore.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "check_main.h"
+#include "procreds.h"
+
+static char dir[64], secret[128], open_file[128];
+
+/* dir (0711), dir/secret (0600, ours), dir/open (0644). */
+static void files_setup(void)
+{
+	int fd;
+
+	strcpy(dir, "/tmp/check_procreds.XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	ck_assert_int_eq(chmod(dir, 0711), 0);
+	snprintf(secret, sizeof(secret), "%s/secret", dir);
+	snprintf(open_file, sizeof(open_file), "%s/open", dir);
+	fd = open(secret, O_CREAT | O_WRONLY | O_CLOEXEC, 0600);
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	fd = open(open_file, O_CREAT | O_WRONLY | O_CLOEXEC, 0644);
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+}
+
+static void files_teardown(void)
+{
+	unlink(secret);
+	unlink(open_file);
+	rmdir(dir);
+}
+
+static const struct procreds nobody = { .euid = 65534, .fsuid = 65534, .fsgid = 65534 };
+
+static int open_path(void *arg)
+{
+	int fd = open(arg, O_RDONLY | O_CLOEXEC);
+
+	return fd < 0 ? -errno : fd;
+}
+
+START_TEST(own_status_reads_as_our_ids_in_our_namespace)
+{
+	struct procreds pc;
+
+	ck_assert_int_eq(procreds__read("/proc", (uint32_t)getpid(), &pc), 0);
+	ck_assert_uint_eq(pc.euid, geteuid());
+	ck_assert_uint_eq(pc.fsuid, geteuid());
+	ck_assert_uint_eq(pc.fsgid, getegid());
+	ck_assert_uint_eq(pc.nr_groups, (uint32_t)getgroups(0, NULL));
+	ck_assert_int_eq(pc.same_userns, 1);
+	ck_assert_int_eq(procreds__read("/proc", 0x7ffffff0, &pc), -ENOENT);
+}
+END_TEST
+
+START_TEST(nobody_is_refused_a_root_only_file_and_root_comes_back)
+{
+	int fd;
+
+	if (geteuid() != 0)
+		return;
+	ck_assert_int_eq(procreds__run(&nobody, open_path, secret), -EACCES);
+	fd = procreds__run(&nobody, open_path, open_file);
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	/* Ours again: fsuid 0, and the file capabilities with it. */
+	ck_assert_int_eq(syscall(SYS_setfsuid, -1L), 0);
+	ck_assert_int_eq(syscall(SYS_setfsgid, -1L), 0);
+	ck_assert_int_eq(chmod(secret, 0000), 0);
+	fd = open(secret, O_RDONLY | O_CLOEXEC);
+	ck_assert_int_ge(fd, 0);	/* CAP_DAC_OVERRIDE is back */
+	close(fd);
+}
+END_TEST
+
+START_TEST(root_without_file_capabilities_reads_only_by_the_mode)
+{
+	struct procreds root = { 0 };
+	int fd;
+
+	if (geteuid() != 0)
+		return;
+	/* Root in another user namespace (or without CAP_DAC_*): owner
+	 * bits only, so a file mode 0000 is refused, 0600 read. */
+	ck_assert_int_eq(chmod(secret, 0000), 0);
+	ck_assert_int_eq(procreds__run(&root, open_path, secret), -EACCES);
+	ck_assert_int_eq(chmod(secret, 0600), 0);
+	fd = procreds__run(&root, open_path, secret);
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	root.same_userns = 1;
+	root.cap_eff = 1ull << 1;	/* CAP_DAC_OVERRIDE: its own, counts */
+	ck_assert_int_eq(chmod(secret, 0000), 0);
+	fd = procreds__run(&root, open_path, secret);
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+}
+END_TEST
+
+/* While one thread holds nobody's credentials, the others keep theirs. */
+static sem_t taken, go_on;
+
+static int hold(void *arg)
+{
+	int fd = open_path(arg);
+
+	sem_post(&taken);
+	sem_wait(&go_on);
+	return fd;
+}
+
+static void *holder(void *arg)
+{
+	return (void *)(intptr_t)procreds__run(&nobody, hold, arg);
+}
+
+START_TEST(only_the_calling_thread_takes_them)
+{
+	pthread_t t;
+	void *ret;
+	int fd;
+
+	if (geteuid() != 0)
+		return;
+	ck_assert_int_eq(sem_init(&taken, 0, 0), 0);
+	ck_assert_int_eq(sem_init(&go_on, 0, 0), 0);
+	ck_assert_int_eq(pthread_create(&t, NULL, holder, secret), 0);
+	sem_wait(&taken);
+	fd = open(secret, O_RDONLY | O_CLOEXEC);
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	sem_post(&go_on);
+	ck_assert_int_eq(pthread_join(t, &ret), 0);
+	ck_assert_int_eq((int)(intptr_t)ret, -EACCES);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("record_procreds");
+	TCase *tc = tcase_create("procreds");
+
+	tcase_add_checked_fixture(tc, files_setup, files_teardown);
+	tcase_add_test(tc, own_status_reads_as_our_ids_in_our_namespace);
+	tcase_add_test(tc, nobody_is_refused_a_root_only_file_and_root_comes_back);
+	tcase_add_test(tc, root_without_file_capabilities_reads_only_by_the_mode);
+	tcase_add_test(tc, only_the_calling_thread_takes_them);
+	suite_add_tcase(s, tc);
+	return check_run(s);
+}
