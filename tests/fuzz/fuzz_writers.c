@@ -40,13 +40,9 @@
 
 #include "capture.h"
 #include "cmds.h"
-#include "diff.h"
-#include "fuzz_common.h"
-#include "main_args.h"
+#include "fuzz_reporting.h"
 #include "merge.h"
 #include "output.h"
-
-#define FX FUZZ_BUILD "/tests/fixtures"
 #define PALETTE FUZZ_BUILD "/tests/fuzz/elf.stk"
 #define MAX_ADDRS 256
 #define MAX_MAPPINGS 64
@@ -578,13 +574,7 @@ static int gen__run(struct gen *g, struct in *in, int bare)
 
 static void set_args(struct main_args *a, uint8_t flags, uint8_t slice)
 {
-	main_args__init(a);
-	a->ro.sym.sysroot = FX "/root";
-	a->debug_dirs[0] = FX "/debug";
-	a->debug_dirs[1] = FX "/bid";
-	a->ro.sym.nr_debug_dirs = 2;
-	a->ro.sym.system_debug_dir = "";
-	a->no_debuginfod = 1;
+	fuzz_fixture_args(a);
 	a->oo.addresses = !!(slice & 1);
 	a->ro.sym.lines = a->oo.lines = !!(flags & F_LINES);
 	a->ro.user_only = a->oo.user_only = !!(flags & F_USER);
@@ -616,35 +606,6 @@ static void report(const struct main_args *a, const char *path, int lines)
 	}
 	main_input__status(&in, NULL);
 	main_input__release(&in);
-}
-
-static void diff(const struct main_args *a, const char *const paths[2], uint8_t flags)
-{
-	struct diff_opts dopts = { .sz = sizeof(dopts) };
-	struct diff_print_opts po = { .top = 20 };
-	struct main_input in[2] = { { 0 }, { 0 } };
-	struct diff *d = NULL;
-	int i;
-
-	dopts.normalize = po.normalize = flags & F_NORM_TIME ? DIFF_NORM_TIME : DIFF_NORM_SAMPLES;
-	po.paths[0] = paths[0];
-	po.paths[1] = paths[1];
-	for (i = 0; i < 2; i++)
-		if (main_input__load(&in[i], a, paths[i], 0))
-			goto out;
-	for (i = 0; i < 2; i++)
-		if (diff__normalizable(in[i].r, dopts.normalize))
-			goto out;
-	d = diff__new(in[0].r, in[1].r, &a->oo, &dopts);
-	if (!d)
-		goto out;
-	if (out_diff__text(d, &po, fuzz_null()) || out_diff__folded(d, fuzz_null()) ||
-	    out_diff__svg(d, NULL, flags & F_USER, fuzz_null()))
-		die("diff writer failed");
-out:
-	diff__free(d);
-	main_input__release(&in[0]);
-	main_input__release(&in[1]);
 }
 
 static void merge(const char *const *paths, const char *out)
@@ -680,6 +641,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	static char pa[4200], pb[4200], pm[4200];
 	const char *paths[2] = { pa, pb };
 	struct in in = { data + 2, size > 2 ? size - 2 : 0 };
+	int err;
 
 	if (size < 2)
 		return 0;
@@ -700,7 +662,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	fuzz_quiet(1);
 	if (main_args__check(&a) == 0) {
 		report(&a, pa, !!(data[0] & F_LINES));
-		diff(&a, paths, data[0]);
+		err = fuzz_diff(&a, paths, !!(data[0] & F_NORM_TIME), !!(data[0] & F_USER));
+		if (err < 0 && err != -ENOMEM)
+			die("a diff writer failed");
 	}
 	merge(paths, pm);
 	info(pa, data[1]);
