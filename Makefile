@@ -288,10 +288,14 @@ $(O)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/common.c $(FUZZ_LIBS)
 # -entropic=0: libFuzzer 14's entropic schedule spends most of the time in
 # its own bookkeeping on the report targets' many features.
 # -close_fd_mask=2: the targets' messages dropped, sanitizer reports kept.
+# FUZZ_OPTS_<name>, FUZZ_ENV_<name>: a target's own flags and environment
+# (mk/report_fuzz.mk).
 fuzz: $(FUZZ_BINS)
-	$(Q)for f in $(FUZZ_BINS); do n=$${f##*/fuzz_}; mkdir -p $(O)/fuzz/corpus-$$n; \
-		$$f -entropic=0 -close_fd_mask=2 -max_total_time=$(FUZZ_SECONDS) \
-			$(O)/fuzz/corpus-$$n tests/fuzz/corpus/$$n || exit 1; done
+	$(Q)$(foreach f,$(FUZZ_BINS),$(call fuzz_run,$(f:$(O)/fuzz/fuzz_%=%)))
+
+fuzz_run = mkdir -p $(O)/fuzz/corpus-$(1) && $(FUZZ_ENV_$(1)) $(O)/fuzz/fuzz_$(1) -entropic=0 -close_fd_mask=2 \
+	-max_total_time=$(FUZZ_SECONDS) $(FUZZ_OPTS_$(1)) $(O)/fuzz/corpus-$(1) \
+	tests/fuzz/corpus/$(1) || exit 1;
 
 # Extra rules from mk/*.mk (fixtures, bench, ...), so each piece owns its rules.
 include $(wildcard mk/*.mk)

@@ -53,7 +53,8 @@ static void usage(FILE *f)
 "\n"
 "Off-CPU captures compare blocked time, not blocking events.  One line per\n"
 "capture on stderr tells the share fully symbolized.\n"
-"Exit status: 0 ok; 1 failure, or a damaged capture; 2 usage error;\n"
+"Exit status: 0 ok; 1 failure, or a damaged capture, or a partial report (a\n"
+"binary named without its DWARF, as stkreport --help says); 2 usage error;\n"
 "3 --fail-if-regress found a regression.\n", f);
 }
 

@@ -72,7 +72,9 @@ static void usage(FILE *f)
 "Exit status: 0 ok, also for a capture that was not closed (a killed\n"
 "recording: what was written is reported, with a warning); 1 failure, or a\n"
 "damaged capture (what could be recovered is still reported), or a --pid,\n"
-"--tid or --comm filter that keeps no sample; 2 usage error.\n", f);
+"--tid or --comm filter that keeps no sample, or a partial report (a binary\n"
+"whose compressed debug sections declare more than 128 x its size, named\n"
+"without its DWARF; one warning line); 2 usage error.\n", f);
 }
 
 enum { OPT_VERSION = 1000, OPT_INVERTED, OPT_TITLE, OPT_LABEL };

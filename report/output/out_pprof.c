@@ -21,7 +21,9 @@
  *    for profiles, samples/count and off_cpu/nanoseconds (blocked time)
  *    for off-CPU captures; string labels pid, tid, comm, and for offwake
  *    waker_pid, waker_tid, waker_comm.  Samples with the same locations
- *    and labels are merged.
+ *    and labels are merged.  pprof's values are int64: one past INT64_MAX
+ *    (a count near 2^64, its time, their sums) is written as INT64_MAX,
+ *    as the report caps sums at 2^64 - 1.
  *
  * Offwake stacks read as offwaketime's folded output: root first, the
  * target's user and kernel frames, a "--" pseudo-frame, then the waker's
@@ -642,6 +644,24 @@ static int same_task(const struct rtask *a, const struct rtask *b)
 	       a->pid_ns == b->pid_ns && strncmp(a->comm, b->comm, sizeof(a->comm)) == 0;
 }
 
+/* pprof's int64 values: @a (x @b), capped at INT64_MAX (SPEC-sized
+ * captures can hold counts up to 2^64 - 1). */
+static int64_t pp_value(uint64_t a, uint64_t b)
+{
+	uint64_t v;
+
+	if (__builtin_mul_overflow(a, b, &v) || v > INT64_MAX)
+		return INT64_MAX;
+	return (int64_t)v;
+}
+
+static int64_t pp_sum(int64_t a, int64_t b)
+{
+	int64_t v;
+
+	return __builtin_add_overflow(a, b, &v) ? INT64_MAX : v;
+}
+
 /* Adds @s with location ids pp->ids[0..n) to the merged samples. */
 static int pp__merge(struct pp *pp, const struct rsample *s, size_t n, const int64_t *values)
 {
@@ -657,7 +677,7 @@ static int pp__merge(struct pp *pp, const struct rsample *s, size_t n, const int
 		    same_task(&ps->first->task, &s->task) &&
 		    (!offwake || same_task(&ps->first->waker, &s->waker))) {
 			for (v = 0; v < pp->nr_values; v++)
-				ps->values[v] += values[v];
+				ps->values[v] = pp_sum(ps->values[v], values[v]);
 			return 0;
 		}
 	}
@@ -720,9 +740,9 @@ static int pp__build_samples(struct pp *pp)
 			pm = pp__pmap(pp, s, pp__task_of(pp, s, j, sep), e->f, &err);
 			err = err ?: pp__location(pp, pm, e->f, &pp->ids[j]);
 		}
-		values[0] = (int64_t)s->count;
-		values[1] = r->kind == REPORT_PROFILE ? (int64_t)s->count * pp->period
-						      : (int64_t)s->blocked_ns;
+		values[0] = pp_value(s->count, 1);
+		values[1] = r->kind == REPORT_PROFILE ? pp_value(s->count, (uint64_t)pp->period)
+						      : pp_value(s->blocked_ns, 1);
 		err = err ?: pp__merge(pp, s, pp->nr_ents, values);
 	}
 	return err;
@@ -921,7 +941,7 @@ static int64_t profile_period(const struct capture *c, int64_t hz)
 	 * recording cannot make 10%. */
 	expected = (double)cpu_ns * (double)hz / 1e9;
 	if (expected >= 100 && (double)events < 0.9 * expected)
-		return (int64_t)(cpu_ns / events);
+		return cpu_ns / events > INT64_MAX ? INT64_MAX : (int64_t)(cpu_ns / events);
 	return nominal;
 }
 

@@ -35,7 +35,7 @@
 
 static char fuzz_dir[1024];
 
-static void fuzz_tmpdir_remove(void)
+static inline void fuzz_tmpdir_remove(void)
 {
 	char cmd[1100];
 
@@ -47,7 +47,7 @@ static void fuzz_tmpdir_remove(void)
 }
 
 /* The target's temporary directory (made on first use), or exits. */
-static const char *fuzz_tmpdir(void)
+static inline const char *fuzz_tmpdir(void)
 {
 	const char *t = getenv("TMPDIR");
 
@@ -63,7 +63,7 @@ static const char *fuzz_tmpdir(void)
 }
 
 /* Writes @data to @path (created or truncated).  0, or -1. */
-static int fuzz_write_file(const char *path, const void *data, size_t size)
+static inline int fuzz_write_file(const char *path, const void *data, size_t size)
 {
 	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	const uint8_t *p = data;
@@ -93,7 +93,7 @@ static int fuzz_devnull = -1;
 /* @on: stdout to /dev/null; 0: back.  stderr stays: the sanitizers
  * report there (make fuzz runs libFuzzer with -close_fd_mask=2, which
  * keeps their reports and drops the rest). */
-static void fuzz_quiet(int on)
+static inline void fuzz_quiet(int on)
 {
 	if (fuzz_devnull < 0) {
 		fuzz_devnull = open("/dev/null", O_WRONLY | O_CLOEXEC);
@@ -108,7 +108,7 @@ static void fuzz_quiet(int on)
 }
 
 /* Where the writers write: /dev/null, opened once. */
-static FILE *fuzz_null(void)
+static inline FILE *fuzz_null(void)
 {
 	static FILE *f;
 

@@ -18,13 +18,8 @@
 #include <string.h>
 
 #include "capture.h"
-#include "diff.h"
-#include "fuzz_common.h"
-#include "main_args.h"
+#include "fuzz_reporting.h"
 #include "merge.h"
-#include "textsafe.h"
-
-#define FX FUZZ_BUILD "/tests/fixtures"
 
 enum {
 	F_FIX_CRCS = 1 << 0,
@@ -40,52 +35,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static void set_args(struct main_args *a, uint8_t flags)
 {
-	main_args__init(a);
-	a->ro.sym.sysroot = FX "/root";
-	a->debug_dirs[0] = FX "/debug";
-	a->debug_dirs[1] = FX "/bid";
-	a->ro.sym.nr_debug_dirs = 2;
-	a->ro.sym.system_debug_dir = "";
-	a->no_debuginfod = 1;
+	fuzz_fixture_args(a);
 	a->ro.sym.lines = a->oo.lines = !!(flags & F_LINES);
 	a->ro.user_only = a->oo.user_only = !!(flags & F_USER);
 	a->ro.sym.no_inline = a->oo.no_inline = !!(flags & F_NO_INLINE);
-}
-
-static void diff(const struct main_args *a, const char *const paths[2], uint8_t flags)
-{
-	struct diff_opts dopts = { .sz = sizeof(dopts) };
-	struct diff_print_opts po = { .top = 20 };
-	struct main_input in[2] = { { 0 }, { 0 } };
-	const char *const *warn;
-	struct diff *d = NULL;
-	size_t nw;
-	int i;
-
-	dopts.normalize = po.normalize = flags & F_NORM_TIME ? DIFF_NORM_TIME : DIFF_NORM_SAMPLES;
-	po.paths[0] = paths[0];
-	po.paths[1] = paths[1];
-	for (i = 0; i < 2; i++)
-		if (main_input__load(&in[i], a, paths[i], 0))
-			goto out;
-	for (i = 0; i < 2; i++)
-		if (diff__normalizable(in[i].r, dopts.normalize))
-			goto out;
-	d = diff__new(in[0].r, in[1].r, &a->oo, &dopts);
-	if (!d)
-		goto out;
-	out_diff__text(d, &po, fuzz_null());
-	out_diff__folded(d, fuzz_null());
-	out_diff__svg(d, NULL, flags & F_SWAP, fuzz_null());
-	warn = diff__warnings(d, &nw);
-	while (nw--)
-		textline__printf(stderr, "warning: %s", warn[nw]);
-	for (i = 0; i < 2; i++)
-		main_input__status(&in[i], i ? "new" : "base");
-out:
-	diff__free(d);
-	main_input__release(&in[0]);
-	main_input__release(&in[1]);
 }
 
 /* Merges @paths[0..@n) into @out and reads the result back. */
@@ -144,7 +97,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	paths[0] = data[0] & F_SWAP ? pb : pa;
 	paths[1] = data[0] & F_SWAP ? pa : pb;
 	paths[2] = pa;
-	diff(&a, paths, data[0]);
+	fuzz_diff(&a, paths, !!(data[0] & F_NORM_TIME), !!(data[0] & F_SWAP));
 	merge(paths, data[0] & F_SELF ? 3 : 2, pm);
 	fuzz_quiet(0);
 	return 0;

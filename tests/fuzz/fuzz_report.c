@@ -25,11 +25,8 @@
 #include <string.h>
 
 #include "cmds.h"
-#include "fuzz_common.h"
-#include "main_args.h"
+#include "fuzz_reporting.h"
 #include "output.h"
-
-#define FX FUZZ_BUILD "/tests/fixtures"
 
 enum {
 	F_FIX_CRCS = 1 << 0,
@@ -47,13 +44,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 /* The options of byte 0 and 1, as the front-end would set them. */
 static void set_args(struct main_args *a, uint8_t flags, uint8_t slice)
 {
-	main_args__init(a);
-	a->ro.sym.sysroot = FX "/root";
-	a->debug_dirs[0] = FX "/debug";
-	a->debug_dirs[1] = FX "/bid";
-	a->ro.sym.nr_debug_dirs = 2;
-	a->ro.sym.system_debug_dir = "";
-	a->no_debuginfod = 1;
+	fuzz_fixture_args(a);
 	a->oo.addresses = !!(flags & F_ADDRESSES);
 	a->ro.sym.lines = a->oo.lines = !!(flags & F_LINES);
 	a->ro.user_only = a->oo.user_only = !!(flags & F_USER);
