@@ -165,6 +165,19 @@ struct report {
 struct report *report__new(const struct capture *cap, const struct report_opts *opts);
 void report__free(struct report *r);	/* accepts NULL */
 
+/* Number of display lines of @f (its inline depth, 1 when unknown). */
+static inline uint32_t rframe__nr_lines(const struct rframe *f)
+{
+	return f->sym ? f->sym->nr_lines : 1;
+}
+
+/* The value a sample contributes: count for profiles, blocked
+ * nanoseconds (output.h's out_value() prints microseconds) for off-CPU. */
+static inline uint64_t sample_value(const struct report *r, const struct rsample *s)
+{
+	return r->kind == REPORT_PROFILE ? s->count : s->blocked_ns;
+}
+
 /* "profile", "offcpu" or "offwake". */
 const char *report_kind__name(enum report_kind k);
 

@@ -11,18 +11,9 @@
  * Both reports must be made with the same options (main_args.h does that)
  * and must outlive the diff.
  *
- * A function is one symbol line of a frame: with inline frames on, an
- * inlined function is a function of its own.  Its name is the symbol's
- * (demangled unless --no-demangle), "[unknown]" for an address without
- * one; its module is the base name of the mapped file for user frames
- * ("[unknown]" outside every mapping) and "[kernel]" for every kernel frame
- * (kernel module symbols carry their module in the name, "name [mod]").
- * Only the sampled task's stacks count, not an offwake waker's.
- *
- * Values are samples for profile captures and blocked nanoseconds for
- * off-CPU ones.  A function's self value is what the samples whose leaf
- * it is hold; its total value is what the samples it appears in hold,
- * each sample once however often the function recurses in it.
+ * Functions, their self and total values and what those count are
+ * funcs.h's (matched by name and module file name, never by address; only
+ * the sampled task's stacks; samples, or blocked nanoseconds off-CPU).
  */
 #ifndef STK_REPORT_DIFF_H
 #define STK_REPORT_DIFF_H
@@ -30,6 +21,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "funcs.h"
 #include "output.h"
 #include "report.h"
 
