@@ -14,6 +14,7 @@
 #include "capture_tasks.h"
 #include "kvmlinux.h"
 #include "main_args.h"
+#include "perfopt.h"
 #include "stk.h"
 #include "textsafe.h"
 
@@ -91,6 +92,55 @@ int main_args__usage_error(const char *msg, const char *arg)
 {
 	fprintf(stderr, PROG ": %s%s%s; try '" PROG " --help'\n", msg, arg ? ": " : "",
 		arg ? arg : "");
+	return 2;
+}
+
+int main_args__bad_option(int c, char **argv, const char *cmd)
+{
+	char word[3] = { '-', (char)optopt, '\0' };
+	const char *typed = argv[optind - 1], *hint;
+
+	/* A short option not at its word's start ("-dg"): name it alone. */
+	if (c == '?' && optopt > 0 && optopt < 128)
+		typed = word;
+	if (c == ':') {
+		textline__printf(stderr, PROG ": option '%s' needs a value; try '%s --help'", typed,
+				 cmd);
+		return 2;
+	}
+	hint = perfopt__hint(PERFOPT_STKREPORT, typed);
+	/* "--input=x": the option's name, not its value. */
+	textline__printf(stderr, PROG ": unknown option '%.*s'%s%s; try '%s --help'",
+			 (int)strcspn(typed, "="), typed, hint ? ": " : "", hint ? hint : "", cmd);
+	return 2;
+}
+
+int main_args__unknown_command(const char *word, int more_operands)
+{
+	static const char *const cmds[] = { "info", "diff", "merge" };
+	const char *near, *fmt;
+	size_t i;
+
+	if (access(word, F_OK) == 0 || strcmp(word, "-") == 0)
+		return 0;
+	for (i = 0; word[i]; i++)
+		if (!((word[i] >= 'a' && word[i] <= 'z') || word[i] == '-'))
+			return 0;
+	if (!i)
+		return 0;
+	fmt = output_format__find(word) ? word : NULL;
+	near = perfopt__closest(word, cmds, 3);
+	if (!near && !fmt && !more_operands)
+		return 0;
+	if (fmt)
+		textline__printf(stderr, PROG ": unknown command '%s' (did you mean '-f %s'?); try '"
+				 PROG " --help'", word, fmt);
+	else if (near)
+		textline__printf(stderr, PROG ": unknown command '%s' (did you mean '%s'?); try '"
+				 PROG " --help'", word, near);
+	else
+		textline__printf(stderr, PROG ": unknown command '%s' (the commands are info, diff and merge); try '"
+				 PROG " --help'", word);
 	return 2;
 }
 

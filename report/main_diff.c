@@ -110,7 +110,7 @@ int diff_main(int argc, char **argv)
 	if (main_args__options(long_opts, sizeof(long_opts) / sizeof(long_opts[0]), own_opts))
 		return 1;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "f:o:n:h" MAIN_ARGS_SHORT, long_opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":f:o:n:h" MAIN_ARGS_SHORT, long_opts, NULL)) != -1) {
 		switch (c) {
 		case 'f':
 			if (strcmp(optarg, "text") == 0)
@@ -153,6 +153,7 @@ int diff_main(int argc, char **argv)
 					"--fail-if-regress needs percentage points 0..100", optarg);
 			break;
 		case 'h': usage(stdout); return 0;
+		case '?': case ':': return main_args__bad_option(c, argv, PROG " diff");
 		default:
 			if (main_args__parse(&a, c, optarg))
 				return 2;

@@ -21,6 +21,7 @@
 
 #include "cmds.h"
 #include "info.h"
+#include "main_args.h"
 #include "output.h"
 #include "slice.h"
 #include "stk.h"
@@ -488,7 +489,7 @@ int info_main(int argc, char **argv)
 	uint32_t i;
 	int ret, c, err;
 
-	while ((c = getopt_long(argc, argv, "csh", long_opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":csh", long_opts, NULL)) != -1) {
 		ret = time_slice__option(&slice, c, optarg);
 		if (ret < 0) {
 			fprintf(stderr, "stkreport: info: --since/--until need seconds from the capture's start, e.g. 2.5: %s\n",
@@ -518,8 +519,7 @@ int info_main(int argc, char **argv)
 			usage(stdout);
 			return 0;
 		default:
-			fprintf(stderr, "stkreport: info: try 'stkreport info --help'\n");
-			return 2;
+			return main_args__bad_option(c, argv, "stkreport info");
 		}
 	}
 	if (time_slice__check(&slice)) {

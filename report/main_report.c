@@ -147,7 +147,7 @@ int report_main(int argc, char **argv)
 	if (main_args__options(long_opts, sizeof(long_opts) / sizeof(long_opts[0]), own_opts))
 		return 1;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "f:o:n:h" MAIN_ARGS_SHORT, long_opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":f:o:n:h" MAIN_ARGS_SHORT, long_opts, NULL)) != -1) {
 		switch (c) {
 		case 'f':
 			fmt = output_format__find(optarg);
@@ -197,12 +197,15 @@ int report_main(int argc, char **argv)
 			break;
 		case 'h': usage(stdout); return 0;
 		case OPT_VERSION: print_version(); return 0;
+		case '?': case ':': return main_args__bad_option(c, argv, PROG);
 		default:
 			if (main_args__parse(&a, c, optarg))
 				return 2;
 		}
 	}
 	if (main_args__check(&a))
+		return 2;
+	if (optind < argc && main_args__unknown_command(argv[optind], optind + 1 < argc))
 		return 2;
 	if (optind + 1 != argc)
 		return main_args__usage_error(optind == argc ? "missing capture FILE"
