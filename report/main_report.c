@@ -59,6 +59,9 @@ static void usage(FILE *f)
 "      --sort KEY       top: self (default), total or name\n"
 "      --by KEY         top: a row per func (default), dso (binary), pid, tid\n"
 "                       or comm; alone, it asks for -f top\n"
+"      --callers FUNC   text: the callers of the function named FUNC, a tree\n"
+"                       bottom-up from it, with the samples of each path\n"
+"      --callees FUNC   text: its callees, a tree top-down from it\n"
 "      --inverted       svg: an icicle graph, the roots on top\n"
 "      --title TEXT     svg: the title (default \"Flame Graph\", \"Off-CPU Time\n"
 "                       Flame Graph\" ...)\n"
@@ -82,7 +85,8 @@ static void usage(FILE *f)
 "--tid or --comm filter that keeps no sample; 2 usage error.\n", f);
 }
 
-enum { OPT_VERSION = 1000, OPT_INVERTED, OPT_TITLE, OPT_LABEL, OPT_BY, OPT_SORT };
+enum { OPT_VERSION = 1000, OPT_INVERTED, OPT_TITLE, OPT_LABEL, OPT_BY, OPT_SORT, OPT_CALLERS,
+       OPT_CALLEES };
 
 static const struct option own_opts[] = {
 	{ "format", required_argument, NULL, 'f' },
@@ -93,6 +97,8 @@ static const struct option own_opts[] = {
 	{ "top", required_argument, NULL, 'n' },
 	{ "by", required_argument, NULL, OPT_BY },
 	{ "sort", required_argument, NULL, OPT_SORT },
+	{ "callers", required_argument, NULL, OPT_CALLERS },
+	{ "callees", required_argument, NULL, OPT_CALLEES },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, OPT_VERSION },
 	{ NULL, 0, NULL, 0 },
@@ -195,6 +201,14 @@ int report_main(int argc, char **argv)
 				return 2;
 			a.oo.labels = labels;
 			break;
+		case OPT_CALLERS:
+		case OPT_CALLEES:
+			if (a.oo.tree_func)
+				return main_args__usage_error("one --callers or --callees FUNC only",
+							      optarg);
+			a.oo.tree_func = optarg;
+			a.oo.tree_callers = c == OPT_CALLERS;
+			break;
 		case 'h': usage(stdout); return 0;
 		case OPT_VERSION: print_version(); return 0;
 		case '?': case ':': return main_args__bad_option(c, argv, PROG);
@@ -216,6 +230,9 @@ int report_main(int argc, char **argv)
 		fmt = output_format__find("top");
 	if (top_opt && strcmp(fmt->name, "top") != 0)
 		return main_args__usage_error("-n, --by and --sort are for -f top", NULL);
+	if (a.oo.tree_func && (top_opt || strcmp(fmt->name, "text") != 0))
+		return main_args__usage_error("--callers and --callees are a text view: no -f, -n, --by or --sort",
+					      NULL);
 	if (a.oo.nr_labels && strcmp(fmt->name, "pprof") != 0)
 		return main_args__usage_error("--label is for -f pprof", NULL);
 	if (fmt->binary && !out_path && isatty(STDOUT_FILENO))
@@ -230,9 +247,15 @@ int report_main(int argc, char **argv)
 	out = main_output__open(out_path);
 	if (!out)
 		goto out;
-	err = fmt->write(in.r, &a.oo, outstream__file(out));
+	err = (a.oo.tree_func ? out_tree__write : fmt->write)(in.r, &a.oo, outstream__file(out));
 	/* The first write's error says what happened (ENOSPC, EPIPE). */
 	err = outstream__close(out) ?: err;
+	if (err == -ENOENT) {	/* only the tree's: nothing written */
+		textline__printf(stderr, PROG ": %s: no sample has a function named %s in its stack (of %llu %s); -f top lists them",
+				 argv[optind], a.oo.tree_func, (unsigned long long)in.r->total_count,
+				 in.r->kind == REPORT_PROFILE ? "samples" : "blocking events");
+		goto out;
+	}
 	if (err) {
 		textline__printf(stderr, PROG ": writing %s: %s", out_path ? out_path : "the report",
 				 strerror(-err));

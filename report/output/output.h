@@ -40,6 +40,9 @@ struct output_opts {
 	int top_by;		/* enum funcs_by (funcs.h) */
 	int top_sort;		/* enum funcs_sort */
 	size_t top_n;
+	/* --callers / --callees FUNC: the call tree of FUNC (text). */
+	const char *tree_func;	/* NULL: none asked */
+	int tree_callers;	/* 1 --callers, 0 --callees */
 };
 
 struct output_format {
@@ -81,6 +84,9 @@ int out_folded__write(const struct report *r, const struct output_opts *o, FILE 
 int out_pprof__write(const struct report *r, const struct output_opts *o, FILE *f);
 int out_svg__write(const struct report *r, const struct output_opts *o, FILE *f);
 int out_top__write(const struct report *r, const struct output_opts *o, FILE *f);
+/* The call tree of o->tree_func (out_tree.c): as the writers, and
+ * -ENOENT when no sample has that function. */
+int out_tree__write(const struct report *r, const struct output_opts *o, FILE *f);
 
 /* A value of -f top's columns appended to @sb, 10 wide: samples, or for
  * off-CPU captures ms of blocked time (from ns).  0 or -ENOMEM. */
