@@ -128,6 +128,7 @@ struct diff_print_opts {
 	size_t top;			/* functions listed; 0: all */
 	const char *paths[2];		/* the captures, as named on the command line */
 	enum diff_normalize normalize;	/* as given to diff__new() */
+	enum funcs_sort sort;		/* -f top: the order, on NEW's values */
 };
 
 /*
@@ -137,6 +138,14 @@ struct diff_print_opts {
  * Every capture string is escaped (textsafe.h).  0, -ENOMEM, or -EIO.
  */
 int out_diff__text(const struct diff *d, const struct diff_print_opts *o, FILE *f);
+
+/*
+ * out_diff__top() - -f top: every function (the first @o->top; 0: all)
+ * with its self and total value on each side and their change in points,
+ * ordered by @o->sort on NEW's values (then BASE's); then one line per
+ * side.  0, -ENOMEM, or -EIO.
+ */
+int out_diff__top(const struct diff *d, const struct diff_print_opts *o, FILE *f);
 
 /* out_diff__folded() - "stack base new" per row (FlameGraph's difffolded
  * layout).  0 or -EIO. */
