@@ -24,6 +24,7 @@
 #include "cli.h"
 #include "cpulist.h"
 #include "parse.h"
+#include "perfopt.h"
 #include "esym.h"
 #include "kmem.h"
 #include "modeobj.h"
@@ -615,12 +616,16 @@ static int parse_option(struct args *a, int opt, const char *arg, char **argv)
 	case ':':
 		errorf("option %s needs a value (see stkrec --help)", argv[optind - 1]);
 		return EXIT_USAGE;
-	case '?':
-		if (optopt)
-			errorf("unknown option '-%c' (see stkrec --help)", optopt);
-		else
-			errorf("unknown option '%s' (see stkrec --help)", argv[optind - 1]);
+	case '?': {
+		char word[3] = { '-', (char)optopt, '\0' };
+		const char *typed = optopt ? word : argv[optind - 1];
+		const char *hint = perfopt__hint(PERFOPT_STKREC, typed);
+
+		/* perf record's habits (-a, -g, -e) get what stkrec does instead. */
+		errorf("unknown option '%.*s'%s%s (see stkrec --help)", (int)strcspn(typed, "="),
+		       typed, hint ? ": " : "", hint ? hint : "");
 		return EXIT_USAGE;
+	}
 	default:
 		return parse_long_option(a, opt, arg);
 	}

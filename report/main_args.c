@@ -14,6 +14,7 @@
 #include "capture_tasks.h"
 #include "kvmlinux.h"
 #include "main_args.h"
+#include "perfopt.h"
 #include "stk.h"
 #include "textsafe.h"
 
@@ -22,7 +23,7 @@
 enum {
 	OPT_PID = 256, OPT_TID, OPT_COMM, OPT_INLINE, OPT_NO_INLINE, OPT_LINES, OPT_ADDRESSES,
 	OPT_NO_DEMANGLE, OPT_SYSROOT, OPT_DEBUG_DIR, OPT_NO_DEBUGINFOD, OPT_KALLSYMS,
-	OPT_VMLINUX, OPT_SHORT_NAMES,
+	OPT_VMLINUX, OPT_SHORT_NAMES, OPT_EXCLUDE_IDLE,
 };
 
 static const struct option shared_opts[] = {
@@ -34,6 +35,7 @@ static const struct option shared_opts[] = {
 	{ "pid", required_argument, NULL, OPT_PID },
 	{ "tid", required_argument, NULL, OPT_TID },
 	{ "comm", required_argument, NULL, OPT_COMM },
+	{ "exclude-idle", no_argument, NULL, OPT_EXCLUDE_IDLE },
 	TIME_SLICE_LONG_OPTS,
 	{ "inline", no_argument, NULL, OPT_INLINE },
 	{ "no-inline", no_argument, NULL, OPT_NO_INLINE },
@@ -73,6 +75,8 @@ void main_args__usage(FILE *f)
 "      --pid PIDS       only these processes (comma-separated)\n"
 "      --tid TIDS       only these threads\n"
 "      --comm NAME      only tasks with this comm\n"
+"      --exclude-idle   leave out the kernel's idle task (pid 0, comm\n"
+"                       swapper/N: CPUs with nothing to run)\n"
 TIME_SLICE_HELP
 "Symbols (a file is used only if its build-id is the recorded one):\n"
 "      --sysroot DIR    look for recorded paths under DIR too\n"
@@ -88,6 +92,55 @@ int main_args__usage_error(const char *msg, const char *arg)
 {
 	fprintf(stderr, PROG ": %s%s%s; try '" PROG " --help'\n", msg, arg ? ": " : "",
 		arg ? arg : "");
+	return 2;
+}
+
+int main_args__bad_option(int c, char **argv, const char *cmd)
+{
+	char word[3] = { '-', (char)optopt, '\0' };
+	const char *typed = argv[optind - 1], *hint;
+
+	/* A short option not at its word's start ("-dg"): name it alone. */
+	if (c == '?' && optopt > 0 && optopt < 128)
+		typed = word;
+	if (c == ':') {
+		textline__printf(stderr, PROG ": option '%s' needs a value; try '%s --help'", typed,
+				 cmd);
+		return 2;
+	}
+	hint = perfopt__hint(PERFOPT_STKREPORT, typed);
+	/* "--input=x": the option's name, not its value. */
+	textline__printf(stderr, PROG ": unknown option '%.*s'%s%s; try '%s --help'",
+			 (int)strcspn(typed, "="), typed, hint ? ": " : "", hint ? hint : "", cmd);
+	return 2;
+}
+
+int main_args__unknown_command(const char *word, int more_operands)
+{
+	static const char *const cmds[] = { "info", "diff", "merge" };
+	const char *near, *fmt;
+	size_t i;
+
+	if (access(word, F_OK) == 0 || strcmp(word, "-") == 0)
+		return 0;
+	for (i = 0; word[i]; i++)
+		if (!((word[i] >= 'a' && word[i] <= 'z') || word[i] == '-'))
+			return 0;
+	if (!i)
+		return 0;
+	fmt = output_format__find(word) ? word : NULL;
+	near = perfopt__closest(word, cmds, 3);
+	if (!near && !fmt && !more_operands)
+		return 0;
+	if (fmt)
+		textline__printf(stderr, PROG ": unknown command '%s' (did you mean '-f %s'?); try '"
+				 PROG " --help'", word, fmt);
+	else if (near)
+		textline__printf(stderr, PROG ": unknown command '%s' (did you mean '%s'?); try '"
+				 PROG " --help'", word, near);
+	else
+		textline__printf(stderr, PROG ": unknown command '%s' (the commands are info, diff and merge); try '"
+				 PROG " --help'", word);
 	return 2;
 }
 
@@ -174,6 +227,7 @@ int main_args__parse(struct main_args *a, int c, const char *arg)
 		ro->tids = a->tids;
 		break;
 	case OPT_COMM: ro->comm = arg; break;
+	case OPT_EXCLUDE_IDLE: ro->exclude_idle = 1; break;
 	case OPT_INLINE: ro->sym.no_inline = oo->no_inline = 0; break;
 	case OPT_NO_INLINE: ro->sym.no_inline = oo->no_inline = 1; break;
 	case OPT_LINES: ro->sym.lines = oo->lines = 1; break;
@@ -265,44 +319,80 @@ static int open_vmlinux(const struct capture *cap, const char *path,
 	return 0;
 }
 
-/* "--pid 1,2 --comm x": the task filters given. */
-static int filters_given(const struct report_opts *o, struct strbuf *sb)
+/* "--pid 1,2 --comm x --since 10": the filters given, as typed. */
+static int filters_given(const struct main_args *a, struct strbuf *sb)
 {
+	const struct report_opts *o = &a->ro;
 	size_t i;
 	int err = 0;
 
 	for (i = 0; i < o->nr_pids && !err; i++)
-		err = strbuf__addf(sb, "%s%u", i ? "," : "--pid ", o->pids[i]);
+		err = strbuf__addf(sb, "%s%u", i ? "," : " --pid ", o->pids[i]);
 	for (i = 0; i < o->nr_tids && !err; i++)
-		err = strbuf__addf(sb, "%s%u", i ? "," : o->nr_pids ? " --tid " : "--tid ",
-				   o->tids[i]);
+		err = strbuf__addf(sb, "%s%u", i ? "," : " --tid ", o->tids[i]);
 	if (o->comm && !err)
-		err = strbuf__addf(sb, "%s--comm %s", o->nr_pids || o->nr_tids ? " " : "", o->comm);
+		err = strbuf__addf(sb, " --comm %s", o->comm);
+	if (o->exclude_idle && !err)
+		err = strbuf__adds(sb, " --exclude-idle");
+	if (a->slice.since_ns && !err)
+		err = strbuf__addf(sb, " --since %.9g", (double)a->slice.since_ns / 1e9);
+	if (a->slice.until_ns != UINT64_MAX && !err)
+		err = strbuf__addf(sb, " --until %.9g", (double)a->slice.until_ns / 1e9);
+	return err;
+}
+
+/* What @cap holds, for the line saying a filter kept nothing: its tasks
+ * and, for a time slice (@span), the time its rows cover. */
+static int capture_held(const struct capture *cap, int by_tid, int span, struct strbuf *sb)
+{
+	uint64_t from, to;
+	int err;
+
+	if (!capture_tasks__any(cap))
+		return strbuf__adds(sb, "no samples at all");
+	err = capture_tasks__describe(cap, by_tid, sb);
+	if (!err && span && !capture_tasks__span(cap, &from, &to))
+		err = strbuf__addf(sb, ", from %.1f s to %.1f s of its start", (double)from / 1e9,
+				   (double)to / 1e9);
 	return err;
 }
 
 /*
- * A --pid/--tid/--comm filter that keeps nothing of a capture with rows is
- * an error (exit 1), said with what the capture holds.  Returns 1 when it
- * was (said), else 0.
+ * A filter or time slice (--pid, --tid, --comm, --exclude-idle, --since,
+ * --until) that keeps no sample is an error (exit 1), said in one line
+ * with what the capture holds: its tasks (and time span, for a slice), read again whole
+ * when only a slice was read (not for standard input, read once).
+ * Returns 1 when it was (said), else 0.
  */
-static int filters_matched_nothing(const struct main_input *in)
+static int filters_matched_nothing(const struct main_input *in, const struct main_args *a)
 {
 	const struct report_opts *o = &in->ro;
 	struct strbuf want = { 0 }, held = { 0 };
+	struct capture *whole = NULL;
+	const struct capture *cap = in->cap;
 	int err;
 
-	if ((!o->nr_pids && !o->nr_tids && !o->comm) || in->r->nr_samples || !capture_tasks__any(in->cap))
+	if (in->r->nr_samples)
 		return 0;
-	err = filters_given(o, &want);
-	err = err ?: capture_tasks__describe(in->cap, o->nr_tids && !o->nr_pids, &held);
+	if (!o->nr_pids && !o->nr_tids && !o->comm && !o->exclude_idle &&
+	    time_slice__all(&a->slice))
+		return 0;
+	if (!time_slice__all(&a->slice) && strcmp(in->path, "-") != 0) {
+		whole = capture__read(in->path);
+		if (whole)
+			cap = whole;
+	}
+	err = filters_given(a, &want);
+	err = err ?: capture_held(cap, o->nr_tids && !o->nr_pids, !time_slice__all(&a->slice),
+				  &held);
 	if (err)
 		fprintf(stderr, PROG ": %s: no samples match the filters\n", in->path);
 	else	/* Comms come from the capture: one escaped line. */
-		textline__printf(stderr, PROG ": %s: no samples match %s; the capture holds %s",
+		textline__printf(stderr, PROG ": %s: no samples match%s; the capture holds %s",
 				 in->path, strbuf__str(&want), strbuf__str(&held));
 	strbuf__free(&want);
 	strbuf__free(&held);
+	capture__free(whole);
 	return 1;
 }
 
@@ -340,7 +430,7 @@ int main_input__load(struct main_input *in, const struct main_args *a, const cha
 			fprintf(stderr, PROG ": %s: %s\n", path, strerror(err));
 		goto fail;
 	}
-	if (filters_matched_nothing(in))
+	if (filters_matched_nothing(in, a))
 		goto fail;
 	return 0;
 fail:

@@ -88,6 +88,25 @@ void main_args__usage(FILE *f);
 int main_args__usage_error(const char *msg, const char *arg);
 
 /*
+ * main_args__bad_option() - after getopt_long() returned @c, '?' (not an
+ * option) or ':' (no value; the optstring must start with ':' and opterr
+ * be 0, so getopt says nothing itself), one line on stderr naming the
+ * option as typed, with a hint when it is one of perf's (perfopt.h), and
+ * where @cmd's help is ("stkreport diff").  Returns 2, the usage error
+ * exit status.
+ */
+int main_args__bad_option(int c, char **argv, const char *cmd);
+
+/*
+ * main_args__unknown_command() - when @word, the first operand of
+ * `stkreport [options] FILE`, is no file but looks like a mistyped
+ * subcommand or format ("infoo", "top"), one line on stderr naming it and
+ * the closest one; with @more_operands (more follow) any word that is no
+ * file is taken for one.  Returns 2 when it said so, else 0.
+ */
+int main_args__unknown_command(const char *word, int more_operands);
+
+/*
  * main_input__load() - read @path and run the pipeline with @a's options
  * (--vmlinux opened and checked against this capture).  @lines: look up
  * source lines whatever --lines says (pprof).  Returns 0, or 1 when it

@@ -36,11 +36,14 @@ static void usage(FILE *f)
 "                       base new\" per stack, FlameGraph's difffolded layout)\n"
 "                       or svg (a differential flame graph: NEW's shape, red\n"
 "                       where a frame's share grew, blue where it shrank)\n"
+"                       or top (every function's self and total in BASE and\n"
+"                       NEW and their change, ordered as --sort says)\n"
 "      --inverted       svg: an icicle graph, the roots on top\n"
 "      --title TEXT     svg: the title (default \"Differential Flame Graph\")\n"
 "  -o, --output FILE    write to FILE instead of stdout\n"
 "  -n, --top N          list the N functions that changed most (default 20;\n"
-"                       0: all)\n"
+"                       0: all); -f top: the first N\n"
+"      --sort KEY       -f top: by NEW's self (default), total, or name\n"
 "      --normalize HOW  samples (default): shares of each side's samples (or\n"
 "                       blocked time); time: by the recorded duration, as\n"
 "                       percent of one CPU (samples per second / frequency), or\n"
@@ -58,7 +61,7 @@ static void usage(FILE *f)
 "3 --fail-if-regress found a regression.\n", f);
 }
 
-enum { OPT_NORMALIZE = 1000, OPT_FAIL_IF_REGRESS, OPT_INVERTED, OPT_TITLE };
+enum { OPT_NORMALIZE = 1000, OPT_FAIL_IF_REGRESS, OPT_INVERTED, OPT_TITLE, OPT_SORT };
 
 static const struct option own_opts[] = {
 	{ "format", required_argument, NULL, 'f' },
@@ -68,6 +71,7 @@ static const struct option own_opts[] = {
 	{ "fail-if-regress", required_argument, NULL, OPT_FAIL_IF_REGRESS },
 	{ "inverted", no_argument, NULL, OPT_INVERTED },
 	{ "title", required_argument, NULL, OPT_TITLE },
+	{ "sort", required_argument, NULL, OPT_SORT },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -100,7 +104,7 @@ int diff_main(int argc, char **argv)
 	struct main_input in[2] = { { 0 }, { 0 } };
 	const char *out_path = NULL;
 	double limit = -1;
-	int folded = 0, inverted = 0, c, err, ret = 1, i;	/* folded: 1 folded, 2 svg */
+	int folded = 0, inverted = 0, c, err, ret = 1, i;	/* folded: 1 folded, 2 svg, 3 top */
 	const char *title = NULL;
 	struct diff *d = NULL;
 	struct outstream *out;
@@ -111,7 +115,7 @@ int diff_main(int argc, char **argv)
 	if (main_args__options(long_opts, sizeof(long_opts) / sizeof(long_opts[0]), own_opts))
 		return 1;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "f:o:n:h" MAIN_ARGS_SHORT, long_opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":f:o:n:h" MAIN_ARGS_SHORT, long_opts, NULL)) != -1) {
 		switch (c) {
 		case 'f':
 			if (strcmp(optarg, "text") == 0)
@@ -120,13 +124,19 @@ int diff_main(int argc, char **argv)
 				folded = 1;
 			else if (strcmp(optarg, "svg") == 0)
 				folded = 2;
+			else if (strcmp(optarg, "top") == 0)
+				folded = 3;
 			else
 				return main_args__usage_error(
-					"unknown diff format (expected text, folded or svg)", optarg);
+					"unknown diff format (expected text, folded, svg or top)", optarg);
 			break;
 		case 'o': out_path = optarg; break;
 		case OPT_INVERTED: inverted = 1; break;
 		case OPT_TITLE: title = optarg; break;
+		case OPT_SORT:
+			if (funcs_sort__parse(optarg, &po.sort))
+				return main_args__usage_error("--sort takes self, total or name", optarg);
+			break;
 		case 'n': {
 			unsigned long v;
 
@@ -154,6 +164,7 @@ int diff_main(int argc, char **argv)
 					"--fail-if-regress needs percentage points 0..100", optarg);
 			break;
 		case 'h': usage(stdout); return 0;
+		case '?': case ':': return main_args__bad_option(c, argv, PROG " diff");
 		default:
 			if (main_args__parse(&a, c, optarg))
 				return 2;
@@ -189,7 +200,7 @@ int diff_main(int argc, char **argv)
 	if (!out)
 		goto out;
 	f = outstream__file(out);
-	err = folded == 2 ? out_diff__svg(d, title, inverted, f)
+	err = folded == 3 ? out_diff__top(d, &po, f) : folded == 2 ? out_diff__svg(d, title, inverted, f)
 	      : folded ? out_diff__folded(d, f) : out_diff__text(d, &po, f);
 	/* The first write's error says what happened (ENOSPC, EPIPE). */
 	err = outstream__close(out) ?: err;
@@ -198,7 +209,7 @@ int diff_main(int argc, char **argv)
 				 strerror(-err));
 		goto out;
 	}
-	if (folded) {	/* The text output ends with them; folded has no room. */
+	if (folded) {	/* The text output ends with them; the others have no room. */
 		const char *const *warn;
 		size_t nw, k;
 

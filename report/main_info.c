@@ -21,6 +21,7 @@
 
 #include "cmds.h"
 #include "info.h"
+#include "main_args.h"
 #include "output.h"
 #include "slice.h"
 #include "stk.h"
@@ -147,9 +148,26 @@ static void print_totals(FILE *out, const struct info_totals *t)
 	}
 }
 
+/*
+ * An empty --since/--until slice is an error, as the report's: one line on
+ * stderr with the recorded duration (segment 0's META), to slice within.
+ */
+static void empty_slice(const char *path, const struct info *in, const struct time_slice *s)
+{
+	const char *d = info__meta(in, 0, "duration_ns");
+	char span[64] = "", until[32] = "the end";
+
+	if (d && *d)
+		snprintf(span, sizeof(span), "; the capture lasts %.1f s", strtod(d, NULL) / 1e9);
+	if (s->until_ns != UINT64_MAX)
+		snprintf(until, sizeof(until), "%.9g s", (double)s->until_ns / 1e9);
+	textline__printf(stderr, "stkreport: %s: no samples in the slice %.9g s to %s%s (the timeline without --since/--until shows where they are)",
+			 path, (double)s->since_ns / 1e9, until, span);
+}
+
 /* The timeline of segment @i (see the --help text). */
 static int print_timeline(FILE *out, const struct info *in, const struct timeline *tl, uint32_t i,
-			  const struct time_slice *slice)
+			  const struct time_slice *slice, uint64_t *kept)
 {
 	const char *fl = info__meta(in, i, "flush_interval_ns");
 	uint64_t width, max = 0, total = 0, blocked = 0, v;
@@ -169,6 +187,7 @@ static int print_timeline(FILE *out, const struct info *in, const struct timelin
 		total = sat_add(total, b[k].count, &sat);
 		blocked = sat_add(blocked, b[k].blocked_ns, &sat);
 	}
+	*kept = sat_add(*kept, total, &sat);
 	if (!time_slice__all(slice)) {
 		fprintf(out, "slice: %" PRIu64 ".%03" PRIu64 " s to ", slice->since_ns / 1000000000u,
 		       slice->since_ns % 1000000000u / 1000000u);
@@ -466,10 +485,11 @@ int info_main(int argc, char **argv)
 	struct outstream *os = NULL;
 	const char *read_path;
 	FILE *out = NULL;
+	uint64_t kept = 0;
 	uint32_t i;
 	int ret, c, err;
 
-	while ((c = getopt_long(argc, argv, "csh", long_opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":csh", long_opts, NULL)) != -1) {
 		ret = time_slice__option(&slice, c, optarg);
 		if (ret < 0) {
 			fprintf(stderr, "stkreport: info: --since/--until need seconds from the capture's start, e.g. 2.5: %s\n",
@@ -499,8 +519,7 @@ int info_main(int argc, char **argv)
 			usage(stdout);
 			return 0;
 		default:
-			fprintf(stderr, "stkreport: info: try 'stkreport info --help'\n");
-			return 2;
+			return main_args__bad_option(c, argv, "stkreport info");
 		}
 	}
 	if (time_slice__check(&slice)) {
@@ -538,7 +557,7 @@ int info_main(int argc, char **argv)
 	fprintf(out, "segments: %u\n", stk_reader__segment_count(r));
 	for (i = 0; i < stk_reader__segment_count(r); i++) {
 		print_segment(out, &in, r, i);
-		if (print_timeline(out, &in, &tl, i, &slice)) {
+		if (print_timeline(out, &in, &tl, i, &slice, &kept)) {
 			fprintf(stderr, "stkreport: %s: out of memory\n", path);
 			ret = 1;
 			goto out;
@@ -549,6 +568,10 @@ int info_main(int argc, char **argv)
 		print_totals(out, &in.total);
 	}
 	ret = print_verdict(out, &sum, r, first_error ? first_error : "");
+	if (!time_slice__all(&slice) && !kept) {
+		empty_slice(path, &in, &slice);
+		ret = 1;
+	}
 	if (in.total.saturated) {
 		textline__printf(stderr, "stkreport: %s: counts sum past 2^64 (a crafted capture?): totals capped at %llu",
 				 path, (unsigned long long)UINT64_MAX);

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "cmds.h"
+#include "main_args.h"
 #include "merge.h"
 #include "stk.h"
 #include "textsafe.h"
@@ -57,11 +58,11 @@ int merge_main(int argc, char **argv)
 	int c, err;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "o:h", long_opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":o:h", long_opts, NULL)) != -1) {
 		switch (c) {
 		case 'o': out = optarg; break;
 		case 'h': usage(stdout); return 0;
-		default: return usage_error("bad option");
+		default: return main_args__bad_option(c, argv, PROG);
 		}
 	}
 	if (!out)

@@ -17,6 +17,7 @@
 #include <zstd.h>
 
 #include "cmds.h"
+#include "funcs.h"
 #include "main_args.h"
 #include "output.h"
 #include "stk.h"
@@ -51,7 +52,16 @@ static void usage(FILE *f)
 "                       go tool pprof, with mappings, addresses and source\n"
 "                       lines, so -d, -a, --addresses and --lines do not\n"
 "                       apply; not to a terminal; svg: an interactive flame\n"
-"                       graph for a browser: hover, click to zoom, search)\n"
+"                       graph for a browser: hover, click to zoom, search;\n"
+"                       top: self and total per function, as perf report\n"
+"                       --no-children and pprof -top)\n"
+"  -n, --top N          top: the first N rows only (default: all)\n"
+"      --sort KEY       top: self (default), total or name\n"
+"      --by KEY         top: a row per func (default), dso (binary), pid, tid\n"
+"                       or comm; alone, it asks for -f top\n"
+"      --callers FUNC   text: the callers of the function named FUNC, a tree\n"
+"                       bottom-up from it, with the samples of each path\n"
+"      --callees FUNC   text: its callees, a tree top-down from it\n"
 "      --inverted       svg: an icicle graph, the roots on top\n"
 "      --title TEXT     svg: the title (default \"Flame Graph\", \"Off-CPU Time\n"
 "                       Flame Graph\" ...)\n"
@@ -77,7 +87,8 @@ static void usage(FILE *f)
 "without its DWARF; one warning line); 2 usage error.\n", f);
 }
 
-enum { OPT_VERSION = 1000, OPT_INVERTED, OPT_TITLE, OPT_LABEL };
+enum { OPT_VERSION = 1000, OPT_INVERTED, OPT_TITLE, OPT_LABEL, OPT_BY, OPT_SORT, OPT_CALLERS,
+       OPT_CALLEES };
 
 static const struct option own_opts[] = {
 	{ "format", required_argument, NULL, 'f' },
@@ -85,6 +96,11 @@ static const struct option own_opts[] = {
 	{ "inverted", no_argument, NULL, OPT_INVERTED },
 	{ "title", required_argument, NULL, OPT_TITLE },
 	{ "label", required_argument, NULL, OPT_LABEL },
+	{ "top", required_argument, NULL, 'n' },
+	{ "by", required_argument, NULL, OPT_BY },
+	{ "sort", required_argument, NULL, OPT_SORT },
+	{ "callers", required_argument, NULL, OPT_CALLERS },
+	{ "callees", required_argument, NULL, OPT_CALLEES },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, OPT_VERSION },
 	{ NULL, 0, NULL, 0 },
@@ -130,6 +146,7 @@ int report_main(int argc, char **argv)
 	struct option long_opts[sizeof(own_opts) / sizeof(own_opts[0]) + MAIN_ARGS_NR_OPTIONS];
 	const struct output_format *fmt = output_format__find("text");
 	const char *out_path = NULL;
+	int top_opt = 0, fmt_given = 0;
 	struct main_input in = { 0 };
 	struct outstream *out = NULL;
 	int c, err, ret = 1;
@@ -138,14 +155,46 @@ int report_main(int argc, char **argv)
 	if (main_args__options(long_opts, sizeof(long_opts) / sizeof(long_opts[0]), own_opts))
 		return 1;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "f:o:h" MAIN_ARGS_SHORT, long_opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":f:o:n:h" MAIN_ARGS_SHORT, long_opts, NULL)) != -1) {
 		switch (c) {
 		case 'f':
 			fmt = output_format__find(optarg);
 			if (!fmt)
 				return main_args__usage_error(
-					"unknown format (expected text, folded, pprof or svg)", optarg);
+					"unknown format (expected text, folded, pprof, svg or top)", optarg);
+			fmt_given = 1;
 			break;
+		case 'n': {
+			char *end;
+			unsigned long v;
+
+			errno = 0;
+			v = strtoul(optarg, &end, 10);
+			if (*end || end == optarg || errno || optarg[0] == '-')
+				return main_args__usage_error("-n needs a number of rows", optarg);
+			a.oo.top_n = v;
+			top_opt = 1;
+			break;
+		}
+		case OPT_BY: {
+			enum funcs_by by;
+
+			if (funcs_by__parse(optarg, &by))
+				return main_args__usage_error(
+					"--by takes func, dso, pid, tid or comm", optarg);
+			a.oo.top_by = by;
+			top_opt = 1;
+			break;
+		}
+		case OPT_SORT: {
+			enum funcs_sort how;
+
+			if (funcs_sort__parse(optarg, &how))
+				return main_args__usage_error("--sort takes self, total or name", optarg);
+			a.oo.top_sort = how;
+			top_opt = 1;
+			break;
+		}
 		case 'o': out_path = optarg; break;
 		case OPT_INVERTED: a.oo.inverted = 1; break;
 		case OPT_TITLE: a.oo.title = optarg; break;
@@ -154,8 +203,17 @@ int report_main(int argc, char **argv)
 				return 2;
 			a.oo.labels = labels;
 			break;
+		case OPT_CALLERS:
+		case OPT_CALLEES:
+			if (a.oo.tree_func)
+				return main_args__usage_error("one --callers or --callees FUNC only",
+							      optarg);
+			a.oo.tree_func = optarg;
+			a.oo.tree_callers = c == OPT_CALLERS;
+			break;
 		case 'h': usage(stdout); return 0;
 		case OPT_VERSION: print_version(); return 0;
+		case '?': case ':': return main_args__bad_option(c, argv, PROG);
 		default:
 			if (main_args__parse(&a, c, optarg))
 				return 2;
@@ -163,9 +221,20 @@ int report_main(int argc, char **argv)
 	}
 	if (main_args__check(&a))
 		return 2;
+	if (optind < argc && main_args__unknown_command(argv[optind], optind + 1 < argc))
+		return 2;
 	if (optind + 1 != argc)
 		return main_args__usage_error(optind == argc ? "missing capture FILE"
 							     : "one capture FILE only", NULL);
+	/* --by and the other rows options are the top view's: alone, they
+	 * ask for it. */
+	if (top_opt && !fmt_given)
+		fmt = output_format__find("top");
+	if (top_opt && strcmp(fmt->name, "top") != 0)
+		return main_args__usage_error("-n, --by and --sort are for -f top", NULL);
+	if (a.oo.tree_func && (top_opt || strcmp(fmt->name, "text") != 0))
+		return main_args__usage_error("--callers and --callees are a text view: no -f, -n, --by or --sort",
+					      NULL);
 	if (a.oo.nr_labels && strcmp(fmt->name, "pprof") != 0)
 		return main_args__usage_error("--label is for -f pprof", NULL);
 	if (fmt->binary && !out_path && isatty(STDOUT_FILENO))
@@ -180,9 +249,15 @@ int report_main(int argc, char **argv)
 	out = main_output__open(out_path);
 	if (!out)
 		goto out;
-	err = fmt->write(in.r, &a.oo, outstream__file(out));
+	err = (a.oo.tree_func ? out_tree__write : fmt->write)(in.r, &a.oo, outstream__file(out));
 	/* The first write's error says what happened (ENOSPC, EPIPE). */
 	err = outstream__close(out) ?: err;
+	if (err == -ENOENT) {	/* only the tree's: nothing written */
+		textline__printf(stderr, PROG ": %s: no sample has a function named %s in its stack (of %llu %s); -f top lists them",
+				 argv[optind], a.oo.tree_func, (unsigned long long)in.r->total_count,
+				 in.r->kind == REPORT_PROFILE ? "samples" : "blocking events");
+		goto out;
+	}
 	if (err) {
 		textline__printf(stderr, PROG ": writing %s: %s", out_path ? out_path : "the report",
 				 strerror(-err));

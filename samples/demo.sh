@@ -3,7 +3,8 @@
 #
 # make demo: record samples/cpuwork for 5 seconds with stkrec, then show
 # the capture: stkreport's folded report (cpuwork's call tree with its
-# 60/30/10 split), or stkreport info if no report can be made.
+# 60/30/10 split), or stkreport info if no report can be made.  The
+# capture is kept as $O/demo.stk, to try the other views on.
 # Needs root (BPF).  O= names the build directory (default build).
 
 O=${O:-build}
@@ -18,9 +19,11 @@ fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 trap 'exit 1' INT TERM
-out=$tmp/demo.stk
+# Kept: the path printed below must still be there afterwards.
+out=$O/demo.stk
+rm -f "$out"
 
-echo "== stkrec -F 99 -o demo.stk -- $CW 5"
+echo "== stkrec -F 99 -o $out -- $CW 5"
 "$REC" -F 99 -o "$out" -- "$CW" 5 || exit 1
 echo
 if "$REP" -f folded "$out" > "$tmp/folded" 2> "$tmp/report.err"; then
@@ -33,3 +36,4 @@ else
 	echo "== stkreport info demo.stk   (no symbolized report: $(head -1 "$tmp/report.err"))"
 	"$REP" info "$out"
 fi
+echo "the capture stays in $out: try $REP -f top $out, or --callers leaf_a"

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
- * capture_tasks.c - the tasks a capture holds, as one short phrase (capture_tasks.h).
+ * capture_tasks.c - the tasks a capture holds and when (capture_tasks.h).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -30,6 +30,30 @@ static int by_count_desc(const void *a, const void *b)
 	if (x->count != y->count)
 		return x->count > y->count ? -1 : 1;
 	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+int capture_tasks__span(const struct capture *cap, uint64_t *from_ns, uint64_t *to_ns)
+{
+	uint64_t start = 0, from = UINT64_MAX, to = 0;
+	size_t i;
+
+	for (i = 0; i < cap->nr_segs; i++) {
+		const struct cap_segment *s = &cap->segs[i];
+
+		if (!s->t_last)
+			continue;
+		if (!start)
+			start = s->info.mono_start_ns ? s->info.mono_start_ns : s->t_first;
+		if (s->t_first < from)
+			from = s->t_first;
+		if (s->t_last > to)
+			to = s->t_last;
+	}
+	if (!to)
+		return -ENODATA;
+	*from_ns = from > start ? from - start : 0;
+	*to_ns = to > start ? to - start : 0;
+	return 0;
 }
 
 int capture_tasks__any(const struct capture *cap)

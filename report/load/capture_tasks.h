@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * capture_tasks.h - what tasks a capture holds, as one short phrase, for the
- * error that a --pid/--tid/--comm filter matched nothing.
+ * capture_tasks.h - what tasks a capture holds and when, as short phrases,
+ * for the error that a filter or time slice matched nothing.
  */
 #ifndef STK_REPORT_CAPTURE_TASKS_H
 #define STK_REPORT_CAPTURE_TASKS_H
@@ -22,6 +22,14 @@
  * Returns 0 or -ENOMEM.
  */
 int capture_tasks__describe(const struct capture *cap, int by_tid, struct strbuf *sb);
+
+/*
+ * capture_tasks__span() - the time the rows of @cap cover, from the start
+ * of its first segment (where --since and --until count from): *@from_ns
+ * the earliest row interval's start, *@to_ns the latest one's end.
+ * Returns 0, or -ENODATA when no row has a time.
+ */
+int capture_tasks__span(const struct capture *cap, uint64_t *from_ns, uint64_t *to_ns);
 
 /* capture_tasks__any() - 1 when @cap has at least one row with a count. */
 int capture_tasks__any(const struct capture *cap);

@@ -360,6 +360,8 @@ static int report__keep(const struct report_opts *o, const struct stk_task_stack
 		return 0;
 	if (o->comm && strncmp(o->comm, t->comm, sizeof(t->comm)) != 0)
 		return 0;
+	if (o->exclude_idle && report__is_idle(t->tgid, t->tid))
+		return 0;
 	return 1;
 }
 

@@ -121,6 +121,8 @@ struct report_opts {
 	const uint32_t *tids;		/* --tid */
 	size_t nr_tids;
 	const char *comm;		/* --comm: exact task comm */
+	int exclude_idle;		/* --exclude-idle: drop the idle task's
+					 * samples (report__is_idle()) */
 	const char *kallsyms;		/* --kallsyms FILE instead of the capture's */
 	struct kvmlinux *vmlinux;	/* --vmlinux: kernel-image frames from it
 					 * (kvmlinux.h), else NULL; borrowed */
@@ -164,6 +166,31 @@ struct report {
  */
 struct report *report__new(const struct capture *cap, const struct report_opts *opts);
 void report__free(struct report *r);	/* accepts NULL */
+
+/* Number of display lines of @f (its inline depth, 1 when unknown). */
+static inline uint32_t rframe__nr_lines(const struct rframe *f)
+{
+	return f->sym ? f->sym->nr_lines : 1;
+}
+
+/* The value a sample contributes: count for profiles, blocked
+ * nanoseconds (output.h's out_value() prints microseconds) for off-CPU. */
+static inline uint64_t sample_value(const struct report *r, const struct rsample *s)
+{
+	return r->kind == REPORT_PROFILE ? s->count : s->blocked_ns;
+}
+
+/*
+ * report__is_idle() - 1 when a sample of task @tgid/@tid is of the kernel's
+ * idle task: pid 0 and tid 0, the per-CPU task whose comm is "swapper/N"
+ * (what a CPU runs when nothing else is runnable; an interrupt taken there
+ * is sampled as it).  Only tgid and tid count, not the comm, which any task
+ * may set to "swapper/0".
+ */
+static inline int report__is_idle(uint32_t tgid, uint32_t tid)
+{
+	return tgid == 0 && tid == 0;
+}
 
 /* "profile", "offcpu" or "offwake". */
 const char *report_kind__name(enum report_kind k);

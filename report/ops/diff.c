@@ -1,11 +1,8 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
- * The comparison model of stkreport diff (diff.h).  Functions are interned
- * by (name, module file name) in one table shared by both sides, so two
- * builds of a program, whose addresses differ, meet in the same entries.
- * Each resolved stack is turned into its function list once (stacks are
- * shared by many samples); a per-sample stamp counts a recursive function
- * once in its total.  Stacks are rendered by the folded writer's own
+ * The comparison model of stkreport diff (diff.h).  Functions are summed
+ * by funcs.h in one table shared by both sides, so two builds of a
+ * program, whose addresses differ, meet in the same entries.  Stacks are rendered by the folded writer's own
  * renderer, so a diff's stacks are exactly `stkreport -f folded`'s.
  */
 #include <errno.h>
@@ -16,122 +13,18 @@
 #include <string.h>
 
 #include "diff.h"
-#include "hash.h"
-#include "idmap.h"
 #include "util.h"
-
-struct func_ent {
-	struct diff_func f;
-	uint64_t stamp;			/* the last sample counted in total */
-	struct func_ent *next;		/* same hash */
-};
-
-/* The functions of one resolved stack, leaf first (inline lines too). */
-struct func_list {
-	uint32_t n;
-	struct func_ent *fn[];
-};
 
 struct diff {
 	struct diff_side sides[2];
-	struct idmap func_by_hash;	/* hash -> func_ent chain */
-	struct func_ent **funcs;	/* in interning order */
-	size_t nr_funcs, cap_funcs;
+	struct funcs *funcs;		/* both sides' functions */
+	size_t nr_funcs;
 	struct diff_func *sorted;
-	struct idmap lists[2];		/* by side: rstack * -> func_list */
 	struct groups rows;		/* the folded stacks, raw values by side */
 	struct diff_row *sorted_rows;
 	char **warnings;
 	size_t nr_warnings, cap_warnings;
-	uint64_t stamp;
-	struct arena mem;
 };
-
-static const char *base_name(const char *p)
-{
-	const char *s = strrchr(p, '/');
-
-	return s ? s + 1 : p;
-}
-
-/* Function (@name, @module), interned; NULL when out of memory. */
-static struct func_ent *diff__intern(struct diff *d, const char *name, const char *module)
-{
-	size_t nl = strlen(name), ml = strlen(module);
-	uint64_t h = hash_bytes(hash_bytes(0, name, nl + 1), module, ml);
-	struct func_ent *first = idmap__find_ptr(&d->func_by_hash, h), *e;
-	char *s;
-
-	for (e = first; e; e = e->next)
-		if (strcmp(e->f.name, name) == 0 && strcmp(e->f.module, module) == 0)
-			return e;
-	if (array__grow((void **)&d->funcs, &d->cap_funcs, d->nr_funcs, sizeof(*d->funcs)))
-		return NULL;
-	e = arena__alloc(&d->mem, sizeof(*e) + nl + ml + 2);
-	if (!e)
-		return NULL;
-	s = (char *)(e + 1);
-	memcpy(s, name, nl + 1);
-	memcpy(s + nl + 1, module, ml + 1);
-	e->f.name = s;
-	e->f.module = s + nl + 1;
-	e->next = first;
-	if (idmap__set_ptr(&d->func_by_hash, h, e))
-		return NULL;
-	d->funcs[d->nr_funcs++] = e;
-	return e;
-}
-
-static const char *frame_module(const struct rframe *f)
-{
-	if (f->kind == RFRAME_KERNEL)
-		return "[kernel]";
-	return f->map && f->map->path[0] ? base_name(f->map->path) : "[unknown]";
-}
-
-/* The function list of @st on @side, made once per stack. */
-static const struct func_list *diff__list(struct diff *d, int side, const struct rstack *st)
-{
-	struct func_list *l = idmap__find_ptr(&d->lists[side], (uintptr_t)st);
-	uint32_t i, j, n = 0;
-
-	if (l)
-		return l;
-	for (i = 0; i < st->nr_frames; i++)
-		n += rframe__nr_lines(&st->frames[i]);
-	l = arena__alloc(&d->mem, sizeof(*l) + n * sizeof(l->fn[0]));
-	if (!l)
-		return NULL;
-	for (i = 0; i < st->nr_frames; i++) {
-		const struct rframe *f = &st->frames[i];
-		const char *mod = frame_module(f);
-
-		for (j = 0; j < rframe__nr_lines(f); j++) {
-			const char *name = f->sym ? f->sym->lines[j].name : "[unknown]";
-
-			l->fn[l->n] = diff__intern(d, name, mod);
-			if (!l->fn[l->n++])
-				return NULL;
-		}
-	}
-	return idmap__set_ptr(&d->lists[side], (uintptr_t)st, l) ? NULL : l;
-}
-
-/* Count @v into the total of every function of @l not yet counted for
- * this sample. */
-static void count_total(struct diff *d, int side, const struct func_list *l, uint64_t v)
-{
-	uint32_t i;
-
-	for (i = 0; i < l->n; i++) {
-		struct func_ent *e = l->fn[i];
-
-		if (e->stamp == d->stamp)
-			continue;
-		e->stamp = d->stamp;
-		e->f.total[side] += v;
-	}
-}
 
 static int diff__add_side(struct diff *d, int side, const struct output_opts *o)
 {
@@ -142,27 +35,12 @@ static int diff__add_side(struct diff *d, int side, const struct output_opts *o)
 
 	for (i = 0; !err && i < r->nr_samples; i++) {
 		const struct rsample *s = &r->samples[i];
-		const struct rtask *t = &s->task;
-		const struct func_list *kl = NULL, *ul = NULL;
 		uint64_t v = sample_value(r, s);
 
 		d->sides[side].value += v;
-		d->stamp++;
-		if (t->kernel && t->kernel->nr_frames && !(kl = diff__list(d, side, t->kernel)))
-			err = -ENOMEM;
-		if (!err && t->user && t->user->nr_frames && !(ul = diff__list(d, side, t->user)))
-			err = -ENOMEM;
+		err = funcs__add(d->funcs, side, r, s);
 		if (err)
 			break;
-		/* The leaf: the kernel's when the sample has a kernel stack. */
-		if (kl && kl->n)
-			kl->fn[0]->f.self[side] += v;
-		else if (ul && ul->n)
-			ul->fn[0]->f.self[side] += v;
-		if (kl)
-			count_total(d, side, kl, v);
-		if (ul)
-			count_total(d, side, ul, v);
 		strbuf__reset(&sb);
 		err = out_folded__render(&sb, r, s, o);
 		err = err ?: groups__add(&d->rows, strbuf__str(&sb), sb.len, side, v, r, s);
@@ -372,6 +250,7 @@ struct diff *diff__new(const struct report *base, const struct report *new,
 		       const struct output_opts *o, const struct diff_opts *opts)
 {
 	const struct report *r[2] = { base, new };
+	struct func_stat *const *all;
 	struct diff *d = NULL;
 	size_t i;
 	int err = -EINVAL, side;
@@ -386,6 +265,9 @@ struct diff *diff__new(const struct report *base, const struct report *new,
 	d = calloc(1, sizeof(*d));
 	if (!d)
 		goto fail;
+	d->funcs = funcs__new(FUNCS_BY_FUNC);
+	if (!d->funcs)
+		goto fail;
 	d->rows.render = out_folded__render;
 	d->rows.o = o;
 	d->rows.budget = output__text_budget((base->cap ? base->cap->summary.file_size : 0) +
@@ -398,6 +280,7 @@ struct diff *diff__new(const struct report *base, const struct report *new,
 		diff__side_init(&d->sides[side], r[side], opts->normalize);
 	}
 	err = -ENOMEM;
+	all = funcs__all(d->funcs, &d->nr_funcs);
 	d->sorted = calloc(d->nr_funcs ? d->nr_funcs : 1, sizeof(*d->sorted));
 	d->sorted_rows = calloc(d->rows.n ? d->rows.n : 1, sizeof(*d->sorted_rows));
 	if (!d->sorted || !d->sorted_rows)
@@ -405,7 +288,10 @@ struct diff *diff__new(const struct report *base, const struct report *new,
 	for (i = 0; i < d->nr_funcs; i++) {
 		struct diff_func *f = &d->sorted[i];
 
-		*f = d->funcs[i]->f;
+		f->name = all[i]->name;
+		f->module = all[i]->module;
+		memcpy(f->self, all[i]->self, sizeof(f->self));
+		memcpy(f->total, all[i]->total, sizeof(f->total));
 		for (side = 0; side < 2; side++) {
 			f->self_pct[side] = pct(f->self[side], d->sides[side].per_100);
 			f->total_pct[side] = pct(f->total[side], d->sides[side].per_100);
@@ -444,12 +330,8 @@ void diff__free(struct diff *d)
 	free(d->warnings);
 	free(d->sorted);
 	free(d->sorted_rows);
-	free(d->funcs);
-	idmap__release(&d->func_by_hash);
-	idmap__release(&d->lists[0]);
-	idmap__release(&d->lists[1]);
+	funcs__free(d->funcs);
 	groups__free(&d->rows);
-	arena__free(&d->mem);
 	free(d);
 }
 

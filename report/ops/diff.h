@@ -11,18 +11,9 @@
  * Both reports must be made with the same options (main_args.h does that)
  * and must outlive the diff.
  *
- * A function is one symbol line of a frame: with inline frames on, an
- * inlined function is a function of its own.  Its name is the symbol's
- * (demangled unless --no-demangle), "[unknown]" for an address without
- * one; its module is the base name of the mapped file for user frames
- * ("[unknown]" outside every mapping) and "[kernel]" for every kernel frame
- * (kernel module symbols carry their module in the name, "name [mod]").
- * Only the sampled task's stacks count, not an offwake waker's.
- *
- * Values are samples for profile captures and blocked nanoseconds for
- * off-CPU ones.  A function's self value is what the samples whose leaf
- * it is hold; its total value is what the samples it appears in hold,
- * each sample once however often the function recurses in it.
+ * Functions, their self and total values and what those count are
+ * funcs.h's (matched by name and module file name, never by address; only
+ * the sampled task's stacks; samples, or blocked nanoseconds off-CPU).
  */
 #ifndef STK_REPORT_DIFF_H
 #define STK_REPORT_DIFF_H
@@ -30,6 +21,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "funcs.h"
 #include "output.h"
 #include "report.h"
 
@@ -136,6 +128,7 @@ struct diff_print_opts {
 	size_t top;			/* functions listed; 0: all */
 	const char *paths[2];		/* the captures, as named on the command line */
 	enum diff_normalize normalize;	/* as given to diff__new() */
+	enum funcs_sort sort;		/* -f top: the order, on NEW's values */
 };
 
 /*
@@ -145,6 +138,14 @@ struct diff_print_opts {
  * Every capture string is escaped (textsafe.h).  0, -ENOMEM, or -EIO.
  */
 int out_diff__text(const struct diff *d, const struct diff_print_opts *o, FILE *f);
+
+/*
+ * out_diff__top() - -f top: every function (the first @o->top; 0: all)
+ * with its self and total value on each side and their change in points,
+ * ordered by @o->sort on NEW's values (then BASE's); then one line per
+ * side.  0, -ENOMEM, or -EIO.
+ */
+int out_diff__top(const struct diff *d, const struct diff_print_opts *o, FILE *f);
 
 /* out_diff__folded() - "stack base new" per row (FlameGraph's difffolded
  * layout).  0 or -EIO. */

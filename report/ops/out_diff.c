@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "diff.h"
@@ -165,5 +166,84 @@ int out_diff__svg(struct diff *d, const char *title, int inverted, FILE *f)
 	err = err ?: flame__write_svg(fl, &so, f);
 	flame__free(fl);
 	strbuf__free(&sb);
+	return err;
+}
+
+/* The order of -f top: @how on NEW's values (names: base's too). */
+struct top_ctx {
+	enum funcs_sort how;
+};
+
+static int top_cmp(const void *a, const void *b, void *ctx)
+{
+	const struct diff_func *x = *(const struct diff_func *const *)a;
+	const struct diff_func *y = *(const struct diff_func *const *)b;
+	const struct top_ctx *k = ctx;
+	uint64_t kx = 0, ky = 0, tx, ty;
+	int c;
+
+	if (k->how == FUNCS_SORT_SELF) {
+		kx = x->self[DIFF_NEW];
+		ky = y->self[DIFF_NEW];
+	} else if (k->how == FUNCS_SORT_TOTAL) {
+		kx = x->total[DIFF_NEW];
+		ky = y->total[DIFF_NEW];
+	}
+	if (kx != ky)
+		return kx > ky ? -1 : 1;
+	/* Then what BASE had, so functions gone from NEW stay in order. */
+	tx = k->how == FUNCS_SORT_TOTAL ? x->total[DIFF_BASE] : x->self[DIFF_BASE];
+	ty = k->how == FUNCS_SORT_TOTAL ? y->total[DIFF_BASE] : y->self[DIFF_BASE];
+	if (k->how != FUNCS_SORT_NAME && tx != ty)
+		return tx > ty ? -1 : 1;
+	c = strcmp(x->name, y->name);
+	return c ? c : strcmp(x->module, y->module);
+}
+
+int out_diff__top(const struct diff *d, const struct diff_print_opts *o, FILE *f)
+{
+	const struct diff_side *b = diff__side(d, DIFF_BASE);
+	struct top_ctx k = { o->sort };
+	const struct diff_func *fn, **v;
+	struct strbuf sb = { 0 };
+	size_t i, n, shown;
+	int err;
+
+	fn = diff__funcs(d, &n);
+	v = malloc((n ? n : 1) * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	for (i = 0; i < n; i++)
+		v[i] = &fn[i];
+	qsort_r(v, n, sizeof(*v), top_cmp, &k);
+	shown = o->top && o->top < n ? o->top : n;
+	err = strbuf__addf(&sb, "# self and total per function, base and new; values: %s; change: new - base, in points of %s\n",
+			   b->kind == REPORT_PROFILE ? "samples" : "off-CPU time, ms",
+			   o->normalize == DIFF_NORM_TIME ? "the time-normalized share"
+			   : b->kind == REPORT_PROFILE ? "the share of all samples"
+			   : "the share of all blocked time");
+	err = err ?: strbuf__addf(&sb, "%10s %10s %8s %10s %10s %8s  %s\n", "self base", "self new",
+				  "change", "total base", "total new", "change", "function (module)");
+	for (i = 0; !err && i < shown; i++) {
+		err = out_top__value(&sb, b->kind, v[i]->self[DIFF_BASE]);
+		err = err ?: strbuf__adds(&sb, " ");
+		err = err ?: out_top__value(&sb, diff__side(d, DIFF_NEW)->kind, v[i]->self[DIFF_NEW]);
+		err = err ?: strbuf__addf(&sb, " %+8.2f ", v[i]->self_delta);
+		err = err ?: out_top__value(&sb, b->kind, v[i]->total[DIFF_BASE]);
+		err = err ?: strbuf__adds(&sb, " ");
+		err = err ?: out_top__value(&sb, diff__side(d, DIFF_NEW)->kind, v[i]->total[DIFF_NEW]);
+		err = err ?: strbuf__addf(&sb, " %+8.2f  ", v[i]->total_delta);
+		err = err ?: render_clean(&sb, v[i]->name, 0);
+		err = err ?: strbuf__adds(&sb, " (");
+		err = err ?: render_clean(&sb, v[i]->module, 0);
+		err = err ?: strbuf__adds(&sb, ")\n");
+	}
+	err = err ?: strbuf__adds(&sb, "\n");
+	err = err ?: side_line(&sb, d, DIFF_BASE, o);
+	err = err ?: side_line(&sb, d, DIFF_NEW, o);
+	if (!err && (fputs(strbuf__str(&sb), f) == EOF || fflush(f) || ferror(f)))
+		err = -EIO;
+	strbuf__free(&sb);
+	free(v);
 	return err;
 }

@@ -117,6 +117,7 @@ static const struct output_format formats[] = {
 	{ "folded", 0, out_folded__write },
 	{ "pprof", 1, out_pprof__write },
 	{ "svg", 0, out_svg__write },
+	{ "top", 0, out_top__write },
 };
 
 const struct output_format *output_format__find(const char *name)
@@ -131,7 +132,7 @@ const struct output_format *output_format__find(const char *name)
 
 const char *output_format__names(void)
 {
-	return "text|folded|pprof|svg";
+	return "text|folded|pprof|svg|top";
 }
 
 int render_clean(struct strbuf *sb, const char *s, int folded)

@@ -36,6 +36,13 @@ struct output_opts {
 	 * hostname and kernel_release (a key given here replaces those). */
 	const struct output_label *labels;
 	size_t nr_labels;	/* <= OUTPUT_MAX_LABELS */
+	/* -f top: what a row is, its order, how many are printed (0: all). */
+	int top_by;		/* enum funcs_by (funcs.h) */
+	int top_sort;		/* enum funcs_sort */
+	size_t top_n;
+	/* --callers / --callees FUNC: the call tree of FUNC (text). */
+	const char *tree_func;	/* NULL: none asked */
+	int tree_callers;	/* 1 --callers, 0 --callees */
 };
 
 struct output_format {
@@ -76,6 +83,14 @@ int out_text__write(const struct report *r, const struct output_opts *o, FILE *f
 int out_folded__write(const struct report *r, const struct output_opts *o, FILE *f);
 int out_pprof__write(const struct report *r, const struct output_opts *o, FILE *f);
 int out_svg__write(const struct report *r, const struct output_opts *o, FILE *f);
+int out_top__write(const struct report *r, const struct output_opts *o, FILE *f);
+/* The call tree of o->tree_func (out_tree.c): as the writers, and
+ * -ENOENT when no sample has that function. */
+int out_tree__write(const struct report *r, const struct output_opts *o, FILE *f);
+
+/* A value of -f top's columns appended to @sb, 10 wide: samples, or for
+ * off-CPU captures ms of blocked time (from ns).  0 or -ENOMEM. */
+int out_top__value(struct strbuf *sb, enum report_kind kind, uint64_t v);
 
 /* The folded line of @s without its value (what -f folded prints before
  * the count), appended to @sb: diff renders stacks the same way.
@@ -97,12 +112,6 @@ int out_folded__render(struct strbuf *sb, const struct report *r, const struct r
  */
 int render_frame_line(struct strbuf *sb, const struct rframe *f, uint32_t i,
 		      const struct output_opts *o, int folded);
-
-/* Number of display lines of @f (its inline depth, 1 when unknown). */
-static inline uint32_t rframe__nr_lines(const struct rframe *f)
-{
-	return f->sym ? f->sym->nr_lines : 1;
-}
 
 /* Append @s with ';' -> ':' (if @folded) and newlines -> ' '. */
 int render_clean(struct strbuf *sb, const char *s, int folded);
@@ -211,13 +220,6 @@ int groups__add(struct groups *g, const char *text, size_t len, int i, uint64_t 
 		const struct report *r, const struct rsample *s);
 void groups__sort(struct groups *g);	/* by value[0]; then read g->all[0..n) */
 void groups__free(struct groups *g);
-
-/* The value a sample contributes: count for profiles, blocked
- * microseconds (summed as nanoseconds, see out_value()) for off-CPU. */
-static inline uint64_t sample_value(const struct report *r, const struct rsample *s)
-{
-	return r->kind == REPORT_PROFILE ? s->count : s->blocked_ns;
-}
 
 static inline uint64_t out_value(const struct report *r, uint64_t v)
 {

@@ -79,8 +79,10 @@ for c in info diff merge; do
 done
 check "stkreport info -: not the report's options" sh -c '! printf "%s\n" "$1" | grep -qx -- --format' \
 	- "$(rep info -)"
-offers "stkreport -f" "text folded pprof svg" "$(rep -f '')"
-offers "stkreport diff -f" "text folded svg" "$(rep diff -f '')"
+offers "stkreport -f" "text folded pprof svg top" "$(rep -f '')"
+offers "stkreport diff -f" "text folded svg top" "$(rep diff -f '')"
+offers "stkreport --by" "func dso pid tid comm" "$(rep --by '')"
+offers "stkreport --sort" "self total name" "$(rep --sort '')"
 offers "stkreport diff --normalize" "samples time" "$(rep diff --normalize '')"
 offers "stkreport --sysroot: directories" "$tmp/d/sub" "$(rep --sysroot "$tmp/d/")"
 offers "stkreport diff A: .stk files" "$tmp/d/a.stk $tmp/d/sub" "$(rep diff x.stk "$tmp/d/")"

@@ -3,7 +3,8 @@
  * The diff model (report/ops/diff.c) on small captures written with libstk:
  * exact shares and changes, recursion counted once in a total, functions
  * matched by name when their addresses differ, normalization by time,
- * off-CPU values, the difffolded rows and the capture-level warnings.
+ * off-CPU values, the difffolded rows and the capture-level warnings; and
+ * the per-function table (funcs.c) and call trees (calltree.c) under them.
  * Frames are kernel frames named by KSYM entries of the same capture, so
  * every expectation is a name, not an address.
  */
@@ -15,6 +16,7 @@
 #include <unistd.h>
 
 #include "check_main.h"
+#include "calltree.h"
 #include "capture.h"
 #include "diff.h"
 #include "output.h"
@@ -386,6 +388,112 @@ START_TEST(warnings_name_different_kinds_frequencies_and_kernels)
 }
 END_TEST
 
+/* root -> hot x30, root -> rec -> rec -> rec x5 (syms_a). */
+static const struct tstack views[] = {
+	{ { K(1) + 8, K(0) + 8 }, 2, 30, 0 },
+	{ { K(3) + 8, K(3) + 8, K(3) + 8, K(0) + 8 }, 4, 5, 0 },
+};
+
+static const struct func_stat *stat_of(struct funcs *fs, const char *name)
+{
+	struct func_stat *const *all;
+	size_t i, n;
+
+	all = funcs__all(fs, &n);
+	for (i = 0; i < n; i++)
+		if (strcmp(all[i]->name, name) == 0)
+			return all[i];
+	ck_abort_msg("no row %s", name);
+	return NULL;
+}
+
+START_TEST(top_self_total_and_order)
+{
+	const struct tcap t = { syms_a, 4, NULL, 0, views, 2 };
+	const struct func_stat **sorted;
+	const struct func_stat *f;
+	struct pair p;
+	struct funcs *fs;
+	size_t i, n;
+
+	pair_open(&p, &t, &t, DIFF_NORM_SAMPLES);
+	fs = funcs__new(FUNCS_BY_FUNC);
+	ck_assert_ptr_nonnull(fs);
+	for (i = 0; i < p.r[0]->nr_samples; i++)
+		ck_assert_int_eq(funcs__add(fs, 0, p.r[0], &p.r[0]->samples[i]), 0);
+	f = stat_of(fs, "rec");
+	ck_assert_uint_eq(f->self[0], 5);
+	ck_assert_uint_eq(f->total[0], 5);	/* three frames, once */
+	f = stat_of(fs, "root");
+	ck_assert_uint_eq(f->self[0], 0);
+	ck_assert_uint_eq(f->total[0], 35);
+	ck_assert_str_eq(f->module, "[kernel]");
+	ck_assert_int_eq(funcs__sorted(fs, FUNCS_SORT_SELF, 0, &sorted, &n), 0);
+	ck_assert_uint_eq(n, 3);
+	ck_assert_str_eq(sorted[0]->name, "hot");
+	ck_assert_str_eq(sorted[1]->name, "rec");
+	ck_assert_str_eq(sorted[2]->name, "root");
+	free(sorted);
+	ck_assert_int_eq(funcs__sorted(fs, FUNCS_SORT_TOTAL, 0, &sorted, &n), 0);
+	ck_assert_str_eq(sorted[0]->name, "root");
+	free(sorted);
+	ck_assert_int_eq(funcs__sorted(fs, FUNCS_SORT_NAME, 0, &sorted, &n), 0);
+	ck_assert_str_eq(sorted[0]->name, "hot");
+	free(sorted);
+	funcs__free(fs);
+	fs = funcs__new(FUNCS_BY_PID);
+	ck_assert_ptr_nonnull(fs);
+	for (i = 0; i < p.r[0]->nr_samples; i++)
+		ck_assert_int_eq(funcs__add(fs, 0, p.r[0], &p.r[0]->samples[i]), 0);
+	f = stat_of(fs, "10");
+	ck_assert_uint_eq(f->self[0], 35);
+	ck_assert_uint_eq(f->total[0], 35);
+	ck_assert_str_eq(f->module, "task");
+	funcs__free(fs);
+	pair_close(&p);
+}
+END_TEST
+
+START_TEST(call_trees_count_each_sample_once)
+{
+	const struct tcap t = { syms_a, 4, NULL, 0, views, 2 };
+	const struct calltree_node *root, *n;
+	struct calltree *ct;
+	struct pair p;
+
+	pair_open(&p, &t, &t, DIFF_NORM_SAMPLES);
+	/* Callees of root: hot 30, rec 5 -> rec 5 -> rec 5. */
+	ct = calltree__new(p.r[0], "root", 0);
+	ck_assert_ptr_nonnull(ct);
+	ck_assert_uint_eq(calltree__total(ct), 35);
+	root = calltree__roots(ct);
+	ck_assert_ptr_nonnull(root);
+	ck_assert_ptr_null(root->next);
+	ck_assert_uint_eq(root->value, 35);
+	for (n = root->child; n && strcmp(n->fn->name, "rec") != 0; n = n->next)
+		;
+	ck_assert_ptr_nonnull(n);
+	ck_assert_uint_eq(n->value, 5);
+	ck_assert_uint_eq(n->child->value, 5);
+	ck_assert_str_eq(n->child->child->fn->name, "rec");
+	ck_assert_uint_eq(n->child->child->self, 5);
+	calltree__free(ct);
+	/* Callers of rec: from its innermost frame, rec 5 <- rec <- rec <- root. */
+	ct = calltree__new(p.r[0], "rec", 1);
+	ck_assert_ptr_nonnull(ct);
+	root = calltree__roots(ct);
+	ck_assert_uint_eq(root->value, 5);
+	ck_assert_str_eq(root->child->child->child->fn->name, "root");
+	calltree__free(ct);
+	/* A name no stack has: no root. */
+	ct = calltree__new(p.r[0], "nosuch", 1);
+	ck_assert_ptr_nonnull(ct);
+	ck_assert_ptr_null(calltree__roots(ct));
+	calltree__free(ct);
+	pair_close(&p);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("diff");
@@ -397,6 +505,8 @@ int main(void)
 	tcase_add_test(tc, time_normalizes_by_duration_and_frequency);
 	tcase_add_test(tc, offcpu_compares_blocked_time_not_events);
 	tcase_add_test(tc, warnings_name_different_kinds_frequencies_and_kernels);
+	tcase_add_test(tc, top_self_total_and_order);
+	tcase_add_test(tc, call_trees_count_each_sample_once);
 	suite_add_tcase(s, tc);
 	return check_run(s);
 }
