@@ -125,19 +125,28 @@ static const Dwfl_Callbacks offline = {
 	.section_address = dwfl_offline_section_address,
 };
 
+/* libc's libdwfl module, found through @cb, and its symtab. */
+static struct symtab *libc_symtab(const Dwfl_Callbacks *cb, Dwfl **dwfl, Dwfl_Module **mod)
+{
+	struct symtab *t;
+
+	*dwfl = dwfl_begin(cb);
+	ck_assert_ptr_nonnull(*dwfl);
+	*mod = dwfl_report_offline(*dwfl, "libc", libc_path(), -1);
+	ck_assert_ptr_nonnull(*mod);
+	dwfl_report_end(*dwfl, NULL, NULL);
+	t = symtab__new(*mod);
+	ck_assert_ptr_nonnull(t);
+	return t;
+}
+
 START_TEST(report_names_libc_read_and_malloc_by_their_exported_names)
 {
-	Dwfl *dwfl = dwfl_begin(&offline);
+	Dwfl *dwfl;
 	Dwfl_Module *mod;
-	struct symtab *t;
+	struct symtab *t = libc_symtab(&offline, &dwfl, &mod);
 	GElf_Addr a;
 
-	ck_assert_ptr_nonnull(dwfl);
-	mod = dwfl_report_offline(dwfl, "libc", libc_path(), -1);
-	ck_assert_ptr_nonnull(mod);
-	dwfl_report_end(dwfl, NULL, NULL);
-	t = symtab__new(mod);
-	ck_assert_ptr_nonnull(t);
 	a = sym_addr(mod, "__read");
 	ck_assert_uint_ne(a, 0);
 	ck_assert_str_eq(symtab__find(t, a), "read");
@@ -178,17 +187,11 @@ static void check_libc_unversioned(const Dwfl_Callbacks *cb)
 		{ "__libc_free", "free", "free" },
 		{ "pthread_sigmask@@GLIBC_2.32", "pthread_sigmask", "pthread_sigmask" },
 	};
-	Dwfl *dwfl = dwfl_begin(cb);
+	Dwfl *dwfl;
 	Dwfl_Module *mod;
-	struct symtab *t;
+	struct symtab *t = libc_symtab(cb, &dwfl, &mod);
 	size_t i;
 
-	ck_assert_ptr_nonnull(dwfl);
-	mod = dwfl_report_offline(dwfl, "libc", libc_path(), -1);
-	ck_assert_ptr_nonnull(mod);
-	dwfl_report_end(dwfl, NULL, NULL);
-	t = symtab__new(mod);
-	ck_assert_ptr_nonnull(t);
 	for (i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
 		GElf_Addr a = sym_addr(mod, want[i][0]) ?: sym_addr(mod, want[i][1]);
 
