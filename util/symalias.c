@@ -26,19 +26,52 @@ enum symalias_bind symalias__kallsyms_bind(char type)
 	return type >= 'A' && type <= 'Z' ? SYMALIAS_GLOBAL : SYMALIAS_LOCAL;
 }
 
-int symalias__cmp(const char *a, enum symalias_bind ba, const char *b, enum symalias_bind bb)
+size_t symalias__name_len(const char *name)
+{
+	const char *at = name[0] ? strchr(name + 1, '@') : NULL;
+	const char *v;
+
+	if (!at)
+		return strlen(name);
+	v = at + 1 + (at[1] == '@');
+	/* A version is a non-empty word without '@': anything else (a
+	 * name spelled with '@' of its own) is left whole. */
+	if (!*v || v[strcspn(v, "@ \t")])
+		return strlen(name);
+	return (size_t)(at - name);
+}
+
+int symalias__compat_name(const char *name)
+{
+	size_t n = symalias__name_len(name);
+
+	return name[n] == '@' && name[n + 1] != '@';
+}
+
+/* Rule 1 and 2 as one rank: binding, then compat within it. */
+static int rank(const char *name, int b)
+{
+	int compat = (b & SYMALIAS_COMPAT) || symalias__compat_name(name);
+
+	return (b & ~SYMALIAS_COMPAT) * 2 + compat;
+}
+
+int symalias__cmp(const char *a, int ba, const char *b, int bb)
 {
 	size_t ua, ub, la, lb;
+	int ra = rank(a, ba), rb = rank(b, bb), c;
 
-	if (ba != bb)
-		return (int)ba - (int)bb;
+	if (ra != rb)
+		return ra - rb;
 	ua = strspn(a, "_");
 	ub = strspn(b, "_");
 	if (ua != ub)
 		return ua < ub ? -1 : 1;
-	la = strlen(a);
-	lb = strlen(b);
+	la = symalias__name_len(a);
+	lb = symalias__name_len(b);
 	if (la != lb)
 		return la > lb ? -1 : 1;
-	return strcmp(a, b);
+	c = memcmp(a, b, la);
+	/* Equal without versions: the default version first, then any. */
+	return c ? c : strcmp(a, b);
 }

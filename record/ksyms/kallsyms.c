@@ -7,7 +7,6 @@
 
 #include "kallsyms.h"
 #include "readall.h"
-#include "symalias.h"
 
 struct kallsyms {
 	struct stk_ksym *syms;
@@ -21,22 +20,15 @@ static int is_text(char type)
 	return type == 'T' || type == 't' || type == 'W' || type == 'w';
 }
 
-/* Symbols at one address: the last one covers it, so the preferred one
- * goes last: text over data, then by util/symalias.h's rule. */
+/* By address; aliases in the order /proc/kallsyms lists them (the
+ * kernel's own order: its first is the name %pS gives, the one that names
+ * the address, see kallsyms.h).  Names are in one buffer, in order. */
 static int sym_cmp(const void *a, const void *b)
 {
 	const struct stk_ksym *x = a, *y = b;
-	int c;
 
 	if (x->addr != y->addr)
 		return x->addr < y->addr ? -1 : 1;
-	if (is_text(x->type) != is_text(y->type))
-		return is_text(x->type) - is_text(y->type);
-	c = symalias__cmp(y->name, symalias__kallsyms_bind(y->type), x->name,
-			  symalias__kallsyms_bind(x->type));
-	if (c)
-		return c;
-	/* Keep input order (names are in one buffer, in order). */
 	return x->name < y->name ? -1 : (x->name > y->name);
 }
 
@@ -135,12 +127,13 @@ static struct kallsyms *kallsyms__parse_owned(char *buf, size_t len)
 			break;
 	if (i < ks->count)
 		qsort(ks->syms, ks->count, sizeof(*ks->syms), sym_cmp);
-	for (i = 0; i < ks->count; i++) {
+	/* Each symbol up to the next address (aliases share one size). */
+	for (i = ks->count; i-- > 0;) {
 		struct stk_ksym *s = &ks->syms[i];
 		const struct stk_ksym *next = i + 1 < ks->count ? &ks->syms[i + 1] : NULL;
 
 		if (next && next->addr == s->addr)
-			s->size = 0; /* an alias; the last one at this address covers it */
+			s->size = next->size;
 		else if (next && (next->module == s->module || strcmp(next->module, s->module) == 0))
 			s->size = next->addr - s->addr;
 		else
@@ -199,7 +192,7 @@ const struct stk_ksym *kallsyms__get(const struct kallsyms *ks, size_t i)
 
 long kallsyms__find(const struct kallsyms *ks, uint64_t addr)
 {
-	size_t lo = 0, hi = ks->count;
+	size_t lo = 0, hi = ks->count, first;
 
 	/* Last symbol with sym.addr <= addr. */
 	while (lo < hi) {
@@ -215,7 +208,13 @@ long kallsyms__find(const struct kallsyms *ks, uint64_t addr)
 	lo--;
 	if (addr - ks->syms[lo].addr >= ks->syms[lo].size)
 		return -1;
-	return (long)lo;
+	/* Of its aliases the first listed text symbol, else the first. */
+	while (lo > 0 && ks->syms[lo - 1].addr == ks->syms[lo].addr)
+		lo--;
+	for (first = lo; lo < ks->count && ks->syms[lo].addr == ks->syms[first].addr; lo++)
+		if (is_text(ks->syms[lo].type))
+			return (long)lo;
+	return (long)first;
 }
 
 int kallsyms__all_zero(const struct kallsyms *ks)

@@ -22,9 +22,13 @@ struct kallsyms;
 /*
  * kallsyms__parse() - build a table from kallsyms text ("ADDR TYPE NAME" or
  * "ADDR TYPE NAME\t[MODULE]" per line).  Lines that do not parse are
- * skipped.  When several symbols share an address, the one that covers it
- * is a text symbol if there is one (global before local), else the last
- * one read; the others get size 0.
+ * skipped.  When several symbols share an address they keep the order
+ * they were listed in, and the one that names it (kallsyms__find()) is the
+ * first text symbol listed, else the first: the kernel's own choice, the
+ * name its %pS prints (the kernel lists aliases non-weak first, then with
+ * fewer leading underscores, then in link order), so that stkrec names an
+ * address the same from /proc/kallsyms as from its BPF symbolizer.  All
+ * aliases share one size.
  *
  * Returns the table, or NULL with errno = ENOMEM.
  */
@@ -46,7 +50,8 @@ const struct stk_ksym *kallsyms__get(const struct kallsyms *ks, size_t i);
 
 /*
  * kallsyms__find() - the index of the symbol covering @addr
- * (addr <= @addr < addr + size), or -1.
+ * (addr <= @addr < addr + size), of its aliases the one that names it (see
+ * kallsyms__parse()), or -1.
  */
 long kallsyms__find(const struct kallsyms *ks, uint64_t addr);
 

@@ -303,8 +303,9 @@ static int add_symbols(struct acc *a, const struct elf *e, long idx, const struc
 {
 	const struct shdr *s = &e->sh[idx], *str;
 	size_t entsize = e->is64 ? sizeof(Elf64_Sym) : sizeof(Elf32_Sym), n, i, first = 0;
-	uint8_t *syms = NULL;
+	uint8_t *syms = NULL, *vers = NULL;
 	char *strs = NULL;
+	long vi;
 	int err;
 
 	if (s->link >= e->nsh || e->sh[s->link].type != SHT_STRTAB)
@@ -323,6 +324,13 @@ static int add_symbols(struct acc *a, const struct elf *e, long idx, const struc
 		goto out;
 	}
 	n = s->size / entsize;
+	/* .dynsym spells names bare: .gnu.version says which are kept only
+	 * under an older version (glibc's cfree), rule 2 of symalias.h.
+	 * Best effort: without it they are ranked as current names. */
+	vi = s->type == SHT_DYNSYM ? find_section(e, SHT_GNU_versym, NULL) : -1;
+	if (vi >= 0 && e->sh[vi].size / 2 >= n &&
+	    src_dup(&e->src, e->sh[vi].offset, n * 2, ELFSYMS_MAX_SECTION, (void **)&vers))
+		vers = NULL;
 	/* Each name is a string of the table (cut at STK_MAX_STRING). */
 	err = acc_reserve(a, n, str->size + 1);
 	if (err)
@@ -387,9 +395,17 @@ static int add_symbols(struct acc *a, const struct elf *e, long idx, const struc
 		r->off = off;
 		r->size = size < room ? size : room;
 		r->bind = (int)symalias__elf_bind(bind);
+		if (vers) {
+			uint16_t v;
+
+			memcpy(&v, vers + 2 * i, sizeof(v));	/* host order, as checked */
+			if (v & 0x8000)
+				r->bind |= SYMALIAS_COMPAT;
+		}
 		a->n++;
 	}
 out:
+	free(vers);
 	free(syms);
 	free(strs);
 	return err;
@@ -503,8 +519,8 @@ static int read_src(const struct src *src, struct elfsyms *out)
 			if (y.addr == r.off) {
 				if (!y.size)
 					y.size = r.size;
-				if (symalias__cmp(a.names + r.name, (enum symalias_bind)r.bind,
-						  a.names + best.name, (enum symalias_bind)best.bind) < 0) {
+				if (symalias__cmp(a.names + r.name, r.bind, a.names + best.name,
+						  best.bind) < 0) {
 					best = r;
 					y.name = (const char *)(uintptr_t)r.name;
 				}
@@ -541,7 +557,11 @@ static int read_src(const struct src *src, struct elfsyms *out)
 	}
 	out->bytes = nsyms * sizeof(*out->syms) + a.names_cap;
 	for (i = 0; i < k; i++) {
-		out->syms[i].name = a.names + (uintptr_t)out->syms[i].name;
+		char *name = a.names + (uintptr_t)out->syms[i].name;
+
+		/* The name a reporter shows: no symbol version (symalias.h). */
+		name[symalias__name_len(name)] = '\0';
+		out->syms[i].name = name;
 		/* Sizeless (hand-written assembly): up to the next one. */
 		if (!out->syms[i].size && i + 1 < k)
 			out->syms[i].size = out->syms[i + 1].addr - out->syms[i].addr;

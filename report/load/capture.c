@@ -466,7 +466,7 @@ static int capture__add_symtab(struct capture *c, const struct stk_chunk *ch)
 	}
 	for (i = 0; i < ch->u.esym.nr_syms; i++)
 		c->mem += 32 + strlen(ch->u.esym.syms[i].name) + 1;
-	return esymtab__add(t->t, ch->u.esym.syms, ch->u.esym.nr_syms);
+	return esymtab__add(t->t, ch->u.esym.syms, ch->u.esym.nr_syms, kind == STK_ESYM_SYMTAB);
 }
 
 /* An ESYM chunk (SPEC.md §ESYM): kind 1 images are kept, one per build-id;

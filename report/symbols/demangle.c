@@ -124,14 +124,37 @@ static void rust_legacy_clean(char *s)
 	*w = '\0';
 }
 
+/* A PLT stub's name, "_ZN3foo3barEv@plt": the symbol demangled, the
+ * suffix kept (as perf and objdump show it). */
+static char *demangle_plt(struct demangler *d, const char *raw, size_t len)
+{
+	char *sym = strndup(raw, len - 4), *dm, *out;
+
+	if (!sym)
+		return NULL;
+	dm = demangler__demangle(d, sym);
+	free(sym);
+	if (!dm)
+		return NULL;
+	out = malloc(strlen(dm) + 5);
+	if (out)
+		strcat(strcpy(out, dm), "@plt");
+	free(dm);
+	return out;
+}
+
 char *demangler__demangle(struct demangler *d, const char *raw)
 {
 	cxa_demangle_fn fn;
 	char *out;
+	size_t len;
 	int status = 0;
 
 	if (!d || !raw || strncmp(raw, "_Z", 2) != 0)
 		return NULL;
+	len = strlen(raw);
+	if (len > 4 && strcmp(raw + len - 4, "@plt") == 0)
+		return demangle_plt(d, raw, len);
 	fn = demangler__load(d);
 	if (!fn)
 		return NULL;

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "esymtab.h"
+#include "symalias.h"
 #include "util.h"
 
 struct esym_ent {
@@ -34,7 +35,7 @@ void esymtab__free(struct esymtab *t)
 	free(t);
 }
 
-int esymtab__add(struct esymtab *t, const struct stk_esym_sym *syms, size_t n)
+int esymtab__add(struct esymtab *t, const struct stk_esym_sym *syms, size_t n, int unversion)
 {
 	size_t i;
 
@@ -51,7 +52,9 @@ int esymtab__add(struct esymtab *t, const struct stk_esym_sym *syms, size_t n)
 		t->cap = cap;
 	}
 	for (i = 0; i < n; i++) {
-		const char *name = arena__strndup(&t->names, syms[i].name, strlen(syms[i].name));
+		const char *s = syms[i].name;
+		const char *name = arena__strndup(&t->names, s,
+						  unversion ? symalias__name_len(s) : strlen(s));
 
 		if (!name)
 			return -ENOMEM;

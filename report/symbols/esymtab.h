@@ -19,8 +19,11 @@ struct esymtab;
 struct esymtab *esymtab__new(void);
 void esymtab__free(struct esymtab *t);	/* accepts NULL */
 
-/* Adds copies of @syms.  Returns 0 or -ENOMEM. */
-int esymtab__add(struct esymtab *t, const struct stk_esym_sym *syms, size_t n);
+/* Adds copies of @syms; with @unversion (a binary's symbols, kind 2) each
+ * name without its symbol version (`cfree@GLIBC_2.2.5` is `cfree`, as
+ * util/symalias.h shows names: captures of stkrec before it kept them).
+ * Returns 0 or -ENOMEM. */
+int esymtab__add(struct esymtab *t, const struct stk_esym_sym *syms, size_t n, int unversion);
 
 /*
  * esymtab__find() - the name of the symbol covering @addr, or NULL.  Of

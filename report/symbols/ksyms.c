@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: BSD-2-Clause
-/* Kernel symbols: a sorted array and a binary search, results built lazily. */
+/*
+ * Kernel symbols: a sorted array and a binary search, results built lazily.
+ * Of aliases the first added text symbol names the address (ksyms.h).
+ */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "ksyms.h"
-#include "symalias.h"
 
 /* A symbol with no size (kallsyms gives none for the last one) covers at
  * most this much: more is surely not the same function. */
@@ -14,7 +16,8 @@
 
 struct ksym {
 	uint64_t addr, size;
-	enum symalias_bind bind;	/* from the type letter */
+	size_t seq;			/* order added: the first alias names it */
+	int text;			/* a text (code) symbol, by its type letter */
 	size_t name_len;		/* of the name without " [module]" */
 	char *name;			/* "name" or "name [module]" */
 	struct sym_result *res;		/* built on first lookup */
@@ -79,7 +82,8 @@ int ksyms__add(struct ksyms *k, uint64_t addr, uint64_t size, char type, const c
 		snprintf(s->name, len, "%s", name);
 	s->addr = addr;
 	s->size = size;
-	s->bind = symalias__kallsyms_bind(type ? type : 'T');
+	s->seq = k->n;
+	s->text = !type || strchr("tTwW", type) != NULL;
 	s->name_len = strlen(name);
 	k->n++;
 	k->sorted = 0;
@@ -134,14 +138,13 @@ const char *ksyms__at(const struct ksyms *k, size_t i, uint64_t *addr)
 static int ksym_cmp(const void *a, const void *b)
 {
 	const struct ksym *x = a, *y = b;
-	char na[512], nb[512];
 
 	if (x->addr != y->addr)
 		return x->addr < y->addr ? -1 : 1;
-	/* The preferred alias first, by its name without " [module]". */
-	snprintf(na, sizeof(na), "%.*s", (int)x->name_len, x->name);
-	snprintf(nb, sizeof(nb), "%.*s", (int)y->name_len, y->name);
-	return symalias__cmp(na, x->bind, nb, y->bind) ?: strcmp(x->name, y->name);
+	/* The alias that names the address first: text, then as added. */
+	if (x->text != y->text)
+		return y->text - x->text;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
 /* Sort, drop duplicates (captures repeat symbols across flushes), and give

@@ -24,8 +24,16 @@ void ksyms__free(struct ksyms *k);	/* accepts NULL */
  * ksyms__add() - add a symbol covering [@addr, @addr + @size); @size 0 means
  * "up to the next symbol".  @type is its kallsyms type letter ('T', 't',
  * 'W'...; 0 when unknown: as 'T').  @module NULL or "" for the kernel
- * image.  Of several symbols at one address a lookup answers with the one
- * util/symalias.h prefers.  Strings are copied.  Returns 0, -ENOMEM.
+ * image.  Of several symbols at one address a lookup answers with the
+ * first text symbol added, else the first added: added in the order a
+ * kallsyms file or a capture lists them, that is the kernel's own choice,
+ * the name %pS prints (/proc/kallsyms lists aliases as the kernel ranks
+ * them: non-weak first, then fewer leading underscores, then link order;
+ * a capture named by %pS holds that one, and stkrec writes a
+ * --kallsyms=full table in the order it read).  One rule for a capture's
+ * table and --kallsyms, which tools/perf does not follow (it names an
+ * address by the last alias listed).  Strings are copied.  Returns 0,
+ * -ENOMEM.
  */
 int ksyms__add(struct ksyms *k, uint64_t addr, uint64_t size, char type, const char *name,
 	       const char *module);

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pltsyms.h"
 #include "symalias.h"
 #include "symtab.h"
 #include "util.h"
@@ -18,8 +19,8 @@
 /* A function symbol. */
 struct fsym {
 	uint64_t addr, end;	/* module addresses, [addr, end) */
-	const char *name;	/* owned by libdwfl, valid while the Dwfl lives */
-	enum symalias_bind bind;	/* which alias names an address (symalias.h) */
+	const char *name;	/* libdwfl's, or the table's own (no version, @plt) */
+	int bind;		/* which alias names an address (symalias.h) */
 	int sizeless;		/* st_size 0: ends at the next symbol */
 };
 
@@ -28,6 +29,7 @@ struct symtab {
 	size_t nr_syms;
 	struct fsym *labels;	/* code labels, sorted, one per address (see below) */
 	size_t nr_labels;
+	struct arena names;	/* names without their versions, and X@plt */
 };
 
 static int fsym_cmp(const void *a, const void *b)
@@ -123,20 +125,138 @@ static int fsyms__settle(struct fsym **v, size_t *n)
 	return 0;
 }
 
+static int str_cmp(const void *a, const void *b)
+{
+	const char *const *x = a, *const *y = b;
+
+	return strcmp(*x, *y);
+}
+
+/*
+ * The names .dynsym holds only under a hidden (non-default) version, such
+ * as glibc's cfree: .dynsym spells them bare, so rule 2 of symalias.h
+ * needs .gnu.version to tell `cfree` from `free`.  Sorted, borrowed from
+ * @elf; *@out NULL when there are none.
+ */
+static int compat_names(Elf *elf, const char ***out, size_t *n)
+{
+	Elf_Scn *scn = NULL, *dynsym = NULL, *versym = NULL;
+	Elf_Data *sd, *vd;
+	GElf_Shdr sh, dsh;
+	const char **hidden = NULL, **cur = NULL;
+	size_t nh = 0, ch = 0, nc = 0, cc = 0, i, k, nsyms;
+	int err = 0;
+
+	*out = NULL;
+	*n = 0;
+	while (elf && (scn = elf_nextscn(elf, scn))) {
+		if (!gelf_getshdr(scn, &sh))
+			continue;
+		if (sh.sh_type == SHT_DYNSYM)
+			dynsym = scn;
+		else if (sh.sh_type == SHT_GNU_versym)
+			versym = scn;
+	}
+	if (!dynsym || !versym || !gelf_getshdr(dynsym, &dsh) || !dsh.sh_entsize)
+		return 0;
+	sd = elf_getdata(dynsym, NULL);
+	vd = elf_getdata(versym, NULL);
+	if (!sd || !vd)
+		return 0;
+	nsyms = dsh.sh_size / dsh.sh_entsize;
+	for (i = 0; i < nsyms; i++) {
+		GElf_Versym ver;
+		GElf_Sym sym;
+		const char *name;
+		int h;
+
+		if (!gelf_getsym(sd, (int)i, &sym) || !gelf_getversym(vd, (int)i, &ver))
+			break;
+		name = elf_strptr(elf, dsh.sh_link, sym.st_name);
+		if (sym.st_shndx == SHN_UNDEF || !name || !name[0])
+			continue;
+		h = (ver & 0x8000) != 0;
+		if (array__grow(h ? (void **)&hidden : (void **)&cur, h ? &ch : &cc, h ? nh : nc,
+				sizeof(*hidden))) {
+			err = -ENOMEM;
+			goto out;
+		}
+		if (h)
+			hidden[nh++] = name;
+		else
+			cur[nc++] = name;
+	}
+	if (!nh)
+		goto out;
+	/* A name hidden under one version but the default of another (glibc's
+	 * clock_nanosleep@GLIBC_2.2.5 and @@GLIBC_2.17) is current. */
+	qsort(cur, nc, sizeof(*cur), str_cmp);
+	for (i = 0, k = 0; i < nh; i++)
+		if (!nc || !bsearch(&hidden[i], cur, nc, sizeof(*cur), str_cmp))
+			hidden[k++] = hidden[i];
+	qsort(hidden, k, sizeof(*hidden), str_cmp);
+	*n = k;
+	*out = hidden;
+	hidden = NULL;
+out:
+	free(hidden);
+	free(cur);
+	return err;
+}
+
+/* Adds the PLT stubs of @elf, the module's main file, `name@plt`, to
+ * t->syms (grown for them).  Local: any symbol of the binary's own at a
+ * stub's address is the better name. */
+static int symtab__add_plt(struct symtab *t, Elf *elf, GElf_Addr bias)
+{
+	struct plt_stub *stubs;
+	struct fsym *p;
+	size_t n, i;
+	int err;
+
+	err = pltsyms__read(elf, bias, &t->names, &stubs, &n);
+	if (err || !n)
+		return err;
+	p = realloc(t->syms, (t->nr_syms + n) * sizeof(*p));
+	if (!p) {
+		free(stubs);
+		return -ENOMEM;
+	}
+	t->syms = p;
+	for (i = 0; i < n; i++)
+		t->syms[t->nr_syms++] = (struct fsym){ .addr = stubs[i].addr,
+			.end = stubs[i].addr + stubs[i].size, .name = stubs[i].name,
+			.bind = SYMALIAS_LOCAL };
+	free(stubs);
+	return 0;
+}
+
+/* @name without its version (symalias.h), copied into t->names when it
+ * had one; NULL when out of memory. */
+static const char *symtab__name(struct symtab *t, const char *name)
+{
+	size_t len = symalias__name_len(name);
+
+	return name[len] ? arena__strndup(&t->names, name, len) : name;
+}
+
 struct symtab *symtab__new(Dwfl_Module *mod)
 {
 	int n = dwfl_module_getsymtab(mod);
 	struct symtab *t = calloc(1, sizeof(*t));
-	size_t i, k, cap = 0;
+	const char **compat = NULL;
+	size_t i, k, cap = 0, ncompat = 0;
+	GElf_Addr bias = 0;
+	Elf *main_elf = dwfl_module_getelf(mod, &bias);
 
-	if (!t)
+	if (!t || compat_names(main_elf, &compat, &ncompat))
 		goto nomem;
-	if (n <= 0)
-		return t;
-	t->syms = calloc((size_t)n, sizeof(*t->syms));
-	if (!t->syms)
-		goto nomem;
-	for (i = 0; i < (size_t)n; i++) {
+	if (n > 0) {
+		t->syms = calloc((size_t)n, sizeof(*t->syms));
+		if (!t->syms)
+			goto nomem;
+	}
+	for (i = 0; n > 0 && i < (size_t)n; i++) {
 		GElf_Sym sym;
 		GElf_Addr addr;
 		GElf_Word shndx;
@@ -144,12 +264,19 @@ struct symtab *symtab__new(Dwfl_Module *mod)
 		const char *name = dwfl_module_getsym_info(mod, (int)i, &sym, &addr, &shndx,
 							   &elf, NULL);
 		int type = GELF_ST_TYPE(sym.st_info), bind = GELF_ST_BIND(sym.st_info);
-		struct fsym f = { .addr = addr, .end = addr + sym.st_size, .name = name,
+		struct fsym f = { .addr = addr, .end = addr + sym.st_size,
 				  .bind = symalias__elf_bind((unsigned int)bind),
 				  .sizeless = sym.st_size == 0 };
 
 		if (!name || !name[0] || shndx == SHN_UNDEF || shndx == SHN_ABS || !addr)
 			continue;
+		/* Rule 2 of symalias.h, for a name spelled without its version. */
+		if (symalias__compat_name(name) ||
+		    (ncompat && bsearch(&name, compat, ncompat, sizeof(*compat), str_cmp)))
+			f.bind |= SYMALIAS_COMPAT;
+		f.name = symtab__name(t, name);
+		if (!f.name)
+			goto nomem;
 		if (type == STT_FUNC || type == STT_GNU_IFUNC)
 			t->syms[t->nr_syms++] = f;
 		/* A label in code (as perf takes them): hand-written entry
@@ -168,6 +295,10 @@ struct symtab *symtab__new(Dwfl_Module *mod)
 			t->labels[t->nr_labels++] = f;
 		}
 	}
+	free(compat);
+	compat = NULL;
+	if (symtab__add_plt(t, main_elf, bias))
+		goto nomem;
 	if (fsyms__settle(&t->syms, &t->nr_syms) || fsyms__settle(&t->labels, &t->nr_labels))
 		goto nomem;
 	/* A label names only what no function covers, up to the next one;
@@ -185,6 +316,7 @@ struct symtab *symtab__new(Dwfl_Module *mod)
 	}
 	return t;
 nomem:
+	free(compat);
 	symtab__free(t);
 	errno = ENOMEM;
 	return NULL;
@@ -196,6 +328,7 @@ void symtab__free(struct symtab *t)
 		return;
 	free(t->syms);
 	free(t->labels);
+	arena__free(&t->names);
 	free(t);
 }
 

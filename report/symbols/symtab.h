@@ -7,8 +7,10 @@
  * (elfutils 0.188), far too slow for 10^5 addresses, and it names an
  * address by the first global alias in table order.  Of the aliases at
  * one address this table keeps the one util/symalias.h prefers (perf's
- * choice: `read` over `__read`, `malloc` over `__libc_malloc`); a sizeless
- * symbol ends at the next one.
+ * choice: `read` over `__read`, `malloc` over `__libc_malloc`), named
+ * without its symbol version (`__libc_start_main`, not
+ * `__libc_start_main@@GLIBC_2.34`); a sizeless symbol ends at the next one.
+ * PLT stubs, in no symbol table, are named `free@plt` (pltsyms.h).
  */
 #ifndef STK_REPORT_SYMTAB_H
 #define STK_REPORT_SYMTAB_H
@@ -25,14 +27,15 @@ struct symtab;
  * sections, as perf takes them: hand-written entry code such as ld.so's
  * _start), which name only what no function covers, each up to the next
  * label or function.  An empty table when @mod has none.
- * The names are libdwfl's: the table must be freed before @mod's Dwfl ends.
+ * The names are libdwfl's or the table's: the table must be freed before
+ * @mod's Dwfl ends.
  * Returns the table, or NULL with errno ENOMEM.
  */
 struct symtab *symtab__new(Dwfl_Module *mod);
 void symtab__free(struct symtab *t);	/* accepts NULL */
 
 /* The name of the function holding module address @addr, or NULL; borrowed
- * from libdwfl, valid while @mod's Dwfl lives. */
+ * from libdwfl or @t, valid while both live. */
 const char *symtab__find(const struct symtab *t, uint64_t addr);
 
 #endif

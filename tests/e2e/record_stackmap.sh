@@ -61,11 +61,11 @@ awk -v threads=4 '
 	if (k == 2 && f[2] == "[Missed User Stack]") { nostack += n; next }
 	for (t = 1; t <= k && f[t] != "pw_thread"; t++)
 		;
-	# pw_thread names its thread first (snprintf, pthread_setname_np,
-	# named with their symbol version when libc has one:
-	# pthread_setname_np@@GLIBC_2.34): a sample there is on no path, and
-	# no wrong one either.
-	if (t < k && f[t + 1] ~ /^((__)?snprintf|pthread_setname_np)(@.*)?$/) next
+	# pw_thread names its thread first (snprintf, pthread_setname_np:
+	# named without their symbol versions, pthread_setname_np@@GLIBC_2.34
+	# in libc6-dbg'"'"'s .symtab): a sample there is on no path, and no
+	# wrong one either.
+	if (t < k && f[t + 1] ~ /^((__)?snprintf|pthread_setname_np)$/) next
 	# On pw_top_X'"'"'s first instructions it is pw_thread that is missing.
 	if (t > k && k >= 2 && f[k] ~ /^pw_top_[0-9]+$/ && f[k - 1] == "start_thread")
 		t = k - 1

@@ -59,25 +59,6 @@ perf_fold() {
 	END { if (n) { line = comm; for (i = n; i >= 1; i--) line = line ";" sym[i]; print line " 1" } }'
 }
 
-# agree_ok DESC P1 T1 P2 T2: P1 of T1 and P2 of T2 are the same share:
-# their difference within 4.5 standard deviations of the difference of
-# two binomial shares of these counts (pooled), at least 2 points.
-agree_ok() {
-	_r=$(awk -v p1="$2" -v t1="$3" -v p2="$4" -v t2="$5" 'BEGIN {
-		if (t1 <= 0 || t2 <= 0) { printf "0 0 0 1"; exit }
-		q = (p1 + p2) / (t1 + t2)
-		tol = 100 * 4.5 * sqrt(q * (1 - q) * (1 / t1 + 1 / t2))
-		if (tol < 2) tol = 2
-		x1 = 100 * p1 / t1; x2 = 100 * p2 / t2; d = x1 - x2; if (d < 0) d = -d
-		printf "%.1f %.1f %.1f %d", x1, x2, tol, (d > tol) }')
-	set -- "$1" $_r "$2" "$3" "$4" "$5"
-	if [ "$5" -eq 0 ]; then
-		pass "$1: stk $2% ($6 of $7) vs perf $3% ($8 of $9), within +- $4"
-	else
-		fail "$1: stk $2% ($6 of $7) vs perf $3% ($8 of $9), more than +- $4 apart"
-	fi
-}
-
 # ---- record the same stretch with stkrec and perf -------------------------
 # cpuwork's SECONDS only bounds it should the test die unkilled.
 bg "$CW" 3600 >/dev/null

@@ -6,9 +6,13 @@
  */
 #include <check.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "check_main.h"
 #include "demangle.h"
@@ -539,6 +543,94 @@ START_TEST(code_label_names_what_no_function_covers)
 }
 END_TEST
 
+/*
+ * The classic x86-64 lazy PLT, counted rather than decoded (the symbolizer
+ * follows each stub's jump to its GOT slot instead): the k-th JUMP_SLOT
+ * relocation of .rela.plt is the (k+1)-th 16-byte entry of .plt, PLT0
+ * first.  Returns 0 and sets *@addr to @sym's stub, or -ENOENT.
+ */
+static int plt_stub_addr(const char *file, const char *sym, uint64_t *addr)
+{
+	int fd = open(file, O_RDONLY | O_CLOEXEC), k = 0, found = -1;
+	Elf *elf;
+	Elf_Scn *scn = NULL;
+	uint64_t plt = 0;
+	size_t shstrndx;
+
+	ck_assert_int_ge(fd, 0);
+	elf_version(EV_CURRENT);
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	ck_assert_ptr_nonnull(elf);
+	ck_assert_int_eq(elf_getshdrstrndx(elf, &shstrndx), 0);
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		const char *name;
+
+		ck_assert_ptr_nonnull(gelf_getshdr(scn, &sh));
+		name = elf_strptr(elf, shstrndx, sh.sh_name);
+		if (name && strcmp(name, ".plt") == 0)
+			plt = sh.sh_addr;
+		if (name && strcmp(name, ".rela.plt") == 0) {
+			Elf_Data *d = elf_getdata(scn, NULL), *sd;
+			Elf_Scn *dyn = elf_getscn(elf, sh.sh_link);
+			GElf_Shdr dsh;
+			GElf_Rela r;
+			GElf_Sym y;
+
+			ck_assert_ptr_nonnull(gelf_getshdr(dyn, &dsh));
+			sd = elf_getdata(dyn, NULL);
+			for (k = 0; gelf_getrela(d, k, &r); k++) {
+				ck_assert_ptr_nonnull(gelf_getsym(sd, (int)GELF_R_SYM(r.r_info), &y));
+				if (strcmp(elf_strptr(elf, dsh.sh_link, y.st_name), sym) == 0)
+					found = k;
+			}
+		}
+	}
+	elf_end(elf);
+	close(fd);
+	if (found < 0 || !plt)
+		return -ENOENT;
+	*addr = plt + 16 * (uint64_t)(found + 1);
+	return 0;
+}
+
+/* uwholes (-z lazy) calls libuwctor.so's uwctor_linked through its PLT: a
+ * sample in the stub is uwctor_linked@plt, as perf and objdump name it,
+ * not [unknown]; PLT0 has no symbol of its own. */
+START_TEST(plt_stub_is_named_for_the_function_it_jumps_to)
+{
+	char path[4096];
+	struct fxmod x;
+	const struct sym_result *r;
+	uint64_t stub;
+	struct demangler *d = demangler__new();
+	char *n;
+
+	check_build_path(path, sizeof(path), "tests/unwind/uwholes", "make check");
+	ck_assert_int_eq(plt_stub_addr(path, "uwctor_linked", &stub), 0);
+	x.f = path;
+	x.s = new_sym(NULL, NULL, 0);
+	x.m = load(x.s, x.f, x.f, x.f, BASE, &x.map);
+	r = fx_lookup(&x, BASE + stub, 0);
+	ck_assert_ptr_nonnull(r);
+	ck_assert_str_eq(r->lines[0].name, "uwctor_linked@plt");
+	/* Its last byte (the lazy entry's jmp to PLT0) too, and the next
+	 * entry is another function's. */
+	r = fx_lookup(&x, BASE + stub + 15, 0);
+	ck_assert_ptr_nonnull(r);
+	ck_assert_str_eq(r->lines[0].name, "uwctor_linked@plt");
+	r = fx_lookup(&x, BASE + stub + 16, 0);
+	ck_assert(!r || strcmp(r->lines[0].name, "uwctor_linked@plt") != 0);
+	fx_unload(&x);
+	/* A C++ stub: demangled, the suffix kept (perf's fx::run()@plt). */
+	n = demangler__demangle(d, "_ZN2fx3runEv@plt");
+	ck_assert_ptr_nonnull(n);
+	ck_assert_str_eq(n, "fx::run()@plt");
+	free(n);
+	demangler__free(d);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *su = suite_create("symbolize");
@@ -547,6 +639,7 @@ int main(void)
 	if (check_build_path(fx, sizeof(fx), "tests/fixtures", "make fixtures"))
 		return 1;
 	tcase_add_test(tc, pie_leaf_and_return_addresses_name_their_functions);
+	tcase_add_test(tc, plt_stub_is_named_for_the_function_it_jumps_to);
 	tcase_add_test(tc, call_ending_a_function_is_credited_to_the_caller_via_pc_minus_1);
 	tcase_add_test(tc, non_pie_resolves_absolute_addresses);
 	tcase_add_test(tc, shared_library_resolves_at_any_base);
