@@ -247,12 +247,16 @@ if ! grep -q 'fx_inlined' "$tmp/ni.raw" && grep -q ' fx_outer ' "$tmp/ni.raw" &&
 else
 	fail "no_inline_drops_inline_lines_and_the_IN_flag"
 fi
-# (A time slice with no rows: a --pid that matches nothing is an error.)
+# A time slice with no rows is an error, as a --pid that matches nothing:
+# one line saying what the capture holds, exit 1, and no profile of 0
+# samples that reads as success.
 report pprof pprof_report "$tmp/none.pb.gz" --since 100000
-if gopprof -top "$tmp/none.pb.gz" >"$tmp/none.top" 2>&1 && grep -q 'of 0 total' "$tmp/none.top"; then
-	pass "no_sample_left_still_gives_a_readable_profile"
+rc=$?
+if [ "$rc" -eq 1 ] && [ ! -e "$tmp/none.pb.gz" ] && [ "$(grep -c . "$tmp/rep.err")" -eq 1 ] &&
+   grep -q 'no samples match --since 100000; the capture holds' "$tmp/rep.err"; then
+	pass "no_sample_left_is_one_line_and_exit_1_not_an_empty_profile"
 else
-	fail "no_sample_left_still_gives_a_readable_profile" "$(head -n 3 "$tmp/none.top")"
+	fail "no_sample_left_is_one_line_and_exit_1_not_an_empty_profile" "exit $rc: $(head -n 3 "$tmp/rep.err")"
 fi
 
 # ---- the offwake capture ----------------------------------------------------
