@@ -370,7 +370,9 @@ struct stkrec_unwind_proc {
  */
 #define STKREC_UW_DEFERRED	0x800
 #define STKREC_DEFER_CHUNK	1024	/* the stack is copied in chunks ... */
-#define STKREC_DEFER_CHUNKS	8	/* ... up to the first unreadable one */
+#define STKREC_DEFER_CHUNKS	16	/* ... up to the first unreadable one: 16 KiB,
+					 * twice perf's default (make's and ld's stacks
+					 * run past 8 KiB from leaf to main) */
 #define STKREC_DEFER_STACK	(STKREC_DEFER_CHUNK * STKREC_DEFER_CHUNKS)
 
 struct stkrec_defer {
