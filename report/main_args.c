@@ -561,8 +561,9 @@ static int print_summary(const struct report *r, const char *label)
 	return err ? 1 : 0;
 }
 
-/* One line for the modules whose DWARF was not read for what their
- * compressed sections declare (SPEC.md §7.3): 1 when there were some. */
+/* One line for the modules whose DWARF (or symbol table) was not read for
+ * what their compressed sections declare (SPEC.md §7.3): 1 when there
+ * were some. */
 static int print_dwarf_refused(const struct main_input *in)
 {
 	const struct report *r = in->r;
@@ -581,12 +582,14 @@ static int print_dwarf_refused(const struct main_input *in)
 	}
 	if (!first)
 		return 0;
-	textline__printf(stderr, PROG ": %s: %s: compressed sections declare %llu KiB inflated, over the limit of %llu KiB (%s): named from its symbol table, without DWARF%s%.0zu%s",
+	textline__printf(stderr, PROG ": %s: %s: compressed sections declare %llu KiB inflated, over the limit of %llu KiB (%s): %s%s%.0zu%s",
 			 in->path, first->path[0] ? first->path : "[anon]",
 			 (unsigned long long)(first->inflate_declared >> 10),
 			 (unsigned long long)(first->inflate_limit >> 10),
 			 first->source == ELF_SRC_EMBEDDED ? "128 x the capture's size for its images"
 							   : "128 x the file's size",
+			 first->symtab_refused ? "its symbol table not read, nor its DWARF"
+					       : "named from its symbol table, without DWARF",
 			 more ? "; and " : "", more, more ? " more modules" : "");
 	return 1;
 }

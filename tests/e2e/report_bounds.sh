@@ -9,6 +9,11 @@
 #    inflating to) 1 GiB, found on disk at its recorded path, and embedded
 #    in the capture as an image; and with three such sections: one
 #    warning line, exit status 1, the samples still named from .symtab;
+#  - the symbol table's strings a 1 GiB SHF_COMPRESSED section, in the
+#    binary and in a separate debuginfo file found by build-id; and a
+#    .gnu_debugdata (xz) inflating to 1 GiB in a binary without .symtab:
+#    libdwfl would inflate them as it loads the module, so the symbol table
+#    is not read: frames unknown, one warning line, exit status 1;
 #  - 100 rows sharing one 1024-frame kernel stack whose name is 4096
 #    control bytes: folded, text, svg and diff folded are written whole,
 #    names cut and marked, exit status 0.
@@ -16,7 +21,7 @@
 
 . "$(dirname "$0")/lib/harness.sh"
 MB=$O/tests/tools/mkbounds
-need_files "$MB" "$REP" "$FX/root/fx/fx_pie"
+need_files "$MB" "$REP" "$FX/root/fx/fx_pie" "$FX/root/fx/fx_stripped" "$FX/syms/fx_stripped"
 need_cmds prlimit
 
 # bound FILE...: 256 MiB + 128 x the files' sizes, in bytes.
@@ -48,6 +53,23 @@ for c in disk disk3 emb; do
 	# --lines would load the line table: still refused, still named.
 	run "$c --lines" "$(bound "$tmp/$c.stk")" 1 "$tmp/$c.l.out" --lines "$tmp/$c.stk"
 	check "$c --lines: main named" grep -q '^    main$' "$tmp/$c.l.out"
+done
+
+# The symbol table itself: zs in the binary, dbg in its debuginfo (by
+# build-id under --debug-dir), xz in MiniDebugInfo.
+dbg=$(find "$FX/debug/.build-id" -name '*.debug' | head -1)
+id=${dbg#"$FX/debug/"}
+mkdir -p "$tmp/dbg/${id%/*}"
+"$MB" zsym "$FX/root/fx/fx_pie" "$tmp/zs" && "$MB" capture "$tmp/zs.stk" "$FX/root/fx/fx_pie" "$tmp/zs" &&
+	"$MB" zsym "$dbg" "$tmp/dbg/$id" &&
+	"$MB" capture "$tmp/dbg.stk" "$FX/syms/fx_stripped" "$FX/root/fx/fx_stripped" &&
+	"$MB" xzelf "$FX/root/fx/fx_stripped" "$tmp/xz" &&
+	"$MB" capture "$tmp/xz.stk" "$FX/syms/fx_stripped" "$tmp/xz" || { fail "mkbounds symtab"; finish; }
+for c in zs dbg xz; do
+	run "$c" "$(bound "$tmp/$c.stk")" 1 "$tmp/$c.out" -f folded --debug-dir "$tmp/dbg" "$tmp/$c.stk"
+	w=$(grep -c 'compressed sections declare .* over the limit .*: its symbol table not read' "$tmp/err")
+	check "$c: one warning line" test "$w" -eq 1
+	check "$c: frames unknown" grep -q '^zbomb;\[unknown\];\[unknown\] 10$' "$tmp/$c.out"
 done
 
 b=$(bound "$tmp/k.stk")
