@@ -99,9 +99,17 @@ int main_args__bad_option(int c, char **argv, const char *cmd)
 {
 	char word[3] = { '-', (char)optopt, '\0' };
 	const char *typed = argv[optind - 1], *hint;
+	int long_word = strncmp(typed, "--", 2) == 0;
 
+	/* "--help=1": getopt_long() puts the option's val in optopt, which is
+	 * no short option's letter; an unknown long option leaves it 0. */
+	if (c == '?' && long_word && optopt && strchr(typed, '=')) {
+		textline__printf(stderr, PROG ": option '%.*s' takes no value; try '%s --help'",
+				 (int)strcspn(typed, "="), typed, cmd);
+		return 2;
+	}
 	/* A short option not at its word's start ("-dg"): name it alone. */
-	if (c == '?' && optopt > 0 && optopt < 128)
+	if (c == '?' && !long_word && optopt > 0 && optopt < 128)
 		typed = word;
 	if (c == ':') {
 		textline__printf(stderr, PROG ": option '%s' needs a value; try '%s --help'", typed,
@@ -118,6 +126,9 @@ int main_args__bad_option(int c, char **argv, const char *cmd)
 int main_args__unknown_command(const char *word, int more_operands)
 {
 	static const char *const cmds[] = { "info", "diff", "merge" };
+	static const char *const usages[] = { "info [options] FILE.stk",
+					      "diff [options] BASE.stk NEW.stk",
+					      "merge -o OUT.stk IN.stk..." };
 	const char *near, *fmt;
 	size_t i;
 
@@ -128,6 +139,14 @@ int main_args__unknown_command(const char *word, int more_operands)
 			return 0;
 	if (!i)
 		return 0;
+	/* "stkreport --pid 1 info x.stk": the command was there, too late. */
+	for (i = 0; i < 3; i++) {
+		if (strcmp(word, cmds[i]) == 0) {
+			fprintf(stderr, PROG ": the command comes first: '" PROG " %s'; try '"
+				PROG " %s --help'\n", usages[i], word);
+			return 2;
+		}
+	}
 	fmt = output_format__find(word) ? word : NULL;
 	near = perfopt__closest(word, cmds, 3);
 	if (!near && !fmt && !more_operands)

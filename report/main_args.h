@@ -102,7 +102,8 @@ int main_args__bad_option(int c, char **argv, const char *cmd);
  * `stkreport [options] FILE`, is no file but looks like a mistyped
  * subcommand or format ("infoo", "top"), one line on stderr naming it and
  * the closest one; with @more_operands (more follow) any word that is no
- * file is taken for one.  Returns 2 when it said so, else 0.
+ * file is taken for one.  A command itself ("stkreport --pid 1 info x")
+ * gets its usage line: it comes first.  Returns 2 when it said so, else 0.
  */
 int main_args__unknown_command(const char *word, int more_operands);
 
