@@ -94,6 +94,12 @@ FILE *outstream__file(struct outstream *o)
 	return o->f;
 }
 
+void outstream__fail(struct outstream *o, int err)
+{
+	if (o && err && !o->err)
+		o->err = err;
+}
+
 int outstream__close(struct outstream *o)
 {
 	int err;

@@ -70,8 +70,13 @@ struct outstream;
 struct outstream *outstream__open(const char *path);
 /* The stream to write to; valid until outstream__close(). */
 FILE *outstream__file(struct outstream *o);
+/* The writer failed with @err (a -errno; 0 does nothing): outstream__close()
+ * is to remove the file it created, a partial or empty report, and return
+ * @err unless a write failed first. */
+void outstream__fail(struct outstream *o, int err);
 /* Flushes, closes and frees @o (accepts NULL).  Returns 0, or the first
- * write's (or close()'s) -errno, e.g. -ENOSPC, -EPIPE. */
+ * write's (or close()'s) -errno, e.g. -ENOSPC, -EPIPE, or outstream__fail()'s;
+ * then a file it created is removed. */
 int outstream__close(struct outstream *o);
 
 /* The format named @name, or NULL. */

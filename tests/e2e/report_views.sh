@@ -81,6 +81,11 @@ is "--callees root: recursion nested" "$got" "11|root|21 6|a|23 6|leaf|25 3|b|23
 "$REP" --callers nosuch "$tmp/v.stk" > /dev/null 2> "$tmp/err"
 rc=$?
 is "--callers nosuch: exit 1, one line naming it" "$rc $(wc -l < "$tmp/err") $(grep -c 'named nosuch' "$tmp/err")" "1 1 1"
+# ... and leaves no empty -o file behind.
+"$REP" --callers nosuch -o "$tmp/nosuch.txt" "$tmp/v.stk" > /dev/null 2> "$tmp/err"
+rc=$?
+check "--callers nosuch -o FILE: exit 1 ($rc), FILE not left behind" \
+	test "$rc" -eq 1 -a ! -e "$tmp/nosuch.txt"
 
 # diff -f top: leaf self 9 of 15 (60%) -> 15 of 21 (71.43%).
 "$REP" diff -f top "$tmp/v.stk" "$tmp/v2.stk" > "$tmp/dtop" 2>/dev/null
