@@ -449,8 +449,10 @@ int main_input__load(struct main_input *in, const struct main_args *a, const cha
 			fprintf(stderr, PROG ": %s: %s\n", path, strerror(err));
 		goto fail;
 	}
-	if (filters_matched_nothing(in, a))
+	if (filters_matched_nothing(in, a)) {
+		in->matched_nothing = 1;
 		goto fail;
+	}
 	return 0;
 fail:
 	main_input__release(in);

@@ -595,18 +595,10 @@ static void report(const struct main_args *a, const char *path, int lines)
 	int err;
 
 	err = main_input__load(&in, a, path, lines);
-	if (err && !time_slice__all(&a->slice)) {
-		/* A slice that holds no sample is an error (said on stderr):
-		 * the capture must load whole. */
-		struct main_args whole = *a;
-
-		whole.slice.since_ns = 0;
-		whole.slice.until_ns = UINT64_MAX;
-		if (main_input__load(&in, &whole, path, lines) == 0) {
-			main_input__release(&in);
-			return;
-		}
-	}
+	/* Filters or a slice that keep no sample are an error (said on
+	 * stderr); any other failure to load what libstk wrote is a bug. */
+	if (err && in.matched_nothing)
+		return;
 	if (err)
 		die("a capture written by libstk did not load");
 	for (i = 0; i < sizeof(formats) / sizeof(formats[0]); i++) {
