@@ -170,6 +170,16 @@ uint64_t output__text_budget(uint64_t size);
 #define RENDER_NAME_MAX 4096
 #define RENDER_CUT_MARK "[...]"
 
+/*
+ * render_clean_name() - a function's name @s (@len bytes, NUL-terminated
+ * there) as render_clean() renders it (@plain: it needs nothing of that,
+ * printed as is), at most RENDER_NAME_MAX bytes: past that cut between two
+ * characters (never inside an escape) and ended with RENDER_CUT_MARK,
+ * RENDER_NAME_MAX bytes in all (SPEC.md §7.3).  Every output's frame and
+ * function names go through it.  Returns 0 or -ENOMEM.
+ */
+int render_clean_name(struct strbuf *sb, const char *s, size_t len, int plain, int folded);
+
 /* @x and @y by text; once texts were dropped, by hash, length, first sight. */
 int group__cmp_text(const struct group *x, const struct group *y);
 

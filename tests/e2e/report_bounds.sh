@@ -16,7 +16,8 @@
 #    is not read: frames unknown, one warning line, exit status 1;
 #  - 100 rows sharing one 1024-frame kernel stack whose name is 4096
 #    control bytes: folded, text, svg and diff folded are written whole,
-#    names cut and marked, exit status 0.
+#    names cut and marked, exit status 0; and -f top, --callers/--callees
+#    and diff -f top, whose names are cut the same way.
 # No BPF needed.
 
 . "$(dirname "$0")/lib/harness.sh"
@@ -82,5 +83,28 @@ check "k text: 100 stacks" test "$(grep -c '^    -  *w[0-9]* (' "$tmp/k.text")" 
 check "k svg: written" grep -q '</svg>' "$tmp/k.svg"
 run "k diff" "$(( b + 128 * $(wc -c <"$tmp/k.stk") ))" 0 "$tmp/k.diff" diff -f folded "$tmp/k.stk" "$tmp/k.stk"
 check "k diff: 100 rows" test "$(wc -l <"$tmp/k.diff")" -eq 100
+
+# -f top, the callers/callees trees and diff -f top cut names as the other
+# outputs do (4096 bytes, ending in [...]), between escapes, never inside
+# one; a tree line adds its indent (2 a level, 1024 levels) to that.
+name=$(awk 'BEGIN { for (i = 0; i < 4096; i++) printf "%c", 1 + i % 31 }')
+run "k top" "$b" 0 "$tmp/k.top" -f top "$tmp/k.stk"
+run "k callers" "$b" 0 "$tmp/k.callers" --callers "$name" "$tmp/k.stk"
+run "k callees" "$b" 0 "$tmp/k.callees" --callees "$name" "$tmp/k.stk"
+run "k diff top" "$(( b + 128 * $(wc -c <"$tmp/k.stk") ))" 0 "$tmp/k.dtop" diff -f top "$tmp/k.stk" "$tmp/k.stk"
+# longest FILE: its longest line's length.
+longest() {
+	awk '{ if (length($0) > n) n = length($0) } END { print n + 0 }' "$1"
+}
+# cut_whole FILE: names cut and marked, no escape cut in two ("\x1[...]").
+cut_whole() {
+	grep -qF '[...]' "$1" && ! grep -qE '\\x[0-9a-f]?\[\.\.\.\]' "$1"
+}
+for v in top:4300 callers:6400 callees:6400 dtop:4300; do
+	f=${v%:*} max=${v#*:}
+	n=$(longest "$tmp/k.$f")
+	check "k $f: lines of at most $max bytes ($n)" test "$n" -le "$max"
+	check "k $f: names cut and marked between escapes" cut_whole "$tmp/k.$f"
+done
 
 finish
