@@ -11,9 +11,10 @@
  * kernel symbols are drawn from $(O)/tests/fuzz/elf.stk (the ELF
  * fixtures: mk/report_fuzz.mk), so most frames are named.
  *
- * Then: the report of A (text, folded, pprof, svg, the closing summary)
- * with the options and --since/--until slice of the input, diff A B (text,
- * folded, svg), merge A B (read back: it must be sound and closed), and
+ * Then: the report of A (text, folded, pprof, svg, top, the --callers and
+ * --callees trees of main and fx_leaf, the closing summary) with the
+ * options and --since/--until slice of the input, diff A B (text, folded,
+ * svg, top), merge A B (read back: it must be sound and closed), and
  * `stkreport info --chunks` with the slice.  A capture written by libstk
  * that the reporter cannot load, or a writer that fails on /dev/null
  * other than for memory, is a finding: abort().
@@ -589,7 +590,10 @@ static void set_args(struct main_args *a, uint8_t flags, uint8_t slice)
 
 static void report(const struct main_args *a, const char *path, int lines)
 {
-	static const char *const formats[] = { "text", "folded", "pprof", "svg" };
+	static const char *const formats[] = { "text", "folded", "pprof", "svg", "top" };
+	/* Functions of the fixtures (fx_app.c) for the call trees. */
+	static const char *const funcs[] = { "main", "fx_leaf" };
+	struct output_opts o = a->oo;
 	struct main_input in;
 	size_t i;
 	int err;
@@ -605,6 +609,14 @@ static void report(const struct main_args *a, const char *path, int lines)
 		err = output_format__find(formats[i])->write(in.r, &a->oo, fuzz_null());
 		if (err && err != -ENOMEM)
 			die(formats[i]);
+	}
+	/* --callers and --callees: -ENOENT when no sample has the function. */
+	for (i = 0; i < 2 * sizeof(funcs) / sizeof(funcs[0]); i++) {
+		o.tree_func = funcs[i / 2];
+		o.tree_callers = i & 1;
+		err = out_tree__write(in.r, &o, fuzz_null());
+		if (err && err != -ENOMEM && err != -ENOENT)
+			die(o.tree_callers ? "--callers" : "--callees");
 	}
 	main_input__status(&in, NULL);
 	main_input__release(&in);
