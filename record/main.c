@@ -618,8 +618,18 @@ static int parse_option(struct args *a, int opt, const char *arg, char **argv)
 		return EXIT_USAGE;
 	case '?': {
 		char word[3] = { '-', (char)optopt, '\0' };
-		const char *typed = optopt ? word : argv[optind - 1];
-		const char *hint = perfopt__hint(PERFOPT_STKREC, typed);
+		const char *typed = argv[optind - 1], *hint;
+
+		/* "--help=1": optopt is the long option's val, not a letter
+		 * typed; only a single-dash word names its option by optopt. */
+		if (strncmp(typed, "--", 2) == 0 && optopt && strchr(typed, '=')) {
+			errorf("option '%.*s' takes no value (see stkrec --help)",
+			       (int)strcspn(typed, "="), typed);
+			return EXIT_USAGE;
+		}
+		if (strncmp(typed, "--", 2) != 0 && optopt)
+			typed = word;
+		hint = perfopt__hint(PERFOPT_STKREC, typed);
 
 		/* perf record's habits (-a, -g, -e) get what stkrec does instead. */
 		errorf("unknown option '%.*s'%s%s (see stkrec --help)", (int)strcspn(typed, "="),

@@ -99,9 +99,17 @@ int main_args__bad_option(int c, char **argv, const char *cmd)
 {
 	char word[3] = { '-', (char)optopt, '\0' };
 	const char *typed = argv[optind - 1], *hint;
+	int long_word = strncmp(typed, "--", 2) == 0;
 
+	/* "--help=1": getopt_long() puts the option's val in optopt, which is
+	 * no short option's letter; an unknown long option leaves it 0. */
+	if (c == '?' && long_word && optopt && strchr(typed, '=')) {
+		textline__printf(stderr, PROG ": option '%.*s' takes no value; try '%s --help'",
+				 (int)strcspn(typed, "="), typed, cmd);
+		return 2;
+	}
 	/* A short option not at its word's start ("-dg"): name it alone. */
-	if (c == '?' && optopt > 0 && optopt < 128)
+	if (c == '?' && !long_word && optopt > 0 && optopt < 128)
 		typed = word;
 	if (c == ':') {
 		textline__printf(stderr, PROG ": option '%s' needs a value; try '%s --help'", typed,
@@ -118,6 +126,9 @@ int main_args__bad_option(int c, char **argv, const char *cmd)
 int main_args__unknown_command(const char *word, int more_operands)
 {
 	static const char *const cmds[] = { "info", "diff", "merge" };
+	static const char *const usages[] = { "info [options] FILE.stk",
+					      "diff [options] BASE.stk NEW.stk",
+					      "merge -o OUT.stk IN.stk..." };
 	const char *near, *fmt;
 	size_t i;
 
@@ -128,6 +139,14 @@ int main_args__unknown_command(const char *word, int more_operands)
 			return 0;
 	if (!i)
 		return 0;
+	/* "stkreport --pid 1 info x.stk": the command was there, too late. */
+	for (i = 0; i < 3; i++) {
+		if (strcmp(word, cmds[i]) == 0) {
+			fprintf(stderr, PROG ": the command comes first: '" PROG " %s'; try '"
+				PROG " %s --help'\n", usages[i], word);
+			return 2;
+		}
+	}
 	fmt = output_format__find(word) ? word : NULL;
 	near = perfopt__closest(word, cmds, 3);
 	if (!near && !fmt && !more_operands)
@@ -430,8 +449,10 @@ int main_input__load(struct main_input *in, const struct main_args *a, const cha
 			fprintf(stderr, PROG ": %s: %s\n", path, strerror(err));
 		goto fail;
 	}
-	if (filters_matched_nothing(in, a))
+	if (filters_matched_nothing(in, a)) {
+		in->matched_nothing = 1;
 		goto fail;
+	}
 	return 0;
 fail:
 	main_input__release(in);
@@ -561,8 +582,9 @@ static int print_summary(const struct report *r, const char *label)
 	return err ? 1 : 0;
 }
 
-/* One line for the modules whose DWARF was not read for what their
- * compressed sections declare (SPEC.md §7.3): 1 when there were some. */
+/* One line for the modules whose DWARF (or symbol table) was not read for
+ * what their compressed sections declare (SPEC.md §7.3): 1 when there
+ * were some. */
 static int print_dwarf_refused(const struct main_input *in)
 {
 	const struct report *r = in->r;
@@ -581,12 +603,14 @@ static int print_dwarf_refused(const struct main_input *in)
 	}
 	if (!first)
 		return 0;
-	textline__printf(stderr, PROG ": %s: %s: compressed sections declare %llu KiB inflated, over the limit of %llu KiB (%s): named from its symbol table, without DWARF%s%.0zu%s",
+	textline__printf(stderr, PROG ": %s: %s: compressed sections declare %llu KiB inflated, over the limit of %llu KiB (%s): %s%s%.0zu%s",
 			 in->path, first->path[0] ? first->path : "[anon]",
 			 (unsigned long long)(first->inflate_declared >> 10),
 			 (unsigned long long)(first->inflate_limit >> 10),
 			 first->source == ELF_SRC_EMBEDDED ? "128 x the capture's size for its images"
 							   : "128 x the file's size",
+			 first->symtab_refused ? "its symbol table not read, nor its DWARF"
+					       : "named from its symbol table, without DWARF",
 			 more ? "; and " : "", more, more ? " more modules" : "");
 	return 1;
 }

@@ -50,6 +50,8 @@ struct main_input {
 	struct capture *cap;
 	struct kvmlinux *vmlinux;	/* --vmlinux, when usable for this capture */
 	struct report *r;
+	int matched_nothing;		/* main_input__load() failed because the
+					 * filters or slice kept no sample */
 };
 
 /* Zeroes @a and sets the defaults.  @a is large (the id lists): make it
@@ -102,7 +104,8 @@ int main_args__bad_option(int c, char **argv, const char *cmd);
  * `stkreport [options] FILE`, is no file but looks like a mistyped
  * subcommand or format ("infoo", "top"), one line on stderr naming it and
  * the closest one; with @more_operands (more follow) any word that is no
- * file is taken for one.  Returns 2 when it said so, else 0.
+ * file is taken for one.  A command itself ("stkreport --pid 1 info x")
+ * gets its usage line: it comes first.  Returns 2 when it said so, else 0.
  */
 int main_args__unknown_command(const char *word, int more_operands);
 
@@ -110,7 +113,8 @@ int main_args__unknown_command(const char *word, int more_operands);
  * main_input__load() - read @path and run the pipeline with @a's options
  * (--vmlinux opened and checked against this capture).  @lines: look up
  * source lines whatever --lines says (pprof).  Returns 0, or 1 when it
- * failed (said on stderr; @in is then released).
+ * failed (said on stderr; @in is then released, with in->matched_nothing
+ * set when what failed is that the filters or slice kept no sample).
  */
 int main_input__load(struct main_input *in, const struct main_args *a, const char *path,
 		     int lines);

@@ -202,8 +202,10 @@ int diff_main(int argc, char **argv)
 	f = outstream__file(out);
 	err = folded == 3 ? out_diff__top(d, &po, f) : folded == 2 ? out_diff__svg(d, title, inverted, f)
 	      : folded ? out_diff__folded(d, f) : out_diff__text(d, &po, f);
-	/* The first write's error says what happened (ENOSPC, EPIPE). */
-	err = outstream__close(out) ?: err;
+	/* The first write's error says what happened (ENOSPC, EPIPE); a
+	 * failed writer leaves no partial (or empty) file behind. */
+	outstream__fail(out, err);
+	err = outstream__close(out);
 	if (err) {
 		textline__printf(stderr, PROG ": writing %s: %s", out_path ? out_path : "the diff",
 				 strerror(-err));

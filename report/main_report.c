@@ -250,8 +250,10 @@ int report_main(int argc, char **argv)
 	if (!out)
 		goto out;
 	err = (a.oo.tree_func ? out_tree__write : fmt->write)(in.r, &a.oo, outstream__file(out));
-	/* The first write's error says what happened (ENOSPC, EPIPE). */
-	err = outstream__close(out) ?: err;
+	/* The first write's error says what happened (ENOSPC, EPIPE); a
+	 * failed writer leaves no partial (or empty) file behind. */
+	outstream__fail(out, err);
+	err = outstream__close(out);
 	if (err == -ENOENT) {	/* only the tree's: nothing written */
 		textline__printf(stderr, PROG ": %s: no sample has a function named %s in its stack (of %llu %s); -f top lists them",
 				 argv[optind], a.oo.tree_func, (unsigned long long)in.r->total_count,

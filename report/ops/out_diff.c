@@ -35,7 +35,7 @@ static int func_line(struct strbuf *sb, const struct diff *d, const struct diff_
 	err = err ?: add_value(sb, b, fn->total[DIFF_BASE]);
 	err = err ?: add_value(sb, n, fn->total[DIFF_NEW]);
 	err = err ?: strbuf__adds(sb, "  ");
-	err = err ?: render_clean(sb, fn->name, 0);
+	err = err ?: render_clean_name(sb, fn->name, strlen(fn->name), 0, 0);
 	err = err ?: strbuf__adds(sb, " (");
 	err = err ?: render_clean(sb, fn->module, 0);
 	err = err ?: strbuf__adds(sb, ")\n");
@@ -233,7 +233,7 @@ int out_diff__top(const struct diff *d, const struct diff_print_opts *o, FILE *f
 		err = err ?: strbuf__adds(&sb, " ");
 		err = err ?: out_top__value(&sb, diff__side(d, DIFF_NEW)->kind, v[i]->total[DIFF_NEW]);
 		err = err ?: strbuf__addf(&sb, " %+8.2f  ", v[i]->total_delta);
-		err = err ?: render_clean(&sb, v[i]->name, 0);
+		err = err ?: render_clean_name(&sb, v[i]->name, strlen(v[i]->name), 0, 0);
 		err = err ?: strbuf__adds(&sb, " (");
 		err = err ?: render_clean(&sb, v[i]->module, 0);
 		err = err ?: strbuf__adds(&sb, ")\n");

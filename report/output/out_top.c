@@ -65,7 +65,7 @@ static int top_row(struct strbuf *sb, const struct report *r, const struct func_
 		err = err ?: strbuf__addf(sb, " %6.2f%%", share(fn->total[0], total));
 	}
 	err = err ?: strbuf__adds(sb, "  ");
-	err = err ?: render_clean(sb, fn->name, 0);
+	err = err ?: render_clean_name(sb, fn->name, strlen(fn->name), 0, 0);
 	if (!err && fn->module[0]) {
 		err = strbuf__adds(sb, by == FUNCS_BY_FUNC ? " (" : " ");
 		err = err ?: render_clean(sb, fn->module, 0);

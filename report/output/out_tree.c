@@ -45,7 +45,7 @@ static int tree_lines(struct strbuf *sb, const struct report *r, const struct ca
 		err = out_top__value(sb, r->kind, v[i]->value);
 		err = err ?: strbuf__addf(sb, " %6.2f%%  %*s", total ? 100.0 * (double)v[i]->value /
 					  (double)total : 0.0, (int)(2 * depth), "");
-		err = err ?: render_clean(sb, v[i]->fn->name, 0);
+		err = err ?: render_clean_name(sb, v[i]->fn->name, strlen(v[i]->fn->name), 0, 0);
 		err = err ?: strbuf__adds(sb, " (");
 		err = err ?: render_clean(sb, v[i]->fn->module, 0);
 		err = err ?: strbuf__adds(sb, ")\n");
@@ -78,7 +78,7 @@ int out_tree__write(const struct report *r, const struct output_opts *o, FILE *f
 		goto out;
 	}
 	err = strbuf__adds(&sb, callers ? "# callers of " : "# callees of ");
-	err = err ?: render_clean(&sb, o->tree_func, 0);
+	err = err ?: render_clean_name(&sb, o->tree_func, strlen(o->tree_func), 0, 0);
 	err = err ?: strbuf__addf(&sb, ", %s: each line holds the %s of the paths through it, and their share of all\n",
 				  callers ? "bottom-up (each function's callers under it)"
 					  : "top-down (each function's callees under it)",

@@ -94,6 +94,12 @@ FILE *outstream__file(struct outstream *o)
 	return o->f;
 }
 
+void outstream__fail(struct outstream *o, int err)
+{
+	if (o && err && !o->err)
+		o->err = err;
+}
+
 int outstream__close(struct outstream *o)
 {
 	int err;
@@ -186,40 +192,56 @@ static int render_unknown(struct strbuf *sb, const struct rframe *f, const struc
 	return err;
 }
 
-/* Where to cut @s (UTF-8) at most @max bytes in, not inside a character. */
-static size_t cut_at(const char *s, size_t max)
+/* The bytes of the UTF-8 character at @s (@left bytes there), 1 for a
+ * byte that starts none: a unit the escaper renders whole. */
+static size_t char_len(const char *s, size_t left)
 {
-	while (max && ((unsigned char)s[max] & 0xc0) == 0x80)
-		max--;
-	return max;
+	unsigned char c = (unsigned char)s[0];
+	size_t n = c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : c >= 0xc0 ? 2 : 1, i;
+
+	if (n > left)
+		return 1;
+	for (i = 1; i < n; i++)
+		if (((unsigned char)s[i] & 0xc0) != 0x80)
+			return 1;
+	return n;
 }
 
-/*
- * A symbol's name, at most RENDER_NAME_MAX bytes rendered (then cut, at a
- * character, and marked): names come from binaries and captures, and a
- * line holds up to 1024 frames of them.  Rendered a piece at a time, so
- * a long name costs no more than its kept part.
- */
+int render_clean_name(struct strbuf *sb, const char *s, size_t len, int plain, int folded)
+{
+	const size_t keep = RENDER_NAME_MAX - (sizeof(RENDER_CUT_MARK) - 1);
+	size_t start = sb->len, cut = start, done = 0, k;
+	char unit[5];
+	int err;
+
+	/* Short enough whatever escaping makes of it (4 bytes a byte at most). */
+	if (plain ? len <= RENDER_NAME_MAX : len <= RENDER_NAME_MAX / 4)
+		return plain ? strbuf__add(sb, s, len) : render_clean(sb, s, folded);
+	/* A character at a time, so the cut falls between two escapes, never
+	 * inside one ("\x0" then [...]), and a long name costs no more than
+	 * its kept part. */
+	while (done < len) {
+		k = char_len(s + done, len - done);
+		memcpy(unit, s + done, k);
+		unit[k] = '\0';
+		err = plain ? strbuf__add(sb, unit, k) : render_clean(sb, unit, folded);
+		if (err)
+			return err;
+		done += k;
+		if (sb->len - start <= keep)
+			cut = sb->len;
+		else if (sb->len - start > RENDER_NAME_MAX)
+			break;
+	}
+	if (done >= len && sb->len - start <= RENDER_NAME_MAX)
+		return 0;
+	sb->len = cut;
+	return strbuf__adds(sb, RENDER_CUT_MARK);
+}
+
 static int render_name(struct strbuf *sb, const struct sym_line *l, int folded)
 {
-	size_t start = sb->len, done = 0, k;
-	char piece[257];
-	int err = 0;
-
-	if (l->plain && l->name_len <= RENDER_NAME_MAX)
-		return strbuf__add(sb, l->name, l->name_len);
-	while (!err && done < l->name_len && sb->len - start < RENDER_NAME_MAX) {
-		k = l->name_len - done < 256 ? l->name_len - done
-					     : cut_at(l->name + done, 256) ?: 256;
-		memcpy(piece, l->name + done, k);
-		piece[k] = '\0';
-		err = l->plain ? strbuf__add(sb, piece, k) : render_clean(sb, piece, folded);
-		done += k;
-	}
-	if (err || (sb->len - start <= RENDER_NAME_MAX && done >= l->name_len))
-		return err;
-	sb->len = start + cut_at(sb->buf + start, RENDER_NAME_MAX - (sizeof(RENDER_CUT_MARK) - 1));
-	return strbuf__adds(sb, RENDER_CUT_MARK);
+	return render_clean_name(sb, l->name, l->name_len, l->plain, folded);
 }
 
 int render_frame_line(struct strbuf *sb, const struct rframe *f, uint32_t i,

@@ -70,8 +70,13 @@ struct outstream;
 struct outstream *outstream__open(const char *path);
 /* The stream to write to; valid until outstream__close(). */
 FILE *outstream__file(struct outstream *o);
+/* The writer failed with @err (a -errno; 0 does nothing): outstream__close()
+ * is to remove the file it created, a partial or empty report, and return
+ * @err unless a write failed first. */
+void outstream__fail(struct outstream *o, int err);
 /* Flushes, closes and frees @o (accepts NULL).  Returns 0, or the first
- * write's (or close()'s) -errno, e.g. -ENOSPC, -EPIPE. */
+ * write's (or close()'s) -errno, e.g. -ENOSPC, -EPIPE, or outstream__fail()'s;
+ * then a file it created is removed. */
 int outstream__close(struct outstream *o);
 
 /* The format named @name, or NULL. */
@@ -164,6 +169,16 @@ uint64_t output__text_budget(uint64_t size);
  * RENDER_CUT_MARK, so no line grows past a bound whatever the symbols. */
 #define RENDER_NAME_MAX 4096
 #define RENDER_CUT_MARK "[...]"
+
+/*
+ * render_clean_name() - a function's name @s (@len bytes, NUL-terminated
+ * there) as render_clean() renders it (@plain: it needs nothing of that,
+ * printed as is), at most RENDER_NAME_MAX bytes: past that cut between two
+ * characters (never inside an escape) and ended with RENDER_CUT_MARK,
+ * RENDER_NAME_MAX bytes in all (SPEC.md §7.3).  Every output's frame and
+ * function names go through it.  Returns 0 or -ENOMEM.
+ */
+int render_clean_name(struct strbuf *sb, const char *s, size_t len, int plain, int folded);
 
 /* @x and @y by text; once texts were dropped, by hash, length, first sight. */
 int group__cmp_text(const struct group *x, const struct group *y);

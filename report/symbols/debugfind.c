@@ -28,21 +28,26 @@ void debugfind__attach(Dwfl_Module *mod, struct debugfind *df)
  * it may be used, -EFBIG when it is past its limit and to be refused. */
 static int measure(struct debugfind *df, int fd)
 {
+	uint64_t limit;
 	struct stat st;
+	int err = 0;
 	Elf *elf;
 
 	if (fstat(fd, &st) < 0)
 		return 0;	/* libdwfl will fail on it the same way */
 	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	df->size = (uint64_t)st.st_size;
+	limit = elf_inflate__limit(df->size);
 	df->declared = elf_inflate__declared(elf);
-	elf_end(elf);
-	df->over = df->declared > elf_inflate__limit(df->size);
-	if (df->over && df->loading_dwarf) {
+	df->over = df->declared > limit;
+	/* Not loading DWARF: libdwfl wants its symbol table, and inflates
+	 * whatever of it is compressed right away. */
+	if (df->over && (df->loading_dwarf || elf_inflate__symtab(elf, limit) > 0)) {
 		df->refused = 1;
-		return -EFBIG;
+		err = -EFBIG;
 	}
-	return 0;
+	elf_end(elf);
+	return err;
 }
 
 int debugfind__find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname,

@@ -12,8 +12,10 @@
  *
  * It also measures what the file's compressed sections would inflate to
  * (elfinflate.h): a file past its limit is refused while the module's DWARF
- * is being loaded (libdw would inflate it), and only marked otherwise (its
- * symbol table is still good; the module's DWARF is then never loaded).
+ * is being loaded (libdw would inflate it), and while its symbol table is
+ * if any of the symbol table's sections is compressed (libdwfl inflates
+ * them as it loads it); only marked otherwise (its symbol table is still
+ * good; the module's DWARF is then never loaded).
  */
 #ifndef STK_REPORT_DEBUGFIND_H
 #define STK_REPORT_DEBUGFIND_H

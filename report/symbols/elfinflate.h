@@ -29,6 +29,20 @@
  */
 uint64_t elf_inflate__declared(Elf *elf);
 
+/*
+ * elf_inflate__symtab() - the bytes libdwfl inflates to load @elf's symbol
+ * table (dwfl_module_getsymtab()), which it does when the module is
+ * loaded, before any DWARF: the declared size (as above) of each
+ * compressed SHT_SYMTAB, SHT_DYNSYM and SHT_SYMTAB_SHNDX section and of
+ * the section each names by sh_link; plus, for .gnu_debugdata
+ * (MiniDebugInfo, xz), what it inflates to and that image's own symbol
+ * table sections.  An xz stream's index or headers could lie, so it is
+ * inflated here, into at most what is left of @limit, and dropped: the
+ * result is then past @limit (UINT64_MAX when liblzma cannot decode it
+ * in its memory limit).  Saturates at UINT64_MAX.
+ */
+uint64_t elf_inflate__symtab(Elf *elf, uint64_t limit);
+
 /* @size bytes times ELF_INFLATE_PER_BYTE, saturating. */
 uint64_t elf_inflate__limit(uint64_t size);
 

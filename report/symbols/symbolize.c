@@ -416,6 +416,9 @@ static int elf_has_symtab(Elf *elf)
 }
 
 static int module__open(struct symbolizer *s, struct sym_module *m);
+static int module__symtab_refused(struct symbolizer *s, struct sym_module *m, Elf *elf);
+static void module__refuse(struct sym_module *m, int symtab, uint64_t declared,
+			   uint64_t limit);
 
 /* Called for every frame: the test is all it costs once the module is open. */
 int symbolizer__open_module(struct symbolizer *s, struct sym_module *m)
@@ -471,12 +474,24 @@ static int module__load(struct symbolizer *s, struct sym_module *m, const char *
 		return err;
 	if (err)
 		return 0;
+	/* libdwfl inflates the symbol table's compressed sections (and
+	 * MiniDebugInfo) as it loads it: measure them first, and past the
+	 * limit do not let it (SPEC.md §7.3). */
+	if (module__symtab_refused(s, m, elf)) {
+		p->syms = symtab__new(NULL);
+		if (!p->syms)
+			return -ENOMEM;
+		m->status = SYM_MOD_NO_SYMBOLS;
+		return 0;
+	}
 	/* This goes looking for separate debuginfo through the callbacks when
 	 * the binary has no .symtab.  DWARF is only loaded when a lookup needs
 	 * it (module__dwarf()): compressed debuginfo costs ~25 ms for libc's
 	 * when libdw inflates it all, wasted when no inline frame or line is
 	 * asked. */
 	syms = dwfl_module_getsymtab(p->mod);
+	if (p->df.refused)	/* its debuginfo's symbol table, past its limit */
+		module__refuse(m, 1, p->df.declared, elf_inflate__limit(p->df.size));
 	dwfl_module_info(p->mod, NULL, NULL, NULL, NULL, NULL, &mainfile, &debugfile);
 	if (debugfile && (!mainfile || strcmp(debugfile, mainfile) != 0)) {
 		m->debug_path = strdup(debugfile);
@@ -703,11 +718,41 @@ int symbolizer__vaddr(struct symbolizer *s, struct sym_module *m, const struct s
 	return err ? err : module__vaddr(m->priv, map, addr, vaddr);
 }
 
+/* @m is named without its DWARF, and also without its symbol table when
+ * @symtab; the first reason is the one kept for the warning. */
+static void module__refuse(struct sym_module *m, int symtab, uint64_t declared,
+			   uint64_t limit)
+{
+	if (!m->dwarf_refused) {
+		m->inflate_declared = declared;
+		m->inflate_limit = limit;
+	}
+	m->dwarf_refused = 1;
+	m->symtab_refused |= symtab;
+}
+
 static int module__refuse_dwarf(struct sym_module *m, uint64_t declared, uint64_t limit)
 {
-	m->dwarf_refused = 1;
-	m->inflate_declared = declared;
-	m->inflate_limit = limit;
+	module__refuse(m, 0, declared, limit);
+	return 0;
+}
+
+/* 1 when @m's symbol table (in @elf, its main file) would inflate past
+ * its limit: then libdwfl must not load it, nor its DWARF.  An embedded
+ * image's bytes are taken from the capture's allowance. */
+static int module__symtab_refused(struct symbolizer *s, struct sym_module *m, Elf *elf)
+{
+	uint64_t declared, limit;
+
+	limit = m->source == ELF_SRC_EMBEDDED ? s->embedded_left
+					      : elf_inflate__limit(m->priv->file_size);
+	declared = elf_inflate__symtab(elf, limit);
+	if (declared > limit) {
+		module__refuse(m, 1, declared, limit);
+		return 1;
+	}
+	if (m->source == ELF_SRC_EMBEDDED)
+		s->embedded_left -= declared;
 	return 0;
 }
 
@@ -717,6 +762,8 @@ int module__dwarf_allowed(struct symbolizer *s, struct sym_module *m)
 	GElf_Addr bias;
 	uint64_t declared, limit;
 
+	if (m->symtab_refused)	/* ET_REL's DWARF would load the symbol table */
+		return 0;
 	/* Headers only: the Elf libdwfl holds, nothing inflated yet. */
 	declared = elf_inflate__declared(dwfl_module_getelf(p->mod, &bias));
 	limit = m->source == ELF_SRC_EMBEDDED ? s->embedded_left

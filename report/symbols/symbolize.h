@@ -75,6 +75,10 @@ struct sym_module {
 	 * @inflate_limit (elfinflate.h; for an embedded image, what was left
 	 * of the capture's).  Named from its symbol table alone. */
 	int dwarf_refused;
+	/* ... nor its symbol table (nor its separate debuginfo's): libdwfl
+	 * would inflate it when loading the module.  Named from the
+	 * capture's table, if any, else not. */
+	int symtab_refused;
 	uint64_t inflate_declared, inflate_limit;
 	/* Accounting by the caller (the pipeline), for summaries. */
 	uint64_t samples;		/* samples with a frame in this module */

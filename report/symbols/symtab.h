@@ -26,7 +26,8 @@ struct symtab;
  * addresses, and its code labels (STT_NOTYPE symbols in executable
  * sections, as perf takes them: hand-written entry code such as ld.so's
  * _start), which name only what no function covers, each up to the next
- * label or function.  An empty table when @mod has none.
+ * label or function.  An empty table when @mod has none, or is NULL
+ * (a module whose symbol table must not be loaded).
  * The names are libdwfl's or the table's: the table must be freed before
  * @mod's Dwfl ends.
  * Returns the table, or NULL with errno ENOMEM.

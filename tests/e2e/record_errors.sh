@@ -62,6 +62,9 @@ check "-m 10 -o FILE offcpu 1: records offcpu (exit $rc $(cat "$tmp/late.err"))"
 rm -f "$out"
 expect 2 "stkrec: unknown option '--bogus' (see stkrec --help)" --bogus -o "$out" 1
 expect 2 "stkrec: unknown option '-z' (see stkrec --help)" -z -o "$out" 1
+# A long option that takes no value, given one: named as typed, not by
+# getopt's optopt (the option's val, which printed as '-h').
+expect 2 "stkrec: option '--help' takes no value (see stkrec --help)" --help=1
 expect 2 "stkrec: option -o needs a value (see stkrec --help)" 1 -o
 expect 2 "stkrec: --stack-storage-size 0: expected a number from 1 to 4194304" \
 	--stack-storage-size 0 -o "$out" 1

@@ -81,6 +81,11 @@ is "--callees root: recursion nested" "$got" "11|root|21 6|a|23 6|leaf|25 3|b|23
 "$REP" --callers nosuch "$tmp/v.stk" > /dev/null 2> "$tmp/err"
 rc=$?
 is "--callers nosuch: exit 1, one line naming it" "$rc $(wc -l < "$tmp/err") $(grep -c 'named nosuch' "$tmp/err")" "1 1 1"
+# ... and leaves no empty -o file behind.
+"$REP" --callers nosuch -o "$tmp/nosuch.txt" "$tmp/v.stk" > /dev/null 2> "$tmp/err"
+rc=$?
+check "--callers nosuch -o FILE: exit 1 ($rc), FILE not left behind" \
+	test "$rc" -eq 1 -a ! -e "$tmp/nosuch.txt"
 
 # diff -f top: leaf self 9 of 15 (60%) -> 15 of 21 (71.43%).
 "$REP" diff -f top "$tmp/v.stk" "$tmp/v2.stk" > "$tmp/dtop" 2>/dev/null
@@ -108,6 +113,19 @@ expect 2 "unknown command 'top' \(did you mean '-f top'\?\)" "$REP" top "$tmp/v.
 expect 2 "unknown option '--bogus'; try 'stkreport --help'" "$REP" --bogus "$tmp/v.stk"
 expect 2 "unknown option '--bogus'; try 'stkreport diff --help'" "$REP" diff --bogus "$tmp/v.stk" "$tmp/v.stk"
 expect 2 "option '-f' needs a value" "$REP" "$tmp/v.stk" -f
+# A long option given a value it does not take is named as typed (getopt's
+# optopt is its val: it printed as '-h', '-c', or said unknown).
+expect 2 "^stkreport: option '--help' takes no value; try 'stkreport --help'$" "$REP" --help=1
+expect 2 "^stkreport: option '--chunks' takes no value; try 'stkreport info --help'$" \
+	"$REP" info --chunks=1 "$tmp/v.stk"
+expect 2 "^stkreport: option '--inverted' takes no value; try 'stkreport diff --help'$" \
+	"$REP" diff --inverted=1 "$tmp/v.stk" "$tmp/v.stk"
+expect 2 "^stkreport: unknown option '--bogus'; try" "$REP" --bogus=1 "$tmp/v.stk"
+# A command after options: it must come first, not "did you mean 'info'".
+expect 2 "^stkreport: the command comes first: 'stkreport info \[options\] FILE.stk'" \
+	"$REP" --pid 1 info "$tmp/v.stk"
+expect 2 "^stkreport: the command comes first: 'stkreport diff \[options\] BASE.stk NEW.stk'" \
+	"$REP" --pid 1 diff "$tmp/v.stk" "$tmp/v.stk"
 expect 2 "unknown option '-g': stkreport always shows whole stacks" "$REP" -g "$tmp/v.stk"
 expect 2 "unknown option '-i': give the capture as an argument" "$REP" -i "$tmp/v.stk"
 expect 2 "unknown option '--stdio': stkreport prints text" "$REP" --stdio "$tmp/v.stk"

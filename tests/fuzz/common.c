@@ -74,7 +74,9 @@ const char *__lsan_default_suppressions(void)
 #ifndef FUZZ_LIBFUZZER
 const char *__asan_default_options(void);
 
-const char *__asan_default_options(void)
+/* Weak: a target that needs more (fuzz_zelf's allocation bound) defines
+ * its own. */
+__attribute__((weak)) const char *__asan_default_options(void)
 {
 	return "fast_unwind_on_malloc=0";
 }

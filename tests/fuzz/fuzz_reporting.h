@@ -64,6 +64,7 @@ static inline int fuzz_diff(const struct main_args *a, const char *const paths[2
 	err = out_diff__text(d, &po, fuzz_null());
 	err = err ?: out_diff__folded(d, fuzz_null());
 	err = err ?: out_diff__svg(d, NULL, inverted, fuzz_null());
+	err = err ?: out_diff__top(d, &po, fuzz_null());
 	warn = diff__warnings(d, &nw);
 	while (nw--)
 		textline__printf(stderr, "warning: %s", warn[nw]);

@@ -11,9 +11,10 @@
  * kernel symbols are drawn from $(O)/tests/fuzz/elf.stk (the ELF
  * fixtures: mk/report_fuzz.mk), so most frames are named.
  *
- * Then: the report of A (text, folded, pprof, svg, the closing summary)
- * with the options and --since/--until slice of the input, diff A B (text,
- * folded, svg), merge A B (read back: it must be sound and closed), and
+ * Then: the report of A (text, folded, pprof, svg, top, the --callers and
+ * --callees trees of main and fx_leaf, the closing summary) with the
+ * options and --since/--until slice of the input, diff A B (text, folded,
+ * svg, top), merge A B (read back: it must be sound and closed), and
  * `stkreport info --chunks` with the slice.  A capture written by libstk
  * that the reporter cannot load, or a writer that fails on /dev/null
  * other than for memory, is a finding: abort().
@@ -589,30 +590,33 @@ static void set_args(struct main_args *a, uint8_t flags, uint8_t slice)
 
 static void report(const struct main_args *a, const char *path, int lines)
 {
-	static const char *const formats[] = { "text", "folded", "pprof", "svg" };
+	static const char *const formats[] = { "text", "folded", "pprof", "svg", "top" };
+	/* Functions of the fixtures (fx_app.c) for the call trees. */
+	static const char *const funcs[] = { "main", "fx_leaf" };
+	struct output_opts o = a->oo;
 	struct main_input in;
 	size_t i;
 	int err;
 
 	err = main_input__load(&in, a, path, lines);
-	if (err && !time_slice__all(&a->slice)) {
-		/* A slice that holds no sample is an error (said on stderr):
-		 * the capture must load whole. */
-		struct main_args whole = *a;
-
-		whole.slice.since_ns = 0;
-		whole.slice.until_ns = UINT64_MAX;
-		if (main_input__load(&in, &whole, path, lines) == 0) {
-			main_input__release(&in);
-			return;
-		}
-	}
+	/* Filters or a slice that keep no sample are an error (said on
+	 * stderr); any other failure to load what libstk wrote is a bug. */
+	if (err && in.matched_nothing)
+		return;
 	if (err)
 		die("a capture written by libstk did not load");
 	for (i = 0; i < sizeof(formats) / sizeof(formats[0]); i++) {
 		err = output_format__find(formats[i])->write(in.r, &a->oo, fuzz_null());
 		if (err && err != -ENOMEM)
 			die(formats[i]);
+	}
+	/* --callers and --callees: -ENOENT when no sample has the function. */
+	for (i = 0; i < 2 * sizeof(funcs) / sizeof(funcs[0]); i++) {
+		o.tree_func = funcs[i / 2];
+		o.tree_callers = i & 1;
+		err = out_tree__write(in.r, &o, fuzz_null());
+		if (err && err != -ENOMEM && err != -ENOENT)
+			die(o.tree_callers ? "--callers" : "--callees");
 	}
 	main_input__status(&in, NULL);
 	main_input__release(&in);

@@ -4,7 +4,8 @@
  * the size their headers declare: the reporter measures them first
  * (report/symbols/elfinflate.c) and leaves a file's DWARF unread when they
  * declare more than SPEC.md §7.3 allows.  The input rewrites the debug
- * sections of the fx_pie fixture: each kept as it is, or zlib-compressed
+ * sections of the fx_pie fixture, and its .symtab and .strtab (which
+ * libdwfl inflates when it loads the module): each kept as it is, or zlib-compressed
  * as SHF_COMPRESSED (ELF gABI) or GNU .zdebug_*, with the declared size,
  * type and alignment the input gives and bytes of the stream changed; the
  * image is then embedded in a capture (ESYM kind 1) that samples fx_pie,
@@ -14,10 +15,13 @@
  *
  * The bound is held by running under it: make fuzz-zelf passes
  * -rss_limit_mb and -malloc_limit_mb (mk/report_fuzz.mk); the replay runs
- * the corpus under ASan, which reports a failed huge allocation.
+ * the corpus under ASan with max_allocation_size_mb=264 (below), so an
+ * allocation past the bound (libdw inflating 1 GiB) aborts it: ASan's
+ * default allows allocations of up to 3 GiB, and the replay would pass.
  *
- * Input: byte 0 options, then one byte per debug section of fx_pie (in
- * section order; missing: 0), each followed by the bytes it asks for:
+ * Input: byte 0 options, then one byte per debug section of fx_pie, then
+ * .symtab and .strtab (in section order, which puts those two last;
+ * missing: 0), each followed by the bytes it asks for:
  *   byte 0  bit 0 on disk instead of embedded   bit 1 --lines
  *           bit 2 --no-inline                    bit 3 also info --symbols
  *   section bits 0-1  0 kept, 1 SHF_COMPRESSED zlib, 2 .zdebug, 3
@@ -146,7 +150,11 @@ static void setup(void)
 	for (i = 1; i < fx.eh.e_shnum && fx.nr_d < MAX_DEBUG; i++) {
 		struct dsec *d = &fx.d[fx.nr_d];
 
-		if (strncmp(strs + fx.sh[i].sh_name, ".debug_", 7) != 0)
+		/* The symbol table too: libdwfl inflates it as it loads the
+		 * module, before any DWARF (elf_inflate__symtab()). */
+		if (strncmp(strs + fx.sh[i].sh_name, ".debug_", 7) != 0 &&
+		    strcmp(strs + fx.sh[i].sh_name, ".symtab") != 0 &&
+		    strcmp(strs + fx.sh[i].sh_name, ".strtab") != 0)
 			continue;
 		d->index = i;
 		d->name = strs + fx.sh[i].sh_name;
@@ -348,3 +356,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	fuzz_quiet(0);
 	return 0;
 }
+
+#ifndef FUZZ_LIBFUZZER
+const char *__asan_default_options(void);
+
+/* The replay's bound, as -malloc_limit_mb=264 is libFuzzer's; common.c's
+ * options kept. */
+const char *__asan_default_options(void)
+{
+	return "fast_unwind_on_malloc=0:max_allocation_size_mb=264";
+}
+#endif

@@ -7,6 +7,14 @@
  *       OUT: the ELF IN (64-bit little-endian) with N more sections,
  *       .debug_ranges, .debug_loc, ..., each SHF_COMPRESSED zlib that
  *       declares, and really inflates to, 1 GiB of zeros (~1 MB each).
+ *   mkbounds zsym IN OUT
+ *       OUT: IN with one more section, .zstrtab, SHT_STRTAB, SHF_COMPRESSED
+ *       as above, that IN's .symtab names (sh_link) as its strings: libdwfl
+ *       inflates it when it loads the symbol table.
+ *   mkbounds xzelf IN OUT
+ *       OUT: IN with a .gnu_debugdata (MiniDebugInfo) whose xz stream
+ *       inflates to 1 GiB of zeros (~150 KB): libdwfl inflates it for the
+ *       symbol table it would hold when IN has no .symtab.
  *   mkbounds capture OUT ELF PATH [embed]
  *       OUT: a profile capture with a few samples in ELF's main(), mapped
  *       from PATH with ELF's build-id; "embed" adds ELF as an image (ESYM).
@@ -21,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <lzma.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -83,6 +92,52 @@ out:
 	return err;
 }
 
+/* An xz stream of GIB zeros: one block of CHUNK zeros, repeated, with
+ * the index that lists them all. */
+static int xz_zeros(unsigned char **out, size_t *len)
+{
+	static uint8_t in[CHUNK];
+	lzma_filter f[2] = { { LZMA_FILTER_LZMA2, NULL }, { LZMA_VLI_UNKNOWN, NULL } };
+	lzma_stream_flags fl = { .version = 0, .check = LZMA_CHECK_CRC32 };
+	lzma_block b = { .version = 0, .check = LZMA_CHECK_CRC32, .filters = f };
+	size_t bcap = lzma_block_buffer_bound(CHUNK), bsz = 0, n = GIB / CHUNK, i, pos;
+	unsigned char *blk = malloc(bcap), *p;
+	lzma_options_lzma opt;
+	lzma_index *idx = lzma_index_init(NULL);
+	int err = -ENOMEM;
+
+	if (!blk || !idx || lzma_lzma_preset(&opt, 0))
+		goto out;
+	f[0].options = &opt;
+	err = -EINVAL;
+	if (lzma_block_buffer_encode(&b, NULL, in, CHUNK, blk, &bsz, bcap) != LZMA_OK)
+		goto out;
+	for (i = 0; i < n; i++)
+		if (lzma_index_append(idx, NULL, lzma_block_unpadded_size(&b), CHUNK) != LZMA_OK)
+			goto out;
+	fl.backward_size = lzma_index_size(idx);
+	*len = 2 * LZMA_STREAM_HEADER_SIZE + n * bsz + fl.backward_size;
+	err = -ENOMEM;
+	p = *out = malloc(*len);
+	if (!p)
+		goto out;
+	err = -EINVAL;
+	if (lzma_stream_header_encode(&fl, p) != LZMA_OK)
+		goto out;
+	p += LZMA_STREAM_HEADER_SIZE;
+	for (i = 0; i < n; i++, p += bsz)
+		memcpy(p, blk, bsz);
+	pos = 0;
+	if (lzma_index_buffer_encode(idx, p, &pos, fl.backward_size) != LZMA_OK ||
+	    lzma_stream_footer_encode(&fl, p + pos) != LZMA_OK)
+		goto out;
+	err = 0;
+out:
+	lzma_index_end(idx, NULL);
+	free(blk);
+	return err;
+}
+
 static int read_file(const char *path, unsigned char **buf, size_t *len)
 {
 	struct stat st;
@@ -101,8 +156,12 @@ static int read_file(const char *path, unsigned char **buf, size_t *len)
 static const char *const names[] = { ".debug_ranges", ".debug_loc", ".debug_aranges",
 				     ".debug_macinfo" };
 
-static int zelf(const char *in, const char *outp, int nsec)
+enum zelf_kind { ZELF_DEBUG, ZELF_SYMSTR, ZELF_XZ };
+
+static int zelf(const char *in, const char *outp, int nsec, enum zelf_kind kind)
 {
+	static const char *const symstr[] = { ".zstrtab" }, *const xz[] = { ".gnu_debugdata" };
+	const char *const *nm = kind == ZELF_DEBUG ? names : kind == ZELF_SYMSTR ? symstr : xz;
 	unsigned char *elf, *z;
 	size_t len, zlen, off, shoff, stroff, strsz, i;
 	Elf64_Ehdr eh;
@@ -111,9 +170,10 @@ static int zelf(const char *in, const char *outp, int nsec)
 	FILE *f;
 	int err;
 
-	if (nsec < 1 || nsec > 4)
+	if (nsec < 1 || nsec > 4 || (kind != ZELF_DEBUG && nsec != 1))
 		return -EINVAL;
-	err = read_file(in, &elf, &len) ?: zeros_stream(&z, &zlen);
+	err = read_file(in, &elf, &len) ?: kind == ZELF_XZ ? xz_zeros(&z, &zlen)
+							    : zeros_stream(&z, &zlen);
 	if (err)
 		return err;
 	memcpy(&eh, elf, sizeof(eh));
@@ -136,8 +196,8 @@ static int zelf(const char *in, const char *outp, int nsec)
 		Elf64_Shdr *s = &shs[eh.e_shnum + i];
 
 		s->sh_name = (Elf64_Word)strsz;
-		fwrite(names[i], 1, strlen(names[i]) + 1, f);
-		strsz += strlen(names[i]) + 1;
+		fwrite(nm[i], 1, strlen(nm[i]) + 1, f);
+		strsz += strlen(nm[i]) + 1;
 	}
 	shs[eh.e_shstrndx].sh_offset = stroff;
 	shs[eh.e_shstrndx].sh_size = strsz;
@@ -145,16 +205,21 @@ static int zelf(const char *in, const char *outp, int nsec)
 	for (i = 0; i < (size_t)nsec; i++) {
 		Elf64_Shdr *s = &shs[eh.e_shnum + i];
 
-		s->sh_type = SHT_PROGBITS;
-		s->sh_flags = SHF_COMPRESSED;
+		s->sh_type = kind == ZELF_SYMSTR ? SHT_STRTAB : SHT_PROGBITS;
+		s->sh_flags = kind == ZELF_XZ ? 0 : SHF_COMPRESSED;
 		s->sh_offset = off;
-		s->sh_size = sizeof(ch) + zlen;
-		s->sh_addralign = 8;
+		s->sh_size = (kind == ZELF_XZ ? 0 : sizeof(ch)) + zlen;
+		s->sh_addralign = kind == ZELF_XZ ? 1 : 8;
 		fseek(f, (long)off, SEEK_SET);
-		fwrite(&ch, 1, sizeof(ch), f);
+		if (kind != ZELF_XZ)
+			fwrite(&ch, 1, sizeof(ch), f);
 		fwrite(z, 1, zlen, f);
 		off = (off + s->sh_size + 7) & ~7ul;
 	}
+	/* The symbol table's strings are the new section now. */
+	for (i = 0; kind == ZELF_SYMSTR && i < eh.e_shnum; i++)
+		if (shs[i].sh_type == SHT_SYMTAB)
+			shs[i].sh_link = eh.e_shnum;
 	shoff = off;
 	fseek(f, (long)shoff, SEEK_SET);
 	fwrite(shs, sizeof(*shs), eh.e_shnum + nsec, f);
@@ -265,13 +330,17 @@ int main(int argc, char **argv)
 	int err = -EINVAL;
 
 	if (argc == 5 && strcmp(argv[1], "zelf") == 0)
-		err = zelf(argv[2], argv[3], atoi(argv[4]));
+		err = zelf(argv[2], argv[3], atoi(argv[4]), ZELF_DEBUG);
+	else if (argc == 4 && strcmp(argv[1], "zsym") == 0)
+		err = zelf(argv[2], argv[3], 1, ZELF_SYMSTR);
+	else if (argc == 4 && strcmp(argv[1], "xzelf") == 0)
+		err = zelf(argv[2], argv[3], 1, ZELF_XZ);
 	else if ((argc == 5 || argc == 6) && strcmp(argv[1], "capture") == 0)
 		err = capture(argv[2], argv[3], argv[4], argc == 6 && !strcmp(argv[5], "embed"));
 	else if (argc == 4 && strcmp(argv[1], "kstack") == 0)
 		err = kstack(argv[2], atoi(argv[3]));
 	else
-		fprintf(stderr, "usage: mkbounds zelf IN OUT N | capture OUT ELF PATH [embed] | kstack OUT ROWS\n");
+		fprintf(stderr, "usage: mkbounds zelf IN OUT N | zsym IN OUT | xzelf IN OUT | capture OUT ELF PATH [embed] | kstack OUT ROWS\n");
 	if (err)
 		fprintf(stderr, "mkbounds: %s: %s\n", argv[1] ? argv[1] : "", strerror(-err));
 	return err ? 1 : 0;
