@@ -713,6 +713,7 @@ int recorder__start(struct recorder *rec)
 	err = err ?: write_kernel_info(rec);
 	if (err)
 		goto fail;
+	rec->file_base = stk_writer__bytes(rec->w);
 	err = fill_id_map(rec->maps.tgids_fd, o->pids, o->nr_pids);
 	err = err ?: fill_id_map(rec->maps.tids_fd, o->tids, o->nr_tids);
 	if (!err && rec->child) {
@@ -903,17 +904,33 @@ static int recorder__rotate(struct recorder *rec)
 		if (err)
 			recorder__errorf(rec, err, "%s", stk_writer__errmsg(rec->w));
 	}
+	rec->file_base = rec->w ? stk_writer__bytes(rec->w) : 0;
+	rec->file_rows = 0;
 	return err;
 }
 
-/* Rotating: the file is due to end (its period, its size or a request). */
+/* Rotating: the file is due to end (its period or a request). */
 static int rotation_due(const struct recorder *rec, uint64_t now)
 {
 	const struct recorder_opts *o = &rec->o;
 
 	return rec->rot && ((o->rotate && *o->rotate) ||
-			    (o->rotate_ns && now >= rec->file_start + o->rotate_ns) ||
-			    (o->rotate_bytes && stk_writer__bytes(rec->w) >= o->rotate_bytes));
+			    (o->rotate_ns && now >= rec->file_start + o->rotate_ns));
+}
+
+/*
+ * Rotating by size, asked at a flush: the flushes written to this file
+ * since its start hold @rotate_bytes.  What every file gets as it opens
+ * does not count (with --kallsyms=full, more than a small SIZE: each new
+ * file would be due at once), and a file holds the rows of a flush at
+ * least (a file of none would be a file of nothing recorded).
+ */
+static int rotation_size_due(const struct recorder *rec)
+{
+	const struct recorder_opts *o = &rec->o;
+
+	return rec->rot && o->rotate_bytes && rec->file_rows &&
+	       stk_writer__bytes(rec->w) - rec->file_base >= o->rotate_bytes;
 }
 
 int recorder__run(struct recorder *rec)
@@ -973,7 +990,8 @@ int recorder__run(struct recorder *rec)
 			}
 			if (now - next_flush > rec->flush_late_max_ns)
 				rec->flush_late_max_ns = now - next_flush;
-			err = recorder__flush(rec, 0);
+			/* Full: this flush is the file's last. */
+			err = rotation_size_due(rec) ? recorder__rotate(rec) : recorder__flush(rec, 0);
 			if (err)
 				return err;
 			/* After a stall, do not flush in a burst to catch up. */

@@ -72,7 +72,8 @@ struct recorder_opts {
 	const char *cmdline;		/* stkrec's own command line, for META */
 	volatile sig_atomic_t *stop;	/* set (by a signal handler) to stop */
 	/* Rotation: a new file every @rotate_ns (0: not by time) or once the
-	 * file has @rotate_bytes (0: not by size; checked at each flush);
+	 * file's flushes hold @rotate_bytes (0: not by size; checked at
+	 * each flush, the file's start not counted);
 	 * either makes @output a strftime(3) pattern (rotation.h).  @keep:
 	 * at most that many files (0: all); @rotate: set (by a signal
 	 * handler) to rotate now, or NULL. */

@@ -144,10 +144,14 @@ static int flush_pidns(void *ctx, const struct flush_ctx *fc)
 static int flush_rows(void *ctx, const struct flush_ctx *fc)
 {
 	struct recorder *rec = ctx;
+	int err;
 
 	if (!drain__pending(rec->maps.drain))
 		return 0;
-	return drain__write(rec->maps.drain, rec->w, rec->t0, fc->t1, &rec->chunks);
+	err = drain__write(rec->maps.drain, rec->w, rec->t0, fc->t1, &rec->chunks);
+	if (!err)
+		rec->file_rows = 1;
+	return err;
 }
 
 static int flush_count(void *ctx, const struct flush_ctx *fc)

@@ -8,7 +8,9 @@
 # parts stack by stack.  SIGHUP rotates at once (and does not stop);
 # a name that exists is never replaced (-1, -2... instead); --keep N
 # leaves the newest N; without rotation -o is literal and SIGHUP still
-# stops.  Wrong values are one line, exit 2.
+# stops; --rotate-size below what a file starts with (--kallsyms=full)
+# still puts a flush's rows in every file.  Wrong values are one line,
+# exit 2.
 # Exit 77 only when BPF cannot be used (not root, or no BTF).
 
 . "$(dirname "$0")/lib/harness.sh"
@@ -163,6 +165,35 @@ check "D: without --rotate, SIGHUP stops: exit 0 ($rc: $(cat "$tmp/d.err"))" [ "
 check "D: -o with % and no --rotate is the literal name, closed cleanly" \
 	grep -q '^verdict: OK: .*closed cleanly' "$tmp/info"
 check "D: and nothing else is written" [ "$(nfiles "$d")" -eq 1 ]
+
+# ---- E: --rotate-size smaller than what a file starts with -----------------
+# --kallsyms=full writes the whole kernel table (about 1 MB) into every file
+# as it opens; a SIZE of 1K is less.  Each file must still hold the rows of
+# a flush (the start is not what SIZE counts): as many files as flushes at
+# the most, not one per pass of the main loop.
+e=$tmp/e
+mkdir "$e"
+bg "$REC" -p "$cw" -F 49 --kallsyms=full --flush-interval 0.25 --rotate-size 1K \
+	-o "$e/s-%H%M%S.stk" 2> "$tmp/e.err"
+rec=$bg_pid
+wait_until at_least "$e" 5 || fail "E: 5 files did not come ($(cat "$tmp/e.err"))"
+kill -INT "$rec"
+wait "$rec"
+rc=$?
+check "E: exit 0 ($rc: $(cat "$tmp/e.err"))" [ "$rc" -eq 0 ]
+n=$(nfiles "$e")
+empty= flushes=0
+for f in $(files "$e"); do
+	"$DUMP" "$e/$f" > "$tmp/e.dump"
+	rows=$(awk -F'\t' '$1 == "CHUNK" && $3 == "CNTS"' "$tmp/e.dump" | wc -l)
+	flushes=$((flushes + rows))
+	reason=$(awk -F'\t' '$1 == "META" && $2 == "end_reason" { v = $3 } END { print v }' "$tmp/e.dump")
+	[ "$reason" = signal ] || [ "$rows" -gt 0 ] || empty="$empty $f"
+done
+check "E: every rotated file holds a flush's rows (none in:$empty)" [ -z "$empty" ]
+# The last file may end before its first flush's rows.
+check "E: $n files for $flushes flushes with rows: one a file at the most" \
+	[ "$n" -le $((flushes + 1)) ]
 
 stop "$cw"
 finish
