@@ -9,8 +9,9 @@
 # a name that exists is never replaced (-1, -2... instead); --keep N
 # leaves the newest N; without rotation -o is literal and SIGHUP still
 # stops; --rotate-size below what a file starts with (--kallsyms=full)
-# still puts a flush's rows in every file.  Wrong values are one line,
-# exit 2.
+# still puts a flush's rows in every file; a stack copied for want of an
+# unwind table is written in the file that holds its rows, rotation or
+# not.  Wrong values are one line, exit 2.
 # Exit 77 only when BPF cannot be used (not root, or no BTF).
 
 . "$(dirname "$0")/lib/harness.sh"
@@ -194,6 +195,56 @@ check "E: every rotated file holds a flush's rows (none in:$empty)" [ -z "$empty
 # The last file may end before its first flush's rows.
 check "E: $n files for $flushes flushes with rows: one a file at the most" \
 	[ "$n" -le $((flushes + 1)) ]
+
+# ---- F: a copied stack is in the file that holds its rows -----------------
+# A process started during the recording is sampled before its unwind
+# table is in: stkrec copies the stack and unwinds it once the table is
+# built, up to two flushes later.  The CFI bomb's table (tests/tools/
+# cfibomb.S, as in record_slowcfi) takes seconds to build, so with
+# --rotate 1 its copies are still waiting at every rotation: the file
+# that ends must still hold every stack its rows name (STCK), never a row
+# whose stack is in no file or in the next one.
+BOMB=$O/tests/tools/libcfibomb.so
+need_files "$BOMB" "$O/tests/tools/setbuildid" "$O/tests/tools/cfiload"
+f=$tmp/f
+mkdir "$f" "$tmp/bombs"
+for i in 1 2; do
+	cp "$BOMB" "$tmp/bombs/c$i.so"
+	"$O/tests/tools/setbuildid" "$tmp/bombs/c$i.so" \
+		"$(od -An -tx1 -N20 /dev/urandom | tr -d ' \n')" || fail "F: c$i.so: its own build-id"
+done
+bg "$REC" -q --rotate 1 --unwind-cache none -o "$f/r-%H%M%S.stk" 2> "$tmp/f.err"
+rec=$bg_pid
+wait_until at_least "$f" 1 || fail "F: no file ($(cat "$tmp/f.err"))"
+bg "$O/tests/tools/cfiload" "$tmp/bombs/c1.so" "$tmp/bombs/c2.so"
+loader=$bg_pid
+# 4 rotations after the loader's start.
+n0=$(nfiles "$f")
+wait_until at_least "$f" $((n0 + 5)) || fail "F: 5 rotations did not come ($(cat "$tmp/f.err"))"
+kill -INT "$rec"
+wait "$rec"
+rc=$?
+stop "$loader"
+check "F: exit 0 ($rc: $(cat "$tmp/f.err"))" [ "$rc" -eq 0 ]
+# stacks_in FILE: "rows_of_the_loader stacks_copied missing_ids" of a capture.
+stacks_in() {
+	"$DUMP" "$1" | awk -F'\t' -v l="$loader" '
+		$1 == "STCK" { have[$2] = 1 }
+		$1 == "CNTS" { if ($2 == l) rows++; if ($5 > 0) need[$5] = 1; if ($6 > 0) need[$6] = 1 }
+		$1 == "STAT" && $2 == "unwind_deferred" { dfr = $3 }
+		END { for (id in need) if (!(id in have)) miss = miss "," id
+		      printf "%d %d %s\n", rows, dfr, miss == "" ? "-" : substr(miss, 2) }'
+}
+bad= rows=0 dfr=0
+for g in $(files "$f"); do
+	set -- $(stacks_in "$f/$g")
+	rows=$(($rows + $1))
+	dfr=$(($dfr + $2))
+	[ "$3" = - ] || bad="$bad $g: $3;"
+done
+echo "note: F: $(nfiles "$f") files, $rows rows of the loader, $dfr stacks copied"
+check "F: rows of the loader were recorded ($rows)" [ "$rows" -gt 0 ]
+check "F: every file holds every stack its rows name (missing:$bad)" [ -z "$bad" ]
 
 stop "$cw"
 finish
