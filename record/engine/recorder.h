@@ -119,8 +119,9 @@ struct recorder_result {
 	uint64_t symbols_skipped;
 	uint64_t perf_map_lines_skipped;
 	uint64_t perf_map_addrs_unnamed;
-	/* Files a traced process named that it could not have opened itself
-	 * (STAT files_refused), not read; of them, perf maps. */
+	/* Opens of files a traced process named that it could not have
+	 * opened itself (STAT files_refused: a file once for each use),
+	 * not read; of them, perf maps. */
 	uint64_t files_refused;
 	uint64_t perf_maps_refused;
 };
