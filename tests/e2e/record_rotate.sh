@@ -208,15 +208,15 @@ BOMB=$O/tests/tools/libcfibomb.so
 need_files "$BOMB" "$O/tests/tools/setbuildid" "$O/tests/tools/cfiload"
 f=$tmp/f
 mkdir "$f" "$tmp/bombs"
-for i in 1 2; do
-	cp "$BOMB" "$tmp/bombs/c$i.so"
-	"$O/tests/tools/setbuildid" "$tmp/bombs/c$i.so" \
-		"$(od -An -tx1 -N20 /dev/urandom | tr -d ' \n')" || fail "F: c$i.so: its own build-id"
-done
+# One copy, under a build-id no recorder has met: its table is seconds
+# of the recorder's worker, the load this test puts on the machine.
+cp "$BOMB" "$tmp/bombs/c1.so"
+"$O/tests/tools/setbuildid" "$tmp/bombs/c1.so" "$(od -An -tx1 -N20 /dev/urandom | tr -d ' \n')" ||
+	fail "F: c1.so: its own build-id"
 bg "$REC" -q --rotate 1 --unwind-cache none -o "$f/r-%H%M%S.stk" 2> "$tmp/f.err"
 rec=$bg_pid
 wait_until at_least "$f" 1 || fail "F: no file ($(cat "$tmp/f.err"))"
-bg "$O/tests/tools/cfiload" "$tmp/bombs/c1.so" "$tmp/bombs/c2.so"
+bg "$O/tests/tools/cfiload" "$tmp/bombs/c1.so"
 loader=$bg_pid
 # 4 rotations after the loader's start.
 n0=$(nfiles "$f")
