@@ -51,6 +51,23 @@ nfiles() {
 at_least() {
 	[ "$(nfiles "$1")" -ge "$2" ]
 }
+# rot_start WHAT ARGS...: stkrec ARGS in the background, its stderr in
+# $tmp/WHAT.err; $rec is its pid.
+rot_start() {
+	_w=$1
+	shift
+	bg "$REC" "$@" 2> "$tmp/$_w.err"
+	rec=$bg_pid
+}
+# rot_stop WHAT DIR N: once DIR holds N files, SIGINT the recorder rot_start
+# started; it must exit 0.
+rot_stop() {
+	wait_until at_least "$2" "$3" || fail "$1: $3 files did not come ($(cat "$tmp/$1.err"))"
+	kill -INT "$rec"
+	wait "$rec"
+	_rc=$?
+	check "$1: exit 0 ($_rc: $(cat "$tmp/$1.err"))" [ "$_rc" -eq 0 ]
+}
 # Samples of a "wrote" line.
 wrote_samples() {
 	sed -n 's/^stkrec: wrote [0-9]* files\{0,1\}, .*: \([0-9]*\) samples, .*/\1/p' "$1"
@@ -59,16 +76,11 @@ wrote_samples() {
 # ---- A: --rotate 1, stopped once 5 files are whole ------------------------
 a=$tmp/a
 mkdir "$a"
-bg "$REC" -p "$cw" -F 99 --rotate 1 --keep 1000 -o "$a/cw-%Y%m%dT%H%M%S.stk" 2> "$tmp/a.err"
-rec=$bg_pid
+rot_start A -p "$cw" -F 99 --rotate 1 --keep 1000 -o "$a/cw-%Y%m%dT%H%M%S.stk"
 # 6 names: the 5 closed and the one being written.
-wait_until at_least "$a" 6 || fail "A: 6 files did not come ($(cat "$tmp/a.err"))"
-kill -INT "$rec"
-wait "$rec"
-rc=$?
-check "A: exit 0 ($rc: $(cat "$tmp/a.err"))" [ "$rc" -eq 0 ]
+rot_stop A "$a" 6
 n=$(nfiles "$a")
-check "A: the summary says $n files" grep -q "^stkrec: wrote $n files, $a/cw-" "$tmp/a.err"
+check "A: the summary says $n files" grep -q "^stkrec: wrote $n files, $a/cw-" "$tmp/A.err"
 bad=$(files "$a" | grep -v -E '^cw-[0-9]{8}T[0-9]{6}(-[0-9]+)?\.stk$' | tr '\n' ' ')
 check "A: names follow the pattern ($bad)" [ -z "$bad" ]
 total=0 stat_total=0 open= reasons= unsym=
@@ -93,7 +105,7 @@ rot=$(echo $reasons | tr ' ' '\n' | grep -c '^rotated$')
 check "A: end_reason rotated for all but the last, signal for it ($reasons)" \
 	test "$rot" -eq $((n - 1)) -a "$last" = signal
 check "A: every file symbolizes alone ($unsym)" [ -z "$unsym" ]
-said=$(wrote_samples "$tmp/a.err")
+said=$(wrote_samples "$tmp/A.err")
 check "A: the rows of the files add up to the recorder's $said samples (got $total)" \
 	[ "$total" = "$said" ]
 check "A: each file's STAT samples add up to them too (got $stat_total)" [ "$stat_total" = "$said" ]
@@ -174,14 +186,9 @@ check "D: and nothing else is written" [ "$(nfiles "$d")" -eq 1 ]
 # the most, not one per pass of the main loop.
 e=$tmp/e
 mkdir "$e"
-bg "$REC" -p "$cw" -F 49 --kallsyms=full --flush-interval 0.25 --rotate-size 1K \
-	-o "$e/s-%H%M%S.stk" 2> "$tmp/e.err"
-rec=$bg_pid
-wait_until at_least "$e" 5 || fail "E: 5 files did not come ($(cat "$tmp/e.err"))"
-kill -INT "$rec"
-wait "$rec"
-rc=$?
-check "E: exit 0 ($rc: $(cat "$tmp/e.err"))" [ "$rc" -eq 0 ]
+rot_start E -p "$cw" -F 49 --kallsyms=full --flush-interval 0.25 --rotate-size 1K \
+	-o "$e/s-%H%M%S.stk"
+rot_stop E "$e" 5
 n=$(nfiles "$e")
 empty= flushes=0
 for f in $(files "$e"); do
@@ -213,19 +220,13 @@ mkdir "$f" "$tmp/bombs"
 cp "$BOMB" "$tmp/bombs/c1.so"
 "$O/tests/tools/setbuildid" "$tmp/bombs/c1.so" "$(od -An -tx1 -N20 /dev/urandom | tr -d ' \n')" ||
 	fail "F: c1.so: its own build-id"
-bg "$REC" -q --rotate 1 --unwind-cache none -o "$f/r-%H%M%S.stk" 2> "$tmp/f.err"
-rec=$bg_pid
-wait_until at_least "$f" 1 || fail "F: no file ($(cat "$tmp/f.err"))"
+rot_start F -q --rotate 1 --unwind-cache none -o "$f/r-%H%M%S.stk"
+wait_until at_least "$f" 1 || fail "F: no file ($(cat "$tmp/F.err"))"
 bg "$O/tests/tools/cfiload" "$tmp/bombs/c1.so"
 loader=$bg_pid
-# 4 rotations after the loader's start.
-n0=$(nfiles "$f")
-wait_until at_least "$f" $((n0 + 5)) || fail "F: 5 rotations did not come ($(cat "$tmp/f.err"))"
-kill -INT "$rec"
-wait "$rec"
-rc=$?
+# 5 rotations after the loader's start.
+rot_stop F "$f" $(($(nfiles "$f") + 5))
 stop "$loader"
-check "F: exit 0 ($rc: $(cat "$tmp/f.err"))" [ "$rc" -eq 0 ]
 # stacks_in FILE: "rows_of_the_loader stacks_copied missing_ids" of a capture.
 stacks_in() {
 	"$DUMP" "$1" | awk -F'\t' -v l="$loader" '
