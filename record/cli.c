@@ -100,8 +100,10 @@ const struct cli_opt cli__opts[] = {
 	  "      --rotate SECS          start a new file every SECS seconds (at least 1),\n"
 	  "                             and at SIGHUP; each file is a whole capture\n", NULL },
 	{ "rotate-size", required_argument, CLI_ROTATE_SIZE, CLI_ALL,
-	  "      --rotate-size SIZE     start a new file once one has SIZE bytes (K, M, G:\n"
-	  "                             KiB, MiB, GiB; checked at each flush)\n", NULL },
+	  "      --rotate-size SIZE     start a new file once one holds SIZE bytes of\n"
+	  "                             recorded data (K, M, G: KiB, MiB, GiB; checked\n"
+	  "                             at each flush; what a file starts with is not\n"
+	  "                             counted; a file holds a flush's rows at least)\n", NULL },
 	{ "keep", required_argument, CLI_KEEP, CLI_ALL,
 	  "      --keep N               rotating: delete the oldest files this stkrec wrote\n"
 	  "                             beyond the newest N\n", NULL },

@@ -1034,15 +1034,16 @@ static void warn_user_memory(const struct recorder_result *res)
 /*
  * Files a traced process named (its perf map, its binaries) that it could
  * not have read itself: not read, so their names are missing.  One line.
+ * The count is of opens refused: one file is tried for each use (its
+ * build-id, its unwind table, its symbols), so it may count up to three.
  */
 static void warn_refused(const struct recorder_result *res)
 {
 	if (!res->files_refused)
 		return;
-	errorf("warning: %llu file%s named by traced processes not read: the process could not read %s itself%s (STAT files_refused)",
+	errorf("warning: files named by traced processes not read: the process could not read them itself (%llu open%s refused, a file once for each use: build-id, unwind table, symbols; STAT files_refused)%s",
 	       (unsigned long long)res->files_refused, res->files_refused == 1 ? "" : "s",
-	       res->files_refused == 1 ? "it" : "them",
-	       res->perf_maps_refused ? "; a perf map must also be owned by its process's user" : "");
+	       res->perf_maps_refused ? "; a perf map must also be owned by its process's user or root" : "");
 }
 
 /* The lines after a recording, and stkrec's exit status for it. */

@@ -21,7 +21,7 @@ struct dcopy {
 
 struct deferred {
 	struct ring_buffer *ring;
-	int final;			/* the final flush: nothing waits */
+	int final;			/* a file's last flush: nothing waits */
 	int (*now)(void *ctx, uint32_t tgid, uint64_t pc);
 	struct idmap *copies;		/* seq -> struct dcopy * */
 	uint64_t bytes;
@@ -112,10 +112,10 @@ void deferred__set_now(struct deferred *d, int (*now)(void *ctx, uint32_t tgid, 
 	d->now = now;
 }
 
-void deferred__set_final(struct deferred *d)
+void deferred__set_last(struct deferred *d, int last)
 {
 	if (d)
-		d->final = 1;
+		d->final = last;
 }
 
 int deferred__resolve(void *ctx, struct stkrec_stack *s)

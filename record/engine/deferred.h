@@ -50,8 +50,10 @@ void deferred__take(struct deferred *d);
  */
 int deferred__resolve(void *d, struct stkrec_stack *s);
 
-/* The final flush comes: no copy waits any more. */
-void deferred__set_final(struct deferred *d);
+/* @last: the flush that comes is the last of its file (a rotation) or
+ * of the recording: no copy waits for it (its rows would reference a
+ * stack the file never gets); 0 again after a rotation's.  Accepts NULL. */
+void deferred__set_last(struct deferred *d, int last);
 
 /* @now(@ctx of deferred__new(), tgid, leaf pc) says a copy must be
  * unwound at once, table or not (its process exited: its mappings go

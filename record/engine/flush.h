@@ -13,6 +13,9 @@
 /* What every step of one flush is told. */
 struct flush_ctx {
 	int final;		/* the last flush: STAT comes later, after META */
+	int file_end;		/* the last flush of its file (a rotation's, or
+				 * the final): the symbols being read for its
+				 * stacks are waited for (recorder.c's bound) */
 	uint64_t t1;		/* end of the interval being flushed (monotonic) */
 	uint64_t *step_ns_max;	/* FLUSH_NR_STEPS: each step's longest run, or NULL */
 };

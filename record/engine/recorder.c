@@ -320,9 +320,10 @@ int recorder__see_stack(struct recorder *rec, uint32_t tgid, int64_t *ref)
 
 /* ---- flushing (the steps: recorder_flush.c) ----------------------------- */
 
-static int recorder__flush(struct recorder *rec, int final)
+/* @final: the recording's last flush; @file_end: its file's last. */
+static int recorder__flush(struct recorder *rec, int final, int file_end)
 {
-	struct flush_ctx fc = { .final = final, .t1 = mono_ns(),
+	struct flush_ctx fc = { .final = final, .file_end = file_end, .t1 = mono_ns(),
 				.step_ns_max = rec->flush_step_ns_max };
 
 	/* The last interval ends where sampling did, not after the wait
@@ -514,6 +515,10 @@ static int deferred_now(void *ctx, uint32_t tgid, uint64_t pc)
 #define FINAL_TABLES_NS (1000000000ull)
 #define FINAL_TABLES_SIGNAL_NS (200000000ull)
 
+/* How long a rotation waits for them (sampling goes on meanwhile, its
+ * rings not read: no longer than a slow flush). */
+#define ROTATE_TABLES_NS (200000000ull)
+
 /* Let the worker finish the tables (unwind and symbol tables) queued so
  * far, up to monotonic @until or (if @stoppable) a stop signal. */
 void recorder__wait_worker(struct recorder *rec, uint64_t until, int what, int stoppable)
@@ -538,6 +543,31 @@ void recorder__wait_worker(struct recorder *rec, uint64_t until, int what, int s
 		if (rec->reader)
 			worker__collect(rec->reader);
 	}
+}
+
+/*
+ * The last flush of a file (@final: of the recording).  A copied stack
+ * whose table is being built may be written a flush or two after the rows
+ * that reference it (flush.h); there is no later flush in this file, so
+ * the tables being built are waited for until monotonic @until (or, not
+ * @final, a stop signal), every copy its rows reference is unwound with
+ * what is in by then (deferred__set_last()), and the symbols being read
+ * for them are waited for as long: the file holds every stack its rows
+ * name.  Returns as recorder__flush().
+ */
+static int recorder__flush_last(struct recorder *rec, int final, uint64_t until)
+{
+	int err;
+
+	rec->final_until = until;
+	deferred__take(rec->deferred);
+	deferred__set_last(rec->deferred, 1);
+	if (rec->deferred && deferred__waiting(rec->deferred) && rec->worker)
+		recorder__wait_worker(rec, until, WAIT_UNWIND, !final);
+	err = recorder__flush(rec, final, 1);
+	if (!final)
+		deferred__set_last(rec->deferred, 0);
+	return err;
 }
 
 /* The .eh_frame unwinder's manager over the mode's maps, unless it is
@@ -713,6 +743,7 @@ int recorder__start(struct recorder *rec)
 	err = err ?: write_kernel_info(rec);
 	if (err)
 		goto fail;
+	rec->file_base = stk_writer__bytes(rec->w);
 	err = fill_id_map(rec->maps.tgids_fd, o->pids, o->nr_pids);
 	err = err ?: fill_id_map(rec->maps.tids_fd, o->tids, o->nr_tids);
 	if (!err && rec->child) {
@@ -866,7 +897,7 @@ static int recorder__rotate(struct recorder *rec)
 	uint64_t end, now;
 	int err;
 
-	err = recorder__flush(rec, 0);
+	err = recorder__flush_last(rec, 0, mono_ns() + ROTATE_TABLES_NS);
 	if (err)
 		return err;
 	/* The file ends, and the next begins, where its last interval ends. */
@@ -903,17 +934,33 @@ static int recorder__rotate(struct recorder *rec)
 		if (err)
 			recorder__errorf(rec, err, "%s", stk_writer__errmsg(rec->w));
 	}
+	rec->file_base = rec->w ? stk_writer__bytes(rec->w) : 0;
+	rec->file_rows = 0;
 	return err;
 }
 
-/* Rotating: the file is due to end (its period, its size or a request). */
+/* Rotating: the file is due to end (its period or a request). */
 static int rotation_due(const struct recorder *rec, uint64_t now)
 {
 	const struct recorder_opts *o = &rec->o;
 
 	return rec->rot && ((o->rotate && *o->rotate) ||
-			    (o->rotate_ns && now >= rec->file_start + o->rotate_ns) ||
-			    (o->rotate_bytes && stk_writer__bytes(rec->w) >= o->rotate_bytes));
+			    (o->rotate_ns && now >= rec->file_start + o->rotate_ns));
+}
+
+/*
+ * Rotating by size, asked at a flush: the flushes written to this file
+ * since its start hold @rotate_bytes.  What every file gets as it opens
+ * does not count (with --kallsyms=full, more than a small SIZE: each new
+ * file would be due at once), and a file holds the rows of a flush at
+ * least (a file of none would be a file of nothing recorded).
+ */
+static int rotation_size_due(const struct recorder *rec)
+{
+	const struct recorder_opts *o = &rec->o;
+
+	return rec->rot && o->rotate_bytes && rec->file_rows &&
+	       stk_writer__bytes(rec->w) - rec->file_base >= o->rotate_bytes;
 }
 
 int recorder__run(struct recorder *rec)
@@ -973,7 +1020,8 @@ int recorder__run(struct recorder *rec)
 			}
 			if (now - next_flush > rec->flush_late_max_ns)
 				rec->flush_late_max_ns = now - next_flush;
-			err = recorder__flush(rec, 0);
+			/* Full: this flush is the file's last. */
+			err = rotation_size_due(rec) ? recorder__rotate(rec) : recorder__flush(rec, 0, 0);
 			if (err)
 				return err;
 			/* After a stall, do not flush in a burst to catch up. */
@@ -1081,14 +1129,9 @@ int recorder__finish(struct recorder *rec, struct recorder_result *res)
 		/* Stacks copied for want of a table are unwound at this last
 		 * flush, and its symbols written: the tables being built and
 		 * read for them, a moment more (less after a stop signal). */
-		rec->final_until = mono_ns() +
+		err = recorder__flush_last(rec, 1, mono_ns() +
 			(strcmp(rec->end_reason ?: "", "signal") ? FINAL_TABLES_NS
-								 : FINAL_TABLES_SIGNAL_NS);
-		deferred__take(rec->deferred);
-		deferred__set_final(rec->deferred);
-		if (rec->deferred && deferred__waiting(rec->deferred) && rec->worker)
-			recorder__wait_worker(rec, rec->final_until, WAIT_UNWIND, 0);
-		err = recorder__flush(rec, 1);
+								 : FINAL_TABLES_SIGNAL_NS));
 		/* One end time: META's duration_ns and STAT's are the same. */
 		end = mono_ns();
 		if (!err)

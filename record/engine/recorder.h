@@ -72,7 +72,8 @@ struct recorder_opts {
 	const char *cmdline;		/* stkrec's own command line, for META */
 	volatile sig_atomic_t *stop;	/* set (by a signal handler) to stop */
 	/* Rotation: a new file every @rotate_ns (0: not by time) or once the
-	 * file has @rotate_bytes (0: not by size; checked at each flush);
+	 * file's flushes hold @rotate_bytes (0: not by size; checked at
+	 * each flush, the file's start not counted);
 	 * either makes @output a strftime(3) pattern (rotation.h).  @keep:
 	 * at most that many files (0: all); @rotate: set (by a signal
 	 * handler) to rotate now, or NULL. */
@@ -118,8 +119,9 @@ struct recorder_result {
 	uint64_t symbols_skipped;
 	uint64_t perf_map_lines_skipped;
 	uint64_t perf_map_addrs_unnamed;
-	/* Files a traced process named that it could not have opened itself
-	 * (STAT files_refused), not read; of them, perf maps. */
+	/* Opens of files a traced process named that it could not have
+	 * opened itself (STAT files_refused: a file once for each use),
+	 * not read; of them, perf maps. */
 	uint64_t files_refused;
 	uint64_t perf_maps_refused;
 };

@@ -101,9 +101,9 @@ static int flush_esym(void *ctx, const struct flush_ctx *fc)
 	struct recorder *rec = ctx;
 	int err = esym__flush(rec->esym, rec->procs, rec->w, &rec->chunks);
 
-	/* The last flush: the tables the last stacks need, a moment more
+	/* A file's last flush: the tables its stacks need, a moment more
 	 * (each flush of those writes the ones in and starts the next). */
-	while (!err && fc->final && rec->reader && esym__reading(rec->esym) &&
+	while (!err && fc->file_end && rec->reader && esym__reading(rec->esym) &&
 	       mono_ns() < rec->final_until) {
 		recorder__wait_worker(rec, rec->final_until, WAIT_SYMBOLS, 0);
 		err = esym__flush(rec->esym, rec->procs, rec->w, &rec->chunks);
@@ -144,10 +144,14 @@ static int flush_pidns(void *ctx, const struct flush_ctx *fc)
 static int flush_rows(void *ctx, const struct flush_ctx *fc)
 {
 	struct recorder *rec = ctx;
+	int err;
 
 	if (!drain__pending(rec->maps.drain))
 		return 0;
-	return drain__write(rec->maps.drain, rec->w, rec->t0, fc->t1, &rec->chunks);
+	err = drain__write(rec->maps.drain, rec->w, rec->t0, fc->t1, &rec->chunks);
+	if (!err)
+		rec->file_rows = 1;
+	return err;
 }
 
 static int flush_count(void *ctx, const struct flush_ctx *fc)

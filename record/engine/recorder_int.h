@@ -87,6 +87,11 @@ struct recorder {
 	const char *pattern;
 	char path[4096];
 	uint64_t file_start;
+	/* The current file's bytes once its start was written (header,
+	 * META, KOBJS, --kallsyms=full's table: --rotate-size does not
+	 * count them), and whether a flush wrote rows to it since. */
+	uint64_t file_base;
+	int file_rows;
 	uint64_t setup_ns;
 	struct stk_stat *stat_base, *stat_last;
 	size_t nr_stat_base, nr_stat_last;

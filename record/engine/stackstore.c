@@ -738,8 +738,9 @@ int stackstore__new_file(struct stackstore *ss)
 		return -ENOMEM;
 	ss->unset = q;
 	first = ss->nr_unset;
-	/* Copies numbered in the file closed whose table never came: their
-	 * rows there name a stack that file lacks, as at the end. */
+	/* None waits: the file's last flush unwound every copy its rows
+	 * name (deferred__set_last()); had one been left, its frames could
+	 * only go to the wrong file. */
 	ss->nr_late = 0;
 	while (idmap__next(ss->ids, &it, &key, &val)) {
 		if (val & HELD)

@@ -169,8 +169,9 @@ int stackstore__keep_written(struct stackstore *ss);
  * the kernel had just sent them, so that the new file's rows find them
  * and the file holds every stack its rows reference; those whose frames
  * were not kept leave the kernel's set, to be sent again when next seen.
- * Copied stacks still waiting for their table are given up (their rows
- * are in the closed file).  Returns 0 or -ENOMEM (nothing changed).
+ * The closed file's last flush must have written every copied stack its
+ * rows reference (no resolver answered "later" then): one still waiting
+ * is given up.  Returns 0 or -ENOMEM (nothing changed).
  */
 int stackstore__new_file(struct stackstore *ss);
 

@@ -105,15 +105,24 @@ out:
 	return err;
 }
 
-/* The calling thread's credentials, as procreds__run() found them. */
+/* The calling thread's credentials, as procreds__run() found them, and
+ * what take() changed (restore() gives back only that). */
 struct own {
 	uint32_t fsuid, fsgid;
 	int nr_groups;
 	gid_t groups[PROCREDS_MAX_GROUPS];
 	struct __user_cap_header_struct hdr;
 	struct __user_cap_data_struct caps[_LINUX_CAPABILITY_U32S_3];
-	int groups_set, caps_set;
+	int ids_set, groups_set, caps_set;
 };
+
+/*
+ * A thread whose own credentials could not be taken back (restore()
+ * failed twice) opens nothing more: it may hold another user's fsuid, or
+ * lack capabilities stkrec's other work needs.  Per thread, as the
+ * credentials are.
+ */
+static __thread int creds_lost;
 
 static int caps_get(struct __user_cap_header_struct *hdr, struct __user_cap_data_struct *d)
 {
@@ -150,10 +159,44 @@ static int same_groups(const struct own *o, const struct procreds *pc)
 	return 1;
 }
 
-/* Takes @pc on this thread, what it had in @o.  0 or -errno. */
-static int take(struct own *o, const struct procreds *pc)
+/* The thread's effective set is @eff, what it had in @o.  0 or -errno. */
+static int caps_set_eff(struct own *o, uint64_t eff)
 {
 	struct __user_cap_data_struct d[_LINUX_CAPABILITY_U32S_3];
+
+	memcpy(d, o->caps, sizeof(d));
+	d[0].effective = (uint32_t)eff;
+	d[1].effective = (uint32_t)(eff >> 32);
+	if (syscall(SYS_capset, &o->hdr, d) < 0)
+		return -errno;
+	o->caps_set = 1;
+	return 0;
+}
+
+/* Can take another user's ids: CAP_SETUID and CAP_SETGID (root, or
+ * given them), in the effective set of @o's capabilities. */
+static int can_switch(const struct own *o)
+{
+	uint64_t need = (1ull << CAP_SETUID) | (1ull << CAP_SETGID);
+
+	return (caps_word(o->caps, 1) & need) == need;
+}
+
+int procreds__can_take(void)
+{
+	struct own o;
+
+	return caps_get(&o.hdr, o.caps) == 0 && can_switch(&o);
+}
+
+/*
+ * Takes @pc on this thread, what it had in @o.  0 or -errno.  A thread
+ * that cannot take another user's ids (stkrec not root: CAP_BPF and
+ * CAP_PERFMON only) opens as itself, without the capabilities that pass
+ * file permissions: never more than its own user could open.
+ */
+static int take(struct own *o, const struct procreds *pc)
+{
 	gid_t groups[PROCREDS_MAX_GROUPS];
 	uint64_t eff;
 	uint32_t i;
@@ -162,6 +205,8 @@ static int take(struct own *o, const struct procreds *pc)
 	err = caps_get(&o->hdr, o->caps);
 	if (err)
 		return err;
+	if (!can_switch(o))
+		return caps_set_eff(o, caps_word(o->caps, 1) & ~FS_CAPS);
 	o->fsuid = (uint32_t)syscall(SYS_setfsuid, -1L);
 	o->fsgid = (uint32_t)syscall(SYS_setfsgid, -1L);
 	o->nr_groups = getgroups(PROCREDS_MAX_GROUPS, o->groups);
@@ -175,6 +220,7 @@ static int take(struct own *o, const struct procreds *pc)
 			return -errno;
 		o->groups_set = 1;
 	}
+	o->ids_set = 1;
 	if (set_fsid(1, pc->fsgid) || set_fsid(0, pc->fsuid))
 		return -EPERM;
 	/* Of the capabilities that pass file permissions, only the
@@ -183,22 +229,17 @@ static int take(struct own *o, const struct procreds *pc)
 	eff = caps_word(o->caps, 1) & ~FS_CAPS;
 	if (pc->same_userns)
 		eff |= pc->cap_eff & caps_word(o->caps, 0) & FS_CAPS;
-	memcpy(d, o->caps, sizeof(d));
-	d[0].effective = (uint32_t)eff;
-	d[1].effective = (uint32_t)(eff >> 32);
-	if (syscall(SYS_capset, &o->hdr, d) < 0)
-		return -errno;
-	o->caps_set = 1;
-	return 0;
+	return caps_set_eff(o, eff);
 }
 
-/* Gives this thread back what @o says it had.  0 or -EIO. */
+/* Gives this thread back what take() changed of what @o says it had
+ * (nothing it did not read first).  0 or -EIO. */
 static int restore(struct own *o)
 {
 	int err = 0;
 
 	/* fsuid first: back to 0 it raises the file capabilities again. */
-	if (set_fsid(0, o->fsuid) || set_fsid(1, o->fsgid))
+	if (o->ids_set && (set_fsid(0, o->fsuid) || set_fsid(1, o->fsgid)))
 		err = -EIO;
 	if (o->groups_set && syscall(SYS_setgroups, (long)o->nr_groups, o->groups) < 0)
 		err = -EIO;
@@ -212,13 +253,18 @@ int procreds__run(const struct procreds *pc, int (*fn)(void *arg), void *arg)
 	struct own o = {};
 	int ret, err;
 
+	if (creds_lost)
+		return -EIO;
 	ret = take(&o, pc);
 	if (ret == 0)
 		ret = fn(arg);
 	else
 		ret = -EPERM;
-	err = restore(&o);
+	/* Once more if it fails (each step is idempotent); after that the
+	 * thread opens nothing more. */
+	err = restore(&o) && restore(&o) ? -EIO : 0;
 	if (err) {
+		creds_lost = 1;
 		if (ret >= 0)
 			close(ret);
 		ret = err;

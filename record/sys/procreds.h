@@ -57,23 +57,35 @@ int procreds__read(const char *proc_root, uint32_t tgid, struct procreds *pc);
  * procreds__run() - on the calling thread, take @pc's file-system
  * credentials, call @fn(@arg), and take the thread's own back.
  *
+ * A thread that cannot take another user's ids (stkrec not root, with
+ * CAP_BPF and CAP_PERFMON but not CAP_SETUID and CAP_SETGID) calls @fn as
+ * itself, without the capabilities that pass file permissions: it opens
+ * what stkrec's own user could, never more, whatever the process could.
+ *
  * Returns what @fn returned (an fd it opened, or -errno); or, @fn not
- * called, -EPERM when the credentials could not be taken (stkrec without
- * CAP_SETUID/CAP_SETGID: nothing is opened then, rather than opened with
- * more than the process has); or -EIO when the thread's own credentials
- * could not be taken back (an fd @fn returned is closed: the caller must
- * not go on as if nothing happened; the thread is left with at most the
- * process's rights, never more).
+ * called, -EPERM when the credentials could not be taken; or -EIO when
+ * the thread's own credentials could not be taken back, even at a second
+ * try (an fd @fn returned is closed; the thread is left with at most the
+ * process's rights, never more, and every later call on it returns -EIO
+ * without opening anything).
  */
 int procreds__run(const struct procreds *pc, int (*fn)(void *arg), void *arg);
 
 /*
+ * procreds__can_take() - the calling thread can take a process's
+ * credentials (CAP_SETUID and CAP_SETGID are in its effective set): 1 or 0.
+ */
+int procreds__can_take(void);
+
+/*
  * procreds__refused() - @err, from an open under procreds__run(), says the
- * process could not open the file itself (-EACCES, -EPERM).
+ * process could not open the file itself (-EACCES, -EPERM, with the
+ * process's credentials taken).  Not when stkrec opens as itself
+ * (procreds__can_take() 0): its refusal says nothing of the process's.
  */
 static inline int procreds__refused(int err)
 {
-	return err == -EACCES || err == -EPERM;
+	return (err == -EACCES || err == -EPERM) && procreds__can_take();
 }
 
 #endif

@@ -387,7 +387,7 @@ uint32_t perfmap__nspid(const char *proc_root, uint32_t tgid)
 struct map_open {
 	const char *proc_root;
 	uint32_t tgid;
-	uint32_t owner;		/* the uid the file must belong to */
+	uint32_t owner;		/* the uid the file must belong to (or root) */
 	struct stat *st;
 };
 
@@ -420,8 +420,9 @@ static int map_open_as(void *arg)
 		goto out;
 	}
 	/* Nothing but a regular file (no FIFO, device, or link), and, as
-	 * perf asks of the maps it reads, its user's own. */
-	if (!S_ISREG(mo->st->st_mode) || mo->st->st_uid != mo->owner) {
+	 * perf asks of the maps it reads, its user's own or root's (a
+	 * non-root JVM's map that perf-map-agent's jmaps chowned to root). */
+	if (!S_ISREG(mo->st->st_mode) || (mo->st->st_uid != mo->owner && mo->st->st_uid != 0)) {
 		err = -EPERM;
 		goto out;
 	}
@@ -439,8 +440,8 @@ out:
 /*
  * Opens the perf map of @tgid for reading, checked (see perfmap.h), with
  * its stat in @st.  -ENOENT when there is none; -EACCES or -EPERM when
- * the process itself could not have opened it, or it is not the
- * process's user's.
+ * the process itself could not have opened it, or it is neither the
+ * process's user's nor root's.
  */
 static int open_map(const char *proc_root, uint32_t tgid, struct stat *st)
 {
@@ -452,9 +453,10 @@ static int open_map(const char *proc_root, uint32_t tgid, struct stat *st)
 	if (err)
 		return err == -ENOENT ? -ESRCH : err;
 	/* perf's rule for the maps it reads (its own user's, or root's), of
-	 * the process: its effective user's.  Root's file is a root
-	 * process's alone: a file anyone else shows us there (a bind mount
-	 * in its own mount namespace) is not its to show. */
+	 * the process: its effective user's, or root's.  A root file that
+	 * another process shows us there (bound over the map in its own
+	 * mount namespace) is read only if the process could read it
+	 * itself: the open runs with its credentials. */
 	mo.owner = pc.euid;
 	return procreds__run(&pc, map_open_as, &mo);
 }

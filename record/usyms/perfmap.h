@@ -10,9 +10,10 @@
  * /proc/PID/root (a container's own /tmp), named by the process's pid in
  * its own PID namespace, opened without following symbolic links or
  * opening anything but a regular file owned by the process's effective
- * user (root's only for a root process: perf's rule), and opened with
- * the process's own credentials (procreds.h), so that only what it could
- * read itself is read.
+ * user or by root (perf's rule: perf-map-agent's jmaps chowns a non-root
+ * JVM's map to root), and opened with the process's own credentials
+ * (procreds.h), so that only what it could read itself is read: a
+ * root-only file is refused to a non-root process.
  *
  * A JIT only appends to its map, so a file is read incrementally: its
  * identity (device, inode) and the offset read so far (to the end of its

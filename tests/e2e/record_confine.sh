@@ -12,6 +12,8 @@
 #    capture (stkdump and zstd -dc), and STAT perf_map_refused says why;
 #  - the control: the same process's own map, not bound over, is read and
 #    names its JIT frames (so the test fails if reading is just off);
+#  - a root-owned 0644 map of that process (perf-map-agent's jmaps chowns a
+#    non-root JVM's map to root; perf reads it): read, not refused;
 #  - an execute-only (0711) binary that nobody runs (the kernel maps it,
 #    the process cannot read it): none of its symbols embedded with full,
 #    STAT esym_binaries_refused; a readable copy of it run alike is named.
@@ -144,6 +146,20 @@ for mode in full covering; do
 	check "$mode: STAT perf_map_refused is 0" test "$(stat_of "$f" perf_map_refused)" = 0
 	check "$mode: no warning" sh -c "! grep -q 'not read' '$tmp/own_$mode.err'"
 done
+kill -KILL "$jpid" 2>/dev/null
+
+# ---- a root-owned, world-readable map of the nobody process (jmaps) ---------
+
+start_jit rootmap no
+chown 0:0 "/tmp/perf-$jpid.map" && chmod 0644 "/tmp/perf-$jpid.map" ||
+	fail "rootmap: chown the map to root"
+record rootmap "$jpid" --embed-symbols=covering
+f=$tmp/rootmap.stk
+"$REP" --no-debuginfod "$f" >"$tmp/rootmap.txt" 2>&1
+check "root's 0644 perf map of a nobody process names its JIT frames" \
+	grep -q 'LazyCompile:\*jit_spin /app/jit.js:7' "$tmp/rootmap.txt"
+check "root's 0644 perf map: STAT perf_map_refused is 0 ($(stat_of "$f" perf_map_refused))" \
+	test "$(stat_of "$f" perf_map_refused)" = 0
 kill -KILL "$jpid" 2>/dev/null
 
 # ---- an execute-only binary: the kernel maps it, its process cannot read it -

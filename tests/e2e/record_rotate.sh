@@ -8,7 +8,10 @@
 # parts stack by stack.  SIGHUP rotates at once (and does not stop);
 # a name that exists is never replaced (-1, -2... instead); --keep N
 # leaves the newest N; without rotation -o is literal and SIGHUP still
-# stops.  Wrong values are one line, exit 2.
+# stops; --rotate-size below what a file starts with (--kallsyms=full)
+# still puts a flush's rows in every file; a stack copied for want of an
+# unwind table is written in the file that holds its rows, rotation or
+# not.  Wrong values are one line, exit 2.
 # Exit 77 only when BPF cannot be used (not root, or no BTF).
 
 . "$(dirname "$0")/lib/harness.sh"
@@ -48,6 +51,23 @@ nfiles() {
 at_least() {
 	[ "$(nfiles "$1")" -ge "$2" ]
 }
+# rot_start WHAT ARGS...: stkrec ARGS in the background, its stderr in
+# $tmp/WHAT.err; $rec is its pid.
+rot_start() {
+	_w=$1
+	shift
+	bg "$REC" "$@" 2> "$tmp/$_w.err"
+	rec=$bg_pid
+}
+# rot_stop WHAT DIR N: once DIR holds N files, SIGINT the recorder rot_start
+# started; it must exit 0.
+rot_stop() {
+	wait_until at_least "$2" "$3" || fail "$1: $3 files did not come ($(cat "$tmp/$1.err"))"
+	kill -INT "$rec"
+	wait "$rec"
+	_rc=$?
+	check "$1: exit 0 ($_rc: $(cat "$tmp/$1.err"))" [ "$_rc" -eq 0 ]
+}
 # Samples of a "wrote" line.
 wrote_samples() {
 	sed -n 's/^stkrec: wrote [0-9]* files\{0,1\}, .*: \([0-9]*\) samples, .*/\1/p' "$1"
@@ -56,16 +76,11 @@ wrote_samples() {
 # ---- A: --rotate 1, stopped once 5 files are whole ------------------------
 a=$tmp/a
 mkdir "$a"
-bg "$REC" -p "$cw" -F 99 --rotate 1 --keep 1000 -o "$a/cw-%Y%m%dT%H%M%S.stk" 2> "$tmp/a.err"
-rec=$bg_pid
+rot_start A -p "$cw" -F 99 --rotate 1 --keep 1000 -o "$a/cw-%Y%m%dT%H%M%S.stk"
 # 6 names: the 5 closed and the one being written.
-wait_until at_least "$a" 6 || fail "A: 6 files did not come ($(cat "$tmp/a.err"))"
-kill -INT "$rec"
-wait "$rec"
-rc=$?
-check "A: exit 0 ($rc: $(cat "$tmp/a.err"))" [ "$rc" -eq 0 ]
+rot_stop A "$a" 6
 n=$(nfiles "$a")
-check "A: the summary says $n files" grep -q "^stkrec: wrote $n files, $a/cw-" "$tmp/a.err"
+check "A: the summary says $n files" grep -q "^stkrec: wrote $n files, $a/cw-" "$tmp/A.err"
 bad=$(files "$a" | grep -v -E '^cw-[0-9]{8}T[0-9]{6}(-[0-9]+)?\.stk$' | tr '\n' ' ')
 check "A: names follow the pattern ($bad)" [ -z "$bad" ]
 total=0 stat_total=0 open= reasons= unsym=
@@ -90,7 +105,7 @@ rot=$(echo $reasons | tr ' ' '\n' | grep -c '^rotated$')
 check "A: end_reason rotated for all but the last, signal for it ($reasons)" \
 	test "$rot" -eq $((n - 1)) -a "$last" = signal
 check "A: every file symbolizes alone ($unsym)" [ -z "$unsym" ]
-said=$(wrote_samples "$tmp/a.err")
+said=$(wrote_samples "$tmp/A.err")
 check "A: the rows of the files add up to the recorder's $said samples (got $total)" \
 	[ "$total" = "$said" ]
 check "A: each file's STAT samples add up to them too (got $stat_total)" [ "$stat_total" = "$said" ]
@@ -163,6 +178,74 @@ check "D: without --rotate, SIGHUP stops: exit 0 ($rc: $(cat "$tmp/d.err"))" [ "
 check "D: -o with % and no --rotate is the literal name, closed cleanly" \
 	grep -q '^verdict: OK: .*closed cleanly' "$tmp/info"
 check "D: and nothing else is written" [ "$(nfiles "$d")" -eq 1 ]
+
+# ---- E: --rotate-size smaller than what a file starts with -----------------
+# --kallsyms=full writes the whole kernel table (about 1 MB) into every file
+# as it opens; a SIZE of 1K is less.  Each file must still hold the rows of
+# a flush (the start is not what SIZE counts): as many files as flushes at
+# the most, not one per pass of the main loop.
+e=$tmp/e
+mkdir "$e"
+rot_start E -p "$cw" -F 49 --kallsyms=full --flush-interval 0.25 --rotate-size 1K \
+	-o "$e/s-%H%M%S.stk"
+rot_stop E "$e" 5
+n=$(nfiles "$e")
+empty= flushes=0
+for f in $(files "$e"); do
+	"$DUMP" "$e/$f" > "$tmp/e.dump"
+	rows=$(awk -F'\t' '$1 == "CHUNK" && $3 == "CNTS"' "$tmp/e.dump" | wc -l)
+	flushes=$((flushes + rows))
+	reason=$(awk -F'\t' '$1 == "META" && $2 == "end_reason" { v = $3 } END { print v }' "$tmp/e.dump")
+	[ "$reason" = signal ] || [ "$rows" -gt 0 ] || empty="$empty $f"
+done
+check "E: every rotated file holds a flush's rows (none in:$empty)" [ -z "$empty" ]
+# The last file may end before its first flush's rows.
+check "E: $n files for $flushes flushes with rows: one a file at the most" \
+	[ "$n" -le $((flushes + 1)) ]
+
+# ---- F: a copied stack is in the file that holds its rows -----------------
+# A process started during the recording is sampled before its unwind
+# table is in: stkrec copies the stack and unwinds it once the table is
+# built, up to two flushes later.  The CFI bomb's table (tests/tools/
+# cfibomb.S, as in record_slowcfi) takes seconds to build, so with
+# --rotate 1 its copies are still waiting at every rotation: the file
+# that ends must still hold every stack its rows name (STCK), never a row
+# whose stack is in no file or in the next one.
+BOMB=$O/tests/tools/libcfibomb.so
+need_files "$BOMB" "$O/tests/tools/setbuildid" "$O/tests/tools/cfiload"
+f=$tmp/f
+mkdir "$f" "$tmp/bombs"
+# One copy, under a build-id no recorder has met: its table is seconds
+# of the recorder's worker, the load this test puts on the machine.
+cp "$BOMB" "$tmp/bombs/c1.so"
+"$O/tests/tools/setbuildid" "$tmp/bombs/c1.so" "$(od -An -tx1 -N20 /dev/urandom | tr -d ' \n')" ||
+	fail "F: c1.so: its own build-id"
+rot_start F -q --rotate 1 --unwind-cache none -o "$f/r-%H%M%S.stk"
+wait_until at_least "$f" 1 || fail "F: no file ($(cat "$tmp/F.err"))"
+bg "$O/tests/tools/cfiload" "$tmp/bombs/c1.so"
+loader=$bg_pid
+# 5 rotations after the loader's start.
+rot_stop F "$f" $(($(nfiles "$f") + 5))
+stop "$loader"
+# stacks_in FILE: "rows_of_the_loader stacks_copied missing_ids" of a capture.
+stacks_in() {
+	"$DUMP" "$1" | awk -F'\t' -v l="$loader" '
+		$1 == "STCK" { have[$2] = 1 }
+		$1 == "CNTS" { if ($2 == l) rows++; if ($5 > 0) need[$5] = 1; if ($6 > 0) need[$6] = 1 }
+		$1 == "STAT" && $2 == "unwind_deferred" { dfr = $3 }
+		END { for (id in need) if (!(id in have)) miss = miss "," id
+		      printf "%d %d %s\n", rows, dfr, miss == "" ? "-" : substr(miss, 2) }'
+}
+bad= rows=0 dfr=0
+for g in $(files "$f"); do
+	set -- $(stacks_in "$f/$g")
+	rows=$(($rows + $1))
+	dfr=$(($dfr + $2))
+	[ "$3" = - ] || bad="$bad $g: $3;"
+done
+echo "note: F: $(nfiles "$f") files, $rows rows of the loader, $dfr stacks copied"
+check "F: rows of the loader were recorded ($rows)" [ "$rows" -gt 0 ]
+check "F: every file holds every stack its rows name (missing:$bad)" [ -z "$bad" ]
 
 stop "$cw"
 finish

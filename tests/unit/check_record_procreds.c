@@ -8,13 +8,17 @@
 #include <check.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
+#include <linux/capability.h>
 #include <pthread.h>
 #include <semaphore.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "check_main.h"
@@ -152,6 +156,78 @@ START_TEST(only_the_calling_thread_takes_them)
 }
 END_TEST
 
+/* Sets this thread's capabilities to @caps alone (permitted and
+ * effective, inheritable none): 0 or -errno. */
+static int caps_only(uint64_t caps)
+{
+	struct __user_cap_header_struct hdr = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct d[_LINUX_CAPABILITY_U32S_3] = {};
+
+	d[0].permitted = d[0].effective = (uint32_t)caps;
+	d[1].permitted = d[1].effective = (uint32_t)(caps >> 32);
+	return syscall(SYS_capset, &hdr, d) < 0 ? -errno : 0;
+}
+
+static uint64_t caps_effective(void)
+{
+	struct __user_cap_header_struct hdr = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct d[_LINUX_CAPABILITY_U32S_3];
+
+	if (syscall(SYS_capget, &hdr, d) < 0)
+		return 0;
+	return (uint64_t)d[0].effective | (uint64_t)d[1].effective << 32;
+}
+
+#define NONROOT_CAPS ((1ull << CAP_BPF) | (1ull << CAP_PERFMON))
+
+/*
+ * As stkrec's non-root mode runs (uid 1000 with CAP_BPF and CAP_PERFMON
+ * only): no CAP_SETUID to take nobody's ids.  The open runs as uid 1000
+ * itself: the world-readable file is read, the root-only one refused (and
+ * that refusal is not the process's), and the thread keeps its
+ * capabilities.  In a child, whose exit status says which step failed.
+ */
+static int nonroot_child(void)
+{
+	int fd;
+
+	if (prctl(PR_SET_KEEPCAPS, 1L, 0L, 0L, 0L) < 0 || setgroups(0, NULL) < 0 ||
+	    setresgid(1000, 1000, 1000) < 0 || setresuid(1000, 1000, 1000) < 0 ||
+	    caps_only(NONROOT_CAPS) < 0)
+		return 10;
+	if (procreds__can_take())
+		return 11;
+	fd = procreds__run(&nobody, open_path, open_file);
+	if (fd < 0)
+		return 12;
+	close(fd);
+	fd = procreds__run(&nobody, open_path, secret);
+	if (fd != -EACCES)
+		return 13;
+	if (procreds__refused(fd))
+		return 14;
+	if (caps_effective() != NONROOT_CAPS)
+		return 15;
+	return 0;
+}
+
+START_TEST(nonroot_with_bpf_caps_opens_as_itself)
+{
+	pid_t pid;
+	int status;
+
+	if (geteuid() != 0)
+		return;
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0)
+		_exit(nonroot_child());
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert(WIFEXITED(status));
+	ck_assert_int_eq(WEXITSTATUS(status), 0);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("record_procreds");
@@ -162,6 +238,7 @@ int main(void)
 	tcase_add_test(tc, nobody_is_refused_a_root_only_file_and_root_comes_back);
 	tcase_add_test(tc, root_without_file_capabilities_reads_only_by_the_mode);
 	tcase_add_test(tc, only_the_calling_thread_takes_them);
+	tcase_add_test(tc, nonroot_with_bpf_caps_opens_as_itself);
 	suite_add_tcase(s, tc);
 	return check_run(s);
 }
