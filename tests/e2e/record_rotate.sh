@@ -12,6 +12,10 @@
 # still puts a flush's rows in every file; a stack copied for want of an
 # unwind table is written in the file that holds its rows, rotation or
 # not.  Wrong values are one line, exit 2.
+# Exclusive: F records every CPU while a CFI-bomb loader runs, which
+# starved the tables and symbol reads of tests beside it (record_usermem
+# once, beside CPU hogs).
+# harness: exclusive
 # Exit 77 only when BPF cannot be used (not root, or no BTF).
 
 . "$(dirname "$0")/lib/harness.sh"
