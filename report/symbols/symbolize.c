@@ -146,6 +146,7 @@ static void sym_module__free(struct symbolizer *s, struct sym_module *m)
 	if (m->priv) {
 		idmap__release(&m->priv->cache);
 		scope_index__free(m->priv->scopes);
+		cu_addr__free(m->priv->cus);
 		if (m->priv->dwfl)
 			dwfl_end(m->priv->dwfl);
 		free(m->priv->segs);
