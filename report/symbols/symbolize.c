@@ -14,7 +14,8 @@
  * Where the work would follow the size of the debuginfo rather than the
  * number of addresses, we do it ourselves, giving libdw's answers: symbols
  * are sorted once per module (symtab.c), inline scopes come from a per-CU
- * index of its functions (scopes.c).
+ * index of its functions (scopes.c).  Where libdwfl's .debug_aranges know
+ * no CU for an address (Go writes none), the CUs' own ranges do (cuaddr.c).
  */
 #include <elfutils/libdwfl.h>
 #include <errno.h>
