@@ -12,3 +12,10 @@ bench: bench-report
 bench-report: all $(TEST_EXTRA_DEPS)
 	$(Q)O=$(O) sh tests/bench/bench_report.sh
 .PHONY: bench-report
+
+# check_cuaddr: stkreport, and a copy of it without .debug_aranges (as Go,
+# clang and rustc write their DWARF).
+$(O)/tests/fixtures/stkreport.noaranges: $(O)/stkreport
+	$(call msg,GEN,$@)
+	$(Q)mkdir -p $(@D) && objcopy --remove-section=.debug_aranges $< $@
+$(O)/tests/check_cuaddr: $(O)/tests/fixtures/stkreport.noaranges $(O)/stkreport

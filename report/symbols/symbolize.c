@@ -14,7 +14,8 @@
  * Where the work would follow the size of the debuginfo rather than the
  * number of addresses, we do it ourselves, giving libdw's answers: symbols
  * are sorted once per module (symtab.c), inline scopes come from a per-CU
- * index of its functions (scopes.c).
+ * index of its functions (scopes.c).  Where libdwfl's .debug_aranges know
+ * no CU for an address (Go writes none), the CUs' own ranges do (cuaddr.c).
  */
 #include <elfutils/libdwfl.h>
 #include <errno.h>
@@ -146,6 +147,7 @@ static void sym_module__free(struct symbolizer *s, struct sym_module *m)
 	if (m->priv) {
 		idmap__release(&m->priv->cache);
 		scope_index__free(m->priv->scopes);
+		cu_addr__free(m->priv->cus);
 		if (m->priv->dwfl)
 			dwfl_end(m->priv->dwfl);
 		free(m->priv->segs);

@@ -10,6 +10,7 @@
 #include <elfutils/libdwfl.h>
 #include <stdint.h>
 
+#include "cuaddr.h"
 #include "debugfind.h"
 #include "esymtab.h"
 #include "idmap.h"
@@ -36,6 +37,8 @@ struct sym_module_priv {
 	struct esymtab *etab;		/* the capture's table names it (kind 2 or 3), or NULL */
 	struct idmap cache;		/* lookup address -> struct sym_result* or &unknown */
 	struct scope_index *scopes;	/* inline scopes, or NULL until DWARF is read */
+	struct cu_addr *cus;		/* CUs by their own ranges, or NULL until
+					 * libdwfl's aranges first miss */
 	struct sym_module *next;	/* same hash */
 	struct debugfind df;		/* its find_debuginfo callback's state */
 	uint64_t file_size;		/* its file's, from disk; 0 for an image */

@@ -195,6 +195,40 @@ static int module__dwarf(struct symbolizer *s, struct sym_module *m)
 	return m->has_dwarf;
 }
 
+/*
+ * The CU DIE holding module address @pc (*@cudie NULL when none) and the
+ * bias of its DWARF addresses; *@own set when libdwfl's aranges did not
+ * know @pc and the CUs' own ranges did (cuaddr.h): Go's DWARF, clang's
+ * and rustc's have no .debug_aranges.  0 or -ENOMEM.
+ */
+static int module__addrdie(struct sym_module_priv *p, uint64_t pc, Dwarf_Die **cudie,
+			   Dwarf_Addr *bias, int *own)
+{
+	*own = 0;
+	*cudie = dwfl_module_addrdie(p->mod, pc, bias);
+	if (*cudie)
+		return 0;
+	if (!p->cus) {
+		p->cus = cu_addr__new(p->mod);
+		if (!p->cus)
+			return -ENOMEM;
+	}
+	*cudie = cu_addr__find(p->cus, pc, bias);
+	*own = *cudie != NULL;
+	return 0;
+}
+
+/* The source line of DWARF address @addr in @cudie: its file (borrowed
+ * from libdw) and line, as dwfl_lineinfo() gives them. */
+static const char *cu_lineinfo(Dwarf_Die *cudie, Dwarf_Addr addr, int *lineno)
+{
+	Dwarf_Line *dl = dwarf_getsrc_die(cudie, addr);
+
+	if (!dl || dwarf_lineno(dl, lineno) != 0)
+		return NULL;
+	return dwarf_linesrc(dl, NULL, NULL);
+}
+
 /* Builds the result for module address @pc; *out = NULL when unknown. */
 static int module__resolve(struct symbolizer *s, struct sym_module *m, uint64_t pc,
 			   struct sym_result **out)
@@ -207,7 +241,7 @@ static int module__resolve(struct symbolizer *s, struct sym_module *m, uint64_t 
 	const char *symname;
 	Dwarf_Addr dbias = 0;
 	size_t nfiles = 0;
-	int nfr = 0, first, i, err = -ENOMEM;
+	int nfr = 0, own = 0, first, i, err = -ENOMEM;
 
 	*out = NULL;
 	symname = symtab__find(p->syms, pc);
@@ -215,8 +249,11 @@ static int module__resolve(struct symbolizer *s, struct sym_module *m, uint64_t 
 		err = module__dwarf(s, m);
 		if (err < 0)
 			goto out;
-		if (err)
-			cudie = dwfl_module_addrdie(p->mod, pc, &dbias);
+		if (err) {
+			err = module__addrdie(p, pc, &cudie, &dbias, &own);
+			if (err)
+				goto out;
+		}
 		err = -ENOMEM;
 	}
 	if (cudie) {
@@ -266,11 +303,14 @@ static int module__resolve(struct symbolizer *s, struct sym_module *m, uint64_t 
 	if (s->opts.lines) {
 		const char *file = NULL;
 		int lineno = 0;
-		/* Without DWARF, libdwfl would load it here (and inflate it). */
-		Dwfl_Line *dl = m->has_dwarf ? dwfl_module_getsrc(p->mod, pc) : NULL;
+		/* Without DWARF, libdwfl would load it here (and inflate it);
+		 * and it finds the CU as dwfl_module_addrdie() does. */
+		Dwfl_Line *dl = m->has_dwarf && !own ? dwfl_module_getsrc(p->mod, pc) : NULL;
 
 		if (dl)
 			file = dwfl_lineinfo(dl, NULL, &lineno, NULL, NULL, NULL);
+		else if (own)
+			file = cu_lineinfo(cudie, pc - dbias, &lineno);
 		err = sym_line__set_file(&r->lines[0], file);
 		if (err)
 			goto out;

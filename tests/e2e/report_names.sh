@@ -37,45 +37,6 @@ need_files "$REC" "$REP" "$UWH"
 need_bpf
 need_cmds perf readelf gzip
 
-# record NAME PID: stkrec and perf on PID until it has had 3 s of CPU;
-# $tmp/NAME.stk and $tmp/NAME.perf.  Returns 1 (after a fail) if either
-# could not record.
-record() {
-	_n=$1 _pid=$2
-	bg "$REC" -q -F 999 -p "$_pid" -o "$tmp/$_n.stk" 2>"$tmp/$_n.rec.err"
-	_rec=$bg_pid
-	if ! wait_sampling "$tmp/$_n.stk" "$_rec"; then
-		fail "$_n: stkrec -p" "$(cat "$tmp/$_n.rec.err")"
-		return 1
-	fi
-	rm -f "$tmp/perf.ctl" "$tmp/perf.ack"
-	mkfifo "$tmp/perf.ctl" "$tmp/perf.ack"
-	exec 8<>"$tmp/perf.ctl" 9<>"$tmp/perf.ack"
-	# -B: perf 6.1's build-id pass asserts on some recordings here; the
-	# binaries stay where they are, found by path.
-	bg perf record -q -B -F 999 -e cpu-clock --call-graph dwarf -p "$_pid" \
-		-o "$tmp/$_n.perf" -D -1 --control "fifo:$tmp/perf.ctl,$tmp/perf.ack" \
-		>"$tmp/$_n.perf.log" 2>&1
-	_perf=$bg_pid
-	echo enable >&8
-	if ! timeout 120 sh -c 'read a && [ "$a" = ack ]' <&9; then
-		fail "$_n: perf record --control: no ack" "$(cat "$tmp/$_n.perf.log")"
-		return 1
-	fi
-	_t0=$(cpu_ticks "$_pid")
-	# shellcheck disable=SC2317 # called through wait_until
-	ran_enough() { [ "$(cpu_ticks "$_pid")" -ge $((_t0 + 300)) ]; }
-	if ! wait_until ran_enough; then
-		fail "$_n: no 3 s of CPU in 120 s"
-		return 1
-	fi
-	stop "$_pid"
-	wait "$_rec"
-	wait "$_perf"
-	exec 8>&- 9>&-
-	return 0
-}
-
 # perf's frames: "count<TAB>name<TAB>dso" per (name, dso), each sample's
 # frames counted once; and "total N".
 perf_frames() {
@@ -156,7 +117,7 @@ compare() {
 # ---- uwholes lazy: ld.so, libc, a PLT stub ------------------------------
 LD_BIND_NOT=1 bg "$UWH" lazy 3600
 uwpid=$bg_pid
-if record lazy "$uwpid"; then
+if record_with_perf lazy "$uwpid"; then
 	compare lazy
 	n=$(awk -F'\t' '$2 == "uwctor_linked@plt" { print $1 }' "$tmp/lazy.stkf")
 	if [ "${n:-0}" -gt 0 ]; then
@@ -188,7 +149,7 @@ fi
 # ---- dd: glibc's read and write, the kernel's syscall entries -----------
 bg dd if=/dev/zero of=/dev/null bs=64
 ddpid=$bg_pid
-record dd "$ddpid" && compare dd
+record_with_perf dd "$ddpid" && compare dd
 
 # ---- kernel aliases: the captured table and --kallsyms agree -------------
 bg "$UWH" vfork 100000000

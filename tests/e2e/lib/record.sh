@@ -186,3 +186,43 @@ agree_ok() {
 		fail "$1: stk $2% ($6 of $7) vs perf $3% ($8 of $9), more than +- $4 apart"
 	fi
 }
+
+# record_with_perf NAME PID: stkrec and `perf record --call-graph dwarf`
+# on PID, both sampling, until PID has had 3 s of CPU; then PID is
+# stopped.  $tmp/NAME.stk and $tmp/NAME.perf.  Returns 1 (after a fail)
+# if either could not record.  Needs perf (need_cmds perf).
+record_with_perf() {
+	_n=$1 _pid=$2
+	bg "$REC" -q -F 999 -p "$_pid" -o "$tmp/$_n.stk" 2>"$tmp/$_n.rec.err"
+	_rec=$bg_pid
+	if ! wait_sampling "$tmp/$_n.stk" "$_rec"; then
+		fail "$_n: stkrec -p" "$(cat "$tmp/$_n.rec.err")"
+		return 1
+	fi
+	rm -f "$tmp/perf.ctl" "$tmp/perf.ack"
+	mkfifo "$tmp/perf.ctl" "$tmp/perf.ack"
+	exec 8<>"$tmp/perf.ctl" 9<>"$tmp/perf.ack"
+	# -B: perf 6.1's build-id pass asserts on some recordings here; the
+	# binaries stay where they are, found by path.
+	bg perf record -q -B -F 999 -e cpu-clock --call-graph dwarf -p "$_pid" \
+		-o "$tmp/$_n.perf" -D -1 --control "fifo:$tmp/perf.ctl,$tmp/perf.ack" \
+		>"$tmp/$_n.perf.log" 2>&1
+	_perf=$bg_pid
+	echo enable >&8
+	if ! timeout 120 sh -c 'read a && [ "$a" = ack ]' <&9; then
+		fail "$_n: perf record --control: no ack" "$(cat "$tmp/$_n.perf.log")"
+		return 1
+	fi
+	_t0=$(cpu_ticks "$_pid")
+	# shellcheck disable=SC2317 # called through wait_until
+	ran_enough() { [ "$(cpu_ticks "$_pid")" -ge $((_t0 + 300)) ]; }
+	if ! wait_until ran_enough; then
+		fail "$_n: no 3 s of CPU in 120 s"
+		return 1
+	fi
+	stop "$_pid"
+	wait "$_rec"
+	wait "$_perf"
+	exec 8>&- 9>&-
+	return 0
+}
