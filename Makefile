@@ -273,17 +273,23 @@ $(O)/fuzz/obj/%.o: %.c
 	$(Q)$(CLANG) -g -O1 -std=gnu11 -D_GNU_SOURCE -MMD -MP $(INCLUDES) $(CPPFLAGS) \
 		-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all -c $< -o $@
 
-$(O)/tests/fuzz_%_replay: tests/fuzz/fuzz_%.c tests/fuzz/replay.c tests/fuzz/common.c $(SAN_LIBS)
+# The targets' own headers (fuzz_common.h, fuzz_reporting.h) are
+# prerequisites too, left out of the link line.
+FUZZ_HDRS := $(wildcard tests/fuzz/*.h)
+
+$(O)/tests/fuzz_%_replay: tests/fuzz/fuzz_%.c tests/fuzz/replay.c tests/fuzz/common.c $(SAN_LIBS) \
+			  $(FUZZ_HDRS)
 	$(call msg,CC-SAN,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(ALL_CFLAGS) $(FUZZ_INCLUDES) $(SAN_FLAGS) $(LDFLAGS) $^ $(PKG_LIBS) -o $@
+	$(Q)$(CC) $(ALL_CFLAGS) $(FUZZ_INCLUDES) $(SAN_FLAGS) $(LDFLAGS) $(filter-out %.h,$^) \
+		$(PKG_LIBS) -o $@
 
-$(O)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/common.c $(FUZZ_LIBS)
+$(O)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/common.c $(FUZZ_LIBS) $(FUZZ_HDRS)
 	$(call msg,CC-FUZZ,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CLANG) -g -O1 -std=gnu11 -D_GNU_SOURCE $(INCLUDES) $(FUZZ_INCLUDES) $(CPPFLAGS) \
 		-DFUZZ_LIBFUZZER -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
-		$(LDFLAGS) $^ $(PKG_LIBS) -o $@
+		$(LDFLAGS) $(filter-out %.h,$^) $(PKG_LIBS) -o $@
 
 # -entropic=0: libFuzzer 14's entropic schedule spends most of the time in
 # its own bookkeeping on the report targets' many features.
