@@ -83,6 +83,7 @@ static struct out {
 
 static char root[1100], disk[1200], cap_path[1100];
 
+int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static void die(const char *what)
@@ -336,12 +337,20 @@ static void report(uint8_t flags)
 	}
 }
 
+/* Once, before the first input (libFuzzer and the replay): the fixture,
+ * its zlib streams, the directories. */
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	(void)argc;
+	(void)argv;
+	setup();
+	return 0;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	uint8_t flags;
 
-	if (!fx.image)
-		setup();
 	if (size < 1)
 		return 0;
 	flags = data[0];
