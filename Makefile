@@ -11,7 +11,8 @@
 #                   workload and print its report (needs root)
 #   make bench      compare stkrec/stkreport against perf, printed as ratios;
 #                   SOAK_SECONDS=N the length of its soak (default 600)
-#   make fuzz       run each libFuzzer target (tests/fuzz/) for FUZZ_SECONDS
+#   make fuzz       run each libFuzzer target (tests/fuzz/) for FUZZ_SECONDS;
+#                   FUZZ_TARGETS='writers zelf' only those
 #   make install    PREFIX=/usr/local DESTDIR= MANDIR=$(PREFIX)/share/man
 #                   BASHCOMPDIR=$(PREFIX)/share/bash-completion/completions
 #   make deps       install missing Debian packages (as root)
@@ -295,9 +296,12 @@ $(O)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/common.c $(FUZZ_LIBS) $(FUZZ_HD
 # its own bookkeeping on the report targets' many features.
 # -close_fd_mask=2: the targets' messages dropped, sanitizer reports kept.
 # FUZZ_OPTS_<name>, FUZZ_ENV_<name>: a target's own flags and environment
-# (mk/report_fuzz.mk).
-fuzz: $(FUZZ_BINS)
-	$(Q)$(foreach f,$(FUZZ_BINS),$(call fuzz_run,$(f:$(O)/fuzz/fuzz_%=%)))
+# (mk/report_fuzz.mk).  FUZZ_TARGETS: the names to run, one after the
+# other (default: every tests/fuzz/fuzz_<name>.c).
+FUZZ_TARGETS ?= $(FUZZ_SRCS:tests/fuzz/fuzz_%.c=%)
+
+fuzz: $(FUZZ_TARGETS:%=$(O)/fuzz/fuzz_%)
+	$(Q)$(foreach f,$(FUZZ_TARGETS),$(call fuzz_run,$(f)))
 
 fuzz_run = mkdir -p $(O)/fuzz/corpus-$(1) && $(FUZZ_ENV_$(1)) $(O)/fuzz/fuzz_$(1) -entropic=0 -close_fd_mask=2 \
 	-max_total_time=$(FUZZ_SECONDS) $(FUZZ_OPTS_$(1)) $(O)/fuzz/corpus-$(1) \
