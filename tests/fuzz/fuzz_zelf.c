@@ -13,7 +13,7 @@
  * is reported with DWARF (inline frames, --lines: text, folded, pprof,
  * the closing summary with its warning) and `info --symbols`.
  *
- * The bound is held by running under it: make fuzz-zelf passes
+ * The bound is held by running under it: make fuzz passes it
  * -rss_limit_mb and -malloc_limit_mb (mk/report_fuzz.mk); the replay runs
  * the corpus under ASan with max_allocation_size_mb=264 (below), so an
  * allocation past the bound (libdw inflating 1 GiB) aborts it: ASan's
