@@ -11,7 +11,8 @@
 #                   workload and print its report (needs root)
 #   make bench      compare stkrec/stkreport against perf, printed as ratios;
 #                   SOAK_SECONDS=N the length of its soak (default 600)
-#   make fuzz       run each libFuzzer target (tests/fuzz/) for FUZZ_SECONDS
+#   make fuzz       run each libFuzzer target (tests/fuzz/) for FUZZ_SECONDS;
+#                   FUZZ_TARGETS='writers zelf' only those
 #   make install    PREFIX=/usr/local DESTDIR= MANDIR=$(PREFIX)/share/man
 #                   BASHCOMPDIR=$(PREFIX)/share/bash-completion/completions
 #   make deps       install missing Debian packages (as root)
@@ -273,25 +274,34 @@ $(O)/fuzz/obj/%.o: %.c
 	$(Q)$(CLANG) -g -O1 -std=gnu11 -D_GNU_SOURCE -MMD -MP $(INCLUDES) $(CPPFLAGS) \
 		-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all -c $< -o $@
 
-$(O)/tests/fuzz_%_replay: tests/fuzz/fuzz_%.c tests/fuzz/replay.c tests/fuzz/common.c $(SAN_LIBS)
+# The targets' own headers (fuzz_common.h, fuzz_reporting.h) are
+# prerequisites too, left out of the link line.
+FUZZ_HDRS := $(wildcard tests/fuzz/*.h)
+
+$(O)/tests/fuzz_%_replay: tests/fuzz/fuzz_%.c tests/fuzz/replay.c tests/fuzz/common.c $(SAN_LIBS) \
+			  $(FUZZ_HDRS)
 	$(call msg,CC-SAN,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(ALL_CFLAGS) $(FUZZ_INCLUDES) $(SAN_FLAGS) $(LDFLAGS) $^ $(PKG_LIBS) -o $@
+	$(Q)$(CC) $(ALL_CFLAGS) $(FUZZ_INCLUDES) $(SAN_FLAGS) $(LDFLAGS) $(filter-out %.h,$^) \
+		$(PKG_LIBS) -o $@
 
-$(O)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/common.c $(FUZZ_LIBS)
+$(O)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/common.c $(FUZZ_LIBS) $(FUZZ_HDRS)
 	$(call msg,CC-FUZZ,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CLANG) -g -O1 -std=gnu11 -D_GNU_SOURCE $(INCLUDES) $(FUZZ_INCLUDES) $(CPPFLAGS) \
 		-DFUZZ_LIBFUZZER -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
-		$(LDFLAGS) $^ $(PKG_LIBS) -o $@
+		$(LDFLAGS) $(filter-out %.h,$^) $(PKG_LIBS) -o $@
 
 # -entropic=0: libFuzzer 14's entropic schedule spends most of the time in
 # its own bookkeeping on the report targets' many features.
 # -close_fd_mask=2: the targets' messages dropped, sanitizer reports kept.
 # FUZZ_OPTS_<name>, FUZZ_ENV_<name>: a target's own flags and environment
-# (mk/report_fuzz.mk).
-fuzz: $(FUZZ_BINS)
-	$(Q)$(foreach f,$(FUZZ_BINS),$(call fuzz_run,$(f:$(O)/fuzz/fuzz_%=%)))
+# (mk/report_fuzz.mk).  FUZZ_TARGETS: the names to run, one after the
+# other (default: every tests/fuzz/fuzz_<name>.c).
+FUZZ_TARGETS ?= $(FUZZ_SRCS:tests/fuzz/fuzz_%.c=%)
+
+fuzz: $(FUZZ_TARGETS:%=$(O)/fuzz/fuzz_%)
+	$(Q)$(foreach f,$(FUZZ_TARGETS),$(call fuzz_run,$(f)))
 
 fuzz_run = mkdir -p $(O)/fuzz/corpus-$(1) && $(FUZZ_ENV_$(1)) $(O)/fuzz/fuzz_$(1) -entropic=0 -close_fd_mask=2 \
 	-max_total_time=$(FUZZ_SECONDS) $(FUZZ_OPTS_$(1)) $(O)/fuzz/corpus-$(1) \

@@ -31,6 +31,9 @@ static int in_fail(struct stk_reader *r, int err, const char *fmt, ...)
 	return err;
 }
 
+/* A regular file smaller than WINDOW gets a window of its size: most
+ * captures are, and a reader per capture is what a diff, a merge and
+ * every report open. */
 static int win_reserve(struct stk_reader *r, size_t need)
 {
 	size_t cap = r->win_cap ? r->win_cap : WINDOW;
@@ -38,6 +41,8 @@ static int win_reserve(struct stk_reader *r, size_t need)
 
 	if (need <= r->win_cap)
 		return 0;
+	if (!r->win_cap && r->seekable && r->size && r->size < WINDOW)
+		cap = r->size;
 	while (cap < need)
 		cap *= 2;
 	p = realloc(r->win, cap);

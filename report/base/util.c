@@ -102,23 +102,28 @@ struct arena_chunk {
 	char data[];
 };
 
+/* The first chunk is small: most arenas hold what one small capture
+ * needs, and below 128 KiB malloc does not mmap() (nor does ASan's
+ * allocator); each next one is twice the last, up to ARENA_CHUNK. */
+#define ARENA_FIRST (1u << 16)
 #define ARENA_CHUNK (1u << 20)
 
 void *arena__alloc(struct arena *a, size_t size)
 {
 	struct arena_chunk *c;
-	size_t csize;
+	size_t csize, next;
 	void *p;
 
 	size = (size + 7) & ~(size_t)7;
 	if (!a->head || a->size - a->used < size) {
-		csize = size > ARENA_CHUNK / 4 ? size : ARENA_CHUNK;
+		next = !a->head ? ARENA_FIRST : a->size < ARENA_CHUNK / 2 ? 2 * a->size : ARENA_CHUNK;
+		csize = size > next / 4 ? size : next;
 		/* calloc: fresh pages come zeroed from the kernel anyway. */
 		c = calloc(1, sizeof(*c) + csize);
 		if (!c)
 			return NULL;
 		c->size = csize;
-		if (a->head && csize != ARENA_CHUNK) {
+		if (a->head && csize != next) {
 			/* A big one-off: keep the current chunk for small ones. */
 			c->next = a->head->next;
 			a->head->next = c;

@@ -17,6 +17,13 @@
 #define KSYMS_PER_CHUNK 65536
 #define PROCS_PER_CHUNK 256
 
+/* Room for one batch of @n items: a small merge does not allocate the
+ * 2.5 MiB of a full batch of kernel symbols. */
+static size_t batch(size_t n, size_t per_chunk)
+{
+	return n < per_chunk ? (n ? n : 1) : per_chunk;
+}
+
 static int meta_add(struct merge *m, struct stk_kv **kv, size_t *n, size_t *cap, const char *key,
 		    const char *value)
 {
@@ -116,7 +123,7 @@ int merge__write_meta(struct merge *m, struct stk_writer *w, enum mkind kind)
 
 int merge__write_stacks(struct merge *m, struct stk_writer *w)
 {
-	struct stk_stack *st = calloc(STACKS_PER_CHUNK, sizeof(*st));
+	struct stk_stack *st = calloc(batch(m->nr_stacks, STACKS_PER_CHUNK), sizeof(*st));
 	size_t i, n = 0;
 	int err = 0;
 
@@ -149,7 +156,7 @@ int merge__write_kernel(struct merge *m, struct stk_writer *w)
 		err = stk_writer__add_kobjs(w, m->kobjs, m->nr_kobjs);
 	if (err || !m->nr_ksyms)
 		return err;
-	ks = calloc(KSYMS_PER_CHUNK, sizeof(*ks));
+	ks = calloc(batch(m->nr_ksyms, KSYMS_PER_CHUNK), sizeof(*ks));
 	if (!ks)
 		return -ENOMEM;
 	for (i = 0; !err && i < m->nr_ksyms; i++) {

@@ -5,7 +5,8 @@
  * one fuzz_NAME.c for the libFuzzer and replay rules):
  *
  *   fuzz_tmpdir()       a private directory, removed at exit, for targets
- *                       whose interfaces take paths (merge, info, ELF files)
+ *                       whose interfaces take paths (merge, info, ELF files),
+ *                       in memory where it can be (/dev/shm)
  *   fuzz_write_file()   @size bytes into a file of it
  *   fuzz_fix_crcs()     recompute every header and payload CRC, so that
  *                       mutations reach the checks behind them (common.c)
@@ -46,13 +47,23 @@ static inline void fuzz_tmpdir_remove(void)
 		fprintf(stderr, "fuzz: could not remove %s\n", fuzz_dir);
 }
 
-/* The target's temporary directory (made on first use), or exits. */
+/*
+ * The target's temporary directory (made on first use), or exits.  On
+ * tmpfs (/dev/shm) when there is one, else in $TMPDIR or /tmp: libstk's
+ * writer fsyncs every capture it closes (stk_writer__close()), and on a
+ * disk those fsyncs were most of an input's time (fuzz_writers closes
+ * three or more captures an input, fuzz_zelf one).  On tmpfs fsync()
+ * succeeds at once: the writer's calls and paths (temporary name, rename,
+ * appended segments) all still run, only the disk is not waited for.
+ */
 static inline const char *fuzz_tmpdir(void)
 {
 	const char *t = getenv("TMPDIR");
 
 	if (fuzz_dir[0])
 		return fuzz_dir;
+	if (access("/dev/shm", W_OK | X_OK) == 0)
+		t = "/dev/shm";
 	snprintf(fuzz_dir, sizeof(fuzz_dir), "%s/stk-fuzz-XXXXXX", t && *t ? t : "/tmp");
 	if (!mkdtemp(fuzz_dir)) {
 		perror("fuzz: mkdtemp");

@@ -102,6 +102,10 @@ struct gen {
 	char strs[16][STK_MAX_STRING + 1];	/* names of the current op */
 };
 
+/* The captures A and B, and their merge: in fuzz_tmpdir(). */
+static char pa[4200], pb[4200], pm[4200];
+
+int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static uint8_t in__u8(struct in *in)
@@ -648,23 +652,29 @@ static void info(const char *path, uint8_t slice)
 	info_main(7, argv);
 }
 
+/* Once, before the first input (libFuzzer and the replay): the palette
+ * and the paths. */
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	(void)argc;
+	(void)argv;
+	setup();
+	snprintf(pa, sizeof(pa), "%s/a.stk", fuzz_tmpdir());
+	snprintf(pb, sizeof(pb), "%s/b.stk", fuzz_tmpdir());
+	snprintf(pm, sizeof(pm), "%s/merged.stk", fuzz_tmpdir());
+	return 0;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static struct main_args a;
 	static struct gen g;
-	static char pa[4200], pb[4200], pm[4200];
 	const char *paths[2] = { pa, pb };
 	struct in in = { data + 2, size > 2 ? size - 2 : 0 };
 	int err;
 
 	if (size < 2)
 		return 0;
-	if (!pal.nr_addrs) {
-		setup();
-		snprintf(pa, sizeof(pa), "%s/a.stk", fuzz_tmpdir());
-		snprintf(pb, sizeof(pb), "%s/b.stk", fuzz_tmpdir());
-		snprintf(pm, sizeof(pm), "%s/merged.stk", fuzz_tmpdir());
-	}
 	memset(&g, 0, sizeof(g) - sizeof(g.strs));
 	g.s[0].path = pa;
 	g.s[1].path = pb;

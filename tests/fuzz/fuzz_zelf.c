@@ -13,7 +13,7 @@
  * is reported with DWARF (inline frames, --lines: text, folded, pprof,
  * the closing summary with its warning) and `info --symbols`.
  *
- * The bound is held by running under it: make fuzz-zelf passes
+ * The bound is held by running under it: make fuzz passes it
  * -rss_limit_mb and -malloc_limit_mb (mk/report_fuzz.mk); the replay runs
  * the corpus under ASan with max_allocation_size_mb=264 (below), so an
  * allocation past the bound (libdw inflating 1 GiB) aborts it: ASan's
@@ -83,6 +83,7 @@ static struct out {
 
 static char root[1100], disk[1200], cap_path[1100];
 
+int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static void die(const char *what)
@@ -336,12 +337,20 @@ static void report(uint8_t flags)
 	}
 }
 
+/* Once, before the first input (libFuzzer and the replay): the fixture,
+ * its zlib streams, the directories. */
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	(void)argc;
+	(void)argv;
+	setup();
+	return 0;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	uint8_t flags;
 
-	if (!fx.image)
-		setup();
 	if (size < 1)
 		return 0;
 	flags = data[0];

@@ -8,7 +8,8 @@
  * With no arguments it replays tests/fuzz/corpus/NAME/, NAME taken from
  * its own file name, so one replay.c serves every target.  It fails when
  * an input cannot be read or when there is no input at all: a replay that
- * ran nothing proves nothing.  A directory's inputs run in name order, so
+ * ran nothing proves nothing.  A target's LLVMFuzzerInitialize(), if it
+ * has one, runs first, as libFuzzer runs it.  A directory's inputs run in name order, so
  * a failure repeats on every checkout; one that kills the replay is named
  * (the sanitizers' death callback).
  */
@@ -21,6 +22,7 @@
 #include <sys/stat.h>
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+int LLVMFuzzerInitialize(int *argc, char ***argv) __attribute__((weak));
 void __sanitizer_set_death_callback(void (*callback)(void)) __attribute__((weak));
 
 static const char *current;
@@ -106,6 +108,8 @@ int main(int argc, char **argv)
 
 	if (__sanitizer_set_death_callback)
 		__sanitizer_set_death_callback(name_current);
+	if (LLVMFuzzerInitialize && LLVMFuzzerInitialize(&argc, &argv))
+		return 1;
 	if (argc < 2) {
 		/* fuzz_NAME_replay -> tests/fuzz/corpus/NAME */
 		base = strrchr(argv[0], '/');
