@@ -103,12 +103,18 @@ static __always_inline __u32 stat_begin(__u32 idx)
 	return idx;
 }
 
-/* The "stats" key of statistic @idx in the current sample's set. */
-static __always_inline __u32 stat_key(__u32 idx)
+/* The counts map (0 or 1) of the sample being taken on this CPU. */
+static __always_inline __u32 stat_set_now(void)
 {
 	__u32 zero = 0, *v = bpf_map_lookup_elem(&stat_set, &zero);
 
-	return v && *v ? idx + STKREC_NR_STATS : idx;
+	return v ? *v : 0;
+}
+
+/* The "stats" key of statistic @idx in the current sample's set. */
+static __always_inline __u32 stat_key(__u32 idx)
+{
+	return stat_set_now() ? idx + STKREC_NR_STATS : idx;
 }
 
 /* Processes already announced to user space by a STKREC_EV_NEW_PROC event.

@@ -205,7 +205,7 @@ static __always_inline void switch_in(struct task_struct *next, __u64 now)
 	/* Per-CPU running total, so the status line can show blocked time
 	 * without draining the counts maps. */
 	stat_add(STKREC_STAT_BLOCKED_NS, delta);
-	if (stat_key(0))
+	if (stat_set_now())
 		err = count_add(&counts1, &key, delta);
 	else
 		err = count_add(&counts0, &key, delta);

@@ -669,6 +669,22 @@ static void pm_collect(struct worker *wk, const struct perfmaps *pm)
 	}
 }
 
+/* Perf maps of @full mode under budget @bytes, read on a worker of their
+ * own (*@wk, freed by the caller). */
+static struct perfmaps *pm_with_worker(struct fakeproc *f, struct membudget *b, size_t bytes,
+				       int full, struct worker **wk)
+{
+	struct perfmaps *pm;
+
+	membudget__init(b, bytes);
+	pm = perfmaps__new(full, f->root, b);
+	*wk = worker__new(WORKER_NICE_SAME);
+	ck_assert_ptr_nonnull(pm);
+	ck_assert_ptr_nonnull(*wk);
+	perfmaps__set_worker(pm, *wk);
+	return pm;
+}
+
 /*
  * Waits for the reads under way, then writes (@names: the lines), until
  * no read is asked for: the lookups are answered, however many parts the
@@ -705,12 +721,7 @@ START_TEST(perf_maps_are_read_on_the_worker_and_written_at_the_next_write)
 	char names[256];
 
 	fake_open(&f);
-	membudget__init(&b, 64u << 20);
-	pm = perfmaps__new(0, f.root, &b);
-	wk = worker__new(WORKER_NICE_SAME);
-	ck_assert_ptr_nonnull(pm);
-	ck_assert_ptr_nonnull(wk);
-	perfmaps__set_worker(pm, wk);
+	pm = pm_with_worker(&f, &b, 64u << 20, 0, &wk);
 	map_put(&f, "w", "1000 10 one\n2000 10 two\n");
 
 	/* The write asks for the read; nothing read or written yet. */
@@ -770,12 +781,7 @@ START_TEST(perf_map_full_read_on_the_worker_writes_every_line)
 	char names[256];
 
 	fake_open(&f);
-	membudget__init(&b, 64u << 20);
-	pm = perfmaps__new(1, f.root, &b);
-	wk = worker__new(WORKER_NICE_SAME);
-	ck_assert_ptr_nonnull(pm);
-	ck_assert_ptr_nonnull(wk);
-	perfmaps__set_worker(pm, wk);
+	pm = pm_with_worker(&f, &b, 64u << 20, 1, &wk);
 	map_put(&f, "w", "1000 10 one\n2000 10 two\n");
 	ck_assert_int_eq(pm_write(pm, 0x1005, names, sizeof(names)), 0);
 	ck_assert_int_eq(pm_settle(wk, pm, names, sizeof(names)), 2);
@@ -810,12 +816,7 @@ START_TEST(perf_map_line_over_the_cap_read_on_the_worker_is_written)
 	int i;
 
 	fake_open(&f);
-	membudget__init(&b, 2 * PERFMAP_CAP_MIN);	/* the cap: 1 MiB */
-	pm = perfmaps__new(0, f.root, &b);
-	wk = worker__new(WORKER_NICE_SAME);
-	ck_assert_ptr_nonnull(pm);
-	ck_assert_ptr_nonnull(wk);
-	perfmaps__set_worker(pm, wk);
+	pm = pm_with_worker(&f, &b, 2 * PERFMAP_CAP_MIN, 0, &wk);	/* the cap: 1 MiB */
 	m = fopen(f.map, "w");
 	ck_assert_ptr_nonnull(m);
 	for (i = 0; i < 100000; i++)
