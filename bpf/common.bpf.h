@@ -216,8 +216,8 @@ __noinline __s64 stack_store_frames(struct stkrec_stack *s, __u32 nr, int kernel
 
 	if (!s)
 		return -ENOMEM;
-	if (nr > STKREC_MAX_DEPTH)
-		nr = STKREC_MAX_DEPTH;
+	if (nr > STKREC_MAX_NR)
+		nr = STKREC_MAX_NR;
 	s->nr = nr;
 	id = stkrec_stack_id(s->ips, nr, kernel);
 	/* Sent already (an LRU lookup also marks it used). */
@@ -227,8 +227,8 @@ __noinline __s64 stack_store_frames(struct stkrec_stack *s, __u32 nr, int kernel
 	/* @nr again bounded where the verifier sees it. */
 	len = nr;
 	barrier_var(len);
-	if (len > STKREC_MAX_DEPTH)
-		len = STKREC_MAX_DEPTH;
+	if (len > STKREC_MAX_NR)
+		len = STKREC_MAX_NR;
 	/* No wakeup for each record: user space takes the ring at its
 	 * flush, or once it is half full. */
 	flags = bpf_ringbuf_query(&stack_ring, BPF_RB_AVAIL_DATA) >= stack_ring_wake
@@ -271,7 +271,8 @@ static __always_inline __s64 stack_store(void *ctx, int kernel)
 	s = bpf_map_lookup_elem(&scratch, &slot);
 	if (!s)
 		return -ENOMEM; /* cannot happen: array slot */
-	ret = bpf_get_stack(ctx, s->ips, sizeof(s->ips), kernel ? 0 : BPF_F_USER_STACK);
+	ret = bpf_get_stack(ctx, s->ips, STKREC_MAX_DEPTH * sizeof(__u64),
+			    kernel ? 0 : BPF_F_USER_STACK);
 	if (ret <= 0) {
 		/* 0 bytes: no stack in this context, which is what
 		 * bpf_get_stackid() reports as -EFAULT. */

@@ -38,6 +38,7 @@
 #include "mode.h"
 #include "pidns.h"
 #include "procs.h"
+#include "python.h"
 #include "unwinder.h"
 #include "recorder_int.h"
 #include "rotation.h"
@@ -133,6 +134,7 @@ struct recorder *recorder__new(const struct recorder_opts *opts)
 	rec->maps.tgids_fd = rec->maps.tids_fd = -1;
 	rec->maps.ksym_io_fd = rec->maps.ksym_prog_fd = -1;
 	rec->maps.unwind.rows_fd = rec->maps.unwind.pages_fd = rec->maps.unwind.procs_fd = -1;
+	rec->maps.py_procs_fd = -1;
 	rec->stacks = stackstore__new(opts->stack_storage_size);
 	rec->ksyms = ksymtab__new();
 	rec->procs = procs__new();
@@ -292,8 +294,12 @@ int recorder__user_stack_added(void *ctx, uint32_t tgid, const struct stkrec_sta
 	struct recorder *rec = ctx;
 	int err = procs__check_stack(rec->procs, tgid, s, rec->seq);
 
-	return err ?: esym__queue(rec->esym, tgid, (const uint64_t *)s->ips,
-				  s->nr < STKREC_MAX_DEPTH ? s->nr : STKREC_MAX_DEPTH);
+	uint32_t native = stkrec_native_nr(s->ips, s->nr < STKREC_MAX_NR ? s->nr : STKREC_MAX_NR);
+
+	err = err ?: esym__queue(rec->esym, tgid, (const uint64_t *)s->ips,
+				 native < STKREC_MAX_DEPTH ? native : STKREC_MAX_DEPTH);
+	return err ?: python__see_stack(rec->python, tgid, (const uint64_t *)s->ips + native,
+				       s->nr - native);
 }
 
 /* A new kernel stack's frames need symbols; a new user stack may show
@@ -570,6 +576,17 @@ static int recorder__flush_last(struct recorder *rec, int final, uint64_t until)
 	return err;
 }
 
+/* The Python frame walk's side (record/python/): before the unwinder,
+ * so that the -p processes it loads now are looked at for both. */
+static int open_python(struct recorder *rec)
+{
+	rec->python = python__new(rec->maps.py_procs_fd);
+	if (!rec->python)
+		return recorder__errorf(rec, -ENOMEM, "out of memory");
+	procs__set_python(rec->procs, rec->python);
+	return 0;
+}
+
 /* The .eh_frame unwinder's manager over the mode's maps, unless it is
  * off; says in uw_state (META unwind_used) what runs. */
 static int open_unwinder(struct recorder *rec)
@@ -738,6 +755,7 @@ int recorder__start(struct recorder *rec)
 		else
 			esym__set_worker(rec->esym, rec->reader);
 	}
+	err = err ?: open_python(rec);
 	err = err ?: open_unwinder(rec);
 	err = err ?: setup_ksyms(rec);
 	err = err ?: write_kernel_info(rec);
@@ -803,6 +821,9 @@ fail:
 	rec->rb = NULL;
 	procs__unwatch(rec->procs);
 	procs__set_unwinder(rec->procs, NULL, NULL, 0);
+	procs__set_python(rec->procs, NULL);
+	python__free(rec->python);
+	rec->python = NULL;
 	esym__set_worker(rec->esym, NULL);
 	worker__free(rec->reader);
 	rec->reader = NULL;
@@ -927,6 +948,7 @@ static int recorder__rotate(struct recorder *rec)
 	if (err)
 		return err;
 	esym__new_file(rec->esym, rec->w);
+	python__new_file(rec->python);
 	err = recorder__write_start_meta(rec);
 	err = err ?: write_kernel_info(rec);
 	if (!err) {
@@ -1221,8 +1243,11 @@ void recorder__free(struct recorder *rec)
 		rec->ops->free(rec->mode);
 	}
 	ring_buffer__free(rec->rb);
-	if (rec->procs)
+	if (rec->procs) {
 		procs__set_unwinder(rec->procs, NULL, NULL, 0);
+		procs__set_python(rec->procs, NULL);
+	}
+	python__free(rec->python);
 	/* The worker's builds reference the unwinder's tables, the
 	 * reader's reads esym's binaries. */
 	worker__free(rec->reader);
