@@ -224,6 +224,8 @@ __noinline __s64 stack_store_frames(struct stkrec_stack *s, __u32 nr, int kernel
 	if (bpf_map_lookup_elem(&stacks, &id))
 		return id;
 	s->kind = kernel ? STKREC_RING_KERNEL : STKREC_RING_USER;
+	s->tgid = kernel ? 0 : bpf_get_current_pid_tgid() >> 32;
+	s->pad = 0;
 	/* @nr again bounded where the verifier sees it. */
 	len = nr;
 	barrier_var(len);

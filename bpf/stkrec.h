@@ -130,6 +130,9 @@ struct stkrec_py_proc {
 struct stkrec_stack {
 	__u32 nr;
 	__u32 kind;
+	__u32 tgid;	/* a user stack's process (its Python words are that
+			 * process's code objects); 0 for kernel stacks */
+	__u32 pad;
 	__u64 ips[STKREC_MAX_WORDS]; /* kernel stacks: STKREC_MAX_DEPTH at most */
 };
 
@@ -539,8 +542,8 @@ struct stkrec_event {
 	_Static_assert(__builtin_offsetof(struct type, field) == (off), \
 		       "struct " #type ": offset of " #field)
 
-STKREC_ASSERT_AT(stkrec_stack, ips, 8);
-STKREC_ASSERT_SIZE(stkrec_stack, 8 + 8 * STKREC_MAX_WORDS);
+STKREC_ASSERT_AT(stkrec_stack, ips, 16);
+STKREC_ASSERT_SIZE(stkrec_stack, 16 + 8 * STKREC_MAX_WORDS);
 STKREC_ASSERT_SIZE(stkrec_py_proc, 56);
 
 STKREC_ASSERT_AT(stkrec_count_key, comm, 8);

@@ -63,6 +63,10 @@
 
 /* How often the side-band is read for new processes' mappings. */
 #define SIDEBAND_POLL_NS (10 * 1000000ull)
+/* While Python processes run: new stacks taken this often, so that the
+ * code objects they name are read before the process frees them or exits
+ * (most of a short script's, not only those of its last flush). */
+#define PYTHON_POLL_NS (20 * 1000000ull)
 /* The recorder's threads' nice value, once CMD is forked (root only). */
 #define RECORDER_NICE (-10)
 #define EV_TARGET 16	/* + i: the i-th pidfd of the -p/-t targets */
@@ -584,6 +588,7 @@ static int open_python(struct recorder *rec)
 	if (!rec->python)
 		return recorder__errorf(rec, -ENOMEM, "out of memory");
 	procs__set_python(rec->procs, rec->python);
+	stackstore__set_python(rec->stacks, python__see_words, rec->python);
 	return 0;
 }
 
@@ -990,6 +995,7 @@ int recorder__run(struct recorder *rec)
 	uint64_t start = rec->sample_start, interval = rec->o.flush_interval_ns;
 	uint64_t next_flush = start + interval, next_status = start + STATUS_INTERVAL_NS;
 	uint64_t next_sideband = start;
+	uint64_t next_python = start;
 	/* DURATION is of sampling: from the attach, not from the start of the
 	 * loading (which a loaded machine can make last longer than it). */
 	uint64_t deadline = rec->o.duration_ns ? start + rec->o.duration_ns : 0;
@@ -1076,6 +1082,15 @@ int recorder__run(struct recorder *rec)
 			}
 			if (next_sideband < wake)
 				wake = next_sideband;
+		}
+		if (python__active(rec->python)) {
+			if (now >= next_python) {
+				stackstore__take_ring(rec->stacks);
+				now = loop_step_done(rec, LOOP_RINGS, now);
+				next_python = now + PYTHON_POLL_NS;
+			}
+			if (next_python < wake)
+				wake = next_python;
 		}
 		timeout_ms = wake > now ? (int)((wake - now + 999999) / 1000000) : 0;
 		if (rec->child && child__pidfd(rec->child) < 0 && timeout_ms > 100)

@@ -104,6 +104,9 @@ struct stackstore {
 	void *live_ctx;
 	int (*resolve)(void *ctx, struct stkrec_stack *s);
 	void *resolve_ctx;
+	/* Told of each new user stack with Python words as it arrives. */
+	void (*py_new)(void *ctx, uint32_t tgid, const uint64_t *words, uint32_t n);
+	void *py_ctx;
 	/* Placeholders numbered whose frames wait for a table (resolve()
 	 * said later): queued once it is in. */
 	struct late {
@@ -272,6 +275,13 @@ int stackstore__add_record(struct stackstore *ss, const void *data, size_t size)
 			*v = written_value(*v, ss->epoch); /* in the set again: in use */
 		return 0;
 	}
+	if (ss->py_new && r->kind == STKREC_RING_USER) {
+		uint32_t native = stkrec_native_nr(r->ips, r->nr);
+
+		if (native < r->nr)
+			ss->py_new(ss->py_ctx, r->tgid, (const uint64_t *)r->ips + native,
+				   r->nr - native);
+	}
 	if (pool_add(p, id, (const uint64_t *)r->ips, r->nr, &off) ||
 	    idmap__set(ss->ids, id, held_value(ss->cur, off, r->nr))) {
 		/* Appended but not named: those frames are never read.  Out
@@ -335,6 +345,14 @@ static void late_clear(struct stackstore *ss)
 	for (size_t i = 0; i < ss->nr_late; i++)
 		free(ss->late[i].py);
 	ss->nr_late = 0;
+}
+
+void stackstore__set_python(struct stackstore *ss,
+			    void (*py_new)(void *ctx, uint32_t tgid, const uint64_t *words, uint32_t n),
+			    void *ctx)
+{
+	ss->py_new = py_new;
+	ss->py_ctx = ctx;
 }
 
 void stackstore__set_resolver(struct stackstore *ss, int (*resolve)(void *ctx, struct stkrec_stack *s),

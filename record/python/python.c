@@ -330,6 +330,18 @@ int python__see_stack(struct python *py, uint32_t tgid, const uint64_t *words, u
 	return err;
 }
 
+void python__see_words(void *py, uint32_t tgid, const uint64_t *words, uint32_t n)
+{
+	/* Out of memory: the code objects are tried again with the next
+	 * stack that names them. */
+	python__see_stack(py, tgid, words, n);
+}
+
+int python__active(const struct python *py)
+{
+	return py && py->procs_fd >= 0 && idmap__count(py->procs) > 0;
+}
+
 static int cmp_tgid(const void *a, const void *b)
 {
 	const struct pyrec *x = a, *y = b;

@@ -45,6 +45,13 @@ void python__remove_process(struct python *py, uint32_t tgid);
  */
 int python__see_stack(struct python *py, uint32_t tgid, const uint64_t *words, uint32_t n);
 
+/* python__active() - does a process run an interpreter the walk reads
+ * (then new stacks are worth taking often: python__see_stack())? */
+int python__active(const struct python *py);
+
+/* python__see_words() - python__see_stack() for stackstore__set_python(). */
+void python__see_words(void *py, uint32_t tgid, const uint64_t *words, uint32_t n);
+
 /* python__flush() - write the code objects read since the last flush,
  * one ESYM kind 4 chunk per process; *@chunks counts them. */
 int python__flush(struct python *py, struct stk_writer *w, uint64_t *chunks);
