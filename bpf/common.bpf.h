@@ -37,6 +37,16 @@ const volatile __u8 filter_tgids = 0;	/* only tasks whose tgid is in "tgids" */
 const volatile __u8 filter_tids = 0;	/* only tasks whose tid is in "tids" */
 const volatile __u8 follow_children = 0; /* fork adds children of "tgids" */
 
+/* tgid -> the CPython interpreter it runs, for bpf/python.bpf.h; written
+ * by user space (record/python/), copied to a child at fork. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, __u32);
+	__type(value, struct stkrec_py_proc);
+	__uint(max_entries, 4096);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+} py_procs SEC(".maps");
+
 /* Processes to profile (-p, or -- CMD and everything it starts). */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -386,9 +396,17 @@ int BPF_PROG(on_process_fork, struct task_struct *parent, struct task_struct *ch
 {
 	__u32 ptgid = parent->tgid;
 	__u32 ctgid = child->tgid;
+	struct stkrec_py_proc *pp;
 	__u8 one = 1;
 
-	if (!follow_children || ptgid == ctgid)
+	if (ptgid == ctgid)
+		return 0;
+	/* A forked interpreter (multiprocessing, a pre-forking server) has
+	 * its parent's: walked from its first sample. */
+	pp = bpf_map_lookup_elem(&py_procs, &ptgid);
+	if (pp)
+		bpf_map_update_elem(&py_procs, &ctgid, pp, BPF_ANY);
+	if (!follow_children)
 		return 0;
 	if (!bpf_map_lookup_elem(&tgids, &ptgid))
 		return 0;

@@ -18,14 +18,8 @@
 
 #include "stkrec.h"
 
-/* tgid -> its interpreter; written by user space (record/python/). */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__type(key, __u32);
-	__type(value, struct stkrec_py_proc);
-	__uint(max_entries, 4096);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-} py_procs SEC(".maps");
+/* "py_procs" (tgid -> its interpreter) is common.bpf.h's: a fork copies
+ * the parent's entry there. */
 
 struct py_thread {
 	__u64 tstate;

@@ -584,7 +584,7 @@ static int recorder__flush_last(struct recorder *rec, int final, uint64_t until)
  * so that the -p processes it loads now are looked at for both. */
 static int open_python(struct recorder *rec)
 {
-	rec->python = python__new(rec->maps.py_procs_fd);
+	rec->python = python__new(rec->o.no_python ? -1 : rec->maps.py_procs_fd);
 	if (!rec->python)
 		return recorder__errorf(rec, -ENOMEM, "out of memory");
 	procs__set_python(rec->procs, rec->python);

@@ -535,6 +535,7 @@ int recorder__write_start_meta(struct recorder *rec)
 	err = err ?: meta__add(&m, "unwind", "%s", /* as requested */
 			       o->unwind == RECORDER_UNWIND_FP ? "fp" :
 			       o->unwind == RECORDER_UNWIND_DWARF ? "dwarf" : "auto");
+	err = err ?: meta__add(&m, "python", "%s", rec->o.no_python ? "no" : "yes");
 	if (o->duration_ns)
 		err = err ?: meta__add(&m, "requested_duration_ns", "%llu",
 				       (unsigned long long)o->duration_ns);

@@ -290,6 +290,51 @@ static int rec_add(struct python *py, const struct pyproc *p, struct pycode *c)
 	return 0;
 }
 
+/*
+ * A process the walk knows and we do not: a fork's child, which the
+ * kernel gave its parent's entry.  Its interpreter is its parent's (the
+ * same file at the same addresses): adopted from a process with the same
+ * addresses, else from a file of its version.
+ */
+static struct pyproc *proc_adopt(struct python *py, uint32_t tgid)
+{
+	struct stkrec_py_proc pp;
+	struct pybin *bin = NULL;
+	struct pyproc *p;
+	uint64_t key, val;
+	size_t it = 0;
+
+	if (bpf_map_lookup_elem(py->procs_fd, &tgid, &pp))
+		return NULL;
+	while (!bin && idmap__next(py->procs, &it, &key, &val)) {
+		const struct pyproc *q = (const struct pyproc *)(uintptr_t)val;
+
+		if (q->runtime == pp.runtime && q->code_type == pp.code_type && q->state >= 0)
+			bin = q->bin;
+	}
+	it = 0;
+	while (!bin && idmap__next(py->bins, &it, &key, &val)) {
+		struct pybin *b = (struct pybin *)(uintptr_t)val;
+
+		if (!b->err && b->pe.version == pp.version)
+			bin = b;
+	}
+	if (!bin)
+		return NULL;
+	p = calloc(1, sizeof(*p));
+	if (!p || !(p->codes = idmap__new()) ||
+	    idmap__set(py->procs, tgid, (uint64_t)(uintptr_t)p)) {
+		proc_free(p);
+		return NULL;
+	}
+	p->tgid = tgid;
+	p->bin = bin;
+	p->runtime = pp.runtime;
+	p->code_type = pp.code_type;
+	py->st.processes++;
+	return p;
+}
+
 int python__see_stack(struct python *py, uint32_t tgid, const uint64_t *words, uint32_t n)
 {
 	struct pyproc *p;
@@ -298,7 +343,7 @@ int python__see_stack(struct python *py, uint32_t tgid, const uint64_t *words, u
 
 	if (!py || py->procs_fd < 0 || !n)
 		return 0;
-	p = proc_find(py, tgid);
+	p = proc_find(py, tgid) ?: proc_adopt(py, tgid);
 	if (!p || !proc_checked(py, p))
 		return 0;
 	for (i = 0; i + 1 < n && !err; i++) {
