@@ -283,7 +283,7 @@ int recorder__write_stats(struct recorder *rec, uint64_t now)
 	struct esym_stats es;
 	struct python_stats pys;
 	struct rusage ru;
-	struct stk_stat st[STKREC_NR_STATS + 128];
+	struct stk_stat st[STKREC_NR_STATS + 256]; /* room: every st[n++] below, with margin */
 	size_t n = 0, i, k;
 
 	recorder__read_bpf_stats(rec);

@@ -256,7 +256,9 @@ int stackstore__add_record(struct stackstore *ss, const void *data, size_t size)
 	struct pool *p = &ss->pool[ss->cur];
 	uint64_t id, *v;
 
-	if (size < head || r->nr > STKREC_MAX_NR || size < head + r->nr * sizeof(uint64_t) ||
+	/* A user stack may carry Python words after its native frames. */
+	if (size < head || r->nr > (r->kind == STKREC_RING_KERNEL ? STKREC_MAX_DEPTH : STKREC_MAX_NR) ||
+	    size < head + r->nr * sizeof(uint64_t) ||
 	    (r->kind != STKREC_RING_USER && r->kind != STKREC_RING_KERNEL)) {
 		ss->st.ring_skipped++;
 		return 0;
