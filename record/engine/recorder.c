@@ -149,7 +149,8 @@ struct recorder *recorder__new(const struct recorder_opts *opts)
 		procs__set_on_gone(rec->procs, process_gone, rec);
 	rec->nr_cpus_possible = libbpf_num_possible_cpus();
 	if (rec->nr_cpus_possible > 0)
-		rec->stat_vals = calloc((size_t)rec->nr_cpus_possible * STKREC_STAT_SETS,
+		rec->stat_vals = calloc((size_t)rec->nr_cpus_possible * STKREC_STAT_SETS *
+						STKREC_NR_STATS,
 					sizeof(uint64_t));
 	if (rec->stat_vals && (opts->rotate_ns || opts->rotate_bytes)) {
 		rec->pattern = opts->output;

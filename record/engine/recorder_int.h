@@ -67,7 +67,7 @@ struct recorder {
 	const char *end_reason;
 	int cmd_exit_code;
 	int nr_cpus_possible;
-	uint64_t *stat_vals;		/* per-CPU values of one stat, per set */
+	uint64_t *stat_vals;		/* the stats map's per-CPU values, as last read */
 	uint64_t bpf_stats[STKREC_NR_STATS];
 	/* Each set's sums when its counts map was last drained: what the
 	 * rows written so far hold (STAT before the final flush). */
