@@ -16,6 +16,8 @@
 #   make install    PREFIX=/usr/local DESTDIR= MANDIR=$(PREFIX)/share/man
 #                   BASHCOMPDIR=$(PREFIX)/share/bash-completion/completions
 #   make deps       install missing Debian packages (as root)
+#   make pylines-fixtures  remake tests/fixtures/pylines/ with the CPythons
+#                   3.8-3.13 under PYENV_ROOT (default ~/.pyenv) and python3
 #   V=1             show the commands
 #   CFLAGS= CPPFLAGS= LDFLAGS=   honoured by the host compiles and links, but
 #                   not the BPF programs' or the test fixtures' (the samples
