@@ -26,6 +26,7 @@ static const char *const tags[] = {
 	[STK_CHUNK_STAT] = "STAT",
 	[STK_CHUNK_INDX] = "INDX",
 	[STK_CHUNK_PIDN] = "pidn",
+	[STK_CHUNK_TRCE] = "TRCE",
 };
 
 const char *stk_chunk_type__tag(enum stk_chunk_type type)
@@ -51,6 +52,7 @@ enum stk_chunk_type stk_tag_type(const char tag[4])
 #define MIN_TASK      5	 /* tgid, tid, comm, ustack, kstack */
 #define MIN_COUNT     (MIN_TASK + 3)
 #define MIN_OFFCPU    (2 * MIN_TASK + 2)
+#define MIN_TRACE     (MIN_TASK + 2)	/* event, task, count */
 #define MIN_PROC      4	 /* tgid, comm, time, nr_mappings */
 #define MIN_MAPPING   8	 /* six varints, build-id, path */
 #define MIN_KSYM      5	 /* delta, size, type, module, name */
@@ -257,6 +259,46 @@ static void decode_offcpu(struct cursor *c, struct stk_chunk *ch)
 	}
 	ch->u.offc.rows = rows;
 	ch->u.offc.n = n;
+}
+
+/* ---- TRCE ---- */
+
+void stk_encode_trace(struct sbuf *b, const struct stk_trace_count *rows, size_t n)
+{
+	size_t i;
+
+	sbuf_varint(b, n);
+	for (i = 0; i < n && !b->err; i++) {
+		const struct stk_trace_count *r = &rows[i];
+
+		sbuf_varint(b, r->event);
+		sbuf_varint(b, r->tgid);
+		sbuf_varint(b, r->tid);
+		sbuf_comm(b, r->comm, sizeof(r->comm));
+		sbuf_svarint(b, r->user_stack);
+		sbuf_svarint(b, r->kernel_stack);
+		sbuf_varint(b, r->count);
+	}
+}
+
+static void decode_trace(struct cursor *c, struct stk_chunk *ch)
+{
+	size_t i, n = cur_count(c, MIN_TRACE);
+	struct stk_trace_count *rows = cur_array(c, n, sizeof(*rows));
+
+	for (i = 0; i < n && !c->err; i++) {
+		struct stk_trace_count *r = &rows[i];
+
+		r->event = cur_u32(c);
+		r->tgid = cur_u32(c);
+		r->tid = cur_u32(c);
+		cur_string_fixed(c, r->comm, sizeof(r->comm));
+		r->user_stack = cur_svarint(c);
+		r->kernel_stack = cur_svarint(c);
+		r->count = cur_varint(c);
+	}
+	ch->u.trce.rows = rows;
+	ch->u.trce.n = n;
 }
 
 /* ---- MAPS ---- */
@@ -765,6 +807,9 @@ int stk_decode_payload(struct cursor *c, struct stk_chunk *ch,
 		break;
 	case STK_CHUNK_OFFC:
 		decode_offcpu(c, ch);
+		break;
+	case STK_CHUNK_TRCE:
+		decode_trace(c, ch);
 		break;
 	case STK_CHUNK_MAPS:
 		decode_maps(c, ch);

@@ -90,6 +90,7 @@ enum stk_chunk_type {
 	STK_CHUNK_STAT,	       /* "STAT" counters by name; the last one wins */
 	STK_CHUNK_INDX,	       /* "INDX" index of the segment's chunks */
 	STK_CHUNK_PIDN,	       /* "pidn" (ancillary) pids in PID namespaces */
+	STK_CHUNK_TRCE,	       /* "TRCE" event counts of a trace capture, one interval */
 };
 
 /* Returns the 4-letter tag of a known type ("META"...), or NULL. */
@@ -128,6 +129,18 @@ struct stk_count {
 	uint64_t kernel_ip;	/* interrupted IP if it was a kernel address, else 0 */
 	uint64_t kernel_ret_ip; /* return IP read at regs->bp + 8, else 0 */
 	uint64_t count;		/* samples in this interval */
+};
+
+/* One event count row (TRCE): @count events of the capture's event
+ * @event (its index in META events) in this interval. */
+struct stk_trace_count {
+	uint32_t event;
+	uint32_t tgid;
+	uint32_t tid;
+	char comm[16];
+	stk_stack_ref user_stack;
+	stk_stack_ref kernel_stack;
+	uint64_t count;
 };
 
 /* One side (target or waker) of an off-CPU row. */
@@ -371,6 +384,10 @@ int stk_writer__add_counts(struct stk_writer *w, uint64_t t0_ns, uint64_t t1_ns,
 			   const struct stk_count *rows, size_t n);
 int stk_writer__add_offcpu(struct stk_writer *w, uint64_t t0_ns, uint64_t t1_ns,
 			   const struct stk_offcpu *rows, size_t n);
+/* The @n event count rows @rows of [@t0_ns, @t1_ns] as one TRCE chunk;
+ * as stk_writer__add_counts(). */
+int stk_writer__add_trace(struct stk_writer *w, uint64_t t0_ns, uint64_t t1_ns,
+			  const struct stk_trace_count *rows, size_t n);
 int stk_writer__add_maps(struct stk_writer *w, const struct stk_proc_maps *procs, size_t n);
 int stk_writer__add_ksyms(struct stk_writer *w, const struct stk_ksym *syms, size_t n);
 int stk_writer__add_kobjs(struct stk_writer *w, const struct stk_kobj *objs, size_t n);
@@ -523,6 +540,7 @@ struct stk_chunk {
 		struct { const struct stk_stack *stacks; size_t n; } stck;
 		struct { const struct stk_count *rows; size_t n; } cnts;
 		struct { const struct stk_offcpu *rows; size_t n; } offc;
+		struct { const struct stk_trace_count *rows; size_t n; } trce;
 		struct { const struct stk_proc_maps *procs; size_t n; } maps;
 		struct { const struct stk_ksym *syms; size_t n; } ksym;
 		struct { const struct stk_kobj *objs; size_t n; } kbid;

@@ -222,6 +222,7 @@ void stk_encode_meta(struct sbuf *b, const struct stk_kv *kv, size_t n);
 void stk_encode_stacks(struct sbuf *b, const struct stk_stack *stacks, size_t n);
 void stk_encode_counts(struct sbuf *b, const struct stk_count *rows, size_t n);
 void stk_encode_offcpu(struct sbuf *b, const struct stk_offcpu *rows, size_t n);
+void stk_encode_trace(struct sbuf *b, const struct stk_trace_count *rows, size_t n);
 void stk_encode_maps(struct sbuf *b, const struct stk_proc_maps *procs, size_t n);
 void stk_encode_ksyms(struct sbuf *b, const struct stk_ksym *syms, size_t n);
 void stk_encode_kobjs(struct sbuf *b, const struct stk_kobj *objs, size_t n);

@@ -582,6 +582,18 @@ int stk_writer__add_offcpu(struct stk_writer *w, uint64_t t0_ns, uint64_t t1_ns,
 	return writer_chunk(w, "OFFC", t0_ns, t1_ns);
 }
 
+int stk_writer__add_trace(struct stk_writer *w, uint64_t t0_ns, uint64_t t1_ns,
+			  const struct stk_trace_count *rows, size_t n)
+{
+	int err = writer_begin(w, t0_ns, t1_ns);
+
+	if (err)
+		return err;
+	ADD_CHECK(w, rows, n);
+	stk_encode_trace(&w->payload, rows, n);
+	return writer_chunk(w, "TRCE", t0_ns, t1_ns);
+}
+
 int stk_writer__add_maps(struct stk_writer *w, const struct stk_proc_maps *procs, size_t n)
 {
 	int err = writer_begin(w, 0, 0);

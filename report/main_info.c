@@ -133,6 +133,10 @@ static void print_totals(FILE *out, const struct info_totals *t)
 		fprintf(out, "off-cpu episodes: %" PRIu64 "\n", t->offcpu_count);
 		print_seconds(out, "off-cpu blocked time", t->blocked_ns);
 	}
+	if (t->by_type[STK_CHUNK_TRCE]) {
+		fprintf(out, "trace rows: %" PRIu64 "\n", t->trace_rows);
+		fprintf(out, "trace events: %" PRIu64 "\n", t->trace_events);
+	}
 	fprintf(out, "stacks: %" PRIu64 "\n", t->stacks);
 	fprintf(out, "processes with maps: %" PRIu64 "\n", t->procs_with_maps);
 	fprintf(out, "map snapshots: %" PRIu64 "\n", t->map_snapshots);

@@ -92,6 +92,13 @@ static void totals_add(struct info_totals *t, const struct stk_chunk *ch)
 						&t->saturated);
 		}
 		break;
+	case STK_CHUNK_TRCE:
+		interval(t, ch);
+		t->trace_rows += ch->u.trce.n;
+		for (i = 0; i < ch->u.trce.n; i++)
+			t->trace_events = sat_add(t->trace_events, ch->u.trce.rows[i].count,
+						  &t->saturated);
+		break;
 	case STK_CHUNK_STCK:
 		t->stacks += ch->u.stck.n;
 		break;

@@ -15,7 +15,7 @@
 #include "stk.h"
 #include "util.h"
 
-#define INFO_NR_TYPES (STK_CHUNK_PIDN + 1)
+#define INFO_NR_TYPES (STK_CHUNK_TRCE + 1)
 
 /* Totals of one segment, or of the whole file. */
 struct info_totals {
@@ -25,6 +25,7 @@ struct info_totals {
 	uint64_t t_first, t_last;		/* earliest t0, latest t1 of CNTS/OFFC; 0 if none */
 	uint64_t count_rows, samples;		/* CNTS rows and the sum of their counts */
 	uint64_t offcpu_rows, offcpu_count, blocked_ns;
+	uint64_t trace_rows, trace_events;	/* TRCE */
 	uint64_t stacks;			/* STCK records */
 	uint64_t procs_with_maps;		/* distinct tgids in MAPS */
 	uint64_t map_snapshots, mappings;

@@ -56,6 +56,11 @@ static void walk_chunk(const struct stk_chunk *ch)
 			h += ch->u.offc.rows[i].blocked_ns + strlen(ch->u.offc.rows[i].target.comm) +
 			     strlen(ch->u.offc.rows[i].waker.comm);
 		break;
+	case STK_CHUNK_TRCE:
+		for (i = 0; i < ch->u.trce.n; i++)
+			h += ch->u.trce.rows[i].count + ch->u.trce.rows[i].event +
+			     strlen(ch->u.trce.rows[i].comm);
+		break;
 	case STK_CHUNK_MAPS:
 		for (i = 0; i < ch->u.maps.n; i++) {
 			const struct stk_proc_maps *p = &ch->u.maps.procs[i];
@@ -145,7 +150,7 @@ void fuzz_fix_crcs(uint8_t *p, size_t size);
 
 static void decode_only(const uint8_t *data, size_t size)
 {
-	struct stk_chunk ch = { .type = data[0] % (STK_CHUNK_PIDN + 1) };
+	struct stk_chunk ch = { .type = data[0] % (STK_CHUNK_TRCE + 1) };
 	struct arena a = { .budget = STK_MAX_DECODED };
 	struct cursor c = { .start = data + 1, .p = data + 1, .end = data + size, .arena = &a };
 	struct stk_index_entry *idx;

@@ -12,6 +12,7 @@
  *   CNTS     tgid tid comm user_ref kernel_ref 0xkernel_ip 0xkernel_ret_ip count
  *   OFFC     target_tgid target_tid target_comm target_uref target_kref
  *            waker_tgid waker_tid waker_comm waker_uref waker_kref count blocked_ns
+ *   TRCE     event tgid tid comm user_ref kernel_ref count
  *   MAPS     tgid comm time_ns nr_mappings
  *   MAP      tgid 0xstart 0xend 0xoffset prot(rwx) dev inode build_id path
  *   KSYM     0xaddr size type name module
@@ -53,6 +54,7 @@ static void print_chunk(const struct stk_chunk *c)
 	case STK_CHUNK_STCK: n = c->u.stck.n; break;
 	case STK_CHUNK_CNTS: n = c->u.cnts.n; break;
 	case STK_CHUNK_OFFC: n = c->u.offc.n; break;
+	case STK_CHUNK_TRCE: n = c->u.trce.n; break;
 	case STK_CHUNK_MAPS: n = c->u.maps.n; break;
 	case STK_CHUNK_KSYM: n = c->u.ksym.n; break;
 	case STK_CHUNK_KBID: n = c->u.kbid.n; break;
@@ -97,6 +99,14 @@ static void print_chunk(const struct stk_chunk *c)
 			       r->target.tgid, r->target.tid, r->target.comm, r->target.user_stack,
 			       r->target.kernel_stack, r->waker.tgid, r->waker.tid, r->waker.comm,
 			       r->waker.user_stack, r->waker.kernel_stack, r->count, r->blocked_ns);
+		}
+		break;
+	case STK_CHUNK_TRCE:
+		for (i = 0; i < n; i++) {
+			const struct stk_trace_count *r = &c->u.trce.rows[i];
+
+			printf("TRCE\t%u\t%u\t%u\t%s\t%" PRId64 "\t%" PRId64 "\t%" PRIu64 "\n", r->event,
+			       r->tgid, r->tid, r->comm, r->user_stack, r->kernel_stack, r->count);
 		}
 		break;
 	case STK_CHUNK_MAPS:

@@ -45,7 +45,7 @@ MAX_BUILD_ID = 64
 MAX_FRAMES = 1024
 MAX_CHUNK_RAW = 268435456
 KNOWN_TAGS = ("META", "STCK", "CNTS", "OFFC", "MAPS", "KSYM", "KBID", "ESYM",
-              "STAT", "INDX", "pidn")
+              "STAT", "INDX", "pidn", "TRCE")
 U64 = (1 << 64) - 1
 
 
@@ -199,6 +199,17 @@ def dec_offc(c):
     return out
 
 
+def dec_trce(c):
+    out = []
+    for _ in range(c.count(7)):
+        ev = c.u32v()
+        row = dec_task(c)
+        row["event"] = ev
+        row["count"] = c.varint()
+        out.append(row)
+    return out
+
+
 def dec_maps(c):
     out = []
     for _ in range(c.count(4)):
@@ -318,7 +329,7 @@ def dec_indx(c):
 
 DECODERS = {"META": dec_meta, "STCK": dec_stck, "CNTS": dec_cnts, "OFFC": dec_offc,
             "MAPS": dec_maps, "KSYM": dec_ksym, "KBID": dec_kbid, "ESYM": dec_esym,
-            "STAT": dec_stat, "INDX": dec_indx, "pidn": dec_pidn}
+            "STAT": dec_stat, "INDX": dec_indx, "pidn": dec_pidn, "TRCE": dec_trce}
 
 
 def decode(tag, raw):
@@ -388,6 +399,7 @@ class Totals:
         self.t_first = self.t_last = 0
         self.count_rows = self.samples = 0
         self.offc_rows = self.offc_episodes = self.blocked_ns = 0
+        self.trce_rows = self.trce_events = 0
         self.stacks = self.procs = self.snapshots = self.mappings = 0
         self.ksyms = self.kimages = self.kmodules = self.esyms = 0
         self.esym_syms = self.esym_bytes = self.esym_codes = 0
@@ -399,7 +411,7 @@ class Totals:
         self.by_tag[key] = self.by_tag.get(key, 0) + 1
         self.comp += ch["comp"]
         self.raw += ch["raw"]
-        if tag in ("CNTS", "OFFC") and ch["t1"]:
+        if tag in ("CNTS", "OFFC", "TRCE") and ch["t1"]:
             if not self.t_first or ch["t0"] < self.t_first:
                 self.t_first = ch["t0"]
             self.t_last = max(self.t_last, ch["t1"])
@@ -412,6 +424,9 @@ class Totals:
             # test captures come near).
             self.offc_episodes = (self.offc_episodes + sum(r["count"] for r in recs)) & U64
             self.blocked_ns = (self.blocked_ns + sum(r["blocked_ns"] for r in recs)) & U64
+        elif tag == "TRCE":
+            self.trce_rows += len(recs)
+            self.trce_events = (self.trce_events + sum(r["count"] for r in recs)) & U64
         elif tag == "STCK":
             self.stacks += len(recs)
         elif tag == "MAPS":
@@ -450,6 +465,9 @@ class Totals:
             out.append("off-cpu episodes: %d" % self.offc_episodes)
             b = self.blocked_ns
             out.append("off-cpu blocked time: %d.%09d s" % (b // 10**9, b % 10**9))
+        if self.by_tag.get("TRCE"):
+            out.append("trace rows: %d" % self.trce_rows)
+            out.append("trace events: %d" % self.trce_events)
         out.append("stacks: %d" % self.stacks)
         out.append("processes with maps: %d" % self.procs)
         out.append("map snapshots: %d" % self.snapshots)

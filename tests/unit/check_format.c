@@ -794,7 +794,8 @@ START_TEST(chunk_type_tags_match_the_spec)
 	ck_assert_str_eq(stk_chunk_type__tag(STK_CHUNK_INDX), "INDX");
 	ck_assert_ptr_null(stk_chunk_type__tag(STK_CHUNK_UNKNOWN));
 	ck_assert_str_eq(stk_chunk_type__tag(STK_CHUNK_PIDN), "pidn");
-	ck_assert_ptr_null(stk_chunk_type__tag(STK_CHUNK_PIDN + 1));
+	ck_assert_str_eq(stk_chunk_type__tag(STK_CHUNK_TRCE), "TRCE");
+	ck_assert_ptr_null(stk_chunk_type__tag(STK_CHUNK_TRCE + 1));
 	ck_assert_int_eq(stk_tag_type("KSYM"), STK_CHUNK_KSYM);
 	ck_assert_int_eq(stk_tag_type("ksym"), STK_CHUNK_UNKNOWN);
 }
@@ -1495,6 +1496,49 @@ START_TEST(python_words_encode_and_decode)
 }
 END_TEST
 
+/* ---- TRCE: event counts of trace captures ---- */
+
+START_TEST(trace_counts_round_trip_with_their_event_index)
+{
+	static const struct stk_trace_count rows[] = {
+		{ .event = 0, .tgid = 10, .tid = 11, .comm = "eventwork", .user_stack = 1,
+		  .kernel_stack = 2, .count = 1000 },
+		{ .event = 3, .tgid = 10, .tid = 12, .comm = "x", .user_stack = -14,
+		  .kernel_stack = -2, .count = 1 },
+	};
+	/* n 1, event 0, tgid 1, tid 1, comm "", ustack 0, kstack 0: no count */
+	static const uint8_t cut[] = { 1, 0, 1, 1, 0, 0, 0 };
+	struct arena a = { .budget = STK_MAX_DECODED };
+	struct stk_writer *w;
+	struct stk_reader *r;
+	struct stk_chunk ch;
+	struct tmpfile t;
+	size_t i;
+
+	w = tmp_writer(&t);
+	ck_assert_int_eq(stk_writer__add_trace(w, 5, 9, rows, 2), 0);
+	r = tmp_reread(&t, w);
+	ck_assert_int_eq(stk_reader__next(r, &ch), 1);
+	ck_assert_int_eq(ch.type, STK_CHUNK_TRCE);
+	ck_assert_str_eq(ch.tag, "TRCE");
+	ck_assert_uint_eq(ch.t0_ns, 5);
+	ck_assert_uint_eq(ch.t1_ns, 9);
+	ck_assert_uint_eq(ch.u.trce.n, 2);
+	for (i = 0; i < 2; i++) {
+		ck_assert_uint_eq(ch.u.trce.rows[i].event, rows[i].event);
+		ck_assert_uint_eq(ch.u.trce.rows[i].tgid, rows[i].tgid);
+		ck_assert_uint_eq(ch.u.trce.rows[i].tid, rows[i].tid);
+		ck_assert_str_eq(ch.u.trce.rows[i].comm, rows[i].comm);
+		ck_assert_int_eq(ch.u.trce.rows[i].user_stack, rows[i].user_stack);
+		ck_assert_int_eq(ch.u.trce.rows[i].kernel_stack, rows[i].kernel_stack);
+		ck_assert_uint_eq(ch.u.trce.rows[i].count, rows[i].count);
+	}
+	tmp_close(&t, r);
+	ck_assert_int_eq(decode(STK_CHUNK_TRCE, cut, sizeof(cut), &a), -EBADMSG);
+	arena_free(&a);
+}
+END_TEST
+
 /* ---- pidn: pids in other PID namespaces ---- */
 
 START_TEST(pid_ns_records_round_trip_and_bad_ones_are_refused)
@@ -1542,7 +1586,7 @@ START_TEST(absurd_record_count_is_refused_before_allocating)
 	struct arena a = { .budget = STK_MAX_DECODED };
 	enum stk_chunk_type t;
 
-	for (t = STK_CHUNK_META; t <= STK_CHUNK_PIDN; t++) {
+	for (t = STK_CHUNK_META; t <= STK_CHUNK_TRCE; t++) {
 		if (t == STK_CHUNK_ESYM)
 			continue;
 		ck_assert_int_eq(decode(t, p, sizeof(p), &a), -EBADMSG);
@@ -2014,6 +2058,7 @@ static Suite *format_suite(void)
 	tcase_add_test(tc, esym_pycode_round_trip);
 	tcase_add_test(tc, esym_pycode_writer_refuses_what_the_spec_forbids);
 	tcase_add_test(tc, pid_ns_records_round_trip_and_bad_ones_are_refused);
+	tcase_add_test(tc, trace_counts_round_trip_with_their_event_index);
 	tcase_add_test(tc, newer_read_version_is_refused_at_open);
 	tcase_add_test(tc, newer_read_version_in_second_segment_stops_there);
 	suite_add_tcase(s, tc);
