@@ -203,6 +203,27 @@ struct stkrec_count_key {
 	__u64 image_ns;		/* the process's last exec (bpf_ktime_get_ns()), 0: none seen */
 };
 
+/* Key of the trace mode's "counts" maps; the value is a __u64 count of
+ * events.  @event is the event's index in the recording's list (its BPF
+ * attach cookie). */
+struct stkrec_trace_key {
+	__u32 event;
+	__u32 tgid;
+	__u32 tid;
+	__u32 pad;
+	char comm[STKREC_COMM_LEN];
+	__s64 user_stack;	/* stack id, or -errno */
+	__s64 kernel_stack;	/* stack id, or -errno */
+	__u64 image_ns;		/* as in struct stkrec_count_key */
+};
+
+/* Value of the trace mode's "rate" array (one per event): the events of
+ * the current second counted, for --rate-cap. */
+struct stkrec_trace_rate {
+	__u64 second;	/* bpf_ktime_get_ns() / 1e9 of the window */
+	__u64 n;	/* events counted in it */
+};
+
 /*
  * Key of the off-CPU modes' "counts" maps (offcpu, offwake): the blocked
  * (target) task with the stacks it blocked in, and for offwake the task
@@ -314,7 +335,10 @@ struct stkrec_offcpu_value {
 #define STKREC_STAT_PY_STACKS		(STKREC_STAT_SAMPLE_EVENTS + 4)
 #define STKREC_STAT_PY_STOP_BASE	(STKREC_STAT_PY_STACKS) /* + 1..3 */
 #define STKREC_STAT_PY_NO_THREAD	(STKREC_STAT_PY_STACKS + 4)
-#define STKREC_NR_STATS			(STKREC_STAT_PY_STACKS + 5)
+/* trace mode (bpf/trace.bpf.c): events of wanted tasks over the
+ * per-event rate cap (--rate-cap), seen and not counted. */
+#define STKREC_STAT_TRACE_CAPPED	(STKREC_STAT_PY_STACKS + 5)
+#define STKREC_NR_STATS			(STKREC_STAT_PY_STACKS + 6)
 /* The "stats" map holds two sets, one per counts map: a sample's
  * statistics go to the set of the counts map its row goes to (entries
  * [b * STKREC_NR_STATS, (b + 1) * STKREC_NR_STATS) for counts b), so that
@@ -551,6 +575,11 @@ STKREC_ASSERT_AT(stkrec_count_key, user_stack, 8 + STKREC_COMM_LEN);
 STKREC_ASSERT_AT(stkrec_count_key, kernel_ret_ip, 8 + STKREC_COMM_LEN + 24);
 STKREC_ASSERT_AT(stkrec_count_key, image_ns, 8 + STKREC_COMM_LEN + 32);
 STKREC_ASSERT_SIZE(stkrec_count_key, 8 + STKREC_COMM_LEN + 40);
+
+STKREC_ASSERT_AT(stkrec_trace_key, comm, 16);
+STKREC_ASSERT_AT(stkrec_trace_key, user_stack, 16 + STKREC_COMM_LEN);
+STKREC_ASSERT_SIZE(stkrec_trace_key, 40 + STKREC_COMM_LEN);
+STKREC_ASSERT_SIZE(stkrec_trace_rate, 16);
 
 STKREC_ASSERT_AT(stkrec_offcpu_key, comm, 16);
 STKREC_ASSERT_AT(stkrec_offcpu_key, user_stack, 16 + 2 * STKREC_COMM_LEN);

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
  * cli.c - stkrec's options as one table, shared by every mode: where an
- * option is the same in profile and offcpu/offwake it stands once, the
- * mode-specific ones are marked, and getopt's tables and both --help
- * texts are made from it.
+ * option is the same in profile, offcpu/offwake and trace it stands once,
+ * the mode-specific ones are marked, and getopt's tables and the three
+ * --help texts are made from it.
  */
 #include <errno.h>
 #include <stddef.h>
@@ -42,6 +42,16 @@ const struct cli_opt cli__opts[] = {
 	  "      --state MASK           only threads that went off CPU in one of these\n"
 	  "                             states (a bit mask: 1 interruptible sleep, 2\n"
 	  "                             uninterruptible, ...; 0: preempted while running)\n", NULL },
+	{ "count", required_argument, 'c', CLI_TRACE,
+	  "  -c, --count PERIOD         software events: count every PERIOD-th event\n"
+	  "                             (default 1: every one), as perf record -c\n", NULL },
+	{ "rate-cap", required_argument, CLI_RATE_CAP, CLI_TRACE,
+	  "      --rate-cap N           count at most N events a second of each event\n"
+	  "                             (default " CLI_STR(CLI_DEFAULT_RATE_CAP) "; 0: no cap); those over it are\n"
+	  "                             counted in STAT trace_events_capped\n", NULL },
+	{ "max-probes", required_argument, CLI_MAX_PROBES, CLI_TRACE,
+	  "      --max-probes N         attach at most N events (default " CLI_STR(CLI_DEFAULT_MAX_PROBES) "): a glob\n"
+	  "                             matching more is cut, with a warning\n", NULL },
 	{ "cpu", required_argument, 'C', CLI_PROFILE,
 	  "  -C, --cpu LIST             sample these CPUs only, e.g. 0-3,8 (default: all online)\n", NULL },
 	/* The kernel memory an entry takes differs: offcpu's counts are bigger. */
@@ -124,6 +134,13 @@ const struct cli_opt cli__opts[] = {
 	{ "version", no_argument, CLI_VERSION, CLI_ALL,
 	  "      --version              show the version (and libbpf's, elfutils', zstd's)\n", NULL },
 	/* Not options: the words around them, in the same columns. */
+	{ NULL, 0, 0, CLI_TRACE,
+	  "  EVENT                      t:CATEGORY:NAME or CATEGORY:NAME (tracepoint; NAME\n"
+	  "                             may be a glob: t:syscalls:sys_enter_*),\n"
+	  "                             u:PATH:FUNC or u:LIB:FUNC (uprobe; u:c:malloc),\n"
+	  "                             r:PATH:FUNC (uretprobe), p:FUNC (kprobe),\n"
+	  "                             page-faults, context-switches, cpu-migrations,\n"
+	  "                             minor-faults, major-faults (software events)\n", NULL },
 	{ NULL, 0, 0, CLI_ALL,
 	  "  DURATION                   seconds to record from when sampling starts\n"
 	  "                             (default: until Ctrl-C); with -- CMD at most\n"
@@ -136,7 +153,7 @@ const struct cli_opt cli__opts[] = {
 	{},
 };
 
-const char *const cli__usage_head[2] = {
+const char *const cli__usage_head[3] = {
 	"Usage: stkrec [profile] [OPTIONS] [DURATION]\n"
 	"       stkrec [profile] [OPTIONS] [DURATION] -- CMD [ARGS...]\n"
 	"\n"
@@ -154,6 +171,14 @@ const char *const cli__usage_head[2] = {
 	"         offwaketime).  Report with stkreport; values are microseconds.\n"
 	"\n"
 	"Options:\n",
+	"Usage: stkrec trace EVENT [EVENT...] [OPTIONS] [DURATION]\n"
+	"       stkrec trace EVENT [EVENT...] [OPTIONS] [DURATION] -- CMD [ARGS...]\n"
+	"\n"
+	"Count every EVENT by the user and kernel stacks it happened in (as BCC's\n"
+	"stackcount and perf record -e EVENT -g): events, not samples.  Counted in\n"
+	"the kernel; report with stkreport.\n"
+	"\n"
+	"Options:\n",
 };
 
 const char cli__usage_tail_common[] =
@@ -161,7 +186,7 @@ const char cli__usage_tail_common[] =
 	"The mode word and DURATION may stand anywhere before --.\n"
 	"\n";
 
-const char *const cli__usage_tail[2] = {
+const char *const cli__usage_tail[3] = {
 	"Exit status: 0 success, 1 failure, 2 usage error.  With -- CMD: CMD's exit\n"
 	"status (128+N if a signal N killed it; 127 if it is not found, 126 if it\n"
 	"cannot be executed), 0 if DURATION ended the recording first, or 1 if the\n"
@@ -176,7 +201,8 @@ const char *const cli__usage_tail[2] = {
 	"                             # for days: a file an hour, the last 48 kept\n"
 	"  stkrec -- make test        # a command and everything it starts\n"
 	"\n"
-	"Other modes: stkrec offcpu, stkrec offwake (see stkrec offcpu --help).\n",
+	"Other modes: stkrec offcpu, stkrec offwake (see stkrec offcpu --help), and\n"
+	"stkrec trace EVENT... (see stkrec trace --help).\n",
 	"Exit status: 0 success, 1 failure, 2 usage error; with -- CMD as for profile.\n"
 	"\n"
 	"Examples:\n"
@@ -184,6 +210,14 @@ const char *const cli__usage_tail[2] = {
 	"  stkrec offwake -p 185 -m 1000 # process 185, blocks of 1 ms or more\n"
 	"  stkrec offcpu -u --state 2    # user threads in uninterruptible sleep\n"
 	"  stkrec offwake -- ./server    # a command and everything it starts\n",
+	"Exit status: 0 success, 1 failure, 2 usage error (an EVENT not understood\n"
+	"or not on this machine); with -- CMD as for profile.\n"
+	"\n"
+	"Examples:\n"
+	"  stkrec trace t:syscalls:sys_enter_write 5     # who writes, for 5 seconds\n"
+	"  stkrec trace page-faults -p 185               # who faults in process 185\n"
+	"  stkrec trace u:c:malloc -- ./app              # who calls malloc in ./app\n"
+	"  stkrec trace 't:sched:sched_process_*' 10     # a glob (quoted for the shell)\n",
 };
 
 /* The table is fixed at compile time: the tables always fit. */

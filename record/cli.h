@@ -18,7 +18,16 @@
 /* The modes an option applies to (and whose --help shows it). */
 #define CLI_PROFILE 1u
 #define CLI_OFFCPU 2u /* offcpu and offwake */
-#define CLI_ALL (CLI_PROFILE | CLI_OFFCPU)
+#define CLI_TRACE 4u
+#define CLI_ALL (CLI_PROFILE | CLI_OFFCPU | CLI_TRACE)
+
+/* The kinds of mode, indexes of the --help texts below. */
+#define CLI_KIND_PROFILE 0
+#define CLI_KIND_OFFCPU 1
+#define CLI_KIND_TRACE 2
+
+#define CLI_DEFAULT_RATE_CAP 100000	/* events a second per event (trace) */
+#define CLI_DEFAULT_MAX_PROBES 128	/* events attached at most (trace) */
 
 /* Long-only options' getopt values, above any short option letter. */
 enum {
@@ -37,6 +46,8 @@ enum {
 	CLI_ROTATE_SIZE,
 	CLI_KEEP,
 	CLI_PYTHON,
+	CLI_RATE_CAP,
+	CLI_MAX_PROBES,
 };
 
 struct cli_opt {
@@ -45,19 +56,19 @@ struct cli_opt {
 	int val;		 /* the short letter, or CLI_* */
 	unsigned int modes;	 /* CLI_PROFILE, CLI_OFFCPU or CLI_ALL */
 	const char *help;	 /* its --help lines */
-	const char *help_offcpu; /* offcpu's where they differ, else NULL */
+	const char *help_offcpu; /* offcpu's and trace's where they differ, else NULL */
 };
 
 /* In --help's order; ends with a zeroed entry. */
 extern const struct cli_opt cli__opts[];
 
 /* --help's text before the options and after them, by mode. */
-extern const char *const cli__usage_head[2];
+extern const char *const cli__usage_head[3];
 extern const char cli__usage_tail_common[];
-extern const char *const cli__usage_tail[2];
+extern const char *const cli__usage_tail[3];
 
 /* getopt_long()'s tables of cli__opts, made once by cli__getopt_tables(). */
-#define CLI_MAX_OPTS 32
+#define CLI_MAX_OPTS 40
 struct cli_getopt {
 	char shortopts[2 + 2 * CLI_MAX_OPTS + 1];
 	struct option longopts[CLI_MAX_OPTS + 1];

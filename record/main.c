@@ -28,6 +28,7 @@
 #include "esym.h"
 #include "kmem.h"
 #include "modeobj.h"
+#include "events.h"
 #include "recorder.h"
 #include "rotation.h"
 #include "status.h"
@@ -71,17 +72,18 @@ static void on_rotate_signal(int sig)
 	rotate_requested = 1;
 }
 
-/* The --help of profile (@offcpu 0) or offcpu/offwake, from cli.h's table. */
-static void usage(FILE *f, int offcpu)
+/* The --help of a kind of mode (CLI_KIND_*), from cli.h's table. */
+static void usage(FILE *f, int kind)
 {
+	static const unsigned int bits[] = { CLI_PROFILE, CLI_OFFCPU, CLI_TRACE };
 	const struct cli_opt *c;
 
-	fputs(cli__usage_head[offcpu], f);
+	fputs(cli__usage_head[kind], f);
 	for (c = cli__opts; c->help; c++)
-		if (c->modes & (offcpu ? CLI_OFFCPU : CLI_PROFILE))
-			fputs(offcpu && c->help_offcpu ? c->help_offcpu : c->help, f);
+		if (c->modes & bits[kind])
+			fputs(kind != CLI_KIND_PROFILE && c->help_offcpu ? c->help_offcpu : c->help, f);
 	fputs(cli__usage_tail_common, f);
-	fputs(cli__usage_tail[offcpu], f);
+	fputs(cli__usage_tail[kind], f);
 }
 
 
@@ -215,7 +217,8 @@ static long task_tgid(uint32_t id)
 
 static int is_mode_word(const char *s)
 {
-	return strcmp(s, "profile") == 0 || strcmp(s, "offcpu") == 0 || strcmp(s, "offwake") == 0;
+	return strcmp(s, "profile") == 0 || strcmp(s, "offcpu") == 0 ||
+	       strcmp(s, "offwake") == 0 || strcmp(s, "trace") == 0;
 }
 
 /* 0 if @path is a regular file we may execute, else -ENOENT (nothing
@@ -287,11 +290,17 @@ static char *join_args(int argc, char **argv)
 /* The command line, as parsed and then checked: what main()'s steps share. */
 struct args {
 	struct recorder_opts o;
-	int offcpu, help, quiet, verbose;
+	int offcpu, trace, help, quiet, verbose;
 	/* Options of one kind of mode only, as given, to refuse them in the
 	 * other with one clear line. */
-	const char *profile_only, *offcpu_only;
-	char only_buf[2][32];
+	const char *profile_only, *offcpu_only, *trace_only;
+	char only_buf[3][32];
+	/* trace: the EVENT words as given, then resolved. */
+	const char **event_args;
+	size_t nr_event_args;
+	struct ev_list events;
+	const char *period_arg;
+	uint64_t max_probes;
 	const char *freq_arg, *cpu_arg, *mode_word, *duration_arg;
 	uint32_t *pids, *tids;
 	size_t nr_pids, nr_tids, nr_online;
@@ -355,17 +364,31 @@ static int parse_word(struct args *a, const char *word)
 			return EXIT_USAGE;
 		}
 		a->mode_word = word;
-		a->offcpu = strcmp(word, "profile") != 0;
-		if (a->offcpu)
+		a->trace = strcmp(word, "trace") == 0;
+		a->offcpu = strcmp(word, "profile") != 0 && !a->trace;
+		if (strcmp(word, "profile") != 0)
 			a->o.mode = word;
+		return GO_ON;
+	}
+	/* trace's EVENTs: after the mode word, any word but a number. */
+	if (a->trace && !strchr("0123456789.+-", word[0])) {
+		const char **e = realloc(a->event_args, (a->nr_event_args + 1) * sizeof(*e));
+
+		if (!e) {
+			errorf("out of memory");
+			return 1;
+		}
+		a->event_args = e;
+		a->event_args[a->nr_event_args++] = word;
 		return GO_ON;
 	}
 	if (parse__seconds(word, MAX_DURATION_S, &v)) {
 		if (strchr("0123456789.+-", word[0]))
 			errorf("duration '%s': expected a positive number of seconds", word);
 		else
-			errorf("'%s': neither a mode (profile, offcpu, offwake) nor a DURATION in seconds",
-			       word);
+			errorf("'%s': neither a mode (profile, offcpu, offwake, trace) nor a DURATION in seconds%s",
+			       word, strchr(word, ':') || strchr(word, '-')
+					     ? " (events follow the mode word: stkrec trace EVENT...)" : "");
 		return EXIT_USAGE;
 	}
 	if (a->duration_arg) {
@@ -541,15 +564,18 @@ static int parse_long_option(struct args *a, int opt, const char *arg)
  * check_usage()'s line if the mode turns out to be the other. */
 static void note_mode_only(struct args *a, const struct cli_opt *c)
 {
-	int i = c->modes == CLI_OFFCPU;
+	int i = c->modes == CLI_OFFCPU ? CLI_KIND_OFFCPU
+		: c->modes == CLI_TRACE ? CLI_KIND_TRACE : CLI_KIND_PROFILE;
 	char *buf = a->only_buf[i];
 
 	if (c->val < 256)
 		snprintf(buf, sizeof(a->only_buf[i]), "-%c", c->val);
 	else
 		snprintf(buf, sizeof(a->only_buf[i]), "--%s", c->name);
-	if (i)
+	if (i == CLI_KIND_OFFCPU)
 		a->offcpu_only = buf;
+	else if (i == CLI_KIND_TRACE)
+		a->trace_only = buf;
 	else
 		a->profile_only = buf;
 }
@@ -574,6 +600,27 @@ static int parse_option(struct args *a, int opt, const char *arg, char **argv)
 	case 'F':
 		a->freq_arg = arg;
 		break;
+	case 'c':
+		a->period_arg = arg;
+		break;
+	case CLI_RATE_CAP:
+	case CLI_MAX_PROBES: {
+		uint64_t v;
+
+		if (parse__uint(arg, opt == CLI_RATE_CAP ? UINT64_MAX : 100000, &v) ||
+		    (opt == CLI_MAX_PROBES && v == 0)) {
+			errorf(opt == CLI_RATE_CAP
+				       ? "--rate-cap %s: expected a number of events a second (0: no cap)"
+				       : "--max-probes %s: expected a number from 1 to 100000",
+			       arg);
+			return EXIT_USAGE;
+		}
+		if (opt == CLI_RATE_CAP)
+			a->o.rate_cap = v;
+		else
+			a->max_probes = v;
+		break;
+	}
 	case 'C':
 		a->cpu_arg = arg;
 		break;
@@ -679,7 +726,7 @@ static int parse_args(struct args *a, int argc, char **argv)
 			return ret;
 	}
 	if (a->help) {
-		usage(stdout, a->offcpu);
+		usage(stdout, a->trace ? CLI_KIND_TRACE : a->offcpu ? CLI_KIND_OFFCPU : CLI_KIND_PROFILE);
 		return 0;
 	}
 	return GO_ON;
@@ -794,12 +841,66 @@ static int check_rotation(struct args *a)
 	return GO_ON;
 }
 
+/* trace: at least one EVENT, each spelt right (whether this machine has
+ * it is resolve_events()'s), and -c's PERIOD. */
+static int check_trace(struct args *a)
+{
+	char why[512];
+	struct ev_spec e;
+	uint64_t v;
+	size_t i;
+
+	if (!a->nr_event_args) {
+		errorf("trace: no EVENT given (e.g. stkrec trace t:syscalls:sys_enter_write; see stkrec trace --help)");
+		return EXIT_USAGE;
+	}
+	for (i = 0; i < a->nr_event_args; i++) {
+		if (ev_spec__parse(a->event_args[i], &e, why, sizeof(why))) {
+			errorf("trace: %s: %s", a->event_args[i], why);
+			return EXIT_USAGE;
+		}
+	}
+	a->o.trace_period = 1;
+	if (a->period_arg) {
+		if (parse__uint(a->period_arg, UINT64_MAX >> 1, &v) || v == 0) {
+			errorf("-c %s: expected a positive number of events (every PERIOD-th is counted)",
+			       a->period_arg);
+			return EXIT_USAGE;
+		}
+		a->o.trace_period = v;
+	}
+	return GO_ON;
+}
+
+/* trace: the events resolved on this machine (tracefs, binaries,
+ * kprobes); a glob cut by --max-probes gets a warning. */
+static int resolve_events(struct args *a)
+{
+	char why[1024];
+	int err;
+
+	err = ev_list__resolve(a->event_args, a->nr_event_args,
+			       a->max_probes ? a->max_probes : CLI_DEFAULT_MAX_PROBES, &a->events,
+			       why, sizeof(why));
+	if (err) {
+		errorf("%s", why);
+		return err == -EINVAL ? EXIT_USAGE : 1;
+	}
+	if (a->events.capped_spec)
+		errorf("warning: %s: %zu events match, more than --max-probes %llu allows: %zu events attached in all",
+		       a->events.capped_spec, a->events.capped_matched,
+		       (unsigned long long)(a->max_probes ? a->max_probes : CLI_DEFAULT_MAX_PROBES),
+		       a->events.n);
+	a->o.events = &a->events;
+	return GO_ON;
+}
+
 /* The options together: what no recording could satisfy (exit 2). */
 static int check_usage(struct args *a)
 {
 	const struct recorder_opts *o = &a->o;
 
-	if (a->offcpu && a->profile_only) {
+	if ((a->offcpu || a->trace) && a->profile_only) {
 		errorf("%s applies to profile mode only, not %s", a->profile_only, o->mode);
 		return EXIT_USAGE;
 	}
@@ -808,6 +909,13 @@ static int check_usage(struct args *a)
 		       a->offcpu_only, a->offcpu_only);
 		return EXIT_USAGE;
 	}
+	if (!a->trace && a->trace_only) {
+		errorf("%s applies to trace only (e.g. stkrec trace page-faults %s ...)",
+		       a->trace_only, a->trace_only);
+		return EXIT_USAGE;
+	}
+	if (a->trace && check_trace(a) != GO_ON)
+		return EXIT_USAGE;
 	if (o->user_threads_only && o->kernel_threads_only) {
 		errorf("-u and -k cannot be used together (no thread is both a user and a kernel thread)");
 		return EXIT_USAGE;
@@ -888,7 +996,7 @@ static int check_targets(const struct args *a)
 
 /* What this machine must give a recording: kernel memory, capabilities,
  * the targets, CMD (exit 1, or 127/126 for CMD as a shell would). */
-static int check_environment(const struct args *a)
+static int check_environment(struct args *a)
 {
 	uint64_t need = maps_kmem(&a->o, a->offcpu);
 	uint64_t avail;
@@ -909,6 +1017,11 @@ static int check_environment(const struct args *a)
 	err = check_caps();
 	if (err != GO_ON)
 		return err;
+	if (a->trace) {
+		err = resolve_events(a);
+		if (err != GO_ON)
+			return err;
+	}
 	err = check_targets(a);
 	if (err != GO_ON || !a->cmd)
 		return err;
@@ -1075,7 +1188,7 @@ static int summarize(const struct args *a, const struct recorder_result *res)
 		errorf("warning: %llu of %llu %s have no stack: the kernel's ring of new stacks was full "
 		       "(--stack-storage-size %u); increase --stack-storage-size",
 		       (unsigned long long)res->stacks_lost, (unsigned long long)res->samples,
-		       a->offcpu ? "episodes" : "samples", o->stack_storage_size);
+		       a->offcpu ? "episodes" : a->trace ? "events" : "samples", o->stack_storage_size);
 	warn_user_memory(res);
 	warn_refused(res);
 	if (res->keep_error[0])
@@ -1090,7 +1203,8 @@ static int summarize(const struct args *a, const struct recorder_result *res)
 		errorf("wrote %llu file%s, %s to %s%s: %llu %s, %llu stacks, %s",
 		       (unsigned long long)res->files, res->files == 1 ? "" : "s", res->first_output,
 		       res->last_output, deleted, (unsigned long long)res->samples,
-		       a->offcpu ? "blocking episodes" : "samples", (unsigned long long)res->stacks,
+		       a->offcpu ? "blocking episodes" : a->trace ? "events" : "samples",
+		       (unsigned long long)res->stacks,
 		       size);
 	} else if (!a->quiet) {
 		char size[32];
@@ -1104,8 +1218,9 @@ static int summarize(const struct args *a, const struct recorder_result *res)
 			       o->output, (unsigned long long)res->samples, blocked,
 			       (unsigned long long)res->stacks, size);
 		} else {
-			errorf("wrote %s: %llu samples, %llu stacks, %s", o->output,
-			       (unsigned long long)res->samples, (unsigned long long)res->stacks, size);
+			errorf("wrote %s: %llu %s, %llu stacks, %s", o->output,
+			       (unsigned long long)res->samples, a->trace ? "events" : "samples",
+			       (unsigned long long)res->stacks, size);
 		}
 	}
 	/* DURATION stopped CMD: the recording is what was asked for. */
@@ -1126,6 +1241,8 @@ int main(int argc, char **argv)
 			.min_block_us = 1,
 			.max_block_us = UINT64_MAX,
 			.user_memory = RECORDER_USER_MEMORY,
+			.rate_cap = CLI_DEFAULT_RATE_CAP,
+			.trace_period = 1,
 		},
 	};
 	struct recorder_result res = {};
@@ -1151,6 +1268,8 @@ int main(int argc, char **argv)
 		ret = record(&a, &orig, &res);
 	if (ret == GO_ON)
 		ret = summarize(&a, &res);
+	ev_list__free(&a.events);
+	free(a.event_args);
 	free(a.pids);
 	free(a.tids);
 	free(a.cpus);

@@ -16,7 +16,7 @@ static const struct {
 	{ PERFOPT_STKREC, "--all-cpus", "stkrec always records every CPU (-C LIST for some, -p/-t for some tasks)" },
 	{ PERFOPT_STKREC, "-g", "stkrec always records whole stacks, kernel and user (--unwind=HOW says how)" },
 	{ PERFOPT_STKREC, "--call-graph", "stkrec always records whole stacks, kernel and user (--unwind=HOW says how)" },
-	{ PERFOPT_STKREC, "-e", "stkrec takes no events: 'stkrec' samples on-CPU stacks (-F HZ), 'stkrec offcpu' and 'stkrec offwake' time blocked" },
+	{ PERFOPT_STKREC, "-e", "stkrec takes events as words after 'trace': stkrec trace EVENT... (e.g. stkrec trace t:syscalls:sys_enter_write)" },
 	{ PERFOPT_STKREC, "--event", "stkrec takes no events: 'stkrec' samples on-CPU stacks (-F HZ), 'stkrec offcpu' and 'stkrec offwake' time blocked" },
 	{ PERFOPT_STKREPORT, "-i", "give the capture as an argument: stkreport FILE.stk" },
 	{ PERFOPT_STKREPORT, "--input", "give the capture as an argument: stkreport FILE.stk" },

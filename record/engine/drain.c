@@ -81,8 +81,10 @@ struct drain *drain__new(const struct drain_opts *o)
 	if (!d)
 		return NULL;
 	d->o = *o;
-	d->row_size = o->chunk == DRAIN_CNTS ? sizeof(struct stk_count) : sizeof(struct stk_offcpu);
-	if (o->chunk != DRAIN_CNTS && o->chunk != DRAIN_OFFC) {
+	d->row_size = o->chunk == DRAIN_CNTS ? sizeof(struct stk_count)
+		      : o->chunk == DRAIN_TRCE ? sizeof(struct stk_trace_count)
+					       : sizeof(struct stk_offcpu);
+	if (o->chunk != DRAIN_CNTS && o->chunk != DRAIN_OFFC && o->chunk != DRAIN_TRCE) {
 		free(d);
 		errno = EINVAL;
 		return NULL;
@@ -192,6 +194,8 @@ static int write_rows(struct drain *d, struct stk_writer *w, uint64_t t0_ns, uin
 {
 	if (d->o.chunk == DRAIN_CNTS)
 		return stk_writer__add_counts(w, t0_ns, t1_ns, rows, n);
+	if (d->o.chunk == DRAIN_TRCE)
+		return stk_writer__add_trace(w, t0_ns, t1_ns, rows, n);
 	return stk_writer__add_offcpu(w, t0_ns, t1_ns, rows, n);
 }
 

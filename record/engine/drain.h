@@ -51,6 +51,7 @@ int drain__map(int fd, void *keys, size_t key_size, void *values, size_t value_s
 enum drain_chunk {
 	DRAIN_CNTS,		/* struct stk_count rows (profile) */
 	DRAIN_OFFC,		/* struct stk_offcpu rows (offcpu, offwake) */
+	DRAIN_TRCE,		/* struct stk_trace_count rows (trace) */
 };
 
 struct drain_opts {

@@ -83,6 +83,7 @@ struct rec_mode_ops {
 extern const struct rec_mode_ops profile_mode_ops;
 extern const struct rec_mode_ops offcpu_mode_ops;	/* mode_offcpu.c */
 extern const struct rec_mode_ops offwake_mode_ops;
+extern const struct rec_mode_ops trace_mode_ops;	/* mode_trace.c */
 
 /*
  * For modes, while their rows are collected (drain.h add_row()): a row references @tgid (with @comm), so its

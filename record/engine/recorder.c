@@ -75,6 +75,7 @@ static const struct rec_mode_ops *const modes[] = {
 	&profile_mode_ops,
 	&offcpu_mode_ops,
 	&offwake_mode_ops,
+	&trace_mode_ops,
 };
 
 int recorder__errorf(struct recorder *rec, int err, const char *fmt, ...)
@@ -355,7 +356,7 @@ static void recorder__status(struct recorder *rec, uint64_t now)
 		return;
 	recorder__read_bpf_stats(rec);
 	st.elapsed_ns = now - rec->sample_start;
-	st.offcpu = rec->ops != &profile_mode_ops;
+	st.offcpu = rec->ops == &offcpu_mode_ops || rec->ops == &offwake_mode_ops;
 	st.samples = rec->bpf_stats[STKREC_STAT_SAMPLES];
 	st.blocked_ns = rec->bpf_stats[STKREC_STAT_BLOCKED_NS];
 	st.stacks = stackstore__count(rec->stacks);

@@ -16,6 +16,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct ev_list;
+
 struct recorder_status {
 	uint64_t elapsed_ns;
 	int offcpu;			/* an off-CPU mode: samples are episodes */
@@ -38,7 +40,7 @@ struct recorder_status {
 
 struct recorder_opts {
 	const char *output;		/* file to write */
-	const char *mode;		/* "profile" (NULL too), "offcpu" or "offwake" */
+	const char *mode;		/* "profile" (NULL too), "offcpu", "offwake" or "trace" */
 	unsigned int frequency;		/* Hz (profile) */
 	const uint32_t *pids;		/* -p: process ids, or NULL */
 	size_t nr_pids;
@@ -54,6 +56,12 @@ struct recorder_opts {
 	uint64_t max_block_us;		/* -M: longer blocks are not counted */
 	int state_filter;		/* --state given: only tasks leaving in */
 	uint32_t state_mask;		/* ... one of these states (0: running) */
+	/* trace mode only: the events (record/events/events.h), every
+	 * @trace_period-th of each counted (software events; -c), at most
+	 * @rate_cap a second per event (0: no cap). */
+	const struct ev_list *events;
+	uint64_t trace_period;
+	uint64_t rate_cap;
 	const int *cpus;		/* CPUs to sample (sorted) */
 	size_t nr_cpus;
 	const char *cpu_list;		/* -C as given, or NULL, for META */

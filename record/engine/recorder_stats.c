@@ -17,6 +17,7 @@
 #include "esym.h"
 #include "ksymtab.h"
 #include "meta.h"
+#include "events.h"
 #include "pidns.h"
 #include "procs.h"
 #include "python.h"
@@ -71,6 +72,8 @@ static const char *const bpf_stat_names[STKREC_NR_STATS] = {
 	[STKREC_STAT_PY_STOP_BASE + STKREC_PY_STOP_FAULT] = "python_stop_fault",
 	[STKREC_STAT_PY_STOP_BASE + STKREC_PY_STOP_BADCODE] = "python_stop_bad_code",
 	[STKREC_STAT_PY_NO_THREAD] = "python_no_thread_state",
+	/* bpf/trace.bpf.c */
+	[STKREC_STAT_TRACE_CAPPED] = "trace_events_capped",
 };
 
 /* The statistics user space adds to BPF's: the stacks unwound here end
@@ -536,6 +539,14 @@ int recorder__write_start_meta(struct recorder *rec)
 	if (rec->ops == &profile_mode_ops) {
 		err = err ?: meta__add(&m, "event", "cpu-clock");
 		err = err ?: meta__add(&m, "frequency", "%u", o->frequency);
+	} else if (rec->ops == &trace_mode_ops) {
+		char *names = o->events ? ev_list__names(o->events) : NULL;
+
+		err = err ?: names ? meta__add(&m, "events", "%s", names) : -ENOMEM;
+		free(names);
+		err = err ?: meta__add(&m, "trace_period", "%llu",
+				       (unsigned long long)o->trace_period);
+		err = err ?: meta__add(&m, "rate_cap", "%llu", (unsigned long long)o->rate_cap);
 	} else {
 		err = err ?: meta__add(&m, "event", "%s", rec->ops == &offwake_mode_ops
 							? "sched_switch,sched_waking"

@@ -131,7 +131,7 @@ expect 2 "unknown option '-i': give the capture as an argument" "$REP" -i "$tmp/
 expect 2 "unknown option '--stdio': stkreport prints text" "$REP" --stdio "$tmp/v.stk"
 expect 2 "unknown option '-a': stkrec always records every CPU" "$REC" -a 1
 expect 2 "unknown option '-g': stkrec always records whole stacks" "$REC" -g 1
-expect 2 "unknown option '-e': stkrec takes no events" "$REC" -e cycles 1
+expect 2 "unknown option '-e': stkrec takes events as words after 'trace'" "$REC" -e cycles 1
 expect 2 "-n, --by and --sort are for -f top" "$REP" -f folded --by pid "$tmp/v.stk"
 expect 2 "--sort takes self, total or name" "$REP" -f top --sort x "$tmp/v.stk"
 
