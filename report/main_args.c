@@ -23,7 +23,7 @@
 enum {
 	OPT_PID = 256, OPT_TID, OPT_COMM, OPT_INLINE, OPT_NO_INLINE, OPT_LINES, OPT_ADDRESSES,
 	OPT_NO_DEMANGLE, OPT_SYSROOT, OPT_DEBUG_DIR, OPT_NO_DEBUGINFOD, OPT_KALLSYMS,
-	OPT_VMLINUX, OPT_SHORT_NAMES, OPT_EXCLUDE_IDLE,
+	OPT_VMLINUX, OPT_SHORT_NAMES, OPT_EXCLUDE_IDLE, OPT_EVENT,
 };
 
 static const struct option shared_opts[] = {
@@ -36,6 +36,7 @@ static const struct option shared_opts[] = {
 	{ "tid", required_argument, NULL, OPT_TID },
 	{ "comm", required_argument, NULL, OPT_COMM },
 	{ "exclude-idle", no_argument, NULL, OPT_EXCLUDE_IDLE },
+	{ "event", required_argument, NULL, OPT_EVENT },
 	TIME_SLICE_LONG_OPTS,
 	{ "inline", no_argument, NULL, OPT_INLINE },
 	{ "no-inline", no_argument, NULL, OPT_NO_INLINE },
@@ -77,6 +78,9 @@ void main_args__usage(FILE *f)
 "      --comm NAME      only tasks with this comm\n"
 "      --exclude-idle   leave out the kernel's idle task (pid 0, comm\n"
 "                       swapper/N: CPUs with nothing to run)\n"
+"      --event EVENT    trace captures: only this event (its name as stkreport\n"
+"                       info lists it, or the end of it after a ':', e.g.\n"
+"                       sys_enter_write, or its index from 0)\n"
 TIME_SLICE_HELP
 "Symbols (a file is used only if its build-id is the recorded one):\n"
 "      --sysroot DIR    look for recorded paths under DIR too\n"
@@ -246,6 +250,7 @@ int main_args__parse(struct main_args *a, int c, const char *arg)
 		ro->tids = a->tids;
 		break;
 	case OPT_COMM: ro->comm = arg; break;
+	case OPT_EVENT: a->event = arg; break;
 	case OPT_EXCLUDE_IDLE: ro->exclude_idle = 1; break;
 	case OPT_INLINE: ro->sym.no_inline = oo->no_inline = 0; break;
 	case OPT_NO_INLINE: ro->sym.no_inline = oo->no_inline = 1; break;
@@ -415,6 +420,56 @@ static int filters_matched_nothing(const struct main_input *in, const struct mai
 	return 1;
 }
 
+/* --event @want: the index (+ 1) of the capture's event named @want (in
+ * full, or its end after a ':'; or a number, the index), into in->ro.event;
+ * else one line and -1. */
+static int main_input__event(struct main_input *in, const char *want)
+{
+	size_t i, n = capture__nr_events(in->cap), found = 0, hits = 0;
+	char name[256], *end;
+	unsigned long v;
+
+	if (!n) {
+		textline__printf(stderr, PROG ": %s: --event: not a trace capture (mode %s)",
+				 in->path, capture__meta(in->cap, "mode") ?: "unknown");
+		return -1;
+	}
+	errno = 0;
+	v = strtoul(want, &end, 10);
+	if (*want && !*end && !errno && want[0] != '-') {
+		if (v >= n) {
+			textline__printf(stderr, PROG ": %s: --event %s: the capture has %zu events (0 to %zu; stkreport info lists them)",
+					 in->path, want, n, n - 1);
+			return -1;
+		}
+		in->ro.event = v + 1;
+		return 0;
+	}
+	for (i = 0; i < n; i++) {
+		size_t len, wl = strlen(want);
+
+		capture__event(in->cap, i, name, sizeof(name));
+		len = strlen(name);
+		if (strcmp(name, want) == 0) {
+			found = i;
+			hits = 1;
+			break;
+		}
+		if (len > wl && name[len - wl - 1] == ':' && strcmp(name + len - wl, want) == 0) {
+			found = i;
+			hits++;
+		}
+	}
+	if (hits != 1) {
+		textline__printf(stderr, PROG ": %s: --event %s: %s (stkreport info lists the events)",
+				 in->path, want, hits ? "more than one event ends so; give the whole name"
+						      : "no such event in the capture");
+		return -1;
+	}
+	in->ro.event = found + 1;
+	return 0;
+}
+
 int main_input__load(struct main_input *in, const struct main_args *a, const char *path,
 		     int lines)
 {
@@ -436,6 +491,8 @@ int main_input__load(struct main_input *in, const struct main_args *a, const cha
 			textline__printf(stderr, PROG ": %s", stk_open_errmsg());
 		return 1;
 	}
+	if (a->event && main_input__event(in, a->event))
+		goto fail;
 	if (a->vmlinux && open_vmlinux(in->cap, a->vmlinux, &in->ro.sym, &in->vmlinux))
 		goto fail;
 	in->ro.vmlinux = in->vmlinux;
@@ -483,7 +540,7 @@ static int summary_uw_stops(const struct report *r, struct strbuf *sb)
 
 	err = strbuf__addf(sb, "; %.1f%% of %s' user stacks stopped early (",
 			   share(u->total_count, r->total_count),
-			   r->kind == REPORT_PROFILE ? "samples" : "blocking events");
+			   r->trace ? "events" : r->kind == REPORT_PROFILE ? "samples" : "blocking events");
 	for (k = 1; k <= REPORT_UW_STOP_UNKNOWN && !err; k++)
 		if (u->count[k])
 			err = strbuf__addf(sb, "%s%s %.1f%%", listed++ ? ", " : "",
@@ -524,7 +581,7 @@ static int summary_line(const struct report *r, struct strbuf *sb)
 
 	err = strbuf__addf(sb, "%.1f%% of %llu %s fully symbolized", pct,
 			   (unsigned long long)r->total_count,
-			   r->kind == REPORT_PROFILE ? "samples" : "blocking events");
+			   r->trace ? "events" : r->kind == REPORT_PROFILE ? "samples" : "blocking events");
 	for (i = 0; i < n && !err; i++) {
 		const struct sym_module *m = symbolizer__module_at(r->sym, i);
 		char hex[2 * STK_MAX_BUILD_ID + 1];

@@ -40,6 +40,7 @@ struct main_args {
 	const char *debug_dirs[MAIN_ARGS_MAX_DEBUG_DIRS];
 	uint32_t pids[MAIN_ARGS_MAX_IDS], tids[MAIN_ARGS_MAX_IDS];
 	struct time_slice slice;	/* --since/--until: rows read, every capture */
+	const char *event;		/* --event, as given, or NULL */
 };
 
 /* One capture read and run through the pipeline with a copy of the

@@ -183,6 +183,19 @@ int diff_main(int argc, char **argv)
 	for (i = 0; i < 2; i++)
 		if (main_input__load(&in[i], &a, po.paths[i], 0))
 			goto out;
+	/* Trace captures compare event for event: the same list, or the
+	 * one --event named (by name, in each). */
+	if ((in[0].r->trace || in[1].r->trace) && !a.event) {
+		const char *e0 = capture__meta(in[0].cap, "events");
+		const char *e1 = capture__meta(in[1].cap, "events");
+
+		if (!in[0].r->trace || !in[1].r->trace || !e0 || !e1 || strcmp(e0, e1) != 0) {
+			textline__printf(stderr, PROG ": %s and %s did not count the same events (%s; %s): compare one with --event NAME",
+					 po.paths[0], po.paths[1], e0 ? e0 : capture__meta(in[0].cap, "mode") ?: "?",
+					 e1 ? e1 : capture__meta(in[1].cap, "mode") ?: "?");
+			goto out;
+		}
+	}
 	for (i = 0; i < 2; i++) {
 		if (diff__normalizable(in[i].r, dopts.normalize)) {
 			textline__printf(stderr, PROG ": %s: --normalize=time needs the recorded duration%s; try --normalize=samples",

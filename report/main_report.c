@@ -22,6 +22,7 @@
 #include "output.h"
 #include "stk.h"
 #include "textsafe.h"
+#include "trace_events.h"
 
 #define PROG "stkreport"
 
@@ -249,7 +250,16 @@ int report_main(int argc, char **argv)
 	out = main_output__open(out_path);
 	if (!out)
 		goto out;
-	err = (a.oo.tree_func ? out_tree__write : fmt->write)(in.r, &a.oo, outstream__file(out));
+	/* A trace capture's events one by one, as stackcount shows one
+	 * probe's stacks (pprof has a sample type per event; svg and top
+	 * show them together, --event one of them). */
+	if (!a.oo.tree_func && in.r->nr_events > 1 && !in.ro.event &&
+	    (strcmp(fmt->name, "text") == 0 || strcmp(fmt->name, "folded") == 0))
+		err = trace_events__write(in.cap, &in.ro, fmt->write, &a.oo,
+					  strcmp(fmt->name, "folded") == 0, outstream__file(out));
+	else
+		err = (a.oo.tree_func ? out_tree__write : fmt->write)(in.r, &a.oo,
+								       outstream__file(out));
 	/* The first write's error says what happened (ENOSPC, EPIPE); a
 	 * failed writer leaves no partial (or empty) file behind. */
 	outstream__fail(out, err);

@@ -199,41 +199,71 @@ static uint64_t capture__take(struct capture *c, uint64_t *total, uint64_t v)
 	return v;
 }
 
+/* One CNTS row, or a TRCE row of event @event (CNTS: 0), of the
+ * interval ending at @t1, summed into its key's. */
+static int seg__add_count(struct capture *cap, struct cap_segment *s, const struct stk_count *r,
+			  uint32_t event, uint64_t t1)
+{
+	const struct cap_maps *maps = seg__snapshot_at(s, r->tgid, t1);
+	uint64_t k = hash64(count_key(r, maps), event);
+	uint64_t n = capture__take(cap, &cap->total_count, r->count);
+	struct cap_count *first = idmap__find_ptr(&s->count_keys, k), *c;
+
+	for (c = first; c; c = c->next)
+		if (c->maps == maps && c->event == event && count_eq(&c->row, r))
+			break;
+	if (c) {
+		c->row.count += n;
+		return 0;
+	}
+	if (array__grow((void **)&s->counts, &s->cap_counts, s->nr_counts, sizeof(*s->counts)))
+		return -ENOMEM;
+	c = arena__alloc(&s->mem, sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	c->row = *r;
+	c->row.count = n;
+	c->row.comm[sizeof(c->row.comm) - 1] = '\0';
+	c->event = event;
+	cap->mem += sizeof(*c) + sizeof(c) + ENTRY_COST;
+	c->t1 = t1;
+	c->maps = maps;
+	c->next = first;
+	if (idmap__set_ptr(&s->count_keys, k, c))
+		return -ENOMEM;
+	s->counts[s->nr_counts++] = c;
+	return 0;
+}
+
+/* TRCE rows: CNTS rows with their event and no interrupted IP. */
+static int seg__add_trace(struct capture *cap, struct cap_segment *s, const struct stk_chunk *ch)
+{
+	size_t i;
+	int err = 0;
+
+	seg__times(s, ch->t0_ns, ch->t1_ns);
+	for (i = 0; !err && i < ch->u.trce.n; i++) {
+		const struct stk_trace_count *t = &ch->u.trce.rows[i];
+		struct stk_count r = {
+			.tgid = t->tgid, .tid = t->tid, .user_stack = t->user_stack,
+			.kernel_stack = t->kernel_stack, .count = t->count,
+		};
+
+		memcpy(r.comm, t->comm, sizeof(r.comm));
+		err = seg__add_count(cap, s, &r, t->event, ch->t1_ns);
+	}
+	return err;
+}
+
 static int seg__add_counts(struct capture *cap, struct cap_segment *s, const struct stk_chunk *ch)
 {
 	size_t i;
+	int err = 0;
 
 	seg__times(s, ch->t0_ns, ch->t1_ns);
-	for (i = 0; i < ch->u.cnts.n; i++) {
-		const struct stk_count *r = &ch->u.cnts.rows[i];
-		const struct cap_maps *maps = seg__snapshot_at(s, r->tgid, ch->t1_ns);
-		uint64_t k = count_key(r, maps), n = capture__take(cap, &cap->total_count, r->count);
-		struct cap_count *first = idmap__find_ptr(&s->count_keys, k), *c;
-
-		for (c = first; c; c = c->next)
-			if (c->maps == maps && count_eq(&c->row, r))
-				break;
-		if (c) {
-			c->row.count += n;
-			continue;
-		}
-		if (array__grow((void **)&s->counts, &s->cap_counts, s->nr_counts, sizeof(*s->counts)))
-			return -ENOMEM;
-		c = arena__alloc(&s->mem, sizeof(*c));
-		if (!c)
-			return -ENOMEM;
-		c->row = *r;
-		c->row.count = n;
-		c->row.comm[sizeof(c->row.comm) - 1] = '\0';
-		cap->mem += sizeof(*c) + sizeof(c) + ENTRY_COST;
-		c->t1 = ch->t1_ns;
-		c->maps = maps;
-		c->next = first;
-		if (idmap__set_ptr(&s->count_keys, k, c))
-			return -ENOMEM;
-		s->counts[s->nr_counts++] = c;
-	}
-	return 0;
+	for (i = 0; !err && i < ch->u.cnts.n; i++)
+		err = seg__add_count(cap, s, &ch->u.cnts.rows[i], 0, ch->t1_ns);
+	return err;
 }
 
 static uint64_t task_key(uint64_t h, const struct stk_task_stacks *t)
@@ -540,8 +570,8 @@ static int capture__add_chunk(struct capture *c, struct stk_reader *r, const str
 
 	if (!s)
 		return -ENOMEM;
-	if ((ch->type == STK_CHUNK_CNTS || ch->type == STK_CHUNK_OFFC) &&
-	    !seg__in_slice(s, slice, ch))
+	if ((ch->type == STK_CHUNK_CNTS || ch->type == STK_CHUNK_OFFC ||
+	     ch->type == STK_CHUNK_TRCE) && !seg__in_slice(s, slice, ch))
 		return 0;
 	switch (ch->type) {
 	case STK_CHUNK_STCK:
@@ -552,6 +582,9 @@ static int capture__add_chunk(struct capture *c, struct stk_reader *r, const str
 		break;
 	case STK_CHUNK_OFFC:
 		err = seg__add_offc(c, s, ch);
+		break;
+	case STK_CHUNK_TRCE:
+		err = seg__add_trace(c, s, ch);
 		break;
 	case STK_CHUNK_MAPS:
 		err = seg__add_maps(s, ch, &c->mem);
@@ -775,6 +808,35 @@ const char *capture__meta(const struct capture *c, const char *key)
 		if (strcmp(c->meta[i].key, key) == 0)
 			return c->meta[i].value;
 	return NULL;
+}
+
+size_t capture__nr_events(const struct capture *c)
+{
+	const char *mode = capture__meta(c, "mode"), *ev = capture__meta(c, "events");
+	size_t n = 1;
+
+	if (!mode || strcmp(mode, "trace") != 0 || !ev || !*ev)
+		return 0;
+	for (; *ev; ev++)
+		n += *ev == ',';
+	return n;
+}
+
+int capture__event(const struct capture *c, size_t i, char *buf, size_t size)
+{
+	const char *ev = capture__meta(c, "events");
+	size_t len;
+
+	if (i >= capture__nr_events(c) || !size)
+		return -ENOENT;
+	for (; i; i--)
+		ev = strchr(ev, ',') + 1;
+	len = strcspn(ev, ",");
+	if (len >= size)
+		len = size - 1;
+	memcpy(buf, ev, len);
+	buf[len] = '\0';
+	return 0;
 }
 
 uint64_t capture__stat(const struct capture *c, const char *name)

@@ -36,6 +36,7 @@ struct cap_stack {
  */
 struct cap_count {
 	struct stk_count row;	/* .count is the sum */
+	uint32_t event;		/* TRCE: the event's index (META events); CNTS: 0 */
 	uint64_t t1;		/* end of the first interval summed into it */
 	const struct cap_maps *maps;	/* the snapshot of row.tgid in force at
 					 * the end of each of those intervals,
@@ -173,8 +174,8 @@ struct capture {
 struct capture *capture__read(const char *path);
 
 /*
- * capture__read_slice() - as capture__read(), keeping only the CNTS and
- * OFFC rows of the flush intervals in @slice (slice.h; NULL: all).  Every
+ * capture__read_slice() - as capture__read(), keeping only the CNTS, OFFC
+ * and TRCE rows of the flush intervals in @slice (slice.h; NULL: all).  Every
  * other chunk (stacks, maps, kernel data, META, STAT) is read whole.
  */
 struct capture *capture__read_slice(const char *path, const struct time_slice *slice);
@@ -188,6 +189,12 @@ const char *capture__errmsg(void);
 
 /* META value for @key (the last one), or NULL. */
 const char *capture__meta(const struct capture *c, const char *key);
+
+/* A trace capture's events (META events, in index order, split at its
+ * commas): how many (0: not a trace capture), and the name of event @i
+ * into @buf (@size bytes, cut to fit): 0, or -ENOENT for no such event. */
+size_t capture__nr_events(const struct capture *c);
+int capture__event(const struct capture *c, size_t i, char *buf, size_t size);
 
 /* The last STAT value named @name, or 0. */
 uint64_t capture__stat(const struct capture *c, const char *name);

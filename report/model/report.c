@@ -302,7 +302,8 @@ static int report__kernel_stack(struct report *r, const struct cap_segment *seg,
 	n = cs->nr_frames;
 	if (skip > 0) {
 		start = (uint32_t)skip < n ? (uint32_t)skip : n;
-	} else if (r->kind != REPORT_PROFILE) {
+	} else if (r->kind != REPORT_PROFILE || r->trace) {
+		/* Off-CPU and trace stacks: taken in a tracing program. */
 		start = tracing_prefix(r, cs);
 	} else if (kip && !(n && cs->frames[0] == kip) && kret) {
 		for (i = 0; i < n; i++)
@@ -323,7 +324,7 @@ static int report__kernel_stack(struct report *r, const struct cap_segment *seg,
 		f->addr = prepend && i == 0 ? kip : cs->frames[start + i - prepend];
 		/* After skipped tracing frames, the first kept one is a
 		 * return address too. */
-		f->is_return = i > 0 || (r->kind != REPORT_PROFILE && start > 0);
+		f->is_return = i > 0 || ((r->kind != REPORT_PROFILE || r->trace) && start > 0);
 		f->kobj = kobj_find(r->cap, f->addr);
 		/* The kernel image from --vmlinux (inline frames, lines);
 		 * modules, and whatever it does not cover, from kallsyms. */
@@ -531,9 +532,12 @@ static int report__run(struct report *r)
 					.tgid = row->tgid, .tid = row->tid,
 					.user_stack = row->user_stack, .kernel_stack = row->kernel_stack,
 				};
-				struct rsample s = { .count = row->count, .segment = seg->index };
+				struct rsample s = { .count = row->count, .segment = seg->index,
+						     .event = c->event };
 
 				memcpy(t.comm, row->comm, sizeof(t.comm));
+				if (o->event && c->event != o->event - 1)
+					continue;
 				if (!report__keep(o, &t))
 					continue;
 				err = report__task(r, seg, &t, row->kernel_ip, row->kernel_ret_ip, c->t1,
@@ -587,6 +591,8 @@ struct report *report__new(const struct capture *cap, const struct report_opts *
 	r->priv->opts = opts;
 	r->cap = cap;
 	r->kind = capture_kind(cap);
+	r->nr_events = capture__nr_events(cap);
+	r->trace = r->nr_events > 0;
 	so = opts->sym;
 	if (!so.input_size)	/* embedded images inflate within the capture's bound */
 		so.input_size = cap->summary.file_size;

@@ -100,7 +100,8 @@ struct rtask {
 struct rsample {
 	struct rtask task;
 	struct rtask waker;		/* REPORT_OFFWAKE only; zeroed otherwise */
-	uint64_t count;			/* samples, or blocking episodes */
+	uint64_t count;			/* samples, blocking episodes, or events */
+	uint32_t event;			/* trace captures: the event's index */
 	uint64_t blocked_ns;		/* off-CPU captures */
 	uint32_t segment;
 };
@@ -129,6 +130,9 @@ struct report_opts {
 	struct symbolizer_opts sym;	/* symbolization of user frames (and,
 					 * via --vmlinux, of kernel ones) */
 	int no_symbols;			/* no symbol lookups: counts only (info) */
+	/* Trace captures: 0 every event's rows, else only those of event
+	 * index @event - 1 (--event). */
+	size_t event;
 };
 
 /* User stacks that ended in an unwind stop marker, by reason (index
@@ -140,7 +144,9 @@ struct report_uw_stops {
 };
 
 struct report {
-	enum report_kind kind;
+	enum report_kind kind;		/* trace captures: REPORT_PROFILE, @trace set */
+	int trace;			/* a trace capture (counts are events) */
+	size_t nr_events;		/* its events (capture__nr_events()) */
 	const struct capture *cap;
 	struct rsample *samples;	/* in capture order */
 	size_t nr_samples;

@@ -329,6 +329,9 @@ static int merge__chunk1(struct merge *m, struct msrc *s, size_t src, const stru
 	case STK_CHUNK_CNTS:
 		s->cnts |= ch->u.cnts.n > 0;
 		break;
+	case STK_CHUNK_TRCE:
+		s->trce |= ch->u.trce.n > 0;
+		break;
 	case STK_CHUNK_OFFC:
 		s->offc |= ch->u.offc.n > 0;
 		for (i = 0; i < ch->u.offc.n; i++) {
@@ -360,6 +363,8 @@ static enum mkind msrc__kind(const struct msrc *s)
 		return KIND_OFFCPU;
 	if (mode && strcmp(mode, "offwake") == 0)
 		return KIND_OFFWAKE;
+	if ((mode && strcmp(mode, "trace") == 0) || s->trce)
+		return KIND_TRACE;
 	if (s->offc)
 		return s->waker ? KIND_OFFWAKE : KIND_OFFCPU;
 	return s->cnts ? KIND_PROFILE : KIND_UNKNOWN;
@@ -388,8 +393,16 @@ static int kinds_check(struct merge *m, enum mkind *kind)
 		if (k != *kind)
 			return merge__fail(m, -EINVAL,
 					   "%s is a%s %s capture, %s a%s %s one: refusing to mix kinds (their rows count different things)",
-					   first->path, *kind == KIND_PROFILE ? "" : "n", mkind__name(*kind),
-					   s->path, k == KIND_PROFILE ? "" : "n", mkind__name(k));
+					   first->path, *kind == KIND_OFFCPU || *kind == KIND_OFFWAKE ? "n" : "",
+					   mkind__name(*kind), s->path,
+					   k == KIND_OFFCPU || k == KIND_OFFWAKE ? "n" : "", mkind__name(k));
+		/* A row's event is an index into its capture's list. */
+		fa = msrc__meta_get(first, "events");
+		fb = msrc__meta_get(s, "events");
+		if (k == KIND_TRACE && (!fa || !fb || strcmp(fa, fb) != 0))
+			return merge__fail(m, -EINVAL,
+					   "%s and %s traced different events (%s; %s): refusing to merge; merge captures of the same events",
+					   first->path, s->path, fa ? fa : "none listed", fb ? fb : "none listed");
 		fa = msrc__meta_get(first, "frequency");
 		fb = msrc__meta_get(s, "frequency");
 		if (k == KIND_PROFILE && fa && fb && strcmp(fa, fb) != 0)
@@ -576,7 +589,8 @@ static int merge__file(struct merge *m, const char *path, size_t base, size_t *n
 		}
 		if (!w)
 			err = merge__chunk1(m, s, base + ch.segment, &ch);
-		else if (ch.type == STK_CHUNK_CNTS || ch.type == STK_CHUNK_OFFC)
+		else if (ch.type == STK_CHUNK_CNTS || ch.type == STK_CHUNK_OFFC ||
+			 ch.type == STK_CHUNK_TRCE)
 			err = merge__rows(m, s, &ch, w);
 		if (err) {
 			if (w)

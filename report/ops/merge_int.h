@@ -15,12 +15,12 @@
 #include "stk.h"
 #include "util.h"
 
-enum mkind { KIND_UNKNOWN = 0, KIND_PROFILE, KIND_OFFCPU, KIND_OFFWAKE };
+enum mkind { KIND_UNKNOWN = 0, KIND_PROFILE, KIND_OFFCPU, KIND_OFFWAKE, KIND_TRACE };
 
 /* @k as META "mode" and the messages name it. */
 static inline const char *mkind__name(enum mkind k)
 {
-	static const char *const names[] = { "unknown", "profile", "offcpu", "offwake" };
+	static const char *const names[] = { "unknown", "profile", "offcpu", "offwake", "trace" };
 
 	return names[k];
 }
@@ -68,7 +68,7 @@ struct msrc {
 	size_t nr_meta, cap_meta;
 	struct stk_stat *stats;		/* its last STAT chunk (malloc'd names) */
 	size_t nr_stats;
-	int cnts, offc, waker;		/* kinds of rows seen */
+	int cnts, offc, waker, trce;	/* kinds of rows seen */
 	int has_kernel;			/* kernel_obj is its [kernel.kallsyms] KBID
 					 * (not a pointer: srcs is realloc'd) */
 	struct stk_kobj kernel_obj;

@@ -268,7 +268,8 @@ int merge__rows(struct merge *m, const struct msrc *s, const struct stk_chunk *c
 		struct stk_writer *w)
 {
 	uint64_t t0 = merge__shift(m, s, ch->t0_ns), t1 = merge__shift(m, s, ch->t1_ns);
-	size_t i, n = ch->type == STK_CHUNK_CNTS ? ch->u.cnts.n : ch->u.offc.n;
+	size_t i, n = ch->type == STK_CHUNK_CNTS ? ch->u.cnts.n
+		      : ch->type == STK_CHUNK_TRCE ? ch->u.trce.n : ch->u.offc.n;
 	void *rows;
 	int err;
 
@@ -286,6 +287,18 @@ int merge__rows(struct merge *m, const struct msrc *s, const struct stk_chunk *c
 		}
 		rows = r;
 		err = stk_writer__add_counts(w, t0, t1, r, n);
+	} else if (ch->type == STK_CHUNK_TRCE) {
+		struct stk_trace_count *r = malloc((n ? n : 1) * sizeof(*r));
+
+		if (!r)
+			return -ENOMEM;
+		for (i = 0; i < n; i++) {
+			r[i] = ch->u.trce.rows[i];
+			r[i].user_stack = ref_map(s, r[i].user_stack);
+			r[i].kernel_stack = ref_map(s, r[i].kernel_stack);
+		}
+		rows = r;
+		err = stk_writer__add_trace(w, t0, t1, r, n);
 	} else {
 		struct stk_offcpu *r = malloc((n ? n : 1) * sizeof(*r));
 

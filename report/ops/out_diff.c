@@ -52,10 +52,12 @@ static int side_line(struct strbuf *sb, const struct diff *d, int i,
 
 	err = strbuf__addf(sb, "%-5s ", i == DIFF_BASE ? "base:" : "new:");
 	err = err ?: strbuf__add_escaped(sb, o->paths[i], strlen(o->paths[i]));
-	err = err ?: strbuf__addf(sb, ": %s, ", report_kind__name(s->kind));
+	err = err ?: strbuf__addf(sb, ": %s, ", s->r->trace ? "trace" : report_kind__name(s->kind));
 	if (err)
 		return err;
-	if (s->kind == REPORT_PROFILE)
+	if (s->r->trace)
+		err = strbuf__addf(sb, "%" PRIu64 " events", s->value);
+	else if (s->kind == REPORT_PROFILE)
 		err = strbuf__addf(sb, "%" PRIu64 " samples", s->value);
 	else
 		err = strbuf__addf(sb, "%" PRIu64 " blocking events, %.3f s blocked", s->events,

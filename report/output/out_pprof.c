@@ -98,7 +98,7 @@ struct psample {
 	const struct rsample *first;	/* labels come from it */
 	uint64_t *loc_ids;
 	size_t nr_locs;
-	int64_t values[2];
+	int64_t *values;		/* pp->nr_values */
 	struct psample *next;
 };
 
@@ -124,6 +124,9 @@ struct pp {
 	size_t cap_ids;
 	int64_t period;			/* ns per sample; 0: frequency unknown */
 	size_t nr_values;
+	int64_t *values;		/* the sample being added's */
+	struct pprof_value_type *event_types;	/* trace: one per event */
+	char *event_names;		/* their names, NUL-separated */
 };
 
 /* ---- stacks, leaf first ------------------------------------------------ */
@@ -690,11 +693,13 @@ static int pp__merge(struct pp *pp, const struct rsample *s, size_t n, const int
 		pp->samples = a;
 		pp->cap_samples = cap;
 	}
-	ps = arena__alloc(&pp->mem, sizeof(*ps) + n * sizeof(*pp->ids));
+	ps = arena__alloc(&pp->mem, sizeof(*ps) + n * sizeof(*pp->ids) +
+				    pp->nr_values * sizeof(*values));
 	if (!ps)
 		return -ENOMEM;
 	ps->first = s;
 	ps->loc_ids = (uint64_t *)(ps + 1);
+	ps->values = (int64_t *)(ps->loc_ids + n);
 	if (n)	/* pp->ids is NULL until a sample had a frame */
 		memcpy(ps->loc_ids, pp->ids, n * sizeof(*pp->ids));
 	ps->nr_locs = n;
@@ -715,7 +720,7 @@ static int pp__build_samples(struct pp *pp)
 
 	for (i = 0; !err && i < r->nr_samples; i++) {
 		const struct rsample *s = &r->samples[i];
-		int64_t values[2];
+		int64_t *values = pp->values;
 
 		err = pp__walk(pp, s);
 		if (!err && pp->nr_ents > pp->cap_ids) {
@@ -740,9 +745,17 @@ static int pp__build_samples(struct pp *pp)
 			pm = pp__pmap(pp, s, pp__task_of(pp, s, j, sep), e->f, &err);
 			err = err ?: pp__location(pp, pm, e->f, &pp->ids[j]);
 		}
-		values[0] = pp_value(s->count, 1);
-		values[1] = r->kind == REPORT_PROFILE ? pp_value(s->count, (uint64_t)pp->period)
-						      : pp_value(s->blocked_ns, 1);
+		if (r->trace) {
+			/* One value per event: this sample's is its count. */
+			memset(values, 0, pp->nr_values * sizeof(*values));
+			if (s->event < pp->nr_values)
+				values[s->event] = pp_value(s->count, 1);
+		} else {
+			values[0] = pp_value(s->count, 1);
+			values[1] = r->kind == REPORT_PROFILE
+					    ? pp_value(s->count, (uint64_t)pp->period)
+					    : pp_value(s->blocked_ns, 1);
+		}
 		err = err ?: pp__merge(pp, s, pp->nr_ents, values);
 	}
 	return err;
@@ -958,7 +971,30 @@ static struct pprof *pp__profile(struct pp *pp)
 	int64_t hz = meta_num(c, "frequency");
 
 	capture_times(c, &po.time_nanos, &po.duration_nanos);
-	if (pp->r->kind == REPORT_PROFILE) {
+	if (pp->r->trace) {
+		/* Trace captures: a sample type per event, named as the
+		 * event (go tool pprof -sample_index=NAME), counting events. */
+		size_t i, n = pp->r->nr_events;
+		char *name;
+
+		if (n > PPROF_MAX_SAMPLE_TYPES) {
+			errno = E2BIG;
+			return NULL;
+		}
+		pp->event_types = calloc(n, sizeof(*pp->event_types));
+		pp->event_names = malloc(n * 256);
+		if (!pp->event_types || !pp->event_names) {
+			errno = ENOMEM;
+			return NULL;
+		}
+		for (i = 0, name = pp->event_names; i < n; i++, name += 256) {
+			capture__event(c, i, name, 256);
+			pp->event_types[i] = (struct pprof_value_type){ name, "count" };
+		}
+		po.sample_types = pp->event_types;
+		pp->nr_values = n;
+		po.default_sample_type = pp->event_types[0].type;
+	} else if (pp->r->kind == REPORT_PROFILE) {
 		po.sample_types = profile_types;
 		/* Without a frequency there is no time per sample: count only. */
 		pp->period = profile_period(c, hz);
@@ -974,11 +1010,21 @@ static struct pprof *pp__profile(struct pp *pp)
 		po.default_sample_type = "off_cpu";
 	}
 	po.nr_sample_types = pp->nr_values;
+	/* Room for two whatever the types: a profile's second value is
+	 * computed (and not used) when it has no frequency. */
+	pp->values = calloc(pp->nr_values > 2 ? pp->nr_values : 2, sizeof(*pp->values));
+	if (!pp->values) {
+		errno = ENOMEM;
+		return NULL;
+	}
 	return pprof__new(&po);
 }
 
 static void pp__free(struct pp *pp)
 {
+	free(pp->values);
+	free(pp->event_types);
+	free(pp->event_names);
 	pprof__free(pp->p);
 	arena__free(&pp->mem);
 	idmap__release(&pp->pmap_of);

@@ -39,8 +39,8 @@ struct pprof_value_type {
 };
 
 /* Most sample types a profile may have (profile.proto sets no limit;
- * stkreport uses two, and a bound keeps per-sample arrays on the stack). */
-#define PPROF_MAX_SAMPLE_TYPES 8
+ * stkreport uses two, or one per event of a trace capture). */
+#define PPROF_MAX_SAMPLE_TYPES 256
 
 struct pprof_opts {
 	/* What each sample value measures, in the order of the values given

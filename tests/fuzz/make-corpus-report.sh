@@ -33,7 +33,9 @@ done
 "$O/tests/tools/stkwrite-sample" --empty --esym-tables "$T/esym-tables.stk"
 if "$O/stkrec" -q -F 199 -o "$T/rec-profile.stk" -- "$O/samples/cpuwork" 1 >/dev/null 2>&1 &&
    "$O/stkrec" offwake -q -o "$T/rec-offwake.stk" -- "$O/samples/offwork" 1 >/dev/null 2>&1 &&
-   "$O/stkrec" offcpu -q -o "$T/rec-offcpu.stk" -- "$O/samples/offwork" 1 >/dev/null 2>&1; then
+   "$O/stkrec" offcpu -q -o "$T/rec-offcpu.stk" -- "$O/samples/offwork" 1 >/dev/null 2>&1 &&
+   "$O/stkrec" trace -q t:syscalls:sys_enter_write page-faults -o "$T/rec-trace.stk" -- \
+	"$O/tests/tools/eventwork" 30 20 10 0 >/dev/null 2>&1; then
 	:
 else
 	echo "make-corpus-report: no BPF recording here: corpus without real captures" >&2
@@ -68,6 +70,7 @@ if [ -f "$T/rec-profile.stk" ]; then
 	pair 1 rec-profile report_basic
 	pair 3 rec-offcpu rec-offwake time
 	pair 0x41 rec-offwake rec-offwake self
+	pair 1 rec-trace rec-trace
 fi
 
 # fuzz_elf: BINARY (OP OFFSET32 BYTES)...  Binaries are numbered in the
