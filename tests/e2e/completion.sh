@@ -46,13 +46,16 @@ help_opts() {
 }
 
 # stkrec
-offers "stkrec: the mode words" "profile offcpu offwake" "$(rec '')"
+offers "stkrec: the mode words" "profile offcpu offwake trace" "$(rec '')"
 offers "stkrec: o -> offcpu offwake" "offcpu offwake" "$(rec o)"
 offers_all "stkrec -: every option of stkrec --help" "$(help_opts "$REC")" "$(rec -)"
 offers_all "stkrec offcpu -: every option of stkrec offcpu --help" \
 	"$(help_opts "$REC" offcpu)" "$(rec offcpu -)"
 offers_all "stkrec offwake -: every option of stkrec offwake --help" \
 	"$(help_opts "$REC" offwake)" "$(rec offwake -)"
+offers_all "stkrec trace -: every option of stkrec trace --help" \
+	"$(help_opts "$REC" trace)" "$(rec trace -)"
+offers "stkrec trace p -> the events that start so" "page-faults p:" "$(rec trace p)"
 check "stkrec -: no offcpu option in profile mode" sh -c '! printf "%s\n" "$1" | grep -qx -- --state' \
 	- "$(rec -)"
 offers "stkrec --kallsyms=" "covering full" "$(rec --kallsyms =)"

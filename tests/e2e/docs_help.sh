@@ -58,10 +58,11 @@ same() {
 "$REC" --help > "$tmp/profile.help"
 "$REC" offcpu --help > "$tmp/offcpu.help"
 "$REC" offwake --help > "$tmp/offwake.help"
+"$REC" trace --help > "$tmp/trace.help"
 "$REP" --help > "$tmp/report.help"
 "$REP" info --help > "$tmp/info.help"
 "$REP" diff --help > "$tmp/diff.help"
-for h in profile offcpu offwake report info diff; do
+for h in profile offcpu offwake trace report info diff; do
 	opts "$tmp/$h.help" > "$tmp/$h.opts"
 done
 if cmp -s "$tmp/offcpu.opts" "$tmp/offwake.opts"; then
@@ -74,14 +75,16 @@ fi
 need_files docs/recording.md docs/reporting.md
 section docs/recording.md "## Recording: stkrec" > "$tmp/doc.profile"
 section docs/recording.md "## Off-CPU time: stkrec offcpu" > "$tmp/doc.offcpu"
+section docs/recording.md "## Events: stkrec trace" > "$tmp/doc.trace"
 section docs/reporting.md "## Reporting: stkreport" > "$tmp/doc.report"
 section docs/reporting.md "## Inspecting a capture: stkreport info" > "$tmp/doc.info"
 section docs/reporting.md "## Comparing captures: stkreport diff" > "$tmp/doc.diff"
-for h in profile offcpu report info diff; do
+for h in profile offcpu trace report info diff; do
 	table_opts "$tmp/doc.$h" > "$tmp/doc.$h.opts"
 done
 same "docs/recording.md stkrec profile table" "$tmp/profile.opts" "$tmp/doc.profile.opts"
 same "docs/recording.md stkrec offcpu/offwake table" "$tmp/offcpu.opts" "$tmp/doc.offcpu.opts"
+same "docs/recording.md stkrec trace table" "$tmp/trace.opts" "$tmp/doc.trace.opts"
 same "docs/reporting.md stkreport table" "$tmp/report.opts" "$tmp/doc.report.opts"
 same "docs/reporting.md stkreport diff table" "$tmp/diff.opts" "$tmp/doc.diff.opts"
 # info's --help names --sysroot and --debug-dir in the text of --symbols,
@@ -106,7 +109,7 @@ MANWIDTH=200 man -l man/stkrec.1 2> /dev/null > "$tmp/stkrec.man"
 MANWIDTH=200 man -l man/stkreport.1 2> /dev/null > "$tmp/stkreport.man"
 man_opts "$tmp/stkrec.man" > "$tmp/stkrec.man.opts"
 man_opts "$tmp/stkreport.man" > "$tmp/stkreport.man.opts"
-sort -u "$tmp/profile.opts" "$tmp/offcpu.opts" "$tmp/offwake.opts" > "$tmp/stkrec.opts"
+sort -u "$tmp/profile.opts" "$tmp/offcpu.opts" "$tmp/offwake.opts" "$tmp/trace.opts" > "$tmp/stkrec.opts"
 sort -u "$tmp/report.opts" "$tmp/info.opts" "$tmp/diff.opts" > "$tmp/stkreport.opts"
 same "man/stkrec.1 OPTIONS" "$tmp/stkrec.opts" "$tmp/stkrec.man.opts"
 same "man/stkreport.1 OPTIONS" "$tmp/stkreport.opts" "$tmp/stkreport.man.opts"
