@@ -73,7 +73,7 @@ static __always_inline int py_read(__u64 *v, __u64 addr)
 /* The current thread's PyThreadState in @pp's interpreter, or 0. */
 static __always_inline __u64 py_tstate(const struct stkrec_py_proc *pp, __u32 tid)
 {
-	struct task_struct *task = bpf_get_current_task_btf();
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
 	struct py_thread *t, nt;
 	__u64 fsbase, ts, v, interp;
 	int i;
