@@ -107,6 +107,7 @@ static struct rstack *rstack__new(struct report_priv *p, uint32_t n)
 		return NULL;
 	st->frames = (struct rframe *)(st + 1);
 	st->nr_frames = n;
+	st->nr_native = n;
 	return st;
 }
 
@@ -268,6 +269,7 @@ static int report__user_stack(struct report *r, const struct cap_segment *seg, u
 		else if (f->kind == RFRAME_PYTHON && !f->sym)
 			st->python_unknown = 1;
 	}
+	st->nr_native = nn;
 	if (nn) {
 		st->unwind_stop = (uint8_t)rframe__unwind_stop(&native[nn - 1]);
 		r->uw_stops.stacks[st->unwind_stop] += st->unwind_stop != 0;

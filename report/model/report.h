@@ -139,6 +139,9 @@ struct rstack {
 	uint32_t nr_unknown;		/* frames with sym == NULL (but the
 					 * Python stop marker) */
 	uint32_t nr_python;		/* of the frames, RFRAME_PYTHON ones */
+	uint32_t nr_native;		/* native frames recorded (the loop's
+					 * that Python frames replaced included):
+					 * what max_stack_depth bounds */
 	uint8_t unwind_stop;		/* rframe__unwind_stop() of the last
 					 * native frame: why unwinding stopped
 					 * early, or 0 */

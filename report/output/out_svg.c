@@ -401,7 +401,7 @@ static int collect__stack(struct collect *c, const struct rstack *st, int root_f
 			  const struct output_opts *o, unsigned int waker)
 {
 	/* max_stack_depth counts native frames (SPEC.md, STCK). */
-	int truncated = st && c->max_depth && st->nr_frames - st->nr_python >= c->max_depth;
+	int truncated = st && c->max_depth && st->nr_native >= c->max_depth;
 	uint32_t i, j, n;
 	int err = 0;
 

@@ -62,7 +62,7 @@
 #include "fxelf.h"
 #include "stk.h"
 
-#define MAX_TOK 64
+#define MAX_TOK 512	/* a stack of 127 native frames and 129 Python words fits */
 #define MAX_MAPS 4096
 
 struct loaded {
