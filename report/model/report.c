@@ -204,7 +204,7 @@ static int report__user_stack(struct report *r, const struct cap_segment *seg, u
 	npw = p->py ? cs->nr_frames - nn : 0;
 	if (npw) {
 		st = NULL;
-		if (report__scratch(p, nn))
+		if (report__scratch(p, nn ? nn : 1))	/* a stack of Python words only */
 			return -ENOMEM;
 		native = p->scratch;
 		memset(native, 0, nn * sizeof(*native));
