@@ -23,6 +23,7 @@
 #define STKREC_UNWIND_BPF_H
 
 #include "stkrec.h"
+#include "python.bpf.h"
 
 /* Set by user space before load: 0 fp, 1 auto (tables, else frame
  * pointers), 2 dwarf (tables only). */
@@ -589,7 +590,7 @@ static __always_inline __u32 uw_walk(void *ctx, const __u64 *user_regs)
 		 * find more. */
 		fp = bpf_map_lookup_elem(&scratch, &zero);
 		if (fp) {
-			ret = bpf_get_stack(ctx, fp->ips, sizeof(fp->ips), BPF_F_USER_STACK);
+			ret = bpf_get_stack(ctx, fp->ips, STKREC_MAX_DEPTH * sizeof(__u64), BPF_F_USER_STACK);
 			if (ret > 0 && (__u64)ret / sizeof(__u64) > nr) {
 				stat_inc(STKREC_STAT_UW_FB_SHORTER);
 				return 0;
@@ -757,7 +758,7 @@ static __always_inline __s64 user_stack_store(void *ctx, const __u64 *user_regs,
 		return -ENOMEM;
 	if (!nr) {
 		/* As stack_store(ctx, 0). */
-		ret = bpf_get_stack(ctx, s->ips, sizeof(s->ips), BPF_F_USER_STACK);
+		ret = bpf_get_stack(ctx, s->ips, STKREC_MAX_DEPTH * sizeof(__u64), BPF_F_USER_STACK);
 		if (ret == 0 || ret == -EFAULT) {
 			stat_inc(STKREC_STAT_USTACK_EFAULT);
 			return -EFAULT;
@@ -774,6 +775,7 @@ static __always_inline __s64 user_stack_store(void *ctx, const __u64 *user_regs,
 			*stop = STKREC_UW_STOP_DEPTH;
 		}
 	}
+	nr = py_walk(s, nr, bpf_get_current_pid_tgid() >> 32);
 	return stack_store_frames(s, nr, 0);
 }
 
@@ -795,6 +797,8 @@ int BPF_PROG(on_exec_unwind, struct task_struct *task)
 	__u32 tgid = task->tgid;
 	struct stkrec_event *e;
 
+	/* Another image: its interpreter, if any, is found anew. */
+	bpf_map_delete_elem(&py_procs, &tgid);
 	if (unwind_mode == UW_MODE_FP)
 		return 0;
 	bpf_map_delete_elem(&exec_mm, &tgid);

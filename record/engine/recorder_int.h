@@ -43,6 +43,7 @@ struct recorder {
 	struct ksymtab *ksyms;
 	struct procs *procs;
 	struct unwinder *uw;		/* .eh_frame tables, or NULL (fp) */
+	struct python *python;		/* Python frames' interpreters and code objects */
 	struct worker *worker;		/* builds them */
 	struct worker *reader;		/* reads symbol tables (esym) */
 	struct deferred *deferred;	/* the stacks waiting for them, or NULL */

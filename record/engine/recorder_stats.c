@@ -19,6 +19,7 @@
 #include "meta.h"
 #include "pidns.h"
 #include "procs.h"
+#include "python.h"
 #include "recorder_int.h"
 #include "stackstore.h"
 #include "deferred.h"
@@ -64,6 +65,12 @@ static const char *const bpf_stat_names[STKREC_NR_STATS] = {
 	[STKREC_STAT_STACKS_STORED] = "stacks_stored",
 	[STKREC_STAT_STACK_SET_ERR] = "stack_set_errors",
 	[STKREC_STAT_STACK_LOST] = "samples_stack_lost",
+	/* bpf/python.bpf.h */
+	[STKREC_STAT_PY_STACKS] = "python_stacks",
+	[STKREC_STAT_PY_STOP_BASE + STKREC_PY_STOP_DEPTH] = "python_stop_depth",
+	[STKREC_STAT_PY_STOP_BASE + STKREC_PY_STOP_FAULT] = "python_stop_fault",
+	[STKREC_STAT_PY_STOP_BASE + STKREC_PY_STOP_BADCODE] = "python_stop_bad_code",
+	[STKREC_STAT_PY_NO_THREAD] = "python_no_thread_state",
 };
 
 /* The statistics user space adds to BPF's: the stacks unwound here end
@@ -274,8 +281,9 @@ int recorder__write_stats(struct recorder *rec, uint64_t now)
 	struct ksymtab_stats ks;
 	struct procs_stats ps;
 	struct esym_stats es;
+	struct python_stats pys;
 	struct rusage ru;
-	struct stk_stat st[STKREC_NR_STATS + 128];
+	struct stk_stat st[STKREC_NR_STATS + 256]; /* room: every st[n++] below, with margin */
 	size_t n = 0, i, k;
 
 	recorder__read_bpf_stats(rec);
@@ -361,6 +369,14 @@ int recorder__write_stats(struct recorder *rec, uint64_t now)
 	st[n++] = (struct stk_stat){ "perf_map_restarts", es.perf_map_restarts };
 	st[n++] = (struct stk_stat){ "perf_map_lines_skipped", es.perf_map_lines_skipped };
 	st[n++] = (struct stk_stat){ "perf_map_addrs_unnamed_skipped", es.perf_map_misses_skipped };
+	python__stats(rec->python, &pys);
+	st[n++] = (struct stk_stat){ "python_processes", pys.processes };
+	st[n++] = (struct stk_stat){ "python_unsupported", pys.unsupported };
+	st[n++] = (struct stk_stat){ "python_codes_written", pys.codes };
+	st[n++] = (struct stk_stat){ "python_codes_stale", pys.code_stale };
+	st[n++] = (struct stk_stat){ "python_codes_failed", pys.code_failed };
+	st[n++] = (struct stk_stat){ "python_codes_skipped", pys.code_skipped };
+	st[n++] = (struct stk_stat){ "python_code_bytes", pys.code_bytes };
 	st[n++] = (struct stk_stat){ "user_memory_peak_bytes", rec->mem.peak };
 	/* The recorder's own peak resident memory (the kernel's high-water
 	 * mark, VmHWM), whatever holds it: what --user-memory bounds and
@@ -519,6 +535,7 @@ int recorder__write_start_meta(struct recorder *rec)
 	err = err ?: meta__add(&m, "unwind", "%s", /* as requested */
 			       o->unwind == RECORDER_UNWIND_FP ? "fp" :
 			       o->unwind == RECORDER_UNWIND_DWARF ? "dwarf" : "auto");
+	err = err ?: meta__add(&m, "python", "%s", rec->o.no_python ? "no" : "yes");
 	if (o->duration_ns)
 		err = err ?: meta__add(&m, "requested_duration_ns", "%llu",
 				       (unsigned long long)o->duration_ns);

@@ -73,8 +73,10 @@ int modeobj__configure(struct bpf_object *obj, const struct recorder_opts *o, in
 	err = err ?: set_entries(obj, "stack_ring", modeobj__stack_ring_bytes(o));
 	err = err ?: set_entries(obj, "tgids", tgid_entries);
 	err = err ?: set_entries(obj, "tids", tid_entries);
-	/* Only -- CMD follows forks: do not load what would never run. */
-	err = err ?: set_autoload(obj, "on_process_fork", follow);
+	/* Forks matter to -- CMD (followed) and to Python frames (a child
+	 * inherits its parent's interpreter): do not load what would never
+	 * run. */
+	err = err ?: set_autoload(obj, "on_process_fork", follow || !o->no_python);
 	err = err ?: set_autoload(obj, "symbolize_kaddrs", symbolizer);
 	/* sched_prepare_exec (Linux 6.10+), as bpf/unwind.bpf.h's
 	 * bpf_core_type_exists() sees it: the mm an execve switches to. */
@@ -159,6 +161,7 @@ int modeobj__hand_over(const struct bpf_object *obj, uint32_t *idx, int symboliz
 		maps->unwind.defer_fd = bpf_object__find_map_fd_by_name(obj, "defer_ring");
 	}
 	maps->unwind_load_err = unwind_err;
+	maps->py_procs_fd = bpf_object__find_map_fd_by_name(obj, "py_procs");
 	maps->drain = *drain;
 	return 0;
 }
