@@ -25,24 +25,34 @@
 #define PYLINES_VERSION_MIN PYLINES_VERSION(3, 8)
 #define PYLINES_VERSION_MAX PYLINES_VERSION(3, 13)
 
+/* The info word's offset for "unknown" (format/stk.h's Python words). */
+#define PYLINES_OFFSET_UNKNOWN UINT32_MAX
+
 /**
  * pylines__line() - the line of the instruction at @offset of a code object.
  * @py_version: the interpreter's major << 8 | minor (0x0308 .. 0x030d)
  * @firstlineno: the code object's co_firstlineno (the tables are relative to it)
- * @table: the code object's raw line table, @size bytes (NULL when @size is 0);
- *         never read past @size
+ * @table: the code object's raw line table, @size bytes (may be NULL when
+ *         @size is 0); never read past @size, and only as far as the entry
+ *         holding @offset
  * @offset: the instruction's offset in 2-byte code units from the start of
- *          the code's bytecode
- * @line: the line, on success
+ *          the code's bytecode (3.11+: inline caches included)
+ * @line: the line, on success; untouched otherwise
  *
- * An empty table, or an offset past the table's end, has no line; so has an
- * instruction the compiler marked as having none (3.10's -128 line delta,
- * 3.11+'s no-location entries).  A caller shows @firstlineno then.
+ * The answer is CPython's own (PyCode_Addr2Line, co_lines(), co_positions()).
+ * 3.10+ tables cover the bytecode from its start: an offset past their end
+ * has no line, nor has an instruction the compiler marked as having none
+ * (3.10's -128 line delta, 3.11+'s no-location entries).  A 3.8/3.9 lnotab
+ * only marks where lines change, so every offset has one: @firstlineno
+ * before the first change (and for an empty table), the last line past the
+ * end.  @offset PYLINES_OFFSET_UNKNOWN never has a line.
  *
- * @return 0 and *@line set; -ENOENT when the instruction has no line;
- * -EINVAL when the table is damaged (an entry cut short, a line below 0 or
- * past INT32_MAX, a 3.11+ entry whose first byte lacks its marker bit);
- * -ENOTSUP for a @py_version this decoder does not know.
+ * @return 0 and *@line set; -ENOENT when the instruction has no line (a
+ * caller shows @firstlineno then); -EINVAL when the table is damaged as far
+ * as it was read (an odd-length table before 3.11, an entry cut short or not
+ * starting with its marker bit, a varint over 32 bits, a line below 0 or
+ * past INT32_MAX) or @firstlineno is past INT32_MAX; -ENOTSUP for a
+ * @py_version this decoder does not know.
  */
 int pylines__line(uint32_t py_version, uint32_t firstlineno, const uint8_t *table, size_t size,
 		  uint32_t offset, uint32_t *line);
