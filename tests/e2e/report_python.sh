@@ -172,7 +172,7 @@ if pprof_tools; then
 	printf '\ndef work(n):\n    total = 0\n    for i in range(n):\n        total += i * i\n    return total\n' > "$tmp/src/worker.py"
 	gopprof -list '^work$' -trim_path=/srv/app -source_path="$tmp/src" "$tmp/p.pb.gz" > "$tmp/list" 2>&1
 	check "pprof -list work: its samples on line 5, 'total += i * i'" grep -qE \
-		'^ +[0-9.]+m?s +[0-9.]+m?s +5: +total \+= i \* i' "$tmp/list"
+		'^ +([0-9.]+m?s|\.) +[0-9.]+m?s +5: +total \+= i \* i' "$tmp/list"
 else
 	skip "pprof views" "needs $PPROF_TOOLS"
 fi
