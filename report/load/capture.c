@@ -474,13 +474,33 @@ static uint64_t pycode_hash(uint32_t tgid, uint64_t addr, uint32_t fp)
 	return hash64(hash64(hash64(4, tgid), addr), fp);
 }
 
-const struct cap_pycode *capture__pycode(const struct capture *c, uint32_t tgid, uint64_t addr,
-					 uint32_t fp)
+/* Process @tgid's own record of (@addr, @fp), or NULL. */
+static const struct cap_pycode *pycode_own(const struct capture *c, uint32_t tgid, uint64_t addr,
+					   uint32_t fp)
 {
 	const struct cap_pycode *k;
 
 	for (k = idmap__find_ptr(&c->pycode_keys, pycode_hash(tgid, addr, fp)); k; k = k->next)
 		if (k->tgid == tgid && k->addr == addr && k->fingerprint == fp)
+			return k;
+	return NULL;
+}
+
+const struct cap_pycode *capture__pycode(const struct capture *c, uint32_t tgid, uint64_t addr,
+					 uint32_t fp)
+{
+	const struct cap_pycode *k = pycode_own(c, tgid, addr, fp);
+
+	if (k)
+		return k;
+	/* A forked child runs its parent's code objects at the parent's
+	 * addresses, and the recorder read each once, from whichever
+	 * process sent its stack first: the same address and fingerprint
+	 * in another process of the capture name it (the fingerprint
+	 * holds the name's and file's addresses and the first line, so an
+	 * unrelated code object matches both only by a 2^-24 chance). */
+	for (k = idmap__find_ptr(&c->pycode_any, pycode_hash(0, addr, fp)); k; k = k->next_any)
+		if (k->addr == addr && k->fingerprint == fp)
 			return k;
 	return NULL;
 }
@@ -500,7 +520,7 @@ static int capture__add_pycode(struct capture *c, const struct stk_chunk *ch)
 		struct cap_pycode *k;
 		uint8_t *lt = NULL;
 
-		if (capture__pycode(c, tgid, in->addr, in->fingerprint))
+		if (pycode_own(c, tgid, in->addr, in->fingerprint))
 			continue;
 		k = arena__alloc(&c->py_mem, sizeof(*k));
 		if (!k)
@@ -523,6 +543,10 @@ static int capture__add_pycode(struct capture *c, const struct stk_chunk *ch)
 		k->linetable_size = in->linetable_size;
 		k->next = idmap__find_ptr(&c->pycode_keys, h);
 		if (idmap__set_ptr(&c->pycode_keys, h, k))
+			return -ENOMEM;
+		h = pycode_hash(0, in->addr, in->fingerprint);
+		k->next_any = idmap__find_ptr(&c->pycode_any, h);
+		if (idmap__set_ptr(&c->pycode_any, h, k))
 			return -ENOMEM;
 		c->nr_pycodes++;
 		c->mem += sizeof(*k) + ql + fl + 2 + in->linetable_size + ENTRY_COST;
@@ -821,6 +845,7 @@ void capture__free(struct capture *c)
 	free(c->symtabs);
 	idmap__release(&c->symtab_keys);
 	idmap__release(&c->pycode_keys);
+	idmap__release(&c->pycode_any);
 	arena__free(&c->py_mem);
 	for (i = 0; i < c->nr_meta; i++) {
 		free((char *)c->meta[i].key);

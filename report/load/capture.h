@@ -123,6 +123,7 @@ struct cap_symtab {
  * describe the same code object).  Strings and table copied. */
 struct cap_pycode {
 	struct cap_pycode *next;	/* same hash */
+	struct cap_pycode *next_any;	/* same hash of (addr, fp) alone */
 	uint64_t addr;
 	uint32_t tgid;
 	uint32_t fingerprint;
@@ -147,6 +148,7 @@ struct capture {
 	size_t nr_symtabs, cap_symtabs;
 	struct idmap esym_keys, symtab_keys;	/* key hash -> index + 1 of the first */
 	struct idmap pycode_keys;	/* hash of (tgid, addr, fp) -> cap_pycode chain */
+	struct idmap pycode_any;	/* hash of (addr, fp) -> cap_pycode chain (next_any) */
 	size_t nr_pycodes;
 	struct arena py_mem;		/* the cap_pycodes, their strings and tables */
 	struct stk_kv *meta;		/* every META pair, in order (copied) */
@@ -238,7 +240,8 @@ uint32_t cap_segment__ns_tgid(const struct cap_segment *seg, uint32_t tgid, uint
 
 /*
  * capture__pycode() - the Python code object of process @tgid at @addr
- * with fingerprint @fp (ESYM kind 4), or NULL: the capture describes none
+ * with fingerprint @fp (ESYM kind 4), else of another process at @addr with
+ * @fp (a forked child runs its parent's), or NULL: the capture describes none
  * (a frame of it is then shown as unknown code).  Valid until
  * capture__free().
  */

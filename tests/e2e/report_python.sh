@@ -152,6 +152,21 @@ fi
 "$REP" -f folded $R "$tmp/deep.stk" 2>/dev/null | awk '{ print gsub(/Worker.run/, "") }' | sort -u > "$tmp/deep.n"
 check "folded: all 64 Python frames of a deep stack" grep -qx 64 "$tmp/deep.n"
 
+# A forked child (pid 302) runs its parent's code objects at the parent's
+# addresses; the recorder read each once, from the process whose stack came
+# first: named from pid 300's records.  A fingerprint that matches no
+# process's stays unknown.
+{ grep -E '^(meta|map|pycode) ' "$GOLD/report_python.spec"
+  echo 'map 302 python3 fx/libfxpy.so 0x7f0000000000'
+  echo 'stack 7 fx/libfxpy.so:_PyEval_EvalFrameDefault+4 fx/libfxpy.so:Py_RunMain>_PyEval_EvalFrameDefault py:0x3000:0x333333:- py:0x2000:0x222223:0'
+  echo 'count 302 302 python3 7 -EFAULT 0 0 5'
+} > "$tmp/fork.spec"
+"$MK" -C "$FX/root" "$tmp/fork.spec" "$tmp/fork.stk" || fail "mkcapture fork"
+"$REP" -f folded $R "$tmp/fork.stk" > "$tmp/fork.folded" 2>/dev/null
+check "a forked child's frames named from its parent's code objects" \
+	grep -qF 'main (main.py:7)' "$tmp/fork.folded"
+check "... but not a fingerprint no process has" grep -qF '[python: unknown code]' "$tmp/fork.folded"
+
 # ---- pprof ----------------------------------------------------------------
 
 if pprof_tools; then

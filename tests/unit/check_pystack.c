@@ -230,8 +230,10 @@ START_TEST(code_not_described_is_unknown_code)
 	ck_assert_str_eq(merge(TGID, nat, 1, w, 6, &py),
 			 "[python: unknown code];[python: unknown code];Worker.run (worker.py:20)");
 	ck_assert_uint_eq(py, 3);
+	/* Another process's code at the same address with the same
+	 * fingerprint: a forked child's (it runs its parent's objects). */
 	ck_assert_str_eq(merge(TGID + 1, nat, 1, w, 6, NULL),
-			 "[python: unknown code];[python: unknown code];[python: unknown code]");
+			 "[python: unknown code];[python: unknown code];Worker.run (worker.py:20)");
 	ck_assert_str_eq(merge(TGID + 1, nat, 1, mine, 2, NULL), "elsewhere (other.py:99)");
 	ck_assert_str_eq(merge(TGID + 2, nat, 1, w, 2, NULL), "[python: unknown code]");
 }
