@@ -42,6 +42,8 @@ struct {
 #define PY_CODE_READ 144 /* covers every field read, 3.8 to 3.13 */
 #define PY_MAX_THREADS 64 /* thread states searched for a thread's */
 
+#define PY_SEEN_SLOTS 256
+
 struct py_scratch {
 	__u8 frame[PY_BUF];
 	__u8 code[PY_CODE_MASK + 1 + 8];
@@ -52,6 +54,11 @@ struct py_scratch {
 	__u32 frames;	/* Python frames written */
 	__u32 stop;	/* STKREC_PY_STOP_*, or 0 */
 	__s32 last;	/* the word of the last frame written, or -1 */
+	__u32 pad;
+	/* py_codes_seen's keys met lately on this CPU, by their low bits:
+	 * most frames of a sample were in the last one, and a look here
+	 * is cheaper than one in the shared LRU set. */
+	__u64 seen[PY_SEEN_SLOTS];
 };
 
 struct {
@@ -150,20 +157,25 @@ static __always_inline void py_str(const struct stkrec_py_proc *pp, __u64 str, _
  * to user space with what names it, read now.  A global function: it is
  * verified once, apart from the walk.
  */
-__noinline int py_code_emit(const struct stkrec_py_proc *pp, const struct py_scratch *sc,
+__noinline int py_code_emit(const struct stkrec_py_proc *pp, struct py_scratch *sc,
 			    __u64 code, __u32 tgid, __u32 fp)
 {
 	struct stkrec_py_code *r;
 	const __u8 *co;
-	__u64 key, lt, ltsize;
+	__u64 key, lt, ltsize, *slot;
 	__u8 one = 1;
 
 	if (!pp || !sc)
 		return 0;
 	co = sc->code;
 	key = (code ^ (__u64)tgid << 48) * STKREC_P1 ^ fp;
-	if (bpf_map_lookup_elem(&py_codes_seen, &key))
+	slot = &sc->seen[(key >> 7) & (PY_SEEN_SLOTS - 1)];
+	if (*slot == key)
 		return 0;
+	if (bpf_map_lookup_elem(&py_codes_seen, &key)) {
+		*slot = key;
+		return 0;
+	}
 	r = bpf_ringbuf_reserve(&py_code_ring, sizeof(*r), 0);
 	if (!r)
 		return 0; /* user space reads it from the process */
@@ -190,6 +202,7 @@ __noinline int py_code_emit(const struct stkrec_py_proc *pp, const struct py_scr
 			r->lt_size = (__u32)ltsize;
 	}
 	bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
+	*slot = key;
 	return 1;
 }
 
