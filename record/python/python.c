@@ -32,6 +32,7 @@
 /* A code object's entry in a process's "codes": fingerprint | state. */
 #define CODE_NAMED (1ULL << 32)
 #define CODE_FAILED (2ULL << 32)
+#define CODE_STALE (4ULL << 32)	/* ... because it was freed */
 
 struct pybin {
 	int err;		/* 0: an interpreter we read; else why not */
@@ -371,6 +372,14 @@ static int on_code(void *ctx, void *data, size_t size)
 	v = idmap__find(p->codes, r->addr);
 	if (v && (uint32_t)*v == r->fingerprint && (*v & CODE_NAMED))
 		return 0;
+	/* Read from the process too late, named from the kernel's copy:
+	 * not lost after all. */
+	if (v && (uint32_t)*v == r->fingerprint && (*v & CODE_FAILED)) {
+		if (*v & CODE_STALE)
+			py->st.code_stale--;
+		else
+			py->st.code_failed--;
+	}
 	err = pycode__from_record(r, &c);
 	if (err == -E2BIG &&
 	    !pycode__read((pid_t)r->tgid, &p->bin->o, p->code_type, r->addr, r->fingerprint, &whole)) {
@@ -440,7 +449,9 @@ int python__see_stack(struct python *py, uint32_t tgid, const uint64_t *words, u
 			py->st.code_failed++;
 		else
 			err = rec_add(py, p, &c);
-		if (idmap__set(p->codes, addr, fp | (r ? CODE_FAILED : CODE_NAMED)))
+		if (idmap__set(p->codes, addr,
+			       fp | (!r ? CODE_NAMED : r == -ESTALE ? CODE_FAILED | CODE_STALE
+								      : CODE_FAILED)))
 			err = -ENOMEM;
 		if (r == -ESRCH)
 			break;
