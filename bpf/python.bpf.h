@@ -38,12 +38,15 @@ struct {
  * with PY_OFF_MASK, so the buffers are 8 bytes longer than that. */
 #define PY_OFF_MASK 0x7f
 #define PY_BUF (PY_OFF_MASK + 1 + 8)
-#define PY_CODE_READ 136 /* covers every field read, 3.8 to 3.13 */
+#define PY_CODE_MASK 0xff /* offsets into the code object's buffer */
+#define PY_CODE_READ 144 /* covers every field read, 3.8 to 3.13 */
 #define PY_MAX_THREADS 64 /* thread states searched for a thread's */
+
+#define PY_SEEN_SLOTS 256
 
 struct py_scratch {
 	__u8 frame[PY_BUF];
-	__u8 code[PY_BUF];
+	__u8 code[PY_CODE_MASK + 1 + 8];
 	/* The walk's state, kept here rather than in registers: each step
 	 * is verified once (py_step()), and the loop around it stays simple. */
 	__u64 at;	/* the next frame to read */
@@ -51,6 +54,11 @@ struct py_scratch {
 	__u32 frames;	/* Python frames written */
 	__u32 stop;	/* STKREC_PY_STOP_*, or 0 */
 	__s32 last;	/* the word of the last frame written, or -1 */
+	__u32 pad;
+	/* py_codes_seen's keys met lately on this CPU, by their low bits:
+	 * most frames of a sample were in the last one, and a look here
+	 * is cheaper than one in the shared LRU set. */
+	__u64 seen[PY_SEEN_SLOTS];
 };
 
 struct {
@@ -59,6 +67,20 @@ struct {
 	__type(value, struct py_scratch);
 	__uint(max_entries, 1);
 } py_scratch SEC(".maps");
+
+/* (tgid, code object, fingerprint) already sent through py_code_ring. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__type(key, __u64);
+	__type(value, __u8);
+	__uint(max_entries, 65536);
+} py_codes_seen SEC(".maps");
+
+/* struct stkrec_py_code records, taken by user space every 20 ms. */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 1 << 20);
+} py_code_ring SEC(".maps");
 
 static __always_inline __u64 py_u64(const __u8 *buf, __u16 off)
 {
@@ -73,7 +95,7 @@ static __always_inline int py_read(__u64 *v, __u64 addr)
 /* The current thread's PyThreadState in @pp's interpreter, or 0. */
 static __always_inline __u64 py_tstate(const struct stkrec_py_proc *pp, __u32 tid)
 {
-	struct task_struct *task = bpf_get_current_task_btf();
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
 	struct py_thread *t, nt;
 	__u64 fsbase, ts, v, interp;
 	int i;
@@ -100,6 +122,88 @@ static __always_inline __u64 py_tstate(const struct stkrec_py_proc *pp, __u32 ti
 			return 0;
 	}
 	return 0;
+}
+
+/* The compact str object at @str into @out (@max bytes): its length in
+ * characters and kind (bytes a character), 0 if it is not one. */
+static __always_inline void py_str(const struct stkrec_py_proc *pp, __u64 str, __u8 *out,
+				   __u32 *len, __u8 *kind)
+{
+	__u64 head[3];	/* ob_refcnt, ob_type, length */
+	__u32 state, n;
+
+	*len = 0;
+	*kind = 0;
+	if (bpf_probe_read_user(head, sizeof(head), (const void *)str) ||
+	    bpf_probe_read_user(&state, sizeof(state), (const void *)(str + 32)))
+		return;
+	/* compact (bit 5); ASCII (bit 6): data after PyASCIIObject */
+	if (!(state >> 5 & 1) || (__s64)head[2] < 0)
+		return;
+	*kind = state >> 6 & 1 ? 1 : state >> 2 & 7;
+	*len = head[2] > 0xffffffffULL ? 0xffffffffu : (__u32)head[2];
+	n = *len > STKREC_PY_NAME_MAX ? STKREC_PY_NAME_MAX : *len * *kind;
+	if (n > STKREC_PY_NAME_MAX - 1)
+		n = STKREC_PY_NAME_MAX - 1;
+	/* A bound the verifier sees, whatever the compiler made of the above. */
+	asm volatile("%[n] &= 0xff" : [n] "+r"(n));
+	if (bpf_probe_read_user(out, n, (const void *)(str + (state >> 6 & 1 ? pp->str_ascii
+									     : pp->str_compact))))
+		*kind = 0;
+}
+
+/*
+ * Send code object @code (first met by this walk: not in py_codes_seen)
+ * to user space with what names it, read now.  A global function: it is
+ * verified once, apart from the walk.
+ */
+__noinline int py_code_emit(const struct stkrec_py_proc *pp, struct py_scratch *sc,
+			    __u64 code, __u32 tgid, __u32 fp)
+{
+	struct stkrec_py_code *r;
+	const __u8 *co;
+	__u64 key, lt, ltsize, *slot;
+	__u8 one = 1;
+
+	if (!pp || !sc)
+		return 0;
+	co = sc->code;
+	key = (code ^ (__u64)tgid << 48) * STKREC_P1 ^ fp;
+	slot = &sc->seen[(key >> 7) & (PY_SEEN_SLOTS - 1)];
+	if (*slot == key)
+		return 0;
+	if (bpf_map_lookup_elem(&py_codes_seen, &key)) {
+		*slot = key;
+		return 0;
+	}
+	r = bpf_ringbuf_reserve(&py_code_ring, sizeof(*r), 0);
+	if (!r)
+		return 0; /* user space reads it from the process */
+	bpf_map_update_elem(&py_codes_seen, &key, &one, BPF_ANY);
+	r->addr = code;
+	r->tgid = tgid;
+	r->fingerprint = fp;
+	r->firstlineno = *(const __u32 *)(co + (pp->co_firstlineno & PY_CODE_MASK));
+	r->lt_size = 0;
+	py_str(pp, *(const __u64 *)(co + (pp->co_qualname & PY_CODE_MASK)), r->name, &r->name_len,
+	       &r->name_kind);
+	py_str(pp, *(const __u64 *)(co + (pp->co_filename & PY_CODE_MASK)), r->file, &r->file_len,
+	       &r->file_kind);
+	lt = *(const __u64 *)(co + (pp->co_linetable & PY_CODE_MASK));
+	/* A bytes object: ob_size at 16, the bytes at 32. */
+	if (!bpf_probe_read_user(&ltsize, sizeof(ltsize), (const void *)(lt + 16)) &&
+	    ltsize <= 0xffffffffULL) {
+		__u32 n = ltsize < STKREC_PY_LT_MAX ? (__u32)ltsize : STKREC_PY_LT_MAX;
+
+		if (n > STKREC_PY_LT_MAX - 1)
+			n = STKREC_PY_LT_MAX - 1;
+		asm volatile("%[n] &= 0x3ff" : [n] "+r"(n));
+		if (!bpf_probe_read_user(r->lt, n, (const void *)(lt + 32)))
+			r->lt_size = (__u32)ltsize;
+	}
+	bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
+	*slot = key;
+	return 1;
 }
 
 /*
@@ -144,8 +248,10 @@ __noinline int py_step(struct stkrec_stack *s, struct py_scratch *sc,
 		sc->stop = STKREC_PY_STOP_BADCODE;
 		return 0;
 	}
-	fp = stkrec_py_fingerprint(*(__u32 *)(sc->code + (pp->co_firstlineno & PY_OFF_MASK)),
-				   py_u64(sc->code, pp->co_name), py_u64(sc->code, pp->co_filename));
+	fp = stkrec_py_fingerprint(*(__u32 *)(sc->code + (pp->co_firstlineno & PY_CODE_MASK)),
+				   *(__u64 *)(sc->code + (pp->co_name & PY_CODE_MASK)),
+				   *(__u64 *)(sc->code + (pp->co_filename & PY_CODE_MASK)));
+	py_code_emit(pp, sc, code, (__u32)(bpf_get_current_pid_tgid() >> 32), fp);
 	tag = STKREC_PY_TAG_FRAME;
 	if (pp->model == STKREC_PY_FRAMEOBJ) {
 		__s32 lasti = *(__s32 *)(sc->frame + (pp->fr_instr & PY_OFF_MASK));

@@ -76,6 +76,34 @@ static __always_inline __u32 stkrec_py_fingerprint(__u32 firstlineno, __u64 name
 	return h & STKREC_PY_FP_MASK;
 }
 
+/*
+ * A code object met for the first time by the walk ("py_code_ring"): what
+ * names it, read in the kernel at once, so that one freed right after
+ * (a module's body once imported) or in a process that exits before the
+ * recorder reads it is named all the same.  Strings are CPython's raw
+ * compact data (@kind 1, 2 or 4 bytes a character, as their str object
+ * has them), cut at STKREC_PY_NAME_MAX bytes; the line table at
+ * STKREC_PY_LT_MAX (user space reads the rest while it can).
+ */
+#define STKREC_PY_NAME_MAX	256
+#define STKREC_PY_LT_MAX	1024
+struct stkrec_py_code {
+	__u64 addr;		/* the code object */
+	__u32 tgid;
+	__u32 fingerprint;
+	__u32 firstlineno;
+	__u32 lt_size;		/* the line table's whole size */
+	__u32 name_len;		/* characters of the (qual)name */
+	__u32 file_len;		/* characters of the file name */
+	/* name[], file[]: @kind bytes a character; 0: not read (not a
+	 * compact str) */
+	__u8 name_kind, file_kind;
+	__u8 pad[6];
+	__u8 name[STKREC_PY_NAME_MAX];
+	__u8 file[STKREC_PY_NAME_MAX];
+	__u8 lt[STKREC_PY_LT_MAX];
+};
+
 /* How the interpreter keeps its frames (struct stkrec_py_proc.model). */
 #define STKREC_PY_FRAMEOBJ	1 /* <= 3.10: PyFrameObject, f_back; each its own activation */
 #define STKREC_PY_IFRAME311	2 /* 3.11: _PyInterpreterFrame via cframe, is_entry */
@@ -110,6 +138,10 @@ struct stkrec_py_proc {
 	__u16 co_name;		/* PyObject * */
 	__u16 co_filename;	/* PyObject * */
 	__u16 co_code;		/* 3.11+: co_code_adaptive (the bytecode, inline) */
+	__u16 co_qualname;	/* co_qualname (3.11+), else co_name */
+	__u16 co_linetable;	/* co_lnotab (<= 3.9), co_linetable */
+	__u16 str_ascii;	/* sizeof(PyASCIIObject): compact ASCII data */
+	__u16 str_compact;	/* sizeof(PyCompactUnicodeObject): other compact data */
 	__u16 pad[2];
 };
 
@@ -568,7 +600,9 @@ struct stkrec_event {
 
 STKREC_ASSERT_AT(stkrec_stack, ips, 16);
 STKREC_ASSERT_SIZE(stkrec_stack, 16 + 8 * STKREC_MAX_WORDS);
-STKREC_ASSERT_SIZE(stkrec_py_proc, 56);
+STKREC_ASSERT_SIZE(stkrec_py_proc, 64);
+STKREC_ASSERT_AT(stkrec_py_code, name, 40);
+STKREC_ASSERT_SIZE(stkrec_py_code, 40 + STKREC_PY_NAME_MAX * 2 + STKREC_PY_LT_MAX);
 
 STKREC_ASSERT_AT(stkrec_count_key, comm, 8);
 STKREC_ASSERT_AT(stkrec_count_key, user_stack, 8 + STKREC_COMM_LEN);

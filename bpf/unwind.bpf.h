@@ -154,6 +154,38 @@ __noinline int uw_mapping_idx(__u32 tgid, __u64 pc)
 	return (int)lo;
 }
 
+/*
+ * Per CPU, the rows found lately, by (table, address): a profile's stacks
+ * repeat, and each step of the binary search of a table's rows is a cache
+ * and TLB miss of its own (tables are megabytes of vmalloc'ed memory),
+ * most of the walk's time on the workload.  A slot holds the row's index
+ * and its contents: a table's rows move when it is unloaded and loaded
+ * again (its id stays, ids are never reused), so a hit is taken only
+ * while the row at the index is still the one found.
+ */
+#define UW_ROW_CACHE 1024 /* a power of 2 */
+
+struct uw_row_slot {
+	__u32 table;
+	__u32 rel;
+	__u32 idx;
+	__u32 pad;
+	__u64 row; /* struct stkrec_unwind_row, as a word */
+};
+
+struct uw_row_cache {
+	struct uw_row_slot s[UW_ROW_CACHE];
+};
+
+_Static_assert(sizeof(struct stkrec_unwind_row) == sizeof(__u64), "a row is a word");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, __u32);
+	__type(value, struct uw_row_cache);
+	__uint(max_entries, 1);
+} uw_row_cache SEC(".maps");
+
 /* Index in unwind_rows of the row covering ELF address @rel of @table,
  * or -1. */
 __noinline long uw_row_idx(__u32 table, __u64 rel)
@@ -161,10 +193,23 @@ __noinline long uw_row_idx(__u32 table, __u64 rel)
 	struct stkrec_unwind_page_key pk = { .table = table, .page = (__u32)(rel >> STKREC_UW_PAGE_SHIFT) };
 	const struct stkrec_unwind_page *pg;
 	const struct stkrec_unwind_row *r;
-	__u32 lo, hi, i;
+	struct uw_row_slot *slot = NULL;
+	struct uw_row_cache *c;
+	__u32 lo, hi, i, zero = 0;
 
 	if (rel > 0xffffffffULL)
 		return -1;
+	c = bpf_map_lookup_elem(&uw_row_cache, &zero);
+	if (c) {
+		slot = &c->s[((__u32)rel * 0x9E3779B1u ^ table * 0x85EBCA77u) >> 22 &
+			     (UW_ROW_CACHE - 1)];
+		if (slot->table == table && slot->rel == (__u32)rel) {
+			lo = slot->idx;
+			r = bpf_map_lookup_elem(&unwind_rows, &lo);
+			if (r && *(const __u64 *)r == slot->row)
+				return lo;
+		}
+	}
 	pg = bpf_map_lookup_elem(&unwind_pages, &pk);
 	if (!pg || pg->nr == 0)
 		return -1;
@@ -187,6 +232,12 @@ __noinline long uw_row_idx(__u32 table, __u64 rel)
 	r = bpf_map_lookup_elem(&unwind_rows, &lo);
 	if (!r || r->pc > (__u32)rel)
 		return -1;
+	if (slot) {
+		slot->table = table;
+		slot->rel = (__u32)rel;
+		slot->idx = lo;
+		slot->row = *(const __u64 *)r;
+	}
 	return lo;
 }
 
@@ -214,7 +265,7 @@ static long uw_step(__u32 index, void *unused)
 	struct stkrec_stack *f;
 	__u64 pc, cfa, ra, bp;
 	__u32 zero = 0, n, ri32;
-	int mi, switched = 0;
+	int mi, switched = 0, bp_read = 0;
 	long ri;
 
 	(void)index;
@@ -366,13 +417,26 @@ static long uw_step(__u32 index, void *unused)
 	} else if (cfa <= st->sp) {
 		st->stop = STKREC_UW_STOP_LOOP;
 		return 1;
+	} else if (r->rbp_off == -2 && r->kind != STKREC_UW_PLT) {
+		/* rbp saved just below the return address (push %rbp, the
+		 * common prologue): both in one read, a read being most of
+		 * a step's cost. */
+		__u64 pair[2];
+
+		if (bpf_probe_read_user(pair, sizeof(pair), (const void *)(cfa - 16))) {
+			st->stop = STKREC_UW_STOP_FAULT;
+			return 1;
+		}
+		st->bp = pair[0];
+		ra = pair[1];
+		bp_read = 1;
 	} else if (uw_read(&ra, cfa - 8)) {
 		st->stop = STKREC_UW_STOP_FAULT;
 		return 1;
 	}
 	if (r->rbp_off == STKREC_UW_RBP_LOST) {
 		st->bp = 0;
-	} else if (r->rbp_off && r->kind != STKREC_UW_PLT) {
+	} else if (r->rbp_off && r->kind != STKREC_UW_PLT && !bp_read) {
 		if (uw_read(&st->bp, cfa + (__s64)r->rbp_off * 8)) {
 			st->stop = STKREC_UW_STOP_FAULT;
 			return 1;

@@ -43,6 +43,7 @@ struct rec_maps {
 	/* The Python frame walk's interpreters (tgid -> struct
 	 * stkrec_py_proc, bpf/python.bpf.h), or -1. */
 	int py_procs_fd;
+	int py_code_ring_fd;	/* the code objects it meets first, or -1 */
 };
 
 struct rec_mode;

@@ -139,7 +139,7 @@ struct recorder *recorder__new(const struct recorder_opts *opts)
 	rec->maps.tgids_fd = rec->maps.tids_fd = -1;
 	rec->maps.ksym_io_fd = rec->maps.ksym_prog_fd = -1;
 	rec->maps.unwind.rows_fd = rec->maps.unwind.pages_fd = rec->maps.unwind.procs_fd = -1;
-	rec->maps.py_procs_fd = -1;
+	rec->maps.py_procs_fd = rec->maps.py_code_ring_fd = -1;
 	rec->stacks = stackstore__new(opts->stack_storage_size);
 	rec->ksyms = ksymtab__new();
 	rec->procs = procs__new();
@@ -589,6 +589,8 @@ static int open_python(struct recorder *rec)
 	rec->python = python__new(rec->o.no_python ? -1 : rec->maps.py_procs_fd);
 	if (!rec->python)
 		return recorder__errorf(rec, -ENOMEM, "out of memory");
+	if (python__set_code_ring(rec->python, rec->maps.py_code_ring_fd))
+		return recorder__errorf(rec, -errno, "python code ring: %s", strerror(errno));
 	procs__set_python(rec->procs, rec->python);
 	stackstore__set_python(rec->stacks, python__see_words, rec->python);
 	return 0;
@@ -1087,6 +1089,7 @@ int recorder__run(struct recorder *rec)
 		}
 		if (python__active(rec->python)) {
 			if (now >= next_python) {
+				python__take_codes(rec->python);
 				stackstore__take_ring(rec->stacks);
 				now = loop_step_done(rec, LOOP_RINGS, now);
 				next_python = now + PYTHON_POLL_NS;

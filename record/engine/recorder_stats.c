@@ -413,6 +413,8 @@ int recorder__write_stats(struct recorder *rec, uint64_t now)
 	st[n++] = (struct stk_stat){ "python_codes_stale", pys.code_stale };
 	st[n++] = (struct stk_stat){ "python_codes_failed", pys.code_failed };
 	st[n++] = (struct stk_stat){ "python_codes_skipped", pys.code_skipped };
+	st[n++] = (struct stk_stat){ "python_codes_from_kernel", pys.code_from_kernel };
+	st[n++] = (struct stk_stat){ "python_codes_partial", pys.code_partial };
 	st[n++] = (struct stk_stat){ "python_code_bytes", pys.code_bytes };
 	st[n++] = (struct stk_stat){ "user_memory_peak_bytes", rec->mem.peak };
 	/* The recorder's own peak resident memory (the kernel's high-water

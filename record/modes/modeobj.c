@@ -233,6 +233,7 @@ int modeobj__hand_over(const struct bpf_object *obj, uint32_t *idx, int symboliz
 	}
 	maps->unwind_load_err = unwind_err;
 	maps->py_procs_fd = bpf_object__find_map_fd_by_name(obj, "py_procs");
+	maps->py_code_ring_fd = bpf_object__find_map_fd_by_name(obj, "py_code_ring");
 	maps->drain = *drain;
 	return 0;
 }

@@ -67,18 +67,50 @@ static size_t utf8_put(char *p, uint32_t c)
 	return 4;
 }
 
+/* @n characters of @kind bytes each at @raw as UTF-8, NUL bytes replaced
+ * by '?', cut at STR_MAX bytes between whole characters: into *@out
+ * (owned). */
+static int utf8_from(const uint8_t *raw, uint32_t kind, size_t n, char **out)
+{
+	size_t i, used = 0;
+	char *s = malloc(STR_MAX + 1);
+
+	*out = NULL;
+	if (!s)
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		uint32_t c;
+		char buf[4];
+		size_t k;
+
+		if (kind == 1)
+			c = raw[i];
+		else if (kind == 2)
+			c = (uint32_t)raw[2 * i] | (uint32_t)raw[2 * i + 1] << 8;
+		else
+			c = (uint32_t)raw[4 * i] | (uint32_t)raw[4 * i + 1] << 8 |
+			    (uint32_t)raw[4 * i + 2] << 16 | (uint32_t)raw[4 * i + 3] << 24;
+		k = utf8_put(buf, c ? c : '?');
+		if (used + k > STR_MAX)
+			break;
+		memcpy(s + used, buf, k);
+		used += k;
+	}
+	s[used] = '\0';
+	*out = s;
+	return 0;
+}
+
 /*
- * The str object at @addr as UTF-8 (NUL bytes replaced by '?', cut at
- * STR_MAX bytes between whole characters), into *@out (owned).  Only
- * compact strings (what the compiler makes for names) are read.
+ * The str object at @addr as UTF-8 (utf8_from()).  Only compact strings
+ * (what the compiler makes for names) are read.
  */
 static int read_str(pid_t pid, const struct pyoffsets *o, uint64_t addr, char **out)
 {
 	uint8_t head[128], *raw = NULL;
-	uint32_t state, kind, i;
+	uint32_t state, kind;
 	int64_t len;
-	size_t data, n, used = 0;
-	char *s;
+	size_t data, n;
 	int err;
 
 	*out = NULL;
@@ -100,31 +132,11 @@ static int read_str(pid_t pid, const struct pyoffsets *o, uint64_t addr, char **
 	}
 	n = (size_t)len < STR_MAX ? (size_t)len : STR_MAX;
 	raw = malloc(n * kind + 1);
-	s = malloc(STR_MAX + 1);
-	if (!raw || !s) {
-		err = -ENOMEM;
-		goto fail;
-	}
+	if (!raw)
+		return -ENOMEM;
 	err = n ? rd(pid, addr + data, raw, n * kind) : 0;
-	if (err)
-		goto fail;
-	for (i = 0; i < n; i++) {
-		uint32_t c = kind == 1 ? raw[i] : kind == 2 ? ((uint16_t *)raw)[i] : ((uint32_t *)raw)[i];
-		char buf[4];
-		size_t k = utf8_put(buf, c ? c : '?');
-
-		if (used + k > STR_MAX)
-			break;
-		memcpy(s + used, buf, k);
-		used += k;
-	}
-	s[used] = '\0';
+	err = err ?: utf8_from(raw, kind, n, out);
 	free(raw);
-	*out = s;
-	return 0;
-fail:
-	free(raw);
-	free(s);
 	return err;
 }
 
@@ -198,6 +210,46 @@ int pycode__read(pid_t pid, const struct pyoffsets *o, uint64_t code_type, uint6
 	if (err)
 		pycode__release(out);
 	return err;
+}
+
+int pycode__from_record(const struct stkrec_py_code *r, struct pycode *out)
+{
+	uint32_t nk = r->name_kind, fk = r->file_kind;
+	size_t nn = 0, fn = 0;
+	int err, whole = 1;
+
+	memset(out, 0, sizeof(*out));
+	if ((nk != 1 && nk != 2 && nk != 4) || (fk != 1 && fk != 2 && fk != 4))
+		return -EINVAL;
+	/* What the kernel copied: STKREC_PY_NAME_MAX - 1 bytes at most. */
+	nn = r->name_len < (STKREC_PY_NAME_MAX - 1) / nk ? r->name_len : (STKREC_PY_NAME_MAX - 1) / nk;
+	fn = r->file_len < (STKREC_PY_NAME_MAX - 1) / fk ? r->file_len : (STKREC_PY_NAME_MAX - 1) / fk;
+	whole = nn == r->name_len && fn == r->file_len && r->lt_size < STKREC_PY_LT_MAX &&
+		r->lt_size <= PYCODE_MAX_LINETABLE;
+	out->addr = r->addr;
+	out->fingerprint = r->fingerprint & STKREC_PY_FP_MASK;
+	out->firstlineno = r->firstlineno;
+	err = utf8_from(r->name, nk, nn, &out->qualname);
+	err = err ?: utf8_from(r->file, fk, fn, &out->filename);
+	if (!err && r->lt_size && r->lt_size < STKREC_PY_LT_MAX) {
+		out->linetable = malloc(r->lt_size);
+		if (!out->linetable)
+			err = -ENOMEM;
+		else
+			memcpy(out->linetable, r->lt, r->lt_size);
+		out->linetable_size = r->lt_size;
+	}
+	if (!err && !out->qualname[0]) {
+		free(out->qualname);
+		out->qualname = strdup("?");
+		if (!out->qualname)
+			err = -ENOMEM;
+	}
+	if (err) {
+		pycode__release(out);
+		return err;
+	}
+	return whole ? 0 : -E2BIG;
 }
 
 void pycode__release(struct pycode *c)

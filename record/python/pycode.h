@@ -12,6 +12,7 @@
 #include <sys/types.h>
 
 #include "pytables.h"
+#include "stkrec.h"
 
 #define PYCODE_MAX_LINETABLE 65536
 
@@ -35,6 +36,15 @@ struct pycode {
  */
 int pycode__read(pid_t pid, const struct pyoffsets *o, uint64_t code_type, uint64_t addr,
 		 uint32_t fp, struct pycode *out);
+
+/*
+ * pycode__from_record() - a code object as the BPF walk read it when it
+ * first met it (bpf/stkrec.h, struct stkrec_py_code), decoded into @out.
+ * Returns 0, -E2BIG when the kernel had only part of a name or of the line
+ * table (@out holds what it had: a line table then left empty), or
+ * -EINVAL (a string that was not a compact str), -ENOMEM.
+ */
+int pycode__from_record(const struct stkrec_py_code *r, struct pycode *out);
 
 /* pycode__release() - free what @c owns. */
 void pycode__release(struct pycode *c);

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include <bpf/bpf.h>
+#include <bpf/libbpf.h>
 
 #include "hash.h"
 #include "idmap.h"
@@ -31,6 +32,7 @@
 /* A code object's entry in a process's "codes": fingerprint | state. */
 #define CODE_NAMED (1ULL << 32)
 #define CODE_FAILED (2ULL << 32)
+#define CODE_STALE (4ULL << 32)	/* ... because it was freed */
 
 struct pybin {
 	int err;		/* 0: an interpreter we read; else why not */
@@ -53,8 +55,10 @@ struct pyrec {
 
 struct python {
 	int procs_fd;
+	struct ring_buffer *codes_ring;	/* "py_code_ring": code objects the walk met first */
 	struct idmap *bins;	/* file key -> struct pybin * */
 	struct idmap *procs;	/* tgid -> struct pyproc * */
+	struct idmap *counted;	/* tgids counted in st.processes */
 	struct pyrec *recs;
 	size_t nr_recs, cap_recs, written;
 	struct python_stats st;
@@ -69,7 +73,8 @@ struct python *python__new(int procs_fd)
 	py->procs_fd = procs_fd;
 	py->bins = idmap__new();
 	py->procs = idmap__new();
-	if (!py->bins || !py->procs) {
+	py->counted = idmap__new();
+	if (!py->bins || !py->procs || !py->counted) {
 		python__free(py);
 		return NULL;
 	}
@@ -95,8 +100,10 @@ void python__free(struct python *py)
 	it = 0;
 	while (py->procs && idmap__next(py->procs, &it, &key, &val))
 		proc_free((void *)(uintptr_t)val);
+	ring_buffer__free(py->codes_ring);
 	idmap__free(py->bins);
 	idmap__free(py->procs);
+	idmap__free(py->counted);
 	for (i = 0; i < py->nr_recs; i++)
 		pycode__release(&py->recs[i].c);
 	free(py->recs);
@@ -153,6 +160,13 @@ static struct pybin *bin_get(struct python *py, uint32_t tgid, const struct stk_
 	return b;
 }
 
+/* STAT python_processes: each process once, whatever it exec'd. */
+static void count_process(struct python *py, uint32_t tgid)
+{
+	if (!idmap__find(py->counted, tgid) && !idmap__set(py->counted, tgid, 1))
+		py->st.processes++;
+}
+
 static void proc_drop(struct python *py, uint32_t tgid)
 {
 	struct pyproc *p = proc_find(py, tgid);
@@ -170,6 +184,10 @@ static int proc_install(struct python *py, struct pyproc *p)
 
 	pp.runtime = p->runtime;
 	pp.code_type = p->code_type;
+	pp.co_qualname = p->bin->o.co_qualname ? p->bin->o.co_qualname : pp.co_name;
+	pp.co_linetable = p->bin->o.co_linetable;
+	pp.str_ascii = p->bin->o.str_ascii;
+	pp.str_compact = p->bin->o.str_compact;
 	return bpf_map_update_elem(py->procs_fd, &p->tgid, &pp, BPF_ANY) ? -errno : 0;
 }
 
@@ -230,7 +248,7 @@ void python__add_process(struct python *py, const struct stk_proc_maps *maps)
 		p->bin = found;
 		p->runtime = runtime;
 		p->code_type = code_type;
-		py->st.processes++;
+		count_process(py, maps->tgid);
 	}
 	/* Always: an exec took the kernel's entry out. */
 	proc_install(py, p);
@@ -331,8 +349,70 @@ static struct pyproc *proc_adopt(struct python *py, uint32_t tgid)
 	p->bin = bin;
 	p->runtime = pp.runtime;
 	p->code_type = pp.code_type;
-	py->st.processes++;
+	count_process(py, tgid);
 	return p;
+}
+
+/* A code object as the walk read it when it first met it: named from
+ * that, or read again from the process when the kernel had only part. */
+static int on_code(void *ctx, void *data, size_t size)
+{
+	const struct stkrec_py_code *r = data;
+	struct python *py = ctx;
+	struct pycode c, whole;
+	struct pyproc *p;
+	uint64_t *v;
+	int err;
+
+	if (size < sizeof(*r))
+		return 0;
+	p = proc_find(py, r->tgid) ?: proc_adopt(py, r->tgid);
+	if (!p || !proc_checked(py, p))
+		return 0; /* the stack's words are tried from the process */
+	v = idmap__find(p->codes, r->addr);
+	if (v && (uint32_t)*v == r->fingerprint && (*v & CODE_NAMED))
+		return 0;
+	/* Read from the process too late, named from the kernel's copy:
+	 * not lost after all. */
+	if (v && (uint32_t)*v == r->fingerprint && (*v & CODE_FAILED)) {
+		if (*v & CODE_STALE)
+			py->st.code_stale--;
+		else
+			py->st.code_failed--;
+	}
+	err = pycode__from_record(r, &c);
+	if (err == -E2BIG &&
+	    !pycode__read((pid_t)r->tgid, &p->bin->o, p->code_type, r->addr, r->fingerprint, &whole)) {
+		pycode__release(&c);
+		c = whole;
+		err = 0;
+	} else if (err == -E2BIG) {
+		py->st.code_partial++;
+		err = 0;
+	}
+	if (err) {
+		py->st.code_failed++;
+		return 0;
+	}
+	py->st.code_from_kernel++;
+	if (rec_add(py, p, &c))
+		return 0;
+	idmap__set(p->codes, r->addr, r->fingerprint | CODE_NAMED);
+	return 0;
+}
+
+int python__set_code_ring(struct python *py, int fd)
+{
+	if (!py || py->procs_fd < 0 || fd < 0)
+		return 0;
+	py->codes_ring = ring_buffer__new(fd, on_code, py, NULL);
+	return py->codes_ring ? 0 : -errno;
+}
+
+void python__take_codes(struct python *py)
+{
+	if (py && py->codes_ring)
+		ring_buffer__consume(py->codes_ring);
 }
 
 int python__see_stack(struct python *py, uint32_t tgid, const uint64_t *words, uint32_t n)
@@ -343,6 +423,8 @@ int python__see_stack(struct python *py, uint32_t tgid, const uint64_t *words, u
 
 	if (!py || py->procs_fd < 0 || !n)
 		return 0;
+	/* The kernel's copies first: what it read is never stale. */
+	python__take_codes(py);
 	p = proc_find(py, tgid) ?: proc_adopt(py, tgid);
 	if (!p || !proc_checked(py, p))
 		return 0;
@@ -367,7 +449,9 @@ int python__see_stack(struct python *py, uint32_t tgid, const uint64_t *words, u
 			py->st.code_failed++;
 		else
 			err = rec_add(py, p, &c);
-		if (idmap__set(p->codes, addr, fp | (r ? CODE_FAILED : CODE_NAMED)))
+		if (idmap__set(p->codes, addr,
+			       fp | (!r ? CODE_NAMED : r == -ESTALE ? CODE_FAILED | CODE_STALE
+								      : CODE_FAILED)))
 			err = -ENOMEM;
 		if (r == -ESRCH)
 			break;
@@ -400,6 +484,7 @@ int python__flush(struct python *py, struct stk_writer *w, uint64_t *chunks)
 	size_t i, j, k;
 	int err = 0;
 
+	python__take_codes(py);
 	if (!py || py->written >= py->nr_recs)
 		return 0;
 	/* Stable enough: records of one process keep their relative order

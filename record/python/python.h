@@ -23,6 +23,9 @@ struct python_stats {
 	uint64_t code_stale;	/* ... freed (or the address reused) before read */
 	uint64_t code_failed;	/* ... unreadable (process gone, a damaged object) */
 	uint64_t code_skipped;	/* ... not kept: over the memory budget */
+	uint64_t code_from_kernel; /* ... named from what the walk read when it met them */
+	uint64_t code_partial;	/* ... of which only part could be had (a long name or
+				 * line table, the process gone) */
 	uint64_t code_bytes;	/* memory the code objects kept take */
 };
 
@@ -44,6 +47,13 @@ void python__remove_process(struct python *py, uint32_t tgid);
  * lives.  Returns 0 or -ENOMEM.
  */
 int python__see_stack(struct python *py, uint32_t tgid, const uint64_t *words, uint32_t n);
+
+/* python__set_code_ring() - the walk's "py_code_ring" (@fd): the code
+ * objects it meets first, read in the kernel.  0 or -errno. */
+int python__set_code_ring(struct python *py, int fd);
+
+/* python__take_codes() - name the code objects in that ring now. */
+void python__take_codes(struct python *py);
 
 /* python__active() - does a process run an interpreter the walk reads
  * (then new stacks are worth taking often: python__see_stack())? */

@@ -14,7 +14,9 @@
 #  - workload slowdown against the unprofiled run, in wall time and in the
 #    workload's CPU time (the in-kernel cost of both recorders is charged
 #    to the interrupted workload, so it shows here and not in the
-#    recorder's CPU time; CPU time is steadier on a shared machine).
+#    recorder's CPU time; CPU time is steadier on a shared machine), with
+#    the lowest and highest run's CPU slowdown: the noise, often wider
+#    than the difference between the recorders on a shared machine.
 # Then the file sizes of a 30 s, all-CPU, 99 Hz capture of the same load
 # (stkrec with the kernel symbols it needs, and with --kallsyms=full), and
 # what the user symbols embedded by default (--embed-symbols=covering) add
@@ -143,6 +145,11 @@ cpu_ms() {
 
 median() {
 	sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'
+}
+
+# spread BASE: "MIN MAX" of the values read, as % over BASE.
+spread() {
+	sort -n | awk -v b="$1" '{ v[NR] = $1 } END { printf "%.2f %.2f\n", 100 * (v[1] - b) / b, 100 * (v[NR] - b) / b }'
 }
 
 # ---- unwinding without frame pointers (issue 10) --------------------------
@@ -664,8 +671,11 @@ for hz in 99 999; do
 	pw=$(cut -d' ' -f1 "$tmp/p_wl" | median); pwc=$(cut -d' ' -f2 "$tmp/p_wl" | median)
 	sc=$(median < "$tmp/s_cpu"); pc=$(median < "$tmp/p_cpu")
 	ss=$(median < "$tmp/s_size"); ps=$(median < "$tmp/p_size")
+	# The noise: each run's CPU slowdown against the unprofiled median.
+	srange=$(cut -d' ' -f2 "$tmp/s_wl" | spread "$basec")
+	prange=$(cut -d' ' -f2 "$tmp/p_wl" | spread "$basec")
 	results="$results
-$hz $base $sw $pw $sc $pc $ss $ps $basec $swc $pwc"
+$hz $base $sw $pw $sc $pc $ss $ps $basec $swc $pwc $srange $prange"
 done
 
 echo
@@ -681,6 +691,7 @@ echo "$results" | awk 'NF {
 	printf "  slowdown (wall):   stkrec %+6.2f %%   perf %+6.2f %%   ratio %s\n", sd, pd, ratio
 	ratio = (pdc > 0.05) ? sprintf("%.2f", sdc / pdc) : "n/a (perf within noise)"
 	printf "  slowdown (CPU):    stkrec %+6.2f %%   perf %+6.2f %%   ratio %s\n", sdc, pdc, ratio
+	printf "    runs between:    stkrec %+.2f..%+.2f %%   perf %+.2f..%+.2f %% (the noise)\n", $12, $13, $14, $15
 }'
 
 # ---- 30 s captures ---------------------------------------------------------

@@ -183,6 +183,55 @@ START_TEST(a_live_code_object_reads_back_as_python_describes_it)
 }
 END_TEST
 
+START_TEST(a_kernel_record_decodes_and_says_when_it_was_cut)
+{
+	static struct stkrec_py_code r;
+	struct pycode c;
+	size_t i;
+
+	memset(&r, 0, sizeof(r));
+	r.addr = 0x7f0000001000;
+	r.tgid = 42;
+	r.fingerprint = 0xabcdef;
+	r.firstlineno = 7;
+	/* "Kl\u00e9.f" as a 2-byte (UCS-2) str, "a.py" as ASCII */
+	r.name_kind = 2;
+	r.name_len = 6;
+	memcpy(r.name, "K\0l\0\xe9\0.\0f\0\0\0", 12);
+	r.file_kind = 1;
+	r.file_len = 4;
+	memcpy(r.file, "a.py", 4);
+	r.lt_size = 3;
+	memcpy(r.lt, "\x80\x00\xd8", 3);
+	ck_assert_int_eq(pycode__from_record(&r, &c), 0);
+	/* the NUL character is not passed on */
+	ck_assert_str_eq(c.qualname, "Kl\xc3\xa9.f?");
+	ck_assert_str_eq(c.filename, "a.py");
+	ck_assert_uint_eq(c.firstlineno, 7);
+	ck_assert_uint_eq(c.linetable_size, 3);
+	ck_assert_int_eq(memcmp(c.linetable, "\x80\x00\xd8", 3), 0);
+	pycode__release(&c);
+	/* Longer than the kernel copies: what it had, and -E2BIG. */
+	r.name_kind = 4;
+	r.name_len = 1000;
+	for (i = 0; i + 4 <= sizeof(r.name); i += 4)
+		memcpy(r.name + i, "x\0\0\0", 4);
+	ck_assert_int_eq(pycode__from_record(&r, &c), -E2BIG);
+	ck_assert_uint_eq(strlen(c.qualname), (STKREC_PY_NAME_MAX - 1) / 4);
+	pycode__release(&c);
+	r.name_len = 6;
+	r.name_kind = 2;
+	r.lt_size = STKREC_PY_LT_MAX + 5;
+	ck_assert_int_eq(pycode__from_record(&r, &c), -E2BIG);
+	ck_assert_uint_eq(c.linetable_size, 0);
+	pycode__release(&c);
+	/* Not a compact str: refused. */
+	r.lt_size = 0;
+	r.name_kind = 0;
+	ck_assert_int_eq(pycode__from_record(&r, &c), -EINVAL);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("record_python");
@@ -191,6 +240,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, names_say_which_files_may_be_interpreters);
 	tcase_add_loop_test(tc, each_interpreter_is_found_and_versioned_from_its_file, 0, NR_INTERPS);
 	tcase_add_test(tc, other_files_are_not_interpreters);
+	tcase_add_test(tc, a_kernel_record_decodes_and_says_when_it_was_cut);
 	tcase_add_loop_test(tc, a_live_code_object_reads_back_as_python_describes_it, 0, NR_INTERPS);
 	suite_add_tcase(s, tc);
 	return s;
