@@ -45,10 +45,10 @@ expect 2 "stkrec: -C 4096: CPU 4096 is not online (online: $online)" -C 4096 -o 
 expect 2 "stkrec: -p abc: expected a list of process ids, e.g. 1234,5678" -p abc -o "$out" 1
 expect 2 "stkrec: -t 0: expected a list of thread ids, e.g. 1234,5678" -t 0 -o "$out" 1
 expect 2 "stkrec: duration '0': expected a positive number of seconds" -o "$out" 0
-expect 2 "stkrec: 'x': neither a mode (profile, offcpu, offwake) nor a DURATION in seconds" -o "$out" x
+expect 2 "stkrec: 'x': neither a mode (profile, offcpu, offwake, trace) nor a DURATION in seconds" -o "$out" x
 expect 2 "stkrec: unexpected argument '2': DURATION is given already ('1')" -o "$out" 1 2
 # The mode word may stand anywhere before --; a wrong one is named.
-expect 2 "stkrec: 'ofcpu': neither a mode (profile, offcpu, offwake) nor a DURATION in seconds" \
+expect 2 "stkrec: 'ofcpu': neither a mode (profile, offcpu, offwake, trace) nor a DURATION in seconds" \
 	-o "$out" ofcpu 5
 expect 2 "stkrec: two modes given, 'offcpu' and 'offwake': choose one" offcpu -o "$out" offwake 1
 expect 2 "stkrec: -m applies to offcpu and offwake only (e.g. stkrec offcpu -m ...)" \

@@ -17,10 +17,10 @@
 . "$top/tests/e2e/lib/trace.sh"
 
 N=1000 M=300 K=500 L=700
-"$REC" trace -q t:syscalls:sys_enter_write page-faults "u:$EWLIB:evlib_tick" \
-	"r:$EWLIB:evlib_tick" -o "$tmp/ew.stk" -- "$EW" $N $M $K $L 2> "$tmp/ew.err"
+trace_run "$tmp/ew.stk" "$N $M $K $L" t:syscalls:sys_enter_write page-faults \
+	"u:$EWLIB:evlib_tick" "r:$EWLIB:evlib_tick"
 rc=$?
-check "trace -- eventwork: exit 0 ($(cat "$tmp/ew.err"))" [ $rc -eq 0 ]
+check "trace -- eventwork: CMD's exit status, SIGTERM (143: $rc)" [ $rc -eq 143 ]
 check "META mode trace" [ "$(meta_of "$tmp/ew.stk" mode)" = trace ]
 check "META events: the four in order, the library by its path" \
 	[ "$(meta_of "$tmp/ew.stk" events)" = "syscalls:sys_enter_write,page-faults,u:$EWLIB:evlib_tick,r:$EWLIB:evlib_tick" ]
@@ -58,7 +58,7 @@ check "u:c:getpid: META names libc.so.6" sh -c 'case "$1" in u:/*/libc.so.6:getp
 	- "$(meta_of "$tmp/libc.stk" events)"
 
 # -U: no kernel stacks; -K: no user stacks (the counts stay exact).
-"$REC" trace -q -U t:syscalls:sys_enter_write -o "$tmp/u.stk" -- "$EW" 20 10 0 0
+trace_run "$tmp/u.stk" "20 10 0 0" -U t:syscalls:sys_enter_write
 check "-U: rows have no kernel stack" sh -c '! "$1" "$2" | awk -F"\t" "\$1 == \"TRCE\" && \$7 >= 0 { bad = 1 } END { exit !bad }"' - "$DUMP" "$tmp/u.stk"
 check "-U: writes_a still exactly 20" [ "$(folded_sum "$tmp/u.stk" ';writes_a;write [0-9]+$')" -eq 20 ]
 "$REC" trace -q -K t:syscalls:sys_enter_write -o "$tmp/k.stk" -- "$EW" 20 10 0 0
@@ -66,17 +66,20 @@ check "-K: every row's user stack is -ENOENT" sh -c '! "$1" "$2" | awk -F"\t" "\
 check "-K: 30 events" [ "$(trce_sum "$tmp/k.stk" 0)" -eq 30 ]
 
 # -p: that process's events only, exactly.  eventwork waits for SIGUSR1
-# (sent once stkrec samples), works and exits; stkrec then stops by itself.
-# Another eventwork working meanwhile is not counted.
+# (sent once stkrec samples and has its unwind tables), works, and holds
+# in pause(2): then stkrec is stopped, then the target.  Another
+# eventwork working meanwhile is not counted.
 bg "$EW" 40 30 0 0 wait
 target=$bg_pid
-bg "$REC" trace -q -p $target t:syscalls:sys_enter_write -o "$tmp/p.stk"
+bg "$REC" trace -q --flush-interval 0.05 -p $target t:syscalls:sys_enter_write -o "$tmp/p.stk"
 rec=$bg_pid
 wait_sampling "$tmp/p.stk" $rec
+wait_until tables_ready "$tmp/p.stk"
 "$EW" 7 7 0 0
 kill -USR1 $target
-wait $rec
-check "-p: stkrec stops when the target is gone (exit $?)" [ "$(meta_of "$tmp/p.stk" end_reason)" = targets ]
+wait_until in_pause $target
+stop $rec
+check "-p: stopped by the signal" [ "$(meta_of "$tmp/p.stk" end_reason)" = signal ]
 check "-p: writes_a exactly 40" [ "$(folded_sum "$tmp/p.stk" ';writes_a;write;')" -eq 40 ]
 check "-p: writes_b exactly 30" [ "$(folded_sum "$tmp/p.stk" ';writes_b;write;')" -eq 30 ]
 check "-p: nothing of another process ($(trce_sum "$tmp/p.stk" 0))" [ "$(trce_sum "$tmp/p.stk" 0)" -eq 70 ]

@@ -17,7 +17,7 @@
 need_cmds go python3
 
 N=200 M=100 L=50
-"$REC" trace -q t:syscalls:sys_enter_write "u:$EWLIB:evlib_tick" -o "$tmp/a.stk" -- "$EW" $N $M 0 $L
+trace_run "$tmp/a.stk" "$N $M 0 $L" t:syscalls:sys_enter_write "u:$EWLIB:evlib_tick"
 check "recorded" [ -s "$tmp/a.stk" ]
 "$REC" trace -q t:syscalls:sys_enter_write -o "$tmp/w.stk" -- "$EW" 10 20 0 0
 check "recorded a second capture, one event" [ -s "$tmp/w.stk" ]

@@ -9,9 +9,10 @@
  * touch_pages() maps K fresh anonymous pages (no transparent huge pages)
  * and touches each once: K page faults there; call_lib() calls
  * evlib_tick() of libeventwork.so L times.  Then it exits, or with "hold"
- * waits for SIGTERM.  With "wait" it first waits for SIGUSR1 (a recorder
- * given its pid is attached by then), then works and exits.  It prints
- * nothing: its only writes are those.
+ * waits in pause(2) for SIGTERM.  With "wait" it first waits for SIGUSR1
+ * in sigsuspend(2) (a recorder given its pid is attached by then), then
+ * works and holds: /proc/PID/syscall then says pause (34 on x86-64).  It
+ * prints nothing: its only writes are those.
  */
 #include <fcntl.h>
 #include <signal.h>
@@ -98,7 +99,7 @@ int main(int argc, char **argv)
 	writes_b(fd, atol(argv[2]));
 	touch_pages(atol(argv[3]));
 	call_lib(atol(argv[4]));
-	if (argc > 5 && strcmp(argv[5], "hold") == 0)
+	if (argc > 5)
 		for (;;)
 			pause();
 	return sink == -1;
