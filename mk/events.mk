@@ -19,3 +19,9 @@ $(EVENTWORK): tests/tools/eventwork.c $(EVENTLIB)
 		-Wl,-rpath,'$$ORIGIN' -o $@
 
 TEST_EXTRA_DEPS += $(EVENTWORK) $(EVENTLIB)
+
+# make bench runs stkrec trace's part too (tests/bench/bench_trace.sh).
+bench: bench-trace
+bench-trace: all $(TEST_EXTRA_DEPS)
+	$(Q)O=$(O) sh tests/bench/bench_trace.sh
+.PHONY: bench-trace
