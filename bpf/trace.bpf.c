@@ -3,8 +3,10 @@
  * trace.bpf.c - stkrec's trace mode: stacks at any event (as BCC's
  * stackcount and perf record -e EVENT -g).  One program per kind of
  * attachment, all counting (event, task, user stack, kernel stack) in the
- * kernel: on_tracepoint (perf tracepoint events, by the id tracefs
- * gives), on_probe (uprobes, uretprobes, kprobes) and on_sw_event
+ * kernel: on_raw_tp (raw tracepoints, where the kernel's BTF has the
+ * tracepoint and raw tracepoint links take a cookie: Linux 6.10+),
+ * on_tracepoint (perf tracepoint events, by the id tracefs gives: the
+ * syscalls' and the rest), on_probe (uprobes, uretprobes, kprobes) and on_sw_event
  * (software perf events: page faults, context switches, migrations).
  * Each attachment's BPF cookie is its event's index in the recording's
  * list, so one program serves every event of its kind.  Every event is
@@ -136,6 +138,15 @@ static __always_inline int trace_event(void *ctx, __u32 ev, const __u64 *uregs)
 	}
 	proc_announce(tgid, tid, key.comm);
 	return 0;
+}
+
+/* Raw tracepoints: no registers, the user stack comes from the task's;
+ * the kernel stack starts in the tracing code (bpf_trace_run*), which the
+ * report drops. */
+SEC("raw_tp")
+int on_raw_tp(void *ctx)
+{
+	return trace_event(ctx, (__u32)bpf_get_attach_cookie(ctx), NULL);
 }
 
 /* Tracepoints through perf_event_open(PERF_TYPE_TRACEPOINT): the

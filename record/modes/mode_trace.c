@@ -3,9 +3,12 @@
  * mode_trace.c - the trace mode: bpf/trace.bpf.c attached to the events
  * of o->events (record/events/, resolved before the recording starts),
  * each attachment carrying its event's index as its BPF cookie (Linux
- * 5.15+).  Tracepoints are one perf event each, by the id tracefs
- * gives; software events one per CPU (as perf record -a -e EVENT), with
- * -c's period; uprobes and
+ * 5.15+).  Tracepoints are raw tracepoints where the kernel's BTF has
+ * them (btf_trace_NAME) and raw tracepoint links take a cookie (Linux
+ * 6.10+: struct bpf_raw_tp_link has one): no perf event, and cheaper;
+ * else one perf event each, by the id tracefs gives (the syscalls'
+ * tracepoints are all of this kind); software events one per CPU (as
+ * perf record -a -e EVENT), with -c's period; uprobes and
  * kprobes go through libbpf (the uprobe and kprobe PMUs: no tracefs).
  * The counts (event, task, stacks) become TRCE rows.
  */
@@ -17,6 +20,7 @@
 #include <unistd.h>
 
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
 #include "drain.h"
@@ -28,6 +32,9 @@
 
 struct rec_mode {
 	struct trace_bpf *skel;
+	unsigned char *raw;		/* per event: attached as a raw tracepoint */
+	int *raw_fds;			/* their links (-1: none) */
+	size_t nr_events;
 	struct bpf_link **links;	/* every attachment */
 	size_t nr_links, cap_links;
 	uint32_t counts_entries;
@@ -43,6 +50,65 @@ static int has_kind(const struct ev_list *l, enum ev_kind kind)
 
 	for (i = 0; i < l->n; i++)
 		if (l->ev[i].kind == kind)
+			return 1;
+	return 0;
+}
+
+/* Raw tracepoint links take a BPF cookie (Linux 6.10+). */
+static int raw_tp_cookies(const struct btf *btf)
+{
+	const struct btf_member *mb;
+	const struct btf_type *t;
+	int id, i;
+
+	id = btf ? btf__find_by_name_kind(btf, "bpf_raw_tp_link", BTF_KIND_STRUCT) : -1;
+	if (id <= 0)
+		return 0;
+	t = btf__type_by_id(btf, id);
+	mb = btf_members(t);
+	for (i = 0; i < btf_vlen(t); i++, mb++)
+		if (strcmp(btf__name_by_offset(btf, mb->name_off), "cookie") == 0)
+			return 1;
+	return 0;
+}
+
+/* Which tracepoints go raw: those the kernel's BTF has a btf_trace_NAME
+ * typedef for (a raw tracepoint of that name), if links take cookies. */
+static void choose_raw(struct rec_mode *m, const struct ev_list *l)
+{
+	const struct btf *btf = modeobj__kernel_btf();
+	char name[320];
+	size_t i;
+
+	if (!raw_tp_cookies(btf))
+		return;
+	for (i = 0; i < l->n; i++) {
+		const char *tp;
+
+		if (l->ev[i].kind != EV_TRACEPOINT)
+			continue;
+		tp = strchr(l->ev[i].name, ':');
+		snprintf(name, sizeof(name), "btf_trace_%s", tp ? tp + 1 : l->ev[i].name);
+		m->raw[i] = btf__find_by_name_kind(btf, name, BTF_KIND_TYPEDEF) > 0;
+	}
+}
+
+static int needs_perf_tracepoint(const struct rec_mode *m, const struct ev_list *l)
+{
+	size_t i;
+
+	for (i = 0; i < l->n; i++)
+		if (l->ev[i].kind == EV_TRACEPOINT && !m->raw[i])
+			return 1;
+	return 0;
+}
+
+static int needs_raw(const struct rec_mode *m, const struct ev_list *l)
+{
+	size_t i;
+
+	for (i = 0; i < l->n; i++)
+		if (m->raw[i])
 			return 1;
 	return 0;
 }
@@ -65,7 +131,8 @@ static int trace_load(struct rec_mode *m, const struct recorder_opts *o, int fol
 	err = bpf_map__set_max_entries(m->skel->maps.rate, (uint32_t)l->n);
 	/* Only the programs some event needs: each costs a verification. */
 	err = err ?: bpf_program__set_autoload(m->skel->progs.on_tracepoint,
-					       has_kind(l, EV_TRACEPOINT));
+					       needs_perf_tracepoint(m, l));
+	err = err ?: bpf_program__set_autoload(m->skel->progs.on_raw_tp, needs_raw(m, l));
 	err = err ?: bpf_program__set_autoload(m->skel->progs.on_probe,
 					       has_kind(l, EV_UPROBE) || has_kind(l, EV_KPROBE));
 	err = err ?: bpf_program__set_autoload(m->skel->progs.on_sw_event,
@@ -91,8 +158,17 @@ static int trace_open(struct rec_mode **out, const struct recorder_opts *o, int 
 	if (!o->events || !o->events->n)
 		return recorder__errorf(rec, -EINVAL, "trace: no event");
 	m = calloc(1, sizeof(*m));
-	if (!m)
+	if (m) {
+		m->raw = calloc(o->events->n, 1);
+		m->raw_fds = malloc(o->events->n * sizeof(*m->raw_fds));
+	}
+	if (!m || !m->raw || !m->raw_fds) {
+		trace_mode_ops.free(m);
 		return recorder__errorf(rec, -ENOMEM, "out of memory");
+	}
+	memset(m->raw_fds, -1, o->events->n * sizeof(*m->raw_fds));
+	m->nr_events = o->events->n;
+	choose_raw(m, o->events);
 	m->counts_entries = modeobj__counts_entries(o);
 	err = modeobj__load(m, o, follow, rec, trace_load, trace_unload, &symbolizer, &unwind,
 			    &unwind_err);
@@ -158,6 +234,24 @@ static int attach_perf(struct rec_mode *m, struct bpf_program *prog, uint32_t ty
 	return 0;
 }
 
+/* BPF_RAW_TRACEPOINT_OPEN with a cookie (Linux 6.10+), which libbpf
+ * 1.1's bpf_raw_tracepoint_open() cannot pass: the attr's layout is
+ * union bpf_attr's raw_tracepoint member.  Returns the link's fd or
+ * -errno. */
+static int raw_tp_open(const char *name, int prog_fd, uint64_t cookie)
+{
+	struct {
+		uint64_t name;
+		uint32_t prog_fd;
+		uint32_t pad;
+		uint64_t cookie;
+	} attr = { (uint64_t)(uintptr_t)name, (uint32_t)prog_fd, 0, cookie };
+	int fd;
+
+	fd = (int)syscall(SYS_bpf, BPF_RAW_TRACEPOINT_OPEN, &attr, sizeof(attr));
+	return fd < 0 ? -errno : fd;
+}
+
 static int attach_one(struct rec_mode *m, const struct recorder_opts *o, uint32_t idx,
 		      struct recorder *rec)
 {
@@ -166,6 +260,16 @@ static int attach_one(struct rec_mode *m, const struct recorder_opts *o, uint32_
 	size_t c;
 	int err;
 
+	if (m->raw[idx]) {
+		const char *tp = strchr(e->name, ':');
+
+		m->raw_fds[idx] = raw_tp_open(tp ? tp + 1 : e->name,
+					      bpf_program__fd(m->skel->progs.on_raw_tp), idx);
+		if (m->raw_fds[idx] < 0)
+			return recorder__errorf(rec, m->raw_fds[idx], "%s: attach raw tracepoint: %s",
+						e->name, strerror(-m->raw_fds[idx]));
+		return 0;
+	}
 	switch (e->kind) {
 	case EV_TRACEPOINT:
 	case EV_SOFTWARE:
@@ -246,6 +350,11 @@ static void trace_detach(struct rec_mode *m)
 	for (i = 0; i < m->nr_links; i++)
 		bpf_link__destroy(m->links[i]);
 	m->nr_links = 0;
+	for (i = 0; m->raw_fds && i < m->nr_events; i++) {
+		if (m->raw_fds[i] >= 0)
+			close(m->raw_fds[i]);
+		m->raw_fds[i] = -1;
+	}
 	if (m->skel)
 		trace_bpf__detach(m->skel);
 }
@@ -288,6 +397,8 @@ static void trace_free(struct rec_mode *m)
 	trace_detach(m);
 	trace_bpf__destroy(m->skel);
 	free(m->links);
+	free(m->raw);
+	free(m->raw_fds);
 	drain__free(m->drain);
 	free(m);
 }

@@ -18,12 +18,12 @@
 
 N=1000 M=300 K=500 L=700
 trace_run "$tmp/ew.stk" "$N $M $K $L" t:syscalls:sys_enter_write page-faults \
-	"u:$EWLIB:evlib_tick" "r:$EWLIB:evlib_tick"
+	"u:$EWLIB:evlib_tick" "r:$EWLIB:evlib_tick" sched:sched_process_exec
 rc=$?
 check "trace -- eventwork: CMD's exit status, SIGTERM (143: $rc)" [ $rc -eq 143 ]
 check "META mode trace" [ "$(meta_of "$tmp/ew.stk" mode)" = trace ]
 check "META events: the four in order, the library by its path" \
-	[ "$(meta_of "$tmp/ew.stk" events)" = "syscalls:sys_enter_write,page-faults,u:$EWLIB:evlib_tick,r:$EWLIB:evlib_tick" ]
+	[ "$(meta_of "$tmp/ew.stk" events)" = "syscalls:sys_enter_write,page-faults,u:$EWLIB:evlib_tick,r:$EWLIB:evlib_tick,sched:sched_process_exec" ]
 
 # The tracepoint: every write on its stack, kernel frames under it.
 a=$(folded_sum "$tmp/ew.stk" ';main;writes_a;write;.*do_syscall_64' sys_enter_write)
@@ -45,9 +45,16 @@ r=$(folded_sum "$tmp/ew.stk" ';main;call_lib [0-9]+$' "r:$EWLIB:evlib_tick")
 check "uretprobe evlib_tick, back in call_lib: exactly $L ($r)" [ "$r" -eq $L ]
 check "uprobe: no other event ($(trce_sum "$tmp/ew.stk" 2))" [ "$(trce_sum "$tmp/ew.stk" 2)" -eq $L ]
 
+# A tracepoint with a raw tracepoint (sched_process_exec: attached raw
+# where the kernel's links take cookies): CMD's one exec, its kernel
+# stack from execve without the tracing frames (bpf_trace_run*).
+x=$(folded_sum "$tmp/ew.stk" '^eventwork;.*;bprm_execve [0-9]+$' sched_process_exec)
+check "sched_process_exec: eventwork's one exec, from execve ($x)" [ "$x" -eq 1 ]
+check "sched_process_exec: no tracing frame shown" sh -c '! "$1" -f folded --event sched_process_exec "$2" 2>/dev/null | grep -q "bpf_trace_run\|__traceiter"' - "$REP" "$tmp/ew.stk"
+
 # Counted = STAT samples; nothing capped at the default cap.
 s=$(stat_of "$tmp/ew.stk" samples)
-t=$(( $(trce_sum "$tmp/ew.stk" 0) + $(trce_sum "$tmp/ew.stk" 1) + $(trce_sum "$tmp/ew.stk" 2) + $(trce_sum "$tmp/ew.stk" 3) ))
+t=$(( $(trce_sum "$tmp/ew.stk" 0) + $(trce_sum "$tmp/ew.stk" 1) + $(trce_sum "$tmp/ew.stk" 2) + $(trce_sum "$tmp/ew.stk" 3) + $(trce_sum "$tmp/ew.stk" 4) ))
 check "STAT samples is the rows' events ($s, $t)" [ "$s" -eq "$t" ]
 check "STAT trace_events_capped 0" [ "$(stat_of "$tmp/ew.stk" trace_events_capped)" -eq 0 ]
 
