@@ -137,7 +137,8 @@ const struct cli_opt cli__opts[] = {
 	{ NULL, 0, 0, CLI_TRACE,
 	  "  EVENT                      t:CATEGORY:NAME or CATEGORY:NAME (tracepoint; NAME\n"
 	  "                             may be a glob: t:syscalls:sys_enter_*),\n"
-	  "                             u:PATH:FUNC or u:LIB:FUNC (uprobe; u:c:malloc),\n"
+	  "                             u:PATH:FUNC or u:LIB:FUNC (uprobe; u:c:malloc;\n"
+	  "                             FUNC may be a glob),\n"
 	  "                             r:PATH:FUNC (uretprobe), p:FUNC (kprobe),\n"
 	  "                             page-faults, context-switches, cpu-migrations,\n"
 	  "                             minor-faults, major-faults (software events)\n", NULL },

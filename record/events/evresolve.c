@@ -302,25 +302,67 @@ static char *find_binary(const char *what)
 	return NULL;
 }
 
-/* 1 if the ELF file @path defines function @func (.symtab or .dynsym),
- * 0 if not, -errno if it is no readable ELF file. */
-static int elf_has_func(const char *path, const char *func)
+/* A growing list of names. */
+struct names {
+	char **v;
+	size_t n, cap;
+};
+
+static void names__free(struct names *nm)
+{
+	size_t i;
+
+	for (i = 0; i < nm->n; i++)
+		free(nm->v[i]);
+	free(nm->v);
+	memset(nm, 0, sizeof(*nm));
+}
+
+/* Add @name (its first @len bytes) unless it is there. */
+static int names__add(struct names *nm, const char *name, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < nm->n; i++)
+		if (strlen(nm->v[i]) == len && strncmp(nm->v[i], name, len) == 0)
+			return 0;
+	if (nm->n == nm->cap) {
+		char **v = realloc(nm->v, (nm->cap = nm->cap ? 2 * nm->cap : 16) * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		nm->v = v;
+	}
+	nm->v[nm->n] = strndup(name, len);
+	if (!nm->v[nm->n])
+		return -ENOMEM;
+	nm->n++;
+	return 0;
+}
+
+/*
+ * The functions the ELF file @path defines (.symtab or .dynsym, a
+ * version suffix "@@GLIBC_2.2.5" cut off; no IFUNCs) whose name matches @pattern
+ * (fnmatch(3); a plain name matches itself only) into @nm, each once.
+ * 0, -ENOEXEC if it is no ELF file we can read, -ENOMEM.
+ */
+static int elf_funcs(const char *path, const char *pattern, struct names *nm)
 {
 	Elf_Scn *scn = NULL;
-	int fd, found = 0, err = 0;
+	int fd, err = 0;
 	Elf *elf;
 
 	if (elf_version(EV_CURRENT) == EV_NONE)
-		return -EINVAL;
+		return -ENOEXEC;
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return -errno;
+		return -ENOEXEC;
 	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	if (!elf || elf_kind(elf) != ELF_K_ELF) {
 		err = -ENOEXEC;
 		goto out;
 	}
-	while (!found && (scn = elf_nextscn(elf, scn))) {
+	while (!err && (scn = elf_nextscn(elf, scn))) {
 		Elf_Data *data = NULL;
 		GElf_Shdr sh;
 		size_t i, n;
@@ -332,58 +374,43 @@ static int elf_has_func(const char *path, const char *func)
 		if (!data)
 			continue;
 		n = sh.sh_size / sh.sh_entsize;
-		for (i = 0; i < n && !found; i++) {
+		for (i = 0; !err && i < n; i++) {
+			char base[256];
 			const char *name;
 			GElf_Sym sym;
+			size_t len;
 
-			if (!gelf_getsym(data, (int)i, &sym) || (GELF_ST_TYPE(sym.st_info) != STT_FUNC &&
-			    GELF_ST_TYPE(sym.st_info) != STT_GNU_IFUNC))
-				continue;
-			if (sym.st_shndx == SHN_UNDEF || !sym.st_value)
+			/* Not an IFUNC's resolver (strcmp in libc): the
+			 * code that runs is the implementation it picks. */
+			if (!gelf_getsym(data, (int)i, &sym) || GELF_ST_TYPE(sym.st_info) != STT_FUNC ||
+			    sym.st_shndx == SHN_UNDEF || !sym.st_value)
 				continue;
 			name = elf_strptr(elf, sh.sh_link, sym.st_name);
-			/* "malloc" matches "malloc@@GLIBC_2.2.5" too. */
-			if (name && strncmp(name, func, strlen(func)) == 0 &&
-			    (name[strlen(func)] == '\0' || name[strlen(func)] == '@'))
-				found = 1;
+			if (!name)
+				continue;
+			len = strcspn(name, "@");
+			if (!len || len >= sizeof(base))
+				continue;
+			memcpy(base, name, len);
+			base[len] = '\0';
+			if (fnmatch(pattern, base, 0) == 0)
+				err = names__add(nm, base, len);
 		}
 	}
 out:
 	elf_end(elf);
 	close(fd);
-	return err ? err : found;
+	return err;
 }
 
-static int resolve_uprobe(const struct ev_spec *e, const char *spec, size_t max,
-			  struct ev_list *l, char *why, size_t size)
+static int uprobe_add(struct ev_list *l, const char *path, const char *func, int ret)
 {
-	struct ev_event ev = { .kind = EV_UPROBE, .retprobe = e->retprobe };
-	int ret;
+	struct ev_event ev = { .kind = EV_UPROBE, .retprobe = ret };
 
-	ev.path = find_binary(e->path);
-	if (!ev.path) {
-		snprintf(why, size, "%s: no binary or library '%s' (give its path, e.g. u:/usr/bin/bash:readline)",
-			 spec, e->path);
-		return -EINVAL;
-	}
-	ret = elf_has_func(ev.path, e->name);
-	if (ret <= 0) {
-		snprintf(why, size, ret < 0 ? "%s: %s is not an ELF file we can read"
-					    : "%s: %s has no function '%s' (see nm -D %s)",
-			 spec, ev.path, e->name, ev.path);
-		free(ev.path);
-		return -EINVAL;
-	}
-	if (l->n >= max) {
-		free(ev.path);
-		if (!l->capped_spec) {
-			l->capped_spec = spec;
-			l->capped_matched = 1;
-		}
-		return 0;
-	}
-	ev.func = strdup(e->name);
-	if (!ev.func || asprintf(&ev.name, "%s:%s:%s", e->retprobe ? "r" : "u", ev.path, e->name) < 0) {
+	ev.path = strdup(path);
+	ev.func = strdup(func);
+	if (!ev.path || !ev.func ||
+	    asprintf(&ev.name, "%s:%s:%s", ret ? "r" : "u", path, func) < 0) {
 		ev.name = NULL;
 		goto nomem;
 	}
@@ -394,8 +421,52 @@ nomem:
 	free(ev.path);
 	free(ev.func);
 	free(ev.name);
-	snprintf(why, size, "out of memory");
 	return -ENOMEM;
+}
+
+/* u:/r: PATH:FUNC, FUNC a name or a glob (u:c:str*cmp): each function of
+ * the binary it names, in name order, up to @max events in all. */
+static int resolve_uprobe(const struct ev_spec *e, const char *spec, size_t max,
+			  struct ev_list *l, char *why, size_t size)
+{
+	struct names nm = { 0 };
+	size_t i;
+	char *path;
+	int err;
+
+	path = find_binary(e->path);
+	if (!path) {
+		snprintf(why, size, "%s: no binary or library '%s' (give its path, e.g. u:/usr/bin/bash:readline)",
+			 spec, e->path);
+		return -EINVAL;
+	}
+	err = elf_funcs(path, e->name, &nm);
+	if (err == -ENOEXEC) {
+		snprintf(why, size, "%s: %s is not an ELF file we can read", spec, path);
+		err = -EINVAL;
+	} else if (!err && !nm.n) {
+		snprintf(why, size, strpbrk(e->name, "*?[") ? "%s: no function of %s matches '%s' (see nm -D %s)"
+							   : "%s: %s has no function '%s' (see nm -D %s)",
+			 spec, path, e->name, path);
+		err = -EINVAL;
+	}
+	if (nm.n)
+		qsort(nm.v, nm.n, sizeof(*nm.v), name_cmp);
+	for (i = 0; !err && i < nm.n; i++) {
+		if (l->n >= max) {
+			if (!l->capped_spec) {
+				l->capped_spec = spec;
+				l->capped_matched = nm.n;
+			}
+			break;
+		}
+		err = uprobe_add(l, path, nm.v[i], e->retprobe);
+		if (err)
+			snprintf(why, size, "out of memory");
+	}
+	names__free(&nm);
+	free(path);
+	return err;
 }
 
 static int resolve_kprobe(const struct ev_spec *e, const char *spec, size_t max,

@@ -92,8 +92,8 @@ int ev_spec__parse(const char *s, struct ev_spec *e, char *why, size_t size)
 		e->name = f[2];
 		if (!*e->path)
 			return fail(why, size, "a uprobe needs a binary: u:PATH:FUNC or u:LIB:FUNC (e.g. u:c:malloc)");
-		if (!ident_ok(e->name, 0))
-			return fail(why, size, "a uprobe's FUNC is a symbol name (no globs)");
+		if (!ident_ok(e->name, 1))
+			return fail(why, size, "a uprobe's FUNC is a symbol name or a glob (u:c:str*cmp)");
 		return 0;
 	} else if (nf == 2 && (strcmp(f[0], "p") == 0 || strcmp(f[0], "k") == 0 ||
 			       strcmp(f[0], "r") == 0 || strcmp(f[0], "kprobe") == 0 ||

@@ -43,6 +43,7 @@ expect_fail 2 "a glob that matches nothing" "matches" trace 't:syscalls:nosuch_*
 expect_fail 2 "no such binary" "no binary or library" trace u:/nonexistent/bin:main
 expect_fail 2 "no such library" "no binary or library" trace u:nosuchlib_xyz:f
 expect_fail 2 "no such function" "has no function 'nosuch'" trace "u:$EW:nosuch"
+expect_fail 2 "a uprobe glob that matches nothing" "no function of .* matches 'zzz\*'" trace "u:$EW:zzz*"
 expect_fail 2 "an event twice" "given twice" trace page-faults faults
 expect_fail 2 "-c 0" "-c 0: expected a positive number" trace page-faults -c 0
 expect_fail 2 "--rate-cap in profile" "applies to trace only" --rate-cap 5
@@ -65,6 +66,11 @@ check "glob over --max-probes: one warning ($(cat "$tmp/glob.err"))" \
 	grep -q "warning: t:syscalls:sys_enter_\*: [0-9]* events match, more than --max-probes 3 allows: 3 events attached" "$tmp/glob.err"
 n=$(meta_of "$tmp/glob.stk" events | tr ',' '\n' | grep -c '^syscalls:sys_enter_')
 check "glob over --max-probes: 3 events in META ($n)" [ "$n" -eq 3 ]
+
+# A uprobe glob: every function it matches, one event each, in name order.
+"$REC" trace -q "u:$EWLIB:evlib_*" -o "$tmp/ug.stk" -- "$EW" 0 0 0 5
+check "uprobe glob: evlib_tick attached" [ "$(meta_of "$tmp/ug.stk" events)" = "u:$EWLIB:evlib_tick" ]
+check "uprobe glob: its 5 calls" [ "$(trce_sum "$tmp/ug.stk" 0)" -eq 5 ]
 
 # The rate cap: 1000 writes in a burst against 10 a second.  Every event
 # is counted or capped, never lost and never both; a burst of 1000 cannot

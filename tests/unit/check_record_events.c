@@ -81,7 +81,9 @@ START_TEST(bad_spellings_say_what_was_expected)
 	ck_assert_int_eq(ev_spec__parse("x:a:b", &e, why, sizeof(why)), -EINVAL);
 	ck_assert_ptr_nonnull(strstr(why, "unknown prefix"));
 	ck_assert_int_eq(ev_spec__parse("u::malloc", &e, why, sizeof(why)), -EINVAL);
-	ck_assert_int_eq(ev_spec__parse("u:c:mal*", &e, why, sizeof(why)), -EINVAL);
+	ck_assert_int_eq(ev_spec__parse("u:c:mal*", &e, why, sizeof(why)), 0);
+	ck_assert_str_eq(e.name, "mal*");
+	ck_assert_int_eq(ev_spec__parse("u:c:mal/x", &e, why, sizeof(why)), -EINVAL);
 	ck_assert_int_eq(ev_spec__parse("p:", &e, why, sizeof(why)), -EINVAL);
 	ck_assert_int_eq(ev_spec__parse("a:b,c:d", &e, why, sizeof(why)), -EINVAL);
 	ck_assert_ptr_nonnull(strstr(why, "commas"));
