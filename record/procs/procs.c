@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <time.h>
@@ -488,8 +489,27 @@ void procs__set_unwinder(struct procs *p, struct unwinder *uw, const uint32_t *p
 	size_t i;
 
 	p->uw = uw;
-	for (i = 0; uw && i < nr_pids; i++)
-		unwind_load(p, pids[i]);
+	for (i = 0; uw && i < nr_pids; i++) {
+		char path[64], comm[16] = "";
+		FILE *f;
+
+		if (idmap__find(p->snaps, pids[i]))
+			continue;
+		snprintf(path, sizeof(path), "/proc/%u/comm", pids[i]);
+		f = fopen(path, "re");
+		if (f) {
+			if (fgets(comm, sizeof(comm), f))
+				comm[strcspn(comm, "\n")] = '\0';
+			fclose(f);
+		}
+		/* A snapshot kept, not only the unwinder's mappings: a target
+		 * that exits right after its first samples (a burst of trace
+		 * events) is gone when their announcement is read, and its
+		 * rows would have no maps.  Written once a row references it;
+		 * given to the unwinder as every snapshot is. */
+		if (procs__snapshot(p, pids[i], comm, 0))
+			unwind_load(p, pids[i]);
+	}
 }
 
 void procs__set_python(struct procs *p, struct python *py)

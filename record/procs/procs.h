@@ -120,8 +120,9 @@ struct unwinder;
 /*
  * procs__set_unwinder() - keep @uw's (borrowed; NULL: none) process
  * mappings current: every snapshot taken from now on is given to it and
- * every exit removes one.  @pids (-p) run already: their tables are
- * loaded now, before their first sample.
+ * every exit removes one.  @pids (-p) run already: they are snapshotted
+ * now (kept until a row references them) and their tables loaded, before
+ * their first sample.
  */
 void procs__set_unwinder(struct procs *p, struct unwinder *uw, const uint32_t *pids,
 			 size_t nr_pids);

@@ -73,9 +73,11 @@ check "-K: every row's user stack is -ENOENT" sh -c '! "$1" "$2" | awk -F"\t" "\
 check "-K: 30 events" [ "$(trce_sum "$tmp/k.stk" 0)" -eq 30 ]
 
 # -p: that process's events only, exactly.  eventwork waits for SIGUSR1
-# (sent once stkrec samples and has its unwind tables), works, and holds
-# in pause(2): then stkrec is stopped, then the target.  Another
-# eventwork working meanwhile is not counted.
+# (sent once stkrec samples and has its unwind tables), works, holds in
+# pause(2) and is ended at once: stkrec stops by itself, the target gone,
+# and its rows have its maps (taken when the recording started: the
+# announcement of its first event finds it gone).  Another eventwork
+# working meanwhile is not counted.
 bg "$EW" 40 30 0 0 wait
 target=$bg_pid
 bg "$REC" trace -q --flush-interval 0.05 -p $target t:syscalls:sys_enter_write -o "$tmp/p.stk"
@@ -85,8 +87,9 @@ wait_until tables_ready "$tmp/p.stk"
 "$EW" 7 7 0 0
 kill -USR1 $target
 wait_until in_pause $target
-stop $rec
-check "-p: stopped by the signal" [ "$(meta_of "$tmp/p.stk" end_reason)" = signal ]
+kill $target
+wait $rec
+check "-p: stkrec stops when the target is gone" [ "$(meta_of "$tmp/p.stk" end_reason)" = targets ]
 check "-p: writes_a exactly 40" [ "$(folded_sum "$tmp/p.stk" ';writes_a;write;')" -eq 40 ]
 check "-p: writes_b exactly 30" [ "$(folded_sum "$tmp/p.stk" ';writes_b;write;')" -eq 30 ]
 check "-p: nothing of another process ($(trce_sum "$tmp/p.stk" 0))" [ "$(trce_sum "$tmp/p.stk" 0)" -eq 70 ]
