@@ -146,6 +146,7 @@ static void sym_module__free(struct symbolizer *s, struct sym_module *m)
 		return;
 	if (m->priv) {
 		idmap__release(&m->priv->cache);
+		symcache__free(m->priv->sc);
 		scope_index__free(m->priv->scopes);
 		cu_addr__free(m->priv->cus);
 		if (m->priv->dwfl)
@@ -170,6 +171,10 @@ void symbolizer__free(struct symbolizer *s)
 
 	if (!s)
 		return;
+	/* Best effort: a cache not written is rebuilt next time. */
+	for (i = 0; i < s->nr_mods; i++)
+		if (s->mods[i]->priv && s->mods[i]->priv->sc && s->mods[i]->has_dwarf)
+			symcache__store(s->mods[i]->priv->sc, s->mods[i]->debug_path);
 	for (i = 0; i < s->nr_mods; i++)
 		sym_module__free(s, s->mods[i]);
 	free(s->mods);
