@@ -7,13 +7,16 @@
  * shared between machines; the version and magic refuse another layout):
  *
  *   header     struct symcache_header
- *   entries    nr_entries x struct sc_entry, by pc strictly ascending
+ *   entries    nr_entries x struct sc_entry: address ranges [lo, hi), those
+ *              read without lines first, then those with, each by lo and
+ *              none overlapping another of its kind
  *   frames     nr_frames  x struct sc_frame
  *   strings    strings_size bytes of NUL-terminated strings; an offset of
  *              SC_NONE is a NULL string
  *
  * The CRC32C covers everything after the header.  An entry's frames are
- * frames[first .. first + max(nr, 1)).
+ * frames[first .. first + max(nr, 1)), what the DWARF walk gives at every
+ * address of its range (symname.c finds the range).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -32,7 +35,7 @@
 #include "symcache.h"
 
 #define SC_MAGIC "STKSYMC\001"
-#define SC_VERSION 1
+#define SC_VERSION 2
 #define SC_NONE UINT32_MAX
 #define SC_LINES 1u		/* entry flag: file and line numbers read */
 #define SC_SUBPROGRAM 1u	/* frame flag */
@@ -57,7 +60,7 @@ struct symcache_header {
 };
 
 struct sc_entry {
-	uint64_t pc;
+	uint64_t lo, hi;
 	uint32_t first;
 	uint16_t nr;
 	uint16_t flags;
@@ -92,9 +95,8 @@ struct symcache {
 	const struct sc_entry *le;
 	const struct sc_frame *lf;
 	const char *ls;
-	/* Added since: pc -> entry index + 1 in @added. */
+	/* Added since, in the order of the file's entries. */
 	struct sc_table added;
-	struct idmap added_pc;
 };
 
 static int64_t mtime_ns(const struct stat *st)
@@ -190,8 +192,8 @@ static int sc_table__intern(struct sc_table *t, const char *str, uint32_t *off)
 	return 0;
 }
 
-/* Appends an entry; its pc is the caller's to keep in order. */
-static int sc_table__append(struct sc_table *t, uint64_t pc, uint32_t nr,
+/* Appends an entry for [lo, hi); its place is the caller's to keep. */
+static int sc_table__append(struct sc_table *t, uint64_t lo, uint64_t hi, uint32_t nr,
 			    const struct symcache_frame *fr, int lines)
 {
 	uint32_t i, n = nr ? nr : 1;
@@ -213,7 +215,8 @@ static int sc_table__append(struct sc_table *t, uint64_t pc, uint32_t nr,
 		f->flags = fr[i].subprogram ? SC_SUBPROGRAM : 0;
 	}
 	e = &t->e[t->nr_e++];
-	e->pc = pc;
+	e->lo = lo;
+	e->hi = hi;
 	e->first = (uint32_t)t->nr_f;
 	e->nr = (uint16_t)nr;
 	e->flags = lines ? SC_LINES : 0;
@@ -237,6 +240,14 @@ static void hex_of(char *out, const uint8_t *b, uint32_t n)
 static const char *str_at(const char *s, uint32_t off)
 {
 	return off == SC_NONE ? NULL : s + off;
+}
+
+/* The file's order: entries without lines first, then by lo. */
+static int entry_cmp(const struct sc_entry *a, const struct sc_entry *b)
+{
+	if (a->flags != b->flags)
+		return a->flags < b->flags ? -1 : 1;
+	return a->lo < b->lo ? -1 : a->lo > b->lo;
 }
 
 /* Checks the file's body against its header: every count, offset and
@@ -270,7 +281,9 @@ static int symcache__check(struct symcache *sc, size_t size)
 	for (i = 0; i < h->nr_entries; i++) {
 		uint32_t n = e[i].nr ? e[i].nr : 1;
 
-		if ((i && e[i].pc <= e[i - 1].pc) || e[i].nr > SCOPE_MAX_FRAMES ||
+		if (e[i].lo >= e[i].hi || (i && entry_cmp(&e[i - 1], &e[i]) >= 0) ||
+		    (i && e[i - 1].flags == e[i].flags && e[i - 1].hi > e[i].lo) ||
+		    e[i].nr > SCOPE_MAX_FRAMES ||
 		    e[i].first > h->nr_frames || n > h->nr_frames - e[i].first ||
 		    (e[i].flags & ~SC_LINES))
 			return -EBADMSG;
@@ -408,21 +421,24 @@ const char *symcache__debug_path(const struct symcache *sc)
 	return sc->h ? str_at(sc->ls, sc->h->dbg) : NULL;
 }
 
-/* The loaded entry for @pc, or NULL. */
-static const struct sc_entry *loaded_find(const struct symcache *sc, uint64_t pc)
+/* The entry of @e (@n, in the file's order) with lines flags @flags
+ * whose range holds @pc, or NULL. */
+static const struct sc_entry *range_find(const struct sc_entry *e, size_t n, uint16_t flags,
+					 uint64_t pc)
 {
-	size_t lo = 0, hi = sc->h ? sc->h->nr_entries : 0;
+	size_t lo = 0, hi = n;
 
+	/* The first entry past (flags, pc); the one before it may hold pc. */
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
-		if (sc->le[mid].pc == pc)
-			return &sc->le[mid];
-		if (sc->le[mid].pc < pc)
+		if (e[mid].flags < flags || (e[mid].flags == flags && e[mid].lo <= pc))
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
+	if (lo && e[lo - 1].flags == flags && e[lo - 1].lo <= pc && pc < e[lo - 1].hi)
+		return &e[lo - 1];
 	return NULL;
 }
 
@@ -446,94 +462,86 @@ static void entry_frames(const struct sc_entry *e, const struct sc_frame *f, con
 int symcache__find(const struct symcache *sc, uint64_t pc, int lines,
 		   struct symcache_frame *fr, uint32_t max, uint32_t *nr_frames)
 {
+	size_t nr_l = sc->h ? sc->h->nr_entries : 0;
 	const struct sc_entry *e = NULL;
-	const struct sc_frame *f;
-	const char *s;
-	uint64_t *v = idmap__find(&sc->added_pc, pc);
+	const struct sc_frame *f = NULL;
+	const char *str = NULL;
+	uint16_t flags;
 
-	if (v) {
-		e = &sc->added.e[*v - 1];
+	/* What was added wins: it was read after the file. */
+	for (flags = lines ? SC_LINES : 0; !e && flags <= SC_LINES; flags++) {
+		e = range_find(sc->added.e, sc->added.nr_e, flags, pc);
 		f = sc->added.f;
-		s = sc->added.s;
-	} else {
-		e = loaded_find(sc, pc);
-		f = sc->lf;
-		s = sc->ls;
+		str = sc->added.s;
+		if (!e) {
+			e = range_find(sc->le, nr_l, flags, pc);
+			f = sc->lf;
+			str = sc->ls;
+		}
 	}
-	if (!e || (lines && !(e->flags & SC_LINES)) || (e->nr ? e->nr : 1u) > max)
+	if (!e || (e->nr ? e->nr : 1u) > max)
 		return -ENOENT;
-	entry_frames(e, f, s, fr);
+	entry_frames(e, f, str, fr);
 	*nr_frames = e->nr;
 	return 0;
 }
 
-int symcache__add(struct symcache *sc, uint64_t pc, uint32_t nr_frames,
+int symcache__add(struct symcache *sc, uint64_t lo, uint64_t hi, uint32_t nr_frames,
 		  const struct symcache_frame *fr, int lines)
 {
-	uint64_t *v = idmap__find(&sc->added_pc, pc);
-	size_t total = sc->added.nr_e + (sc->h ? sc->h->nr_entries : 0);
+	struct sc_table *t = &sc->added;
+	size_t total = t->nr_e + (sc->h ? sc->h->nr_entries : 0), at;
+	struct sc_entry e;
 	int err;
 
-	if (!sc->path || nr_frames > SCOPE_MAX_FRAMES || total >= SYMCACHE_MAX_ENTRIES)
+	if (!sc->path || lo >= hi || nr_frames > SCOPE_MAX_FRAMES || total >= SYMCACHE_MAX_ENTRIES)
 		return 0;
-	/* A replaced entry's frames stay in the table unused until stored. */
-	err = sc_table__append(&sc->added, pc, nr_frames, fr, lines);
+	err = sc_table__append(t, lo, hi, nr_frames, fr, lines);
 	if (err)
 		return err;
-	if (v) {
-		*v = sc->added.nr_e;
+	/* Into the file's order, unless it overlaps an entry of its kind
+	 * (it cannot, as ranges are found; but never two answers). */
+	e = t->e[--t->nr_e];
+	for (at = t->nr_e; at > 0 && entry_cmp(&t->e[at - 1], &e) > 0; at--)
+		;
+	if ((at > 0 && t->e[at - 1].flags == e.flags && t->e[at - 1].hi > e.lo) ||
+	    (at < t->nr_e && t->e[at].flags == e.flags && e.hi > t->e[at].lo))
 		return 0;
-	}
-	return idmap__set(&sc->added_pc, pc, sc->added.nr_e);
+	memmove(&t->e[at + 1], &t->e[at], (t->nr_e - at) * sizeof(e));
+	t->e[at] = e;
+	t->nr_e++;
+	return 0;
 }
 
-static int pc_cmp(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-/* The file's body: loaded entries and added ones merged by pc (an added
- * one wins), with one string table. */
+/* The file's body: loaded entries and added ones merged in the file's
+ * order, an added one first where they overlap, with one string table. */
 static int symcache__merge(const struct symcache *sc, struct sc_table *out)
 {
 	struct symcache_frame fr[SCOPE_MAX_FRAMES];
-	size_t nr_l = sc->h ? sc->h->nr_entries : 0, nr_a = 0, i = 0, j = 0;
-	uint64_t *pcs = NULL, k, v;
-	size_t it = 0;
-	int err = -ENOMEM;
+	size_t nr_l = sc->h ? sc->h->nr_entries : 0, i = 0, j = 0;
+	const struct sc_entry *last = NULL;
+	struct sc_entry kept = { 0 };
+	int err;
 
-	pcs = malloc((idmap__count(&sc->added_pc) + 1) * sizeof(*pcs));
-	if (!pcs)
-		return -ENOMEM;
-	while (idmap__next(&sc->added_pc, &it, &k, &v))
-		pcs[nr_a++] = k;
-	qsort(pcs, nr_a, sizeof(*pcs), pc_cmp);
-	while (i < nr_l || j < nr_a) {
+	while (i < nr_l || j < sc->added.nr_e) {
 		const struct sc_entry *e;
-		uint64_t pc;
 
-		if (j < nr_a && (i == nr_l || pcs[j] <= sc->le[i].pc)) {
-			pc = pcs[j];
-			if (i < nr_l && sc->le[i].pc == pc)
-				i++;
-			j++;
-			e = &sc->added.e[*idmap__find(&sc->added_pc, pc) - 1];
+		if (j < sc->added.nr_e && (i == nr_l || entry_cmp(&sc->added.e[j], &sc->le[i]) <= 0)) {
+			e = &sc->added.e[j++];
 			entry_frames(e, sc->added.f, sc->added.s, fr);
 		} else {
 			e = &sc->le[i++];
-			pc = e->pc;
 			entry_frames(e, sc->lf, sc->ls, fr);
 		}
-		err = sc_table__append(out, pc, e->nr, fr, e->flags & SC_LINES);
+		if (last && kept.flags == e->flags && kept.hi > e->lo)
+			continue;
+		err = sc_table__append(out, e->lo, e->hi, e->nr, fr, e->flags & SC_LINES);
 		if (err)
-			goto out;
+			return err;
+		kept = *e;
+		last = &kept;
 	}
-	err = 0;
-out:
-	free(pcs);
-	return err;
+	return 0;
 }
 
 struct dir_file {
@@ -693,7 +701,6 @@ void symcache__free(struct symcache *sc)
 	if (!sc)
 		return;
 	sc_table__release(&sc->added);
-	idmap__release(&sc->added_pc);
 	free(sc->buf);
 	free(sc->path);
 	free(sc->dir);

@@ -1,17 +1,19 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * symcache.h - what the symbolizer derived from a module's DWARF (inline
- * frames, names, lines) at each address it was asked, kept on disk by
+ * frames, names, lines) around each address it was asked, kept on disk by
  * build-id between reports, so that the next report of the same binaries
- * reads no DWARF (for libc's compressed debuginfo, inflating it is most of
+ * (of this capture or another) reads no DWARF (for libc's compressed debuginfo, inflating it is most of
  * a small report's time).  One file per build-id, DIR/<build-id in hex>.sym
  * (layout in symcache.c): a header naming the build-id, the files the DWARF
  * came from (size and modification time of the binary and of its separate
  * debuginfo, the debuginfo's path) and a CRC32C of the body; then the
- * addresses, their frames and a string table.
+ * address ranges, their frames and a string table.
  *
- * A cache is only an accelerator: it holds, per address, exactly what the
- * DWARF walk gave (before demangling or any option shapes it), and is used
+ * A cache is only an accelerator: it holds, per range of addresses, exactly
+ * what the DWARF walk gives at each of them (before demangling or any
+ * option shapes it; the ranges are where the walk takes the same DIEs and
+ * line row, symname.c), and is used
  * only when its header matches the module as opened now; a file that fails
  * any check (magic, version, build-id, sizes, CRC, bounds, order) is removed
  * and rebuilt, never trusted.  Only the reporter's own user may have written
@@ -27,7 +29,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define SYMCACHE_MAX_ENTRIES (1u << 20)
+#define SYMCACHE_MAX_ENTRIES (1u << 20)	/* ranges in one file */
 #define SYMCACHE_MAX_FILE_BYTES (64ull << 20)
 #define SYMCACHE_DIR_MAX_BYTES (256ull << 20)
 
@@ -65,7 +67,7 @@ int symcache__open(const char *dir, const uint8_t *bid, uint32_t bid_size,
 const char *symcache__debug_path(const struct symcache *sc);
 
 /*
- * symcache__find() - the frames cached for address @pc: *@nr_frames DWARF
+ * symcache__find() - the frames cached for a range holding address @pc: *@nr_frames DWARF
  * frames (0: none, the symbol alone) in @fr (room for @max, at least 1;
  * fr[0] carries the address's file and line even with no DWARF frame).
  * Strings are borrowed until symcache__free().  @lines: file and line
@@ -77,11 +79,13 @@ int symcache__find(const struct symcache *sc, uint64_t pc, int lines,
 
 /*
  * symcache__add() - keep @nr_frames frames of @fr (max(@nr_frames, 1)
- * entries; strings copied) for @pc, replacing any; @lines: file and line
- * numbers were read.  Past SYMCACHE_MAX_ENTRIES addresses, nothing more is
- * added.  Returns 0 or -ENOMEM.
+ * entries; strings copied) for every address of [@lo, @hi): the DWARF walk
+ * gives them all the same; @lines: file and line numbers were read (a
+ * range with them is found by queries with and without).  A range that
+ * overlaps one already added of its kind is not added.  Past
+ * SYMCACHE_MAX_ENTRIES ranges, nothing more is.  Returns 0 or -ENOMEM.
  */
-int symcache__add(struct symcache *sc, uint64_t pc, uint32_t nr_frames,
+int symcache__add(struct symcache *sc, uint64_t lo, uint64_t hi, uint32_t nr_frames,
 		  const struct symcache_frame *fr, int lines);
 
 /*

@@ -231,16 +231,93 @@ static const char *cu_lineinfo(Dwarf_Die *cudie, Dwarf_Addr addr, int *lineno)
 }
 
 /*
+ * Narrows [*@lo, *@hi) (DWARF addresses) to the .debug_aranges entry that
+ * holds @dpc, when it names @cudie: libdwfl maps every address of an entry
+ * to its CU.  0, or -1 when no entry (or another CU) holds @dpc: then the
+ * CU of a neighbour address cannot be told.
+ */
+static int span_cu(struct sym_module_priv *p, Dwarf_Die *cudie, uint64_t dpc, uint64_t *lo,
+		   uint64_t *hi)
+{
+	Dwarf_Addr bias, start;
+	Dwarf_Word len;
+	Dwarf_Aranges *ar;
+	Dwarf_Arange *a;
+	Dwarf_Off cuoff;
+	Dwarf_Die cu;
+	Dwarf *dw = dwfl_module_getdwarf(p->mod, &bias);
+	size_t n;
+
+	if (!dw || dwarf_getaranges(dw, &ar, &n) != 0 || !(a = dwarf_getarange_addr(ar, dpc)) ||
+	    dwarf_getarangeinfo(a, &start, &len, &cuoff) != 0 ||
+	    !dwarf_addrdie(dw, dpc, &cu) || dwarf_dieoffset(&cu) != dwarf_dieoffset(cudie) ||
+	    start > dpc || dpc - start >= len)
+		return -1;
+	if (start > *lo)
+		*lo = start;
+	if (start + len > start && start + len < *hi)
+		*hi = start + len;
+	return 0;
+}
+
+/*
+ * Narrows [*@lo, *@hi) (DWARF addresses) to where @cudie's line table gives
+ * the row it gives @dpc: libdwfl takes the last row at or before the
+ * address, so the answer changes at each row's address, and at that very
+ * address it may take another of the rows there: [a, a + 1) when @dpc is a
+ * row's address a, else (a, next row's address).  0, or -1 when @dpc is
+ * before every row or the table cannot be read.
+ */
+static int span_line(Dwarf_Die *cudie, uint64_t dpc, uint64_t *lo, uint64_t *hi)
+{
+	uint64_t below = 0, above = UINT64_MAX;
+	Dwarf_Lines *lines;
+	size_t n, i;
+	int any = 0;
+
+	if (dwarf_getsrclines(cudie, &lines, &n) != 0)
+		return -1;
+	for (i = 0; i < n; i++) {
+		Dwarf_Addr a;
+
+		if (dwarf_lineaddr(dwarf_onesrcline(lines, i), &a) != 0)
+			return -1;
+		if (a <= dpc) {
+			if (!any || a > below)
+				below = a;
+			any = 1;
+		} else if (a < above) {
+			above = a;
+		}
+	}
+	if (!any)
+		return -1;
+	if (below == dpc) {
+		above = dpc + 1;
+	} else {
+		below++;
+	}
+	if (below > *lo)
+		*lo = below;
+	if (above < *hi)
+		*hi = above;
+	return 0;
+}
+
+/*
  * What DWARF says at module address @pc, before names are demangled or
  * options shape them: the function-like scopes (leaf first), their raw
  * names and declaration lines, and with --lines each frame's file and line
  * (fr[0]: @pc's own, even with no scope; fr[i]: the call site of frame
  * i - 1 when that one was inlined).  This is what symcache.h keeps.
  * @raw: each frame's name, malloc'ed (or NULL), for the caller to free.
+ * [*@lo, *@hi): the module addresses around @pc where all of it is the
+ * same (span_cu(), scope_index__find_span(), span_line()); [@pc, @pc + 1)
+ * where that cannot be told.
  * Returns the number of frames (0: no DWARF frame), or -ENOMEM.
  */
 static int module__dwarf_frames(struct symbolizer *s, struct sym_module *m, uint64_t pc,
-				struct symcache_frame *d, char **raw)
+				struct symcache_frame *d, char **raw, uint64_t *lo, uint64_t *hi)
 {
 	struct sym_module_priv *p = m->priv;
 	struct scope_frame fr[SCOPE_MAX_FRAMES];
@@ -251,6 +328,8 @@ static int module__dwarf_frames(struct symbolizer *s, struct sym_module *m, uint
 	int nfr = 0, own = 0, i, err;
 
 	memset(d, 0, sizeof(*d));
+	*lo = pc;
+	*hi = pc + 1;
 	err = module__dwarf(s, m);
 	if (err < 0)
 		return err;
@@ -260,9 +339,18 @@ static int module__dwarf_frames(struct symbolizer *s, struct sym_module *m, uint
 			return err;
 	}
 	if (cudie) {
-		nfr = scope_index__find(p->scopes, cudie, pc - dbias, fr);
+		uint64_t slo, shi;
+
+		nfr = scope_index__find_span(p->scopes, cudie, pc - dbias, fr, &slo, &shi);
 		if (nfr < 0)
 			return nfr;
+		if (!own && span_cu(p, cudie, pc - dbias, &slo, &shi) == 0 &&
+		    (!s->opts.lines || span_line(cudie, pc - dbias, &slo, &shi) == 0) &&
+		    slo <= pc - dbias && pc - dbias < shi && slo + dbias >= slo &&
+		    shi + dbias >= shi) {
+			*lo = slo + dbias;
+			*hi = shi + dbias;
+		}
 		if (s->opts.lines)
 			dwarf_getsrcfiles(cudie, &files, &nfiles);
 	}
@@ -349,6 +437,7 @@ static int module__frames(struct symbolizer *s, struct sym_module *m, uint64_t p
 			  struct symcache_frame *d, char **raw, int *nfr)
 {
 	struct sym_module_priv *p = m->priv;
+	uint64_t lo, hi;
 	uint32_t n;
 	int err;
 
@@ -359,7 +448,7 @@ static int module__frames(struct symbolizer *s, struct sym_module *m, uint64_t p
 		*nfr = (int)n;
 		return 0;
 	}
-	*nfr = module__dwarf_frames(s, m, pc, d, raw);
+	*nfr = module__dwarf_frames(s, m, pc, d, raw, &lo, &hi);
 	if (*nfr < 0)
 		return *nfr;
 	if (p->sc && !m->has_dwarf) {	/* nothing to keep */
@@ -367,7 +456,7 @@ static int module__frames(struct symbolizer *s, struct sym_module *m, uint64_t p
 		p->sc = NULL;
 	}
 	if (p->sc)
-		return symcache__add(p->sc, pc, (uint32_t)*nfr, d, s->opts.lines);
+		return symcache__add(p->sc, lo, hi, (uint32_t)*nfr, d, s->opts.lines);
 	return 0;
 }
 
