@@ -7,6 +7,8 @@
 #    byte-identical (golden fixtures with inline frames and lines, the
 #    captures in samples/),
 #    whichever options built the cache;
+#  - a cache made from some addresses names others as DWARF does (the
+#    ranges it keeps are exact): random addresses of binaries with DWARF;
 #  - a warm cache is what names the frames: a cache file whose name was
 #    rewritten (its CRC fixed) shows that name -- and is not read when
 #    the directory or the file is someone else's, nor through a symlink;
@@ -182,6 +184,33 @@ for damage in truncated flipped_body flipped_last flipped_version flipped_bid em
 		pass "damaged cache ($damage): cacheless output, rebuilt"
 	fi
 done
+
+# ---- ranges: a cache made from some addresses names others exactly ------
+# Two synthetic captures (mkcapture --synthetic, different seeds: 30000
+# random addresses each) over binaries with DWARF: the second reported with
+# the cache the first left is the second reported without one.
+L=/usr/lib/x86_64-linux-gnu
+files="$REP $O/tests/tools/mkcapture $CW $FX/root/fx/fx_pie $FX/root/fx/fx_cpp"
+[ -e "$L/libc.so.6" ] && files="$files $(readlink -f "$L/libc.so.6")"
+# shellcheck disable=SC2086
+"$MK" --synthetic 5000 --seed 1 "$tmp/s1.stk" $files && "$MK" --synthetic 5000 --seed 2 "$tmp/s2.stk" $files ||
+	{ fail "mkcapture --synthetic"; finish; }
+for o in "-f folded" "-f folded --lines"; do
+	rm -rf "$tmp/rc"
+	# shellcheck disable=SC2086
+	"$REP" --symbol-cache none $o "$tmp/s2.stk" >"$tmp/s2.none" 2>&1
+	# shellcheck disable=SC2086
+	"$REP" --symbol-cache "$tmp/rc" $o "$tmp/s1.stk" >/dev/null 2>&1
+	# shellcheck disable=SC2086
+	"$REP" --symbol-cache "$tmp/rc" $o "$tmp/s2.stk" >"$tmp/s2.warm" 2>&1
+	if cmp -s "$tmp/s2.none" "$tmp/s2.warm"; then
+		pass "ranges cached from 30000 addresses name 30000 others as DWARF does ($o)"
+	else
+		fail "ranges cached from other addresses ($o): output differs"
+		diff -u "$tmp/s2.none" "$tmp/s2.warm" | head -20
+	fi
+done
+grep -q ';' "$tmp/s2.none" || fail "the synthetic report has stacks"
 
 # ---- real captures -----------------------------------------------------
 for f in "$top"/samples/*.stk; do
