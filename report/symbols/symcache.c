@@ -117,6 +117,33 @@ static int dir_ok(const char *dir)
 	return 0;
 }
 
+/*
+ * mkdir(@path, 0700) when missing, only inside a directory of ours or
+ * root's: `sudo stkreport` with the user's $HOME must not make the user's
+ * ~/.cache root's.  0 or -errno (-EPERM: another user's directory).
+ */
+static int mkdir_in_own(char *path)
+{
+	char *slash = strrchr(path, '/');
+	struct stat st;
+	int err;
+
+	if (lstat(path, &st) == 0)
+		return 0;
+	if (errno != ENOENT)
+		return -errno;
+	if (slash) {
+		*slash = '\0';
+		err = lstat(slash == path ? "/" : path, &st) < 0 ? -errno : 0;
+		*slash = '/';
+		if (err)
+			return err;
+		if (st.st_uid != geteuid() && st.st_uid != 0)
+			return -EPERM;
+	}
+	return mkdir(path, 0700) < 0 && errno != EEXIST ? -errno : 0;
+}
+
 /* Makes @dir and its missing parents 0700; 0 when @dir is then ours alone. */
 static int dir_make(const char *dir)
 {
@@ -130,13 +157,13 @@ static int dir_make(const char *dir)
 	strcpy(p, dir);
 	for (slash = strchr(p + 1, '/'); slash; slash = strchr(slash + 1, '/')) {
 		*slash = '\0';
-		if (mkdir(p, 0700) < 0 && errno != EEXIST)
-			return -errno;
+		err = mkdir_in_own(p);
 		*slash = '/';
+		if (err)
+			return err;
 	}
-	if (mkdir(dir, 0700) < 0 && errno != EEXIST)
-		return -errno;
-	return dir_ok(dir);
+	err = mkdir_in_own(p);
+	return err ? err : dir_ok(dir);
 }
 
 static void sc_table__release(struct sc_table *t)
@@ -557,9 +584,7 @@ static int dir_file_cmp(const void *a, const void *b)
 	return x->mtime < y->mtime ? -1 : x->mtime > y->mtime;
 }
 
-/* Removes the oldest caches of @dir while it holds more than @max bytes,
- * down to 3/4 of it, so that the next trim is many stores away. */
-static void trim(const char *dir, uint64_t max)
+void symcache__trim(const char *dir, uint64_t max)
 {
 	struct dir_file *e = NULL, *n;
 	size_t nr = 0, cap = 0, i;
@@ -569,6 +594,8 @@ static void trim(const char *dir, uint64_t max)
 	DIR *dp;
 	int dfd;
 
+	if (dir_ok(dir))
+		return;
 	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (dfd < 0)
 		return;
@@ -619,6 +646,11 @@ static int write_all(int fd, const void *p, size_t n)
 		n -= (size_t)w;
 	}
 	return 0;
+}
+
+int symcache__pending(const struct symcache *sc)
+{
+	return sc && sc->path && sc->added.nr_e;
 }
 
 int symcache__store(struct symcache *sc, const char *dbg)
@@ -685,9 +717,6 @@ int symcache__store(struct symcache *sc, const char *dbg)
 	fd = -1;
 	if (!err && rename(tmp, sc->path) < 0)
 		err = -errno;
-	if (err)
-		goto out;
-	trim(sc->dir, SYMCACHE_DIR_MAX_BYTES);
 out:
 	if (tmp && err)
 		unlink(tmp);

@@ -88,15 +88,25 @@ int symcache__find(const struct symcache *sc, uint64_t pc, int lines,
 int symcache__add(struct symcache *sc, uint64_t lo, uint64_t hi, uint32_t nr_frames,
 		  const struct symcache_frame *fr, int lines);
 
+/* 1 when symcache__store() has something to write (@sc may be NULL). */
+int symcache__pending(const struct symcache *sc);
+
 /*
  * symcache__store() - write @sc to its file if anything was added since it
  * was opened (temporary file renamed over it), recording @dbg (the
- * separate debuginfo the DWARF came from, or NULL), then trim the
- * directory.  Returns 0 (also when there was nothing to write) or -errno:
+ * separate debuginfo the DWARF came from, or NULL).  Returns 0 (also when there was nothing to write) or -errno:
  * -EPERM (the directory is not the reporter's alone), -EFBIG, -ENOMEM, an
  * I/O error.
  */
 int symcache__store(struct symcache *sc, const char *dbg);
+
+/*
+ * symcache__trim() - remove the oldest (by modification time) cache files
+ * of @dir while it holds more than @max bytes (SYMCACHE_DIR_MAX_BYTES), down
+ * to 3/4 of it, so that the next trim is many reports away.  Nothing when
+ * @dir is not the reporter's alone.
+ */
+void symcache__trim(const char *dir, uint64_t max);
 
 /* Accepts NULL. */
 void symcache__free(struct symcache *sc);

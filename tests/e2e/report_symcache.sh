@@ -123,6 +123,13 @@ cp "$tmp/elsewhere/$bid.sym" "$C/$bid.sym"
 "$REP" -f folded --symbol-cache "$tmp/other/link" $R "$tmp/report_basic.stk" >"$tmp/p.out" 2>/dev/null
 check "a cache directory given as a symlink is not used" cmp -s "$tmp/clean.out" "$tmp/p.out"
 rm -f "$C/$bid.sym"
+# A missing cache directory is not made inside another user's directory
+# (sudo stkreport with the user's $HOME must not make ~/.cache root's).
+mkdir -p "$tmp/theirs"
+chown nobody "$tmp/theirs"
+"$REP" -f folded --symbol-cache "$tmp/theirs/cache/stk" $R "$tmp/report_basic.stk" >"$tmp/p.out" 2>/dev/null
+check "no cache directory made inside another user's directory" test ! -e "$tmp/theirs/cache"
+check "... and the report is the same" cmp -s "$tmp/clean.out" "$tmp/p.out"
 
 # ---- another binary at the same path: its own names ---------------------
 # /fx/prog is fx_pie, then fx_cpp (another build-id), with the same mtime.
