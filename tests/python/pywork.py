@@ -2,9 +2,9 @@
 #
 # pywork: a Python workload whose call tree is known by construction, and
 # an in-process oracle of where its threads are, for the tests of Python
-# frames in stacks (issue #24; tests/e2e/python_*.sh).  Runs on CPython
-# 3.8-3.13 unchanged, until SIGTERM or SIGINT: never for a fixed time or
-# number of rounds.
+# frames in stacks (issue #24; tests/e2e/python_*.sh, tests/bench).  Runs
+# on CPython 3.7-3.13 unchanged, until SIGTERM or SIGINT: never for a fixed
+# time or number of rounds.
 #
 #   python3 pywork.py [--depth D] MODE ORACLE [READY]
 #
@@ -117,9 +117,16 @@ def frame_path(f):
     return ";".join(names)
 
 
+def native_id():
+    # threading.get_native_id() is 3.8+; make bench's baseline runs 3.7.
+    if hasattr(threading, "get_native_id"):
+        return threading.get_native_id()
+    return int(os.readlink("/proc/thread-self").split("/")[-1])
+
+
 def name_thread(name):
     try:
-        with open("/proc/self/task/%d/comm" % threading.get_native_id(), "w") as c:
+        with open("/proc/self/task/%d/comm" % native_id(), "w") as c:
             c.write(name)
     except OSError:
         pass
@@ -134,7 +141,7 @@ class Shared:
 
 def main(sh, mode, depth):
     name_thread("pw-work")
-    sh.tids["work"] = threading.get_native_id()
+    sh.tids["work"] = native_id()
     sh.root = frame_path(sys._getframe())
     sh.started.set()
     loop = None
@@ -159,7 +166,7 @@ def nap():
 
 def sleeper(sh, mode):
     name_thread("pw-sleep")
-    sh.tids["sleep"] = threading.get_native_id()
+    sh.tids["sleep"] = native_id()
     if mode == "sleep":
         sh.root = frame_path(sys._getframe())
     sh.started.set()
@@ -169,7 +176,7 @@ def sleeper(sh, mode):
 
 def oracle(sh, subject, counts, count_file):
     name_thread("pw-oracle")
-    sh.tids["oracle"] = threading.get_native_id()
+    sh.tids["oracle"] = native_id()
     rng = random.Random(24)
     period = 1.0 / ORACLE_HZ
     n = 0
