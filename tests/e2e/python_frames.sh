@@ -146,6 +146,7 @@ run_version() {
 	rc=$?
 	check "$l: stkreport -f folded --python=no exit 0 (got $rc: $(head -c 300 "$tmp/$l.nat.err"))" [ "$rc" -eq 0 ]
 	frames_of "$l"
+	echo "     $l: $("$REP" info "$tmp/$l.stk" 2>/dev/null | awk '$1 == "stat" && $2 ~ /^python_/ { printf "%s %s ", $2, $3 }')"
 	t=$(num "$l" total) ot=$(num "$l" o_total)
 	echo "     $l: $t samples of the work thread, $ot of the oracle; root $pw_root"
 	echo "     $l: most frequent Python paths:"
