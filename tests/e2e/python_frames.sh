@@ -24,7 +24,10 @@
 #      between sort_round and sort_key;
 #  (d) no _PyEval_EvalFrameDefault is left where Python frames replaced it;
 #      and with --python=no, the same capture shows _PyEval_EvalFrameDefault
-#      and no Python frame at all.
+#      and no Python frame at all;
+#  (e) line numbers (QUALNAME (FILE:LINE)): unit's samples are at lines of
+#      its body, and middle's at the line of its call to leaf_hot or
+#      leaf_cold, whichever is below it.
 # Each recording lasts until the work thread has used 300 ticks (3 s) of
 # CPU (~1500 samples at 499 Hz, however long a busy machine takes to give
 # them) and the oracle has 500 samples; then pywork gets SIGTERM, and
@@ -44,7 +47,7 @@
 # frames_of LABEL: the numbers of the capture's work-thread samples, as
 # "KEY VALUE" lines (see below), into $tmp/LABEL.num.
 frames_of() {
-	awk -v root="$pw_root" -v depth="$pw_depth" "$PY_AWK"'
+	awk -v root="$pw_root" -v depth="$pw_depth" -v udef="$(def_line unit)" -v mdef="$(def_line middle)" "$PY_AWK"'
 	function has(p, name,    k, e, i, n) {
 		k = split(p, e, ";")
 		for (i = 1; i <= k; i++) if (e[i] == name) n++
@@ -70,15 +73,24 @@ frames_of() {
 	{
 		n = $NF; line = $0; sub(/ [0-9]+$/, "", line)
 		k = split(line, f, ";")
-		p = ""; ev = 0; sr = 0; sk = 0; nat = 0
+		p = ""; ev = 0; sr = 0; sk = 0; nat = 0; last = ""; mline = -1; mnext = ""
 		for (i = 2; i <= k; i++) {
 			if (f[i] == "_PyEval_EvalFrameDefault" || index(f[i], "_PyEval_EvalFrameDefault.") == 1) ev = 1
 			q = pyframe(f[i])
 			if (q == "") { if (sr && !sk) nat = 1; continue }
 			if (q == "sort_round") sr = i
 			if (q == "sort_key" && sr) sk = i
+			if (last == "middle") mnext = q
+			if (q == "middle") mline = pyline(f[i])
+			if (q == "unit") uline = pyline(f[i])
+			last = q
 			p = p (p == "" ? "" : ";") q
 		}
+		# Lines: unit runs its loop, lines udef+1..udef+4; middle calls
+		# leaf_hot from line mdef+1, leaf_cold from mdef+2.
+		if (last == "unit") { un += n; if (uline > udef && uline <= udef + 4) uok += n }
+		if (mnext == "leaf_hot") { mh += n; if (mline == mdef + 1) mhok += n }
+		if (mnext == "leaf_cold") { mc += n; if (mline == mdef + 2) mcok += n }
 		t += n
 		if (under(p, root)) whole += n
 		if (p in seen) known += n
@@ -97,9 +109,15 @@ frames_of() {
 		want = want ";unit"
 		printf "total %d\nwhole %d\nknown %d\nmarked %d\neval %d\nhot %d\ncold %d\n", t, whole, known, marked, eval, h, c
 		printf "o_total %d\no_hot %d\no_cold %d\no_rec_depth_ok %d\nbetween %d\n", ot, oh, oc, ob[1] == want, between
+		printf "unit %d\nunit_ok %d\nmid_hot %d\nmid_hot_ok %d\nmid_cold %d\nmid_cold_ok %d\n", un, uok, mh, mhok, mc, mcok
 		for (j = 1; j <= nm; j++)
 			printf "n_%s %d\nx_%s %d\no_%s %d\n", mk[j], sm[j], mk[j], sx[j], mk[j], om[j]
 	}' "$tmp/$1.oracle" "$tmp/$1.folded" > "$tmp/$1.num"
+}
+
+# def_line FUNCTION: the line of pywork.py's "def FUNCTION(".
+def_line() {
+	grep -n "^def $1(" "$PYWORK" | cut -d: -f1
 }
 
 # num LABEL KEY
@@ -177,6 +195,14 @@ run_version() {
 	done
 	share_min "$l: sort_key: samples with native frames (sorted) between sort_round and sort_key" \
 		"$(num "$l" between)" "$(num "$l" x_sort_key)" 97
+
+	# (e) line numbers: the leaf's instruction, the callers' call sites
+	share_min "$l: unit's samples at a line of its body ($(($(def_line unit) + 1))-$(($(def_line unit) + 4)))" \
+		"$(num "$l" unit_ok)" "$(num "$l" unit)" 97
+	share_min "$l: middle calls leaf_hot from line $(($(def_line middle) + 1))" \
+		"$(num "$l" mid_hot_ok)" "$(num "$l" mid_hot)" 97
+	share_min "$l: middle calls leaf_cold from line $(($(def_line middle) + 2))" \
+		"$(num "$l" mid_cold_ok)" "$(num "$l" mid_cold)" 97
 
 	# (d) _PyEval_EvalFrameDefault replaced; --python=no
 	e=$(num "$l" eval)

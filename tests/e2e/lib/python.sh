@@ -98,6 +98,11 @@ function pyframe(s) {
 	if (s ~ / \([^()]*:[0-9]+\)$/) { sub(/ \([^()]*:[0-9]+\)$/, "", s); return s }
 	if (s ~ /^\[python/) return s
 	return ""
+}
+function pyline(s) {
+	if (s !~ / \([^()]*:[0-9]+\)$/) return -1
+	sub(/\)$/, "", s); sub(/.*:/, "", s)
+	return s + 0
 }'
 
 py_paths() {
