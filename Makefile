@@ -16,6 +16,8 @@
 #   make install    PREFIX=/usr/local DESTDIR= MANDIR=$(PREFIX)/share/man
 #                   BASHCOMPDIR=$(PREFIX)/share/bash-completion/completions
 #   make deps       install missing Debian packages (as root)
+#   make pylines-fixtures  remake tests/fixtures/pylines/ with the CPythons
+#                   3.8-3.13 under PYENV_ROOT (default ~/.pyenv) and python3
 #   V=1             show the commands
 #   CFLAGS= CPPFLAGS= LDFLAGS=   honoured by the host compiles and links, but
 #                   not the BPF programs' or the test fixtures' (the samples
@@ -217,9 +219,11 @@ $(O)/samples/%: samples/%.c
 # ---- tests --------------------------------------------------------------
 # Every tests/unit/check_<module>.c is one Check suite binary linked against
 # all four libraries.  Suites listed in SAN_UNIT run under ASan+UBSan, with
-# their own sanitized build of libstk.
-SAN_UNIT := check_damage
+# their own sanitized builds of libstk, libreport and libstkutil (the fuzz
+# replays' $(O)/san/ ones).
+SAN_UNIT := check_damage check_pylines
 SAN_FORMAT_OBJS := $(FORMAT_SRCS:%.c=$(O)/san/%.o)
+SAN_LIBS := $(O)/san/libreport.a $(O)/san/libstk.a $(O)/san/libstkutil.a
 
 $(O)/san/%.o: %.c
 	$(call msg,CC-SAN,$@)
@@ -240,10 +244,10 @@ $(O)/tests/check_%: tests/unit/check_%.c $(LIBREPORT) $(LIBRECORD) $(LIBSTK) $(L
 		$(CHECK_LIBS) $(PKG_LIBS) -o $@
 
 # A static pattern rule: an explicit rule, so it wins over check_% above.
-$(SAN_UNIT:%=$(O)/tests/%): $(O)/tests/%: tests/unit/%.c $(O)/san/libstk.a
+$(SAN_UNIT:%=$(O)/tests/%): $(O)/tests/%: tests/unit/%.c $(SAN_LIBS)
 	$(call msg,CC-SAN,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(ALL_CFLAGS) $(SAN_FLAGS) $(CHECK_CFLAGS) $(LDFLAGS) $< $(O)/san/libstk.a \
+	$(Q)$(CC) $(ALL_CFLAGS) $(SAN_FLAGS) $(CHECK_CFLAGS) $(LDFLAGS) $< $(SAN_LIBS) \
 		$(CHECK_LIBS) $(PKG_LIBS) -o $@
 
 # Fuzz targets: tests/fuzz/fuzz_<name>.c.  make check replays each corpus
@@ -256,7 +260,6 @@ FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_REPLAY := $(FUZZ_SRCS:tests/fuzz/%.c=$(O)/tests/%_replay)
 FUZZ_BINS := $(FUZZ_SRCS:tests/fuzz/%.c=$(O)/fuzz/%)
 FUZZ_INCLUDES := $(REPORT_INCLUDES) -Itests/fuzz -DFUZZ_BUILD='"$(O)"'
-SAN_LIBS := $(O)/san/libreport.a $(O)/san/libstk.a $(O)/san/libstkutil.a
 FUZZ_LIBS := $(O)/fuzz/libreport.a $(O)/fuzz/libstk.a $(O)/fuzz/libstkutil.a
 
 $(O)/san/libreport.a: $(REPORT_SRCS:%.c=$(O)/san/%.o)

@@ -37,6 +37,16 @@ const volatile __u8 filter_tgids = 0;	/* only tasks whose tgid is in "tgids" */
 const volatile __u8 filter_tids = 0;	/* only tasks whose tid is in "tids" */
 const volatile __u8 follow_children = 0; /* fork adds children of "tgids" */
 
+/* tgid -> the CPython interpreter it runs, for bpf/python.bpf.h; written
+ * by user space (record/python/), copied to a child at fork. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, __u32);
+	__type(value, struct stkrec_py_proc);
+	__uint(max_entries, 4096);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+} py_procs SEC(".maps");
+
 /* Processes to profile (-p, or -- CMD and everything it starts). */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -216,19 +226,21 @@ __noinline __s64 stack_store_frames(struct stkrec_stack *s, __u32 nr, int kernel
 
 	if (!s)
 		return -ENOMEM;
-	if (nr > STKREC_MAX_DEPTH)
-		nr = STKREC_MAX_DEPTH;
+	if (nr > STKREC_MAX_NR)
+		nr = STKREC_MAX_NR;
 	s->nr = nr;
 	id = stkrec_stack_id(s->ips, nr, kernel);
 	/* Sent already (an LRU lookup also marks it used). */
 	if (bpf_map_lookup_elem(&stacks, &id))
 		return id;
 	s->kind = kernel ? STKREC_RING_KERNEL : STKREC_RING_USER;
+	s->tgid = kernel ? 0 : bpf_get_current_pid_tgid() >> 32;
+	s->pad = 0;
 	/* @nr again bounded where the verifier sees it. */
 	len = nr;
 	barrier_var(len);
-	if (len > STKREC_MAX_DEPTH)
-		len = STKREC_MAX_DEPTH;
+	if (len > STKREC_MAX_NR)
+		len = STKREC_MAX_NR;
 	/* No wakeup for each record: user space takes the ring at its
 	 * flush, or once it is half full. */
 	flags = bpf_ringbuf_query(&stack_ring, BPF_RB_AVAIL_DATA) >= stack_ring_wake
@@ -271,7 +283,8 @@ static __always_inline __s64 stack_store(void *ctx, int kernel)
 	s = bpf_map_lookup_elem(&scratch, &slot);
 	if (!s)
 		return -ENOMEM; /* cannot happen: array slot */
-	ret = bpf_get_stack(ctx, s->ips, sizeof(s->ips), kernel ? 0 : BPF_F_USER_STACK);
+	ret = bpf_get_stack(ctx, s->ips, STKREC_MAX_DEPTH * sizeof(__u64),
+			    kernel ? 0 : BPF_F_USER_STACK);
 	if (ret <= 0) {
 		/* 0 bytes: no stack in this context, which is what
 		 * bpf_get_stackid() reports as -EFAULT. */
@@ -383,9 +396,17 @@ int BPF_PROG(on_process_fork, struct task_struct *parent, struct task_struct *ch
 {
 	__u32 ptgid = parent->tgid;
 	__u32 ctgid = child->tgid;
+	struct stkrec_py_proc *pp;
 	__u8 one = 1;
 
-	if (!follow_children || ptgid == ctgid)
+	if (ptgid == ctgid)
+		return 0;
+	/* A forked interpreter (multiprocessing, a pre-forking server) has
+	 * its parent's: walked from its first sample. */
+	pp = bpf_map_lookup_elem(&py_procs, &ptgid);
+	if (pp)
+		bpf_map_update_elem(&py_procs, &ctgid, pp, BPF_ANY);
+	if (!follow_children)
 		return 0;
 	if (!bpf_map_lookup_elem(&tgids, &ptgid))
 		return 0;

@@ -19,6 +19,132 @@
 /* Deepest stack we take: the kernel's default kernel.perf_event_max_stack. */
 #define STKREC_MAX_DEPTH 127
 
+/*
+ * Python frames (bpf/python.bpf.h) follow a user stack's native frames as
+ * words whose top byte is STKREC_PY_TAG_*: addresses no code can be at
+ * (non-canonical under 4- and 5-level paging).  SPEC.md, STCK, is the
+ * contract: a frame is a code word (its code object's address; the entry
+ * tag on the outermost frame of one _PyEval_EvalFrameDefault activation)
+ * and an info word (24-bit fingerprint, instruction offset in code
+ * units); a stop word ends a walk cut short.
+ */
+#define STKREC_PY_MAX_FRAMES	63
+#define STKREC_PY_TAG_FRAME	0x50ULL
+#define STKREC_PY_TAG_ENTRY	0x51ULL
+#define STKREC_PY_TAG_INFO	0x52ULL
+#define STKREC_PY_TAG_STOP	0x53ULL
+#define STKREC_PY_ADDR_MASK	((1ULL << 56) - 1)
+#define STKREC_PY_FP_MASK	0xffffffu
+#define STKREC_PY_STOP_DEPTH	1 /* more frames than STKREC_PY_MAX_FRAMES */
+#define STKREC_PY_STOP_FAULT	2 /* a frame or code object could not be read */
+#define STKREC_PY_STOP_BADCODE	3 /* a frame's code failed the type check */
+/* Room for a user stack's words: native frames, then 2 per Python frame
+ * and a stop word (a power of two: BPF indexes with a mask); a stack holds
+ * at most STKREC_MAX_NR (record/ keeps the count in 8 bits). */
+#define STKREC_MAX_WORDS	256
+#define STKREC_MAX_NR		255
+
+/* Is @w a Python word (then not an address)? */
+static __always_inline int stkrec_py_word(__u64 w)
+{
+	return (w >> 56) >= STKREC_PY_TAG_FRAME && (w >> 56) <= STKREC_PY_TAG_STOP;
+}
+
+/* The number of native words of user stack @ips (@nr words): those
+ * before its first Python word. */
+static __always_inline __u32 stkrec_native_nr(const __u64 *ips, __u32 nr)
+{
+	__u32 i;
+
+	for (i = 0; i < nr; i++)
+		if (stkrec_py_word(ips[i]))
+			break;
+	return i;
+}
+
+/* The fingerprint of a code object, the same in BPF and in the recorder:
+ * its first line and the addresses of its name and file name strings (a
+ * code object freed and another allocated at its address almost never
+ * has all three the same). */
+static __always_inline __u32 stkrec_py_fingerprint(__u32 firstlineno, __u64 name, __u64 filename)
+{
+	__u32 h = firstlineno * 0x9E3779B1u;
+
+	h ^= (__u32)(name >> 4) * 0x85EBCA77u;
+	h = (h << 13 | h >> 19) ^ (__u32)(filename >> 4) * 0xC2B2AE3Du;
+	h ^= h >> 15;
+	return h & STKREC_PY_FP_MASK;
+}
+
+/*
+ * A code object met for the first time by the walk ("py_code_ring"): what
+ * names it, read in the kernel at once, so that one freed right after
+ * (a module's body once imported) or in a process that exits before the
+ * recorder reads it is named all the same.  Strings are CPython's raw
+ * compact data (@kind 1, 2 or 4 bytes a character, as their str object
+ * has them), cut at STKREC_PY_NAME_MAX bytes; the line table at
+ * STKREC_PY_LT_MAX (user space reads the rest while it can).
+ */
+#define STKREC_PY_NAME_MAX	256
+#define STKREC_PY_LT_MAX	1024
+struct stkrec_py_code {
+	__u64 addr;		/* the code object */
+	__u32 tgid;
+	__u32 fingerprint;
+	__u32 firstlineno;
+	__u32 lt_size;		/* the line table's whole size */
+	__u32 name_len;		/* characters of the (qual)name */
+	__u32 file_len;		/* characters of the file name */
+	/* name[], file[]: @kind bytes a character; 0: not read (not a
+	 * compact str) */
+	__u8 name_kind, file_kind;
+	__u8 pad[6];
+	__u8 name[STKREC_PY_NAME_MAX];
+	__u8 file[STKREC_PY_NAME_MAX];
+	__u8 lt[STKREC_PY_LT_MAX];
+};
+
+/* How the interpreter keeps its frames (struct stkrec_py_proc.model). */
+#define STKREC_PY_FRAMEOBJ	1 /* <= 3.10: PyFrameObject, f_back; each its own activation */
+#define STKREC_PY_IFRAME311	2 /* 3.11: _PyInterpreterFrame via cframe, is_entry */
+#define STKREC_PY_IFRAME312	3 /* 3.12+: _PyInterpreterFrame, C-stack shim frames */
+#define STKREC_PY_OWNED_BY_CSTACK 3 /* 3.12+ _PyInterpreterFrame.owner of a shim */
+#define STKREC_PY_NO_OFF	0xffff
+
+/*
+ * What the walk needs of one process's interpreter ("py_procs": tgid ->
+ * this): addresses in the process, the frame model, and byte offsets of
+ * the fields it reads (record/python/pytables.c, checked on the live
+ * process before names are written).
+ */
+struct stkrec_py_proc {
+	__u64 runtime;		/* &_PyRuntime */
+	__u64 code_type;	/* &PyCode_Type */
+	__u32 version;		/* major << 8 | minor */
+	__u8 model;		/* STKREC_PY_* above */
+	__u8 lasti_bytes;	/* <= 3.9: f_lasti counts bytes, not code units */
+	__u16 rt_interp_head;	/* _PyRuntime.interpreters.head */
+	__u16 is_tstate_head;	/* PyInterpreterState's first thread state */
+	__u16 ts_next;		/* PyThreadState.next */
+	__u16 ts_thread_id;	/* PyThreadState.thread_id (pthread_self(): the fs base) */
+	__u16 ts_frame;		/* .frame (<= 3.10), .cframe (3.11, 3.12), .current_frame (3.13+) */
+	__u16 cframe_frame;	/* _PyCFrame.current_frame, or STKREC_PY_NO_OFF */
+	__u16 fr_code;		/* f_code / f_executable */
+	__u16 fr_back;		/* f_back / previous */
+	__u16 fr_instr;		/* f_lasti (int) / prev_instr, instr_ptr (pointer) */
+	__u16 fr_entry;		/* 3.11 is_entry, 3.12+ owner (bytes); else STKREC_PY_NO_OFF */
+	__u16 fr_size;		/* bytes of a frame read at once */
+	__u16 co_firstlineno;	/* int */
+	__u16 co_name;		/* PyObject * */
+	__u16 co_filename;	/* PyObject * */
+	__u16 co_code;		/* 3.11+: co_code_adaptive (the bytecode, inline) */
+	__u16 co_qualname;	/* co_qualname (3.11+), else co_name */
+	__u16 co_linetable;	/* co_lnotab (<= 3.9), co_linetable */
+	__u16 str_ascii;	/* sizeof(PyASCIIObject): compact ASCII data */
+	__u16 str_compact;	/* sizeof(PyCompactUnicodeObject): other compact data */
+	__u16 pad[2];
+};
+
 #define STKREC_COMM_LEN 16
 
 /*
@@ -36,7 +162,10 @@
 struct stkrec_stack {
 	__u32 nr;
 	__u32 kind;
-	__u64 ips[STKREC_MAX_DEPTH];
+	__u32 tgid;	/* a user stack's process (its Python words are that
+			 * process's code objects); 0 for kernel stacks */
+	__u32 pad;
+	__u64 ips[STKREC_MAX_WORDS]; /* kernel stacks: STKREC_MAX_DEPTH at most */
 };
 
 /*
@@ -71,7 +200,7 @@ static __always_inline __u64 stkrec_stack_hash(const __u64 *ips, __u32 nr, __u64
 	__u64 h = seed ^ ((__u64)nr * STKREC_P3);
 	__u32 i;
 
-	for (i = 0; i < STKREC_MAX_DEPTH; i++) {
+	for (i = 0; i < STKREC_MAX_NR; i++) {
 		if (i >= nr)
 			break;
 		h ^= stkrec_rotl64(ips[i] * STKREC_P2, 31) * STKREC_P1;
@@ -211,7 +340,13 @@ struct stkrec_offcpu_value {
  * runs: the user registers are the old image's, in no mapping of the
  * task's memory, and no user stack is taken (perf takes none either). */
 #define STKREC_STAT_USTACK_EXEC		(STKREC_STAT_SAMPLE_EVENTS + 3)
-#define STKREC_NR_STATS			(STKREC_STAT_SAMPLE_EVENTS + 4)
+/* Python frames (bpf/python.bpf.h): samples of a process with a
+ * supported interpreter whose thread had a Python stack, and walks cut
+ * short (STKREC_PY_STOP_*), and threads whose state was not found. */
+#define STKREC_STAT_PY_STACKS		(STKREC_STAT_SAMPLE_EVENTS + 4)
+#define STKREC_STAT_PY_STOP_BASE	(STKREC_STAT_PY_STACKS) /* + 1..3 */
+#define STKREC_STAT_PY_NO_THREAD	(STKREC_STAT_PY_STACKS + 4)
+#define STKREC_NR_STATS			(STKREC_STAT_PY_STACKS + 5)
 /* The "stats" map holds two sets, one per counts map: a sample's
  * statistics go to the set of the counts map its row goes to (entries
  * [b * STKREC_NR_STATS, (b + 1) * STKREC_NR_STATS) for counts b), so that
@@ -439,8 +574,11 @@ struct stkrec_event {
 	_Static_assert(__builtin_offsetof(struct type, field) == (off), \
 		       "struct " #type ": offset of " #field)
 
-STKREC_ASSERT_AT(stkrec_stack, ips, 8);
-STKREC_ASSERT_SIZE(stkrec_stack, 8 + 8 * STKREC_MAX_DEPTH);
+STKREC_ASSERT_AT(stkrec_stack, ips, 16);
+STKREC_ASSERT_SIZE(stkrec_stack, 16 + 8 * STKREC_MAX_WORDS);
+STKREC_ASSERT_SIZE(stkrec_py_proc, 64);
+STKREC_ASSERT_AT(stkrec_py_code, name, 40);
+STKREC_ASSERT_SIZE(stkrec_py_code, 40 + STKREC_PY_NAME_MAX * 2 + STKREC_PY_LT_MAX);
 
 STKREC_ASSERT_AT(stkrec_count_key, comm, 8);
 STKREC_ASSERT_AT(stkrec_count_key, user_stack, 8 + STKREC_COMM_LEN);

@@ -23,6 +23,7 @@
 #define STKREC_UNWIND_BPF_H
 
 #include "stkrec.h"
+#include "python.bpf.h"
 
 /* Set by user space before load: 0 fp, 1 auto (tables, else frame
  * pointers), 2 dwarf (tables only). */
@@ -153,6 +154,38 @@ __noinline int uw_mapping_idx(__u32 tgid, __u64 pc)
 	return (int)lo;
 }
 
+/*
+ * Per CPU, the rows found lately, by (table, address): a profile's stacks
+ * repeat, and each step of the binary search of a table's rows is a cache
+ * and TLB miss of its own (tables are megabytes of vmalloc'ed memory),
+ * most of the walk's time on the workload.  A slot holds the row's index
+ * and its contents: a table's rows move when it is unloaded and loaded
+ * again (its id stays, ids are never reused), so a hit is taken only
+ * while the row at the index is still the one found.
+ */
+#define UW_ROW_CACHE 1024 /* a power of 2 */
+
+struct uw_row_slot {
+	__u32 table;
+	__u32 rel;
+	__u32 idx;
+	__u32 pad;
+	__u64 row; /* struct stkrec_unwind_row, as a word */
+};
+
+struct uw_row_cache {
+	struct uw_row_slot s[UW_ROW_CACHE];
+};
+
+_Static_assert(sizeof(struct stkrec_unwind_row) == sizeof(__u64), "a row is a word");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, __u32);
+	__type(value, struct uw_row_cache);
+	__uint(max_entries, 1);
+} uw_row_cache SEC(".maps");
+
 /* Index in unwind_rows of the row covering ELF address @rel of @table,
  * or -1. */
 __noinline long uw_row_idx(__u32 table, __u64 rel)
@@ -160,10 +193,23 @@ __noinline long uw_row_idx(__u32 table, __u64 rel)
 	struct stkrec_unwind_page_key pk = { .table = table, .page = (__u32)(rel >> STKREC_UW_PAGE_SHIFT) };
 	const struct stkrec_unwind_page *pg;
 	const struct stkrec_unwind_row *r;
-	__u32 lo, hi, i;
+	struct uw_row_slot *slot = NULL;
+	struct uw_row_cache *c;
+	__u32 lo, hi, i, zero = 0;
 
 	if (rel > 0xffffffffULL)
 		return -1;
+	c = bpf_map_lookup_elem(&uw_row_cache, &zero);
+	if (c) {
+		slot = &c->s[((__u32)rel * 0x9E3779B1u ^ table * 0x85EBCA77u) >> 22 &
+			     (UW_ROW_CACHE - 1)];
+		if (slot->table == table && slot->rel == (__u32)rel) {
+			lo = slot->idx;
+			r = bpf_map_lookup_elem(&unwind_rows, &lo);
+			if (r && *(const __u64 *)r == slot->row)
+				return lo;
+		}
+	}
 	pg = bpf_map_lookup_elem(&unwind_pages, &pk);
 	if (!pg || pg->nr == 0)
 		return -1;
@@ -186,6 +232,12 @@ __noinline long uw_row_idx(__u32 table, __u64 rel)
 	r = bpf_map_lookup_elem(&unwind_rows, &lo);
 	if (!r || r->pc > (__u32)rel)
 		return -1;
+	if (slot) {
+		slot->table = table;
+		slot->rel = (__u32)rel;
+		slot->idx = lo;
+		slot->row = *(const __u64 *)r;
+	}
 	return lo;
 }
 
@@ -213,7 +265,7 @@ static long uw_step(__u32 index, void *unused)
 	struct stkrec_stack *f;
 	__u64 pc, cfa, ra, bp;
 	__u32 zero = 0, n, ri32;
-	int mi, switched = 0;
+	int mi, switched = 0, bp_read = 0;
 	long ri;
 
 	(void)index;
@@ -365,13 +417,26 @@ static long uw_step(__u32 index, void *unused)
 	} else if (cfa <= st->sp) {
 		st->stop = STKREC_UW_STOP_LOOP;
 		return 1;
+	} else if (r->rbp_off == -2 && r->kind != STKREC_UW_PLT) {
+		/* rbp saved just below the return address (push %rbp, the
+		 * common prologue): both in one read, a read being most of
+		 * a step's cost. */
+		__u64 pair[2];
+
+		if (bpf_probe_read_user(pair, sizeof(pair), (const void *)(cfa - 16))) {
+			st->stop = STKREC_UW_STOP_FAULT;
+			return 1;
+		}
+		st->bp = pair[0];
+		ra = pair[1];
+		bp_read = 1;
 	} else if (uw_read(&ra, cfa - 8)) {
 		st->stop = STKREC_UW_STOP_FAULT;
 		return 1;
 	}
 	if (r->rbp_off == STKREC_UW_RBP_LOST) {
 		st->bp = 0;
-	} else if (r->rbp_off && r->kind != STKREC_UW_PLT) {
+	} else if (r->rbp_off && r->kind != STKREC_UW_PLT && !bp_read) {
 		if (uw_read(&st->bp, cfa + (__s64)r->rbp_off * 8)) {
 			st->stop = STKREC_UW_STOP_FAULT;
 			return 1;
@@ -589,7 +654,7 @@ static __always_inline __u32 uw_walk(void *ctx, const __u64 *user_regs)
 		 * find more. */
 		fp = bpf_map_lookup_elem(&scratch, &zero);
 		if (fp) {
-			ret = bpf_get_stack(ctx, fp->ips, sizeof(fp->ips), BPF_F_USER_STACK);
+			ret = bpf_get_stack(ctx, fp->ips, STKREC_MAX_DEPTH * sizeof(__u64), BPF_F_USER_STACK);
 			if (ret > 0 && (__u64)ret / sizeof(__u64) > nr) {
 				stat_inc(STKREC_STAT_UW_FB_SHORTER);
 				return 0;
@@ -757,7 +822,7 @@ static __always_inline __s64 user_stack_store(void *ctx, const __u64 *user_regs,
 		return -ENOMEM;
 	if (!nr) {
 		/* As stack_store(ctx, 0). */
-		ret = bpf_get_stack(ctx, s->ips, sizeof(s->ips), BPF_F_USER_STACK);
+		ret = bpf_get_stack(ctx, s->ips, STKREC_MAX_DEPTH * sizeof(__u64), BPF_F_USER_STACK);
 		if (ret == 0 || ret == -EFAULT) {
 			stat_inc(STKREC_STAT_USTACK_EFAULT);
 			return -EFAULT;
@@ -774,6 +839,7 @@ static __always_inline __s64 user_stack_store(void *ctx, const __u64 *user_regs,
 			*stop = STKREC_UW_STOP_DEPTH;
 		}
 	}
+	nr = py_walk(s, nr, bpf_get_current_pid_tgid() >> 32);
 	return stack_store_frames(s, nr, 0);
 }
 
@@ -795,6 +861,8 @@ int BPF_PROG(on_exec_unwind, struct task_struct *task)
 	__u32 tgid = task->tgid;
 	struct stkrec_event *e;
 
+	/* Another image: its interpreter, if any, is found anew. */
+	bpf_map_delete_elem(&py_procs, &tgid);
 	if (unwind_mode == UW_MODE_FP)
 		return 0;
 	bpf_map_delete_elem(&exec_mm, &tgid);

@@ -57,6 +57,8 @@ enum stk_chunk_type stk_tag_type(const char tag[4])
 #define MIN_KOBJ      4	 /* name, base, size, build-id */
 #define MIN_STAT      2	 /* name, value */
 #define MIN_ESYM_SYM  4	 /* delta, size, name (at least one byte) */
+#define MIN_ESYM_CODE 7	 /* addr, fingerprint, firstlineno, qualname (>= 2),
+			  * filename, linetable */
 #define MIN_INDEX     10 /* tag (4), six varints */
 #define MIN_PID_NS    4	 /* tgid, time, ns_tgid, pid_ns */
 
@@ -544,6 +546,71 @@ static void decode_esym_syms(struct cursor *c, struct stk_chunk *ch)
 	ch->u.esym.nr_syms = c->err ? 0 : n;
 }
 
+void stk_encode_esym_pycode(struct sbuf *b, uint32_t tgid, uint32_t py_version,
+			    const struct stk_esym_pycode *codes, size_t n)
+{
+	size_t i;
+
+	sbuf_varint(b, 0);	/* no build-id */
+	sbuf_u8(b, STK_ESYM_PYCODE);
+	sbuf_varint(b, tgid);
+	sbuf_varint(b, py_version);
+	sbuf_varint(b, n);
+	for (i = 0; i < n && !b->err; i++) {
+		const struct stk_esym_pycode *k = &codes[i];
+
+		if (!k->qualname || !k->qualname[0]) {
+			sbuf_fail(b, -EINVAL, "Python code object without a qualname");
+			return;
+		}
+		if (k->fingerprint > STK_PY_FP_MAX) {
+			sbuf_fail(b, -EINVAL, "Python code fingerprint over 24 bits");
+			return;
+		}
+		if (k->linetable_size && !k->linetable) {
+			sbuf_fail(b, -EINVAL, "Python line table is NULL");
+			return;
+		}
+		sbuf_varint(b, k->addr);
+		sbuf_varint(b, k->fingerprint);
+		sbuf_varint(b, k->firstlineno);
+		sbuf_string(b, k->qualname, "Python qualname too long");
+		sbuf_string(b, k->filename, "Python filename missing or too long");
+		sbuf_bytes(b, k->linetable, k->linetable_size, STK_MAX_PY_LINETABLE,
+			   "Python line table longer than STK_MAX_PY_LINETABLE");
+	}
+}
+
+/* Kind 4 after its kind byte. */
+static void decode_esym_pycode(struct cursor *c, struct stk_chunk *ch)
+{
+	struct stk_esym_pycode *codes;
+	size_t i, n;
+
+	if (ch->u.esym.build_id_size)
+		cur_fail(c, -EBADMSG, "ESYM Python code with a build-id");
+	ch->u.esym.tgid = cur_u32(c);
+	ch->u.esym.py_version = cur_u32(c);
+	n = cur_count(c, MIN_ESYM_CODE);
+	codes = cur_array(c, n, sizeof(*codes));
+	for (i = 0; i < n && !c->err; i++) {
+		struct stk_esym_pycode *k = &codes[i];
+
+		k->addr = cur_varint(c);
+		k->fingerprint = cur_u32(c);
+		if (!c->err && k->fingerprint > STK_PY_FP_MAX)
+			cur_fail(c, -EBADMSG, "Python code fingerprint over 24 bits");
+		k->firstlineno = cur_u32(c);
+		k->qualname = cur_string(c, STK_MAX_STRING);
+		if (!c->err && !k->qualname[0])
+			cur_fail(c, -EBADMSG, "Python code object without a qualname");
+		k->filename = cur_string(c, STK_MAX_STRING);
+		k->linetable_size = (uint32_t)cur_bytes(c, &k->linetable, STK_MAX_PY_LINETABLE);
+	}
+	ch->u.esym.codes = c->err ? NULL : codes;
+	ch->u.esym.nr_codes = c->err ? 0 : n;
+}
+
 static void decode_esym(struct cursor *c, struct stk_chunk *ch)
 {
 	const uint8_t *bid;
@@ -558,6 +625,9 @@ static void decode_esym(struct cursor *c, struct stk_chunk *ch)
 	ch->u.esym.sources = ch->u.esym.tgid = 0;
 	ch->u.esym.syms = NULL;
 	ch->u.esym.nr_syms = 0;
+	ch->u.esym.py_version = 0;
+	ch->u.esym.codes = NULL;
+	ch->u.esym.nr_codes = 0;
 	if (c->err || !cur_left(c)) {
 		c->p = c->end;
 		return;
@@ -566,6 +636,11 @@ static void decode_esym(struct cursor *c, struct stk_chunk *ch)
 	if (ch->u.esym.kind == STK_ESYM_SYMTAB || ch->u.esym.kind == STK_ESYM_PERF_MAP) {
 		c->p++;
 		decode_esym_syms(c, ch);
+		return;
+	}
+	if (ch->u.esym.kind == STK_ESYM_PYCODE) {
+		c->p++;
+		decode_esym_pycode(c, ch);
 		return;
 	}
 	c->p = c->end;

@@ -206,6 +206,82 @@ struct stk_stat {
 	uint64_t value;
 };
 
+/*
+ * Python frames in a user stack (SPEC.md, STCK "Python words").  After a
+ * user stack's native frames (and its unwind stop marker, if any) come,
+ * when the thread ran a supported CPython, its Python frames, leaf first:
+ * words whose top byte is 0x50..0x53, non-canonical addresses under 4- and
+ * 5-level paging, so no native frame can be one.
+ *
+ *   0x50 << 56 | addr           a frame: addr, its code object's address
+ *                               (low 56 bits); always followed by its info word
+ *   0x51 << 56 | addr           the same, the entry frame of one native
+ *                               _PyEval_EvalFrameDefault activation
+ *   0x52 << 56 | fp << 32 | off the info word: the code's 24-bit fingerprint
+ *                               (ESYM kind 4's) and the instruction offset,
+ *                               in 2-byte code units (STK_PY_OFFSET_UNKNOWN)
+ *   0x53 << 56 | reason         the Python walk stopped early (last word):
+ *                               STK_PY_STOP_*
+ */
+#define STK_PY_TAG_FRAME	0x50u
+#define STK_PY_TAG_ENTRY	0x51u
+#define STK_PY_TAG_INFO		0x52u
+#define STK_PY_TAG_STOP		0x53u
+#define STK_PY_ADDR_MASK	0x00ffffffffffffffULL
+#define STK_PY_FP_MAX		0xffffffu
+#define STK_PY_OFFSET_UNKNOWN	0xffffffffu
+#define STK_PY_MAX_FRAMES	64u	/* Python frames in one stack */
+#define STK_PY_STOP_DEPTH	1u	/* more frames than taken */
+#define STK_PY_STOP_FAULT	2u	/* a frame could not be read */
+#define STK_PY_STOP_BAD_CODE	3u	/* a code object failed the type check */
+
+/* The tag of a frame word: STK_PY_TAG_* for a Python word, else 0. */
+static inline unsigned int stk_py_word__tag(uint64_t w)
+{
+	unsigned int t = (unsigned int)(w >> 56);
+
+	return t >= STK_PY_TAG_FRAME && t <= STK_PY_TAG_STOP ? t : 0;
+}
+
+static inline uint64_t stk_py_word__frame(uint64_t addr, int entry)
+{
+	return (uint64_t)(entry ? STK_PY_TAG_ENTRY : STK_PY_TAG_FRAME) << 56 |
+	       (addr & STK_PY_ADDR_MASK);
+}
+
+static inline uint64_t stk_py_word__info(uint32_t fingerprint, uint32_t offset)
+{
+	return (uint64_t)STK_PY_TAG_INFO << 56 |
+	       (uint64_t)(fingerprint & STK_PY_FP_MAX) << 32 | offset;
+}
+
+static inline uint64_t stk_py_word__stop(uint32_t reason)
+{
+	return (uint64_t)STK_PY_TAG_STOP << 56 | reason;
+}
+
+/* Fields of the words above. */
+static inline uint64_t stk_py_word__addr(uint64_t w)
+{
+	return w & STK_PY_ADDR_MASK;
+}
+
+static inline uint32_t stk_py_word__fingerprint(uint64_t w)
+{
+	return (uint32_t)(w >> 32) & STK_PY_FP_MAX;
+}
+
+static inline uint32_t stk_py_word__offset(uint64_t w)
+{
+	return (uint32_t)w;
+}
+
+/* Of a stop word: STK_PY_STOP_*, or another value (an unknown reason). */
+static inline uint64_t stk_py_word__reason(uint64_t w)
+{
+	return w & STK_PY_ADDR_MASK;
+}
+
 /* ---- Writer ---------------------------------------------------------- */
 
 struct stk_writer;
@@ -309,6 +385,7 @@ int stk_writer__add_esym(struct stk_writer *w, const uint8_t *build_id, uint32_t
 #define STK_ESYM_ELF_IMAGE 1u	/* then a complete ELF file with that build-id (the vDSO) */
 #define STK_ESYM_SYMTAB	   2u	/* then the function symbols of that binary (decoded) */
 #define STK_ESYM_PERF_MAP  3u	/* then one process's JIT symbols, /tmp/perf-PID.map (decoded) */
+#define STK_ESYM_PYCODE	   4u	/* then one process's Python code objects (decoded) */
 
 /* Where a kind 2 table's symbols came from: its `sources`, OR'ed. */
 #define STK_ESYM_SRC_SYMTAB    1u	/* .symtab */
@@ -345,6 +422,39 @@ int stk_writer__add_esym_symtab(struct stk_writer *w, const uint8_t *build_id,
  */
 int stk_writer__add_esym_perf_map(struct stk_writer *w, uint32_t tgid,
 				  const struct stk_esym_sym *syms, size_t n);
+
+/*
+ * A Python code object of one process (ESYM kind 4, SPEC.md): what a
+ * reporter needs to name a Python frame of a user stack (the STCK Python
+ * words, STK_PY_WORD_* below) that points at it.  Its key is (the chunk's
+ * tgid, @addr, @fingerprint).
+ */
+struct stk_esym_pycode {
+	uint64_t addr;			/* the code object's address in the process */
+	uint32_t fingerprint;		/* <= STK_PY_FP_MAX; the stack word's */
+	uint32_t firstlineno;		/* co_firstlineno */
+	const char *qualname;		/* co_qualname (3.11+), else co_name; non-empty */
+	const char *filename;		/* co_filename as the process had it; may be "" */
+	const uint8_t *linetable;	/* the raw line table (see py_version) */
+	uint32_t linetable_size;	/* <= STK_MAX_PY_LINETABLE; 0: none */
+};
+
+/* Bytes of one code object's line table a chunk may carry (the recorder
+ * cuts longer tables to nothing: the frame then shows co_firstlineno). */
+#define STK_MAX_PY_LINETABLE 65536u
+
+/*
+ * stk_writer__add_esym_pycode() - an ESYM kind 4 chunk: @n code objects of
+ * process @tgid, whose interpreter is CPython @py_version (major << 8 |
+ * minor, 0x030b for 3.11: says how the line tables are read).  Several
+ * chunks for one tgid add up.
+ * Returns as the other add functions; -EINVAL for an empty or missing
+ * qualname, a NULL filename, a fingerprint > STK_PY_FP_MAX, a line table
+ * longer than STK_MAX_PY_LINETABLE (or NULL with a size), a string longer
+ * than STK_MAX_STRING.
+ */
+int stk_writer__add_esym_pycode(struct stk_writer *w, uint32_t tgid, uint32_t py_version,
+				const struct stk_esym_pycode *codes, size_t n);
 
 int stk_writer__add_stats(struct stk_writer *w, const struct stk_stat *stats, size_t n);
 
@@ -419,12 +529,15 @@ struct stk_chunk {
 		struct {
 			const uint8_t *build_id; uint32_t build_id_size;
 			const void *blob; size_t blob_size;	/* kind byte and the rest */
-			/* Decoded for kinds 2 and 3 (else 0 / NULL): */
+			/* Decoded for kinds 2, 3 and 4 (else 0 / NULL): */
 			uint32_t kind;		/* blob[0], 0 when the blob is empty */
 			uint32_t sources;	/* kind 2: STK_ESYM_SRC_* */
-			uint32_t tgid;		/* kind 3: the process */
-			const struct stk_esym_sym *syms;
+			uint32_t tgid;		/* kinds 3 and 4: the process */
+			const struct stk_esym_sym *syms;	/* kinds 2 and 3 */
 			size_t nr_syms;
+			uint32_t py_version;	/* kind 4: major << 8 | minor */
+			const struct stk_esym_pycode *codes;	/* kind 4 */
+			size_t nr_codes;
 		} esym;
 		struct { const struct stk_stat *stats; size_t n; } stat;
 		struct { const struct stk_pid_ns *pids; size_t n; } pidn;

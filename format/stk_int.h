@@ -232,6 +232,9 @@ void stk_encode_esym(struct sbuf *b, const uint8_t *build_id, uint32_t build_id_
 void stk_encode_esym_syms(struct sbuf *b, uint8_t kind, const uint8_t *build_id,
 			  uint32_t build_id_size, uint32_t extra, const struct stk_esym_sym *syms,
 			  size_t n);
+/* ESYM kind 4: Python code objects of process @tgid. */
+void stk_encode_esym_pycode(struct sbuf *b, uint32_t tgid, uint32_t py_version,
+			    const struct stk_esym_pycode *codes, size_t n);
 void stk_encode_stats(struct sbuf *b, const struct stk_stat *stats, size_t n);
 void stk_encode_pid_ns(struct sbuf *b, const struct stk_pid_ns *pids, size_t n);
 void stk_encode_index(struct sbuf *b, const struct stk_index_entry *e, size_t n);

@@ -663,6 +663,18 @@ int stk_writer__add_esym_perf_map(struct stk_writer *w, uint32_t tgid,
 	return writer_chunk(w, "ESYM", 0, 0);
 }
 
+int stk_writer__add_esym_pycode(struct stk_writer *w, uint32_t tgid, uint32_t py_version,
+				const struct stk_esym_pycode *codes, size_t n)
+{
+	int err = writer_begin(w, 0, 0);
+
+	if (err)
+		return err;
+	ADD_CHECK(w, codes, n);
+	stk_encode_esym_pycode(&w->payload, tgid, py_version, codes, n);
+	return writer_chunk(w, "ESYM", 0, 0);
+}
+
 int stk_writer__add_stats(struct stk_writer *w, const struct stk_stat *stats, size_t n)
 {
 	int err = writer_begin(w, 0, 0);

@@ -8,6 +8,8 @@
 #   fx_pie_v2           the same source rebuilt differently: another build-id
 #   libfx.so            shared library
 #   fx_cpp              C++ executable (mangled names)
+#   libfxpy.so          a stand-in for libpython: _PyEval_EvalFrameDefault and
+#                       its .cold part (tests/fixtures/fx_py.c)
 #   fx_stripped         stripped of everything, with a .gnu_debuglink
 #   fx_dbglink          stripped; its debuginfo only in .debug/fx_dbglink.debug,
 #                       found by its .gnu_debuglink name (not by build-id)
@@ -27,7 +29,8 @@ FX_CFLAGS := -O1 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer \
 FX_BUILDID = $$(readelf -n $(1) | awk '/Build ID:/ { print $$3 }')
 
 FIXTURES := $(FX_ROOT)/fx_pie $(FX_ROOT)/fx_nopie $(FX_ROOT)/fx_pie_v2 $(FX_ROOT)/libfx.so \
-	$(FX_ROOT)/fx_cpp $(FX_ROOT)/fx_stripped $(FX_ROOT)/fx_dbglink $(FX)/bid.stamp $(FX)/fx_exec
+	$(FX_ROOT)/fx_cpp $(FX_ROOT)/fx_stripped $(FX_ROOT)/fx_dbglink $(FX)/bid.stamp $(FX)/fx_exec \
+	$(FX_ROOT)/libfxpy.so
 MKCAPTURE := $(O)/tests/tools/mkcapture
 
 # Images that exec while busy (tests/e2e/record_exec_maps.sh).
@@ -48,6 +51,10 @@ $(FX_ROOT)/fx_nopie: tests/fixtures/fx_app.c
 	$(Q)mkdir -p $(@D) && $(CC) $(FX_CFLAGS) -fno-pie -no-pie $< -o $@
 
 $(FX_ROOT)/libfx.so: tests/fixtures/fx_lib.c
+	$(call msg,CC-FX,$@)
+	$(Q)mkdir -p $(@D) && $(CC) $(FX_CFLAGS) -fPIC -shared $< -o $@
+
+$(FX_ROOT)/libfxpy.so: tests/fixtures/fx_py.c
 	$(call msg,CC-FX,$@)
 	$(Q)mkdir -p $(@D) && $(CC) $(FX_CFLAGS) -fPIC -shared $< -o $@
 

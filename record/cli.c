@@ -79,6 +79,12 @@ const struct cli_opt cli__opts[] = {
 	  "                             and by frame pointer elsewhere; 'dwarf' tables\n"
 	  "                             only; 'fp' frame pointers only\n",
 	  "      --unwind=HOW           'auto' (default), 'dwarf' or 'fp' user stacks\n" },
+	{ "python", required_argument, CLI_PYTHON, CLI_ALL,
+	  "      --python=WHETHER       'yes' (default): Python functions in the stacks of\n"
+	  "                             CPython 3.8 to 3.13, named from the code objects\n"
+	  "                             read while the process lives; 'no': the\n"
+	  "                             interpreter's native frames only\n",
+	  "      --python=WHETHER       'yes' (default) or 'no' Python frames\n" },
 	{ "unwind-memory", required_argument, CLI_UNWIND_MEMORY, CLI_ALL,
 	  "      --unwind-memory MB     memory for unwind tables (default 1/128 of RAM,\n"
 	  "                             16 to 64)\n", NULL },

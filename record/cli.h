@@ -36,6 +36,7 @@ enum {
 	CLI_ROTATE,
 	CLI_ROTATE_SIZE,
 	CLI_KEEP,
+	CLI_PYTHON,
 };
 
 struct cli_opt {

@@ -487,6 +487,14 @@ static int parse_long_option(struct args *a, int opt, const char *arg)
 		o->unwind_memory = mb << 20;
 		break;
 	}
+	case CLI_PYTHON:
+		if (strcmp(arg, "no") == 0) {
+			o->no_python = 1;
+		} else if (strcmp(arg, "yes") != 0) {
+			errorf("--python=%s: expected 'yes' or 'no'", arg);
+			return EXIT_USAGE;
+		}
+		break;
 	case CLI_UNWIND_CACHE:
 		if (!*arg) {
 			errorf("--unwind-cache: expected a directory or 'none'");

@@ -23,7 +23,7 @@
 enum {
 	OPT_PID = 256, OPT_TID, OPT_COMM, OPT_INLINE, OPT_NO_INLINE, OPT_LINES, OPT_ADDRESSES,
 	OPT_NO_DEMANGLE, OPT_SYSROOT, OPT_DEBUG_DIR, OPT_NO_DEBUGINFOD, OPT_KALLSYMS,
-	OPT_VMLINUX, OPT_SHORT_NAMES, OPT_EXCLUDE_IDLE,
+	OPT_VMLINUX, OPT_SHORT_NAMES, OPT_EXCLUDE_IDLE, OPT_PYTHON,
 };
 
 static const struct option shared_opts[] = {
@@ -43,6 +43,7 @@ static const struct option shared_opts[] = {
 	{ "addresses", no_argument, NULL, OPT_ADDRESSES },
 	{ "no-demangle", no_argument, NULL, OPT_NO_DEMANGLE },
 	{ "short-names", no_argument, NULL, OPT_SHORT_NAMES },
+	{ "python", required_argument, NULL, OPT_PYTHON },
 	{ "sysroot", required_argument, NULL, OPT_SYSROOT },
 	{ "debug-dir", required_argument, NULL, OPT_DEBUG_DIR },
 	{ "no-debuginfod", no_argument, NULL, OPT_NO_DEBUGINFOD },
@@ -67,6 +68,9 @@ void main_args__usage(FILE *f)
 "      --no-demangle    keep C++/Rust names as in the binary (default: demangled)\n"
 "      --short-names    demangled C++ names without parameter lists and return\n"
 "                       types (default: the full demangled name)\n"
+"      --python=yes|no  yes (default): CPython frames recorded with a stack put\n"
+"                       in place of the interpreter's frames, as\n"
+"                       'QUALNAME (FILE:LINE)'; no: native frames only\n"
 "Filters:\n"
 "  -U, --user-stacks-only     user frames only\n"
 "  -K, --kernel-stacks-only   kernel frames only\n"
@@ -253,6 +257,14 @@ int main_args__parse(struct main_args *a, int c, const char *arg)
 	case OPT_ADDRESSES: oo->addresses = 1; break;
 	case OPT_NO_DEMANGLE: ro->sym.no_demangle = 1; break;
 	case OPT_SHORT_NAMES: ro->sym.short_names = 1; break;
+	case OPT_PYTHON:
+		if (strcmp(arg, "yes") == 0)
+			ro->no_python = 0;
+		else if (strcmp(arg, "no") == 0)
+			ro->no_python = 1;
+		else
+			return bad("--python needs yes or no", arg);
+		break;
 	case OPT_SYSROOT: ro->sym.sysroot = arg; break;
 	case OPT_DEBUG_DIR:
 		if (ro->sym.nr_debug_dirs == MAIN_ARGS_MAX_DEBUG_DIRS)
@@ -491,6 +503,22 @@ static int summary_uw_stops(const struct report *r, struct strbuf *sb)
 	return err ?: strbuf__adds(sb, ")");
 }
 
+/* "; 2.0% of samples' Python stacks stopped early (depth 1.5%, fault 0.5%)" */
+static int summary_py_stops(const struct report *r, struct strbuf *sb)
+{
+	unsigned int k, listed = 0;
+	int err;
+
+	err = strbuf__addf(sb, "; %.1f%% of %s' Python stacks stopped early (",
+			   share(r->py.stop_total, r->total_count),
+			   r->kind == REPORT_PROFILE ? "samples" : "blocking events");
+	for (k = 1; k <= REPORT_PY_STOP_UNKNOWN && !err; k++)
+		if (r->py.stop_count[k])
+			err = strbuf__addf(sb, "%s%s %.1f%%", listed++ ? ", " : "",
+					   python_stop__name(k), share(r->py.stop_count[k], r->total_count));
+	return err ?: strbuf__adds(sb, ")");
+}
+
 /* Modules without symbols the closing line names at most, so that it stays
  * one short line on a system-wide capture (hundreds of modules): the ones
  * with the most samples affected; stkreport info --symbols lists all. */
@@ -555,8 +583,16 @@ static int summary_line(const struct report *r, struct strbuf *sb)
 	if (!err && unlisted)
 		err = strbuf__addf(sb, " and %zu more module%s (stkreport info --symbols lists them)",
 				   unlisted, unlisted > 1 ? "s" : "");
+	if (!err && r->py.unknown_count) {
+		err = strbuf__adds(sb, listed++ ? ", " : "; no symbols for: ");
+		err = err ?: strbuf__addf(sb, "[python] (%.1f%% of %s have a frame of code the capture does not describe)",
+					  share(r->py.unknown_count, r->total_count),
+					  r->kind == REPORT_PROFILE ? "samples" : "blocking events");
+	}
 	if (!err && r->uw_stops.total_count)
 		err = summary_uw_stops(r, sb);
+	if (!err && r->py.stop_total)
+		err = summary_py_stops(r, sb);
 	if (!err && r->kernel_unknown_samples) {
 		err = strbuf__adds(sb, listed++ ? ", " : "; no symbols for: ");
 		if (!err)

@@ -67,7 +67,7 @@ int main_args__options(struct option *out, size_t cap, const struct option *own)
 
 /* Upper bound of the shared long options, for sizing main_args__options()'
  * @out: the command's own count plus this plus 1. */
-#define MAIN_ARGS_NR_OPTIONS 24
+#define MAIN_ARGS_NR_OPTIONS 26
 
 /*
  * main_args__parse() - apply option @c (getopt_long's return) with @arg;

@@ -143,6 +143,9 @@ static void print_totals(FILE *out, const struct info_totals *t)
 	if (t->esyms) {
 		fprintf(out, "embedded symbol tables: %" PRIu64 "\n", t->esyms);
 		fprintf(out, "embedded symbols: %" PRIu64 "\n", t->esym_syms);
+		if (t->esym_pycodes)
+			fprintf(out, "embedded python code objects: %" PRIu64 "\n",
+				t->esym_pycodes);
 		/* What --embed-symbols costs: the payloads, compressed. */
 		fprintf(out, "embedded bytes: %" PRIu64 "\n", t->esym_bytes);
 	}

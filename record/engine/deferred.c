@@ -123,6 +123,8 @@ int deferred__resolve(void *ctx, struct stkrec_stack *s)
 	struct deferred *d = ctx;
 	uint64_t seq = s->ips[1];
 	struct dcopy *c = idmap__find_ptr(d->copies, seq);
+	uint64_t py[STKREC_MAX_NR - STKREC_MAX_DEPTH];
+	uint32_t nr_py;
 	int last;
 
 	if (!c) {
@@ -134,15 +136,33 @@ int deferred__resolve(void *ctx, struct stkrec_stack *s)
 	if (!c) {
 		d->st.missing++;
 		s->ips[0] = STKREC_UW_MARK | STKREC_UW_STOP_FAULT;
-		s->nr = 1;
+		/* Its Python frames, if any, stay. */
+		if (s->nr > 2)
+			memmove(s->ips + 1, s->ips + 2, (s->nr - 2) * sizeof(s->ips[0]));
+		s->nr = s->nr > 2 ? s->nr - 1 : 1;
 		return 0;
 	}
 	last = d->final || c->flush + DEFERRED_WAIT <= d->flush ||
 	       (d->now && d->now(d->ctx, c->d.tgid, c->d.pc));
+	/* The Python frames the kernel appended after the placeholder go
+	 * after the native frames the copy unwinds to. */
+	nr_py = s->nr > 2 ? s->nr - 2 : 0;
+	if (nr_py > STKREC_MAX_NR - STKREC_MAX_DEPTH)
+		nr_py = STKREC_MAX_NR - STKREC_MAX_DEPTH;
+	memcpy(py, s->ips + 2, nr_py * sizeof(py[0]));
 	if (unwinder__unwind_copy(d->uw, &c->d, d->fp, d->mapping, d->ctx, last, s) && !last) {
 		d->st.waited++;
+		/* As it was, to be tried again. */
+		s->ips[0] = STKREC_UW_MARK | STKREC_UW_DEFERRED;
+		s->ips[1] = seq;
+		memcpy(s->ips + 2, py, nr_py * sizeof(py[0]));
+		s->nr = 2 + nr_py;
 		return 1;
 	}
+	if (s->nr > STKREC_MAX_DEPTH)
+		s->nr = STKREC_MAX_DEPTH;
+	memcpy(s->ips + s->nr, py, nr_py * sizeof(py[0]));
+	s->nr += nr_py;
 	d->st.unwound++;
 	forget(d, seq, c);
 	return 0;

@@ -40,6 +40,10 @@ struct rec_maps {
 	 * @unwind_load_err is then the load's -errno). */
 	struct unwinder_maps unwind;
 	int unwind_load_err;
+	/* The Python frame walk's interpreters (tgid -> struct
+	 * stkrec_py_proc, bpf/python.bpf.h), or -1. */
+	int py_procs_fd;
+	int py_code_ring_fd;	/* the code objects it meets first, or -1 */
 };
 
 struct rec_mode;

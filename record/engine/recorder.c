@@ -38,6 +38,7 @@
 #include "mode.h"
 #include "pidns.h"
 #include "procs.h"
+#include "python.h"
 #include "unwinder.h"
 #include "recorder_int.h"
 #include "rotation.h"
@@ -62,6 +63,10 @@
 
 /* How often the side-band is read for new processes' mappings. */
 #define SIDEBAND_POLL_NS (10 * 1000000ull)
+/* While Python processes run: new stacks taken this often, so that the
+ * code objects they name are read before the process frees them or exits
+ * (most of a short script's, not only those of its last flush). */
+#define PYTHON_POLL_NS (20 * 1000000ull)
 /* The recorder's threads' nice value, once CMD is forked (root only). */
 #define RECORDER_NICE (-10)
 #define EV_TARGET 16	/* + i: the i-th pidfd of the -p/-t targets */
@@ -133,6 +138,7 @@ struct recorder *recorder__new(const struct recorder_opts *opts)
 	rec->maps.tgids_fd = rec->maps.tids_fd = -1;
 	rec->maps.ksym_io_fd = rec->maps.ksym_prog_fd = -1;
 	rec->maps.unwind.rows_fd = rec->maps.unwind.pages_fd = rec->maps.unwind.procs_fd = -1;
+	rec->maps.py_procs_fd = rec->maps.py_code_ring_fd = -1;
 	rec->stacks = stackstore__new(opts->stack_storage_size);
 	rec->ksyms = ksymtab__new();
 	rec->procs = procs__new();
@@ -143,7 +149,8 @@ struct recorder *recorder__new(const struct recorder_opts *opts)
 		procs__set_on_gone(rec->procs, process_gone, rec);
 	rec->nr_cpus_possible = libbpf_num_possible_cpus();
 	if (rec->nr_cpus_possible > 0)
-		rec->stat_vals = calloc((size_t)rec->nr_cpus_possible * STKREC_STAT_SETS,
+		rec->stat_vals = calloc((size_t)rec->nr_cpus_possible * STKREC_STAT_SETS *
+						STKREC_NR_STATS,
 					sizeof(uint64_t));
 	if (rec->stat_vals && (opts->rotate_ns || opts->rotate_bytes)) {
 		rec->pattern = opts->output;
@@ -292,8 +299,12 @@ int recorder__user_stack_added(void *ctx, uint32_t tgid, const struct stkrec_sta
 	struct recorder *rec = ctx;
 	int err = procs__check_stack(rec->procs, tgid, s, rec->seq);
 
-	return err ?: esym__queue(rec->esym, tgid, (const uint64_t *)s->ips,
-				  s->nr < STKREC_MAX_DEPTH ? s->nr : STKREC_MAX_DEPTH);
+	uint32_t native = stkrec_native_nr(s->ips, s->nr < STKREC_MAX_NR ? s->nr : STKREC_MAX_NR);
+
+	err = err ?: esym__queue(rec->esym, tgid, (const uint64_t *)s->ips,
+				 native < STKREC_MAX_DEPTH ? native : STKREC_MAX_DEPTH);
+	return err ?: python__see_stack(rec->python, tgid, (const uint64_t *)s->ips + native,
+				       s->nr - native);
 }
 
 /* A new kernel stack's frames need symbols; a new user stack may show
@@ -570,6 +581,20 @@ static int recorder__flush_last(struct recorder *rec, int final, uint64_t until)
 	return err;
 }
 
+/* The Python frame walk's side (record/python/): before the unwinder,
+ * so that the -p processes it loads now are looked at for both. */
+static int open_python(struct recorder *rec)
+{
+	rec->python = python__new(rec->o.no_python ? -1 : rec->maps.py_procs_fd);
+	if (!rec->python)
+		return recorder__errorf(rec, -ENOMEM, "out of memory");
+	if (python__set_code_ring(rec->python, rec->maps.py_code_ring_fd))
+		return recorder__errorf(rec, -errno, "python code ring: %s", strerror(errno));
+	procs__set_python(rec->procs, rec->python);
+	stackstore__set_python(rec->stacks, python__see_words, rec->python);
+	return 0;
+}
+
 /* The .eh_frame unwinder's manager over the mode's maps, unless it is
  * off; says in uw_state (META unwind_used) what runs. */
 static int open_unwinder(struct recorder *rec)
@@ -738,6 +763,7 @@ int recorder__start(struct recorder *rec)
 		else
 			esym__set_worker(rec->esym, rec->reader);
 	}
+	err = err ?: open_python(rec);
 	err = err ?: open_unwinder(rec);
 	err = err ?: setup_ksyms(rec);
 	err = err ?: write_kernel_info(rec);
@@ -803,6 +829,9 @@ fail:
 	rec->rb = NULL;
 	procs__unwatch(rec->procs);
 	procs__set_unwinder(rec->procs, NULL, NULL, 0);
+	procs__set_python(rec->procs, NULL);
+	python__free(rec->python);
+	rec->python = NULL;
 	esym__set_worker(rec->esym, NULL);
 	worker__free(rec->reader);
 	rec->reader = NULL;
@@ -927,6 +956,7 @@ static int recorder__rotate(struct recorder *rec)
 	if (err)
 		return err;
 	esym__new_file(rec->esym, rec->w);
+	python__new_file(rec->python);
 	err = recorder__write_start_meta(rec);
 	err = err ?: write_kernel_info(rec);
 	if (!err) {
@@ -968,6 +998,7 @@ int recorder__run(struct recorder *rec)
 	uint64_t start = rec->sample_start, interval = rec->o.flush_interval_ns;
 	uint64_t next_flush = start + interval, next_status = start + STATUS_INTERVAL_NS;
 	uint64_t next_sideband = start;
+	uint64_t next_python = start;
 	/* DURATION is of sampling: from the attach, not from the start of the
 	 * loading (which a loaded machine can make last longer than it). */
 	uint64_t deadline = rec->o.duration_ns ? start + rec->o.duration_ns : 0;
@@ -1054,6 +1085,16 @@ int recorder__run(struct recorder *rec)
 			}
 			if (next_sideband < wake)
 				wake = next_sideband;
+		}
+		if (python__active(rec->python)) {
+			if (now >= next_python) {
+				python__take_codes(rec->python);
+				stackstore__take_ring(rec->stacks);
+				now = loop_step_done(rec, LOOP_RINGS, now);
+				next_python = now + PYTHON_POLL_NS;
+			}
+			if (next_python < wake)
+				wake = next_python;
 		}
 		timeout_ms = wake > now ? (int)((wake - now + 999999) / 1000000) : 0;
 		if (rec->child && child__pidfd(rec->child) < 0 && timeout_ms > 100)
@@ -1221,8 +1262,11 @@ void recorder__free(struct recorder *rec)
 		rec->ops->free(rec->mode);
 	}
 	ring_buffer__free(rec->rb);
-	if (rec->procs)
+	if (rec->procs) {
 		procs__set_unwinder(rec->procs, NULL, NULL, 0);
+		procs__set_python(rec->procs, NULL);
+	}
+	python__free(rec->python);
 	/* The worker's builds reference the unwinder's tables, the
 	 * reader's reads esym's binaries. */
 	worker__free(rec->reader);

@@ -63,6 +63,7 @@ struct recorder_opts {
 	int embed_symbols;		/* --embed-symbols: enum esym_mode (0: covering) */
 	int no_mmap_events;		/* --no-mmap-events: /proc/PID/maps only */
 	int unwind;			/* --unwind: RECORDER_UNWIND_* */
+	int no_python;			/* --python=no: no Python frames */
 	uint64_t unwind_memory;		/* bytes of unwind rows at most (0: default) */
 	const char *unwind_cache;	/* --unwind-cache: NULL the default
 					 * (TCACHE_DIR), "none" no cache */

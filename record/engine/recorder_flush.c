@@ -19,6 +19,7 @@
 #include "ksymtab.h"
 #include "pidns.h"
 #include "procs.h"
+#include "python.h"
 #include "recorder_int.h"
 #include "stackstore.h"
 
@@ -108,6 +109,7 @@ static int flush_esym(void *ctx, const struct flush_ctx *fc)
 		recorder__wait_worker(rec, rec->final_until, WAIT_SYMBOLS, 0);
 		err = esym__flush(rec->esym, rec->procs, rec->w, &rec->chunks);
 	}
+	err = err ?: python__flush(rec->python, rec->w, &rec->chunks);
 	if (err == -ENOMEM)
 		return recorder__errorf(rec, err, "out of memory");
 	return err;

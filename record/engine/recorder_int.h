@@ -43,6 +43,7 @@ struct recorder {
 	struct ksymtab *ksyms;
 	struct procs *procs;
 	struct unwinder *uw;		/* .eh_frame tables, or NULL (fp) */
+	struct python *python;		/* Python frames' interpreters and code objects */
 	struct worker *worker;		/* builds them */
 	struct worker *reader;		/* reads symbol tables (esym) */
 	struct deferred *deferred;	/* the stacks waiting for them, or NULL */
@@ -66,7 +67,7 @@ struct recorder {
 	const char *end_reason;
 	int cmd_exit_code;
 	int nr_cpus_possible;
-	uint64_t *stat_vals;		/* per-CPU values of one stat, per set */
+	uint64_t *stat_vals;		/* the stats map's per-CPU values, as last read */
 	uint64_t bpf_stats[STKREC_NR_STATS];
 	/* Each set's sums when its counts map was last drained: what the
 	 * rows written so far hold (STAT before the final flush). */

@@ -19,6 +19,7 @@
 #include "meta.h"
 #include "pidns.h"
 #include "procs.h"
+#include "python.h"
 #include "recorder_int.h"
 #include "stackstore.h"
 #include "deferred.h"
@@ -64,6 +65,12 @@ static const char *const bpf_stat_names[STKREC_NR_STATS] = {
 	[STKREC_STAT_STACKS_STORED] = "stacks_stored",
 	[STKREC_STAT_STACK_SET_ERR] = "stack_set_errors",
 	[STKREC_STAT_STACK_LOST] = "samples_stack_lost",
+	/* bpf/python.bpf.h */
+	[STKREC_STAT_PY_STACKS] = "python_stacks",
+	[STKREC_STAT_PY_STOP_BASE + STKREC_PY_STOP_DEPTH] = "python_stop_depth",
+	[STKREC_STAT_PY_STOP_BASE + STKREC_PY_STOP_FAULT] = "python_stop_fault",
+	[STKREC_STAT_PY_STOP_BASE + STKREC_PY_STOP_BADCODE] = "python_stop_bad_code",
+	[STKREC_STAT_PY_NO_THREAD] = "python_no_thread_state",
 };
 
 /* The statistics user space adds to BPF's: the stacks unwound here end
@@ -83,53 +90,87 @@ static void add_copy_stats(struct recorder *rec)
 	rec->bpf_stats[STKREC_STAT_UW_FP_STEPS] += cs.fp_steps;
 }
 
-/* Statistic @i of set @set, summed over CPUs, into *@sum (the per-CPU
- * values left in rec->stat_vals + @set * CPUs).  0 or -1. */
-static int read_set(struct recorder *rec, __u32 set, __u32 i, uint64_t *sum)
+/* The per-CPU values of statistic @i of set @set, as read_stats() last
+ * read them. */
+static const uint64_t *stat_of(const struct recorder *rec, __u32 set, __u32 i)
 {
-	uint64_t *vals = rec->stat_vals + (size_t)set * (size_t)rec->nr_cpus_possible;
-	__u32 key = set * STKREC_NR_STATS + i;
+	return rec->stat_vals + (size_t)(set * STKREC_NR_STATS + i) * (size_t)rec->nr_cpus_possible;
+}
+
+/*
+ * Read the whole stats map into rec->stat_vals: one batch lookup (Linux
+ * 5.6+; 108 lookups a flush were most of a quiet flush's CPU), else one
+ * lookup per entry.  An entry that cannot be read is all zeros, and
+ * *@bad has a bit per set with one.
+ */
+static void read_stats(struct recorder *rec, unsigned int *bad)
+{
+	__u32 n = STKREC_NR_STATS * STKREC_STAT_SETS, keys[STKREC_NR_STATS * STKREC_STAT_SETS];
+	__u32 out, count = n, k;
+	size_t per = (size_t)rec->nr_cpus_possible;
+	int err;
+
+	*bad = 0;
+	err = bpf_map_lookup_batch(rec->maps.stats_fd, NULL, &out, keys, rec->stat_vals, &count,
+				   NULL);
+	/* -ENOENT: the last batch, all of it (count says how many). */
+	if ((!err || errno == ENOENT) && count == n) {
+		for (k = 0; k < n && keys[k] == k; k++)
+			;
+		if (k == n)
+			return;
+	}
+	for (k = 0; k < n; k++) {
+		if (!bpf_map_lookup_elem(rec->maps.stats_fd, &k, rec->stat_vals + k * per))
+			continue;
+		memset(rec->stat_vals + k * per, 0, per * sizeof(uint64_t));
+		*bad |= 1u << (k / STKREC_NR_STATS);
+	}
+}
+
+static uint64_t cpu_sum(const struct recorder *rec, const uint64_t *vals)
+{
+	uint64_t sum = 0;
 	int c;
 
-	*sum = 0;
-	if (bpf_map_lookup_elem(rec->maps.stats_fd, &key, vals)) {
-		memset(vals, 0, (size_t)rec->nr_cpus_possible * sizeof(*vals));
-		return -1;
-	}
 	for (c = 0; c < rec->nr_cpus_possible; c++)
-		*sum += vals[c];
-	return 0;
+		sum += vals[c];
+	return sum;
 }
 
 /* Set @set's sums now, as the rows written hold them: called once its
  * counts map is drained, while no program writes either. */
 void recorder__freeze_bpf_stats(struct recorder *rec, uint32_t set)
 {
+	unsigned int bad;
 	__u32 i;
 
 	if (rec->maps.stats_fd < 0 || set >= STKREC_STAT_SETS)
 		return;
+	read_stats(rec, &bad);
 	for (i = 0; i < STKREC_NR_STATS; i++)
-		read_set(rec, set, i, &rec->bpf_sets[set][i]);
+		rec->bpf_sets[set][i] = cpu_sum(rec, stat_of(rec, set, i));
 }
 
 /* Sum the per-CPU BPF statistics of both sets into rec->bpf_stats: what
  * BPF counted until now (the status line; STAT once sampling is off). */
 void recorder__read_bpf_stats(struct recorder *rec)
 {
+	unsigned int bad;
 	__u32 i;
 	int c;
 
 	if (rec->maps.stats_fd < 0)
 		return;
+	read_stats(rec, &bad);
 	for (i = 0; i < STKREC_NR_STATS; i++) {
-		uint64_t sum0, sum1;
-		int e0 = read_set(rec, 0, i, &sum0), e1 = read_set(rec, 1, i, &sum1);
+		const uint64_t *v0 = stat_of(rec, 0, i), *v1 = stat_of(rec, 1, i);
+		uint64_t sum0 = cpu_sum(rec, v0), sum1 = cpu_sum(rec, v1);
 
-		if (e0 && e1)
+		if (bad == 3)
 			continue;
 		for (c = 0; c < rec->nr_cpus_possible; c++) {
-			uint64_t v = rec->stat_vals[c] + rec->stat_vals[rec->nr_cpus_possible + c];
+			uint64_t v = v0[c] + v1[c];
 
 			if (i != STKREC_STAT_SAMPLE_EVENTS)
 				continue;
@@ -274,8 +315,9 @@ int recorder__write_stats(struct recorder *rec, uint64_t now)
 	struct ksymtab_stats ks;
 	struct procs_stats ps;
 	struct esym_stats es;
+	struct python_stats pys;
 	struct rusage ru;
-	struct stk_stat st[STKREC_NR_STATS + 128];
+	struct stk_stat st[STKREC_NR_STATS + 256]; /* room: every st[n++] below, with margin */
 	size_t n = 0, i, k;
 
 	recorder__read_bpf_stats(rec);
@@ -361,6 +403,16 @@ int recorder__write_stats(struct recorder *rec, uint64_t now)
 	st[n++] = (struct stk_stat){ "perf_map_restarts", es.perf_map_restarts };
 	st[n++] = (struct stk_stat){ "perf_map_lines_skipped", es.perf_map_lines_skipped };
 	st[n++] = (struct stk_stat){ "perf_map_addrs_unnamed_skipped", es.perf_map_misses_skipped };
+	python__stats(rec->python, &pys);
+	st[n++] = (struct stk_stat){ "python_processes", pys.processes };
+	st[n++] = (struct stk_stat){ "python_unsupported", pys.unsupported };
+	st[n++] = (struct stk_stat){ "python_codes_written", pys.codes };
+	st[n++] = (struct stk_stat){ "python_codes_stale", pys.code_stale };
+	st[n++] = (struct stk_stat){ "python_codes_failed", pys.code_failed };
+	st[n++] = (struct stk_stat){ "python_codes_skipped", pys.code_skipped };
+	st[n++] = (struct stk_stat){ "python_codes_from_kernel", pys.code_from_kernel };
+	st[n++] = (struct stk_stat){ "python_codes_partial", pys.code_partial };
+	st[n++] = (struct stk_stat){ "python_code_bytes", pys.code_bytes };
 	st[n++] = (struct stk_stat){ "user_memory_peak_bytes", rec->mem.peak };
 	/* The recorder's own peak resident memory (the kernel's high-water
 	 * mark, VmHWM), whatever holds it: what --user-memory bounds and
@@ -519,6 +571,7 @@ int recorder__write_start_meta(struct recorder *rec)
 	err = err ?: meta__add(&m, "unwind", "%s", /* as requested */
 			       o->unwind == RECORDER_UNWIND_FP ? "fp" :
 			       o->unwind == RECORDER_UNWIND_DWARF ? "dwarf" : "auto");
+	err = err ?: meta__add(&m, "python", "%s", rec->o.no_python ? "no" : "yes");
 	if (o->duration_ns)
 		err = err ?: meta__add(&m, "requested_duration_ns", "%llu",
 				       (unsigned long long)o->duration_ns);

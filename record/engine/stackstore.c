@@ -104,11 +104,16 @@ struct stackstore {
 	void *live_ctx;
 	int (*resolve)(void *ctx, struct stkrec_stack *s);
 	void *resolve_ctx;
+	/* Told of each new user stack with Python words as it arrives. */
+	void (*py_new)(void *ctx, uint32_t tgid, const uint64_t *words, uint32_t n);
+	void *py_ctx;
 	/* Placeholders numbered whose frames wait for a table (resolve()
 	 * said later): queued once it is in. */
 	struct late {
 		uint64_t file_id, seq;
 		uint32_t tgid;
+		uint32_t nr_py;		/* Python words after the placeholder */
+		uint64_t *py;		/* owned; NULL if none */
 	} *late;
 	size_t nr_late, cap_late;
 	/* Ids to take out of the kernel's set (room reserved by age()). */
@@ -125,6 +130,8 @@ struct stackstore {
 	struct pool kept;
 	struct idmap *kept_at;
 };
+
+static void late_clear(struct stackstore *ss);
 
 struct stackstore *stackstore__new(uint32_t capacity)
 {
@@ -161,6 +168,7 @@ void stackstore__free(struct stackstore *ss)
 	for (int i = 0; i < 3; i++)
 		pool_free(&ss->pool[i]);
 	free(ss->unset);
+	late_clear(ss);
 	free(ss->late);
 	free(ss->pend);
 	free(ss->pend_off);
@@ -248,7 +256,9 @@ int stackstore__add_record(struct stackstore *ss, const void *data, size_t size)
 	struct pool *p = &ss->pool[ss->cur];
 	uint64_t id, *v;
 
-	if (size < head || r->nr > STKREC_MAX_DEPTH || size < head + r->nr * sizeof(uint64_t) ||
+	/* A user stack may carry Python words after its native frames. */
+	if (size < head || r->nr > (r->kind == STKREC_RING_KERNEL ? STKREC_MAX_DEPTH : STKREC_MAX_NR) ||
+	    size < head + r->nr * sizeof(uint64_t) ||
 	    (r->kind != STKREC_RING_USER && r->kind != STKREC_RING_KERNEL)) {
 		ss->st.ring_skipped++;
 		return 0;
@@ -266,6 +276,13 @@ int stackstore__add_record(struct stackstore *ss, const void *data, size_t size)
 		else if (!(*v & HELD))
 			*v = written_value(*v, ss->epoch); /* in the set again: in use */
 		return 0;
+	}
+	if (ss->py_new && r->kind == STKREC_RING_USER) {
+		uint32_t native = stkrec_native_nr(r->ips, r->nr);
+
+		if (native < r->nr)
+			ss->py_new(ss->py_ctx, r->tgid, (const uint64_t *)r->ips + native,
+				   r->nr - native);
 	}
 	if (pool_add(p, id, (const uint64_t *)r->ips, r->nr, &off) ||
 	    idmap__set(ss->ids, id, held_value(ss->cur, off, r->nr))) {
@@ -313,6 +330,33 @@ static const struct stkrec_stack *to_buf(struct stackstore *ss, uint64_t id, con
 	return &ss->buf;
 }
 
+/* Keep the Python words of placeholder @s (after its two words) with @l:
+ * a late placeholder is rebuilt from @l.  Out of memory: without them. */
+static void late_keep_py(struct late *l, const struct stkrec_stack *s)
+{
+	uint32_t n = s->nr > 2 ? s->nr - 2 : 0;
+
+	l->py = n ? malloc(n * sizeof(*l->py)) : NULL;
+	l->nr_py = l->py ? n : 0;
+	if (l->py)
+		memcpy(l->py, s->ips + 2, n * sizeof(*l->py));
+}
+
+static void late_clear(struct stackstore *ss)
+{
+	for (size_t i = 0; i < ss->nr_late; i++)
+		free(ss->late[i].py);
+	ss->nr_late = 0;
+}
+
+void stackstore__set_python(struct stackstore *ss,
+			    void (*py_new)(void *ctx, uint32_t tgid, const uint64_t *words, uint32_t n),
+			    void *ctx)
+{
+	ss->py_new = py_new;
+	ss->py_ctx = ctx;
+}
+
 void stackstore__set_resolver(struct stackstore *ss, int (*resolve)(void *ctx, struct stkrec_stack *s),
 			      void *ctx)
 {
@@ -351,7 +395,7 @@ const struct stkrec_stack *stackstore__frames(struct stackstore *ss, uint64_t id
 
 static int queue_stack(struct stackstore *ss, uint64_t id, const struct stkrec_stack *s)
 {
-	uint32_t nr = s->nr < STKREC_MAX_DEPTH ? s->nr : STKREC_MAX_DEPTH;
+	uint32_t nr = s->nr < STKREC_MAX_NR ? s->nr : STKREC_MAX_NR;
 	void *p = ss->pend;
 	size_t off;
 	int err;
@@ -404,7 +448,7 @@ int stackstore__see(struct stackstore *ss, uint32_t tgid, int64_t *ref,
 		return 0;
 	}
 	to_buf(ss, id, held_frames(ss, *v), held_nr(*v));
-	if (ss->resolve && !(id & STKREC_STACK_KERNEL_BIT) && ss->buf.nr == 2 &&
+	if (ss->resolve && !(id & STKREC_STACK_KERNEL_BIT) && ss->buf.nr >= 2 &&
 	    ss->buf.ips[0] == (STKREC_UW_MARK | STKREC_UW_DEFERRED)) {
 		uint64_t *same, seq = ss->buf.ips[1];
 
@@ -423,7 +467,8 @@ int stackstore__see(struct stackstore *ss, uint32_t tgid, int64_t *ref,
 			v = idmap__find(ss->ids, id);
 			*ref = (int64_t)++ss->last_file_id;
 			*v = written_value(ss->last_file_id, ss->epoch);
-			ss->late[ss->nr_late++] = (struct late){ ss->last_file_id, seq, tgid };
+			ss->late[ss->nr_late] = (struct late){ ss->last_file_id, seq, tgid, 0, NULL };
+			late_keep_py(&ss->late[ss->nr_late++], &ss->buf);
 			ss->nheld--;
 			ss->st.written++;
 			ss->st.late++;
@@ -672,10 +717,12 @@ int stackstore__retry_late(struct stackstore *ss,
 		struct late *l = &ss->late[i];
 		uint64_t real;
 
-		ss->buf.nr = 2;
+		ss->buf.nr = 2 + l->nr_py;
 		ss->buf.kind = STKREC_RING_USER;
 		ss->buf.ips[0] = STKREC_UW_MARK | STKREC_UW_DEFERRED;
 		ss->buf.ips[1] = l->seq;
+		if (l->nr_py)
+			memcpy(ss->buf.ips + 2, l->py, l->nr_py * sizeof(l->py[0]));
 		if (err || ss->resolve(ss->resolve_ctx, &ss->buf) == 1) {
 			ss->late[k++] = *l;
 			continue;
@@ -689,6 +736,7 @@ int stackstore__retry_late(struct stackstore *ss,
 		if (!idmap__find(ss->ids, real))
 			idmap__set(ss->ids, real, written_value(l->file_id, ss->epoch));
 		err = added(ctx, l->tgid, &ss->buf);
+		free(l->py);
 	}
 	ss->nr_late = k;
 	return err;
@@ -741,7 +789,7 @@ int stackstore__new_file(struct stackstore *ss)
 	/* None waits: the file's last flush unwound every copy its rows
 	 * name (deferred__set_last()); had one been left, its frames could
 	 * only go to the wrong file. */
-	ss->nr_late = 0;
+	late_clear(ss);
 	while (idmap__next(ss->ids, &it, &key, &val)) {
 		if (val & HELD)
 			continue;

@@ -94,6 +94,16 @@ void stackstore__set_live(struct stackstore *ss, int (*collect_live)(void *ctx, 
 			  void *ctx);
 
 /*
+ * stackstore__set_python() - call @py_new for each new user stack taken
+ * from the ring that holds Python words (bpf/stkrec.h): its process and
+ * its @n Python words, so that their code objects are read while the
+ * process lives, not at the next flush.
+ */
+void stackstore__set_python(struct stackstore *ss,
+			    void (*py_new)(void *ctx, uint32_t tgid, const uint64_t *words, uint32_t n),
+			    void *ctx);
+
+/*
  * stackstore__set_resolver() - a user stack whose frames are a deferred
  * placeholder (bpf/stkrec.h, STKREC_UW_DEFERRED) is given to
  * @resolve(@ctx, frames) when it is first written, which puts the real

@@ -4,7 +4,10 @@
  * object shares (bpf/common.bpf.h), see modeobj.h.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <linux/btf.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
@@ -53,6 +56,78 @@ const struct btf *modeobj__kernel_btf(void)
 	return btf;
 }
 
+/*
+ * 1 if the string @name is in the string section of the BTF at @path, 0 if
+ * not, -errno if it cannot be read.  The section is read in pieces into
+ * one buffer, each piece overlapping the one before by the needle's
+ * length, so that a string across two pieces is seen.
+ */
+int modeobj__btf_has_string(const char *path, const char *name)
+{
+	char buf[65536], needle[128];
+	size_t len = strlen(name) + 2, have = 0;
+	struct btf_header h;
+	uint64_t off, end;
+	ssize_t n;
+	int fd, found = 0, err = 0;
+
+	if (len > sizeof(needle))
+		return -EINVAL;
+	needle[0] = '\0';
+	memcpy(needle + 1, name, len - 1);	/* with its terminating NUL */
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = pread(fd, &h, sizeof(h), 0);
+	if (n != (ssize_t)sizeof(h) || h.magic != BTF_MAGIC || h.hdr_len < sizeof(h)) {
+		err = n < 0 ? -errno : -EBADMSG;
+		goto out;
+	}
+	off = (uint64_t)h.hdr_len + h.str_off;
+	end = off + h.str_len;
+	while (off < end && !found) {
+		size_t want = sizeof(buf) - have;
+
+		if (want > end - off)
+			want = (size_t)(end - off);
+		n = pread(fd, buf + have, want, (off_t)off);
+		if (n <= 0) {
+			err = n < 0 ? -errno : -EBADMSG;
+			goto out;
+		}
+		off += (uint64_t)n;
+		have += (size_t)n;
+		found = memmem(buf, have, needle, len) != NULL;
+		if (have >= len) {
+			memmove(buf, buf + have - (len - 1), len - 1);
+			have = len - 1;
+		}
+	}
+out:
+	close(fd);
+	return err ? err : found;
+}
+
+/*
+ * 1 if the kernel has the sched_prepare_exec tracepoint (Linux 6.10+), as
+ * bpf/unwind.bpf.h's bpf_core_type_exists() sees it: its BTF typedef
+ * btf_trace_sched_prepare_exec, whose name is a string of the BTF.
+ * Looking for the string reads 2 MB in 64 KiB pieces; parsing the BTF
+ * (libbpf's btf__parse()) was ~10 ms of page faults, a fifth of stkrec's
+ * start-up, and libbpf parses it again for CO-RE (it cannot be handed
+ * ours).  Where the string section cannot be read, the parsed BTF says.
+ */
+static int kernel_has_prepare_exec(void)
+{
+	int r = modeobj__btf_has_string("/sys/kernel/btf/vmlinux", "btf_trace_sched_prepare_exec");
+
+	if (r >= 0)
+		return r;
+	return modeobj__kernel_btf() &&
+	       btf__find_by_name_kind(modeobj__kernel_btf(), "btf_trace_sched_prepare_exec",
+				      BTF_KIND_TYPEDEF) > 0;
+}
+
 static int set_autoload(struct bpf_object *obj, const char *name, int load)
 {
 	struct bpf_program *prog = bpf_object__find_program_by_name(obj, name);
@@ -73,16 +148,14 @@ int modeobj__configure(struct bpf_object *obj, const struct recorder_opts *o, in
 	err = err ?: set_entries(obj, "stack_ring", modeobj__stack_ring_bytes(o));
 	err = err ?: set_entries(obj, "tgids", tgid_entries);
 	err = err ?: set_entries(obj, "tids", tid_entries);
-	/* Only -- CMD follows forks: do not load what would never run. */
-	err = err ?: set_autoload(obj, "on_process_fork", follow);
+	/* Forks matter to -- CMD (followed) and to Python frames (a child
+	 * inherits its parent's interpreter): do not load what would never
+	 * run. */
+	err = err ?: set_autoload(obj, "on_process_fork", follow || !o->no_python);
 	err = err ?: set_autoload(obj, "symbolize_kaddrs", symbolizer);
 	/* sched_prepare_exec (Linux 6.10+), as bpf/unwind.bpf.h's
 	 * bpf_core_type_exists() sees it: the mm an execve switches to. */
-	err = err ?: set_autoload(obj, "on_prepare_exec",
-				  unwind && modeobj__kernel_btf() &&
-				  btf__find_by_name_kind(modeobj__kernel_btf(),
-							 "btf_trace_sched_prepare_exec",
-							 BTF_KIND_TYPEDEF) > 0);
+	err = err ?: set_autoload(obj, "on_prepare_exec", unwind && kernel_has_prepare_exec());
 	err = err ?: unwinder__configure_obj(obj, unwind, o->unwind_memory);
 	if (err)
 		return recorder__errorf(rec, err, "configure BPF object: %s", strerror(-err));
@@ -159,6 +232,8 @@ int modeobj__hand_over(const struct bpf_object *obj, uint32_t *idx, int symboliz
 		maps->unwind.defer_fd = bpf_object__find_map_fd_by_name(obj, "defer_ring");
 	}
 	maps->unwind_load_err = unwind_err;
+	maps->py_procs_fd = bpf_object__find_map_fd_by_name(obj, "py_procs");
+	maps->py_code_ring_fd = bpf_object__find_map_fd_by_name(obj, "py_code_ring");
 	maps->drain = *drain;
 	return 0;
 }

@@ -31,6 +31,16 @@ uint32_t modeobj__counts_entries(const struct recorder_opts *o);
 const struct btf *modeobj__kernel_btf(void);
 
 /*
+ * modeobj__btf_has_string() - whether the raw BTF file at @path (e.g.
+ * /sys/kernel/btf/vmlinux) has the string @name (at most 125 bytes) in its
+ * string section, without parsing its types: a type name no type has is
+ * no string of it.
+ * @return 1 or 0; -errno if @path cannot be read, -EBADMSG if it is no
+ * BTF, -EINVAL if @name is too long.
+ */
+int modeobj__btf_has_string(const char *path, const char *name);
+
+/*
  * modeobj__stack_ring_bytes() - bytes of the "stack_ring" for @o: 64 a
  * --stack-storage-size entry (a record is 8 bytes and 8 a frame), a power
  * of two, at least 256 KiB (a burst of a few thousand new stacks: an

@@ -15,6 +15,7 @@
 #include "cpulist.h"
 #include "idmap.h"
 #include "procs.h"
+#include "python.h"
 #include "unwinder.h"
 
 /* Ring buffer pages per CPU for the mmap side-band records: 256 KiB holds
@@ -45,6 +46,7 @@ struct procs {
 	struct procmaps *pm;
 	struct mmapwatch *mw;		/* mmap side-band records, or NULL */
 	struct unwinder *uw;		/* .eh_frame tables to keep current, or NULL */
+	struct python *py;		/* Python interpreters to find, or NULL */
 	/* tgid -> struct snap *, and snapshots queued for MAPS. */
 	struct idmap *snaps;
 	struct snap **pend;
@@ -188,6 +190,21 @@ int procs__fd(const struct procs *p, size_t i)
 	return mmapwatch__fd(p->mw, i);
 }
 
+/* A process's mappings, new or changed: to the unwinder and the Python
+ * frame walk; and gone. */
+static void maps_add(struct procs *p, const struct stk_proc_maps *maps)
+{
+	if (p->uw)
+		unwinder__add_process(p->uw, maps);
+	python__add_process(p->py, maps);
+}
+
+static void maps_remove(struct procs *p, uint32_t tgid)
+{
+	unwinder__remove_process(p->uw, tgid);
+	python__remove_process(p->py, tgid);
+}
+
 /* The processes the watcher saw exec, map code or exit: their mappings
  * into the unwinder at once (their tables queued), so that their first
  * samples find them -- not only once a sample announced them. */
@@ -197,18 +214,18 @@ static void unwind_changed(struct procs *p)
 	size_t n, i;
 
 	n = mmapwatch__take_changed(p->mw, &tgids);
-	for (i = 0; p->uw && i < n; i++) {
+	for (i = 0; (p->uw || p->py) && i < n; i++) {
 		struct stk_proc_maps maps = { 0 };
 		int exited;
 
 		if (!mmapwatch__complete(p->mw, tgids[i], NULL, &exited))
 			continue;
 		if (exited) {
-			unwinder__remove_process(p->uw, tgids[i]);
+			maps_remove(p, tgids[i]);
 			continue;
 		}
 		if (mmapwatch__snapshot(p->mw, p->pm, tgids[i], "", &maps) == 0)
-			unwinder__add_process(p->uw, &maps);
+			maps_add(p, &maps);
 		procmaps__free_snapshot(&maps);
 	}
 }
@@ -304,10 +321,10 @@ int procs__snapshot(struct procs *p, uint32_t tgid, const char *comm, uint64_t s
 	} else if (pend_snap(p, s)) {
 		snap_free(s);
 		return -ENOMEM;
-	} else if (p->uw) {
+	} else if (p->uw || p->py) {
 		/* Tables for its mappings, before its next samples; on
 		 * failure they fall back to frame pointers (counted). */
-		unwinder__add_process(p->uw, &s->maps);
+		maps_add(p, &s->maps);
 	}
 	v = idmap__find(p->snaps, tgid);
 	if (v)
@@ -440,7 +457,7 @@ void procs__exited(struct procs *p, uint32_t tgid, uint64_t seq)
 	uint64_t *v = idmap__find(p->snaps, tgid);
 
 	p->st.exits++;
-	unwinder__remove_process(p->uw, tgid);
+	maps_remove(p, tgid);
 	if (v)
 		((struct snap *)(uintptr_t)*v)->purge_seq = seq + 2;
 }
@@ -461,7 +478,7 @@ static void unwind_load(struct procs *p, uint32_t tgid)
 	if (err)
 		err = procmaps__snapshot(p->pm, "/proc", tgid, comm, mono_ns(), &maps);
 	if (!err)
-		unwinder__add_process(p->uw, &maps);
+		maps_add(p, &maps);
 	procmaps__free_snapshot(&maps);
 }
 
@@ -473,6 +490,11 @@ void procs__set_unwinder(struct procs *p, struct unwinder *uw, const uint32_t *p
 	p->uw = uw;
 	for (i = 0; uw && i < nr_pids; i++)
 		unwind_load(p, pids[i]);
+}
+
+void procs__set_python(struct procs *p, struct python *py)
+{
+	p->py = py;
 }
 
 void procs__unwind_stale(struct procs *p, uint32_t tgid)
@@ -604,7 +626,7 @@ static void forget_unseen_exits(struct procs *p, uint64_t seq)
 		if (kill((pid_t)key, 0) < 0 && errno == ESRCH) {
 			s->purge_seq = seq + 2;
 			p->st.exits_unseen++;
-			unwinder__remove_process(p->uw, (uint32_t)key);
+			maps_remove(p, (uint32_t)key);
 			if (p->gone)
 				p->gone(p->gone_ctx, (uint32_t)key);
 		}

@@ -126,6 +126,14 @@ struct unwinder;
 void procs__set_unwinder(struct procs *p, struct unwinder *uw, const uint32_t *pids,
 			 size_t nr_pids);
 
+/*
+ * procs__set_python() - keep @py's (borrowed; NULL: none) interpreters
+ * current, as procs__set_unwinder() keeps the unwinder's.  Before
+ * procs__set_unwinder(): the processes it loads now go to both.
+ */
+struct python;
+void procs__set_python(struct procs *p, struct python *py);
+
 /* The BPF unwinder met an address of @tgid outside the mappings it knows:
  * give it the current ones (the snapshot is refreshed at the next flush,
  * or when a leaf needs it). */

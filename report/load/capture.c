@@ -469,9 +469,94 @@ static int capture__add_symtab(struct capture *c, const struct stk_chunk *ch)
 	return esymtab__add(t->t, ch->u.esym.syms, ch->u.esym.nr_syms, kind == STK_ESYM_SYMTAB);
 }
 
+static uint64_t pycode_hash(uint32_t tgid, uint64_t addr, uint32_t fp)
+{
+	return hash64(hash64(hash64(4, tgid), addr), fp);
+}
+
+/* Process @tgid's own record of (@addr, @fp), or NULL. */
+static const struct cap_pycode *pycode_own(const struct capture *c, uint32_t tgid, uint64_t addr,
+					   uint32_t fp)
+{
+	const struct cap_pycode *k;
+
+	for (k = idmap__find_ptr(&c->pycode_keys, pycode_hash(tgid, addr, fp)); k; k = k->next)
+		if (k->tgid == tgid && k->addr == addr && k->fingerprint == fp)
+			return k;
+	return NULL;
+}
+
+const struct cap_pycode *capture__pycode(const struct capture *c, uint32_t tgid, uint64_t addr,
+					 uint32_t fp)
+{
+	const struct cap_pycode *k = pycode_own(c, tgid, addr, fp);
+
+	if (k)
+		return k;
+	/* A forked child runs its parent's code objects at the parent's
+	 * addresses, and the recorder read each once, from whichever
+	 * process sent its stack first: the same address and fingerprint
+	 * in another process of the capture name it (the fingerprint
+	 * holds the name's and file's addresses and the first line, so an
+	 * unrelated code object matches both only by a 2^-24 chance). */
+	for (k = idmap__find_ptr(&c->pycode_any, pycode_hash(0, addr, fp)); k; k = k->next_any)
+		if (k->addr == addr && k->fingerprint == fp)
+			return k;
+	return NULL;
+}
+
+/* ESYM kind 4: the code objects of one process, added to the union of its
+ * chunks by (tgid, addr, fingerprint), found by hash (a capture of a big
+ * program holds tens of thousands). */
+static int capture__add_pycode(struct capture *c, const struct stk_chunk *ch)
+{
+	uint32_t tgid = ch->u.esym.tgid;
+	size_t i;
+
+	for (i = 0; i < ch->u.esym.nr_codes; i++) {
+		const struct stk_esym_pycode *in = &ch->u.esym.codes[i];
+		uint64_t h = pycode_hash(tgid, in->addr, in->fingerprint);
+		size_t ql = strlen(in->qualname), fl = strlen(in->filename);
+		struct cap_pycode *k;
+		uint8_t *lt = NULL;
+
+		if (pycode_own(c, tgid, in->addr, in->fingerprint))
+			continue;
+		k = arena__alloc(&c->py_mem, sizeof(*k));
+		if (!k)
+			return -ENOMEM;
+		k->qualname = arena__strndup(&c->py_mem, in->qualname, ql);
+		k->filename = arena__strndup(&c->py_mem, in->filename, fl);
+		if (in->linetable_size) {
+			lt = arena__alloc(&c->py_mem, in->linetable_size);
+			if (lt)
+				memcpy(lt, in->linetable, in->linetable_size);
+		}
+		if (!k->qualname || !k->filename || (in->linetable_size && !lt))
+			return -ENOMEM;
+		k->addr = in->addr;
+		k->tgid = tgid;
+		k->fingerprint = in->fingerprint;
+		k->firstlineno = in->firstlineno;
+		k->py_version = ch->u.esym.py_version;
+		k->linetable = lt;
+		k->linetable_size = in->linetable_size;
+		k->next = idmap__find_ptr(&c->pycode_keys, h);
+		if (idmap__set_ptr(&c->pycode_keys, h, k))
+			return -ENOMEM;
+		h = pycode_hash(0, in->addr, in->fingerprint);
+		k->next_any = idmap__find_ptr(&c->pycode_any, h);
+		if (idmap__set_ptr(&c->pycode_any, h, k))
+			return -ENOMEM;
+		c->nr_pycodes++;
+		c->mem += sizeof(*k) + ql + fl + 2 + in->linetable_size + ENTRY_COST;
+	}
+	return 0;
+}
+
 /* An ESYM chunk (SPEC.md §ESYM): kind 1 images are kept, one per build-id;
- * kinds 2 and 3 merged into tables; other kinds are for later versions and
- * ignored. */
+ * kinds 2 and 3 merged into tables, kind 4 into the Python code objects;
+ * other kinds are for later versions and ignored. */
 static int capture__add_esym(struct capture *c, const struct stk_chunk *ch)
 {
 	const uint8_t *blob = ch->u.esym.blob;
@@ -482,6 +567,8 @@ static int capture__add_esym(struct capture *c, const struct stk_chunk *ch)
 
 	if (ch->u.esym.kind == STK_ESYM_SYMTAB || ch->u.esym.kind == STK_ESYM_PERF_MAP)
 		return capture__add_symtab(c, ch);
+	if (ch->u.esym.kind == STK_ESYM_PYCODE)
+		return capture__add_pycode(c, ch);
 
 	if (ch->u.esym.blob_size < 2 || blob[0] != STK_ESYM_ELF_IMAGE || !n || n > STK_MAX_BUILD_ID)
 		return 0;
@@ -757,6 +844,9 @@ void capture__free(struct capture *c)
 		esymtab__free(c->symtabs[i].t);
 	free(c->symtabs);
 	idmap__release(&c->symtab_keys);
+	idmap__release(&c->pycode_keys);
+	idmap__release(&c->pycode_any);
+	arena__free(&c->py_mem);
 	for (i = 0; i < c->nr_meta; i++) {
 		free((char *)c->meta[i].key);
 		free((char *)c->meta[i].value);

@@ -118,6 +118,23 @@ struct cap_symtab {
 	struct esymtab *t;
 };
 
+/* A Python code object of one process (ESYM kind 4), keyed by (tgid,
+ * addr, fingerprint); the first record of a key is kept (SPEC.md: they
+ * describe the same code object).  Strings and table copied. */
+struct cap_pycode {
+	struct cap_pycode *next;	/* same hash */
+	struct cap_pycode *next_any;	/* same hash of (addr, fp) alone */
+	uint64_t addr;
+	uint32_t tgid;
+	uint32_t fingerprint;
+	uint32_t firstlineno;
+	uint32_t py_version;		/* major << 8 | minor */
+	const char *qualname;		/* non-empty */
+	const char *filename;		/* may be "" */
+	const uint8_t *linetable;
+	uint32_t linetable_size;
+};
+
 struct capture {
 	struct cap_segment *segs;
 	size_t nr_segs;
@@ -130,6 +147,10 @@ struct capture {
 	struct cap_symtab *symtabs;	/* one per build-id or tgid */
 	size_t nr_symtabs, cap_symtabs;
 	struct idmap esym_keys, symtab_keys;	/* key hash -> index + 1 of the first */
+	struct idmap pycode_keys;	/* hash of (tgid, addr, fp) -> cap_pycode chain */
+	struct idmap pycode_any;	/* hash of (addr, fp) -> cap_pycode chain (next_any) */
+	size_t nr_pycodes;
+	struct arena py_mem;		/* the cap_pycodes, their strings and tables */
 	struct stk_kv *meta;		/* every META pair, in order (copied) */
 	size_t nr_meta;
 	int sliced;			/* read with --since/--until: rows of a part */
@@ -216,6 +237,16 @@ const struct cap_maps *cap_segment__maps(const struct cap_segment *seg, uint32_t
  */
 uint32_t cap_segment__ns_tgid(const struct cap_segment *seg, uint32_t tgid, uint64_t time_ns,
 			      uint64_t *pid_ns);
+
+/*
+ * capture__pycode() - the Python code object of process @tgid at @addr
+ * with fingerprint @fp (ESYM kind 4), else of another process at @addr with
+ * @fp (a forked child runs its parent's), or NULL: the capture describes none
+ * (a frame of it is then shown as unknown code).  Valid until
+ * capture__free().
+ */
+const struct cap_pycode *capture__pycode(const struct capture *c, uint32_t tgid, uint64_t addr,
+					 uint32_t fp);
 
 /* The mapping of @m containing @addr, or NULL. */
 const struct stk_mapping *cap_maps__find(const struct cap_maps *m, uint64_t addr);

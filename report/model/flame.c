@@ -585,6 +585,10 @@ void flame__color(const struct flame *f, const struct flame_rect *r, char out[8]
 		red = mix(150, 200, a);
 		green = mix(100, 150, b);
 		blue = mix(215, 255, c);
+	} else if (off && kind == FLAME_PYTHON) {	/* teal */
+		red = mix(30, 80, a);
+		green = mix(160, 200, b);
+		blue = mix(170, 210, c);
 	} else if (off) {				/* blue; kernel paler */
 		red = kind == FLAME_KERNEL ? mix(110, 160, a) : mix(40, 100, a);
 		green = kind == FLAME_KERNEL ? mix(150, 200, a) : mix(90, 150, b);
@@ -593,6 +597,10 @@ void flame__color(const struct flame *f, const struct flame_rect *r, char out[8]
 		red = mix(220, 255, a);
 		green = mix(130, 180, b);
 		blue = mix(0, 40, c);
+	} else if (kind == FLAME_PYTHON) {		/* green */
+		red = mix(60, 130, a);
+		green = mix(180, 230, b);
+		blue = mix(40, 90, c);
 	} else if (kind == FLAME_INLINED) {		/* aqua */
 		red = mix(50, 110, a);
 		green = mix(170, 220, b);

@@ -43,6 +43,7 @@ enum flame_kind {
 	FLAME_MARKER,		/* not a function: [unknown], [Missed User Stack],
 				 * [truncated], the "-"/"--" delimiters, the root */
 	FLAME_COMM,		/* the task's comm, first frame of a stack */
+	FLAME_PYTHON,		/* a Python function (a CPython frame) */
 };
 /* Or'ed into a kind: the frame belongs to the waker's stack (offwake). */
 #define FLAME_WAKER 0x10
@@ -55,9 +56,9 @@ enum flame_unit {
 
 enum flame_palette {
 	FLAME_PALETTE_CPU = 0,	/* warm colors: red user, orange kernel, aqua
-				 * inlined, gray markers */
-	FLAME_PALETTE_OFFCPU,	/* blues (flamegraph.pl's off-CPU convention);
-				 * waker frames in purple */
+				 * inlined, green Python, gray markers */
+	FLAME_PALETTE_OFFCPU,	/* blues (flamegraph.pl's off-CPU convention),
+				 * Python teal; waker frames in purple */
 };
 
 #define FLAME_DIFF 0x1		/* flame_opts.flags: a differential graph */

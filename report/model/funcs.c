@@ -101,10 +101,14 @@ static struct func_ent *funcs__intern(struct funcs *fs, const char *name, const 
 	return e;
 }
 
+/* A Python frame's module is its source file: "Worker.run (worker.py)". */
 static const char *frame_module(const struct rframe *f)
 {
 	if (f->kind == RFRAME_KERNEL)
 		return "[kernel]";
+	if (f->kind == RFRAME_PYTHON)
+		return rframe__py(f) && rframe__py(f)->line.file
+		       ? base_name(rframe__py(f)->line.file) : "[python]";
 	return f->map && f->map->path[0] ? base_name(f->map->path) : "[unknown]";
 }
 
@@ -131,8 +135,13 @@ static const struct func_list *funcs__list(struct funcs *fs, int side, const str
 			struct func_ent *e;
 
 			if (fs->by == FUNCS_BY_FUNC) {
-				const char *name = f->sym ? f->sym->lines[j].name : "[unknown]";
+				char buf[64];
+				const char *name = f->sym ? f->sym->lines[j].name
+						   : f->kind == RFRAME_PYTHON
+						   ? rframe__marker(f, buf, sizeof(buf)) : NULL;
 
+				if (!name)
+					name = "[unknown]";
 				e = funcs__intern(fs, name, mod, mod, 0);
 			} else {
 				e = funcs__intern(fs, mod, "", "", 0);

@@ -7,12 +7,14 @@
  * number of unique stacks and addresses, never the number of samples.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "hash.h"
 #include "idmap.h"
 #include "kvmlinux.h"
+#include "pystack.h"
 #include "report.h"
 
 struct stack_ent {
@@ -29,6 +31,10 @@ struct report_priv {
 	struct idmap maps_mods;	/* (uintptr_t)cap_maps -> its mappings' modules,
 					 * by index (NULL: not asked yet) */
 	struct arena mem;		/* stack_ent, rstack and rframe memory */
+	struct pystack *py;		/* names Python frames; NULL: --python=no */
+	struct rframe *scratch;		/* a stack's native frames, before its
+					 * Python frames are put in */
+	size_t cap_scratch;
 };
 
 const char *report_kind__name(enum report_kind k)
@@ -49,6 +55,26 @@ const char *unwind_stop__name(unsigned int reason)
 	};
 
 	return reason < REPORT_UW_NR_STOPS ? names[reason] : "?";
+}
+
+const char *python_stop__name(unsigned int reason)
+{
+	static const char *const names[REPORT_PY_NR_STOPS] = { "?", "depth", "fault", "bad code" };
+
+	return reason < REPORT_PY_NR_STOPS ? names[reason] : "?";
+}
+
+const char *rframe__marker(const struct rframe *f, char *buf, size_t size)
+{
+	if (rframe__unwind_stop(f))
+		snprintf(buf, size, "[unwind stopped: %s]", unwind_stop__name(rframe__unwind_stop(f)));
+	else if (rframe__python_stop(f))
+		snprintf(buf, size, "[python stopped: %s]", python_stop__name(rframe__python_stop(f)));
+	else if (f->kind == RFRAME_PYTHON && !f->sym)
+		snprintf(buf, size, "%s", REPORT_PY_UNKNOWN);
+	else
+		return NULL;
+	return buf;
 }
 
 static struct stack_ent *ent_find(struct idmap *m, uint64_t h, uint64_t a, uint64_t b,
@@ -81,6 +107,7 @@ static struct rstack *rstack__new(struct report_priv *p, uint32_t n)
 		return NULL;
 	st->frames = (struct rframe *)(st + 1);
 	st->nr_frames = n;
+	st->nr_native = n;
 	return st;
 }
 
@@ -128,24 +155,43 @@ static struct sym_module **report__maps_mods(struct report *r, const struct cap_
 	return idmap__set_ptr(&p->maps_mods, (uintptr_t)maps, mods) ? NULL : mods;
 }
 
-static int report__user_stack(struct report *r, const struct cap_segment *seg,
+/* Room for @n native frames in p->scratch.  0 or -ENOMEM. */
+static int report__scratch(struct report_priv *p, uint32_t n)
+{
+	struct rframe *s;
+
+	if (n <= p->cap_scratch)
+		return 0;
+	s = realloc(p->scratch, n * sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	p->scratch = s;
+	p->cap_scratch = n;
+	return 0;
+}
+
+static int report__user_stack(struct report *r, const struct cap_segment *seg, uint32_t tgid,
 			      const struct cap_maps *maps, int64_t ref, const struct rstack **out)
 {
 	struct report_priv *p = r->priv;
 	const struct stk_mapping *last_map = NULL;
 	struct sym_module *last_mod = NULL, **mods = NULL;
 	const struct cap_stack *cs;
+	struct rframe *native;
 	struct stack_ent *e;
 	struct rstack *st;
+	uint32_t i, nn, npw;
 	uint64_t h;
-	uint32_t i;
 	int err;
 
 	*out = NULL;
 	if (ref < 0)
 		return 0;
-	h = hash64(hash64(hash64(1, (uintptr_t)maps), seg->index), (uint64_t)ref);
-	e = ent_find(&p->ustacks, h, (uintptr_t)maps, seg->index, (uint64_t)ref, 0);
+	/* The tgid too: two processes may share a stack id (the same native
+	 * addresses) and a maps snapshot may be missing, but their Python
+	 * frames are named from their own code objects. */
+	h = hash64(hash64(hash64(hash64(1, (uintptr_t)maps), seg->index), (uint64_t)ref), tgid);
+	e = ent_find(&p->ustacks, h, (uintptr_t)maps, seg->index, (uint64_t)ref, tgid);
 	if (e) {
 		*out = e->st;
 		return 0;
@@ -153,16 +199,28 @@ static int report__user_stack(struct report *r, const struct cap_segment *seg,
 	cs = cap_segment__stack(seg, (uint64_t)ref);
 	if (!cs)
 		return 0;	/* referenced but not in the file: missing */
-	st = rstack__new(p, cs->nr_frames);
-	if (!st)
-		return -ENOMEM;
+	/* The native frames, then (SPEC.md, STCK) the Python words. */
+	nn = pystack__native_words(cs->frames, cs->nr_frames);
+	npw = p->py ? cs->nr_frames - nn : 0;
+	if (npw) {
+		st = NULL;
+		if (report__scratch(p, nn ? nn : 1))	/* a stack of Python words only */
+			return -ENOMEM;
+		native = p->scratch;
+		memset(native, 0, nn * sizeof(*native));
+	} else {
+		st = rstack__new(p, nn);
+		if (!st)
+			return -ENOMEM;
+		native = st->frames;
+	}
 	if (maps) {
 		mods = report__maps_mods(r, maps);
 		if (!mods)
 			return -ENOMEM;
 	}
-	for (i = 0; i < cs->nr_frames; i++) {
-		struct rframe *f = &st->frames[i];
+	for (i = 0; i < nn; i++) {
+		struct rframe *f = &native[i];
 
 		f->kind = RFRAME_USER;
 		f->addr = cs->frames[i];
@@ -192,13 +250,31 @@ static int report__user_stack(struct report *r, const struct cap_segment *seg,
 			if (err)
 				return err;
 		}
-		st->nr_unknown += !f->sym;
 	}
-	if (st->nr_frames) {
-		st->unwind_stop = (uint8_t)rframe__unwind_stop(&st->frames[st->nr_frames - 1]);
+	if (npw) {
+		st = rstack__new(p, pystack__max_frames(nn, npw));
+		if (!st)
+			return -ENOMEM;
+		err = pystack__merge(p->py, tgid, native, nn, cs->frames + nn, npw, st->frames,
+				     &st->nr_frames, &st->nr_python);
+		if (err)
+			return err;
+	}
+	for (i = 0; i < st->nr_frames; i++) {
+		const struct rframe *f = &st->frames[i];
+
+		st->nr_unknown += !f->sym && !rframe__python_stop(f);
+		if (rframe__python_stop(f))
+			st->python_stop = (uint8_t)rframe__python_stop(f);
+		else if (f->kind == RFRAME_PYTHON && !f->sym)
+			st->python_unknown = 1;
+	}
+	st->nr_native = nn;
+	if (nn) {
+		st->unwind_stop = (uint8_t)rframe__unwind_stop(&native[nn - 1]);
 		r->uw_stops.stacks[st->unwind_stop] += st->unwind_stop != 0;
 	}
-	err = ent_add(p, &p->ustacks, h, (uintptr_t)maps, seg->index, (uint64_t)ref, 0, st);
+	err = ent_add(p, &p->ustacks, h, (uintptr_t)maps, seg->index, (uint64_t)ref, tgid, st);
 	if (err)
 		return err;
 	*out = st;
@@ -392,7 +468,7 @@ static int report__task(struct report *r, const struct cap_segment *seg,
 	out->kernel_ref = t->kernel_stack;
 	if (!o->kernel_only) {
 		maps = cap_segment__maps(seg, t->tgid, out->comm, time_ns);
-		err = report__user_stack(r, seg, maps, t->user_stack, &out->user);
+		err = report__user_stack(r, seg, t->tgid, maps, t->user_stack, &out->user);
 		if (err)
 			return err;
 		if (ref_missing(t->user_stack, out->user)) {
@@ -464,6 +540,12 @@ static void report__account_stack(const struct rstack *st, uint64_t count)
 
 static void report__account_stop(struct report *r, const struct rstack *st, uint64_t count)
 {
+	if (st && st->python_unknown)
+		r->py.unknown_count += count;
+	if (st && st->python_stop) {
+		r->py.stop_count[st->python_stop] += count;
+		r->py.stop_total += count;
+	}
 	if (!st || !st->unwind_stop)
 		return;
 	r->uw_stops.count[st->unwind_stop] += count;
@@ -587,6 +669,11 @@ struct report *report__new(const struct capture *cap, const struct report_opts *
 	r->priv->opts = opts;
 	r->cap = cap;
 	r->kind = capture_kind(cap);
+	if (!opts->no_python) {
+		r->priv->py = pystack__new(cap);
+		if (!r->priv->py)
+			goto fail;
+	}
 	so = opts->sym;
 	if (!so.input_size)	/* embedded images inflate within the capture's bound */
 		so.input_size = cap->summary.file_size;
@@ -647,6 +734,8 @@ void report__free(struct report *r)
 		idmap__release(&r->priv->kstacks);
 		idmap__release(&r->priv->map_mods);
 		idmap__release(&r->priv->maps_mods);
+		pystack__free(r->priv->py);
+		free(r->priv->scratch);
 		free(r->priv);
 	}
 	free(r->samples);

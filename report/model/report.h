@@ -9,7 +9,9 @@
  * The frame model is structured, not strings: a frame has its kind, raw
  * address, mapping and module, and 1..n symbol lines (inline frames, leaf
  * first) or none (unknown).  Text and folded render names from it; pprof
- * maps it to Mappings, Locations with Lines, and Functions.
+ * maps it to Mappings, Locations with Lines, and Functions.  A user stack
+ * that carries Python words (SPEC.md, STCK) gets its Python frames put in
+ * among its native ones (pystack.h), as RFRAME_PYTHON frames.
  */
 #ifndef STK_REPORT_REPORT_H
 #define STK_REPORT_REPORT_H
@@ -25,6 +27,8 @@ struct kvmlinux;
 enum rframe_kind {
 	RFRAME_USER = 0,
 	RFRAME_KERNEL = 1,
+	RFRAME_PYTHON = 2,		/* a CPython frame: map and mod NULL, addr
+					 * the frame's word (or its stop word) */
 };
 
 /* 40 bytes: a report holds one per frame of every unique stack. */
@@ -67,7 +71,7 @@ static inline unsigned int rframe__unwind_stop(const struct rframe *f)
 {
 	unsigned int r;
 
-	if (f->kind == RFRAME_KERNEL || f->addr < REPORT_UW_MARK)
+	if (f->kind != RFRAME_USER || f->addr < REPORT_UW_MARK)
 		return 0;
 	r = (unsigned int)(f->addr & 0xfff);
 	return r && r < REPORT_UW_NR_STOPS ? r : REPORT_UW_STOP_UNKNOWN;
@@ -76,13 +80,74 @@ static inline unsigned int rframe__unwind_stop(const struct rframe *f)
 /* "fault", "no CFI"...; "?" for REPORT_UW_STOP_UNKNOWN. */
 const char *unwind_stop__name(unsigned int reason);
 
+/*
+ * A named Python frame: an RFRAME_PYTHON frame whose sym is not NULL points
+ * at the @sym of one of these (rframe__py()).  @sym has one line: the
+ * code's qualname, its co_filename whole, the line of the instruction
+ * and co_firstlineno (pprof's Function and Line); @display is what text,
+ * folded, svg and diff show, "QUALNAME (FILE:LINE)" with FILE the base name.
+ */
+struct rpyframe {
+	struct sym_result sym;		/* first: &pf->sym is the frame's sym */
+	struct sym_line line;
+	const char *display;
+	uint32_t display_len;
+	uint32_t display_plain;		/* as sym_line.plain, for @display */
+};
+
+static inline const struct rpyframe *rframe__py(const struct rframe *f)
+{
+	return f->kind == RFRAME_PYTHON && f->sym ? (const struct rpyframe *)f->sym : NULL;
+}
+
+/*
+ * An RFRAME_PYTHON frame without a name is a marker: the Python walk's stop
+ * word ("[python stopped: REASON]"), else a frame whose code object the
+ * capture does not describe ("[python: unknown code]", REPORT_PY_UNKNOWN).
+ * 0 for any other frame, else the stop's reason (REPORT_PY_STOP_UNKNOWN for
+ * one SPEC.md does not name).
+ */
+#define REPORT_PY_UNKNOWN	"[python: unknown code]"
+#define REPORT_PY_NR_STOPS	4
+#define REPORT_PY_STOP_UNKNOWN	REPORT_PY_NR_STOPS
+
+static inline unsigned int rframe__python_stop(const struct rframe *f)
+{
+	uint64_t r;
+
+	if (f->kind != RFRAME_PYTHON || f->sym || stk_py_word__tag(f->addr) != STK_PY_TAG_STOP)
+		return 0;
+	r = stk_py_word__reason(f->addr);
+	return r && r < REPORT_PY_NR_STOPS ? (unsigned int)r : REPORT_PY_STOP_UNKNOWN;
+}
+
+/* "depth", "fault", "bad code"; "?" for REPORT_PY_STOP_UNKNOWN. */
+const char *python_stop__name(unsigned int reason);
+
+/*
+ * rframe__marker() - the text of a frame that has no name but says why:
+ * "[unwind stopped: REASON]", "[python stopped: REASON]" or
+ * "[python: unknown code]", written into @buf (@size bytes, 48 are
+ * enough).  NULL for any other frame.
+ */
+const char *rframe__marker(const struct rframe *f, char *buf, size_t size);
+
 /* A resolved stack, leaf first.  Shared by every sample that has it. */
 struct rstack {
 	uint32_t nr_frames;
 	struct rframe *frames;
-	uint32_t nr_unknown;		/* frames with sym == NULL */
+	uint32_t nr_unknown;		/* frames with sym == NULL (but the
+					 * Python stop marker) */
+	uint32_t nr_python;		/* of the frames, RFRAME_PYTHON ones */
+	uint32_t nr_native;		/* native frames recorded (the loop's
+					 * that Python frames replaced included):
+					 * what max_stack_depth bounds */
 	uint8_t unwind_stop;		/* rframe__unwind_stop() of the last
-					 * frame: why unwinding stopped early, or 0 */
+					 * native frame: why unwinding stopped
+					 * early, or 0 */
+	uint8_t python_stop;		/* rframe__python_stop() of its Python
+					 * stop marker, or 0 */
+	uint8_t python_unknown;		/* a Python frame of unknown code */
 };
 
 /* One side of a sample (the sampled task, or the waker for offwake). */
@@ -129,6 +194,8 @@ struct report_opts {
 	struct symbolizer_opts sym;	/* symbolization of user frames (and,
 					 * via --vmlinux, of kernel ones) */
 	int no_symbols;			/* no symbol lookups: counts only (info) */
+	int no_python;			/* --python=no: native frames only, the
+					 * Python words dropped */
 };
 
 /* User stacks that ended in an unwind stop marker, by reason (index
@@ -137,6 +204,15 @@ struct report_uw_stops {
 	uint64_t count[REPORT_UW_STOP_UNKNOWN + 1];	/* sample counts */
 	uint64_t stacks[REPORT_UW_STOP_UNKNOWN + 1];	/* distinct stacks */
 	uint64_t total_count;				/* all reasons */
+};
+
+/* Python stacks: samples with a frame of code the capture does not
+ * describe, and with a stop marker, by reason (1..REPORT_PY_STOP_UNKNOWN).
+ * Offwake counts both sides. */
+struct report_py_stats {
+	uint64_t unknown_count;
+	uint64_t stop_count[REPORT_PY_STOP_UNKNOWN + 1];
+	uint64_t stop_total;
 };
 
 struct report {
@@ -152,6 +228,7 @@ struct report {
 	int missing_map_full;		/* one was -ENOMEM or -EEXIST (map full) */
 	uint64_t kernel_samples, kernel_unknown_samples;
 	struct report_uw_stops uw_stops;
+	struct report_py_stats py;
 	const char *kernel_syms_source;	/* "capture", the --kallsyms path, or NULL: none */
 	struct symbolizer *sym;
 	struct ksyms *ksyms;		/* the capture's, or --kallsyms' */

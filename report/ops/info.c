@@ -114,6 +114,7 @@ static void totals_add(struct info_totals *t, const struct stk_chunk *ch)
 	case STK_CHUNK_ESYM:
 		t->esyms++;
 		t->esym_syms += ch->u.esym.nr_syms;
+		t->esym_pycodes += ch->u.esym.nr_codes;
 		t->esym_bytes += ch->comp_size;
 		break;
 	default:

@@ -32,6 +32,7 @@ struct info_totals {
 	uint64_t kernel_images, modules;	/* KBID rows: the kernel, the others */
 	uint64_t esyms;				/* ESYM chunks (binaries with embedded symbols) */
 	uint64_t esym_syms;			/* symbols of ESYM kinds 2 and 3 */
+	uint64_t esym_pycodes;			/* Python code objects of ESYM kind 4 */
 	uint64_t esym_bytes;			/* ESYM payload bytes, compressed */
 	int saturated;				/* a sum passed 2^64: capped */
 };

@@ -619,10 +619,28 @@ static int pp__location(struct pp *pp, const struct pmap *pm, const struct rfram
 			if (!fn.system_name)
 				err = -ENOMEM;
 		}
+		/* A Python qualname is no symbol: no system name.  pprof takes a
+		 * function whose name is its system name for a mangled one and
+		 * "simplifies" it, which leaves nothing of "<module>" or
+		 * "<lambda>" (C++ template brackets to it). */
+		if (f->kind == RFRAME_PYTHON)
+			fn.system_name = NULL;
 		err = err ?: pprof__function(pp->p, &fn, &lp[i].function_id);
 		lp[i].line = sl->line;
 	}
-	err = err ?: pprof__location(pp->p, pm ? pm->id : 0, f->addr, lp, n, id);
+	/* A Python marker ([python stopped: depth], [python: unknown code]) is
+	 * a function of that name; a Python frame has no machine address (its
+	 * word is the code object's), nor a mapping: pprof reads its line. */
+	if (!err && !n && f->kind == RFRAME_PYTHON) {
+		char buf[64];
+		struct pprof_function fn = { .name = rframe__marker(f, buf, sizeof(buf)) };
+
+		err = pprof__function(pp->p, &fn, &lp[0].function_id);
+		lp[0].line = 0;
+		n = 1;
+	}
+	err = err ?: pprof__location(pp->p, pm ? pm->id : 0,
+				     f->kind == RFRAME_PYTHON ? 0 : f->addr, lp, n, id);
 	if (lp != lines)
 		free(lp);
 	if (err)

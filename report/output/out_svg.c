@@ -400,7 +400,8 @@ static int collect__comm(struct collect *c, const char *comm, unsigned int kind)
 static int collect__stack(struct collect *c, const struct rstack *st, int root_first,
 			  const struct output_opts *o, unsigned int waker)
 {
-	int truncated = st && c->max_depth && st->nr_frames >= c->max_depth;
+	/* max_stack_depth counts native frames (SPEC.md, STCK). */
+	int truncated = st && c->max_depth && st->nr_native >= c->max_depth;
 	uint32_t i, j, n;
 	int err = 0;
 
@@ -419,6 +420,8 @@ static int collect__stack(struct collect *c, const struct rstack *st, int root_f
 
 			if (!f->sym)
 				kind = FLAME_MARKER;
+			else if (f->kind == RFRAME_PYTHON)
+				kind = FLAME_PYTHON;
 			else if (line + 1 < n)
 				kind = FLAME_INLINED;
 			else

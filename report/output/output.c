@@ -171,12 +171,14 @@ static int render_unknown(struct strbuf *sb, const struct rframe *f, const struc
 			  int folded)
 {
 	const char *name;
+	char buf[64];
 	int err;
 
-	/* [unwind] the marker ending a stack stkrec's unwinder stopped early. */
-	if (rframe__unwind_stop(f))
-		return strbuf__addf(sb, "[unwind stopped: %s]",
-				    unwind_stop__name(rframe__unwind_stop(f)));
+	/* [unwind] the marker ending a stack stkrec's unwinder stopped early;
+	 * a Python walk's stop, a Python frame of unknown code. */
+	name = rframe__marker(f, buf, sizeof(buf));
+	if (name)
+		return strbuf__adds(sb, name);
 	if (!o->addresses)
 		return strbuf__adds(sb, "[unknown]");
 	if (f->kind == RFRAME_KERNEL) {
@@ -258,6 +260,9 @@ int render_frame_line(struct strbuf *sb, const struct rframe *f, uint32_t i,
 		return err;
 	if (!f->sym)
 		err = render_unknown(sb, f, o, folded);
+	else if (rframe__py(f))	/* QUALNAME (FILE:LINE), whatever --lines says */
+		return render_clean_name(sb, rframe__py(f)->display, rframe__py(f)->display_len,
+					 rframe__py(f)->display_plain, folded);
 	else
 		err = render_name(sb, &f->sym->lines[i], folded);
 	if (err)

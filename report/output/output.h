@@ -109,7 +109,8 @@ int out_folded__render(struct strbuf *sb, const struct report *r, const struct r
  * render_frame_line() - append the display name of line @i (0 = innermost
  * inline) of frame @f: the demangled name, or "[unknown]" (with
  * --addresses "[module+0xoffset]"), then "_[k]" for kernel frames with -a
- * and " (file:line)" with --lines.  @folded: also replace ';' by ':'
+ * and " (file:line)" with --lines; a Python frame's "QUALNAME (FILE:LINE)"
+ * always, a marker's text (rframe__marker()).  @folded: also replace ';' by ':'
  * (a folded line's separator), and with --addresses put the frame's
  * address first, "%016x " as text's column (folded, svg and diff frames
  * then read as text's lines); newlines always become spaces.

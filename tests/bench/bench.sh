@@ -14,7 +14,9 @@
 #  - workload slowdown against the unprofiled run, in wall time and in the
 #    workload's CPU time (the in-kernel cost of both recorders is charged
 #    to the interrupted workload, so it shows here and not in the
-#    recorder's CPU time; CPU time is steadier on a shared machine).
+#    recorder's CPU time; CPU time is steadier on a shared machine), with
+#    the lowest and highest run's CPU slowdown: the noise, often wider
+#    than the difference between the recorders on a shared machine.
 # Then the file sizes of a 30 s, all-CPU, 99 Hz capture of the same load
 # (stkrec with the kernel symbols it needs, and with --kallsyms=full), and
 # what the user symbols embedded by default (--embed-symbols=covering) add
@@ -41,6 +43,17 @@
 # stkrec's CPU and peak RSS against perf record -g -a on the same run
 # (one after the other), its losses as counted in STAT.  BENCH_ONLY=load
 # runs only that; BENCH_ONLY=unwind the unwinding sections.
+# Then (issue 25) the recorder's own cost: its start-up and exit CPU
+# (perf stat's task-clock of "stkrec -- true", also with --unwind=fp,
+# and of "perf record -g -a -- true"; goal <= 30 ms), its steady CPU per
+# second of recording read from /proc/PID/task/*/schedstat between
+# second 3 and 3 + COST_SECONDS (default 10) while it samples all CPUs
+# at 999 Hz, beside perf record -g -a's the same way, on cpuwork (stacks
+# that repeat; goal <= 1/4 of perf's) and stackfan (16384 stacks, new
+# ones all the time; goal <= perf's), COST_REPS times (default 3,
+# medians); and the kernel memory of its maps (bpftool's bytes_memlock)
+# at the default --stack-storage-size (goal <= 8 MiB), beside what the
+# unwinder's maps add (--unwind-memory).  BENCH_ONLY=cost runs only that.
 # Then (issue 22) short-lived tools: make -j2 of a generated C project
 # (SHORT_FILES files, default 40, of 60 static functions; under
 # $O/bench/shortproj) at SHORT_HZ (default 499), by stkrec -- make against
@@ -79,6 +92,8 @@ RUN_S=${SECONDS_PER_RUN:-10}
 LONG_S=${LONG_SECONDS:-30}
 SHORT_HZ=${SHORT_HZ:-499}
 SHORT_FILES=${SHORT_FILES:-40}
+COST_REPS=${COST_REPS:-3}
+COST_SECONDS=${COST_SECONDS:-10}
 STDBUF=$(command -v stdbuf > /dev/null && echo "stdbuf -oL")
 PERF=${PERF:-perf}
 
@@ -135,6 +150,11 @@ cpu_ms() {
 
 median() {
 	sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'
+}
+
+# spread BASE: "MIN MAX" of the values read, as % over BASE.
+spread() {
+	sort -n | awk -v b="$1" '{ v[NR] = $1 } END { printf "%.2f %.2f\n", 100 * (v[1] - b) / b, 100 * (v[NR] - b) / b }'
 }
 
 # ---- unwinding without frame pointers (issue 10) --------------------------
@@ -312,6 +332,99 @@ load_bench() {
 		printf "                     stkrec (auto)      %7.3f s   ratio %.3f; %d tables built in %.0f ms (wall)\n", sc / 1000, pc ? sc / pc : 0, tb, tns / 1e6
 		printf "  stkrec: %d samples, %d stacks written, %d sent again, %d flushes, peak RSS %.1f MiB; lost: %d stacks (ring full), %d samples (counts map full)\n",
 			n, w, ev, fl, rss / 1024, full, cf }'
+}
+
+# ---- the recorder's own cost (issue 25) -------------------------------------
+
+# task_ms CMD...: CPU ms (task-clock, children included) of CMD, median
+# of COST_REPS runs: perf stat's count is exact where time(1) counts in
+# 10 ms steps.
+task_ms() {
+	: > "$tmp/tk"
+	_r=0
+	while [ $_r -lt "$COST_REPS" ]; do
+		"$PERF" stat -x, -e task-clock -o "$tmp/tk.out" -- "$@" > /dev/null 2>&1
+		awk -F, '$3 == "task-clock" { printf "%.1f\n", $1 }' "$tmp/tk.out" >> "$tmp/tk"
+		_r=$((_r + 1))
+	done
+	median < "$tmp/tk"
+}
+
+# run_ns PID: the CPU time of PID's threads so far, in ns (schedstat's
+# first field: exact, where /proc/PID/stat counts in clock ticks).
+run_ns() {
+	cat /proc/"$1"/task/*/schedstat 2>/dev/null | awk '{ s += $1 } END { printf "%d\n", s }'
+}
+
+# steady_us CMD...: the recorder CMD's CPU per second of recording, in
+# us/s, from second 3 to second 3 + COST_SECONDS while it runs: its
+# start-up and exit are outside; then it is stopped with SIGINT.  Also
+# leaves its maps' kernel memory in $tmp/kmem (bytes; all, and those
+# of the stack storage: every map but the unwinder's).
+steady_us() {
+	"$@" > /dev/null 2>&1 &
+	_p=$!
+	sleep 3
+	_a=$(run_ns $_p)
+	sleep "$COST_SECONDS"
+	_b=$(run_ns $_p)
+	kmem_of $_p > "$tmp/kmem"
+	kill -INT $_p 2>/dev/null
+	wait $_p
+	echo "$_a $_b" | awk -v s="$COST_SECONDS" '{ printf "%.0f\n", ($2 - $1) / 1e3 / s }'
+}
+
+# kmem_of PID: "all stack_storage" bytes of kernel memory (bpftool's
+# bytes_memlock) of the BPF maps PID holds; stack storage is every map
+# but the unwinder's tables, page index, processes and copies ring
+# (sized by --unwind-memory, not --stack-storage-size).
+kmem_of() {
+	for _id in $(cat /proc/"$1"/fdinfo/* 2>/dev/null | awk '/^map_id:/ { print $2 }' | sort -un); do
+		bpftool -j map show id "$_id" 2>/dev/null | jq -r '"\(.name) \(.bytes_memlock // 0)"'
+	done | awk '{ all += $2; if ($1 !~ /^(unwind_|defer_|exec_mm)/) st += $2 } END { printf "%d %d\n", all, st }'
+}
+
+# The recorder's start-up CPU, its steady CPU on stacks that repeat
+# (cpuwork) and on stacks that never do (stackfan), beside perf record
+# -g -a's in the same run, and its kernel memory at the default
+# --stack-storage-size.
+cost_bench() {
+	echo
+	echo "the recorder's own cost (issue 25), medians of $COST_REPS; steady CPU from second 3 to $((3 + COST_SECONDS)), all CPUs, 999 Hz:"
+	s=$(task_ms "$REC" -q -o "$tmp/c.stk" -- true)
+	sf=$(task_ms "$REC" -q --unwind=fp -o "$tmp/c.stk" -- true)
+	p=$(task_ms "$PERF" record -q -g -a -o "$tmp/c.data" -- true)
+	awk -v s="$s" -v sf="$sf" -v p="$p" 'BEGIN {
+		printf "  start-up and exit (-- true): stkrec %.1f ms (--unwind=fp %.1f)   perf -g -a %.1f ms   (goal stkrec <= 30 ms)\n", s, sf, p }'
+	: > "$tmp/km"
+	for load in repeat fan; do
+		for f in cs cp; do : > "$tmp/$f"; done
+		_r=0
+		while [ $_r -lt "$COST_REPS" ]; do
+			if [ $load = repeat ]; then
+				"$CW" $((2 * COST_SECONDS + 20)) "$ncpu" > /dev/null 2>&1 &
+			else
+				"$FAN" $((2 * COST_SECONDS + 20)) "$ncpu" > /dev/null 2>&1 &
+			fi
+			w=$!
+			sleep 0.5
+			steady_us "$REC" -q -F 999 -o "$tmp/c.stk" >> "$tmp/cs"
+			cat "$tmp/kmem" >> "$tmp/km"
+			steady_us "$PERF" record -q -F 999 -g -a -o "$tmp/c.data" >> "$tmp/cp"
+			kill $w 2>/dev/null
+			wait $w 2>/dev/null
+			_r=$((_r + 1))
+		done
+		awk -v load=$load -v s="$(median < "$tmp/cs")" -v p="$(median < "$tmp/cp")" 'BEGIN {
+			if (load == "repeat")
+				printf "  steady, cpuwork (stacks that repeat):      stkrec %6.3f ms/s   perf %6.3f ms/s   ratio %.2f (goal <= 0.25)\n", s / 1000, p / 1000, p ? s / p : 0
+			else
+				printf "  steady, stackfan (16384 stacks, new ones): stkrec %6.3f ms/s   perf %6.3f ms/s   ratio %.2f (goal <= 1)\n", s / 1000, p / 1000, p ? s / p : 0
+		}'
+	done
+	awk '{ a[NR] = $1; s[NR] = $2 } END {
+		printf "  kernel memory (maps, bytes_memlock): stack storage %.2f MiB (goal <= 8 MiB at the default --stack-storage-size), all %.2f MiB (the rest: --unwind-memory)\n",
+			s[1] / 1048576, a[1] / 1048576 }' "$tmp/km"
 }
 
 # ---- short-lived tools (issue 22) ------------------------------------------
@@ -517,6 +630,10 @@ if [ "${BENCH_ONLY:-}" = load ]; then
 	load_bench
 	exit 0
 fi
+if [ "${BENCH_ONLY:-}" = cost ]; then
+	cost_bench
+	exit 0
+fi
 if [ "${BENCH_ONLY:-}" = shortlived ]; then
 	shortlived_bench
 	exit 0
@@ -563,8 +680,11 @@ for hz in 99 999; do
 	pw=$(cut -d' ' -f1 "$tmp/p_wl" | median); pwc=$(cut -d' ' -f2 "$tmp/p_wl" | median)
 	sc=$(median < "$tmp/s_cpu"); pc=$(median < "$tmp/p_cpu")
 	ss=$(median < "$tmp/s_size"); ps=$(median < "$tmp/p_size")
+	# The noise: each run's CPU slowdown against the unprofiled median.
+	srange=$(cut -d' ' -f2 "$tmp/s_wl" | spread "$basec")
+	prange=$(cut -d' ' -f2 "$tmp/p_wl" | spread "$basec")
 	results="$results
-$hz $base $sw $pw $sc $pc $ss $ps $basec $swc $pwc"
+$hz $base $sw $pw $sc $pc $ss $ps $basec $swc $pwc $srange $prange"
 done
 
 echo
@@ -580,6 +700,7 @@ echo "$results" | awk 'NF {
 	printf "  slowdown (wall):   stkrec %+6.2f %%   perf %+6.2f %%   ratio %s\n", sd, pd, ratio
 	ratio = (pdc > 0.05) ? sprintf("%.2f", sdc / pdc) : "n/a (perf within noise)"
 	printf "  slowdown (CPU):    stkrec %+6.2f %%   perf %+6.2f %%   ratio %s\n", sdc, pdc, ratio
+	printf "    runs between:    stkrec %+.2f..%+.2f %%   perf %+.2f..%+.2f %% (the noise)\n", $12, $13, $14, $15
 }'
 
 # ---- 30 s captures ---------------------------------------------------------
@@ -611,6 +732,7 @@ awk -v s="$s" -v f="$f" -v p="$p" -v n="$n" -v e="${e:-0}" -v sc="$(cpu_ms "$tmp
 unwind_bench
 unwind_extra_bench
 load_bench
+cost_bench
 shortlived_bench
 O=$O sh "$top/tests/bench/bench_python.sh"
 

@@ -88,6 +88,14 @@ compare "ESYM symbol tables and perf maps (kinds 2, 3)" "$tmp/esym.stk"
 total "ESYM kinds 2, 3" "embedded symbol tables" 3
 total "ESYM kinds 2, 3" "embedded symbols" 5
 
+"$W" --empty --pycode "$tmp/pycode.stk"
+compare "ESYM Python code objects (kind 4)" "$tmp/pycode.stk"
+total "ESYM kind 4" "embedded symbol tables" 2
+total "ESYM kind 4" "embedded python code objects" 4
+"$W" --pycode --pycode-corrupt "$tmp/pycode_bad.stk"
+compare "ESYM kind 4 with a fingerprint over 24 bits is corrupt" "$tmp/pycode_bad.stk"
+total "ESYM kind 4, one corrupt" "embedded python code objects" 4
+
 "$W" --pid-ns "$tmp/pidn.stk"
 compare "pidn: pids in other PID namespaces (ancillary)" "$tmp/pidn.stk"
 check "pidn: stkread.py decodes its 3 records" \

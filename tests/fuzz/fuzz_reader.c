@@ -84,6 +84,14 @@ static void walk_chunk(const struct stk_chunk *ch)
 		for (i = 0; i < ch->u.esym.nr_syms; i++)
 			h += walk_str(ch->u.esym.syms[i].name) + ch->u.esym.syms[i].addr +
 			     ch->u.esym.syms[i].size;
+		for (i = 0; i < ch->u.esym.nr_codes; i++) {
+			const struct stk_esym_pycode *k = &ch->u.esym.codes[i];
+
+			h += walk_str(k->qualname) + walk_str(k->filename) + k->addr +
+			     k->fingerprint + k->firstlineno;
+			if (k->linetable_size)
+				h += k->linetable[0] + k->linetable[k->linetable_size - 1];
+		}
 		break;
 	case STK_CHUNK_STAT:
 		for (i = 0; i < ch->u.stat.n; i++)

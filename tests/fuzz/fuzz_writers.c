@@ -23,7 +23,11 @@
  * each one byte (modulo 13) and its arguments, read as the op needs them
  * (missing bytes read as 0):
  * A frame's byte: < 0x80 a user address of the fixtures, < 0xf0 a kernel
- * one, 0xff the next 8 bytes, else one near a fixture's address.
+ * one, 0xff the next 8 bytes, 0xfe a Python word (SPEC.md, STCK: the next
+ * byte's bits 0-1 pick a frame, entry frame, info or stop word, bits 2-4
+ * one of the code objects every process of the fixtures gets (ESYM kind
+ * 4, some with a fingerprint no word carries), an info word's offset the
+ * byte after), else one near a fixture's address.
  *   byte 0  bits 0-1 mode: profile, offcpu, offwake (3: profile)
  *           bit 2 --lines   bit 3 -U   bit 4 --no-inline   bit 5 -d -a and
  *           --no-demangle   bit 6 diff by time   bit 7 leave out the
@@ -147,12 +151,37 @@ static const char *in__str(struct in *in, char *buf, int nonempty)
 	return buf;
 }
 
+/* The Python code objects of every process of the fixtures (ESYM kind 4):
+ * code i at PY_ADDR(i) with fingerprint i + 1 (i < PY_CODES); words name
+ * i up to 7, so some name none. */
+#define PY_CODES 6
+#define PY_ADDR(i) (0x7f5500000000ull + 0x40 * (i))
+
+/* A Python word from the input (in__addr()'s 0xfe). */
+static uint64_t in__py_word(struct in *in)
+{
+	uint8_t c = in__u8(in), i = (c >> 2) & 7, off;
+
+	switch (c & 3) {
+	case 0:
+	case 1:
+		return stk_py_word__frame(PY_ADDR(i), c & 1);
+	case 2:
+		off = in__u8(in);
+		return stk_py_word__info(i + 1u, off == 0xff ? STK_PY_OFFSET_UNKNOWN : off);
+	default:
+		return stk_py_word__stop(c >> 2);
+	}
+}
+
 static uint64_t in__addr(struct in *in)
 {
 	uint8_t b = in__u8(in);
 
 	if (b == 0xff)
 		return in__u64(in, 8);
+	if (b == 0xfe)
+		return in__py_word(in);
 	if (b >= 0xf0)	/* near one, before or after */
 		return pal.addrs[in__u8(in) % pal.nr_addrs] + (int8_t)in__u8(in);
 	if (b < 0x80 && pal.nr_user)
@@ -224,7 +253,8 @@ static void setup(void)
 			for (i = 0; i < ch.u.stck.n; i++)
 				for (k = 0; k < ch.u.stck.stacks[i].nr_frames &&
 					    pal.nr_addrs < MAX_ADDRS; k++)
-					pal.addrs[pal.nr_addrs++] = ch.u.stck.stacks[i].frames[k];
+					if (!stk_py_word__tag(ch.u.stck.stacks[i].frames[k]))
+						pal.addrs[pal.nr_addrs++] = ch.u.stck.stacks[i].frames[k];
 		if (ch.type == STK_CHUNK_MAPS)
 			for (i = 0; i < ch.u.maps.n; i++)
 				for (k = 0; k < ch.u.maps.procs[i].nr_mappings &&
@@ -484,6 +514,42 @@ static int gen__meta(struct gen *g)
 	return err;
 }
 
+/* The code objects of process @tgid, the @i-th of the fixtures: by turns
+ * CPython 3.8 (co_lnotab), 3.10 and 3.11 (their line tables of one
+ * function), names of every kind (empty file, ';', an escape). */
+static void gen__pycode(struct stk_writer *w, uint32_t tgid, size_t i)
+{
+	static const uint8_t lnotab[] = { 0x00, 0x01, 0x04, 0x01, 0x0c, 0x01, 0x0e, 0x01 };
+	static const uint8_t t310[] = { 0x04, 0x01, 0x0c, 0x01, 0x0e, 0x01, 0x04, 0x01 };
+	static const uint8_t t311[] = {
+		0x80, 0x00, 0xd8, 0x0c, 0x0d, 0x80, 0x45, 0xdd, 0x0d, 0x12, 0x90, 0x31, 0x89,
+		0x58, 0x8c, 0x58, 0xf0, 0x00, 0x01, 0x05, 0x17, 0xf0, 0x00, 0x01, 0x05, 0x17,
+		0x88, 0x01, 0xd8, 0x08, 0x0d, 0x90, 0x11, 0x90, 0x51, 0x91, 0x15, 0x89, 0x0e,
+		0x88, 0x05, 0x88, 0x05, 0xd8, 0x0b, 0x10, 0x80, 0x4c,
+	};
+	static const struct { uint32_t version; const uint8_t *t; uint32_t size; } v[] = {
+		{ 0x0308, lnotab, sizeof(lnotab) }, { 0x030a, t310, sizeof(t310) },
+		{ 0x030b, t311, sizeof(t311) },
+	};
+	static const char *const names[PY_CODES] = {
+		"work", "<module>", "Worker.run", "f.<locals>.g", "semi;colon", "esc\x1b[31m",
+	};
+	static const char *const files[PY_CODES] = {
+		"/srv/app/worker.py", "<string>", "", "/a/b.py", "rel.py", "/x;y/z.py",
+	};
+	struct stk_esym_pycode c[PY_CODES];
+	uint32_t k;
+
+	for (k = 0; k < PY_CODES; k++) {
+		c[k] = (struct stk_esym_pycode){
+			.addr = PY_ADDR(k), .fingerprint = k + 1, .firstlineno = 10 * k + 1,
+			.qualname = names[k], .filename = files[k],
+			.linetable = k % 2 ? NULL : v[i % 3].t, .linetable_size = k % 2 ? 0 : v[i % 3].size,
+		};
+	}
+	stk_writer__add_esym_pycode(w, tgid, v[i % 3].version, c, PY_CODES);
+}
+
 static void gen__palette(struct gen *g)
 {
 	struct stk_proc_maps p[MAX_MAPPINGS];
@@ -503,6 +569,8 @@ static void gen__palette(struct gen *g)
 	}
 	for (k = 0; k < 2; k++) {
 		stk_writer__add_maps(g->s[k].w, p, n);
+		for (i = 0; i < n; i++)
+			gen__pycode(g->s[k].w, p[i].tgid, i);
 		if (pal.nr_ksyms)
 			stk_writer__add_ksyms(g->s[k].w, pal.ksyms, pal.nr_ksyms);
 		if (pal.nr_kobjs)

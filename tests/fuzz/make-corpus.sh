@@ -20,6 +20,7 @@ mkdir -p "$D"
 "$W" --empty --ancillary zNew "$D/ancillary.stk"
 "$W" --empty --esym-tables "$D/esym-tables.stk"
 "$W" --empty --pid-ns "$D/pid-ns.stk"
+"$W" --empty --pycode "$D/pycode.stk"
 head -c 400 "$D/small-every-type.stk" > "$D/cut-mid-chunk.stk"
 "$W" --empty /tmp/stk-corpus.$$
 { head -c 100 "$D/small-every-type.stk"; cat /tmp/stk-corpus.$$; } > "$D/cut-then-segment.stk"
@@ -44,5 +45,9 @@ printf '\007\001\001k\000\000\000' > "$D/payload-kbid"
 printf '\010\002\253\315blob' > "$D/payload-esym"
 printf '\010\002\253\315\002\001\002\200\040\020\004main\200\001\010\001f' > "$D/payload-esym-symtab"
 printf '\010\000\003\144\001\200\200\004\200\001\003jit' > "$D/payload-esym-perfmap"
+# ESYM kind 4: tgid 100, CPython 3.11, two code objects (the second without
+# a line table), then one whose fingerprint is over 24 bits (corrupt).
+printf '\010\000\004\144\213\006\002\200\040\001\012\003run\005/a.py\003\200\000\330\220\040\177\001\010<module>\000\000' > "$D/payload-esym-pycode"
+printf '\010\000\004\005\213\006\001\020\200\200\200\010\002\001f\001a\000' > "$D/payload-esym-pycode-bad-fp"
 printf '\011\001\007samples\052' > "$D/payload-stat"
 printf '\012\001META\000\010\010\000\000\000' > "$D/payload-indx"

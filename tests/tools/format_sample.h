@@ -250,9 +250,10 @@ static void fs_init(struct fs_sample *s, uint64_t seed, int small)
 	s->esym_blob = fs_alloc(s, s->esym_blob_size);
 	for (i = 0; i < s->esym_blob_size; i++)
 		s->esym_blob[i] = fs_rand(s);
-	/* An opaque blob: not a kind the reader decodes (2, 3). */
+	/* An opaque blob: not a kind the reader decodes (2, 3, 4). */
 	if (s->esym_blob_size && (s->esym_blob[0] == STK_ESYM_SYMTAB ||
-				  s->esym_blob[0] == STK_ESYM_PERF_MAP))
+				  s->esym_blob[0] == STK_ESYM_PERF_MAP ||
+				  s->esym_blob[0] == STK_ESYM_PYCODE))
 		s->esym_blob[0] = STK_ESYM_ELF_IMAGE;
 
 	s->nr_stats = fs_below(s, max + 1);

@@ -19,6 +19,12 @@
  *   stack ID FRAME...                        leaf first
  *       FRAME: 0xADDR | FILE:SYM[+OFF] | FILE:CALLER>CALLEE (return address
  *       after the call), the address of FILE as mapped by the last map line
+ *       | py:ADDR:FP:OFF | pyentry:ADDR:FP:OFF (a Python frame word, entry
+ *       or not, and its info word: two words; OFF "-" is unknown)
+ *       | pystop:REASON (the Python walk's stop word)    (SPEC.md, STCK)
+ *   pycode PID VERSION ADDR FP FIRSTLINE QUALNAME FILENAME [TABLEHEX]
+ *                      a Python code object of PID (ESYM kind 4; VERSION as
+ *                      0x030b; FILENAME "-" is ""; the line table in hex)
  *   ksym ADDR SIZE TYPE NAME [MODULE]
  *   kobj NAME BASE SIZE [BIDHEX]
  *   kernel FILE SLIDE [bid=HEX|bid=FILE2] [nobase] [noksyms]
@@ -56,7 +62,7 @@
 #include "fxelf.h"
 #include "stk.h"
 
-#define MAX_TOK 64
+#define MAX_TOK 512	/* a stack of 127 native frames and 129 Python words fits */
 #define MAX_MAPS 4096
 
 struct loaded {
@@ -82,6 +88,8 @@ struct script {
 	struct stk_kobj kobjs[64]; size_t nr_kobjs;
 	struct stk_stat stats[64]; size_t nr_stats;
 	struct stk_kv meta[64]; size_t nr_meta;
+	struct pycode { uint32_t pid, version; struct stk_esym_pycode c; } *pycodes;
+	size_t nr_pycodes;
 	uint64_t t0, t1;
 	int noclose;
 	int line;
@@ -427,6 +435,18 @@ static void flush(struct script *s)
 		err = stk_writer__add_ksyms(s->w, s->ksyms, s->nr_ksyms);
 	if (s->nr_procs && !err)
 		err = stk_writer__add_maps(s->w, s->procs, s->nr_procs);
+	/* ESYM kind 4: one chunk per run of code objects of one process and
+	 * version, in script order. */
+	for (size_t i = 0, j; i < s->nr_pycodes && !err; i = j) {
+		struct stk_esym_pycode c[256];
+		size_t k = 0;
+
+		for (j = i; j < s->nr_pycodes && k < 256 && s->pycodes[j].pid == s->pycodes[i].pid &&
+		     s->pycodes[j].version == s->pycodes[i].version; j++)
+			c[k++] = s->pycodes[j].c;
+		err = stk_writer__add_esym_pycode(s->w, s->pycodes[i].pid, s->pycodes[i].version, c,
+						  k);
+	}
 	if (s->nr_stacks && !err)
 		err = stk_writer__add_stacks(s->w, s->stacks, s->nr_stacks);
 	if (s->nr_counts && !err)
@@ -441,6 +461,68 @@ static void flush(struct script *s)
 	}
 	s->nr_meta = s->nr_kobjs = s->nr_ksyms = s->nr_procs = 0;
 	s->nr_stacks = s->nr_counts = s->nr_offc = s->nr_stats = 0;
+	s->nr_pycodes = 0;
+}
+
+/* Python words of a stack token (SPEC.md, STCK): 0 when @t is none, else
+ * the words written to @w (2 at most). */
+static int py_words(struct script *s, const char *t, uint64_t *w)
+{
+	char buf[256], *f[4];
+	int entry = strncmp(t, "pyentry:", 8) == 0, n = 0;
+	char *p;
+
+	if (strncmp(t, "pystop:", 7) == 0) {
+		w[0] = stk_py_word__stop((uint32_t)num(s, t + 7));
+		return 1;
+	}
+	if (!entry && strncmp(t, "py:", 3) != 0)
+		return 0;
+	snprintf(buf, sizeof(buf), "%s", t);
+	for (p = strtok(buf, ":"); p && n < 4; p = strtok(NULL, ":"))
+		f[n++] = p;
+	if (n != 4)
+		die(s, "py:ADDR:FP:OFF or pyentry:ADDR:FP:OFF");
+	w[0] = stk_py_word__frame(num(s, f[1]), entry);
+	w[1] = stk_py_word__info((uint32_t)num(s, f[2]),
+				 strcmp(f[3], "-") ? (uint32_t)num(s, f[3]) : STK_PY_OFFSET_UNKNOWN);
+	return 2;
+}
+
+static void do_pycode(struct script *s, char **tok, int n)
+{
+	struct pycode *k;
+	size_t l, i;
+	uint8_t *lt = NULL;
+
+	if (n != 8 && n != 9)
+		die(s, "pycode PID VERSION ADDR FP FIRSTLINE QUALNAME FILENAME [TABLEHEX]");
+	if (n == 9) {
+		l = strlen(tok[8]);
+		if (l % 2)
+			die(s, "bad line table hex");
+		lt = malloc(l / 2 + 1);
+		if (!lt)
+			die(s, "out of memory");
+		for (i = 0; i < l / 2; i++) {
+			unsigned int b;
+
+			if (sscanf(tok[8] + 2 * i, "%2x", &b) != 1)
+				die(s, "bad line table hex");
+			lt[i] = (uint8_t)b;
+		}
+	}
+	s->pycodes = grow(s->pycodes, s->nr_pycodes, sizeof(*s->pycodes));
+	k = &s->pycodes[s->nr_pycodes++];
+	k->pid = (uint32_t)num(s, tok[1]);
+	k->version = (uint32_t)num(s, tok[2]);
+	k->c.addr = num(s, tok[3]);
+	k->c.fingerprint = (uint32_t)num(s, tok[4]);
+	k->c.firstlineno = (uint32_t)num(s, tok[5]);
+	k->c.qualname = keep(s, tok[6]);
+	k->c.filename = keep(s, strcmp(tok[7], "-") ? tok[7] : "");
+	k->c.linetable = lt;
+	k->c.linetable_size = n == 9 ? (uint32_t)(strlen(tok[8]) / 2) : 0;
 }
 
 static void task(struct script *s, struct stk_task_stacks *t, char **tok)
@@ -504,18 +586,25 @@ static void do_line(struct script *s, char *line)
 		do_special(s, tok, n);
 	} else if (strcmp(tok[0], "stack") == 0 && n >= 2) {
 		struct stk_stack *st;
-		uint64_t *fr = calloc((size_t)n, sizeof(*fr));
-		int i;
+		uint64_t *fr = calloc(2 * (size_t)n, sizeof(*fr));
+		int i, k, nf = 0;
 
 		if (!fr)
 			die(s, "out of memory");
-		for (i = 2; i < n; i++)
-			fr[i - 2] = frame_addr(s, tok[i]);
+		for (i = 2; i < n; i++) {
+			k = py_words(s, tok[i], fr + nf);
+			if (k)
+				nf += k;
+			else
+				fr[nf++] = frame_addr(s, tok[i]);
+		}
 		s->stacks = grow(s->stacks, s->nr_stacks, sizeof(*s->stacks));
 		st = &s->stacks[s->nr_stacks++];
 		st->id = num(s, tok[1]);
-		st->nr_frames = (uint32_t)(n - 2);
+		st->nr_frames = (uint32_t)nf;
 		st->frames = fr;
+	} else if (strcmp(tok[0], "pycode") == 0) {
+		do_pycode(s, tok, n);
 	} else if (strcmp(tok[0], "ksym") == 0 && n >= 5) {
 		struct stk_ksym *k;
 

@@ -16,6 +16,8 @@
  *   MAP      tgid 0xstart 0xend 0xoffset prot(rwx) dev inode build_id path
  *   KSYM     0xaddr size type name module
  *   KBID     name 0xbase size build_id
+ *   PYCODE   tgid py_version(0xMMmm) 0xaddr fingerprint firstlineno
+ *            linetable_size qualname filename      (ESYM kind 4)
  *   STAT     name value
  *   ERROR    message
  *   SEGMENT  index closed wall_start_ns mono_start_ns writer_version  (at the end)
@@ -56,6 +58,7 @@ static void print_chunk(const struct stk_chunk *c)
 	case STK_CHUNK_KBID: n = c->u.kbid.n; break;
 	case STK_CHUNK_STAT: n = c->u.stat.n; break;
 	case STK_CHUNK_INDX: n = c->u.indx.n; break;
+	case STK_CHUNK_ESYM: n = c->u.esym.nr_syms + c->u.esym.nr_codes; break;
 	default: break;
 	}
 	printf("CHUNK\t%u\t%s\t%" PRIu64 "\t%" PRIu64 "\t%zu\n", c->seq, c->tag, c->t0_ns, c->t1_ns, n);
@@ -130,6 +133,15 @@ static void print_chunk(const struct stk_chunk *c)
 			printf("KBID\t%s\t0x%" PRIx64 "\t%" PRIu64 "\t", o->name, o->base, o->size);
 			print_hex(o->build_id, o->build_id_size);
 			putchar('\n');
+		}
+		break;
+	case STK_CHUNK_ESYM:
+		for (i = 0; i < c->u.esym.nr_codes; i++) {
+			const struct stk_esym_pycode *k = &c->u.esym.codes[i];
+
+			printf("PYCODE\t%u\t0x%04x\t0x%" PRIx64 "\t%u\t%u\t%u\t%s\t%s\n",
+			       c->u.esym.tgid, c->u.esym.py_version, k->addr, k->fingerprint,
+			       k->firstlineno, k->linetable_size, k->qualname, k->filename);
 		}
 		break;
 	case STK_CHUNK_STAT:

@@ -244,12 +244,36 @@ def dec_kbid(c):
              "build_id": c.bytes_(MAX_BUILD_ID).hex()} for _ in range(c.count(4))]
 
 
-ESYM_SYMTAB, ESYM_PERF_MAP = 2, 3
+ESYM_SYMTAB, ESYM_PERF_MAP, ESYM_PYCODE = 2, 3, 4
+MAX_PY_LINETABLE = 65536
+
+
+def dec_esym_pycode(c, bid):
+    # SPEC.md, ESYM kind 4: no build-id; a qualname, a fingerprint of at
+    # most 24 bits, a line table of at most 65536 bytes.
+    if bid:
+        raise Corrupt("ESYM Python code with a build-id")
+    tgid, version = c.u32v(), c.u32v()
+    codes = []
+    for _ in range(c.count(7)):
+        addr = c.varint()
+        fp = c.u32v()
+        if fp > 0xFFFFFF:
+            raise Corrupt("Python code fingerprint over 24 bits")
+        first = c.u32v()
+        qual = c.string()
+        if not qual:
+            raise Corrupt("Python code object without a qualname")
+        codes.append((addr, fp, first, qual, c.string(), c.bytes_(MAX_PY_LINETABLE)))
+    return [{"build_id": bid, "kind": ESYM_PYCODE, "tgid": tgid, "py_version": version,
+             "syms": [], "codes": codes}]
 
 
 def dec_esym(c):
     bid = c.bytes_(MAX_BUILD_ID).hex()
     kind = c.raw(1)[0] if c.left() else 0
+    if kind == ESYM_PYCODE:
+        return dec_esym_pycode(c, bid)
     if kind not in (ESYM_SYMTAB, ESYM_PERF_MAP):
         c.raw(c.left())
         return [{"build_id": bid, "kind": kind, "syms": []}]
@@ -366,7 +390,7 @@ class Totals:
         self.offc_rows = self.offc_episodes = self.blocked_ns = 0
         self.stacks = self.procs = self.snapshots = self.mappings = 0
         self.ksyms = self.kimages = self.kmodules = self.esyms = 0
-        self.esym_syms = self.esym_bytes = 0
+        self.esym_syms = self.esym_bytes = self.esym_codes = 0
 
     def add(self, ch):
         tag, recs = ch["tag"], ch["recs"]
@@ -404,6 +428,7 @@ class Totals:
         elif tag == "ESYM":
             self.esyms += 1
             self.esym_syms += sum(len(r["syms"]) for r in recs)
+            self.esym_codes += sum(len(r.get("codes", ())) for r in recs)
             self.esym_bytes += ch["comp"]
 
     def lines(self):
@@ -435,6 +460,8 @@ class Totals:
         if self.esyms:
             out.append("embedded symbol tables: %d" % self.esyms)
             out.append("embedded symbols: %d" % self.esym_syms)
+            if self.esym_codes:
+                out.append("embedded python code objects: %d" % self.esym_codes)
             out.append("embedded bytes: %d" % self.esym_bytes)
         return out
 

@@ -12,6 +12,10 @@
  *     --no-close        stop without index and trailer, as if killed
  *     --esym-tables     add an ESYM symbol table (kind 2, 3 symbols, build-id
  *                       ab cd) and a perf map (kind 3, tgid 100, 2 symbols)
+ *     --pycode          add two ESYM Python code chunks (kind 4): tgid 100 with
+ *                       3 code objects (CPython 3.11), tgid 200 with 1 (3.8)
+ *     --pycode-corrupt  add an ESYM kind 4 chunk whose fingerprint is over 24
+ *                       bits (corrupt: readers report it and skip it)
  *     --pid-ns          add a pidn chunk: tgid 100 is 7 in its PID namespace,
  *                       tgid 200 is 1 (then, pid reused, 3)
  *
@@ -119,6 +123,33 @@ static int write_esym_tables(struct stk_writer *w)
 	return err ?: stk_writer__add_esym_perf_map(w, 100, jit, 2);
 }
 
+static int write_pycode(struct stk_writer *w)
+{
+	static const uint8_t lt[] = { 0x80, 0x00, 0xd8, 0x04, 0x08 };
+	static const struct stk_esym_pycode a[] = {
+		{ 0x7f0000200000, 0x123456, 10, "Worker.run", "/app/worker.py", lt, sizeof(lt) },
+		{ 0x7f0000200100, 0xffffff, 1, "<module>", "<string>", NULL, 0 },
+		{ 0x7f0000200200, 0, 42, "f.<locals>.g", "", lt, 2 },
+	};
+	static const struct stk_esym_pycode b[] = {
+		{ 0x10000, 7, 3, "spin", "/tmp/x.py", (const uint8_t *)"\x02\x01", 2 },
+	};
+	int err;
+
+	err = stk_writer__add_esym_pycode(w, 100, 0x030b, a, 3);
+	return err ?: stk_writer__add_esym_pycode(w, 200, 0x0308, b, 1);
+}
+
+static int write_pycode_corrupt(struct stk_writer *w)
+{
+	/* kind 4, tgid 5, version 0x030b, 1 code: addr 0x10, fingerprint
+	 * 0x1000000, firstlineno 2, "f", "a", no line table */
+	static const uint8_t blob[] = { 4, 5, 0x8b, 0x06, 1, 0x10, 0x80, 0x80, 0x80, 0x08, 2,
+					1, 'f', 1, 'a', 0 };
+
+	return stk_writer__add_esym(w, NULL, 0, blob, sizeof(blob));
+}
+
 static int write_pid_ns(struct stk_writer *w)
 {
 	static const struct stk_pid_ns pids[] = {
@@ -133,7 +164,8 @@ static int write_pid_ns(struct stk_writer *w)
 static void usage(FILE *f)
 {
 	fprintf(f, "Usage: stkwrite-sample [--seed N [--small] | --empty] [--ancillary TAG]\n"
-		   "                      [--critical TAG] [--no-close] [--esym-tables] [--pid-ns]\n"
+		   "                      [--critical TAG] [--no-close] [--esym-tables] [--pycode]\n"
+		   "                      [--pycode-corrupt] [--pid-ns]\n"
 		   "                      OUT.stk\n");
 }
 
@@ -148,6 +180,8 @@ int main(int argc, char **argv)
 		{ "empty", no_argument, NULL, 'e' },
 		{ "esym-tables", no_argument, NULL, 'y' },
 		{ "pid-ns", no_argument, NULL, 'p' },
+		{ "pycode", no_argument, NULL, 'Y' },
+		{ "pycode-corrupt", no_argument, NULL, 'Z' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -158,6 +192,7 @@ int main(int argc, char **argv)
 	struct stk_writer *w;
 	struct fs_sample s;
 	int seeded = 0, small = 0, no_close = 0, empty = 0, esym_tables = 0, pid_ns = 0;
+	int pycode = 0, pycode_corrupt = 0;
 	uint64_t seed = 0;
 	int c, err;
 
@@ -189,6 +224,12 @@ int main(int argc, char **argv)
 			break;
 		case 'p':
 			pid_ns = 1;
+			break;
+		case 'Y':
+			pycode = 1;
+			break;
+		case 'Z':
+			pycode_corrupt = 1;
 			break;
 		case 'h':
 			usage(stdout);
@@ -225,6 +266,10 @@ int main(int argc, char **argv)
 	}
 	if (!err && esym_tables)
 		err = write_esym_tables(w);
+	if (!err && pycode)
+		err = write_pycode(w);
+	if (!err && pycode_corrupt)
+		err = write_pycode_corrupt(w);
 	if (!err && pid_ns)
 		err = write_pid_ns(w);
 	if (!err && extra)

@@ -1326,6 +1326,175 @@ START_TEST(esym_malformed_tables_are_corrupt_unknown_kinds_are_not)
 }
 END_TEST
 
+/* ---- ESYM kind 4: Python code objects; STCK Python words ---- */
+
+START_TEST(esym_pycode_round_trip)
+{
+	static const uint8_t lt[] = { 0x80, 0x00, 0xd8, 0x04, 0x00 };
+	static uint8_t big[STK_MAX_PY_LINETABLE];
+	const struct stk_esym_pycode codes[] = {
+		{ 0x7f1234567890, 0xabcdef, 12, "Klass.method", "/srv/app/mod.py", lt, sizeof(lt) },
+		{ 0x10, 0, 1, "<module>", "", NULL, 0 },
+		{ 0x00ffffffffffffffULL, STK_PY_FP_MAX, 0xffffffff, "f.<locals>.g", "<string>",
+		  big, sizeof(big) },
+	};
+	struct tmpfile t;
+	struct stk_writer *w;
+	struct stk_reader *r;
+	struct stk_chunk ch;
+	size_t i;
+
+	memset(big, 0xa5, sizeof(big));
+	w = tmp_writer(&t);
+	ck_assert_int_eq(stk_writer__add_esym_pycode(w, 4321, 0x030b, codes, 3), 0);
+	ck_assert_int_eq(stk_writer__add_esym_pycode(w, 7, 0x0308, NULL, 0), 0);
+	r = tmp_reread(&t, w);
+	ck_assert_int_eq(stk_reader__next(r, &ch), 1);
+	ck_assert_int_eq(ch.type, STK_CHUNK_ESYM);
+	ck_assert_uint_eq(ch.u.esym.kind, STK_ESYM_PYCODE);
+	ck_assert_uint_eq(ch.u.esym.build_id_size, 0);
+	ck_assert_uint_eq(ch.u.esym.tgid, 4321);
+	ck_assert_uint_eq(ch.u.esym.py_version, 0x030b);
+	ck_assert_uint_eq(ch.u.esym.nr_syms, 0);
+	ck_assert_uint_eq(ch.u.esym.nr_codes, 3);
+	for (i = 0; i < 3; i++) {
+		const struct stk_esym_pycode *k = &ch.u.esym.codes[i];
+
+		ck_assert_uint_eq(k->addr, codes[i].addr);
+		ck_assert_uint_eq(k->fingerprint, codes[i].fingerprint);
+		ck_assert_uint_eq(k->firstlineno, codes[i].firstlineno);
+		ck_assert_str_eq(k->qualname, codes[i].qualname);
+		ck_assert_str_eq(k->filename, codes[i].filename);
+		ck_assert_uint_eq(k->linetable_size, codes[i].linetable_size);
+		if (k->linetable_size)
+			ck_assert_mem_eq(k->linetable, codes[i].linetable, k->linetable_size);
+	}
+	ck_assert_uint_eq(((const uint8_t *)ch.u.esym.blob)[0], STK_ESYM_PYCODE);
+	ck_assert_int_eq(stk_reader__next(r, &ch), 1);
+	ck_assert_uint_eq(ch.u.esym.kind, STK_ESYM_PYCODE);
+	ck_assert_uint_eq(ch.u.esym.tgid, 7);
+	ck_assert_uint_eq(ch.u.esym.py_version, 0x0308);
+	ck_assert_uint_eq(ch.u.esym.nr_codes, 0);
+	tmp_close(&t, r);
+}
+END_TEST
+
+START_TEST(esym_pycode_writer_refuses_what_the_spec_forbids)
+{
+	static uint8_t big[STK_MAX_PY_LINETABLE + 1];
+	const struct stk_esym_pycode ok = { 0x1000, 1, 1, "f", "a.py", NULL, 0 };
+	struct stk_esym_pycode bad;
+	struct tmpfile t;
+	struct stk_writer *w;
+
+	w = tmp_writer(&t);
+	bad = ok;
+	bad.qualname = "";
+	ck_assert_int_eq(stk_writer__add_esym_pycode(w, 1, 0x030b, &bad, 1), -EINVAL);
+	bad.qualname = NULL;
+	ck_assert_int_eq(stk_writer__add_esym_pycode(w, 1, 0x030b, &bad, 1), -EINVAL);
+	bad = ok;
+	bad.filename = NULL;
+	ck_assert_int_eq(stk_writer__add_esym_pycode(w, 1, 0x030b, &bad, 1), -EINVAL);
+	bad = ok;
+	bad.fingerprint = STK_PY_FP_MAX + 1;
+	ck_assert_int_eq(stk_writer__add_esym_pycode(w, 1, 0x030b, &bad, 1), -EINVAL);
+	bad = ok;
+	bad.linetable_size = 3;
+	ck_assert_int_eq(stk_writer__add_esym_pycode(w, 1, 0x030b, &bad, 1), -EINVAL);
+	bad.linetable = big;
+	bad.linetable_size = sizeof(big);
+	ck_assert_int_eq(stk_writer__add_esym_pycode(w, 1, 0x030b, &bad, 1), -EINVAL);
+	ck_assert_int_eq(stk_writer__add_esym_pycode(w, 1, 0x030b, NULL, 1), -EINVAL);
+	ck_assert_int_eq(stk_writer__add_esym_pycode(w, 1, 0x030b, &ok, 1), 0);
+	ck_assert_int_eq(stk_writer__close(w), 0);
+	unlink(t.path);
+}
+END_TEST
+
+START_TEST(esym_pycode_malformed_is_corrupt)
+{
+	/* no build-id, kind 4, tgid 5, version 0x030b, n 1, addr 0x10, fp 1,
+	 * firstlineno 2, qualname "f", filename "a", linetable 1 byte */
+	static const uint8_t good[] = { 0, 4, 5, 0x8b, 0x06, 1, 0x10, 1, 2, 1, 'f', 1, 'a', 1, 9 };
+	/* the same with a build-id */
+	static const uint8_t with_bid[] = { 1, 0xab, 4, 5, 0x8b, 0x06, 1, 0x10, 1, 2, 1, 'f',
+					    1, 'a', 1, 9 };
+	/* an empty qualname */
+	static const uint8_t empty_qual[] = { 0, 4, 5, 0x8b, 0x06, 1, 0x10, 1, 2, 0, 1, 'a', 0 };
+	/* fingerprint 0x1000000 */
+	static const uint8_t big_fp[] = { 0, 4, 5, 0x8b, 0x06, 1, 0x10, 0x80, 0x80, 0x80, 0x08, 2,
+					  1, 'f', 1, 'a', 0 };
+	/* n = 2, one record */
+	static const uint8_t short_n[] = { 0, 4, 5, 0x8b, 0x06, 2, 0x10, 1, 2, 1, 'f', 1, 'a', 0 };
+	/* a huge n in a short payload: refused before anything is allocated */
+	static const uint8_t huge_n[] = { 0, 4, 5, 0x8b, 0x06, 0xff, 0xff, 0xff, 0xff, 0x0f };
+	/* a line table running past the payload */
+	static const uint8_t long_lt[] = { 0, 4, 5, 0x8b, 0x06, 1, 0x10, 1, 2, 1, 'f', 1, 'a',
+					   5, 9 };
+	/* a line table over STK_MAX_PY_LINETABLE (65537 = 0x81 0x80 0x04) */
+	static const uint8_t over_lt[] = { 0, 4, 5, 0x8b, 0x06, 1, 0x10, 1, 2, 1, 'f', 1, 'a',
+					   0x81, 0x80, 0x04, 9 };
+	/* the tgid over 32 bits */
+	static const uint8_t big_tgid[] = { 0, 4, 0x80, 0x80, 0x80, 0x80, 0x10, 0x8b, 0x06, 0 };
+	/* trailing bytes */
+	static const uint8_t trailing[] = { 0, 4, 5, 0x8b, 0x06, 0, 7 };
+	struct arena a = { .budget = STK_MAX_DECODED };
+
+	ck_assert_int_eq(decode(STK_CHUNK_ESYM, good, sizeof(good), &a), 0);
+	arena_reset(&a);
+	ck_assert_int_eq(decode(STK_CHUNK_ESYM, with_bid, sizeof(with_bid), &a), -EBADMSG);
+	arena_reset(&a);
+	ck_assert_int_eq(decode(STK_CHUNK_ESYM, empty_qual, sizeof(empty_qual), &a), -EBADMSG);
+	arena_reset(&a);
+	ck_assert_int_eq(decode(STK_CHUNK_ESYM, big_fp, sizeof(big_fp), &a), -EBADMSG);
+	arena_reset(&a);
+	ck_assert_int_eq(decode(STK_CHUNK_ESYM, short_n, sizeof(short_n), &a), -EBADMSG);
+	arena_reset(&a);
+	ck_assert_int_eq(decode(STK_CHUNK_ESYM, huge_n, sizeof(huge_n), &a), -EBADMSG);
+	ck_assert_uint_eq(a.used, 0);
+	arena_reset(&a);
+	ck_assert_int_eq(decode(STK_CHUNK_ESYM, long_lt, sizeof(long_lt), &a), -EBADMSG);
+	arena_reset(&a);
+	ck_assert_int_eq(decode(STK_CHUNK_ESYM, over_lt, sizeof(over_lt), &a), -EFBIG);
+	arena_reset(&a);
+	ck_assert_int_eq(decode(STK_CHUNK_ESYM, big_tgid, sizeof(big_tgid), &a), -EBADMSG);
+	arena_reset(&a);
+	ck_assert_int_eq(decode(STK_CHUNK_ESYM, trailing, sizeof(trailing), &a), -EBADMSG);
+	arena_free(&a);
+}
+END_TEST
+
+START_TEST(python_words_encode_and_decode)
+{
+	uint64_t f = stk_py_word__frame(0x7f00deadbeef, 0);
+	uint64_t e = stk_py_word__frame(0xff7f00deadbeefULL, 1);
+	uint64_t i = stk_py_word__info(0xabcdef, 0x1234);
+	uint64_t s = stk_py_word__stop(STK_PY_STOP_FAULT);
+
+	ck_assert_uint_eq(f, 0x50007f00deadbeefULL);
+	ck_assert_uint_eq(e, 0x51ff7f00deadbeefULL);
+	ck_assert_uint_eq(i, 0x52abcdef00001234ULL);
+	ck_assert_uint_eq(s, 0x5300000000000002ULL);
+	ck_assert_uint_eq(stk_py_word__tag(f), STK_PY_TAG_FRAME);
+	ck_assert_uint_eq(stk_py_word__tag(e), STK_PY_TAG_ENTRY);
+	ck_assert_uint_eq(stk_py_word__tag(i), STK_PY_TAG_INFO);
+	ck_assert_uint_eq(stk_py_word__tag(s), STK_PY_TAG_STOP);
+	ck_assert_uint_eq(stk_py_word__addr(e), 0xff7f00deadbeefULL);
+	ck_assert_uint_eq(stk_py_word__fingerprint(i), 0xabcdef);
+	ck_assert_uint_eq(stk_py_word__offset(i), 0x1234);
+	ck_assert_uint_eq(stk_py_word__offset(stk_py_word__info(1, STK_PY_OFFSET_UNKNOWN)),
+			  STK_PY_OFFSET_UNKNOWN);
+	ck_assert_uint_eq(stk_py_word__reason(s), STK_PY_STOP_FAULT);
+	/* Native addresses and the unwind stop marker are not Python words. */
+	ck_assert_uint_eq(stk_py_word__tag(0x00007fffdeadbeefULL), 0);
+	ck_assert_uint_eq(stk_py_word__tag(0xffffffff81000000ULL), 0);
+	ck_assert_uint_eq(stk_py_word__tag(0xfffffffffffff002ULL), 0);
+	ck_assert_uint_eq(stk_py_word__tag(0x4fffffffffffffffULL), 0);
+	ck_assert_uint_eq(stk_py_word__tag(0x5400000000000000ULL), 0);
+}
+END_TEST
+
 /* ---- pidn: pids in other PID namespaces ---- */
 
 START_TEST(pid_ns_records_round_trip_and_bad_ones_are_refused)
@@ -1842,6 +2011,8 @@ static Suite *format_suite(void)
 	tcase_add_test(tc, chunk_type_tags_match_the_spec);
 	tcase_add_test(tc, esym_symbol_tables_and_perf_maps_round_trip);
 	tcase_add_test(tc, esym_writer_refuses_tables_without_build_id_or_name);
+	tcase_add_test(tc, esym_pycode_round_trip);
+	tcase_add_test(tc, esym_pycode_writer_refuses_what_the_spec_forbids);
 	tcase_add_test(tc, pid_ns_records_round_trip_and_bad_ones_are_refused);
 	tcase_add_test(tc, newer_read_version_is_refused_at_open);
 	tcase_add_test(tc, newer_read_version_in_second_segment_stops_there);
@@ -1871,6 +2042,8 @@ static Suite *format_suite(void)
 	tcase_add_test(tc, payload_error_names_the_byte_that_is_wrong);
 	tcase_add_test(tc, decoded_memory_budget_is_enforced);
 	tcase_add_test(tc, esym_malformed_tables_are_corrupt_unknown_kinds_are_not);
+	tcase_add_test(tc, esym_pycode_malformed_is_corrupt);
+	tcase_add_test(tc, python_words_encode_and_decode);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("writer");

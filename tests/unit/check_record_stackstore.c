@@ -354,8 +354,11 @@ START_TEST(malformed_records_skipped)
 	s.kind = STKREC_RING_KERNEL;
 	s.nr = STKREC_MAX_DEPTH + 1;
 	stackstore__add_record(ss, &s, sizeof(s));		/* too deep */
+	s.kind = STKREC_RING_USER;
+	s.nr = STKREC_MAX_NR + 1;
+	stackstore__add_record(ss, &s, sizeof(s));		/* too many words */
 	stackstore__stats(ss, &st);
-	ck_assert_uint_eq(st.ring_skipped, 4);
+	ck_assert_uint_eq(st.ring_skipped, 5);
 	ck_assert_uint_eq(st.from_ring, 0);
 	ck_assert_uint_eq(stackstore__held(ss), 0);
 	stackstore__free(ss);
