@@ -207,6 +207,7 @@ run_version() {
 	# (d) _PyEval_EvalFrameDefault replaced; --python=no
 	e=$(num "$l" eval)
 	share_min "$l: samples with no _PyEval_EvalFrameDefault left (replaced by Python frames)" $((t - e)) "$t" 97
+	# shellcheck disable=SC2046 # three numbers, split on purpose
 	set -- $(native_of "$l")
 	share_min "$l: --python=no: samples through _PyEval_EvalFrameDefault" "$2" "$1" 97
 	check "$l: --python=no: no Python frame ($3 samples with one, of $1)" [ "$1" -gt 0 -a "$3" -eq 0 ]

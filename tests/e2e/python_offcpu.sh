@@ -62,6 +62,7 @@ run_version() {
 	"$REP" -f folded --tid "$pw_sleep" "$tmp/$l.stk" > "$tmp/$l.folded" 2> "$tmp/$l.rep.err"
 	rc=$?
 	check "$l: stkreport -f folded --tid (the sleeper) exit 0 (got $rc: $(head -c 300 "$tmp/$l.rep.err"))" [ "$rc" -eq 0 ]
+	# shellcheck disable=SC2046 # three numbers, split on purpose
 	set -- $(blocked "$tmp/$l.folded")
 	echo "     $l: the sleeper blocked $1 us, $2 us of it under $pw_root;nap and the sleep"
 	py_paths "$tmp/$l.folded" | awk '{ c[$1] += $2 } END { for (p in c) print c[p], p }' | sort -rn | head -n 3 |
@@ -71,6 +72,7 @@ run_version() {
 	"$REP" -f folded --python=no --tid "$pw_sleep" "$tmp/$l.stk" > "$tmp/$l.native" 2> "$tmp/$l.nat.err"
 	rc=$?
 	check "$l: stkreport --python=no exit 0 (got $rc: $(head -c 300 "$tmp/$l.nat.err"))" [ "$rc" -eq 0 ]
+	# shellcheck disable=SC2046 # three numbers, split on purpose
 	set -- $(blocked "$tmp/$l.native")
 	check "$l: --python=no: no Python frame ($3 us with one, of $1)" [ "$1" -gt 0 -a "$3" -eq 0 ]
 }
