@@ -23,7 +23,7 @@
 enum {
 	OPT_PID = 256, OPT_TID, OPT_COMM, OPT_INLINE, OPT_NO_INLINE, OPT_LINES, OPT_ADDRESSES,
 	OPT_NO_DEMANGLE, OPT_SYSROOT, OPT_DEBUG_DIR, OPT_NO_DEBUGINFOD, OPT_KALLSYMS,
-	OPT_VMLINUX, OPT_SHORT_NAMES, OPT_EXCLUDE_IDLE, OPT_PYTHON, OPT_EVENT,
+	OPT_VMLINUX, OPT_SHORT_NAMES, OPT_EXCLUDE_IDLE, OPT_PYTHON, OPT_SYMBOL_CACHE, OPT_EVENT,
 };
 
 static const struct option shared_opts[] = {
@@ -50,6 +50,7 @@ static const struct option shared_opts[] = {
 	{ "no-debuginfod", no_argument, NULL, OPT_NO_DEBUGINFOD },
 	{ "kallsyms", required_argument, NULL, OPT_KALLSYMS },
 	{ "vmlinux", required_argument, NULL, OPT_VMLINUX },
+	{ "symbol-cache", required_argument, NULL, OPT_SYMBOL_CACHE },
 };
 
 #define NR_SHARED (sizeof(shared_opts) / sizeof(shared_opts[0]))
@@ -93,7 +94,11 @@ TIME_SLICE_HELP
 "      --no-debuginfod  do not ask debuginfod (asked when DEBUGINFOD_URLS is set)\n"
 "      --kallsyms FILE  kernel symbols from FILE instead of the capture\n"
 "      --vmlinux FILE   kernel image frames from FILE: inline frames, --lines\n"
-"                       (used only if its build-id is the recorded kernel's)\n", f);
+"                       (used only if its build-id is the recorded kernel's)\n"
+"      --symbol-cache DIR  keep what is read from DWARF (inline frames, lines)\n"
+"                       in DIR between reports, by build-id (default\n"
+"                       $XDG_CACHE_HOME/stk/symbols or ~/.cache/stk/symbols;\n"
+"                       'none': not)\n", f);
 }
 
 int main_args__usage_error(const char *msg, const char *arg)
@@ -279,6 +284,11 @@ int main_args__parse(struct main_args *a, int c, const char *arg)
 	case OPT_NO_DEBUGINFOD: a->no_debuginfod = 1; break;
 	case OPT_KALLSYMS: ro->kallsyms = arg; break;
 	case OPT_VMLINUX: a->vmlinux = arg; break;
+	case OPT_SYMBOL_CACHE:
+		if (!*arg)
+			return bad("--symbol-cache needs a directory or 'none'", NULL);
+		a->symbol_cache = arg;
+		break;
 	default:
 		switch (time_slice__option(&a->slice, c, arg)) {
 		case 1: break;
@@ -287,6 +297,30 @@ int main_args__parse(struct main_args *a, int c, const char *arg)
 		}
 	}
 	return 0;
+}
+
+/*
+ * --symbol-cache, or the user's cache directory (the XDG base directory
+ * rule: $XDG_CACHE_HOME when absolute, else ~/.cache), or none when
+ * neither is known.  The symbolizer checks the directory is the user's
+ * alone before it reads or writes anything there (symcache.h).
+ */
+static void symbol_cache_dir(struct main_args *a)
+{
+	const char *x = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+	int n = -1;
+
+	if (a->symbol_cache) {
+		if (strcmp(a->symbol_cache, "none") != 0)
+			a->ro.sym.cache_dir = a->symbol_cache;
+		return;
+	}
+	if (x && x[0] == '/')
+		n = snprintf(a->cache_dir, sizeof(a->cache_dir), "%s/stk/symbols", x);
+	else if (home && home[0] == '/')
+		n = snprintf(a->cache_dir, sizeof(a->cache_dir), "%s/.cache/stk/symbols", home);
+	if (n > 0 && (size_t)n < sizeof(a->cache_dir))
+		a->ro.sym.cache_dir = a->cache_dir;
 }
 
 int main_args__check(struct main_args *a)
@@ -300,6 +334,7 @@ int main_args__check(struct main_args *a)
 		unsetenv("DEBUGINFOD_URLS");
 	else
 		a->ro.sym.debuginfod = 1;
+	symbol_cache_dir(a);
 	return 0;
 }
 

@@ -40,6 +40,8 @@ struct main_args {
 	const char *debug_dirs[MAIN_ARGS_MAX_DEBUG_DIRS];
 	uint32_t pids[MAIN_ARGS_MAX_IDS], tids[MAIN_ARGS_MAX_IDS];
 	struct time_slice slice;	/* --since/--until: rows read, every capture */
+	const char *symbol_cache;	/* --symbol-cache DIR, "none", or NULL: the default */
+	char cache_dir[4096];		/* the default's path */
 	const char *event;		/* --event, as given, or NULL */
 };
 

@@ -178,6 +178,25 @@ static void proc_drop(struct python *py, uint32_t tgid)
 	proc_free(p);
 }
 
+/* A process running @bin's interpreter at @runtime, unchecked yet. */
+static struct pyproc *proc_new(struct python *py, uint32_t tgid, struct pybin *bin,
+			       uint64_t runtime, uint64_t code_type)
+{
+	struct pyproc *p = calloc(1, sizeof(*p));
+
+	if (!p || !(p->codes = idmap__new()) ||
+	    idmap__set(py->procs, tgid, (uint64_t)(uintptr_t)p)) {
+		proc_free(p);
+		return NULL;
+	}
+	p->tgid = tgid;
+	p->bin = bin;
+	p->runtime = runtime;
+	p->code_type = code_type;
+	count_process(py, tgid);
+	return p;
+}
+
 static int proc_install(struct python *py, struct pyproc *p)
 {
 	struct stkrec_py_proc pp = p->bin->o.bpf;
@@ -237,19 +256,8 @@ void python__add_process(struct python *py, const struct stk_proc_maps *maps)
 		proc_drop(py, maps->tgid);
 		p = NULL;
 	}
-	if (!p) {
-		p = calloc(1, sizeof(*p));
-		if (!p || !(p->codes = idmap__new()) ||
-		    idmap__set(py->procs, maps->tgid, (uint64_t)(uintptr_t)p)) {
-			proc_free(p);
-			return;
-		}
-		p->tgid = maps->tgid;
-		p->bin = found;
-		p->runtime = runtime;
-		p->code_type = code_type;
-		count_process(py, maps->tgid);
-	}
+	if (!p && !(p = proc_new(py, maps->tgid, found, runtime, code_type)))
+		return;
 	/* Always: an exec took the kernel's entry out. */
 	proc_install(py, p);
 }
@@ -318,7 +326,6 @@ static struct pyproc *proc_adopt(struct python *py, uint32_t tgid)
 {
 	struct stkrec_py_proc pp;
 	struct pybin *bin = NULL;
-	struct pyproc *p;
 	uint64_t key, val;
 	size_t it = 0;
 
@@ -337,20 +344,7 @@ static struct pyproc *proc_adopt(struct python *py, uint32_t tgid)
 		if (!b->err && b->pe.version == pp.version)
 			bin = b;
 	}
-	if (!bin)
-		return NULL;
-	p = calloc(1, sizeof(*p));
-	if (!p || !(p->codes = idmap__new()) ||
-	    idmap__set(py->procs, tgid, (uint64_t)(uintptr_t)p)) {
-		proc_free(p);
-		return NULL;
-	}
-	p->tgid = tgid;
-	p->bin = bin;
-	p->runtime = pp.runtime;
-	p->code_type = pp.code_type;
-	count_process(py, tgid);
-	return p;
+	return bin ? proc_new(py, tgid, bin, pp.runtime, pp.code_type) : NULL;
 }
 
 /* A code object as the walk read it when it first met it: named from

@@ -376,7 +376,7 @@ static void job_run(struct worker_job *wj, const _Atomic int *stop)
 	struct table_job *tj = (struct table_job *)wj;
 	uint64_t t0 = mono_ns();
 	Elf *elf = tj->elf, *debug = NULL;
-	int err;
+	int err, own_debug_frame = 0;
 
 	/* Read, not mapped: the process's user may truncate the file under
 	 * us, and a mapping would then SIGBUS the recorder. */
@@ -384,7 +384,9 @@ static void job_run(struct worker_job *wj, const _Atomic int *stop)
 		elf = elf_begin(tj->fd, ELF_C_READ, NULL);
 	/* CFI only in .debug_frame, and that stripped into a debug package:
 	 * read it from there (the recorder's own file system). */
-	if (elf && tj->fd >= 0 && tj->build_id_size && !unwind_table__has_debug_frame(elf)) {
+	if (elf)
+		own_debug_frame = unwind_table__has_debug_frame(elf);
+	if (elf && tj->fd >= 0 && tj->build_id_size && !own_debug_frame) {
 		tj->dfd = debuginfo_open(tj->u, tj->build_id, tj->build_id_size);
 		tj->debuginfo = tj->dfd >= 0;
 		debug = tj->debuginfo ? elf_begin(tj->dfd, ELF_C_READ, NULL) : NULL;
@@ -396,7 +398,17 @@ static void job_run(struct worker_job *wj, const _Atomic int *stop)
 			 &tj->flags) == 0) {
 		tj->rows = tj->cached;
 		tj->from_cache = 1;
-	} else if (!err) {
+		/* A file stripped of its .debug_frame keeps its build-id: a
+		 * table built from such a copy lacks the rows this file's
+		 * .debug_frame gives.  Built again (and stored over it). */
+		if (own_debug_frame && !(tj->flags & TJ_DEBUG_FRAME)) {
+			free(tj->cached);
+			tj->cached = NULL;
+			tj->rows = NULL;
+			tj->from_cache = 0;
+		}
+	}
+	if (!err && !tj->from_cache) {
 		tj->ut = unwind_table__build(elf, debug, stop);
 		err = tj->ut ? 0 : -errno;
 	}

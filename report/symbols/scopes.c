@@ -238,6 +238,63 @@ static int cu_index__is_top(const struct cu_index *ci, Dwarf_Off off)
 	return 0;
 }
 
+/* Narrows [*lo, *hi) to what lies on @pc's side of [begin, end), a range
+ * that does not hold @pc. */
+static void span_exclude(uint64_t pc, uint64_t begin, uint64_t end, uint64_t *lo, uint64_t *hi)
+{
+	if (begin >= end)
+		return;
+	if (end <= pc && end > *lo)
+		*lo = end;
+	else if (begin > pc && begin < *hi)
+		*hi = begin;
+}
+
+/*
+ * Narrows [*lo, *hi) by @die's ranges: to the one holding @pc when @holds,
+ * else to the gap between them around @pc.  0, or -1 on a DWARF error.
+ */
+static int span_die(Dwarf_Die *die, uint64_t pc, int holds, uint64_t *lo, uint64_t *hi)
+{
+	Dwarf_Addr base, begin, end;
+	ptrdiff_t off = 0;
+
+	if (!die_may_have_pc(die))
+		return 0;
+	while ((off = dwarf_ranges(die, off, &base, &begin, &end)) > 0) {
+		if (!holds) {
+			span_exclude(pc, begin, end, lo, hi);
+		} else if (begin <= pc && pc < end) {
+			if (begin > *lo)
+				*lo = begin;
+			if (end < *hi)
+				*hi = end;
+		}
+	}
+	return off < 0 ? -1 : 0;
+}
+
+/* Narrows [*lo, *hi) to where @top (or, when NULL, no range at all) is
+ * still the first top-level range holding the address, as at @pc. */
+static void cu_index__span(const struct cu_index *ci, uint64_t pc, const struct cu_range *top,
+			   uint64_t *lo, uint64_t *hi)
+{
+	size_t i;
+
+	for (i = 0; i < ci->nr_ranges; i++) {
+		const struct cu_range *c = &ci->ranges[i];
+
+		if (c == top) {
+			if (c->begin > *lo)
+				*lo = c->begin;
+			if (c->end < *hi)
+				*hi = c->end;
+		} else if (!top || c->order < top->order) {
+			span_exclude(pc, c->begin, c->end, lo, hi);
+		}
+	}
+}
+
 #define MAX_SCOPE_PATH 256
 
 /*
@@ -250,7 +307,7 @@ static int cu_index__is_top(const struct cu_index *ci, Dwarf_Off off)
 #define SCOPES_EXACT (SCOPE_MAX_FRAMES + 1)
 
 static int scope_index__fast(struct scope_index *si, Dwarf_Die *cudie, uint64_t pc,
-			     struct scope_frame *fr)
+			     struct scope_frame *fr, uint64_t *lo, uint64_t *hi)
 {
 	Dwarf_Die path[MAX_SCOPE_PATH], origin, c;
 	const struct cu_range *top;
@@ -271,6 +328,7 @@ static int scope_index__fast(struct scope_index *si, Dwarf_Die *cudie, uint64_t 
 	if (ci->exact)
 		return SCOPES_EXACT;
 	top = cu_index__find(ci, pc);
+	cu_index__span(ci, pc, top, lo, hi);
 	if (!top)
 		return 0;
 	/* Down the first child holding pc at each level, as libdw does; the
@@ -305,6 +363,10 @@ static int scope_index__fast(struct scope_index *si, Dwarf_Die *cudie, uint64_t 
 					path[depth] = c;
 					found = 1;
 				}
+				/* The walk takes the same child for every address
+				 * this one holds and its elder siblings do not. */
+				if (span_die(&c, pc, r > 0, lo, hi))
+					return SCOPES_EXACT;
 			}
 		} while ((r = dwarf_siblingof(&c, &c)) == 0);
 		if (r < 0)
@@ -340,12 +402,27 @@ static int scope_index__fast(struct scope_index *si, Dwarf_Die *cudie, uint64_t 
 	return nfr;
 }
 
+int scope_index__find_span(struct scope_index *si, Dwarf_Die *cudie, uint64_t pc,
+			   struct scope_frame *fr, uint64_t *lo, uint64_t *hi)
+{
+	int nfr;
+
+	*lo = 0;
+	*hi = UINT64_MAX;
+	nfr = scope_index__fast(si, cudie, pc, fr, lo, hi);
+	if (nfr != SCOPES_EXACT)
+		return nfr;
+	*lo = pc;
+	*hi = pc + 1;
+	return scope_index__find_exact(cudie, pc, fr);
+}
+
 int scope_index__find(struct scope_index *si, Dwarf_Die *cudie, uint64_t pc,
 		      struct scope_frame *fr)
 {
-	int nfr = scope_index__fast(si, cudie, pc, fr);
+	uint64_t lo, hi;
 
-	return nfr == SCOPES_EXACT ? scope_index__find_exact(cudie, pc, fr) : nfr;
+	return scope_index__find_span(si, cudie, pc, fr, &lo, &hi);
 }
 
 /* dwarf_getscopes() continues past an inlined subroutine with the scopes

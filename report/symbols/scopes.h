@@ -50,6 +50,16 @@ int scope_index__find(struct scope_index *si, Dwarf_Die *cudie, uint64_t pc,
 		      struct scope_frame *fr);
 
 /*
+ * scope_index__find_span() - scope_index__find(), and the addresses
+ * [*@lo, *@hi) around @pc (DWARF addresses) where it gives the same frames:
+ * the walk takes the same top-level DIE and the same child at each level
+ * there (the DIEs' own ranges and those of the siblings before them bound
+ * it).  [@pc, @pc + 1) where libdw's own walk decides.
+ */
+int scope_index__find_span(struct scope_index *si, Dwarf_Die *cudie, uint64_t pc,
+			   struct scope_frame *fr, uint64_t *lo, uint64_t *hi);
+
+/*
  * scope_index__find_exact() - the same, from libdw's own walks of the
  * whole CU: dwarf_getscopes() for the innermost function-like scope, then
  * dwarf_getscopes_die() for the functions it was inlined into.  Needs no

@@ -146,6 +146,7 @@ static void sym_module__free(struct symbolizer *s, struct sym_module *m)
 		return;
 	if (m->priv) {
 		idmap__release(&m->priv->cache);
+		symcache__free(m->priv->sc);
 		scope_index__free(m->priv->scopes);
 		cu_addr__free(m->priv->cus);
 		if (m->priv->dwfl)
@@ -165,11 +166,20 @@ static void sym_module__free(struct symbolizer *s, struct sym_module *m)
 
 void symbolizer__free(struct symbolizer *s)
 {
+	int stored = 0;
 	size_t i;
 	uint64_t v;
 
 	if (!s)
 		return;
+	/* Best effort: a cache not written is rebuilt next time. */
+	for (i = 0; i < s->nr_mods; i++)
+		if (s->mods[i]->priv && symcache__pending(s->mods[i]->priv->sc) &&
+		    s->mods[i]->has_dwarf &&
+		    symcache__store(s->mods[i]->priv->sc, s->mods[i]->debug_path) == 0)
+			stored = 1;
+	if (stored)
+		symcache__trim(s->opts.cache_dir, SYMCACHE_DIR_MAX_BYTES);
 	for (i = 0; i < s->nr_mods; i++)
 		sym_module__free(s, s->mods[i]);
 	free(s->mods);

@@ -101,6 +101,9 @@ struct symbolizer_opts {
 	 * compressed sections to ELF_INFLATE_PER_BYTE times it, all together
 	 * (a file from disk: times its own size).  0: no embedded image's. */
 	uint64_t input_size;
+	/* Where what is derived from DWARF is kept between reports, by
+	 * build-id (symcache.h); NULL: nowhere. */
+	const char *cache_dir;
 };
 
 struct symbolizer;

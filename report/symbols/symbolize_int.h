@@ -16,6 +16,7 @@
 #include "idmap.h"
 #include "scopes.h"
 #include "symbolize.h"
+#include "symcache.h"
 #include "symtab.h"
 
 struct seg {
@@ -42,6 +43,9 @@ struct sym_module_priv {
 	struct sym_module *next;	/* same hash */
 	struct debugfind df;		/* its find_debuginfo callback's state */
 	uint64_t file_size;		/* its file's, from disk; 0 for an image */
+	struct symcache *sc;		/* DWARF-derived frames kept between
+					 * reports (symcache.h), or NULL */
+	int sc_tried;			/* module__symcache() ran */
 };
 
 /* An ELF image from the capture (ESYM), borrowed. */

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "demangle.h"
+#include "symcache.h"
 #include "stk_escape.h"
 #include "symbolize_int.h"
 
@@ -229,39 +230,255 @@ static const char *cu_lineinfo(Dwarf_Die *cudie, Dwarf_Addr addr, int *lineno)
 	return dwarf_linesrc(dl, NULL, NULL);
 }
 
-/* Builds the result for module address @pc; *out = NULL when unknown. */
-static int module__resolve(struct symbolizer *s, struct sym_module *m, uint64_t pc,
-			   struct sym_result **out)
+/*
+ * Narrows [*@lo, *@hi) (DWARF addresses) to the .debug_aranges entry that
+ * holds @dpc, when it names @cudie: libdwfl maps every address of an entry
+ * to its CU.  0, or -1 when no entry (or another CU) holds @dpc: then the
+ * CU of a neighbour address cannot be told.
+ */
+static int span_cu(struct sym_module_priv *p, Dwarf_Die *cudie, uint64_t dpc, uint64_t *lo,
+		   uint64_t *hi)
+{
+	Dwarf_Addr bias, start;
+	Dwarf_Word len;
+	Dwarf_Aranges *ar;
+	Dwarf_Arange *a;
+	Dwarf_Off cuoff;
+	Dwarf_Die cu;
+	Dwarf *dw = dwfl_module_getdwarf(p->mod, &bias);
+	size_t n;
+
+	if (!dw || dwarf_getaranges(dw, &ar, &n) != 0 || !(a = dwarf_getarange_addr(ar, dpc)) ||
+	    dwarf_getarangeinfo(a, &start, &len, &cuoff) != 0 ||
+	    !dwarf_addrdie(dw, dpc, &cu) || dwarf_dieoffset(&cu) != dwarf_dieoffset(cudie) ||
+	    start > dpc || dpc - start >= len)
+		return -1;
+	if (start > *lo)
+		*lo = start;
+	if (start + len > start && start + len < *hi)
+		*hi = start + len;
+	return 0;
+}
+
+/*
+ * Narrows [*@lo, *@hi) (DWARF addresses) to where @cudie's line table gives
+ * the row it gives @dpc: libdwfl takes the last row at or before the
+ * address, so the answer changes at each row's address, and at that very
+ * address it may take another of the rows there: [a, a + 1) when @dpc is a
+ * row's address a, else (a, next row's address).  0, or -1 when @dpc is
+ * before every row or the table cannot be read.
+ */
+static int span_line(Dwarf_Die *cudie, uint64_t dpc, uint64_t *lo, uint64_t *hi)
+{
+	uint64_t below = 0, above = UINT64_MAX;
+	Dwarf_Lines *lines;
+	size_t n, i;
+	int any = 0;
+
+	if (dwarf_getsrclines(cudie, &lines, &n) != 0)
+		return -1;
+	for (i = 0; i < n; i++) {
+		Dwarf_Addr a;
+
+		if (dwarf_lineaddr(dwarf_onesrcline(lines, i), &a) != 0)
+			return -1;
+		if (a <= dpc) {
+			if (!any || a > below)
+				below = a;
+			any = 1;
+		} else if (a < above) {
+			above = a;
+		}
+	}
+	if (!any)
+		return -1;
+	if (below == dpc) {
+		above = dpc + 1;
+	} else {
+		below++;
+	}
+	if (below > *lo)
+		*lo = below;
+	if (above < *hi)
+		*hi = above;
+	return 0;
+}
+
+/*
+ * What DWARF says at module address @pc, before names are demangled or
+ * options shape them: the function-like scopes (leaf first), their raw
+ * names and declaration lines, and with --lines each frame's file and line
+ * (fr[0]: @pc's own, even with no scope; fr[i]: the call site of frame
+ * i - 1 when that one was inlined).  This is what symcache.h keeps.
+ * @raw: each frame's name, malloc'ed (or NULL), for the caller to free.
+ * [*@lo, *@hi): the module addresses around @pc where all of it is the
+ * same (span_cu(), scope_index__find_span(), span_line()); [@pc, @pc + 1)
+ * where that cannot be told.
+ * Returns the number of frames (0: no DWARF frame), or -ENOMEM.
+ */
+static int module__dwarf_frames(struct symbolizer *s, struct sym_module *m, uint64_t pc,
+				struct symcache_frame *d, char **raw, uint64_t *lo, uint64_t *hi)
 {
 	struct sym_module_priv *p = m->priv;
 	struct scope_frame fr[SCOPE_MAX_FRAMES];
 	Dwarf_Die *cudie = NULL;
 	Dwarf_Files *files = NULL;
-	struct sym_result *r = NULL;
-	const char *symname;
 	Dwarf_Addr dbias = 0;
 	size_t nfiles = 0;
-	int nfr = 0, own = 0, first, i, err = -ENOMEM;
+	int nfr = 0, own = 0, i, err;
 
-	*out = NULL;
-	symname = symtab__find(p->syms, pc);
-	if (!s->opts.no_inline || s->opts.lines) {
-		err = module__dwarf(s, m);
-		if (err < 0)
-			goto out;
-		if (err) {
-			err = module__addrdie(p, pc, &cudie, &dbias, &own);
-			if (err)
-				goto out;
-		}
-		err = -ENOMEM;
+	memset(d, 0, sizeof(*d));
+	*lo = pc;
+	*hi = pc + 1;
+	err = module__dwarf(s, m);
+	if (err < 0)
+		return err;
+	if (err) {
+		err = module__addrdie(p, pc, &cudie, &dbias, &own);
+		if (err)
+			return err;
 	}
 	if (cudie) {
-		nfr = scope_index__find(p->scopes, cudie, pc - dbias, fr);
+		uint64_t slo, shi;
+
+		nfr = scope_index__find_span(p->scopes, cudie, pc - dbias, fr, &slo, &shi);
 		if (nfr < 0)
-			goto out;
+			return nfr;
+		if (!own && span_cu(p, cudie, pc - dbias, &slo, &shi) == 0 &&
+		    (!s->opts.lines || span_line(cudie, pc - dbias, &slo, &shi) == 0) &&
+		    slo <= pc - dbias && pc - dbias < shi && slo + dbias >= slo &&
+		    shi + dbias >= shi) {
+			*lo = slo + dbias;
+			*hi = shi + dbias;
+		}
 		if (s->opts.lines)
 			dwarf_getsrcfiles(cudie, &files, &nfiles);
+	}
+	for (i = 0; i < nfr; i++) {
+		int decl;
+
+		memset(&d[i], 0, sizeof(d[i]));
+		d[i].subprogram = fr[i].tag == DW_TAG_subprogram;
+		raw[i] = die_raw_name(&fr[i].die);
+		d[i].raw = raw[i];
+		if (s->opts.lines && dwarf_decl_line(&fr[i].die, &decl) == 0 && decl > 0)
+			d[i].start_line = (uint32_t)decl;
+	}
+	if (s->opts.lines) {
+		int lineno = 0;
+		/* Without DWARF, libdwfl would load it here (and inflate it);
+		 * and it finds the CU as dwfl_module_addrdie() does. */
+		Dwfl_Line *dl = m->has_dwarf && !own ? dwfl_module_getsrc(p->mod, pc) : NULL;
+
+		if (dl)
+			d[0].file = dwfl_lineinfo(dl, NULL, &lineno, NULL, NULL, NULL);
+		else if (own)
+			d[0].file = cu_lineinfo(cudie, pc - dbias, &lineno);
+		d[0].line = lineno > 0 ? (uint32_t)lineno : 0;
+		/* An inlined call's position is the call site in its caller. */
+		for (i = 1; i < nfr; i++) {
+			Dwarf_Word cf, cl;
+
+			if (fr[i - 1].tag != DW_TAG_inlined_subroutine)
+				break;
+			if (die_udata(&fr[i - 1].die, DW_AT_call_file, &cf) && files && cf < nfiles)
+				d[i].file = dwarf_filesrc(files, cf, NULL, NULL);
+			if (die_udata(&fr[i - 1].die, DW_AT_call_line, &cl))
+				d[i].line = (uint32_t)cl;
+		}
+	}
+	return nfr;
+}
+
+/*
+ * The cache of @m's DWARF-derived frames, opened on first need: only for
+ * a file found by build-id (an image from the capture is accounted against
+ * the capture, and tables carry no DWARF).  A cache that matches the files
+ * opened says what reading the DWARF said of the module (that it has some,
+ * and the debuginfo it came from), so that none is read.  0 or -ENOMEM.
+ */
+static int module__symcache(struct symbolizer *s, struct sym_module *m)
+{
+	struct sym_module_priv *p = m->priv;
+	struct symcache_id id = { .elf_path = m->elf_path, .load_dbg = m->debug_path };
+	const char *dbg;
+	int err, loaded;
+
+	if (p->sc_tried)
+		return 0;
+	p->sc_tried = 1;
+	if (!s->opts.cache_dir || !m->build_id_size || !p->mod || p->dwarf_tried ||
+	    m->dwarf_refused || m->symtab_refused || !m->elf_path ||
+	    m->source == ELF_SRC_NONE || m->source == ELF_SRC_EMBEDDED ||
+	    m->source == ELF_SRC_ESYMTAB || m->source == ELF_SRC_PERF_MAP)
+		return 0;
+	err = symcache__open(s->opts.cache_dir, m->build_id, m->build_id_size, &id, &p->sc,
+			     &loaded);
+	if (err)
+		return err == -ENOMEM ? err : 0;
+	if (!loaded)
+		return 0;
+	dbg = symcache__debug_path(p->sc);
+	if (dbg && !m->debug_path) {
+		m->debug_path = strdup(dbg);
+		if (!m->debug_path)
+			return -ENOMEM;
+	}
+	m->has_dwarf = 1;
+	return 0;
+}
+
+/*
+ * module__dwarf_frames() through the cache: from it when it has @pc, else
+ * from DWARF (then kept in it).  *@nfr frames in @d; @raw: names to free.
+ * 0 or -ENOMEM.
+ */
+static int module__frames(struct symbolizer *s, struct sym_module *m, uint64_t pc,
+			  struct symcache_frame *d, char **raw, int *nfr)
+{
+	struct sym_module_priv *p = m->priv;
+	uint64_t lo, hi;
+	uint32_t n;
+	int err;
+
+	err = module__symcache(s, m);
+	if (err)
+		return err;
+	if (p->sc && symcache__find(p->sc, pc, s->opts.lines, d, SCOPE_MAX_FRAMES, &n) == 0) {
+		*nfr = (int)n;
+		return 0;
+	}
+	*nfr = module__dwarf_frames(s, m, pc, d, raw, &lo, &hi);
+	if (*nfr < 0)
+		return *nfr;
+	if (p->sc && !m->has_dwarf) {	/* nothing to keep */
+		symcache__free(p->sc);
+		p->sc = NULL;
+	}
+	if (p->sc)
+		return symcache__add(p->sc, lo, hi, (uint32_t)*nfr, d, s->opts.lines);
+	return 0;
+}
+
+/* Builds the result for module address @pc; *out = NULL when unknown. */
+static int module__resolve(struct symbolizer *s, struct sym_module *m, uint64_t pc,
+			   struct sym_result **out)
+{
+	struct sym_module_priv *p = m->priv;
+	struct symcache_frame d[SCOPE_MAX_FRAMES];
+	char *raws[SCOPE_MAX_FRAMES] = { 0 };
+	struct sym_result *r = NULL;
+	const char *symname;
+	int nfr = 0, first, i, err = -ENOMEM;
+
+	*out = NULL;
+	memset(d, 0, sizeof(d[0]));
+	symname = symtab__find(p->syms, pc);
+	if (!s->opts.no_inline || s->opts.lines) {
+		err = module__frames(s, m, pc, d, raws, &nfr);
+		if (err)
+			goto out;
+		err = -ENOMEM;
 	}
 	if (!nfr && !symname) {
 		err = 0;
@@ -281,53 +498,29 @@ static int module__resolve(struct symbolizer *s, struct sym_module *m, uint64_t 
 	}
 	for (i = 0; i < nfr; i++) {
 		struct sym_line *l = &r->lines[i];
-		char *raw;
-		int decl;
+		const char *raw = NULL;
 
 		/* The outermost function is named as its symbol (what every
 		 * profiler shows, e.g. "foo.cold"); inlined ones from DWARF. */
-		raw = NULL;
-		if (!(i == nfr - 1 && fr[i].tag == DW_TAG_subprogram && symname))
-			raw = die_raw_name(&fr[i].die);
+		if (!(i == nfr - 1 && d[i].subprogram && symname))
+			raw = d[i].raw;
 		if (raw)
-			err = sym_line__set_name(s, l, raw);
+			err = sym_line__set_name(s, l, strdup(raw));
 		else if (symname)
 			err = sym_line__set_sym(s, l, symname);
 		else
 			err = sym_line__set_name(s, l, strdup("[unknown]"));
 		if (err)
 			goto out;
-		if (s->opts.lines && dwarf_decl_line(&fr[i].die, &decl) == 0 && decl > 0)
-			l->start_line = (uint32_t)decl;
+		if (s->opts.lines)
+			l->start_line = d[i].start_line;
 	}
 	if (s->opts.lines) {
-		const char *file = NULL;
-		int lineno = 0;
-		/* Without DWARF, libdwfl would load it here (and inflate it);
-		 * and it finds the CU as dwfl_module_addrdie() does. */
-		Dwfl_Line *dl = m->has_dwarf && !own ? dwfl_module_getsrc(p->mod, pc) : NULL;
-
-		if (dl)
-			file = dwfl_lineinfo(dl, NULL, &lineno, NULL, NULL, NULL);
-		else if (own)
-			file = cu_lineinfo(cudie, pc - dbias, &lineno);
-		err = sym_line__set_file(&r->lines[0], file);
-		if (err)
-			goto out;
-		r->lines[0].line = lineno > 0 ? (uint32_t)lineno : 0;
-		/* An inlined call's position is the call site in its caller. */
-		for (i = 1; i < nfr; i++) {
-			Dwarf_Word cf, cl;
-
-			if (fr[i - 1].tag != DW_TAG_inlined_subroutine)
-				break;
-			if (die_udata(&fr[i - 1].die, DW_AT_call_file, &cf) && files && cf < nfiles) {
-				err = sym_line__set_file(&r->lines[i], dwarf_filesrc(files, cf, NULL, NULL));
-				if (err)
-					goto out;
-			}
-			if (die_udata(&fr[i - 1].die, DW_AT_call_line, &cl))
-				r->lines[i].line = (uint32_t)cl;
+		for (i = 0; i < (int)r->nr_lines; i++) {
+			err = sym_line__set_file(&r->lines[i], d[i].file);
+			if (err)
+				goto out;
+			r->lines[i].line = d[i].line;
 		}
 	}
 	if (s->opts.no_inline && r->nr_lines > 1) {
@@ -348,6 +541,8 @@ static int module__resolve(struct symbolizer *s, struct sym_module *m, uint64_t 
 	*out = sym_result__pack(&s->results, r);
 	err = *out ? 0 : -ENOMEM;
 out:
+	for (i = 0; i < SCOPE_MAX_FRAMES; i++)
+		free(raws[i]);
 	if (r)
 		sym_result__free(r);
 	return err;

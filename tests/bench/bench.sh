@@ -65,11 +65,16 @@
 # start_thread, clone; stkrec's with no [unwind stopped] marker), recorder
 # CPU, file size, stkrec's deferred stacks.  BENCH_ONLY=shortlived runs
 # only that.
+# Then (issue #24) Python frames: tests/bench/bench_python.sh, the per-sample
+# BPF cost of walking CPython's frames against the native walk alone, file
+# size per sample with and without them, the recorder's python_* STATs.
+# BENCH_ONLY=python runs only that.
 #
 # Targets (issue 3): recorder CPU <= 1/10 of perf's, file <= 1/10 of
 # perf.data, slowdown <= 1% at 99 Hz.  Needs root.  Environment: O, REPS,
 # SECONDS_PER_RUN (default 10), LONG_SECONDS (default 30), UW_SECONDS
-# (default 5), SHORT_FILES, SHORT_HZ, BENCH_ONLY=unwind|load|shortlived.  The
+# (default 5), SHORT_FILES, SHORT_HZ, BENCH_ONLY=unwind|load|shortlived|python|soak
+# (PY_SECONDS, PY_HZ: bench_python.sh's).  The
 # recorders run the workload (-- CMD), which time(1) wraps too: recorder
 # CPU is the recorder's user+sys, children included, less the workload's.
 
@@ -633,6 +638,10 @@ if [ "${BENCH_ONLY:-}" = shortlived ]; then
 	shortlived_bench
 	exit 0
 fi
+if [ "${BENCH_ONLY:-}" = python ]; then
+	O=$O sh "$top/tests/bench/bench_python.sh"
+	exit 0
+fi
 if [ "${BENCH_ONLY:-}" = soak ]; then
 	O=$O PERF=$PERF sh "$top/tests/bench/soak.sh"
 	exit 0
@@ -725,6 +734,7 @@ unwind_extra_bench
 load_bench
 cost_bench
 shortlived_bench
+O=$O sh "$top/tests/bench/bench_python.sh"
 
 # ---- the soak (issue 22): tests/bench/soak.sh, SOAK_SECONDS (default 600) ----
 O=$O PERF=$PERF sh "$top/tests/bench/soak.sh"

@@ -448,6 +448,64 @@ START_TEST(debuginfo_by_build_id_gives_debug_frame_rows)
 }
 END_TEST
 
+/*
+ * nofpwork_dbgsplit is nofpwork_dbgframe with its .debug_frame stripped,
+ * and keeps its build-id: the table built from the stripped copy (no
+ * debuginfo found: no rows for burn()) is cached under that build-id, and
+ * must not stand for the file that has the .debug_frame (it once did:
+ * unwind_nofp's .debug_frame case then got no rooted sample at all).
+ */
+START_TEST(a_stripped_copys_cached_table_does_not_stand_for_the_whole_file)
+{
+	const char *o = check_build_dir();
+	char split[4096], whole[4096], cache[] = "/tmp/stk-uwcache.XXXXXX";
+	struct unwinder_stats st;
+	struct stkrec_unwind_row r;
+	struct unwinder *u;
+	struct fixture f;
+	uint64_t rel, burn;
+	struct stat sb;
+	size_t size[2];
+	char rm[4200];
+	void *map[2];
+	int fd, i;
+
+	snprintf(split, sizeof(split), "%s/tests/unwind/nofpwork_dbgsplit", o);
+	snprintf(whole, sizeof(whole), "%s/tests/unwind/nofpwork_dbgframe", o);
+	ck_assert_ptr_nonnull(mkdtemp(cache));
+	burn = nm_addr(whole, "burn");
+	for (i = 0; i < 2; i++) {
+		fd = open(i ? whole : split, O_RDONLY);
+		ck_assert_int_ge(fd, 0);
+		ck_assert_int_eq(fstat(fd, &sb), 0);
+		size[i] = (size_t)sb.st_size;
+		map[i] = mmap(NULL, size[i], PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0);
+		ck_assert_ptr_ne(map[i], MAP_FAILED);
+		close(fd);
+	}
+	maps_open(&f, 1u << 20);
+	for (i = 0; i < 2; i++) {
+		u = unwinder__new(&f.maps);
+		ck_assert_ptr_nonnull(u);
+		unwinder__set_debug_dir(u, NULL);
+		unwinder__set_cache_dir(u, cache);
+		ck_assert_int_eq(add_part(u, &f, 100 + i, i ? "/nofpwork_dbgframe" : "/nofpwork_dbgsplit"),
+				 0);
+		unwinder__stats(u, &st);
+		ck_assert_uint_eq(st.debug_frame, i);
+		ck_assert_int_eq(bpf_style_row(&f, 100 + i, (uint64_t)(uintptr_t)map[i] + burn + 4, &r,
+					       &rel), 0);
+		ck_assert_uint_eq(r.kind, i ? STKREC_UW_CFA_RSP : STKREC_UW_NONE);
+		unwinder__free(u);
+	}
+	maps_close(&f);
+	for (i = 0; i < 2; i++)
+		munmap(map[i], size[i]);
+	snprintf(rm, sizeof(rm), "rm -rf '%s'", cache);
+	ck_assert_int_eq(system(rm), 0);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("record_unwinder");
@@ -462,6 +520,7 @@ int main(void)
 	tcase_add_test(tc, refused_table_is_not_rebuilt_and_evicts_nothing);
 	tcase_add_test(tc, a_file_not_opened_for_one_process_is_tried_for_the_next);
 	tcase_add_test(tc, debuginfo_by_build_id_gives_debug_frame_rows);
+	tcase_add_test(tc, a_stripped_copys_cached_table_does_not_stand_for_the_whole_file);
 	suite_add_tcase(s, tc);
 	return check_run(s);
 }

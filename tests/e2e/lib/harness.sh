@@ -58,6 +58,10 @@ failed=0
 skipped=0
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/stk-$NAME.XXXXXX") || exit 1
+# stkreport's symbol cache (--symbol-cache) starts empty in every test and
+# goes with it: a test's output never depends on what ran before.
+XDG_CACHE_HOME=$tmp/xdg-cache
+export XDG_CACHE_HOME
 bg_pids=
 at_exit=	# shell code a test wants run on exit, before $tmp goes
 harness_cleanup() {
