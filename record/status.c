@@ -27,8 +27,8 @@ void status__format(const struct recorder_status *st, char *buf, size_t size)
 			 secs, st->samples, blocked, st->stacks, st->lost);
 		return;
 	}
-	snprintf(buf, size, "%" PRIu64 "s  %" PRIu64 " samples  %" PRIu64 " stacks  %" PRIu64 " lost",
-		 secs, st->samples, st->stacks, st->lost);
+	snprintf(buf, size, "%" PRIu64 "s  %" PRIu64 " %s  %" PRIu64 " stacks  %" PRIu64 " lost",
+		 secs, st->samples, st->trace ? "events" : "samples", st->stacks, st->lost);
 }
 
 void status__format_size(uint64_t bytes, char *buf, size_t size)

@@ -136,6 +136,10 @@ static void print_totals(FILE *out, const struct info_totals *t)
 	if (t->by_type[STK_CHUNK_TRCE]) {
 		fprintf(out, "trace rows: %" PRIu64 "\n", t->trace_rows);
 		fprintf(out, "trace events: %" PRIu64 "\n", t->trace_events);
+		for (type = 0; type < INFO_TRACE_EVENTS; type++)
+			if (t->trace_by_event[type])
+				fprintf(out, "trace event %d: %" PRIu64 "\n", type,
+					t->trace_by_event[type]);
 	}
 	fprintf(out, "stacks: %" PRIu64 "\n", t->stacks);
 	fprintf(out, "processes with maps: %" PRIu64 "\n", t->procs_with_maps);
@@ -179,6 +183,9 @@ static int print_timeline(FILE *out, const struct info *in, const struct timelin
 	const char *fl = info__meta(in, i, "flush_interval_ns");
 	uint64_t width, max = 0, total = 0, blocked = 0, v;
 	int offcpu = i < tl->nr_segs && tl->segs[i].offcpu;
+	const char *mode = info__meta(in, i, "mode");
+	/* A trace capture's rows count events. */
+	const char *unit = mode && strcmp(mode, "trace") == 0 ? "events" : "samples";
 	struct tl_bucket *b;
 	size_t n, k;
 	int err, bar, sat = 0;
@@ -203,7 +210,7 @@ static int print_timeline(FILE *out, const struct info *in, const struct timelin
 		else
 			fprintf(out, "%" PRIu64 ".%03" PRIu64 " s", slice->until_ns / 1000000000u,
 			       slice->until_ns % 1000000000u / 1000000u);
-		fprintf(out, ": %" PRIu64 " %s", total, offcpu ? "episodes" : "samples");
+		fprintf(out, ": %" PRIu64 " %s", total, offcpu ? "episodes" : unit);
 		if (offcpu)
 			fprintf(out, ", %" PRIu64 ".%03" PRIu64 " s blocked", blocked / 1000000000u,
 			       blocked % 1000000000u / 1000000u);
@@ -217,7 +224,7 @@ static int print_timeline(FILE *out, const struct info *in, const struct timelin
 		if (!time_slice__all(slice) && !b[k].count && !b[k].blocked_ns)
 			continue;	/* outside the slice */
 		fprintf(out, "timeline %" PRIu64 "-%" PRIu64 " s: %" PRIu64 " %s", b[k].start_ns / 1000000000u,
-		       b[k].end_ns / 1000000000u, b[k].count, offcpu ? "episodes" : "samples");
+		       b[k].end_ns / 1000000000u, b[k].count, offcpu ? "episodes" : unit);
 		if (offcpu)
 			fprintf(out, ", %" PRIu64 ".%03" PRIu64 " s blocked", b[k].blocked_ns / 1000000000u,
 			       b[k].blocked_ns % 1000000000u / 1000000u);

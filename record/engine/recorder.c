@@ -357,6 +357,7 @@ static void recorder__status(struct recorder *rec, uint64_t now)
 	recorder__read_bpf_stats(rec);
 	st.elapsed_ns = now - rec->sample_start;
 	st.offcpu = rec->ops == &offcpu_mode_ops || rec->ops == &offwake_mode_ops;
+	st.trace = rec->ops == &trace_mode_ops;
 	st.samples = rec->bpf_stats[STKREC_STAT_SAMPLES];
 	st.blocked_ns = rec->bpf_stats[STKREC_STAT_BLOCKED_NS];
 	st.stacks = stackstore__count(rec->stacks);

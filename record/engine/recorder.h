@@ -21,6 +21,7 @@ struct ev_list;
 struct recorder_status {
 	uint64_t elapsed_ns;
 	int offcpu;			/* an off-CPU mode: samples are episodes */
+	int trace;			/* trace: samples are events */
 	uint64_t samples;		/* samples, or blocking episodes (offcpu) */
 	uint64_t blocked_ns;		/* offcpu: their total time off CPU */
 	uint64_t stacks;		/* distinct stacks written so far */

@@ -95,9 +95,14 @@ static void totals_add(struct info_totals *t, const struct stk_chunk *ch)
 	case STK_CHUNK_TRCE:
 		interval(t, ch);
 		t->trace_rows += ch->u.trce.n;
-		for (i = 0; i < ch->u.trce.n; i++)
-			t->trace_events = sat_add(t->trace_events, ch->u.trce.rows[i].count,
-						  &t->saturated);
+		for (i = 0; i < ch->u.trce.n; i++) {
+			const struct stk_trace_count *r = &ch->u.trce.rows[i];
+
+			t->trace_events = sat_add(t->trace_events, r->count, &t->saturated);
+			if (r->event < INFO_TRACE_EVENTS)
+				t->trace_by_event[r->event] = sat_add(t->trace_by_event[r->event],
+								      r->count, &t->saturated);
+		}
 		break;
 	case STK_CHUNK_STCK:
 		t->stacks += ch->u.stck.n;

@@ -16,6 +16,9 @@
 #include "util.h"
 
 #define INFO_NR_TYPES (STK_CHUNK_TRCE + 1)
+/* Events whose TRCE counts info totals one by one (stkrec's default
+ * --max-probes is 128); the others count in the total only. */
+#define INFO_TRACE_EVENTS 256
 
 /* Totals of one segment, or of the whole file. */
 struct info_totals {
@@ -26,6 +29,7 @@ struct info_totals {
 	uint64_t count_rows, samples;		/* CNTS rows and the sum of their counts */
 	uint64_t offcpu_rows, offcpu_count, blocked_ns;
 	uint64_t trace_rows, trace_events;	/* TRCE */
+	uint64_t trace_by_event[INFO_TRACE_EVENTS];	/* the first events' */
 	uint64_t stacks;			/* STCK records */
 	uint64_t procs_with_maps;		/* distinct tgids in MAPS */
 	uint64_t map_snapshots, mappings;

@@ -21,7 +21,7 @@ int timeline__add_chunk(struct timeline *tl, const struct stk_chunk *ch, uint64_
 	int sat = 0;	/* capped: info's totals say so */
 	size_t i;
 
-	if (ch->type != STK_CHUNK_CNTS && ch->type != STK_CHUNK_OFFC)
+	if (ch->type != STK_CHUNK_CNTS && ch->type != STK_CHUNK_OFFC && ch->type != STK_CHUNK_TRCE)
 		return 0;
 	if (ch->segment >= tl->nr_segs) {
 		size_t n = (size_t)ch->segment + 1;
@@ -53,6 +53,10 @@ int timeline__add_chunk(struct timeline *tl, const struct stk_chunk *ch, uint64_
 	if (ch->type == STK_CHUNK_CNTS) {
 		for (i = 0; i < ch->u.cnts.n; i++)
 			pt.count = sat_add(pt.count, ch->u.cnts.rows[i].count, &sat);
+	} else if (ch->type == STK_CHUNK_TRCE) {
+		/* Every event alike: the timeline counts them all. */
+		for (i = 0; i < ch->u.trce.n; i++)
+			pt.count = sat_add(pt.count, ch->u.trce.rows[i].count, &sat);
 	} else {
 		s->offcpu = 1;
 		for (i = 0; i < ch->u.offc.n; i++) {

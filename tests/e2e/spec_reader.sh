@@ -26,7 +26,7 @@ need_cmds python3 zstd
 # The lines both readers print: the chunk list, and per segment and in
 # total the header facts, META, totals and STAT (stkreport's uuid, start
 # date, compression ratio and verdict wording are its own).
-KEYS='^([0-9]+ [0-9]+ [0-9]+ |segments:|\[segment|\[total|offset:|read version:|write version:|writer:|wall start ns:|mono start ns:|closed:|meta |chunks|bytes |interval|count rows:|samples:|off-cpu |stacks:|processes with maps:|map snapshots:|mappings:|kernel |embedded |stat )'
+KEYS='^([0-9]+ [0-9]+ [0-9]+ |segments:|\[segment|\[total|offset:|read version:|write version:|writer:|wall start ns:|mono start ns:|closed:|meta |chunks|bytes |interval|count rows:|samples:|off-cpu |trace |stacks:|processes with maps:|map snapshots:|mappings:|kernel |embedded |stat )'
 
 # compare NAME FILE: stkread.py and stkreport info agree on FILE: the same
 # exit status, the same lines, and errors at the same byte offsets.
@@ -151,7 +151,7 @@ fi
 # workload of the test's own that runs through the whole recording (started
 # before it, stopped after; DURATION counts from when sampling starts), so
 # that samples and episodes are there whatever else the machine does.
-need_files "$CW" "$OW"
+need_files "$CW" "$OW" "$O/tests/tools/eventwork"
 bg "$CW" 3600 > /dev/null
 wpid=$bg_pid
 if "$REC" -q -o "$tmp/p.stk" 2 > "$tmp/rec.log" 2>&1; then
@@ -176,5 +176,16 @@ else
 	fail "stkrec offwake" "$(tail -1 "$tmp/rec.log")"
 fi
 stop "$wpid"
+
+# stkrec trace: TRCE rows, system-wide, of two events.
+if "$REC" trace -q t:syscalls:sys_enter_write page-faults -o "$tmp/t.stk" -- \
+	"$O/tests/tools/eventwork" 50 20 10 0 > "$tmp/rec.log" 2>&1; then
+	compare "stkrec trace capture" "$tmp/t.stk"
+	total "stkrec trace capture" "meta mode" trace
+	n=$(grep -a '^trace events: ' "$tmp/py.out" | tail -1 | sed 's/.*: //')
+	if [ "${n:-0}" -ge 80 ]; then pass "trace capture: $n events"; else fail "trace capture has too few TRCE events (${n:-0})"; fi
+else
+	fail "stkrec trace" "$(tail -1 "$tmp/rec.log")"
+fi
 
 finish

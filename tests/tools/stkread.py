@@ -400,6 +400,7 @@ class Totals:
         self.count_rows = self.samples = 0
         self.offc_rows = self.offc_episodes = self.blocked_ns = 0
         self.trce_rows = self.trce_events = 0
+        self.trce_by_event = {}
         self.stacks = self.procs = self.snapshots = self.mappings = 0
         self.ksyms = self.kimages = self.kmodules = self.esyms = 0
         self.esym_syms = self.esym_bytes = self.esym_codes = 0
@@ -427,6 +428,10 @@ class Totals:
         elif tag == "TRCE":
             self.trce_rows += len(recs)
             self.trce_events = (self.trce_events + sum(r["count"] for r in recs)) & U64
+            for r in recs:
+                if r["event"] < 256:
+                    e = r["event"]
+                    self.trce_by_event[e] = (self.trce_by_event.get(e, 0) + r["count"]) & U64
         elif tag == "STCK":
             self.stacks += len(recs)
         elif tag == "MAPS":
@@ -468,6 +473,9 @@ class Totals:
         if self.by_tag.get("TRCE"):
             out.append("trace rows: %d" % self.trce_rows)
             out.append("trace events: %d" % self.trce_events)
+            for e in sorted(self.trce_by_event):
+                if self.trce_by_event[e]:
+                    out.append("trace event %d: %d" % (e, self.trce_by_event[e]))
         out.append("stacks: %d" % self.stacks)
         out.append("processes with maps: %d" % self.procs)
         out.append("map snapshots: %d" % self.snapshots)
@@ -888,6 +896,9 @@ def main(argv):
             if k == "by_tag":
                 for t, n in v.items():
                     total.by_tag[t] = total.by_tag.get(t, 0) + n
+            elif k == "trce_by_event":
+                for e, n in v.items():
+                    total.trce_by_event[e] = (total.trce_by_event.get(e, 0) + n) & U64
             elif k == "t_first":
                 if v and (not total.t_first or v < total.t_first):
                     total.t_first = v
