@@ -58,6 +58,12 @@ t=$(( $(trce_sum "$tmp/ew.stk" 0) + $(trce_sum "$tmp/ew.stk" 1) + $(trce_sum "$t
 check "STAT samples is the rows' events ($s, $t)" [ "$s" -eq "$t" ]
 check "STAT trace_events_capped 0" [ "$(stat_of "$tmp/ew.stk" trace_events_capped)" -eq 0 ]
 
+# context-switches: sleep(1) blocks in nanosleep, so it is switched out at
+# least once there, its kernel stack through the scheduler.
+"$REC" trace -q context-switches -o "$tmp/cs.stk" -- sleep 0.01
+check "context-switches: sleep switched out in nanosleep" \
+	[ "$(folded_sum "$tmp/cs.stk" '^sleep;.*nanosleep.*;schedule [0-9]+$')" -ge 1 ]
+
 # A library by its short name (u:c:FUNC is libc.so.6's), and a PATH command.
 "$REC" trace -q u:c:getpid -o "$tmp/libc.stk" -- true 2> "$tmp/libc.err"
 check "u:c:getpid: attaches (exit $?; $(cat "$tmp/libc.err"))" [ -s "$tmp/libc.stk" ]
