@@ -20,6 +20,7 @@
 #include "funcs.h"
 #include "main_args.h"
 #include "output.h"
+#include "pprof.h"
 #include "stk.h"
 #include "textsafe.h"
 #include "trace_events.h"
@@ -247,6 +248,11 @@ int report_main(int argc, char **argv)
 	 * options: pprof shows them on demand (-lines, list). */
 	if (main_input__load(&in, &a, argv[optind], strcmp(fmt->name, "pprof") == 0))
 		return 1;
+	if (strcmp(fmt->name, "pprof") == 0 && in.r->nr_events > PPROF_MAX_SAMPLE_TYPES) {
+		textline__printf(stderr, PROG ": %s: %zu events, more than pprof's %d sample types here; choose one with --event",
+				 argv[optind], in.r->nr_events, PPROF_MAX_SAMPLE_TYPES);
+		goto out;
+	}
 	out = main_output__open(out_path);
 	if (!out)
 		goto out;

@@ -440,6 +440,12 @@ static int resolve_uprobe(const struct ev_spec *e, const char *spec, size_t max,
 			 spec, e->path);
 		return -EINVAL;
 	}
+	/* META events joins the names with commas. */
+	if (strchr(path, ',')) {
+		snprintf(why, size, "%s: %s: a path with a ',' cannot be named in the capture", spec, path);
+		free(path);
+		return -EINVAL;
+	}
 	err = elf_funcs(path, e->name, &nm);
 	if (err == -ENOEXEC) {
 		snprintf(why, size, "%s: %s is not an ELF file we can read", spec, path);

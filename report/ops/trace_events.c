@@ -6,6 +6,7 @@
  * as the root frame of every line (folded).
  */
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -40,21 +41,55 @@ static int prefix_lines(FILE *f, const char *prefix, const char *buf, size_t len
 	return 0;
 }
 
+static int u32_cmp(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The distinct events the rows of @cap count, sorted, into *@out (malloc'd):
+ * what the sections are, however long META events is (a crafted one may
+ * list a million). */
+static int row_events(const struct capture *cap, uint32_t **out, size_t *n)
+{
+	size_t i, j, k = 0, total = 0;
+	uint32_t *v;
+
+	for (i = 0; i < cap->nr_segs; i++)
+		total += cap->segs[i].nr_counts;
+	v = malloc((total ? total : 1) * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	for (i = 0; i < cap->nr_segs; i++)
+		for (j = 0; j < cap->segs[i].nr_counts; j++)
+			v[k++] = cap->segs[i].counts[j]->event;
+	qsort(v, k, sizeof(*v), u32_cmp);
+	for (i = j = 0; i < k; i++)
+		if (!j || v[j - 1] != v[i])
+			v[j++] = v[i];
+	*out = v;
+	*n = j;
+	return 0;
+}
+
 int trace_events__write(const struct capture *cap, struct report_opts *ro,
 			int (*write)(const struct report *r, const struct output_opts *o, FILE *f),
 			const struct output_opts *oo, int folded, FILE *f)
 {
-	size_t i, n = capture__nr_events(cap), saved = ro->event, first = 1;
+	size_t i, n = 0, saved = ro->event, first = 1;
 	char name[256], safe[256];
-	int err = 0;
+	uint32_t *events = NULL;
+	int err;
 
+	err = row_events(cap, &events, &n);
 	for (i = 0; !err && i < n; i++) {
 		struct report *r;
 		char *buf = NULL;
 		size_t len = 0;
 		FILE *mem;
 
-		ro->event = i + 1;
+		ro->event = (size_t)events[i] + 1;
 		r = report__new(cap, ro);
 		if (!r) {
 			err = -errno;
@@ -64,7 +99,8 @@ int trace_events__write(const struct capture *cap, struct report_opts *ro,
 			report__free(r);
 			continue;
 		}
-		capture__event(cap, i, name, sizeof(name));
+		if (capture__event(cap, events[i], name, sizeof(name)))
+			snprintf(name, sizeof(name), "event_%u", events[i]);
 		safe_name(name, safe, sizeof(safe));
 		if (!folded) {
 			if (fprintf(f, "%s%s: %llu events\n\n", first ? "" : "\n", safe,
@@ -87,5 +123,6 @@ int trace_events__write(const struct capture *cap, struct report_opts *ro,
 		report__free(r);
 	}
 	ro->event = saved;
+	free(events);
 	return err;
 }
