@@ -63,7 +63,7 @@ expect 2 "stkrec: -U and -K cannot be used together (neither gives both kinds of
 expect 2 "stkrec: -p abc: expected a list of process ids, e.g. 1234,5678" offcpu -p abc -o "$out" 1
 expect 2 "stkrec: -p/-t cannot be combined with -- CMD (CMD selects what is profiled)" \
 	offwake -p 1 -o "$out" -- true
-expect 2 "stkrec: 'x': neither a mode (profile, offcpu, offwake) nor a DURATION in seconds" offcpu -o "$out" x
+expect 2 "stkrec: 'x': neither a mode (profile, offcpu, offwake, trace) nor a DURATION in seconds" offcpu -o "$out" x
 expect 2 "stkrec: duration '0.0': expected a positive number of seconds" offcpu -o "$out" 0.0
 expect 2 "stkrec: unknown option '-z' (see stkrec --help)" offwake -z -o "$out" 1
 gone=$(sh -c 'echo $$')
