@@ -264,8 +264,12 @@ void python__add_process(struct python *py, const struct stk_proc_maps *maps)
 
 void python__remove_process(struct python *py, uint32_t tgid)
 {
-	if (py && py->procs_fd >= 0)
-		proc_drop(py, tgid);
+	if (!py || py->procs_fd < 0)
+		return;
+	proc_drop(py, tgid);
+	/* A forked child the kernel gave its parent's entry and we never
+	 * adopted (sampled, but no Python frame yet): gone all the same. */
+	bpf_map_delete_elem(py->procs_fd, &tgid);
 }
 
 /* The layout check, once per process before its first names. */
