@@ -266,8 +266,12 @@ void python__add_process(struct python *py, const struct stk_proc_maps *maps)
 				count_unsupported(py, maps->tgid);
 			if (!idmap__find(py->bins, key))
 				free(b);
-			if (b->err == -ENOTSUP)
+			if (b->err == -ENOTSUP) {
+				/* Exec'd from a Python we read into one we do
+				 * not: its old entry goes. */
+				proc_drop(py, maps->tgid);
 				return;
+			}
 			continue;
 		}
 		found = b;
