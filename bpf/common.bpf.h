@@ -442,9 +442,15 @@ int BPF_PROG(on_process_exit, struct task_struct *task)
 	if (follow_children)
 		bpf_map_delete_elem(&tgids, &tgid);
 	bpf_map_delete_elem(&images, &tgid);
-	/* Only processes user space knows about: it can drop their state. */
-	if (bpf_map_delete_elem(&seen, &tgid) != 0)
+	/* Only processes user space knows about: it can drop their state.
+	 * Another (a forked interpreter never sampled, which on_process_fork
+	 * gave its parent's entry) has its Python entry dropped here: user
+	 * space never hears of it, and left behind such entries fill the
+	 * map, after which no process gets one. */
+	if (bpf_map_delete_elem(&seen, &tgid) != 0) {
+		bpf_map_delete_elem(&py_procs, &tgid);
 		return 0;
+	}
 	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 	if (!e) {
 		stat_inc(STKREC_STAT_EVENTS_LOST);

@@ -126,18 +126,31 @@ int pytables__from_debug(const uint8_t *buf, size_t size, uint32_t version, stru
 	err = err ?: set16(&n.bpf.fr_back, u64_at(buf, DBG_FR + 8), 120);
 	err = err ?: set16(&n.bpf.fr_code, u64_at(buf, DBG_FR + 16), 120);
 	err = err ?: set16(&n.bpf.fr_instr, u64_at(buf, DBG_FR + 24), 120);
-	err = err ?: set16(&n.bpf.fr_entry, u64_at(buf, DBG_FR + 40), 127);
-	err = err ?: set16(&n.bpf.co_filename, u64_at(buf, DBG_CO + 8), 120);
-	err = err ?: set16(&n.bpf.co_name, u64_at(buf, DBG_CO + 16), 120);
-	err = err ?: set16(&n.co_qualname, u64_at(buf, DBG_CO + 24), 0xffff);
-	err = err ?: set16(&n.co_linetable, u64_at(buf, DBG_CO + 32), 0xffff);
-	err = err ?: set16(&n.bpf.co_firstlineno, u64_at(buf, DBG_CO + 40), 124);
+	/* The walk reads a frame's first fr_entry + 1 bytes (at most 127)
+	 * and a code object's first 144 (pointers at most 136 in). */
+	err = err ?: set16(&n.bpf.fr_entry, u64_at(buf, DBG_FR + 40), 126);
+	err = err ?: set16(&n.bpf.co_filename, u64_at(buf, DBG_CO + 8), 136);
+	err = err ?: set16(&n.bpf.co_name, u64_at(buf, DBG_CO + 16), 136);
+	err = err ?: set16(&n.co_qualname, u64_at(buf, DBG_CO + 24), 136);
+	err = err ?: set16(&n.co_linetable, u64_at(buf, DBG_CO + 32), 136);
+	err = err ?: set16(&n.bpf.co_firstlineno, u64_at(buf, DBG_CO + 40), 140);
 	err = err ?: set16(&n.bpf.co_code, u64_at(buf, DBG_CO + 72), 0xffff);
 	err = err ?: set16(&n.str_ascii, u64_at(buf, DBG_STR + 24), 0xffff);
 	if (err)
 		return err;
 	n.bpf.cframe_frame = NO;
-	n.bpf.fr_size = n.bpf.fr_entry + 1 > 72 ? n.bpf.fr_entry + 1 : 72;
+	/* Every field the walk reads within the bytes it reads (<= 127). */
+	n.bpf.fr_size = 72;
+	if (n.bpf.fr_entry + 1 > n.bpf.fr_size)
+		n.bpf.fr_size = n.bpf.fr_entry + 1;
+	if (n.bpf.fr_back + 8 > n.bpf.fr_size)
+		n.bpf.fr_size = n.bpf.fr_back + 8;
+	if (n.bpf.fr_code + 8 > n.bpf.fr_size)
+		n.bpf.fr_size = n.bpf.fr_code + 8;
+	if (n.bpf.fr_instr + 8 > n.bpf.fr_size)
+		n.bpf.fr_size = n.bpf.fr_instr + 8;
+	if (n.bpf.fr_size > 127)
+		return -EINVAL;
 	*o = n;
 	return 0;
 }

@@ -58,7 +58,7 @@ struct python {
 	struct ring_buffer *codes_ring;	/* "py_code_ring": code objects the walk met first */
 	struct idmap *bins;	/* file key -> struct pybin * */
 	struct idmap *procs;	/* tgid -> struct pyproc * */
-	struct idmap *counted;	/* tgids counted in st.processes */
+	struct idmap *counted;	/* tgids counted in st (COUNTED_*) */
 	struct pyrec *recs;
 	size_t nr_recs, cap_recs, written;
 	struct python_stats st;
@@ -160,11 +160,41 @@ static struct pybin *bin_get(struct python *py, uint32_t tgid, const struct stk_
 	return b;
 }
 
+/* "counted": tgid -> COUNTED_* (which STATs count it). */
+#define COUNTED_WALKED 1	/* in python_processes */
+#define COUNTED_UNSUPPORTED 2	/* in python_unsupported */
+
 /* STAT python_processes: each process once, whatever it exec'd. */
 static void count_process(struct python *py, uint32_t tgid)
 {
-	if (!idmap__find(py->counted, tgid) && !idmap__set(py->counted, tgid, 1))
-		py->st.processes++;
+	uint64_t *v = idmap__find(py->counted, tgid);
+
+	if (v && (*v & COUNTED_WALKED))
+		return;
+	if (v)
+		*v |= COUNTED_WALKED;
+	else if (idmap__set(py->counted, tgid, COUNTED_WALKED))
+		return;
+	py->st.processes++;
+}
+
+/* STAT python_unsupported: each process once, however often its
+ * mappings change; one counted in python_processes leaves it. */
+static void count_unsupported(struct python *py, uint32_t tgid)
+{
+	uint64_t *v = idmap__find(py->counted, tgid);
+
+	if (v && (*v & COUNTED_WALKED)) {
+		*v &= ~(uint64_t)COUNTED_WALKED;
+		py->st.processes--;
+	}
+	if (v && (*v & COUNTED_UNSUPPORTED))
+		return;
+	if (v)
+		*v |= COUNTED_UNSUPPORTED;
+	else if (idmap__set(py->counted, tgid, COUNTED_UNSUPPORTED))
+		return;
+	py->st.unsupported++;
 }
 
 static void proc_drop(struct python *py, uint32_t tgid)
@@ -233,11 +263,15 @@ void python__add_process(struct python *py, const struct stk_proc_maps *maps)
 				 m->build_id_size);
 		if (b->err || pyelf__bias(&b->pe, m->start, m->offset, &bias)) {
 			if (b->err == -ENOTSUP && !idmap__find(py->procs, maps->tgid))
-				py->st.unsupported++;
+				count_unsupported(py, maps->tgid);
 			if (!idmap__find(py->bins, key))
 				free(b);
-			if (b->err == -ENOTSUP)
+			if (b->err == -ENOTSUP) {
+				/* Exec'd from a Python we read into one we do
+				 * not: its old entry goes. */
+				proc_drop(py, maps->tgid);
 				return;
+			}
 			continue;
 		}
 		found = b;
@@ -264,8 +298,12 @@ void python__add_process(struct python *py, const struct stk_proc_maps *maps)
 
 void python__remove_process(struct python *py, uint32_t tgid)
 {
-	if (py && py->procs_fd >= 0)
-		proc_drop(py, tgid);
+	if (!py || py->procs_fd < 0)
+		return;
+	proc_drop(py, tgid);
+	/* A forked child the kernel gave its parent's entry and we never
+	 * adopted (sampled, but no Python frame yet): gone all the same. */
+	bpf_map_delete_elem(py->procs_fd, &tgid);
 }
 
 /* The layout check, once per process before its first names. */
@@ -278,8 +316,7 @@ static int proc_checked(struct python *py, struct pyproc *p)
 	err = pycode__check((pid_t)p->tgid, &p->bin->o, p->runtime, p->code_type);
 	if (err == -EPROTO) {
 		p->state = -1;
-		py->st.unsupported++;
-		py->st.processes--;
+		count_unsupported(py, p->tgid);
 		bpf_map_delete_elem(py->procs_fd, &p->tgid);
 		return 0;
 	}

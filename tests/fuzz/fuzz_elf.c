@@ -187,6 +187,7 @@ static void report(const char *vmlinux_path)
 	a.ro.sym.nr_debug_dirs = 1;
 	a.ro.sym.system_debug_dir = "";
 	a.no_debuginfod = 1;
+	a.symbol_cache = "none";	/* each input alone (fuzz_reporting.h) */
 	a.ro.sym.lines = a.oo.lines = 1;
 	a.oo.addresses = 1;
 	a.vmlinux = vmlinux_path;

@@ -30,6 +30,9 @@ static inline void fuzz_fixture_args(struct main_args *a)
 	a->ro.sym.nr_debug_dirs = 2;
 	a->ro.sym.system_debug_dir = "";
 	a->no_debuginfod = 1;
+	/* No symbol cache: one input's must not change how the next is
+	 * symbolized, nor runs share $HOME/.cache with others or the user. */
+	a->symbol_cache = "none";
 }
 
 /*

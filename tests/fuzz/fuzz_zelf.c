@@ -322,6 +322,7 @@ static void report(uint8_t flags)
 	a.ro.sym.nr_debug_dirs = 0;
 	a.ro.sym.system_debug_dir = "";
 	a.no_debuginfod = 1;
+	a.symbol_cache = "none";	/* each input alone (fuzz_reporting.h) */
 	a.oo.addresses = 1;
 	a.ro.sym.lines = a.oo.lines = !!(flags & 2);
 	a.ro.sym.no_inline = a.oo.no_inline = !!(flags & 4);

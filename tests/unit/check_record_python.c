@@ -15,6 +15,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -22,6 +24,7 @@
 #include "pycode.h"
 #include "pyelf.h"
 #include "pytables.h"
+#include "python.h"
 #include "stkrec.h"
 
 struct interp {
@@ -232,6 +235,49 @@ START_TEST(a_kernel_record_decodes_and_says_when_it_was_cut)
 }
 END_TEST
 
+/* A process mapping an interpreter stkrec does not read (pyenv's 3.7) is
+ * counted once in python_unsupported, however often its mappings change
+ * (each library it loads tells python__add_process() again). */
+START_TEST(an_unsupported_process_is_counted_once)
+{
+	const char *lib = PYENV "3.7.16/lib/libpython3.7m.so.1.0";
+	struct stk_proc_maps maps = { .tgid = (uint32_t)getpid() };
+	struct python_stats st;
+	struct stk_mapping m;
+	struct python *py;
+	struct stat sb;
+	void *at;
+	int fd, devnull, i;
+
+	fd = open(lib, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return; /* pyenv's 3.7 is not installed */
+	ck_assert_int_eq(fstat(fd, &sb), 0);
+	at = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE, fd, 0);
+	ck_assert_ptr_ne(at, MAP_FAILED);
+	m = (struct stk_mapping){ .start = (uint64_t)(uintptr_t)at,
+				  .end = (uint64_t)(uintptr_t)at + 4096, .offset = 0,
+				  .dev = sb.st_dev, .inode = sb.st_ino, .prot = PROT_READ,
+				  .path = lib };
+	maps.nr_mappings = 1;
+	maps.mappings = &m;
+	/* A descriptor the 3.7 process never reaches (no map is written). */
+	devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	ck_assert_int_ge(devnull, 0);
+	py = python__new(devnull);
+	ck_assert_ptr_nonnull(py);
+	for (i = 0; i < 5; i++)
+		python__add_process(py, &maps);
+	python__stats(py, &st);
+	ck_assert_uint_eq(st.unsupported, 1);
+	ck_assert_uint_eq(st.processes, 0);
+	python__free(py);
+	close(devnull);
+	munmap(at, 4096);
+	close(fd);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("record_python");
@@ -240,6 +286,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, names_say_which_files_may_be_interpreters);
 	tcase_add_loop_test(tc, each_interpreter_is_found_and_versioned_from_its_file, 0, NR_INTERPS);
 	tcase_add_test(tc, other_files_are_not_interpreters);
+	tcase_add_test(tc, an_unsupported_process_is_counted_once);
 	tcase_add_test(tc, a_kernel_record_decodes_and_says_when_it_was_cut);
 	tcase_add_loop_test(tc, a_live_code_object_reads_back_as_python_describes_it, 0, NR_INTERPS);
 	suite_add_tcase(s, tc);
