@@ -27,6 +27,17 @@
 #include "unwinder.h"
 #include "worker.h"
 
+/* recorder__write_stats()'s counters: the BPF ones and room for every one
+ * user space adds.  STAT_PUT() appends one to st[] (n of them so far), and
+ * one past the room is left out rather than written past the array (the
+ * Python counters once overflowed it, and stkrec crashed at exit). */
+#define STAT_ROOM (STKREC_NR_STATS + 256)
+#define STAT_PUT(name_, value_)                                               \
+	do {                                                                  \
+		if (n < STAT_ROOM)                                            \
+			st[n++] = (struct stk_stat){ (name_), (value_) };    \
+	} while (0)
+
 /* Names of the BPF statistics (STKREC_STAT_* order) in the STAT chunk. */
 static const char *const bpf_stat_names[STKREC_NR_STATS] = {
 	[STKREC_STAT_SAMPLES] = "samples",
@@ -320,7 +331,7 @@ int recorder__write_stats(struct recorder *rec, uint64_t now)
 	struct esym_stats es;
 	struct python_stats pys;
 	struct rusage ru;
-	struct stk_stat st[STKREC_NR_STATS + 256]; /* room: every st[n++] below, with margin */
+	struct stk_stat st[STAT_ROOM];
 	size_t n = 0, i, k;
 
 	recorder__read_bpf_stats(rec);
@@ -337,91 +348,91 @@ int recorder__write_stats(struct recorder *rec, uint64_t now)
 	procs__stats(rec->procs, &ps);
 	esym__stats(rec->esym, &es);
 	for (i = 0; i < STKREC_NR_STATS; i++)
-		st[n++] = (struct stk_stat){ bpf_stat_names[i], rec->bpf_stats[i] };
-	st[n++] = (struct stk_stat){ "stacks_map_full",
+		STAT_PUT(bpf_stat_names[i], rec->bpf_stats[i]);
+	STAT_PUT("stacks_map_full",
 				     rec->bpf_stats[STKREC_STAT_USTACK_ENOMEM] +
-					     rec->bpf_stats[STKREC_STAT_KSTACK_ENOMEM] };
+					     rec->bpf_stats[STKREC_STAT_KSTACK_ENOMEM]);
 	if (rec->ops->event_periods && rec->mode)
-		st[n++] = (struct stk_stat){ "cpu_clock_periods",
-					     rec->ops->event_periods(rec->mode) };
+		STAT_PUT("cpu_clock_periods",
+					     rec->ops->event_periods(rec->mode));
 	/* Time sampled, as META duration_ns: rates (diff's) divide by it. */
-	st[n++] = (struct stk_stat){ "duration_ns", now - rec->file_start };
+	STAT_PUT("duration_ns", now - rec->file_start);
 	/* With sample_events, the rate the kernel delivered (profile): the
 	 * CPU time the events were attached for, summed over CPUs (a sum, so
 	 * that merged captures add up). */
 	if (rec->ops == &profile_mode_ops) {
-		st[n++] = (struct stk_stat){ "sampled_cpu_time_ns", recorder__sampled_cpu_time(rec, now) };
+		STAT_PUT("sampled_cpu_time_ns", recorder__sampled_cpu_time(rec, now));
 		/* The busiest CPU's events, and how many CPUs were sampled: a
 		 * CPU that idles can miss periods (a late timer in a halted
 		 * vCPU fires once for several), which says nothing of the rate
 		 * busy CPUs were sampled at; throttling lowers them all. */
-		st[n++] = (struct stk_stat){ "sample_events_busiest_cpu", rec->events_busiest };
-		st[n++] = (struct stk_stat){ "sampled_cpus", rec->o.nr_cpus };
+		STAT_PUT("sample_events_busiest_cpu", rec->events_busiest);
+		STAT_PUT("sampled_cpus", rec->o.nr_cpus);
 	}
-	st[n++] = (struct stk_stat){ "flushes", rec->seq };
-	st[n++] = (struct stk_stat){ "stacks_written", ss.written };
-	st[n++] = (struct stk_stat){ "stack_lookup_missing", ss.missing };
-	st[n++] = (struct stk_stat){ "stacks_from_ring", ss.from_ring };
-	st[n++] = (struct stk_stat){ "stacks_resent", ss.resent };
-	st[n++] = (struct stk_stat){ "stacks_forgotten", ss.forgotten };
-	st[n++] = (struct stk_stat){ "stack_ring_skipped", ss.ring_skipped };
-	st[n++] = (struct stk_stat){ "stacks_deferred_same", ss.deferred_same };
-	st[n++] = (struct stk_stat){ "stacks_deferred_late", ss.late };
-	st[n++] = (struct stk_stat){ "stacks_written_forgotten", ss.written_forgotten };
-	st[n++] = (struct stk_stat){ "processes_snapshotted", ps.pm.snapshots };
-	st[n++] = (struct stk_stat){ "processes_exited", ps.exits };
-	st[n++] = (struct stk_stat){ "processes_exited_unseen", ps.exits_unseen };
-	st[n++] = (struct stk_stat){ "maps_err_gone", ps.maps_gone };
-	st[n++] = (struct stk_stat){ "maps_err_other", ps.maps_errors };
-	st[n++] = (struct stk_stat){ "maps_resnapshots", ps.resnapshots };
-	st[n++] = (struct stk_stat){ "build_ids_read", ps.pm.build_ids_read };
-	st[n++] = (struct stk_stat){ "build_id_missing", ps.pm.build_id_missing };
-	st[n++] = (struct stk_stat){ "build_id_errors", ps.pm.build_id_errors };
-	st[n++] = (struct stk_stat){ "ksyms_written", ks.written };
-	st[n++] = (struct stk_stat){ "kaddr_unknown", ks.unknown };
+	STAT_PUT("flushes", rec->seq);
+	STAT_PUT("stacks_written", ss.written);
+	STAT_PUT("stack_lookup_missing", ss.missing);
+	STAT_PUT("stacks_from_ring", ss.from_ring);
+	STAT_PUT("stacks_resent", ss.resent);
+	STAT_PUT("stacks_forgotten", ss.forgotten);
+	STAT_PUT("stack_ring_skipped", ss.ring_skipped);
+	STAT_PUT("stacks_deferred_same", ss.deferred_same);
+	STAT_PUT("stacks_deferred_late", ss.late);
+	STAT_PUT("stacks_written_forgotten", ss.written_forgotten);
+	STAT_PUT("processes_snapshotted", ps.pm.snapshots);
+	STAT_PUT("processes_exited", ps.exits);
+	STAT_PUT("processes_exited_unseen", ps.exits_unseen);
+	STAT_PUT("maps_err_gone", ps.maps_gone);
+	STAT_PUT("maps_err_other", ps.maps_errors);
+	STAT_PUT("maps_resnapshots", ps.resnapshots);
+	STAT_PUT("build_ids_read", ps.pm.build_ids_read);
+	STAT_PUT("build_id_missing", ps.pm.build_id_missing);
+	STAT_PUT("build_id_errors", ps.pm.build_id_errors);
+	STAT_PUT("ksyms_written", ks.written);
+	STAT_PUT("kaddr_unknown", ks.unknown);
 	/* Says which path named the kernel: absent (0) means /proc/kallsyms. */
-	st[n++] = (struct stk_stat){ "kaddrs_named_bpf", ks.named_bpf };
-	st[n++] = (struct stk_stat){ "maps_from_events", ps.maps_events };
-	st[n++] = (struct stk_stat){ "maps_replaced_images", ps.old_images };
-	st[n++] = (struct stk_stat){ "vdso_embedded", ps.vdso_embedded };
-	st[n++] = (struct stk_stat){ "vdso_other", ps.pm.vdso_other };
-	st[n++] = (struct stk_stat){ "pid_ns_processes", pidns__recorded(rec->pidns) };
-	st[n++] = (struct stk_stat){ "esym_binaries", es.binaries };
-	st[n++] = (struct stk_stat){ "esym_binary_errors", es.binary_errors };
-	st[n++] = (struct stk_stat){ "esym_symbols_written", es.symbols_written };
-	st[n++] = (struct stk_stat){ "esym_addrs_unnamed", es.addrs_unnamed };
-	st[n++] = (struct stk_stat){ "perf_map_files_read", es.perf_map_files };
-	st[n++] = (struct stk_stat){ "perf_map_errors", es.perf_map_errors };
-	st[n++] = (struct stk_stat){ "perf_map_refused", es.perf_map_refused };
-	st[n++] = (struct stk_stat){ "esym_binaries_refused", es.binaries_refused };
-	st[n++] = (struct stk_stat){ "build_ids_refused", ps.pm.files_refused };
-	st[n++] = (struct stk_stat){ "files_refused", recorder__files_refused(rec) };
-	st[n++] = (struct stk_stat){ "perf_map_symbols_written", es.perf_map_symbols };
-	st[n++] = (struct stk_stat){ "esym_tables_evicted", es.tables_evicted };
-	st[n++] = (struct stk_stat){ "esym_tables_reread", es.tables_reread };
-	st[n++] = (struct stk_stat){ "esym_table_reread_errors", es.reread_errors };
-	st[n++] = (struct stk_stat){ "esym_tables_uncached", es.tables_uncached };
-	st[n++] = (struct stk_stat){ "esym_symbols_skipped", es.symbols_skipped };
-	st[n++] = (struct stk_stat){ "perf_map_bytes_read", es.perf_map_bytes };
-	st[n++] = (struct stk_stat){ "perf_map_restarts", es.perf_map_restarts };
-	st[n++] = (struct stk_stat){ "perf_map_lines_skipped", es.perf_map_lines_skipped };
-	st[n++] = (struct stk_stat){ "perf_map_addrs_unnamed_skipped", es.perf_map_misses_skipped };
+	STAT_PUT("kaddrs_named_bpf", ks.named_bpf);
+	STAT_PUT("maps_from_events", ps.maps_events);
+	STAT_PUT("maps_replaced_images", ps.old_images);
+	STAT_PUT("vdso_embedded", ps.vdso_embedded);
+	STAT_PUT("vdso_other", ps.pm.vdso_other);
+	STAT_PUT("pid_ns_processes", pidns__recorded(rec->pidns));
+	STAT_PUT("esym_binaries", es.binaries);
+	STAT_PUT("esym_binary_errors", es.binary_errors);
+	STAT_PUT("esym_symbols_written", es.symbols_written);
+	STAT_PUT("esym_addrs_unnamed", es.addrs_unnamed);
+	STAT_PUT("perf_map_files_read", es.perf_map_files);
+	STAT_PUT("perf_map_errors", es.perf_map_errors);
+	STAT_PUT("perf_map_refused", es.perf_map_refused);
+	STAT_PUT("esym_binaries_refused", es.binaries_refused);
+	STAT_PUT("build_ids_refused", ps.pm.files_refused);
+	STAT_PUT("files_refused", recorder__files_refused(rec));
+	STAT_PUT("perf_map_symbols_written", es.perf_map_symbols);
+	STAT_PUT("esym_tables_evicted", es.tables_evicted);
+	STAT_PUT("esym_tables_reread", es.tables_reread);
+	STAT_PUT("esym_table_reread_errors", es.reread_errors);
+	STAT_PUT("esym_tables_uncached", es.tables_uncached);
+	STAT_PUT("esym_symbols_skipped", es.symbols_skipped);
+	STAT_PUT("perf_map_bytes_read", es.perf_map_bytes);
+	STAT_PUT("perf_map_restarts", es.perf_map_restarts);
+	STAT_PUT("perf_map_lines_skipped", es.perf_map_lines_skipped);
+	STAT_PUT("perf_map_addrs_unnamed_skipped", es.perf_map_misses_skipped);
 	python__stats(rec->python, &pys);
-	st[n++] = (struct stk_stat){ "python_processes", pys.processes };
-	st[n++] = (struct stk_stat){ "python_unsupported", pys.unsupported };
-	st[n++] = (struct stk_stat){ "python_codes_written", pys.codes };
-	st[n++] = (struct stk_stat){ "python_codes_stale", pys.code_stale };
-	st[n++] = (struct stk_stat){ "python_codes_failed", pys.code_failed };
-	st[n++] = (struct stk_stat){ "python_codes_skipped", pys.code_skipped };
-	st[n++] = (struct stk_stat){ "python_codes_from_kernel", pys.code_from_kernel };
-	st[n++] = (struct stk_stat){ "python_codes_partial", pys.code_partial };
-	st[n++] = (struct stk_stat){ "python_code_bytes", pys.code_bytes };
-	st[n++] = (struct stk_stat){ "user_memory_peak_bytes", rec->mem.peak };
+	STAT_PUT("python_processes", pys.processes);
+	STAT_PUT("python_unsupported", pys.unsupported);
+	STAT_PUT("python_codes_written", pys.codes);
+	STAT_PUT("python_codes_stale", pys.code_stale);
+	STAT_PUT("python_codes_failed", pys.code_failed);
+	STAT_PUT("python_codes_skipped", pys.code_skipped);
+	STAT_PUT("python_codes_from_kernel", pys.code_from_kernel);
+	STAT_PUT("python_codes_partial", pys.code_partial);
+	STAT_PUT("python_code_bytes", pys.code_bytes);
+	STAT_PUT("user_memory_peak_bytes", rec->mem.peak);
 	/* The recorder's own peak resident memory (the kernel's high-water
 	 * mark, VmHWM), whatever holds it: what --user-memory bounds and
 	 * what it does not (libbpf, buffers, the allocator's slack). */
 	if (getrusage(RUSAGE_SELF, &ru) == 0)
-		st[n++] = (struct stk_stat){ "rss_peak_bytes", (uint64_t)ru.ru_maxrss * 1024 };
+		STAT_PUT("rss_peak_bytes", (uint64_t)ru.ru_maxrss * 1024);
 	/* The heap in use (glibc's allocated bytes, all arenas, and its
 	 * mmap'ed blocks) at its most
 	 * at a flush: what the recorder holds itself, without the BPF maps'
@@ -432,46 +443,46 @@ int recorder__write_stats(struct recorder *rec, uint64_t now)
 
 		if (used > rec->heap_max)
 			rec->heap_max = used;
-		st[n++] = (struct stk_stat){ "heap_in_use_max", rec->heap_max };
+		STAT_PUT("heap_in_use_max", rec->heap_max);
 	}
 	if (ps.watching) {
-		st[n++] = (struct stk_stat){ "mmap_event_records", ps.mw.records };
-		st[n++] = (struct stk_stat){ "mmap_events_lost", ps.mw.lost };
-		st[n++] = (struct stk_stat){ "mmap_event_execs", ps.mw.execs };
-		st[n++] = (struct stk_stat){ "mmap_event_mappings", ps.mw.mmaps };
-		st[n++] = (struct stk_stat){ "mmap_event_build_ids", ps.mw.kernel_build_ids };
-		st[n++] = (struct stk_stat){ "mmap_build_ids_read", ps.mw.build_id_reads };
-		st[n++] = (struct stk_stat){ "mmap_build_id_errors", ps.mw.build_id_errors };
-		st[n++] = (struct stk_stat){ "mmap_parents_read", ps.mw.seeded };
+		STAT_PUT("mmap_event_records", ps.mw.records);
+		STAT_PUT("mmap_events_lost", ps.mw.lost);
+		STAT_PUT("mmap_event_execs", ps.mw.execs);
+		STAT_PUT("mmap_event_mappings", ps.mw.mmaps);
+		STAT_PUT("mmap_event_build_ids", ps.mw.kernel_build_ids);
+		STAT_PUT("mmap_build_ids_read", ps.mw.build_id_reads);
+		STAT_PUT("mmap_build_id_errors", ps.mw.build_id_errors);
+		STAT_PUT("mmap_parents_read", ps.mw.seeded);
 	}
 	if (rec->uw) {
 		struct unwinder_stats us;
 
 		unwinder__stats(rec->uw, &us);
-		st[n++] = (struct stk_stat){ "unwind_tables", us.tables };
-		st[n++] = (struct stk_stat){ "unwind_tables_built", us.tables_built };
-		st[n++] = (struct stk_stat){ "unwind_rows", us.rows };
-		st[n++] = (struct stk_stat){ "unwind_bytes", us.bytes };
-		st[n++] = (struct stk_stat){ "unwind_build_ns", us.build_ns };
-		st[n++] = (struct stk_stat){ "unwind_processes", us.processes };
-		st[n++] = (struct stk_stat){ "unwind_tables_scanned", us.scanned };
-		st[n++] = (struct stk_stat){ "unwind_tables_debug_frame", us.debug_frame };
-		st[n++] = (struct stk_stat){ "unwind_tables_debuginfo", us.debuginfo };
-		st[n++] = (struct stk_stat){ "unwind_table_err_no_cfi", us.no_cfi };
-		st[n++] = (struct stk_stat){ "unwind_table_err_open", us.open_failed };
-		st[n++] = (struct stk_stat){ "unwind_table_err_refused", us.open_refused };
-		st[n++] = (struct stk_stat){ "unwind_table_err_unsupported", us.unsupported };
-		st[n++] = (struct stk_stat){ "unwind_table_err_budget", us.refused_budget };
-		st[n++] = (struct stk_stat){ "unwind_tables_evicted", us.evicted };
-		st[n++] = (struct stk_stat){ "unwind_tables_reloaded", us.reloaded };
-		st[n++] = (struct stk_stat){ "unwind_mappings_pending", us.pending };
-		st[n++] = (struct stk_stat){ "unwind_mappings_dropped", us.mappings_dropped };
-		st[n++] = (struct stk_stat){ "unwind_map_errors", us.map_errors };
-		st[n++] = (struct stk_stat){ "unwind_table_err_time", us.over_time };
-		st[n++] = (struct stk_stat){ "unwind_tables_queued", us.queued };
-		st[n++] = (struct stk_stat){ "unwind_tables_cached", us.cached };
-		st[n++] = (struct stk_stat){ "unwind_cache_stored", us.cache_stored };
-		st[n++] = (struct stk_stat){ "unwind_saved_dropped", us.saved_dropped };
+		STAT_PUT("unwind_tables", us.tables);
+		STAT_PUT("unwind_tables_built", us.tables_built);
+		STAT_PUT("unwind_rows", us.rows);
+		STAT_PUT("unwind_bytes", us.bytes);
+		STAT_PUT("unwind_build_ns", us.build_ns);
+		STAT_PUT("unwind_processes", us.processes);
+		STAT_PUT("unwind_tables_scanned", us.scanned);
+		STAT_PUT("unwind_tables_debug_frame", us.debug_frame);
+		STAT_PUT("unwind_tables_debuginfo", us.debuginfo);
+		STAT_PUT("unwind_table_err_no_cfi", us.no_cfi);
+		STAT_PUT("unwind_table_err_open", us.open_failed);
+		STAT_PUT("unwind_table_err_refused", us.open_refused);
+		STAT_PUT("unwind_table_err_unsupported", us.unsupported);
+		STAT_PUT("unwind_table_err_budget", us.refused_budget);
+		STAT_PUT("unwind_tables_evicted", us.evicted);
+		STAT_PUT("unwind_tables_reloaded", us.reloaded);
+		STAT_PUT("unwind_mappings_pending", us.pending);
+		STAT_PUT("unwind_mappings_dropped", us.mappings_dropped);
+		STAT_PUT("unwind_map_errors", us.map_errors);
+		STAT_PUT("unwind_table_err_time", us.over_time);
+		STAT_PUT("unwind_tables_queued", us.queued);
+		STAT_PUT("unwind_tables_cached", us.cached);
+		STAT_PUT("unwind_cache_stored", us.cache_stored);
+		STAT_PUT("unwind_saved_dropped", us.saved_dropped);
 	}
 	if (rec->deferred) {
 		struct deferred_stats ds;
@@ -479,46 +490,46 @@ int recorder__write_stats(struct recorder *rec, uint64_t now)
 
 		deferred__stats(rec->deferred, &ds);
 		unwinder__copy_stats(rec->uw, &cs);
-		st[n++] = (struct stk_stat){ "unwind_deferred_unwound", ds.unwound };
-		st[n++] = (struct stk_stat){ "unwind_deferred_table_pending", cs.pending };
-		st[n++] = (struct stk_stat){ "unwind_deferred_missing", ds.missing };
-		st[n++] = (struct stk_stat){ "unwind_deferred_dropped", ds.dropped };
-		st[n++] = (struct stk_stat){ "unwind_deferred_waits", ds.waited };
+		STAT_PUT("unwind_deferred_unwound", ds.unwound);
+		STAT_PUT("unwind_deferred_table_pending", cs.pending);
+		STAT_PUT("unwind_deferred_missing", ds.missing);
+		STAT_PUT("unwind_deferred_dropped", ds.dropped);
+		STAT_PUT("unwind_deferred_waits", ds.waited);
 	}
 	if (rec->worker) {
 		struct worker_stats ws;
 
 		worker__stats(rec->worker, &ws);
-		st[n++] = (struct stk_stat){ "worker_jobs", ws.jobs };
-		st[n++] = (struct stk_stat){ "worker_queued_max", ws.queued_max };
-		st[n++] = (struct stk_stat){ "worker_wait_ns_max", ws.wait_ns_max };
-		st[n++] = (struct stk_stat){ "worker_run_ns_max", ws.run_ns_max };
-		st[n++] = (struct stk_stat){ "worker_cpu_ns", ws.cpu_ns };
-		st[n++] = (struct stk_stat){ "worker_share_waits", ws.share_waits };
+		STAT_PUT("worker_jobs", ws.jobs);
+		STAT_PUT("worker_queued_max", ws.queued_max);
+		STAT_PUT("worker_wait_ns_max", ws.wait_ns_max);
+		STAT_PUT("worker_run_ns_max", ws.run_ns_max);
+		STAT_PUT("worker_cpu_ns", ws.cpu_ns);
+		STAT_PUT("worker_share_waits", ws.share_waits);
 	}
 	if (rec->reader) {
 		struct worker_stats ws;
 
 		worker__stats(rec->reader, &ws);
-		st[n++] = (struct stk_stat){ "reader_jobs", ws.jobs };
-		st[n++] = (struct stk_stat){ "reader_wait_ns_max", ws.wait_ns_max };
-		st[n++] = (struct stk_stat){ "reader_run_ns_max", ws.run_ns_max };
-		st[n++] = (struct stk_stat){ "reader_cpu_ns", ws.cpu_ns };
-		st[n++] = (struct stk_stat){ "reader_share_waits", ws.share_waits };
+		STAT_PUT("reader_jobs", ws.jobs);
+		STAT_PUT("reader_wait_ns_max", ws.wait_ns_max);
+		STAT_PUT("reader_run_ns_max", ws.run_ns_max);
+		STAT_PUT("reader_cpu_ns", ws.cpu_ns);
+		STAT_PUT("reader_share_waits", ws.share_waits);
 		/* Of perf_map_bytes_read: all, the main loop reads none. */
-		st[n++] = (struct stk_stat){ "reader_perf_map_bytes", es.perf_map_bytes_off_loop };
+		STAT_PUT("reader_perf_map_bytes", es.perf_map_bytes_off_loop);
 	}
 	/* What kept the main loop from a flush or a signal. */
-	st[n++] = (struct stk_stat){ "flush_late_ns_max", rec->flush_late_max_ns };
-	st[n++] = (struct stk_stat){ "loop_flush_ns_max", rec->loop_max_ns[LOOP_FLUSH] };
+	STAT_PUT("flush_late_ns_max", rec->flush_late_max_ns);
+	STAT_PUT("loop_flush_ns_max", rec->loop_max_ns[LOOP_FLUSH]);
 	for (i = 0; i < FLUSH_NR_STEPS; i++)
 		if (rec->flush_step_ns_max[i])
-			st[n++] = (struct stk_stat){ flush_step_stat[i], rec->flush_step_ns_max[i] };
-	st[n++] = (struct stk_stat){ "loop_sideband_ns_max", rec->loop_max_ns[LOOP_SIDEBAND] };
-	st[n++] = (struct stk_stat){ "loop_deferred_ns_max", rec->loop_max_ns[LOOP_DEFERRED] };
-	st[n++] = (struct stk_stat){ "loop_worker_ns_max", rec->loop_max_ns[LOOP_WORKER] };
-	st[n++] = (struct stk_stat){ "loop_rings_ns_max", rec->loop_max_ns[LOOP_RINGS] };
-	st[n++] = (struct stk_stat){ "loop_status_ns_max", rec->loop_max_ns[LOOP_STATUS] };
+			STAT_PUT(flush_step_stat[i], rec->flush_step_ns_max[i]);
+	STAT_PUT("loop_sideband_ns_max", rec->loop_max_ns[LOOP_SIDEBAND]);
+	STAT_PUT("loop_deferred_ns_max", rec->loop_max_ns[LOOP_DEFERRED]);
+	STAT_PUT("loop_worker_ns_max", rec->loop_max_ns[LOOP_WORKER]);
+	STAT_PUT("loop_rings_ns_max", rec->loop_max_ns[LOOP_RINGS]);
+	STAT_PUT("loop_status_ns_max", rec->loop_max_ns[LOOP_STATUS]);
 	if (rec->rot && per_file(rec, st, n))
 		return recorder__errorf(rec, -ENOMEM, "out of memory");
 	/* A counter not in the STAT chunk is 0: leave zeros out (most loss
