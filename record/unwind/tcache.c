@@ -2,7 +2,6 @@
 /*
  * tcache.c - unwind tables on disk by build-id (see tcache.h).
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -13,6 +12,7 @@
 #include <unistd.h>
 
 #include "stk.h"
+#include "cachedir.h"
 #include "tcache.h"
 
 #define TCACHE_MAGIC "STKUWT01"
@@ -29,19 +29,6 @@ struct tcache_header {
 	uint32_t pad;
 	uint64_t nr;
 };
-
-/* @dir is ours alone: a directory owned by our euid that nobody else may
- * write to.  0 or -EPERM (-ENOENT: missing). */
-static int dir_ok(const char *dir)
-{
-	struct stat st;
-
-	if (lstat(dir, &st) < 0)
-		return -errno;
-	if (!S_ISDIR(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 022))
-		return -EPERM;
-	return 0;
-}
 
 static int path_of(char *out, size_t size, const char *dir, const uint8_t *id, uint32_t id_size,
 		   const char *suffix)
@@ -71,7 +58,7 @@ int tcache__load(const char *dir, const uint8_t *id, uint32_t id_size,
 	*rows = NULL;
 	*nr = 0;
 	err = path_of(path, sizeof(path), dir, id, id_size, ".uwt");
-	err = err ?: dir_ok(dir);
+	err = err ?: cachedir__ok(dir);
 	if (err)
 		return err == -EINVAL || err == -ENAMETOOLONG ? -ENOENT : err;
 	fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
@@ -115,97 +102,13 @@ out:
 	return err;
 }
 
-/* Make @dir (and its parent) 0700 if missing. */
-static int dir_make(const char *dir)
-{
-	char parent[PATH_MAX], *slash;
-	int err = dir_ok(dir);
-
-	if (err != -ENOENT)
-		return err;
-	if (strlen(dir) >= sizeof(parent))
-		return -ENAMETOOLONG;
-	strcpy(parent, dir);
-	slash = strrchr(parent, '/');
-	if (slash && slash != parent) {
-		*slash = '\0';
-		if (mkdir(parent, 0700) < 0 && errno != EEXIST)
-			return -errno;
-	}
-	if (mkdir(dir, 0700) < 0 && errno != EEXIST)
-		return -errno;
-	return dir_ok(dir);
-}
-
-struct entry {
-	char name[2 * STK_MAX_BUILD_ID + 8];
-	time_t mtime;
-	off_t size;
-};
-
-static int entry_cmp(const void *a, const void *b)
-{
-	const struct entry *x = a, *y = b;
-
-	return x->mtime < y->mtime ? -1 : x->mtime > y->mtime;
-}
-
 /*
- * What @dir held after the last trim() plus what was stored since (0: not
+ * What @dir held after the last trim plus what was stored since (0: not
  * known yet): a directory of thousands of tables is scanned when this
  * passes the cap, not at every store (that scan was most of a table's
  * cost: 4000 files, ~8 ms).  Only the worker thread stores.
  */
 static uint64_t dir_bytes;
-
-/* Remove the oldest tables of @dir past @max bytes: down to 3/4 of it,
- * so that the next scan is many stores away. */
-static void trim(const char *dir, uint64_t max)
-{
-	struct entry *e = NULL, *n;
-	size_t nr = 0, cap = 0, i;
-	uint64_t total = 0, target;
-	struct dirent *d;
-	struct stat st;
-	int dfd;
-	DIR *dp;
-
-	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (dfd < 0)
-		return;
-	dp = fdopendir(dfd);
-	if (!dp) {
-		close(dfd);
-		return;
-	}
-	while ((d = readdir(dp))) {
-		size_t len = strlen(d->d_name);
-
-		if (len < 5 || len >= sizeof(e->name) || strcmp(d->d_name + len - 4, ".uwt") ||
-		    fstatat(dfd, d->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode))
-			continue;
-		if (nr == cap) {
-			cap = cap ? cap * 2 : 64;
-			n = realloc(e, cap * sizeof(*e));
-			if (!n)
-				break;
-			e = n;
-		}
-		strcpy(e[nr].name, d->d_name);
-		e[nr].mtime = st.st_mtime;
-		e[nr].size = st.st_size;
-		total += (uint64_t)st.st_size;
-		nr++;
-	}
-	qsort(e, nr, sizeof(*e), entry_cmp);
-	target = total > max ? max / 4 * 3 : max;
-	for (i = 0; i < nr && total > target; i++)
-		if (unlinkat(dfd, e[i].name, 0) == 0)
-			total -= (uint64_t)e[i].size;
-	dir_bytes = total ? total : 1;
-	free(e);
-	closedir(dp);
-}
 
 int tcache__store(const char *dir, const uint8_t *id, uint32_t id_size,
 		  const struct stkrec_unwind_row *rows, size_t nr, uint32_t flags, uint64_t max_bytes)
@@ -221,7 +124,7 @@ int tcache__store(const char *dir, const uint8_t *id, uint32_t id_size,
 		return err;
 	if (!nr || sizeof(h) + bytes > max_bytes)
 		return -EFBIG;
-	err = dir_make(dir);
+	err = cachedir__make(dir);
 	if (err)
 		return err;
 	memcpy(h.magic, TCACHE_MAGIC, 8);
@@ -249,7 +152,7 @@ int tcache__store(const char *dir, const uint8_t *id, uint32_t id_size,
 	}
 	dir_bytes += sizeof(h) + bytes;
 	if (dir_bytes == sizeof(h) + bytes || dir_bytes > max_bytes)
-		trim(dir, max_bytes);
+		dir_bytes = cachedir__trim(dir, ".uwt", max_bytes) ?: 1;
 	return 0;
 fail:
 	if (fd >= 0)

@@ -18,7 +18,6 @@
  * frames[first .. first + max(nr, 1)), what the DWARF walk gives at every
  * address of its range (symname.c finds the range).
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -32,6 +31,7 @@
 #include "idmap.h"
 #include "scopes.h"
 #include "stk.h"
+#include "cachedir.h"
 #include "symcache.h"
 
 #define SC_MAGIC "STKSYMC\001"
@@ -102,68 +102,6 @@ struct symcache {
 static int64_t mtime_ns(const struct stat *st)
 {
 	return (int64_t)st->st_mtim.tv_sec * 1000000000 + st->st_mtim.tv_nsec;
-}
-
-/* @dir is ours alone: a directory owned by our euid that nobody else may
- * write to.  0, -EPERM, or -errno of lstat (-ENOENT: missing). */
-static int dir_ok(const char *dir)
-{
-	struct stat st;
-
-	if (lstat(dir, &st) < 0)
-		return -errno;
-	if (!S_ISDIR(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 022))
-		return -EPERM;
-	return 0;
-}
-
-/*
- * mkdir(@path, 0700) when missing, only inside a directory of ours or
- * root's: `sudo stkreport` with the user's $HOME must not make the user's
- * ~/.cache root's.  0 or -errno (-EPERM: another user's directory).
- */
-static int mkdir_in_own(char *path)
-{
-	char *slash = strrchr(path, '/');
-	struct stat st;
-	int err;
-
-	if (lstat(path, &st) == 0)
-		return 0;
-	if (errno != ENOENT)
-		return -errno;
-	if (slash) {
-		*slash = '\0';
-		err = lstat(slash == path ? "/" : path, &st) < 0 ? -errno : 0;
-		*slash = '/';
-		if (err)
-			return err;
-		if (st.st_uid != geteuid() && st.st_uid != 0)
-			return -EPERM;
-	}
-	return mkdir(path, 0700) < 0 && errno != EEXIST ? -errno : 0;
-}
-
-/* Makes @dir and its missing parents 0700; 0 when @dir is then ours alone. */
-static int dir_make(const char *dir)
-{
-	char p[PATH_MAX], *slash;
-	int err = dir_ok(dir);
-
-	if (err != -ENOENT)
-		return err;
-	if (strlen(dir) >= sizeof(p))
-		return -ENAMETOOLONG;
-	strcpy(p, dir);
-	for (slash = strchr(p + 1, '/'); slash; slash = strchr(slash + 1, '/')) {
-		*slash = '\0';
-		err = mkdir_in_own(p);
-		*slash = '/';
-		if (err)
-			return err;
-	}
-	err = mkdir_in_own(p);
-	return err ? err : dir_ok(dir);
 }
 
 static void sc_table__release(struct sc_table *t)
@@ -415,7 +353,7 @@ int symcache__open(const char *dir, const uint8_t *bid, uint32_t bid_size,
 		sc->path = NULL;
 		goto fail;
 	}
-	err = dir_ok(dir);
+	err = cachedir__ok(dir);
 	if (err == -ENOENT) {
 		*out = sc;	/* made when first stored */
 		return 0;
@@ -571,66 +509,10 @@ static int symcache__merge(const struct symcache *sc, struct sc_table *out)
 	return 0;
 }
 
-struct dir_file {
-	char name[2 * STK_MAX_BUILD_ID + 8];
-	int64_t mtime;
-	uint64_t size;
-};
-
-static int dir_file_cmp(const void *a, const void *b)
-{
-	const struct dir_file *x = a, *y = b;
-
-	return x->mtime < y->mtime ? -1 : x->mtime > y->mtime;
-}
-
 void symcache__trim(const char *dir, uint64_t max)
 {
-	struct dir_file *e = NULL, *n;
-	size_t nr = 0, cap = 0, i;
-	uint64_t total = 0;
-	struct dirent *d;
-	struct stat st;
-	DIR *dp;
-	int dfd;
-
-	if (dir_ok(dir))
-		return;
-	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (dfd < 0)
-		return;
-	dp = fdopendir(dfd);
-	if (!dp) {
-		close(dfd);
-		return;
-	}
-	while ((d = readdir(dp))) {
-		size_t len = strlen(d->d_name);
-
-		if (len < 5 || len >= sizeof(e->name) || strcmp(d->d_name + len - 4, ".sym") ||
-		    fstatat(dfd, d->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode))
-			continue;
-		if (nr == cap) {
-			cap = cap ? cap * 2 : 64;
-			n = realloc(e, cap * sizeof(*e));
-			if (!n)
-				break;
-			e = n;
-		}
-		strcpy(e[nr].name, d->d_name);
-		e[nr].mtime = mtime_ns(&st);
-		e[nr].size = (uint64_t)st.st_size;
-		total += e[nr].size;
-		nr++;
-	}
-	if (total > max) {
-		qsort(e, nr, sizeof(*e), dir_file_cmp);
-		for (i = 0; i < nr && total > max / 4 * 3; i++)
-			if (unlinkat(dfd, e[i].name, 0) == 0)
-				total -= e[i].size;
-	}
-	free(e);
-	closedir(dp);
+	if (!cachedir__ok(dir))
+		cachedir__trim(dir, ".sym", max);
 }
 
 static int write_all(int fd, const void *p, size_t n)
@@ -693,7 +575,7 @@ int symcache__store(struct symcache *sc, const char *dbg)
 	crc = stk_crc32c(0, out.e, out.nr_e * sizeof(*out.e));
 	crc = stk_crc32c(crc, out.f, out.nr_f * sizeof(*out.f));
 	h.crc = stk_crc32c(crc, out.s, out.nr_s);
-	err = dir_make(sc->dir);
+	err = cachedir__make(sc->dir);
 	if (err)
 		goto out;
 	if (asprintf(&tmp, "%s.XXXXXX", sc->path) < 0) {
