@@ -190,6 +190,34 @@ static __always_inline void stat_add(__u32 idx, __u64 n)
 		*v += n;
 }
 
+/*
+ * Count one more of @key in counts map @map (a hash of __u64 counts):
+ * 0, or -ENOSPC when the map is full (counted in STAT counts_map_full).
+ * The profile and trace modes' rows; off-CPU's carry time too.
+ */
+static __always_inline int count_inc(void *map, const void *key)
+{
+	__u64 one = 1, *v;
+	long err;
+
+	v = bpf_map_lookup_elem(map, key);
+	if (v) {
+		__sync_fetch_and_add(v, 1);
+		return 0;
+	}
+	err = bpf_map_update_elem(map, key, &one, BPF_NOEXIST);
+	if (err == -EEXIST) {
+		/* Another CPU added the same key meanwhile. */
+		v = bpf_map_lookup_elem(map, key);
+		if (v)
+			__sync_fetch_and_add(v, 1);
+	} else if (err) {
+		stat_inc(STKREC_STAT_COUNTS_FULL);
+		return -ENOSPC;
+	}
+	return 0;
+}
+
 static __always_inline int task_wanted(__u32 tgid, __u32 tid)
 {
 	if (filter_tgids && !bpf_map_lookup_elem(&tgids, &tgid))

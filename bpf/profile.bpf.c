@@ -35,30 +35,6 @@ struct counts_map counts1 SEC(".maps");
 /* Written by user space through the mmap'ed .bss. */
 __u32 counts_idx = 0;
 
-/* Returns 0, or -ENOSPC when the sample was not counted (map full). */
-static __always_inline int count_add(void *map, const struct stkrec_count_key *key)
-{
-	__u64 one = 1, *v;
-	long err;
-
-	v = bpf_map_lookup_elem(map, key);
-	if (v) {
-		__sync_fetch_and_add(v, 1);
-		return 0;
-	}
-	err = bpf_map_update_elem(map, key, &one, BPF_NOEXIST);
-	if (err == -EEXIST) {
-		/* Another CPU added the same key meanwhile. */
-		v = bpf_map_lookup_elem(map, key);
-		if (v)
-			__sync_fetch_and_add(v, 1);
-	} else if (err) {
-		stat_inc(STKREC_STAT_COUNTS_FULL);
-		return -ENOSPC;
-	}
-	return 0;
-}
-
 SEC("perf_event")
 int on_cpu_sample(struct bpf_perf_event_data *ctx)
 {
@@ -118,9 +94,9 @@ int on_cpu_sample(struct bpf_perf_event_data *ctx)
 	}
 
 	if (set)
-		err = count_add(&counts1, &key);
+		err = count_inc(&counts1, &key);
 	else
-		err = count_add(&counts0, &key);
+		err = count_inc(&counts0, &key);
 	if (!err) {
 		stack_lost_count(key.user_stack, key.kernel_stack);
 		uw_stop_count(stop, key.user_stack, 1);

@@ -48,29 +48,6 @@ struct {
 /* Written by user space through the mmap'ed .bss. */
 __u32 counts_idx = 0;
 
-/* Returns 0, or -ENOSPC when the event was not counted (map full). */
-static __always_inline int count_add(void *map, const struct stkrec_trace_key *key)
-{
-	__u64 one = 1, *v;
-	long err;
-
-	v = bpf_map_lookup_elem(map, key);
-	if (v) {
-		__sync_fetch_and_add(v, 1);
-		return 0;
-	}
-	err = bpf_map_update_elem(map, key, &one, BPF_NOEXIST);
-	if (err == -EEXIST) {
-		v = bpf_map_lookup_elem(map, key);
-		if (v)
-			__sync_fetch_and_add(v, 1);
-	} else if (err) {
-		stat_inc(STKREC_STAT_COUNTS_FULL);
-		return -ENOSPC;
-	}
-	return 0;
-}
-
 /*
  * 1 if event @ev is over its cap this second.  The window is one second
  * of bpf_ktime_get_ns() for all CPUs; two CPUs starting a new second at
@@ -129,9 +106,9 @@ static __always_inline int trace_event(void *ctx, __u32 ev, const __u64 *uregs)
 	key.kernel_stack = kernel_stacks ? stack_store(ctx, 1) : -ENOENT;
 
 	if (set)
-		err = count_add(&counts1, &key);
+		err = count_inc(&counts1, &key);
 	else
-		err = count_add(&counts0, &key);
+		err = count_inc(&counts0, &key);
 	if (!err) {
 		stack_lost_count(key.user_stack, key.kernel_stack);
 		uw_stop_count(stop, key.user_stack, 1);
