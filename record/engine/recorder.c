@@ -304,6 +304,9 @@ int recorder__user_stack_added(void *ctx, uint32_t tgid, const struct stkrec_sta
 
 	err = err ?: esym__queue(rec->esym, tgid, (const uint64_t *)s->ips,
 				 native < STKREC_MAX_DEPTH ? native : STKREC_MAX_DEPTH);
+	/* Its code objects were tried as the stack came out of the ring
+	 * (stackstore__set_python()); those not tried then (the process's
+	 * layout not checked yet) are now.  Each is read at most once. */
 	return err ?: python__see_stack(rec->python, tgid, (const uint64_t *)s->ips + native,
 				       s->nr - native);
 }
