@@ -181,6 +181,7 @@ __noinline int py_code_emit(const struct stkrec_py_proc *pp, struct py_scratch *
 		return 0; /* user space reads it from the process */
 	bpf_map_update_elem(&py_codes_seen, &key, &one, BPF_ANY);
 	r->addr = code;
+	r->runtime = pp->runtime;
 	r->tgid = tgid;
 	r->fingerprint = fp;
 	r->firstlineno = *(const __u32 *)(co + (pp->co_firstlineno & PY_CODE_MASK));

@@ -89,6 +89,8 @@ static __always_inline __u32 stkrec_py_fingerprint(__u32 firstlineno, __u64 name
 #define STKREC_PY_LT_MAX	1024
 struct stkrec_py_code {
 	__u64 addr;		/* the code object */
+	__u64 runtime;		/* its process's &_PyRuntime: which interpreter
+				 * (a process gone before user space knew it) */
 	__u32 tgid;
 	__u32 fingerprint;
 	__u32 firstlineno;
@@ -601,8 +603,8 @@ struct stkrec_event {
 STKREC_ASSERT_AT(stkrec_stack, ips, 16);
 STKREC_ASSERT_SIZE(stkrec_stack, 16 + 8 * STKREC_MAX_WORDS);
 STKREC_ASSERT_SIZE(stkrec_py_proc, 64);
-STKREC_ASSERT_AT(stkrec_py_code, name, 40);
-STKREC_ASSERT_SIZE(stkrec_py_code, 40 + STKREC_PY_NAME_MAX * 2 + STKREC_PY_LT_MAX);
+STKREC_ASSERT_AT(stkrec_py_code, name, 48);
+STKREC_ASSERT_SIZE(stkrec_py_code, 48 + STKREC_PY_NAME_MAX * 2 + STKREC_PY_LT_MAX);
 
 STKREC_ASSERT_AT(stkrec_count_key, comm, 8);
 STKREC_ASSERT_AT(stkrec_count_key, user_stack, 8 + STKREC_COMM_LEN);

@@ -36,6 +36,8 @@
 
 struct pybin {
 	int err;		/* 0: an interpreter we read; else why not */
+	int checked;		/* a process running this very file passed the
+				 * layout check: the layout is the file's */
 	struct pyelf pe;
 	struct pyoffsets o;
 };
@@ -43,6 +45,7 @@ struct pybin {
 struct pyproc {
 	uint32_t tgid;
 	int state;		/* 0 unchecked, 1 checked, -1 unsupported */
+	int exact;		/* @bin is the file it runs (not a guess by version) */
 	struct pybin *bin;
 	uint64_t runtime, code_type;
 	struct idmap *codes;	/* code address -> fingerprint | CODE_* */
@@ -209,7 +212,7 @@ static void proc_drop(struct python *py, uint32_t tgid)
 }
 
 /* A process running @bin's interpreter at @runtime, unchecked yet. */
-static struct pyproc *proc_new(struct python *py, uint32_t tgid, struct pybin *bin,
+static struct pyproc *proc_new(struct python *py, uint32_t tgid, struct pybin *bin, int exact,
 			       uint64_t runtime, uint64_t code_type)
 {
 	struct pyproc *p = calloc(1, sizeof(*p));
@@ -223,6 +226,10 @@ static struct pyproc *proc_new(struct python *py, uint32_t tgid, struct pybin *b
 	p->bin = bin;
 	p->runtime = runtime;
 	p->code_type = code_type;
+	p->exact = exact;
+	/* The layout is the file's: checked once in any process of it, so
+	 * that one which exits at once (a pool's worker) is named too. */
+	p->state = exact && bin->checked;
 	count_process(py, tgid);
 	return p;
 }
@@ -290,7 +297,7 @@ void python__add_process(struct python *py, const struct stk_proc_maps *maps)
 		proc_drop(py, maps->tgid);
 		p = NULL;
 	}
-	if (!p && !(p = proc_new(py, maps->tgid, found, runtime, code_type)))
+	if (!p && !(p = proc_new(py, maps->tgid, found, 1, runtime, code_type)))
 		return;
 	/* Always: an exec took the kernel's entry out. */
 	proc_install(py, p);
@@ -323,6 +330,8 @@ static int proc_checked(struct python *py, struct pyproc *p)
 	if (err)
 		return 0; /* not yet, or gone: the next stack tries again */
 	p->state = 1;
+	if (p->exact)
+		p->bin->checked = 1;
 	return 1;
 }
 
@@ -353,6 +362,23 @@ static int rec_add(struct python *py, const struct pyproc *p, struct pycode *c)
 	return 0;
 }
 
+/* A process with the interpreter of one we know at @runtime (a fork's
+ * child: the same file at the same addresses), or NULL. */
+static struct pyproc *proc_like(const struct python *py, uint64_t runtime, uint64_t code_type)
+{
+	uint64_t key, val;
+	size_t it = 0;
+
+	while (idmap__next(py->procs, &it, &key, &val)) {
+		struct pyproc *q = (struct pyproc *)(uintptr_t)val;
+
+		if (q->runtime == runtime && (!code_type || q->code_type == code_type) &&
+		    q->state >= 0)
+			return q;
+	}
+	return NULL;
+}
+
 /*
  * A process the walk knows and we do not: a fork's child, which the
  * kernel gave its parent's entry.  Its interpreter is its parent's (the
@@ -363,25 +389,25 @@ static struct pyproc *proc_adopt(struct python *py, uint32_t tgid)
 {
 	struct stkrec_py_proc pp;
 	struct pybin *bin = NULL;
+	struct pyproc *q;
 	uint64_t key, val;
 	size_t it = 0;
+	int exact = 0;
 
 	if (bpf_map_lookup_elem(py->procs_fd, &tgid, &pp))
 		return NULL;
-	while (!bin && idmap__next(py->procs, &it, &key, &val)) {
-		const struct pyproc *q = (const struct pyproc *)(uintptr_t)val;
-
-		if (q->runtime == pp.runtime && q->code_type == pp.code_type && q->state >= 0)
-			bin = q->bin;
+	q = proc_like(py, pp.runtime, pp.code_type);
+	if (q) {
+		bin = q->bin;
+		exact = q->exact;
 	}
-	it = 0;
 	while (!bin && idmap__next(py->bins, &it, &key, &val)) {
 		struct pybin *b = (struct pybin *)(uintptr_t)val;
 
 		if (!b->err && b->pe.version == pp.version)
 			bin = b;
 	}
-	return bin ? proc_new(py, tgid, bin, pp.runtime, pp.code_type) : NULL;
+	return bin ? proc_new(py, tgid, bin, exact, pp.runtime, pp.code_type) : NULL;
 }
 
 /* A code object as the walk read it when it first met it: named from
@@ -391,13 +417,17 @@ static int on_code(void *ctx, void *data, size_t size)
 	const struct stkrec_py_code *r = data;
 	struct python *py = ctx;
 	struct pycode c, whole;
-	struct pyproc *p;
+	struct pyproc *p, *q;
 	uint64_t *v;
 	int err;
 
 	if (size < sizeof(*r))
 		return 0;
 	p = proc_find(py, r->tgid) ?: proc_adopt(py, r->tgid);
+	/* A child gone before we heard of it (the kernel dropped its entry
+	 * at exit): its parent's interpreter, by the address the walk used. */
+	if (!p && (q = proc_like(py, r->runtime, 0)))
+		p = proc_new(py, r->tgid, q->bin, q->exact, q->runtime, q->code_type);
 	if (!p || !proc_checked(py, p))
 		return 0; /* the stack's words are tried from the process */
 	v = idmap__find(p->codes, r->addr);
