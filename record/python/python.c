@@ -120,7 +120,8 @@ static struct pyproc *proc_find(const struct python *py, uint32_t tgid)
 	return v ? (struct pyproc *)(uintptr_t)*v : NULL;
 }
 
-/* What file @m maps: an interpreter we read, or why not (cached). */
+/* What file @m maps: an interpreter we read, or why not (kept, by file);
+ * NULL when it could not be read now. */
 static struct pybin *bin_get(struct python *py, uint32_t tgid, const struct stk_mapping *m)
 {
 	struct procmaps_line l = {
@@ -150,17 +151,13 @@ static struct pybin *bin_get(struct python *py, uint32_t tgid, const struct stk_
 		if (r && r != -ENOENT)
 			b->err = r;
 	}
-	/* A file gone or refused is not remembered: another process may
-	 * reach it. */
+	/* A file gone or refused is not remembered (another process may
+	 * reach it), and not returned: nothing to tell of it. */
 	if ((b->err == -ENOENT || b->err == -ENOTSUP || !b->err) &&
 	    idmap__set(py->bins, key, (uint64_t)(uintptr_t)b) == 0)
 		return b;
-	if (b->err == -ENOENT || b->err == -ENOTSUP || !b->err) {
-		free(b);
-		return NULL;
-	}
-	/* Not kept: the caller frees it. */
-	return b;
+	free(b);
+	return NULL;
 }
 
 /* "counted": tgid -> COUNTED_* (which STATs count it). */
@@ -258,29 +255,21 @@ void python__add_process(struct python *py, const struct stk_proc_maps *maps)
 		return;
 	for (i = 0; i < maps->nr_mappings && !found; i++) {
 		const struct stk_mapping *m = &maps->mappings[i];
-		uint64_t key;
 		struct pybin *b;
 
 		if (!m->path || m->path[0] != '/' || pyelf__name_minor(m->path) < 0)
 			continue;
 		b = bin_get(py, maps->tgid, m);
-		if (!b)
-			continue;
-		key = hash_bytes(hash64(hash64(0x5079, m->dev), m->inode), m->build_id,
-				 m->build_id_size);
-		if (b->err || pyelf__bias(&b->pe, m->start, m->offset, &bias)) {
-			if (b->err == -ENOTSUP && !idmap__find(py->procs, maps->tgid))
+		if (b && b->err == -ENOTSUP) {
+			if (!idmap__find(py->procs, maps->tgid))
 				count_unsupported(py, maps->tgid);
-			if (!idmap__find(py->bins, key))
-				free(b);
-			if (b->err == -ENOTSUP) {
-				/* Exec'd from a Python we read into one we do
-				 * not: its old entry goes. */
-				proc_drop(py, maps->tgid);
-				return;
-			}
-			continue;
+			/* Exec'd from a Python we read into one we do not:
+			 * its old entry goes. */
+			proc_drop(py, maps->tgid);
+			return;
 		}
+		if (!b || b->err || pyelf__bias(&b->pe, m->start, m->offset, &bias))
+			continue;
 		found = b;
 		runtime = b->pe.runtime + bias;
 		code_type = b->pe.code_type + bias;
