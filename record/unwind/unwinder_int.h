@@ -60,8 +60,12 @@ struct proc {
 
 struct unwinder {
 	struct unwinder_maps maps;
-	struct stkrec_unwind_row *rows;	/* the mmap'ed rows map */
+	/* The rows map's rows, reserved whole; each chunk is mapped over its
+	 * place once created (unwinder_tables.c), the rest is PROT_NONE. */
+	struct stkrec_unwind_row *rows;
 	size_t rows_bytes;
+	int *chunk_fds;			/* per chunk, its map, or -1: not yet */
+	uint32_t nr_chunks;
 	struct table **tables;
 	size_t nr_tables, cap_tables;
 	uint32_t next_id;

@@ -53,6 +53,56 @@ static int rows_alloc(struct unwinder *u, uint32_t n, uint32_t *first)
 	return -ENOSPC;
 }
 
+/* Chunk @c of the rows map: created, mapped over its place in u->rows
+ * and put in its slot of the rows map (bpf/stkrec.h), in that order, so
+ * BPF meets it only when it can be written.  0 or -errno. */
+static int chunk_make(struct unwinder *u, uint32_t c)
+{
+	LIBBPF_OPTS(bpf_map_create_opts, opts, .map_flags = BPF_F_MMAPABLE);
+	size_t bytes = STKREC_UW_CHUNK_ROWS * sizeof(struct stkrec_unwind_row);
+	void *at = u->rows + (size_t)c * STKREC_UW_CHUNK_ROWS;
+	int fd, err;
+
+	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "unwind_chunk", sizeof(uint32_t),
+			    sizeof(struct stkrec_unwind_row), STKREC_UW_CHUNK_ROWS, &opts);
+	if (fd < 0)
+		return -errno;
+	if (mmap(at, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0) == MAP_FAILED) {
+		err = -errno;
+		goto fail;
+	}
+	if (bpf_map_update_elem(u->maps.rows_fd, &c, &fd, BPF_ANY)) {
+		err = -errno;
+		/* Back to reserved address space. */
+		mmap(at, bytes, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0);
+		goto fail;
+	}
+	u->chunk_fds[c] = fd;
+	return 0;
+fail:
+	close(fd);
+	return err;
+}
+
+/* Make the chunks rows [@first, @first + @n) lie in; they stay until
+ * the end (what --unwind-memory bounds is all of them).  0 or -errno. */
+static int rows_back(struct unwinder *u, uint32_t first, uint32_t n)
+{
+	uint32_t c;
+	int err;
+
+	for (c = first / STKREC_UW_CHUNK_ROWS; c <= (first + n - 1) / STKREC_UW_CHUNK_ROWS; c++) {
+		if (u->chunk_fds[c] >= 0)
+			continue;
+		err = chunk_make(u, c);
+		if (err) {
+			u->st.map_errors++;
+			return err;
+		}
+	}
+	return 0;
+}
+
 static int rows_release(struct unwinder *u, uint32_t start, uint32_t n)
 {
 	size_t i;
@@ -236,6 +286,11 @@ static int table_load(struct unwinder *u, struct table *t, const struct stkrec_u
 	err = make_room(u, (uint32_t)nr, &t->first);
 	if (err)
 		return err;
+	err = rows_back(u, t->first, (uint32_t)nr);
+	if (err) {
+		rows_release(u, t->first, (uint32_t)nr);
+		return err;
+	}
 	memcpy(&u->rows[t->first], r, nr * sizeof(*r));
 	t->nr = (uint32_t)nr;
 	p0 = r[0].pc >> STKREC_UW_PAGE_SHIFT;
