@@ -227,6 +227,41 @@ static __always_inline int task_wanted(__u32 tgid, __u32 tid)
 	return 1;
 }
 
+/* stack_hash()'s state, for each bpf_loop() step. */
+struct stack_hash_ctx {
+	const __u64 *ips;
+	__u64 h;
+};
+
+static long stack_hash_step(__u32 i, void *data)
+{
+	struct stack_hash_ctx *c = data;
+
+	if (i >= STKREC_MAX_NR)
+		return 1;
+	c->h = stkrec_stack_hash_add(c->h, c->ips[i]);
+	return 0;
+}
+
+/*
+ * stkrec_stack_id() of the @nr (at most STKREC_MAX_NR) frames at @ips.
+ * A bpf_loop() (Linux 5.17+), which the verifier checks once: its
+ * bounded loop, up to STKREC_MAX_NR rounds, was checked round by round,
+ * twice, most of the verifier's work on the sampling program and a
+ * third of the recorder's start-up CPU.  Kernels without bpf_loop() take
+ * the loop.
+ */
+static __always_inline __u64 stack_hash_id(const __u64 *ips, __u32 nr, int kernel)
+{
+	struct stack_hash_ctx c = { .ips = ips };
+
+	if (!bpf_core_enum_value_exists(enum bpf_func_id, BPF_FUNC_loop))
+		return stkrec_stack_id(ips, nr, kernel);
+	c.h = stkrec_stack_hash_begin(nr, kernel ? STKREC_P2 : STKREC_P1);
+	bpf_loop(nr, stack_hash_step, &c, 0);
+	return stkrec_stack_hash_id(stkrec_stack_hash_end(c.h), kernel);
+}
+
 /*
  * Name the @nr frames of @s (leaf first) by their id and make sure user
  * space has them: a stack the stacks set does not hold yet is sent to
@@ -257,7 +292,7 @@ __noinline __s64 stack_store_frames(struct stkrec_stack *s, __u32 nr, int kernel
 	if (nr > STKREC_MAX_NR)
 		nr = STKREC_MAX_NR;
 	s->nr = nr;
-	id = stkrec_stack_id(s->ips, nr, kernel);
+	id = stack_hash_id(s->ips, nr, kernel);
 	/* Sent already (an LRU lookup also marks it used). */
 	if (bpf_map_lookup_elem(&stacks, &id))
 		return id;
