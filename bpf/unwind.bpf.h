@@ -231,6 +231,30 @@ static __always_inline const struct stkrec_unwind_row *uw_row(__u32 idx)
 	return chunk ? (const struct stkrec_unwind_row *)bpf_map_lookup_elem(chunk, &i) : NULL;
 }
 
+/* uw_row_idx()'s binary search, a bpf_loop() round a step. */
+struct uw_row_search {
+	__u32 lo, hi, rel, fail;
+};
+
+static long uw_row_step(__u32 index, void *data)
+{
+	struct uw_row_search *c = data;
+	const struct stkrec_unwind_row *r;
+	__u32 mid;
+
+	(void)index;
+	if (c->hi - c->lo <= 1)
+		return 1;
+	mid = c->lo + (c->hi - c->lo) / 2;
+	r = uw_row(mid);
+	if (!r) {
+		c->fail = 1;
+		return 1;
+	}
+	uw_halve(&c->lo, &c->hi, mid, uw_le(r->pc, c->rel));
+	return 0;
+}
+
 /* Index in unwind_rows of the row covering ELF address @rel of @table,
  * or -1. */
 __noinline long uw_row_idx(__u32 table, __u64 rel)
@@ -260,16 +284,27 @@ __noinline long uw_row_idx(__u32 table, __u64 rel)
 		return -1;
 	lo = pg->first;
 	hi = pg->first + pg->nr;
-	for (i = 0; i < STKREC_UW_SEARCH_STEPS; i++) {
-		__u32 mid;
+	/* A bpf_loop() (Linux 5.17+): the verifier walked the bounded loop
+	 * round by round.  Only on a row cache miss. */
+	if (bpf_core_enum_value_exists(enum bpf_func_id, BPF_FUNC_loop)) {
+		struct uw_row_search c = { .lo = lo, .hi = hi, .rel = (__u32)rel };
 
-		if (hi - lo <= 1)
-			break;
-		mid = lo + (hi - lo) / 2;
-		r = uw_row(mid);
-		if (!r)
+		bpf_loop(STKREC_UW_SEARCH_STEPS, uw_row_step, &c, 0);
+		if (c.fail)
 			return -1;
-		uw_halve(&lo, &hi, mid, uw_le(r->pc, (__u32)rel));
+		lo = c.lo;
+	} else {
+		for (i = 0; i < STKREC_UW_SEARCH_STEPS; i++) {
+			__u32 mid;
+
+			if (hi - lo <= 1)
+				break;
+			mid = lo + (hi - lo) / 2;
+			r = uw_row(mid);
+			if (!r)
+				return -1;
+			uw_halve(&lo, &hi, mid, uw_le(r->pc, (__u32)rel));
+		}
 	}
 	r = uw_row(lo);
 	if (!r || r->pc > (__u32)rel)
@@ -727,9 +762,10 @@ static __always_inline __u32 uw_walk(void *ctx, const __u64 *user_regs)
  * Copy the registers uw_walk() started from and up to STKREC_DEFER_STACK
  * bytes of stack above sp into the defer ring, and put the placeholder
  * stack in unwind_frames.  Its frame count (2), or 0 when the ring is
- * full (frame pointers then).
+ * full (frame pointers then).  A global function: the verifier checks
+ * its unrolled copy once.
  */
-static __always_inline __u32 uw_defer(void)
+__noinline __u32 uw_defer(void)
 {
 	struct stkrec_unwind_state *st;
 	struct stkrec_defer *d;
