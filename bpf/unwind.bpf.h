@@ -689,7 +689,9 @@ static __always_inline __u32 uw_walk(void *ctx, const __u64 *user_regs)
 		stat_inc(STKREC_STAT_UW_FB_NOREGS);
 		return 0;
 	}
-	if (uw_in_exec_switched()) {
+	/* Sampled in user mode, the task is in no execve (in_execve is
+	 * cleared before the new image runs): most samples ask nothing. */
+	if (!user_regs && uw_in_exec_switched()) {
 		stat_inc(STKREC_STAT_USTACK_EXEC);
 		return UW_NONE;
 	}
