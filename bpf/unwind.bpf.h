@@ -136,30 +136,6 @@ struct {
  * 6.7, which made the inlined searches cost a second of load time).
  */
 
-/*
- * The binary searches' steps without a branch on the comparison: each
- * branch doubled the states the verifier walked through the unrolled
- * steps (4k instructions, a quarter of on_cpu_sample's check).  BPF has no
- * conditional move: 1 if @a <= @b, for @a, @b below 2^63 (user addresses,
- * row offsets), from the sign of @b - @a.  A @b of 2^63 or more (a
- * garbage return address) gives some index, which the check after the
- * search refuses as the branches' did.
- */
-static __always_inline __u32 uw_le(__u64 a, __u64 b)
-{
-	__u64 gt = (b - a) >> 63;
-
-	barrier_var(gt);
-	return 1 - (__u32)gt;
-}
-
-/* @lo = @mid if @le, else @hi = @mid. */
-static __always_inline void uw_halve(__u32 *lo, __u32 *hi, __u32 mid, __u32 le)
-{
-	*lo += (mid - *lo) & -le;
-	*hi -= (*hi - mid) & (le - 1);
-}
-
 /* Index in @tgid's mappings of the one holding @pc, or -1. */
 __noinline int uw_mapping_idx(__u32 tgid, __u64 pc)
 {
@@ -181,7 +157,10 @@ __noinline int uw_mapping_idx(__u32 tgid, __u64 pc)
 		if (hi - lo <= 1)
 			break;
 		mid = lo + (hi - lo) / 2;
-		uw_halve(&lo, &hi, mid, uw_le(proc->m[mid & (STKREC_UW_MAX_MAPPINGS - 1)].start, pc));
+		if (proc->m[mid & (STKREC_UW_MAX_MAPPINGS - 1)].start <= pc)
+			lo = mid;
+		else
+			hi = mid;
 	}
 	lo &= STKREC_UW_MAX_MAPPINGS - 1;
 	if (pc < proc->m[lo].start || pc >= proc->m[lo].end)
@@ -251,7 +230,10 @@ static long uw_row_step(__u32 index, void *data)
 		c->fail = 1;
 		return 1;
 	}
-	uw_halve(&c->lo, &c->hi, mid, uw_le(r->pc, c->rel));
+	if (r->pc <= c->rel)
+		c->lo = mid;
+	else
+		c->hi = mid;
 	return 0;
 }
 
@@ -303,7 +285,10 @@ __noinline long uw_row_idx(__u32 table, __u64 rel)
 			r = uw_row(mid);
 			if (!r)
 				return -1;
-			uw_halve(&lo, &hi, mid, uw_le(r->pc, (__u32)rel));
+			if (r->pc <= (__u32)rel)
+				lo = mid;
+			else
+				hi = mid;
 		}
 	}
 	r = uw_row(lo);
