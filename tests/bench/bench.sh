@@ -366,7 +366,7 @@ run_ns() {
 # leaves its maps' kernel memory in $tmp/kmem (bytes; all, and those
 # of the stack storage: every map but the unwinder's).
 steady_us() {
-	"$@" > /dev/null 2>&1 &
+	"$@" > /dev/null 2> "$tmp/steady.err" &
 	_p=$!
 	sleep 3
 	_a=$(run_ns $_p)
@@ -374,7 +374,12 @@ steady_us() {
 	_b=$(run_ns $_p)
 	kmem_of $_p > "$tmp/kmem"
 	kill -INT $_p 2>/dev/null
-	wait $_p
+	wait $_p 2>/dev/null
+	# SIGINT's own status (perf re-raises it) aside, a recorder that died
+	# says so, with its last words.
+	_rc=$?
+	[ $_rc -le 128 ] || [ $_rc -eq 130 ] ||
+		echo "bench: $1 ended with status $_rc: $(tail -1 "$tmp/steady.err")" >&2
 	echo "$_a $_b" | awk -v s="$COST_SECONDS" '{ printf "%.0f\n", ($2 - $1) / 1e3 / s }'
 }
 
