@@ -131,12 +131,11 @@ static __always_inline __u32 stat_key(__u32 idx)
  * Exec and exit remove a process, so it is announced again after an exec
  * (new mappings) and a recycled pid is never mistaken for the old process.
  * It holds the live processes sampled since their last exec: 4096 (320
- * KiB preallocated; 16384 were 1.3 MiB, a fifth of the default stack
- * storage), as py_procs and exec_mm.  Past that the kernel evicts the
- * process sampled longest ago, which costs nothing but time: sampled
- * again, it is announced again (user space snapshots it again), and its
- * exit, unannounced, is found by user space's kill(pid, 0) check
- * (record/procs/procs.c forget_unseen_exits()). */
+ * KiB preallocated, where 16384 took 1.3 MiB), as py_procs and exec_mm.
+ * Past that the kernel evicts the process sampled longest ago, which
+ * costs nothing but time: sampled again, it is announced again (user
+ * space snapshots it again), and its exit, unannounced, is found by user
+ * space's kill(pid, 0) check (record/procs/procs.c forget_unseen_exits()). */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__type(key, __u32);
