@@ -13,6 +13,7 @@
 #    the default 49 Hz (-C 0), 4 x 4999 x 1 s at -F 4999 (fewer than
 #    --stack-storage-size 65536), 65536 (at most) at -F 999 flushed
 #    every 20 s;
+#  - --python=no leaves Python's maps at one entry (its ring at a page);
 #  - a size the machine cannot hold is refused in one line (a fake
 #    /proc/meminfo with 1 GiB available, bind-mounted in a private mount
 #    namespace).
@@ -84,6 +85,30 @@ for hz_s in 4999:1 999:20; do
 	check "one CPU at $hz Hz, flushed every $s s: two counts maps of $want entries ($counts)" \
 		[ "$counts" = "$want $want " ]
 done
+
+# ---- --python=no: Python's maps at their smallest ------------------------------
+# small_py PID: PID's maps that only --python=no makes this small: LRU
+# hashes of one entry (py_threads: 16-byte values; py_codes_seen: 8-byte
+# keys, 1-byte values), hashes of one entry with 64-byte values (py_procs)
+# and ring buffers of one page (py_code_ring).
+small_py() {
+	for f in /proc/$1/fdinfo/*; do
+		awk '/^map_type:/ { t = $2 } /^key_size:/ { k = $2 } /^value_size:/ { v = $2 }
+			/^max_entries:/ { e = $2 }
+			END { if ((t == 9 && e == 1 && (v == 16 || (k == 8 && v == 1))) ||
+				  (t == 1 && e == 1 && v == 64) || (t == 27 && e == 4096)) print t "/" k "/" v }' "$f" 2>/dev/null
+	done | sort | tr '\n' ' '
+}
+for py in yes no; do
+	bg "$REC" -q -C 0 --python=$py -o "$tmp/py$py.stk"
+	rpid=$bg_pid
+	wait_sampling "$tmp/py$py.stk" "$rpid" || fail "stkrec --python=$py starts sampling"
+	eval "small_$py=\"\$(small_py $rpid)\""
+	stop "$rpid"
+done
+check "--python=no: py_procs, py_threads, py_codes_seen of one entry, py_code_ring of a page ($small_no)" \
+	[ "$small_no" = "1/4/64 27/0/0 9/4/16 9/8/1 " ]
+check "--python=yes: none of them that small ($small_yes)" [ -z "$small_yes" ]
 
 # ---- a size the machine cannot hold -------------------------------------------
 if command -v unshare > /dev/null; then
