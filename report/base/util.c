@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "util.h"
 
@@ -96,17 +97,49 @@ void hex_encode(char *out, const uint8_t *p, size_t n)
 	out[2 * n] = '\0';
 }
 
-struct arena_chunk {
-	struct arena_chunk *next;
-	size_t size;
-	char data[];
-};
-
 /* The first chunk is small: most arenas hold what one small capture
  * needs, and below 128 KiB malloc does not mmap() (nor does ASan's
  * allocator); each next one is twice the last, up to ARENA_CHUNK. */
 #define ARENA_FIRST (1u << 16)
 #define ARENA_CHUNK (1u << 20)
+
+struct arena_chunk {
+	struct arena_chunk *next;
+	size_t size;
+	size_t mapped;		/* bytes mmap()ed for it, 0: from calloc() */
+	char data[];
+};
+
+/*
+ * A chunk of ARENA_CHUNK bytes or more is mapped with its pages populated
+ * at once: a big report touches every byte of its arenas (hundreds of MB
+ * for a system-wide capture), and faulting them in a page at a time was a
+ * fifth of its time.  Falls back to calloc() where mmap() fails.
+ */
+static struct arena_chunk *chunk__new(size_t csize)
+{
+	size_t len = sizeof(struct arena_chunk) + csize;
+	struct arena_chunk *c;
+
+	if (csize >= ARENA_CHUNK) {
+		c = mmap(NULL, len, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+		if (c != MAP_FAILED) {
+			c->mapped = len;
+			return c;
+		}
+	}
+	return calloc(1, len);
+}
+
+static void chunk__free(struct arena_chunk *c)
+{
+	if (c && c->mapped)
+		munmap(c, c->mapped);
+	else
+		free(c);
+}
+
 
 void *arena__alloc(struct arena *a, size_t size)
 {
@@ -119,7 +152,7 @@ void *arena__alloc(struct arena *a, size_t size)
 		next = !a->head ? ARENA_FIRST : a->size < ARENA_CHUNK / 2 ? 2 * a->size : ARENA_CHUNK;
 		csize = size > next / 4 ? size : next;
 		/* calloc: fresh pages come zeroed from the kernel anyway. */
-		c = calloc(1, sizeof(*c) + csize);
+		c = chunk__new(csize);
 		if (!c)
 			return NULL;
 		c->size = csize;
@@ -156,7 +189,7 @@ void arena__free(struct arena *a)
 
 	for (; c; c = next) {
 		next = c->next;
-		free(c);
+		chunk__free(c);
 	}
 	a->head = NULL;
 	a->used = a->size = 0;

@@ -461,6 +461,8 @@ int render_frames(struct strbuf *sb, const struct rstack *st, int root_first,
 		  const struct output_opts *o, const char *before, const char *after,
 		  int addresses, int folded)
 {
+	/* Measured once: a big report renders millions of frames. */
+	size_t nb = strlen(before), na = strlen(after);
 	uint32_t i, j, n;
 	int err = 0;
 
@@ -471,11 +473,12 @@ int render_frames(struct strbuf *sb, const struct rstack *st, int root_first,
 
 		n = rframe__nr_lines(f);
 		for (j = 0; !err && j < n; j++) {
-			err = strbuf__adds(sb, before);
+			err = strbuf__add(sb, before, nb);
 			if (!err && addresses && o->addresses)
 				err = strbuf__addf(sb, "%016llx ", (unsigned long long)f->addr);
 			err = err ?: render_frame_line(sb, f, root_first ? n - 1 - j : j, o, folded);
-			err = err ?: strbuf__adds(sb, after);
+			if (!err && na)
+				err = strbuf__add(sb, after, na);
 		}
 	}
 	return err;
