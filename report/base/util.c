@@ -10,7 +10,7 @@
 
 #include "util.h"
 
-static int strbuf__grow(struct strbuf *sb, size_t extra)
+int strbuf__grow(struct strbuf *sb, size_t extra)
 {
 	size_t need = sb->len + extra + 1;
 	size_t cap;
@@ -26,18 +26,6 @@ static int strbuf__grow(struct strbuf *sb, size_t extra)
 		return -ENOMEM;
 	sb->buf = p;
 	sb->cap = cap;
-	return 0;
-}
-
-int strbuf__add(struct strbuf *sb, const char *s, size_t n)
-{
-	int err = strbuf__grow(sb, n);
-
-	if (err)
-		return err;
-	memcpy(sb->buf + sb->len, s, n);
-	sb->len += n;
-	sb->buf[sb->len] = '\0';
 	return 0;
 }
 
