@@ -34,6 +34,17 @@ int strbuf__adds(struct strbuf *sb, const char *s)
 	return strbuf__add(sb, s, strlen(s));
 }
 
+int strbuf__add_u64(struct strbuf *sb, uint64_t v)
+{
+	char num[20], *p = num + sizeof(num);
+
+	do {
+		*--p = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	return strbuf__add(sb, p, (size_t)(num + sizeof(num) - p));
+}
+
 int strbuf__addf(struct strbuf *sb, const char *fmt, ...)
 {
 	va_list ap;

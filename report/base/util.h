@@ -38,6 +38,7 @@ static inline int strbuf__add(struct strbuf *sb, const char *s, size_t n)
 }
 
 int strbuf__adds(struct strbuf *sb, const char *s);
+int strbuf__add_u64(struct strbuf *sb, uint64_t v);	/* in decimal, as "%llu" */
 int strbuf__addf(struct strbuf *sb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* The string ("" when empty); borrowed until the next append or free. */
 const char *strbuf__str(const struct strbuf *sb);
