@@ -412,7 +412,8 @@ void groups__free(struct groups *g)
 
 /* fprintf(f, "%s%s%llu%s") for a line per group: tens of thousands of
  * them, and printf's format parsing was most of writing them. */
-static void write_line(FILE *f, const char *text, const char *sep, uint64_t v, const char *end)
+static void write_line(FILE *f, const char *text, size_t len, const char *sep, uint64_t v,
+		       const char *end)
 {
 	char num[24], *p = num + sizeof(num);
 
@@ -421,7 +422,7 @@ static void write_line(FILE *f, const char *text, const char *sep, uint64_t v, c
 		*--p = (char)('0' + v % 10);
 		v /= 10;
 	} while (v);
-	fputs(text, f);
+	fwrite(text, 1, len, f);
 	fputs(sep, f);
 	fputs(p, f);
 	fputs(end, f);
@@ -451,7 +452,8 @@ int output__write_grouped(const struct report *r, const struct output_opts *o, F
 		for (i = 0; !err && i < g.n; i++) {
 			err = group__text(&g, g.all[i], &sb, &text);
 			if (!err)
-				write_line(f, text, sep, out_value(r, g.all[i]->value[0]), end);
+				write_line(f, text, g.all[i]->len, sep,
+					   out_value(r, g.all[i]->value[0]), end);
 		}
 		if (!err && (fflush(f) || ferror(f)))
 			err = -EIO;
