@@ -129,22 +129,36 @@ static __always_inline __u32 stat_key(__u32 idx)
 
 /* Processes already announced to user space by a STKREC_EV_NEW_PROC event.
  * Exec and exit remove a process, so it is announced again after an exec
- * (new mappings) and a recycled pid is never mistaken for the old process. */
+ * (new mappings) and a recycled pid is never mistaken for the old process.
+ * It holds the live processes sampled since their last exec: 4096 (320
+ * KiB preallocated, where 16384 took 1.3 MiB), as py_procs and exec_mm.
+ * Past that the kernel evicts the process sampled longest ago, which
+ * costs nothing but time: sampled again, it is announced again (user
+ * space snapshots it again), and its exit, unannounced, is found by user
+ * space's kill(pid, 0) check (record/procs/procs.c forget_unseen_exits()). */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__type(key, __u32);
 	__type(value, __u8);
-	__uint(max_entries, 16384);
+	__uint(max_entries, 4096);
 } seen SEC(".maps");
 
 /* tgid -> CLOCK_MONOTONIC time of its last exec, so that a sample says
  * which image of its process it was taken in: user space resolves a
- * sample taken in execve, before the new image, in the old one. */
+ * sample taken in execve, before the new image, in the old one.  It holds
+ * the live processes that exec'd during the recording (exit removes
+ * them): 4096, as "seen".  Past that the kernel evicts the one used
+ * longest ago, whose samples then say 0 (an image begun before the
+ * recording).  User space keeps an image an exec replaced only until its
+ * rows are written, a flush or two, and resolves 0 in the current image
+ * after that, as it would the right time: only a process pushed out
+ * within a flush of its exec, behind 4096 newer live ones, could have
+ * samples resolved in the image before. */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__type(key, __u32);
 	__type(value, __u64);
-	__uint(max_entries, 16384);
+	__uint(max_entries, 4096);
 } images SEC(".maps");
 
 struct {

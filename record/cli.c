@@ -58,10 +58,13 @@ const struct cli_opt cli__opts[] = {
 	{ "stack-storage-size", required_argument, CLI_STACK_STORAGE, CLI_ALL,
 	  "      --stack-storage-size N unique stacks the kernel remembers sending\n"
 	  "                             (default " CLI_STR(CLI_DEFAULT_STACK_STORAGE) "), and 64 bytes each (256 KiB at\n"
-	  "                             least) of ring for new stacks; preallocated with\n"
-	  "                             the counts maps: about 420 bytes of kernel\n"
-	  "                             memory per entry (16384: 6.5 MiB; 4194304:\n"
-	  "                             1.7 GiB); more than half of MemAvailable is refused\n",
+	  "                             least) of ring for new stacks; preallocated:\n"
+	  "                             about 145 bytes of kernel memory per entry, and\n"
+	  "                             two counts maps of four flush intervals' samples\n"
+	  "                             (-F x CPUs x 4 x --flush-interval entries, 8192\n"
+	  "                             to N, 136 bytes each; 16384 at the default -F on\n"
+	  "                             up to 41 CPUs: 4.4 MiB; 4194304: 578 MiB); more\n"
+	  "                             than half of MemAvailable is refused\n",
 	  "      --stack-storage-size N unique stacks the kernel remembers sending\n"
 	  "                             (default " CLI_STR(CLI_DEFAULT_STACK_STORAGE) "), and 64 bytes each (256 KiB at\n"
 	  "                             least) of ring for new stacks; preallocated with\n"

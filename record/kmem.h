@@ -2,7 +2,7 @@
 /*
  * kmem.h - what a recording's BPF maps cost in kernel memory, and whether
  * the machine has it.  The stacks set (--stack-storage-size ids, an LRU
- * hash) and the two counts maps sized with it are preallocated hash maps,
+ * hash) and the two counts maps (modeobj.h) are preallocated hash maps,
  * and the stack ring (64 bytes an id) a buffer: the kernel takes all of
  * their memory when they are created, before the first sample.
  */

@@ -309,11 +309,15 @@ struct args {
 	int output_given, keep_given;
 };
 
-/* Kernel memory the BPF maps of a recording with @o take (kmem.h). */
-static uint64_t maps_kmem(const struct recorder_opts *o, int offcpu)
+/* Kernel memory the BPF maps of @a's recording take (kmem.h). */
+static uint64_t maps_kmem(const struct args *a)
 {
+	const struct recorder_opts *o = &a->o;
+
 	return kmem__recording_bytes(o->stack_storage_size, modeobj__stack_ring_bytes(o),
-				     modeobj__counts_entries(o), offcpu);
+				     a->offcpu || a->trace ? modeobj__counts_entries(o)
+							   : modeobj__profile_counts_entries(o),
+				     a->offcpu);
 }
 
 /*
@@ -998,7 +1002,7 @@ static int check_targets(const struct args *a)
  * the targets, CMD (exit 1, or 127/126 for CMD as a shell would). */
 static int check_environment(struct args *a)
 {
-	uint64_t need = maps_kmem(&a->o, a->offcpu);
+	uint64_t need = maps_kmem(a);
 	uint64_t avail;
 	int err;
 
@@ -1046,7 +1050,7 @@ static void warn_started(const struct args *a, struct recorder *rec)
 	 * when the preallocation of big maps is what makes it long (a
 	 * loaded machine slows any setup: no reason to warn). */
 	uint64_t setup = recorder__setup_ns(rec);
-	uint64_t maps = maps_kmem(o, a->offcpu);
+	uint64_t maps = maps_kmem(a);
 
 	if (setup > 2000000000ULL && maps >= (256ULL << 20) &&
 	    (!o->duration_ns || setup > o->duration_ns / 4)) {

@@ -74,7 +74,7 @@ static int profile_open(struct rec_mode **out, const struct recorder_opts *o, in
 	m = calloc(1, sizeof(*m));
 	if (!m)
 		return recorder__errorf(rec, -ENOMEM, "out of memory");
-	m->counts_entries = modeobj__counts_entries(o);
+	m->counts_entries = modeobj__profile_counts_entries(o);
 	err = modeobj__load(m, o, follow, rec, profile_load, profile_unload, &symbolizer,
 			    &unwind, &unwind_err);
 	err = err ?: modeobj__hand_over(m->skel->obj, &m->skel->bss->counts_idx, symbolizer,

@@ -27,6 +27,27 @@ uint32_t modeobj__counts_entries(const struct recorder_opts *o)
 							  : COUNTS_MIN_ENTRIES;
 }
 
+/*
+ * A counts map takes the rows of one flush interval, and a row is a
+ * sample at least: a cpu-clock event fires once a period (1/F s), no more,
+ * so an interval holds F x CPUs x interval rows at most.  Four intervals'
+ * worth leaves room for flushes three intervals late.  At the default
+ * 49 Hz that is the minimum up to 41 CPUs: 2 x 2.1 MiB less kernel memory
+ * than counts maps of --stack-storage-size (16384) entries.
+ */
+#define PROFILE_COUNTS_INTERVALS 4
+
+uint32_t modeobj__profile_counts_entries(const struct recorder_opts *o)
+{
+	uint32_t most = modeobj__counts_entries(o);
+	double want = (double)o->frequency * (double)o->nr_cpus * PROFILE_COUNTS_INTERVALS *
+		      ((double)o->flush_interval_ns / 1e9);
+
+	if (want >= most)
+		return most;
+	return want > COUNTS_MIN_ENTRIES ? (uint32_t)want + 1 : COUNTS_MIN_ENTRIES;
+}
+
 uint32_t modeobj__stack_ring_bytes(const struct recorder_opts *o)
 {
 	uint64_t want = (uint64_t)o->stack_storage_size * 64, n = 256 * 1024;
@@ -149,6 +170,16 @@ int modeobj__configure(struct bpf_object *obj, const struct recorder_opts *o, in
 	err = err ?: set_entries(obj, "stack_ring", modeobj__stack_ring_bytes(o));
 	err = err ?: set_entries(obj, "tgids", tgid_entries);
 	err = err ?: set_entries(obj, "tids", tid_entries);
+	/* Python frames off: the walk is loaded (the programs reference its
+	 * maps) but never runs, as no process gets an interpreter; its maps
+	 * at their smallest (a ring is a page at least) leave 1.3 MiB of
+	 * kernel memory unused. */
+	if (o->no_python) {
+		err = err ?: set_entries(obj, "py_procs", 1);
+		err = err ?: set_entries(obj, "py_threads", 1);
+		err = err ?: set_entries(obj, "py_codes_seen", 1);
+		err = err ?: set_entries(obj, "py_code_ring", (uint32_t)sysconf(_SC_PAGESIZE));
+	}
 	/* Forks matter to -- CMD (followed) and to Python frames (a child
 	 * inherits its parent's interpreter): do not load what would never
 	 * run. */

@@ -26,6 +26,15 @@ struct bpf_object;
  */
 uint32_t modeobj__counts_entries(const struct recorder_opts *o);
 
+/*
+ * modeobj__profile_counts_entries() - entries of each of profile's counts
+ * maps for @o: the samples of four flush intervals at -F on every CPU
+ * sampled (o->frequency, o->nr_cpus, o->flush_interval_ns; a row is one
+ * sample at least), within modeobj__counts_entries()'s minimum and its
+ * size.  Other modes count events no frequency bounds.
+ */
+uint32_t modeobj__profile_counts_entries(const struct recorder_opts *o);
+
 /* The running kernel's BTF, read once for every question the modes ask of
  * it (which tracepoints exist, their arguments), or NULL. */
 const struct btf *modeobj__kernel_btf(void);

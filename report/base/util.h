@@ -9,6 +9,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 /* A growable NUL-terminated string.  Zero-initialised is empty and valid. */
 struct strbuf {
@@ -17,9 +18,27 @@ struct strbuf {
 	size_t cap;
 };
 
-/* Append @n bytes of @s / a C string / printf output.  0 or -ENOMEM. */
-int strbuf__add(struct strbuf *sb, const char *s, size_t n);
+/* Room for @extra more bytes and the NUL.  0 or -ENOMEM. */
+int strbuf__grow(struct strbuf *sb, size_t extra);
+
+/* Append @n bytes of @s / a C string / printf output.  0 or -ENOMEM.
+ * Inline: writers append a few bytes millions of times. */
+static inline int strbuf__add(struct strbuf *sb, const char *s, size_t n)
+{
+	if (sb->len + n + 1 > sb->cap) {
+		int err = strbuf__grow(sb, n);
+
+		if (err)
+			return err;
+	}
+	memcpy(sb->buf + sb->len, s, n);
+	sb->len += n;
+	sb->buf[sb->len] = '\0';
+	return 0;
+}
+
 int strbuf__adds(struct strbuf *sb, const char *s);
+int strbuf__add_u64(struct strbuf *sb, uint64_t v);	/* in decimal, as "%llu" */
 int strbuf__addf(struct strbuf *sb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* The string ("" when empty); borrowed until the next append or free. */
 const char *strbuf__str(const struct strbuf *sb);

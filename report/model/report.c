@@ -35,6 +35,18 @@ struct report_priv {
 	struct rframe *scratch;		/* a stack's native frames, before its
 					 * Python frames are put in */
 	size_t cap_scratch;
+	struct idmap snaps;		/* hash -> maps_ent chain */
+};
+
+/* cap_segment__maps()'s answer for one (segment, tgid, comm, time): rows
+ * of a process share them, and each answer takes three binary searches of
+ * the segment's snapshots (thousands in a system-wide capture). */
+struct maps_ent {
+	uint32_t seg, tgid;
+	uint64_t time_ns;
+	char comm[16];
+	const struct cap_maps *maps;
+	struct maps_ent *next;
 };
 
 const char *report_kind__name(enum report_kind k)
@@ -451,6 +463,32 @@ static int ref_missing(int64_t ref, const struct rstack *st)
 	return ref != -EFAULT && ref != -ENOENT;
 }
 
+/* cap_segment__maps(), remembered.  0 or -ENOMEM. */
+static int report__maps(struct report *r, const struct cap_segment *seg, uint32_t tgid,
+			const char *comm, uint64_t time_ns, const struct cap_maps **out)
+{
+	struct report_priv *p = r->priv;
+	uint64_t h = hash64(hash64(hash_bytes(hash64(3, seg->index), comm, strnlen(comm, 16)),
+				   tgid), time_ns);
+	struct maps_ent *e;
+
+	for (e = idmap__find_ptr(&p->snaps, h); e; e = e->next)
+		if (e->seg == seg->index && e->tgid == tgid && e->time_ns == time_ns &&
+		    strncmp(e->comm, comm, sizeof(e->comm)) == 0) {
+			*out = e->maps;
+			return 0;
+		}
+	e = arena__alloc(&p->mem, sizeof(*e));
+	if (!e)
+		return -ENOMEM;
+	*e = (struct maps_ent){ .seg = seg->index, .tgid = tgid, .time_ns = time_ns,
+				.maps = cap_segment__maps(seg, tgid, comm, time_ns),
+				.next = idmap__find_ptr(&p->snaps, h) };
+	strncpy(e->comm, comm, sizeof(e->comm));
+	*out = e->maps;
+	return idmap__set_ptr(&p->snaps, h, e);
+}
+
 static int report__task(struct report *r, const struct cap_segment *seg,
 			const struct stk_task_stacks *t, uint64_t kip, uint64_t kret,
 			uint64_t time_ns, struct rtask *out)
@@ -468,8 +506,8 @@ static int report__task(struct report *r, const struct cap_segment *seg,
 	out->user_ref = t->user_stack;
 	out->kernel_ref = t->kernel_stack;
 	if (!o->kernel_only) {
-		maps = cap_segment__maps(seg, t->tgid, out->comm, time_ns);
-		err = report__user_stack(r, seg, t->tgid, maps, t->user_stack, &out->user);
+		err = report__maps(r, seg, t->tgid, out->comm, time_ns, &maps);
+		err = err ?: report__user_stack(r, seg, t->tgid, maps, t->user_stack, &out->user);
 		if (err)
 			return err;
 		if (ref_missing(t->user_stack, out->user)) {
@@ -740,6 +778,7 @@ void report__free(struct report *r)
 		idmap__release(&r->priv->kstacks);
 		idmap__release(&r->priv->map_mods);
 		idmap__release(&r->priv->maps_mods);
+		idmap__release(&r->priv->snaps);
 		pystack__free(r->priv->py);
 		free(r->priv->scratch);
 		free(r->priv);

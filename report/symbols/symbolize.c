@@ -193,6 +193,7 @@ void symbolizer__free(struct symbolizer *s)
 			free(dm);
 	}
 	idmap__release(&s->demangled);
+	idmap__release(&s->etab_results);
 	if (s->debug_dirs)
 		for (i = 0; i < s->opts.nr_debug_dirs; i++)
 			free(s->debug_dirs[i]);
@@ -510,9 +511,6 @@ static int module__load(struct symbolizer *s, struct sym_module *m, const char *
 		if (!m->debug_path)
 			return -ENOMEM;
 	}
-	p->syms = symtab__new(p->mod);
-	if (!p->syms)
-		return -ENOMEM;
 	/* .dynsym alone names only exported functions: call that stripped.
 	 * Not so for an embedded image: the vDSO has only .dynsym, and every
 	 * function in it is exported. */
@@ -520,6 +518,15 @@ static int module__load(struct symbolizer *s, struct sym_module *m, const char *
 		m->status = SYM_MOD_NO_SYMBOLS;
 	else
 		m->status = SYM_MOD_OK;
+	/* A stripped file whose table the capture carries is named by that
+	 * table (module__open()): its symbols would be read and sorted for
+	 * nothing (libLLVM's .dynsym is 30000 of them). */
+	if (m->status == SYM_MOD_NO_SYMBOLS && m->build_id_size &&
+	    tab_find(s, m->build_id, m->build_id_size, 0))
+		return 0;
+	p->syms = symtab__new(p->mod);
+	if (!p->syms)
+		return -ENOMEM;
 	return 0;
 }
 

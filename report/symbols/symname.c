@@ -561,8 +561,8 @@ static int module__lookup_etab(struct symbolizer *s, struct sym_module *m, uint6
 
 	if (!r) {
 		name = esymtab__find(p->etab, key);
-		r = &s->unknown;
-		if (name) {
+		r = name ? idmap__find_ptr(&s->etab_results, (uintptr_t)name) : &s->unknown;
+		if (!r) {
 			t.nr_lines = 1;
 			t.lines = &line;
 			err = sym_line__set_sym(s, &line, name);
@@ -573,7 +573,7 @@ static int module__lookup_etab(struct symbolizer *s, struct sym_module *m, uint6
 			if (line.name != line.raw)
 				free((char *)line.name);
 			free((char *)line.raw);
-			if (err || !r)
+			if (err || !r || idmap__set_ptr(&s->etab_results, (uintptr_t)name, r))
 				return -ENOMEM;
 		}
 		if (idmap__set_ptr(&p->cache, key, r))

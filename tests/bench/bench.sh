@@ -16,7 +16,11 @@
 #    to the interrupted workload, so it shows here and not in the
 #    recorder's CPU time; CPU time is steadier on a shared machine), with
 #    the lowest and highest run's CPU slowdown: the noise, often wider
-#    than the difference between the recorders on a shared machine.
+#    than the difference between the recorders on a shared machine;
+#  - the machine's total (issue 25): the workload's CPU time lost plus the
+#    recorder's CPU, in CPU seconds, against perf's (goal: stkrec's <=
+#    perf's at both frequencies; slowdown at 99 Hz <= 0.5 %), with the
+#    lowest and highest run's.  BENCH_ONLY=overhead runs only that.
 # Then the file sizes of a 30 s, all-CPU, 99 Hz capture of the same load
 # (stkrec with the kernel symbols it needs, and with --kallsyms=full), and
 # what the user symbols embedded by default (--embed-symbols=covering) add
@@ -73,7 +77,7 @@
 # Targets (issue 3): recorder CPU <= 1/10 of perf's, file <= 1/10 of
 # perf.data, slowdown <= 1% at 99 Hz.  Needs root.  Environment: O, REPS,
 # SECONDS_PER_RUN (default 10), LONG_SECONDS (default 30), UW_SECONDS
-# (default 5), SHORT_FILES, SHORT_HZ, BENCH_ONLY=unwind|load|shortlived|python|soak
+# (default 5), SHORT_FILES, SHORT_HZ, BENCH_ONLY=overhead|unwind|load|shortlived|python|soak
 # (PY_SECONDS, PY_HZ: bench_python.sh's).  The
 # recorders run the workload (-- CMD), which time(1) wraps too: recorder
 # CPU is the recorder's user+sys, children included, less the workload's.
@@ -362,7 +366,7 @@ run_ns() {
 # leaves its maps' kernel memory in $tmp/kmem (bytes; all, and those
 # of the stack storage: every map but the unwinder's).
 steady_us() {
-	"$@" > /dev/null 2>&1 &
+	"$@" > /dev/null 2> "$tmp/steady.err" &
 	_p=$!
 	sleep 3
 	_a=$(run_ns $_p)
@@ -370,7 +374,12 @@ steady_us() {
 	_b=$(run_ns $_p)
 	kmem_of $_p > "$tmp/kmem"
 	kill -INT $_p 2>/dev/null
-	wait $_p
+	wait $_p 2>/dev/null
+	# SIGINT's own status (perf re-raises it) aside, a recorder that died
+	# says so, with its last words.
+	_rc=$?
+	[ $_rc -le 128 ] || [ $_rc -eq 130 ] ||
+		echo "bench: $1 ended with status $_rc: $(tail -1 "$tmp/steady.err")" >&2
 	echo "$_a $_b" | awk -v s="$COST_SECONDS" '{ printf "%.0f\n", ($2 - $1) / 1e3 / s }'
 }
 
@@ -620,6 +629,84 @@ shortlived_bench() {
 	rm -rf "$proj"
 }
 
+# ---- the workload's slowdown and the machine's total (issues 3, 25) --------
+
+# cpuwork alone, under stkrec and under perf -g -a at 99 and 999 Hz, REPS
+# times: recorder CPU, file size, the workload's slowdown, and the
+# machine's total, both in CPU seconds: the workload's CPU time lost (over
+# the unprofiled run's median; the in-kernel cost of sampling is charged
+# to it) plus the recorder's (issue 25: stkrec's <= perf's at both
+# frequencies; the slowdown at 99 Hz <= 0.5 %).
+overhead_bench() {
+	# Calibrate: rounds for RUN_S seconds.
+	t=$(workload 50 | cut -d' ' -f1)
+	[ "$t" -gt 0 ] || t=1
+	rounds=$((50 * RUN_S * 1000 / t))
+	echo "bench: $ncpu CPUs, cpuwork -n $rounds $ncpu (~${RUN_S} s alone), $REPS runs each, medians"
+
+	results=
+	for hz in 99 999; do
+		for f in base s_wl p_wl s_cpu p_cpu s_size p_size; do : > "$tmp/$f"; done
+		r=0
+		while [ $r -lt "$REPS" ]; do
+			workload "$rounds" >> "$tmp/base"
+
+			rm -f "$tmp/s.stk"
+			start_recorder "$tmp/s.cpu" "$REC" -q -F $hz -o "$tmp/s.stk"
+			workload "$rounds" >> "$tmp/s_wl"
+			stop_recorder
+			cpu_ms "$tmp/s.cpu" >> "$tmp/s_cpu"
+			stat -c %s "$tmp/s.stk" >> "$tmp/s_size"
+
+			rm -f "$tmp/p.data"
+			start_recorder "$tmp/p.cpu" "$PERF" record -q -F $hz -g -a -o "$tmp/p.data"
+			workload "$rounds" >> "$tmp/p_wl"
+			stop_recorder
+			cpu_ms "$tmp/p.cpu" >> "$tmp/p_cpu"
+			stat -c %s "$tmp/p.data" >> "$tmp/p_size"
+			r=$((r + 1))
+		done
+		base=$(cut -d' ' -f1 "$tmp/base" | median); basec=$(cut -d' ' -f2 "$tmp/base" | median)
+		sw=$(cut -d' ' -f1 "$tmp/s_wl" | median); swc=$(cut -d' ' -f2 "$tmp/s_wl" | median)
+		pw=$(cut -d' ' -f1 "$tmp/p_wl" | median); pwc=$(cut -d' ' -f2 "$tmp/p_wl" | median)
+		sc=$(median < "$tmp/s_cpu"); pc=$(median < "$tmp/p_cpu")
+		ss=$(median < "$tmp/s_size"); ps=$(median < "$tmp/p_size")
+		# The noise: each run's CPU slowdown against the unprofiled median.
+		srange=$(cut -d' ' -f2 "$tmp/s_wl" | spread "$basec")
+		prange=$(cut -d' ' -f2 "$tmp/p_wl" | spread "$basec")
+		# The machine's total of each run, ms: the workload's CPU time
+		# over the unprofiled median and the recorder's.
+		stot=$(cut -d' ' -f2 "$tmp/s_wl" | paste -d' ' - "$tmp/s_cpu" |
+			awk -v b="$basec" '{ print $1 - b + $2 }' | sort -n | awk '{ v[NR] = $1 } END { print v[1], v[NR] }')
+		ptot=$(cut -d' ' -f2 "$tmp/p_wl" | paste -d' ' - "$tmp/p_cpu" |
+			awk -v b="$basec" '{ print $1 - b + $2 }' | sort -n | awk '{ v[NR] = $1 } END { print v[1], v[NR] }')
+		results="$results
+$hz $base $sw $pw $sc $pc $ss $ps $basec $swc $pwc $srange $prange $stot $ptot"
+	done
+
+	echo
+	echo "$results" | awk 'NF {
+		hz = $1; base = $2; sw = $3; pw = $4; sc = $5; pc = $6; ss = $7; ps = $8
+		basec = $9; swc = $10; pwc = $11
+		sd = 100 * (sw - base) / base; pd = 100 * (pw - base) / base
+		sdc = 100 * (swc - basec) / basec; pdc = 100 * (pwc - basec) / basec
+		printf "%d Hz, all CPUs, %.1f s of work (%.1f s of CPU):\n", hz, base / 1000, basec / 1000
+		printf "  recorder CPU:      stkrec %7.3f s   perf %7.3f s   ratio %.3f\n", sc / 1000, pc / 1000, pc ? sc / pc : 0
+		printf "  file size:         stkrec %7.1f KiB perf %7.1f KiB ratio %.3f\n", ss / 1024, ps / 1024, ps ? ss / ps : 0
+		ratio = (pd > 0.05) ? sprintf("%.2f", sd / pd) : "n/a (perf within noise)"
+		printf "  slowdown (wall):   stkrec %+6.2f %%   perf %+6.2f %%   ratio %s\n", sd, pd, ratio
+		ratio = (pdc > 0.05) ? sprintf("%.2f", sdc / pdc) : "n/a (perf within noise)"
+		goal = hz == 99 ? "goal stkrec <= +0.50 %" : "goal <= 1"
+		printf "  slowdown (CPU):    stkrec %+6.2f %%   perf %+6.2f %%   ratio %s (%s)\n", sdc, pdc, ratio, goal
+		printf "    runs between:    stkrec %+.2f..%+.2f %%   perf %+.2f..%+.2f %% (the noise)\n", $12, $13, $14, $15
+		# The machine'"'"'s total: workload CPU lost + recorder CPU.
+		st = (swc - basec + sc) / 1000; pt = (pwc - basec + pc) / 1000
+		ratio = (pt > 0.01) ? sprintf("%.2f", st / pt) : "n/a (perf within noise)"
+		printf "  machine total:     stkrec %7.3f s   perf %7.3f s   ratio %s (goal <= 1; workload CPU lost + recorder CPU)\n", st, pt, ratio
+		printf "    runs between:    stkrec %+.3f..%+.3f s   perf %+.3f..%+.3f s (the noise)\n", $16 / 1000, $17 / 1000, $18 / 1000, $19 / 1000
+	}'
+}
+
 if [ "${BENCH_ONLY:-}" = unwind ]; then
 	echo "bench: unwinding only, nofpwork $UW_S s, $REPS runs each, medians"
 	unwind_bench
@@ -642,66 +729,16 @@ if [ "${BENCH_ONLY:-}" = python ]; then
 	O=$O sh "$top/tests/bench/bench_python.sh"
 	exit 0
 fi
+if [ "${BENCH_ONLY:-}" = overhead ]; then
+	overhead_bench
+	exit 0
+fi
 if [ "${BENCH_ONLY:-}" = soak ]; then
 	O=$O PERF=$PERF sh "$top/tests/bench/soak.sh"
 	exit 0
 fi
 
-# Calibrate: rounds for RUN_S seconds.
-t=$(workload 50 | cut -d' ' -f1)
-[ "$t" -gt 0 ] || t=1
-rounds=$((50 * RUN_S * 1000 / t))
-echo "bench: $ncpu CPUs, cpuwork -n $rounds $ncpu (~${RUN_S} s alone), $REPS runs each, medians"
-
-results=
-for hz in 99 999; do
-	for f in base s_wl p_wl s_cpu p_cpu s_size p_size; do : > "$tmp/$f"; done
-	r=0
-	while [ $r -lt "$REPS" ]; do
-		workload "$rounds" >> "$tmp/base"
-
-		rm -f "$tmp/s.stk"
-		start_recorder "$tmp/s.cpu" "$REC" -q -F $hz -o "$tmp/s.stk"
-		workload "$rounds" >> "$tmp/s_wl"
-		stop_recorder
-		cpu_ms "$tmp/s.cpu" >> "$tmp/s_cpu"
-		stat -c %s "$tmp/s.stk" >> "$tmp/s_size"
-
-		rm -f "$tmp/p.data"
-		start_recorder "$tmp/p.cpu" "$PERF" record -q -F $hz -g -a -o "$tmp/p.data"
-		workload "$rounds" >> "$tmp/p_wl"
-		stop_recorder
-		cpu_ms "$tmp/p.cpu" >> "$tmp/p_cpu"
-		stat -c %s "$tmp/p.data" >> "$tmp/p_size"
-		r=$((r + 1))
-	done
-	base=$(cut -d' ' -f1 "$tmp/base" | median); basec=$(cut -d' ' -f2 "$tmp/base" | median)
-	sw=$(cut -d' ' -f1 "$tmp/s_wl" | median); swc=$(cut -d' ' -f2 "$tmp/s_wl" | median)
-	pw=$(cut -d' ' -f1 "$tmp/p_wl" | median); pwc=$(cut -d' ' -f2 "$tmp/p_wl" | median)
-	sc=$(median < "$tmp/s_cpu"); pc=$(median < "$tmp/p_cpu")
-	ss=$(median < "$tmp/s_size"); ps=$(median < "$tmp/p_size")
-	# The noise: each run's CPU slowdown against the unprofiled median.
-	srange=$(cut -d' ' -f2 "$tmp/s_wl" | spread "$basec")
-	prange=$(cut -d' ' -f2 "$tmp/p_wl" | spread "$basec")
-	results="$results
-$hz $base $sw $pw $sc $pc $ss $ps $basec $swc $pwc $srange $prange"
-done
-
-echo
-echo "$results" | awk 'NF {
-	hz = $1; base = $2; sw = $3; pw = $4; sc = $5; pc = $6; ss = $7; ps = $8
-	basec = $9; swc = $10; pwc = $11
-	sd = 100 * (sw - base) / base; pd = 100 * (pw - base) / base
-	sdc = 100 * (swc - basec) / basec; pdc = 100 * (pwc - basec) / basec
-	printf "%d Hz, all CPUs, %.1f s of work (%.1f s of CPU):\n", hz, base / 1000, basec / 1000
-	printf "  recorder CPU:      stkrec %7.3f s   perf %7.3f s   ratio %.3f\n", sc / 1000, pc / 1000, pc ? sc / pc : 0
-	printf "  file size:         stkrec %7.1f KiB perf %7.1f KiB ratio %.3f\n", ss / 1024, ps / 1024, ps ? ss / ps : 0
-	ratio = (pd > 0.05) ? sprintf("%.2f", sd / pd) : "n/a (perf within noise)"
-	printf "  slowdown (wall):   stkrec %+6.2f %%   perf %+6.2f %%   ratio %s\n", sd, pd, ratio
-	ratio = (pdc > 0.05) ? sprintf("%.2f", sdc / pdc) : "n/a (perf within noise)"
-	printf "  slowdown (CPU):    stkrec %+6.2f %%   perf %+6.2f %%   ratio %s\n", sdc, pdc, ratio
-	printf "    runs between:    stkrec %+.2f..%+.2f %%   perf %+.2f..%+.2f %% (the noise)\n", $12, $13, $14, $15
-}'
+overhead_bench
 
 # ---- 30 s captures ---------------------------------------------------------
 echo

@@ -176,6 +176,25 @@ START_TEST(strbuf_add_escaped_appends)
 }
 END_TEST
 
+START_TEST(strbuf_add_u64_writes_what_printf_llu_does)
+{
+	static const uint64_t v[] = { 0, 7, 10, 999, 4294967295u, 18446744073709551615ull };
+	struct strbuf sb = { 0 };
+	char want[64];
+	size_t i;
+
+	for (i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+		strbuf__reset(&sb);
+		ck_assert_int_eq(strbuf__adds(&sb, "pid "), 0);
+		ck_assert_int_eq(strbuf__add_u64(&sb, v[i]), 0);
+		snprintf(want, sizeof(want), "pid %llu", (unsigned long long)v[i]);
+		ck_assert_str_eq(strbuf__str(&sb), want);
+		ck_assert_uint_eq(sb.len, strlen(want));
+	}
+	strbuf__free(&sb);
+}
+END_TEST
+
 START_TEST(render_clean_keeps_its_rules_and_escapes_the_rest)
 {
 	struct strbuf sb = { 0 };
@@ -211,6 +230,7 @@ int main(void)
 	TCase *tc = tcase_create("escape");
 
 	tcase_add_test(tc, printable_ascii_is_kept);
+	tcase_add_test(tc, strbuf_add_u64_writes_what_printf_llu_does);
 	tcase_add_test(tc, backslash_is_doubled_so_output_is_unambiguous);
 	tcase_add_test(tc, c0_controls_and_del_become_hex);
 	tcase_add_test(tc, bare_c1_bytes_are_invalid_utf8_and_become_hex);

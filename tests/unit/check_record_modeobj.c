@@ -2,7 +2,9 @@
 /*
  * check_record_modeobj: the question modeobj asks of the kernel's BTF
  * without parsing it (modeobj__btf_has_string()): whether a type name is
- * one of its strings, however the 64 KiB pieces it reads fall.
+ * one of its strings, however the 64 KiB pieces it reads fall; and the
+ * size of profile's counts maps (modeobj__profile_counts_entries()): four
+ * flush intervals of samples, within 8192 and --stack-storage-size.
  */
 #include <check.h>
 #include <errno.h>
@@ -130,16 +132,50 @@ START_TEST(kernel_btf_agrees_with_libbpf)
 }
 END_TEST
 
+static uint32_t profile_counts(unsigned int hz, size_t cpus, double interval_s, uint32_t storage)
+{
+	struct recorder_opts o = {
+		.frequency = hz,
+		.nr_cpus = cpus,
+		.flush_interval_ns = (uint64_t)(interval_s * 1e9),
+		.stack_storage_size = storage,
+	};
+
+	return modeobj__profile_counts_entries(&o);
+}
+
+/* A row is one sample at least: four intervals' samples, 8192 at least
+ * (the other modes' minimum), --stack-storage-size at most. */
+START_TEST(profile_counts_follow_samples_per_interval)
+{
+	/* The default: 49 Hz, 1 s, 16384: the minimum up to 41 CPUs. */
+	ck_assert_uint_eq(profile_counts(49, 2, 1, 16384), 8192);
+	ck_assert_uint_eq(profile_counts(49, 41, 1, 16384), 8192);
+	ck_assert_uint_eq(profile_counts(49, 64, 1, 16384), 4 * 49 * 64 + 1);
+	ck_assert_uint_eq(profile_counts(49, 128, 1, 16384), 16384);
+	ck_assert_uint_eq(profile_counts(4999, 1, 1, 65536), 4 * 4999 + 1);
+	ck_assert_uint_eq(profile_counts(999, 1, 20, 65536), 65536);
+	ck_assert_uint_eq(profile_counts(999, 2, 0.5, 65536), 8192);
+	/* A set smaller than the minimum: the minimum, as before. */
+	ck_assert_uint_eq(profile_counts(100000, 4096, 3600, 64), 8192);
+	/* No overflow at the largest figures. */
+	ck_assert_uint_eq(profile_counts(4000000000u, 1u << 20, 1e6, 1u << 22), 1u << 22);
+}
+END_TEST
+
 static Suite *modeobj_suite(void)
 {
 	Suite *s = suite_create("record_modeobj");
 	TCase *tc = tcase_create("btf_has_string");
+	TCase *tcc = tcase_create("profile_counts");
 
 	tcase_add_test(tc, name_found_only_when_it_is_a_whole_string);
 	tcase_add_test(tc, name_across_a_piece_boundary_is_found);
 	tcase_add_test(tc, not_btf_is_ebadmsg_and_missing_is_enoent);
 	tcase_add_test(tc, kernel_btf_agrees_with_libbpf);
 	suite_add_tcase(s, tc);
+	tcase_add_test(tcc, profile_counts_follow_samples_per_interval);
+	suite_add_tcase(s, tcc);
 	return s;
 }
 

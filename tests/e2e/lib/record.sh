@@ -188,8 +188,9 @@ agree_ok() {
 }
 
 # record_with_perf NAME PID: stkrec and `perf record --call-graph dwarf`
-# on PID, both sampling, until PID has had 3 s of CPU; then PID is
-# stopped.  $tmp/NAME.stk and $tmp/NAME.perf.  Returns 1 (after a fail)
+# on PID, both sampling, until PID has had 3 s of CPU and perf has
+# written ~800 samples (its ring loses some on a busy machine); then PID
+# is stopped.  $tmp/NAME.stk and $tmp/NAME.perf.  Returns 1 (after a fail)
 # if either could not record.  Needs perf (need_cmds perf).
 record_with_perf() {
 	_n=$1 _pid=$2
@@ -204,7 +205,7 @@ record_with_perf() {
 	exec 8<>"$tmp/perf.ctl" 9<>"$tmp/perf.ack"
 	# -B: perf 6.1's build-id pass asserts on some recordings here; the
 	# binaries stay where they are, found by path.
-	bg perf record -q -B -F 999 -e cpu-clock --call-graph dwarf -p "$_pid" \
+	bg perf record -q -B -m 8M -F 999 -e cpu-clock --call-graph dwarf -p "$_pid" \
 		-o "$tmp/$_n.perf" -D -1 --control "fifo:$tmp/perf.ctl,$tmp/perf.ack" \
 		>"$tmp/$_n.perf.log" 2>&1
 	_perf=$bg_pid
@@ -214,10 +215,18 @@ record_with_perf() {
 		return 1
 	fi
 	_t0=$(cpu_ticks "$_pid")
+	# perf on a busy machine loses samples its ring could not hold (one
+	# run got 180 of ~3000): PID runs until perf has written ~800 samples
+	# too (a --call-graph dwarf sample is ~8.4 KiB; perf writes as it
+	# reads), not for a fixed time that luck may leave short.
 	# shellcheck disable=SC2317 # called through wait_until
-	ran_enough() { [ "$(cpu_ticks "$_pid")" -ge $((_t0 + 300)) ]; }
+	ran_enough() {
+		[ "$(cpu_ticks "$_pid")" -ge $((_t0 + 300)) ] &&
+			[ "$(wc -c <"$tmp/$_n.perf" 2>/dev/null || echo 0)" -ge $((800 * 8448)) ]
+	}
 	if ! wait_until ran_enough; then
-		fail "$_n: no 3 s of CPU in 120 s"
+		fail "$_n: no 3 s of CPU and 800 perf samples in 120 s" \
+			"perf.data: $(wc -c <"$tmp/$_n.perf" 2>/dev/null) bytes"
 		return 1
 	fi
 	stop "$_pid"
