@@ -79,9 +79,6 @@ struct {
 	__type(key, struct stkrec_unwind_page_key);
 	__type(value, struct stkrec_unwind_page);
 	__uint(max_entries, 1); /* set by user space */
-	/* Written by user space only, as tables are loaded: allocated as
-	 * used, not 2 MiB preallocated (and zeroed) at every start. */
-	__uint(map_flags, BPF_F_NO_PREALLOC);
 } unwind_pages SEC(".maps");
 
 struct {
