@@ -16,6 +16,7 @@
 #include "recorder.h"
 #include "stk.h"
 #include "stkrec.h"
+#include "wake.h"
 
 #define NSEC_PER_SEC 1000000000ULL
 
@@ -54,6 +55,9 @@ struct recorder {
 	char mw_state[128];		/* META mmap_events */
 	char uw_state[128];		/* META unwind_used */
 	int epfd;
+	/* Sources read soon after their first record, then held off
+	 * (wake.h): the side-band, the copies ring, the Python codes ring. */
+	struct wake wk_side, wk_defer, wk_py;
 	int write_failed;
 	int cmd_exec_errno;
 	uint64_t wall_start, mono_start;
