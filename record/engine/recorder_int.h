@@ -72,6 +72,8 @@ struct recorder {
 	int cmd_exit_code;
 	int nr_cpus_possible;
 	uint64_t *stat_vals;		/* the stats map's per-CPU values, as last read */
+	unsigned int stats_read_bad;	/* ... the sets that could not be read */
+	int stats_read_fresh;		/* ... by this flush's drain (its STAT sums them) */
 	uint64_t bpf_stats[STKREC_NR_STATS];
 	/* Each set's sums when its counts map was last drained: what the
 	 * rows written so far hold (STAT before the final flush). */
