@@ -1117,18 +1117,21 @@ int recorder__run(struct recorder *rec)
 			wake = deadline;
 		if (rec->rot && rec->o.rotate_ns && rec->file_start + rec->o.rotate_ns < wake)
 			wake = rec->file_start + rec->o.rotate_ns;
-		/* Held sources whose hold is over: armed again, and read for
-		 * what came while they were held. */
-		if (wake__due(&rec->wk_side, now) && !wake__rearm(&rec->wk_side, now)) {
-			wake__read(&rec->wk_side, procs__drain_events(rec->procs));
+		/* Held sources whose hold is over: read for what came while
+		 * they were held; armed again if that was nothing. */
+		if (wake__due(&rec->wk_side, now)) {
+			if (wake__read(&rec->wk_side, now, procs__drain_events(rec->procs)))
+				procs__drain_events(rec->procs);
 			now = loop_step_done(rec, LOOP_SIDEBAND, now);
 		}
-		if (wake__due(&rec->wk_defer, now) && !wake__rearm(&rec->wk_defer, now)) {
-			wake__read(&rec->wk_defer, deferred__take(rec->deferred) > 0);
+		if (wake__due(&rec->wk_defer, now)) {
+			if (wake__read(&rec->wk_defer, now, deferred__take(rec->deferred) > 0))
+				deferred__take(rec->deferred);
 			now = loop_step_done(rec, LOOP_DEFERRED, now);
 		}
-		if (wake__due(&rec->wk_py, now) && !wake__rearm(&rec->wk_py, now)) {
-			wake__read(&rec->wk_py, python_take(rec));
+		if (wake__due(&rec->wk_py, now)) {
+			if (wake__read(&rec->wk_py, now, python_take(rec)))
+				python_take(rec);
 			now = loop_step_done(rec, LOOP_RINGS, now);
 		}
 		if (wake__next(&rec->wk_side) < wake)

@@ -55,9 +55,6 @@ void wake__fired(struct wake *w, uint64_t now)
 {
 	w->wakes++;
 	w->armed = 0;
-	/* Fired within a hold of being armed: it keeps busy. */
-	if (now - w->armed_at < w->hold && w->hold < WAKE_HOLD_MAX_NS)
-		w->hold = w->hold * 2 < WAKE_HOLD_MAX_NS ? w->hold * 2 : WAKE_HOLD_MAX_NS;
 	w->rearm_at = now + w->hold;
 }
 
@@ -71,25 +68,24 @@ uint64_t wake__next(const struct wake *w)
 	return w->armed || w->fd < 0 ? UINT64_MAX : w->rearm_at;
 }
 
-int wake__rearm(struct wake *w, uint64_t now)
+int wake__read(struct wake *w, uint64_t now, int found)
 {
 	struct epoll_event ev = { .events = EPOLLIN | EPOLLONESHOT, .data.u32 = w->tag };
 
+	if (found) {
+		/* Busy: read again after a longer hold, still disarmed. */
+		if (w->hold < WAKE_HOLD_MAX_NS)
+			w->hold = w->hold * 2 < WAKE_HOLD_MAX_NS ? w->hold * 2 : WAKE_HOLD_MAX_NS;
+		w->rearm_at = now + w->hold;
+		return 0;
+	}
+	w->hold = WAKE_HOLD_MIN_NS;
 	if (epoll_ctl(w->epfd, EPOLL_CTL_MOD, w->fd, &ev) < 0) {
 		w->rearm_at = now + w->hold;
-		return -errno;
+		return 0;
 	}
 	w->armed = 1;
-	w->armed_at = now;
-	return 0;
-}
-
-void wake__read(struct wake *w, int found)
-{
-	if (!found)
-		w->hold = WAKE_HOLD_MIN_NS;
-	else if (w->hold < WAKE_HOLD_MAX_NS)
-		w->hold = w->hold * 2 < WAKE_HOLD_MAX_NS ? w->hold * 2 : WAKE_HOLD_MAX_NS;
+	return 1;
 }
 
 void wake__free(struct wake *w)

@@ -5,14 +5,16 @@
  * records costs a few wakes and a quiet source none.  Instead of polling:
  * what comes after a quiet while is read at once (a new process's exec and
  * mmaps reach the unwinder before most of its samples), and a busy source
- * is read at most once per hold (the hold grows while the records keep
- * coming, to WAKE_HOLD_MAX_NS).
+ * is read once per hold, without a syscall more: the hold grows while the
+ * records keep coming, to WAKE_HOLD_MAX_NS (the longest a record waits), and
+ * the source is armed again only once a read at the end of a hold finds
+ * nothing.
  *
  * The loop: wake__add() each source to its epoll set; when epoll says one
- * fired, call wake__fired() and read it; when wake__due(), wake__rearm()
- * and read it again (what came while held; the kernel's wake for it may
- * have been taken by the re-arm's poll, as a perf event's is), telling
- * wake__read() whether it found records.
+ * fired, call wake__fired() and read it; when wake__due(), read it and
+ * tell wake__read() whether there were records; if that re-armed it, read
+ * it once more (the kernel's wake for what came just before may have been
+ * taken by the re-arm's poll, as a perf event's is).
  */
 #ifndef STKREC_WAKE_H
 #define STKREC_WAKE_H
@@ -30,8 +32,7 @@ struct wake {
 	int group;		/* an epoll set of the source's fds, or -1 */
 	uint32_t tag;		/* epoll data */
 	int armed;
-	uint64_t rearm_at;	/* held: re-arm then */
-	uint64_t armed_at;
+	uint64_t rearm_at;	/* held: read (and re-armed if quiet) then */
 	uint64_t hold;
 	uint64_t wakes;		/* times it fired */
 };
@@ -53,15 +54,13 @@ int wake__due(const struct wake *w, uint64_t now);
 uint64_t wake__next(const struct wake *w);
 
 /*
- * wake__rearm() - arm @w again at @now; the caller then reads the source
- * and says with wake__read() whether it found records.  Returns 0 or
- * -errno (epoll_ctl(); @w then stays held, re-armed at its next hold).
+ * wake__read() - @w's hold is over (wake__due()) and the caller read it at
+ * @now: @found records or none.  Found: held again, for twice as long (to
+ * WAKE_HOLD_MAX_NS).  None: armed again, its next hold the shortest.
+ * Returns 1 if it was armed (the caller reads once more), 0 if it is held
+ * (an epoll_ctl() that failed too: tried again after a hold).
  */
-int wake__rearm(struct wake *w, uint64_t now);
-
-/* wake__read() - the read after wake__rearm() found records (@found):
- * the source is busy, its next hold longer. */
-void wake__read(struct wake *w, int found);
+int wake__read(struct wake *w, uint64_t now, int found);
 
 /* wake__init() - @w watches nothing yet: wake__free() does nothing, and
  * wake__next() is UINT64_MAX. */

@@ -2,10 +2,11 @@
 /*
  * A held wake source (record/engine/wake.c) over eventfds, in a real epoll
  * set: armed, its first record wakes the loop; fired, nothing of it wakes
- * the loop (a record that comes then included) until it is re-armed, which
- * reports what came meanwhile; a group of fds fires once for all of them;
- * the hold doubles while the source stays busy, up to WAKE_HOLD_MAX_NS,
- * and is back to WAKE_HOLD_MIN_NS once a read after a re-arm finds nothing.
+ * the loop (a record that comes then included) while its reads at the end
+ * of each hold find records, each hold twice as long up to
+ * WAKE_HOLD_MAX_NS; a read that finds nothing re-arms it (what comes then
+ * wakes the loop again) with the shortest hold; a group of fds fires once
+ * for all of them.
  */
 #include <check.h>
 #include <stdint.h>
@@ -42,9 +43,10 @@ static void take(int fd)
 	ck_assert_int_eq(read(fd, &v, sizeof(v)), sizeof(v));
 }
 
-START_TEST(fires_once_then_held_until_rearmed)
+START_TEST(fires_once_then_held_until_a_read_finds_nothing)
 {
 	int epfd = epoll_create1(EPOLL_CLOEXEC), fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	uint64_t t = 100 * MS;
 	struct wake w;
 
 	ck_assert_int_ge(epfd, 0);
@@ -54,20 +56,31 @@ START_TEST(fires_once_then_held_until_rearmed)
 	ck_assert_int_eq(ready(epfd), -1);
 	post(fd);
 	ck_assert_int_eq(ready(epfd), 7);
-	wake__fired(&w, 100 * MS);
-	ck_assert_uint_eq(wake__next(&w), 100 * MS + WAKE_HOLD_MIN_NS);
-	/* Held: the record left unread, and a new one, wake nothing. */
+	wake__fired(&w, t);
+	take(fd);
+	ck_assert_uint_eq(wake__next(&w), t + WAKE_HOLD_MIN_NS);
+	/* Held: a new record wakes nothing. */
 	post(fd);
 	ck_assert_int_eq(ready(epfd), -1);
-	ck_assert(!wake__due(&w, 100 * MS + WAKE_HOLD_MIN_NS - 1));
-	ck_assert(wake__due(&w, 100 * MS + WAKE_HOLD_MIN_NS));
-	/* Re-armed: what came while held is reported at once. */
-	ck_assert_int_eq(wake__rearm(&w, 100 * MS + WAKE_HOLD_MIN_NS), 0);
+	ck_assert(!wake__due(&w, t + WAKE_HOLD_MIN_NS - 1));
+	ck_assert(wake__due(&w, t + WAKE_HOLD_MIN_NS));
+	/* The read at the end of the hold found it: held twice as long. */
+	t += WAKE_HOLD_MIN_NS;
+	take(fd);
+	ck_assert_int_eq(wake__read(&w, t, 1), 0);
+	ck_assert_uint_eq(wake__next(&w), t + 2 * WAKE_HOLD_MIN_NS);
+	post(fd);
+	ck_assert_int_eq(ready(epfd), -1);
+	/* Then one that finds nothing arms it: what waits is reported. */
+	t += 2 * WAKE_HOLD_MIN_NS;
+	ck_assert_int_eq(wake__read(&w, t, 0), 1);
 	ck_assert_uint_eq(wake__next(&w), UINT64_MAX);
 	ck_assert_int_eq(ready(epfd), 7);
-	wake__fired(&w, 103 * MS);
+	/* Quiet again: the shortest hold. */
+	wake__fired(&w, 500 * MS);
+	ck_assert_uint_eq(wake__next(&w), 500 * MS + WAKE_HOLD_MIN_NS);
 	take(fd);
-	ck_assert_int_eq(wake__rearm(&w, 120 * MS), 0);
+	ck_assert_int_eq(wake__read(&w, 502 * MS, 0), 1);
 	ck_assert_int_eq(ready(epfd), -1);
 	wake__free(&w);
 	close(fd);
@@ -92,12 +105,14 @@ START_TEST(a_group_fires_once_for_all)
 	post(fds[0]);
 	post(fds[1]);
 	ck_assert_int_eq(ready(epfd), -1);
-	ck_assert_int_eq(wake__rearm(&w, 20 * MS), 0);
+	/* Re-armed with records waiting in two of them: one event. */
+	ck_assert_int_eq(wake__read(&w, 20 * MS, 0), 1);
 	ck_assert_int_eq(ready(epfd), 3);
+	ck_assert_int_eq(ready(epfd), -1);
 	wake__fired(&w, 20 * MS);
 	for (i = 0; i < 3; i++)
 		take(fds[i]);
-	ck_assert_int_eq(wake__rearm(&w, 40 * MS), 0);
+	ck_assert_int_eq(wake__read(&w, 40 * MS, 0), 1);
 	ck_assert_int_eq(ready(epfd), -1);
 	wake__free(&w);
 	for (i = 0; i < 3; i++)
@@ -106,7 +121,7 @@ START_TEST(a_group_fires_once_for_all)
 }
 END_TEST
 
-START_TEST(hold_grows_while_busy_and_resets_when_quiet)
+START_TEST(hold_grows_to_the_longest_while_busy)
 {
 	int epfd = epoll_create1(EPOLL_CLOEXEC), fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	uint64_t t = 1000 * MS, hold = WAKE_HOLD_MIN_NS;
@@ -114,28 +129,14 @@ START_TEST(hold_grows_while_busy_and_resets_when_quiet)
 	int i;
 
 	ck_assert_int_eq(wake__add(&w, epfd, 1, &fd, 1), 0);
-	/* The first fire after a quiet while: the shortest hold. */
 	wake__fired(&w, t);
-	ck_assert_uint_eq(wake__next(&w), t + WAKE_HOLD_MIN_NS);
 	for (i = 0; i < 8; i++) {
 		t = wake__next(&w);
-		ck_assert_int_eq(wake__rearm(&w, t), 0);
-		/* The read after the re-arm found records: busy. */
-		wake__read(&w, 1);
-		hold = hold * 2 < WAKE_HOLD_MAX_NS ? hold * 2 : WAKE_HOLD_MAX_NS;
-		/* Fired right after the re-arm: still busy. */
-		wake__fired(&w, t);
+		ck_assert_int_eq(wake__read(&w, t, 1), 0);
 		hold = hold * 2 < WAKE_HOLD_MAX_NS ? hold * 2 : WAKE_HOLD_MAX_NS;
 		ck_assert_uint_eq(wake__next(&w), t + hold);
 	}
 	ck_assert_uint_eq(hold, WAKE_HOLD_MAX_NS);
-	/* Quiet: the read after the re-arm finds nothing, and the next
-	 * fire comes long after. */
-	t = wake__next(&w);
-	ck_assert_int_eq(wake__rearm(&w, t), 0);
-	wake__read(&w, 0);
-	wake__fired(&w, t + 1000 * MS);
-	ck_assert_uint_eq(wake__next(&w), t + 1000 * MS + WAKE_HOLD_MIN_NS);
 	wake__free(&w);
 	close(fd);
 	close(epfd);
@@ -159,9 +160,9 @@ int main(void)
 	Suite *s = suite_create("record_wake");
 	TCase *tc = tcase_create("wake");
 
-	tcase_add_test(tc, fires_once_then_held_until_rearmed);
+	tcase_add_test(tc, fires_once_then_held_until_a_read_finds_nothing);
 	tcase_add_test(tc, a_group_fires_once_for_all);
-	tcase_add_test(tc, hold_grows_while_busy_and_resets_when_quiet);
+	tcase_add_test(tc, hold_grows_to_the_longest_while_busy);
 	tcase_add_test(tc, free_of_an_initialised_one_does_nothing);
 	suite_add_tcase(s, tc);
 	return check_run_fork(s, CK_NOFORK);
