@@ -461,12 +461,14 @@ static int setup_epoll(struct recorder *rec)
 	 */
 	if (procs__nr_fds(rec->procs)) {
 		size_t nr = procs__nr_fds(rec->procs);
-		int fds[nr];
-		int err;
+		int *fds = calloc(nr, sizeof(*fds)), err;
 
+		if (!fds)
+			return -ENOMEM;
 		for (i = 0; i < nr; i++)
 			fds[i] = procs__fd(rec->procs, i);
 		err = wake__add(&rec->wk_side, rec->epfd, EV_MMAPWATCH, fds, nr);
+		free(fds);
 		if (err)
 			return err;
 	}
