@@ -237,7 +237,10 @@ __noinline int py_code_emit(const struct stkrec_py_proc *pp, struct py_scratch *
 		if (!bpf_probe_read_user(r->lt, n, (const void *)(lt + 32)))
 			r->lt_size = (__u32)ltsize;
 	}
-	bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
+	/* The first after user space emptied the ring wakes it: new code
+	 * objects, and the new stacks that name them, are looked at while
+	 * the process lives (record/engine/wake.h). */
+	bpf_ringbuf_submit(r, 0);
 	*slot = key;
 	return 1;
 }

@@ -806,8 +806,11 @@ __noinline __u32 uw_defer(void)
 	d->size = size;
 	f->ips[0] = STKREC_UW_MARK | STKREC_UW_DEFERRED;
 	f->ips[1] = d->seq;
-	/* Read by user space at its next look, not woken for each. */
-	bpf_ringbuf_submit(d, BPF_RB_NO_WAKEUP);
+	/* The first copy after user space emptied the ring wakes it (the
+	 * kernel wakes only when the consumer has caught up), so copies
+	 * are taken soon after they start, not by polling; user space
+	 * holds off a few ms before it listens again (record/engine/wake.h). */
+	bpf_ringbuf_submit(d, 0);
 	stat_inc(STKREC_STAT_UW_DEFERRED);
 	return 2;
 }

@@ -94,10 +94,14 @@ fail:
 	return NULL;
 }
 
-void deferred__take(struct deferred *d)
+int deferred__take(struct deferred *d)
 {
-	if (d)
-		ring_buffer__consume(d->ring);
+	return d ? ring_buffer__consume(d->ring) : 0;
+}
+
+int deferred__fd(const struct deferred *d)
+{
+	return d ? ring_buffer__epoll_fd(d->ring) : -1;
 }
 
 static void forget(struct deferred *d, uint64_t seq, struct dcopy *c)

@@ -39,8 +39,12 @@ struct deferred_stats {
 struct deferred *deferred__new(int ring_fd, struct unwinder *uw, int fp,
 			       unwind_copy_mapping_fn mapping, void *ctx);
 
-/* Take the copies waiting in the ring. */
-void deferred__take(struct deferred *d);
+/* Take the copies waiting in the ring.  Returns how many there were (0
+ * for a NULL @d), or -errno. */
+int deferred__take(struct deferred *d);
+
+/* The ring's fd for epoll (readable: copies wait), or -1 for a NULL @d. */
+int deferred__fd(const struct deferred *d);
 
 /*
  * For stackstore__set_resolver(): @s is a placeholder; into its frames.

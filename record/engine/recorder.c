@@ -60,13 +60,9 @@
 #define EV_STACKRING 3
 #define EV_WORKER 4
 #define EV_READER 5
+#define EV_DEFERRED 6
+#define EV_PYCODES 7
 
-/* How often the side-band is read for new processes' mappings. */
-#define SIDEBAND_POLL_NS (10 * 1000000ull)
-/* While Python processes run: new stacks taken this often, so that the
- * code objects they name are read before the process frees them or exits
- * (most of a short script's, not only those of its last flush). */
-#define PYTHON_POLL_NS (20 * 1000000ull)
 /* The recorder's threads' nice value, once CMD is forked (root only). */
 #define RECORDER_NICE (-10)
 #define EV_TARGET 16	/* + i: the i-th pidfd of the -p/-t targets */
@@ -132,6 +128,9 @@ struct recorder *recorder__new(const struct recorder_opts *opts)
 	rec->o = *opts;
 	rec->ops = ops;
 	rec->epfd = -1;
+	wake__init(&rec->wk_side);
+	wake__init(&rec->wk_defer);
+	wake__init(&rec->wk_py);
 	rec->cmd_exit_code = -1;
 	rec->end_reason = "error";
 	rec->maps.stacks_fd = rec->maps.stats_fd = rec->maps.events_fd = -1;
@@ -450,10 +449,42 @@ static int setup_epoll(struct recorder *rec)
 		if (epoll_ctl(rec->epfd, EPOLL_CTL_ADD, child__pidfd(rec->child), &ev) < 0)
 			return -errno;
 	}
-	for (i = 0; i < procs__nr_fds(rec->procs); i++) {
-		ev.data.u32 = EV_MMAPWATCH;
-		if (epoll_ctl(rec->epfd, EPOLL_CTL_ADD, procs__fd(rec->procs, i), &ev) < 0)
-			return -errno;
+	/*
+	 * New processes' mappings reach the unwinder within a few ms of
+	 * their exec, before most of their samples (a compiler lives ~50
+	 * ms), not when the side-band's buffer fills: its first record wakes
+	 * the loop (mmapwatch.c), and so do the first copy of a stack whose
+	 * tables are not in yet (lost once their ring is full) and the first
+	 * code object a Python walk meets (read while the process lives).
+	 * Each is then held off a few ms, so a burst costs a few wakes, a
+	 * quiet machine none.
+	 */
+	if (procs__nr_fds(rec->procs)) {
+		size_t nr = procs__nr_fds(rec->procs);
+		int *fds = calloc(nr, sizeof(*fds)), err;
+
+		if (!fds)
+			return -ENOMEM;
+		for (i = 0; i < nr; i++)
+			fds[i] = procs__fd(rec->procs, i);
+		err = wake__add(&rec->wk_side, rec->epfd, EV_MMAPWATCH, fds, nr);
+		free(fds);
+		if (err)
+			return err;
+	}
+	if (rec->deferred) {
+		int fd = deferred__fd(rec->deferred), err;
+
+		err = wake__add(&rec->wk_defer, rec->epfd, EV_DEFERRED, &fd, 1);
+		if (err)
+			return err;
+	}
+	if (python__codes_fd(rec->python) >= 0) {
+		int fd = python__codes_fd(rec->python), err;
+
+		err = wake__add(&rec->wk_py, rec->epfd, EV_PYCODES, &fd, 1);
+		if (err)
+			return err;
 	}
 	if (rec->worker) {
 		ev.data.u32 = EV_WORKER;
@@ -866,6 +897,20 @@ fail:
 
 /* ---- run and finish ---------------------------------------------------- */
 
+/*
+ * New Python code objects, and the new stacks that name them: those the
+ * kernel could not copy are read from the process before it frees them or
+ * exits (most of a short script's, not only those of its last flush).
+ * Returns whether there were any.
+ */
+static int python_take(struct recorder *rec)
+{
+	int n = python__take_codes(rec->python);
+
+	stackstore__take_ring(rec->stacks);
+	return n > 0;
+}
+
 /* A main loop step done: its time, if the longest yet.  Returns now. */
 static uint64_t loop_step_done(struct recorder *rec, enum loop_step step, uint64_t t0)
 {
@@ -1002,8 +1047,6 @@ int recorder__run(struct recorder *rec)
 {
 	uint64_t start = rec->sample_start, interval = rec->o.flush_interval_ns;
 	uint64_t next_flush = start + interval, next_status = start + STATUS_INTERVAL_NS;
-	uint64_t next_sideband = start;
-	uint64_t next_python = start;
 	/* DURATION is of sampling: from the attach, not from the start of the
 	 * loading (which a loaded machine can make last longer than it). */
 	uint64_t deadline = rec->o.duration_ns ? start + rec->o.duration_ns : 0;
@@ -1076,31 +1119,29 @@ int recorder__run(struct recorder *rec)
 			wake = deadline;
 		if (rec->rot && rec->o.rotate_ns && rec->file_start + rec->o.rotate_ns < wake)
 			wake = rec->file_start + rec->o.rotate_ns;
-		/* New processes' mappings reach the unwinder within a few ms
-		 * of their exec, before most of their samples (a compiler
-		 * lives ~50 ms), not when the side-band's buffer fills. */
-		if (rec->uw) {
-			if (now >= next_sideband) {
+		/* Held sources whose hold is over: read for what came while
+		 * they were held; armed again if that was nothing. */
+		if (wake__due(&rec->wk_side, now)) {
+			if (wake__read(&rec->wk_side, now, procs__drain_events(rec->procs)))
 				procs__drain_events(rec->procs);
-				now = loop_step_done(rec, LOOP_SIDEBAND, now);
-				/* Copies in the ring are lost once it is full. */
+			now = loop_step_done(rec, LOOP_SIDEBAND, now);
+		}
+		if (wake__due(&rec->wk_defer, now)) {
+			if (wake__read(&rec->wk_defer, now, deferred__take(rec->deferred) > 0))
 				deferred__take(rec->deferred);
-				now = loop_step_done(rec, LOOP_DEFERRED, now);
-				next_sideband = now + SIDEBAND_POLL_NS;
-			}
-			if (next_sideband < wake)
-				wake = next_sideband;
+			now = loop_step_done(rec, LOOP_DEFERRED, now);
 		}
-		if (python__active(rec->python)) {
-			if (now >= next_python) {
-				python__take_codes(rec->python);
-				stackstore__take_ring(rec->stacks);
-				now = loop_step_done(rec, LOOP_RINGS, now);
-				next_python = now + PYTHON_POLL_NS;
-			}
-			if (next_python < wake)
-				wake = next_python;
+		if (wake__due(&rec->wk_py, now)) {
+			if (wake__read(&rec->wk_py, now, python_take(rec)))
+				python_take(rec);
+			now = loop_step_done(rec, LOOP_RINGS, now);
 		}
+		if (wake__next(&rec->wk_side) < wake)
+			wake = wake__next(&rec->wk_side);
+		if (wake__next(&rec->wk_defer) < wake)
+			wake = wake__next(&rec->wk_defer);
+		if (wake__next(&rec->wk_py) < wake)
+			wake = wake__next(&rec->wk_py);
 		timeout_ms = wake > now ? (int)((wake - now + 999999) / 1000000) : 0;
 		if (rec->child && child__pidfd(rec->child) < 0 && timeout_ms > 100)
 			timeout_ms = 100;
@@ -1130,8 +1171,18 @@ int recorder__run(struct recorder *rec)
 				ring_buffer__consume(rec->rb);
 				loop_step_done(rec, LOOP_RINGS, t0);
 			} else if (evs[i].data.u32 == EV_MMAPWATCH) {
+				wake__fired(&rec->wk_side, t0);
 				procs__drain_events(rec->procs);
 				loop_step_done(rec, LOOP_SIDEBAND, t0);
+			} else if (evs[i].data.u32 == EV_DEFERRED) {
+				/* Copies in the ring are lost once it is full. */
+				wake__fired(&rec->wk_defer, t0);
+				deferred__take(rec->deferred);
+				loop_step_done(rec, LOOP_DEFERRED, t0);
+			} else if (evs[i].data.u32 == EV_PYCODES) {
+				wake__fired(&rec->wk_py, t0);
+				python_take(rec);
+				loop_step_done(rec, LOOP_RINGS, t0);
 			} else if (evs[i].data.u32 == EV_READER) {
 				/* Symbol tables read: their symbols at the next flush. */
 				worker__collect(rec->reader);
@@ -1283,6 +1334,9 @@ void recorder__free(struct recorder *rec)
 		stk_writer__close(rec->w);
 	child__free(rec->child);
 	targets__free(rec->targets);
+	wake__free(&rec->wk_side);
+	wake__free(&rec->wk_defer);
+	wake__free(&rec->wk_py);
 	if (rec->epfd >= 0)
 		close(rec->epfd);
 	procs__free(rec->procs);

@@ -16,6 +16,7 @@
 #include "recorder.h"
 #include "stk.h"
 #include "stkrec.h"
+#include "wake.h"
 
 #define NSEC_PER_SEC 1000000000ULL
 
@@ -54,6 +55,9 @@ struct recorder {
 	char mw_state[128];		/* META mmap_events */
 	char uw_state[128];		/* META unwind_used */
 	int epfd;
+	/* Sources read soon after their first record, then held off
+	 * (wake.h): the side-band, the copies ring, the Python codes ring. */
+	struct wake wk_side, wk_defer, wk_py;
 	int write_failed;
 	int cmd_exec_errno;
 	uint64_t wall_start, mono_start;
@@ -68,6 +72,8 @@ struct recorder {
 	int cmd_exit_code;
 	int nr_cpus_possible;
 	uint64_t *stat_vals;		/* the stats map's per-CPU values, as last read */
+	unsigned int stats_read_bad;	/* ... the sets that could not be read */
+	int stats_read_fresh;		/* ... by this flush's drain (its STAT sums them) */
 	uint64_t bpf_stats[STKREC_NR_STATS];
 	/* Each set's sums when its counts map was last drained: what the
 	 * rows written so far hold (STAT before the final flush). */

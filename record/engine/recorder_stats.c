@@ -164,19 +164,19 @@ void recorder__freeze_bpf_stats(struct recorder *rec, uint32_t set)
 	read_stats(rec, &bad);
 	for (i = 0; i < STKREC_NR_STATS; i++)
 		rec->bpf_sets[set][i] = cpu_sum(rec, stat_of(rec, set, i));
+	/* The flush's STAT sums this read, not one more (a batch lookup of
+	 * every CPU's values, a good part of a quiet flush). */
+	rec->stats_read_bad = bad;
+	rec->stats_read_fresh = 1;
 }
 
-/* Sum the per-CPU BPF statistics of both sets into rec->bpf_stats: what
- * BPF counted until now (the status line; STAT once sampling is off). */
-void recorder__read_bpf_stats(struct recorder *rec)
+/* rec->stat_vals, as read_stats() read them (@bad: its sets not read),
+ * summed into rec->bpf_stats. */
+static void sum_bpf_stats(struct recorder *rec, unsigned int bad)
 {
-	unsigned int bad;
 	__u32 i;
 	int c;
 
-	if (rec->maps.stats_fd < 0)
-		return;
-	read_stats(rec, &bad);
 	for (i = 0; i < STKREC_NR_STATS; i++) {
 		const uint64_t *v0 = stat_of(rec, 0, i), *v1 = stat_of(rec, 1, i);
 		uint64_t sum0 = cpu_sum(rec, v0), sum1 = cpu_sum(rec, v1);
@@ -202,6 +202,19 @@ void recorder__read_bpf_stats(struct recorder *rec)
 		rec->bpf_stats[i] = sum0 + sum1;
 	}
 	add_copy_stats(rec);
+}
+
+/* Sum the per-CPU BPF statistics of both sets into rec->bpf_stats: what
+ * BPF counted until now (the status line; STAT once sampling is off). */
+void recorder__read_bpf_stats(struct recorder *rec)
+{
+	unsigned int bad;
+
+	rec->stats_read_fresh = 0;
+	if (rec->maps.stats_fd < 0)
+		return;
+	read_stats(rec, &bad);
+	sum_bpf_stats(rec, bad);
 }
 
 /* The time the sampling events were attached, times the CPUs: from the
@@ -334,7 +347,11 @@ int recorder__write_stats(struct recorder *rec, uint64_t now)
 	struct stk_stat st[STAT_ROOM];
 	size_t n = 0, i, k;
 
-	recorder__read_bpf_stats(rec);
+	if (rec->stats_read_fresh && !rec->t_detached && rec->maps.stats_fd >= 0)
+		sum_bpf_stats(rec, rec->stats_read_bad);
+	else
+		recorder__read_bpf_stats(rec);
+	rec->stats_read_fresh = 0;
 	if (!rec->t_detached && rec->maps.stats_fd >= 0) {
 		/* While sampling: the counts of the samples whose rows are
 		 * written, each set as its map was drained, not those still

@@ -402,9 +402,9 @@ static int cpu_gather(struct mmapwatch *w, struct wcpu *c)
 	return err;
 }
 
-void mmapwatch__drain(struct mmapwatch *w)
+int mmapwatch__drain(struct mmapwatch *w)
 {
-	uint64_t dropped = 0;
+	uint64_t dropped = 0, records = w->st.records;
 	size_t i;
 
 	for (i = 0; i < w->nr_cpus; i++)
@@ -416,6 +416,7 @@ void mmapwatch__drain(struct mmapwatch *w)
 	 * was before: the records applied are older than those dropped). */
 	if (dropped)
 		on_lost(w, dropped);
+	return w->st.records != records || dropped;
 }
 
 struct mmapwatch *mmapwatch__new(enum mmapwatch_follow follow)
@@ -485,7 +486,7 @@ int mmapwatch__add(struct mmapwatch *w, uint32_t tgid)
 
 /* @pid > 0: that task and, inherited, every task it starts from now on;
  * else every task on @cpu. */
-static int open_dummy(int cpu, size_t data_size, int build_id, int pid)
+static int open_dummy(int cpu, int build_id, int pid)
 {
 	struct perf_event_attr attr = {
 		.type = PERF_TYPE_SOFTWARE,
@@ -504,10 +505,13 @@ static int open_dummy(int cpu, size_t data_size, int build_id, int pid)
 		.build_id = build_id ? 1 : 0,
 		.use_clockid = 1,
 		.clockid = CLOCK_MONOTONIC,
-		/* Wake the recorder when a quarter is used, not per record:
-		 * it drains before every flush anyway. */
+		/* Wake the recorder at every record (a byte past the last
+		 * wakeup): it holds off listening for a few ms once woken
+		 * (record/engine/wake.h), so the first mmaps of a new process
+		 * are read at once and a burst costs a few wakes.  The kernel
+		 * counts the watermark in bytes: each record passes it. */
 		.watermark = 1,
-		.wakeup_watermark = (uint32_t)(data_size / 4),
+		.wakeup_watermark = 1,
 		.inherit = pid > 0,
 	};
 	int fd;
@@ -538,11 +542,11 @@ int mmapwatch__open(struct mmapwatch *w, const int *cpus, size_t nr_cpus, size_t
 	 * read.  -p and system-wide: every task's, filtered here.
 	 */
 	for (i = 0; i < nr_cpus; i++) {
-		fd = open_dummy(cpus[i], data_size, w->kernel_bids, (int)w->root);
+		fd = open_dummy(cpus[i], w->kernel_bids, (int)w->root);
 		if (fd == -EINVAL && w->kernel_bids && i == 0) {
 			/* Before Linux 5.12 the build_id bit is reserved. */
 			w->kernel_bids = 0;
-			fd = open_dummy(cpus[i], data_size, 0, (int)w->root);
+			fd = open_dummy(cpus[i], 0, (int)w->root);
 		}
 		if (fd < 0) {
 			err = fd;

@@ -91,8 +91,9 @@ int mmapwatch__fd(const struct mmapwatch *w, size_t i);
  * apply them in time order.  Records that do not fit in memory are lost
  * and handled as records the kernel dropped: counted in
  * mmapwatch_stats.lost, and no process is complete until it execs again.
+ * Returns whether there were records.
  */
-void mmapwatch__drain(struct mmapwatch *w);
+int mmapwatch__drain(struct mmapwatch *w);
 
 /*
  * mmapwatch__process() - apply the records in @buf (@len bytes of whole

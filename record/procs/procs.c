@@ -20,8 +20,8 @@
 #include "unwinder.h"
 
 /* Ring buffer pages per CPU for the mmap side-band records: 256 KiB holds
- * the exec, mmap and exit records of ~100 processes, and the recorder
- * drains it when a quarter is used. */
+ * the exec, mmap and exit records of ~100 processes; the recorder is woken
+ * by the first record and reads it within a hold (record/engine/wake.h). */
 #define MMAPWATCH_PAGES 64
 
 /* A process maps snapshot.  The latest one per live process stays in
@@ -231,12 +231,15 @@ static void unwind_changed(struct procs *p)
 	}
 }
 
-void procs__drain_events(struct procs *p)
+int procs__drain_events(struct procs *p)
 {
+	int found;
+
 	if (!p->mw)
-		return;
-	mmapwatch__drain(p->mw);
+		return 0;
+	found = mmapwatch__drain(p->mw);
 	unwind_changed(p);
+	return found;
 }
 
 void procs__unwatch(struct procs *p)

@@ -74,8 +74,9 @@ int procs__kernel_build_ids(const struct procs *p);
 size_t procs__nr_fds(const struct procs *p);
 int procs__fd(const struct procs *p, size_t i);
 
-/* Read the mmap records waiting, if there is a watcher. */
-void procs__drain_events(struct procs *p);
+/* Read the mmap records waiting, if there is a watcher.  Returns whether
+ * there were any. */
+int procs__drain_events(struct procs *p);
 
 /* Stop and free the watcher (snapshots taken stay).  Idempotent. */
 void procs__unwatch(struct procs *p);

@@ -459,10 +459,14 @@ int python__set_code_ring(struct python *py, int fd)
 	return py->codes_ring ? 0 : -errno;
 }
 
-void python__take_codes(struct python *py)
+int python__take_codes(struct python *py)
 {
-	if (py && py->codes_ring)
-		ring_buffer__consume(py->codes_ring);
+	return py && py->codes_ring ? ring_buffer__consume(py->codes_ring) : 0;
+}
+
+int python__codes_fd(const struct python *py)
+{
+	return py && py->codes_ring ? ring_buffer__epoll_fd(py->codes_ring) : -1;
 }
 
 int python__see_stack(struct python *py, uint32_t tgid, const uint64_t *words, uint32_t n)
@@ -514,11 +518,6 @@ void python__see_words(void *py, uint32_t tgid, const uint64_t *words, uint32_t 
 	/* Out of memory: the code objects are tried again with the next
 	 * stack that names them. */
 	python__see_stack(py, tgid, words, n);
-}
-
-int python__active(const struct python *py)
-{
-	return py && py->procs_fd >= 0 && idmap__count(py->procs) > 0;
 }
 
 static int cmp_tgid(const void *a, const void *b)

@@ -52,12 +52,13 @@ int python__see_stack(struct python *py, uint32_t tgid, const uint64_t *words, u
  * objects it meets first, read in the kernel.  0 or -errno. */
 int python__set_code_ring(struct python *py, int fd);
 
-/* python__take_codes() - name the code objects in that ring now. */
-void python__take_codes(struct python *py);
+/* python__take_codes() - name the code objects in that ring now; how
+ * many there were, or -errno. */
+int python__take_codes(struct python *py);
 
-/* python__active() - does a process run an interpreter the walk reads
- * (then new stacks are worth taking often: python__see_stack())? */
-int python__active(const struct python *py);
+/* python__codes_fd() - that ring's fd for epoll (readable: code objects
+ * wait), or -1 when there is none. */
+int python__codes_fd(const struct python *py);
 
 /* python__see_words() - python__see_stack() for stackstore__set_python(). */
 void python__see_words(void *py, uint32_t tgid, const uint64_t *words, uint32_t n);

@@ -40,8 +40,9 @@
 
 /* Page index entries: 64 KiB pages, so 2 GiB of text in all. */
 #define PAGES_ENTRIES 32768
-/* The deferred stacks' copies (8 KiB each) between two looks (10 ms, a
- * busy main loop's look later): 1000 of them. */
+/* The deferred stacks' copies (8 KiB each) between two looks (the first
+ * copy wakes the main loop; while they keep coming it looks every 10 ms at
+ * most, a busy loop's look later): 1000 of them. */
 #define DEFER_RING_BYTES (8u << 20)
 /* Processes with mappings loaded at once (16 KiB each, allocated as used). */
 #define PROCS_ENTRIES 8192
