@@ -484,7 +484,7 @@ struct stkrec_unwind_row {
 /*
  * The rows of every table live in one array of rows, "unwind_rows"; a
  * table is a range of it.  That array is made of chunks of
- * STKREC_UW_CHUNK_ROWS rows (256 KiB), each an array map of its own in
+ * STKREC_UW_CHUNK_ROWS rows (1 MiB), each an array map of its own in
  * the slots of "unwind_rows" (an array of maps), created by user space
  * when a table is first loaded into its range: a kernel array map is
  * allocated and zeroed whole when created, 64 MiB of rows were most of a
@@ -495,7 +495,7 @@ struct stkrec_unwind_row {
  * covering its first byte up to the last row starting in it), at most
  * 1 << STKREC_UW_SEARCH_STEPS of them so a binary search always ends.
  */
-#define STKREC_UW_CHUNK_ROWS	(1u << 15)
+#define STKREC_UW_CHUNK_ROWS	(1u << 17)
 #define STKREC_UW_PAGE_SHIFT	16
 #define STKREC_UW_SEARCH_STEPS	16
 

@@ -134,6 +134,10 @@ struct unwinder *unwinder__new(const struct unwinder_maps *maps)
 		u->rows = NULL;
 		goto fail;
 	}
+	/* The first chunks are made while the recording starts; without the
+	 * thread, each as a table first needs it. */
+	if (u->nr_chunks && maps->rows_fd >= 0)
+		unwinder__chunker_start(u);
 	u->free_ext[0] = (struct extent){ 0, maps->rows_cap };
 	u->nr_free = u->cap_free = 1;
 	u->next_id = 1;
@@ -465,6 +469,7 @@ void unwinder__free(struct unwinder *u)
 
 	if (!u)
 		return;
+	unwinder__chunker_stop(u);
 	if (u->mb)
 		membudget__remove_shrinker(u->mb, unwinder__shrink, u);
 	if (u->procs) {

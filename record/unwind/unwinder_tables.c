@@ -84,23 +84,106 @@ fail:
 	return err;
 }
 
-/* Make the chunks rows [@first, @first + @n) lie in; they stay until
- * the end (what --unwind-memory bounds is all of them).  0 or -errno. */
-static int rows_back(struct unwinder *u, uint32_t first, uint32_t n)
+/* Chunks made ahead of the rows in use: a table loaded into them waits
+ * for nothing, unless tables come faster than this many a grace period. */
+#define CHUNKS_AHEAD 4
+
+/* The chunk maker: makes chunks [made, want) in order, one grace period
+ * each, off the main loop. */
+static void *chunker_run(void *arg)
 {
+	struct unwinder *u = arg;
 	uint32_t c;
 	int err;
 
-	for (c = first / STKREC_UW_CHUNK_ROWS; c <= (first + n - 1) / STKREC_UW_CHUNK_ROWS; c++) {
-		if (u->chunk_fds[c] >= 0)
-			continue;
+	pthread_mutex_lock(&u->chunker.lock);
+	for (;;) {
+		while (!u->chunker.stop && u->chunker.made >= u->chunker.want)
+			pthread_cond_wait(&u->chunker.cond, &u->chunker.lock);
+		if (u->chunker.stop)
+			break;
+		c = u->chunker.made;
+		pthread_mutex_unlock(&u->chunker.lock);
 		err = chunk_make(u, c);
+		pthread_mutex_lock(&u->chunker.lock);
 		if (err) {
-			u->st.map_errors++;
-			return err;
+			u->chunker.err = err;
+			u->chunker.want = u->chunker.made; /* no more tries */
+		} else {
+			u->chunker.made++;
 		}
+		pthread_cond_broadcast(&u->chunker.cond);
 	}
+	pthread_mutex_unlock(&u->chunker.lock);
+	return NULL;
+}
+
+/* Ask for chunks [0, @need + CHUNKS_AHEAD), within the budget. */
+static void chunker_want(struct unwinder *u, uint32_t need)
+{
+	uint32_t want = need + CHUNKS_AHEAD < u->nr_chunks ? need + CHUNKS_AHEAD : u->nr_chunks;
+
+	if (want > u->chunker.want && !u->chunker.err) {
+		u->chunker.want = want;
+		pthread_cond_signal(&u->chunker.cond);
+	}
+}
+
+int unwinder__chunker_start(struct unwinder *u)
+{
+	int err;
+
+	pthread_mutex_init(&u->chunker.lock, NULL);
+	pthread_cond_init(&u->chunker.cond, NULL);
+	u->chunker.want = u->nr_chunks < CHUNKS_AHEAD ? u->nr_chunks : CHUNKS_AHEAD;
+	err = pthread_create(&u->chunker.thread, NULL, chunker_run, u);
+	if (err)
+		return -err;
+	u->chunker.running = 1;
 	return 0;
+}
+
+void unwinder__chunker_stop(struct unwinder *u)
+{
+	if (!u->chunker.running)
+		return;
+	pthread_mutex_lock(&u->chunker.lock);
+	u->chunker.stop = 1;
+	pthread_cond_signal(&u->chunker.cond);
+	pthread_mutex_unlock(&u->chunker.lock);
+	pthread_join(u->chunker.thread, NULL);
+	u->chunker.running = 0;
+}
+
+/* Make the chunks rows [@first, @first + @n) lie in (they stay until the
+ * end: what --unwind-memory bounds is all of them), and have the next
+ * ones made ahead.  Waits only if the maker is behind.  0 or -errno. */
+static int rows_back(struct unwinder *u, uint32_t first, uint32_t n)
+{
+	uint32_t need = (first + n - 1) / STKREC_UW_CHUNK_ROWS + 1, c;
+	int err = 0;
+
+	if (!u->chunker.running) {
+		/* No thread: made here, as needed. */
+		for (c = first / STKREC_UW_CHUNK_ROWS; c < need; c++) {
+			if (u->chunk_fds[c] >= 0)
+				continue;
+			err = chunk_make(u, c);
+			if (err)
+				break;
+		}
+	} else {
+		pthread_mutex_lock(&u->chunker.lock);
+		chunker_want(u, need);
+		while (u->chunker.made < need && !u->chunker.err)
+			pthread_cond_wait(&u->chunker.cond, &u->chunker.lock);
+		if (u->chunker.made < need)
+			err = u->chunker.err;
+		pthread_mutex_unlock(&u->chunker.lock);
+	}
+	if (err)
+		u->st.map_errors++;
+	return err;
 }
 
 static int rows_release(struct unwinder *u, uint32_t start, uint32_t n)
