@@ -185,23 +185,23 @@ struct {
 	__uint(max_entries, 1);
 } ksym_io SEC(".maps");
 
-static __always_inline void stat_inc(__u32 idx)
+/* Add @n to statistic @idx.  A global function: inlined, its two
+ * lookups were checked again at each of the dozens of places that count,
+ * in every state that reaches them (a tenth of on_cpu_sample's check). */
+__noinline int stat_add(__u32 idx, __u64 n)
 {
 	__u32 key = stat_key(idx);
 	__u64 *v = bpf_map_lookup_elem(&stats, &key);
 
 	/* Per-CPU slot, and programs do not nest on one CPU: no atomics. */
 	if (v)
-		(*v)++;
+		*v += n;
+	return 0;
 }
 
-static __always_inline void stat_add(__u32 idx, __u64 n)
+static __always_inline void stat_inc(__u32 idx)
 {
-	__u32 key = stat_key(idx);
-	__u64 *v = bpf_map_lookup_elem(&stats, &key);
-
-	if (v)
-		*v += n;
+	stat_add(idx, 1);
 }
 
 /*
@@ -241,6 +241,49 @@ static __always_inline int task_wanted(__u32 tgid, __u32 tid)
 	return 1;
 }
 
+/* stack_hash_id()'s state, for each bpf_loop() round. */
+struct stack_hash_ctx {
+	const __u64 *ips;
+	__u64 h;
+	__u32 nr;
+};
+
+/* Frames a round hashes: a call each is a few ns a frame. */
+#define STACK_HASH_BATCH 8
+
+static long stack_hash_step(__u32 i, void *data)
+{
+	struct stack_hash_ctx *c = data;
+	__u32 j = i * STACK_HASH_BATCH, k;
+
+#pragma unroll
+	for (k = 0; k < STACK_HASH_BATCH; k++, j++) {
+		if (j >= c->nr || j >= STKREC_MAX_NR)
+			return 1;
+		c->h = stkrec_stack_hash_add(c->h, c->ips[j]);
+	}
+	return 0;
+}
+
+/*
+ * stkrec_stack_id() of the @nr (at most STKREC_MAX_NR) frames at @ips.
+ * A bpf_loop() (Linux 5.17+), which the verifier checks once: its
+ * bounded loop, up to STKREC_MAX_NR rounds, was checked round by round,
+ * twice, most of the verifier's work on the sampling program and a
+ * third of the recorder's start-up CPU.  Kernels without bpf_loop() take
+ * the loop.
+ */
+static __always_inline __u64 stack_hash_id(const __u64 *ips, __u32 nr, int kernel)
+{
+	struct stack_hash_ctx c = { .ips = ips, .nr = nr };
+
+	if (!bpf_core_enum_value_exists(enum bpf_func_id, BPF_FUNC_loop))
+		return stkrec_stack_id(ips, nr, kernel);
+	c.h = stkrec_stack_hash_begin(nr, kernel ? STKREC_P2 : STKREC_P1);
+	bpf_loop((nr + STACK_HASH_BATCH - 1) / STACK_HASH_BATCH, stack_hash_step, &c, 0);
+	return stkrec_stack_hash_id(stkrec_stack_hash_end(c.h), kernel);
+}
+
 /*
  * Name the @nr frames of @s (leaf first) by their id and make sure user
  * space has them: a stack the stacks set does not hold yet is sent to
@@ -271,7 +314,7 @@ __noinline __s64 stack_store_frames(struct stkrec_stack *s, __u32 nr, int kernel
 	if (nr > STKREC_MAX_NR)
 		nr = STKREC_MAX_NR;
 	s->nr = nr;
-	id = stkrec_stack_id(s->ips, nr, kernel);
+	id = stack_hash_id(s->ips, nr, kernel);
 	/* Sent already (an LRU lookup also marks it used). */
 	if (bpf_map_lookup_elem(&stacks, &id))
 		return id;

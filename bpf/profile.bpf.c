@@ -35,6 +35,30 @@ struct counts_map counts1 SEC(".maps");
 /* Written by user space through the mmap'ed .bss. */
 __u32 counts_idx = 0;
 
+/*
+ * Count the sample of @key in counts map @set (0 or 1); @stop: the stop
+ * reason of its user stack's marker (uw_stop_count()).  A global function:
+ * the verifier checks it once, not again for every state the stack walks
+ * end in.
+ */
+__noinline int sample_count(struct stkrec_count_key *key, __u32 set, __u32 stop)
+{
+	int err;
+
+	if (!key)
+		return 0;
+	if (set)
+		err = count_inc(&counts1, key);
+	else
+		err = count_inc(&counts0, key);
+	if (!err) {
+		stack_lost_count(key->user_stack, key->kernel_stack);
+		uw_stop_count(stop, key->user_stack, 1);
+	}
+	proc_announce(key->tgid, key->tid, key->comm);
+	return 0;
+}
+
 SEC("perf_event")
 int on_cpu_sample(struct bpf_perf_event_data *ctx)
 {
@@ -43,7 +67,6 @@ int on_cpu_sample(struct bpf_perf_event_data *ctx)
 	__u32 tgid = pid_tgid >> 32;
 	__u32 tid = (__u32)pid_tgid;
 	__u32 stop = 0, set;
-	int err;
 
 	set = stat_begin(*(volatile __u32 *)&counts_idx);
 	stat_inc(STKREC_STAT_SAMPLE_EVENTS);
@@ -93,15 +116,6 @@ int on_cpu_sample(struct bpf_perf_event_data *ctx)
 		key.kernel_stack = -ENOENT;
 	}
 
-	if (set)
-		err = count_inc(&counts1, &key);
-	else
-		err = count_inc(&counts0, &key);
-	if (!err) {
-		stack_lost_count(key.user_stack, key.kernel_stack);
-		uw_stop_count(stop, key.user_stack, 1);
-	}
-
-	proc_announce(tgid, tid, key.comm);
+	sample_count(&key, set, stop);
 	return 0;
 }

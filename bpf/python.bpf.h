@@ -93,6 +93,29 @@ static __always_inline int py_read(__u64 *v, __u64 addr)
 }
 
 /* The current thread's PyThreadState in @pp's interpreter, or 0. */
+/* py_tstate()'s search, a bpf_loop() round each thread state. */
+struct py_tstate_ctx {
+	const struct stkrec_py_proc *pp;
+	__u64 fsbase, ts, found;
+};
+
+static long py_tstate_step(__u32 i, void *data)
+{
+	struct py_tstate_ctx *c = data;
+	__u64 v;
+
+	(void)i;
+	if (!c->ts || py_read(&v, c->ts + c->pp->ts_thread_id))
+		return 1;
+	if (v == c->fsbase) {
+		c->found = c->ts;
+		return 1;
+	}
+	if (py_read(&c->ts, c->ts + c->pp->ts_next))
+		c->ts = 0;
+	return 0;
+}
+
 static __always_inline __u64 py_tstate(const struct stkrec_py_proc *pp, __u32 tid)
 {
 	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
@@ -109,19 +132,31 @@ static __always_inline __u64 py_tstate(const struct stkrec_py_proc *pp, __u32 ti
 	if (py_read(&interp, pp->runtime + pp->rt_interp_head) || !interp ||
 	    py_read(&ts, interp + pp->is_tstate_head))
 		return 0;
-	for (i = 0; i < PY_MAX_THREADS && ts; i++) {
-		if (py_read(&v, ts + pp->ts_thread_id))
-			return 0;
-		if (v == fsbase) {
-			nt.tstate = ts;
-			nt.fsbase = fsbase;
-			bpf_map_update_elem(&py_threads, &tid, &nt, BPF_ANY);
-			return ts;
+	/* A bpf_loop() (Linux 5.17+) where there is one: the verifier checks
+	 * the bounded loop round by round, most of py_walk()'s check. */
+	if (bpf_core_enum_value_exists(enum bpf_func_id, BPF_FUNC_loop)) {
+		struct py_tstate_ctx c = { .pp = pp, .fsbase = fsbase, .ts = ts };
+
+		bpf_loop(PY_MAX_THREADS, py_tstate_step, &c, 0);
+		ts = c.found;
+	} else {
+		for (i = 0; i < PY_MAX_THREADS && ts; i++) {
+			if (py_read(&v, ts + pp->ts_thread_id))
+				return 0;
+			if (v == fsbase)
+				break;
+			if (py_read(&ts, ts + pp->ts_next))
+				return 0;
 		}
-		if (py_read(&ts, ts + pp->ts_next))
-			return 0;
+		if (i == PY_MAX_THREADS)
+			ts = 0;
 	}
-	return 0;
+	if (!ts)
+		return 0;
+	nt.tstate = ts;
+	nt.fsbase = fsbase;
+	bpf_map_update_elem(&py_threads, &tid, &nt, BPF_ANY);
+	return ts;
 }
 
 /* The compact str object at @str into @out (@max bytes): its length in
@@ -278,6 +313,21 @@ __noinline int py_step(struct stkrec_stack *s, struct py_scratch *sc,
 	return 1;
 }
 
+/* py_walk()'s bpf_loop() state. */
+struct py_walk_ctx {
+	struct stkrec_stack *s;
+	struct py_scratch *sc;
+	const struct stkrec_py_proc *pp;
+};
+
+static long py_walk_step(__u32 i, void *data)
+{
+	struct py_walk_ctx *c = data;
+
+	(void)i;
+	return !py_step(c->s, c->sc, c->pp);
+}
+
 /*
  * Append the current thread's Python frames to @s after its @nr words
  * (native frames, at most STKREC_MAX_DEPTH) if process @tgid runs a
@@ -316,10 +366,18 @@ __noinline __u32 py_walk(struct stkrec_stack *s, __u32 nr, __u32 tgid)
 	sc->frames = 0;
 	sc->stop = 0;
 	sc->last = -1;
-	/* Shim frames (3.12+) take steps too: a few more than frames. */
-	for (i = 0; i < STKREC_PY_MAX_FRAMES + 16; i++)
-		if (!py_step(s, sc, pp))
-			break;
+	/* Shim frames (3.12+) take steps too: a few more than frames.  A
+	 * bpf_loop() (Linux 5.17+) where there is one: the verifier checks
+	 * the bounded loop round by round. */
+	if (bpf_core_enum_value_exists(enum bpf_func_id, BPF_FUNC_loop)) {
+		struct py_walk_ctx c = { .s = s, .sc = sc, .pp = pp };
+
+		bpf_loop(STKREC_PY_MAX_FRAMES + 16, py_walk_step, &c, 0);
+	} else {
+		for (i = 0; i < STKREC_PY_MAX_FRAMES + 16; i++)
+			if (!py_step(s, sc, pp))
+				break;
+	}
 	if (!sc->stop && sc->at)
 		sc->stop = STKREC_PY_STOP_DEPTH;
 	n = sc->n;

@@ -197,17 +197,21 @@ static __always_inline __u64 stkrec_rotl64(__u64 x, int r)
 	return (x << r) | (x >> (64 - r));
 }
 
-static __always_inline __u64 stkrec_stack_hash(const __u64 *ips, __u32 nr, __u64 seed)
+/* The hash in three parts, for BPF's bpf_loop() form (bpf/common.bpf.h):
+ * the seed for @nr frames, one frame @ip in, the end. */
+static __always_inline __u64 stkrec_stack_hash_begin(__u32 nr, __u64 seed)
 {
-	__u64 h = seed ^ ((__u64)nr * STKREC_P3);
-	__u32 i;
+	return seed ^ ((__u64)nr * STKREC_P3);
+}
 
-	for (i = 0; i < STKREC_MAX_NR; i++) {
-		if (i >= nr)
-			break;
-		h ^= stkrec_rotl64(ips[i] * STKREC_P2, 31) * STKREC_P1;
-		h = stkrec_rotl64(h, 27) * STKREC_P1 + STKREC_P3;
-	}
+static __always_inline __u64 stkrec_stack_hash_add(__u64 h, __u64 ip)
+{
+	h ^= stkrec_rotl64(ip * STKREC_P2, 31) * STKREC_P1;
+	return stkrec_rotl64(h, 27) * STKREC_P1 + STKREC_P3;
+}
+
+static __always_inline __u64 stkrec_stack_hash_end(__u64 h)
+{
 	h ^= h >> 33;
 	h *= STKREC_P2;
 	h ^= h >> 29;
@@ -216,13 +220,30 @@ static __always_inline __u64 stkrec_stack_hash(const __u64 *ips, __u32 nr, __u64
 	return h;
 }
 
-/* The id of the @nr frames @ips, a user (@kernel 0) or kernel stack. */
+static __always_inline __u64 stkrec_stack_hash(const __u64 *ips, __u32 nr, __u64 seed)
+{
+	__u64 h = stkrec_stack_hash_begin(nr, seed);
+	__u32 i;
+
+	for (i = 0; i < STKREC_MAX_NR; i++) {
+		if (i >= nr)
+			break;
+		h = stkrec_stack_hash_add(h, ips[i]);
+	}
+	return stkrec_stack_hash_end(h);
+}
+
+/* The id of stack hash @h (stkrec_stack_hash() with the seed of its
+ * kind), as stkrec_stack_id() gives it. */
+static __always_inline __u64 stkrec_stack_hash_id(__u64 h, int kernel)
+{
+	h &= STKREC_STACK_HASH_MASK;
+	return kernel ? h | STKREC_STACK_KERNEL_BIT : h;
+}
+
 static __always_inline __u64 stkrec_stack_id(const __u64 *ips, __u32 nr, int kernel)
 {
-	__u64 id = stkrec_stack_hash(ips, nr, kernel ? STKREC_P2 : STKREC_P1) &
-		   STKREC_STACK_HASH_MASK;
-
-	return kernel ? id | STKREC_STACK_KERNEL_BIT : id;
+	return stkrec_stack_hash_id(stkrec_stack_hash(ips, nr, kernel ? STKREC_P2 : STKREC_P1), kernel);
 }
 
 /* Key of the profile mode's "counts" maps; the value is a __u64 count. */
@@ -461,12 +482,20 @@ struct stkrec_unwind_row {
 };
 
 /*
- * The rows of every table live in one array map, "unwind_rows"; a table
- * is a range of it.  "unwind_pages" narrows a lookup: key {table, pc >>
+ * The rows of every table live in one array of rows, "unwind_rows"; a
+ * table is a range of it.  That array is made of chunks of
+ * STKREC_UW_CHUNK_ROWS rows (1 MiB), each an array map of its own in
+ * the slots of "unwind_rows" (an array of maps), created by user space
+ * when a table is first loaded into its range: a kernel array map is
+ * allocated and zeroed whole when created, 64 MiB of rows were most of a
+ * recorder's start-up, and most recordings fill a few chunks.  Row i is
+ * row i % STKREC_UW_CHUNK_ROWS of chunk i / STKREC_UW_CHUNK_ROWS.
+ * "unwind_pages" narrows a lookup: key {table, pc >>
  * STKREC_UW_PAGE_SHIFT} -> the rows that can cover that page (the row
  * covering its first byte up to the last row starting in it), at most
  * 1 << STKREC_UW_SEARCH_STEPS of them so a binary search always ends.
  */
+#define STKREC_UW_CHUNK_ROWS	(1u << 17)
 #define STKREC_UW_PAGE_SHIFT	16
 #define STKREC_UW_SEARCH_STEPS	16
 

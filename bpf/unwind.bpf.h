@@ -55,12 +55,23 @@ struct {
 #define UW_DEFER 0xffffffffu
 #define UW_NONE 0xfffffffeu
 
-struct {
+/* A chunk of rows (bpf/stkrec.h); every chunk alike, so the verifier
+ * inlines the lookups in it as in any array.  A row as a word: clang
+ * gives the BTF of an inner map's struct value only a forward
+ * declaration, which libbpf cannot size. */
+struct uw_rows_chunk {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__type(key, __u32);
-	__type(value, struct stkrec_unwind_row);
-	__uint(max_entries, 1); /* the row budget, set by user space */
+	__type(value, __u64); /* struct stkrec_unwind_row */
+	__uint(max_entries, STKREC_UW_CHUNK_ROWS);
 	__uint(map_flags, BPF_F_MMAPABLE); /* user space memcpy()s tables in */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__type(key, __u32);
+	__uint(max_entries, 1); /* the row budget in chunks, set by user space */
+	__array(values, struct uw_rows_chunk);
 } unwind_rows SEC(".maps");
 
 struct {
@@ -122,6 +133,28 @@ struct {
  * 6.7, which made the inlined searches cost a second of load time).
  */
 
+/*
+ * The mappings' search steps without a branch on the comparison: clang
+ * unrolls its 10 steps, and each branch doubled the states the verifier
+ * walked through them (2.4k instructions, a quarter of on_cpu_sample's
+ * check).  BPF has no conditional move: 1 if @a <= @b (unsigned, any
+ * values: [vsyscall] starts above 2^63), from the borrow of @b - @a.
+ */
+static __always_inline __u32 uw_le(__u64 a, __u64 b)
+{
+	__u64 lt = ((~b & a) | (~(b ^ a) & (b - a))) >> 63;
+
+	barrier_var(lt);
+	return 1 - (__u32)lt;
+}
+
+/* @lo = @mid if @le, else @hi = @mid. */
+static __always_inline void uw_halve(__u32 *lo, __u32 *hi, __u32 mid, __u32 le)
+{
+	*lo += (mid - *lo) & -le;
+	*hi -= (*hi - mid) & (le - 1);
+}
+
 /* Index in @tgid's mappings of the one holding @pc, or -1. */
 __noinline int uw_mapping_idx(__u32 tgid, __u64 pc)
 {
@@ -143,10 +176,7 @@ __noinline int uw_mapping_idx(__u32 tgid, __u64 pc)
 		if (hi - lo <= 1)
 			break;
 		mid = lo + (hi - lo) / 2;
-		if (proc->m[mid & (STKREC_UW_MAX_MAPPINGS - 1)].start <= pc)
-			lo = mid;
-		else
-			hi = mid;
+		uw_halve(&lo, &hi, mid, uw_le(proc->m[mid & (STKREC_UW_MAX_MAPPINGS - 1)].start, pc));
 	}
 	lo &= STKREC_UW_MAX_MAPPINGS - 1;
 	if (pc < proc->m[lo].start || pc >= proc->m[lo].end)
@@ -186,6 +216,43 @@ struct {
 	__uint(max_entries, 1);
 } uw_row_cache SEC(".maps");
 
+/* Row @idx of unwind_rows, or NULL (its chunk not created: no table
+ * there). */
+static __always_inline const struct stkrec_unwind_row *uw_row(__u32 idx)
+{
+	__u32 c = idx / STKREC_UW_CHUNK_ROWS, i = idx % STKREC_UW_CHUNK_ROWS;
+	void *chunk = bpf_map_lookup_elem(&unwind_rows, &c);
+
+	return chunk ? (const struct stkrec_unwind_row *)bpf_map_lookup_elem(chunk, &i) : NULL;
+}
+
+/* uw_row_idx()'s binary search, a bpf_loop() round a step. */
+struct uw_row_search {
+	__u32 lo, hi, rel, fail;
+};
+
+static long uw_row_step(__u32 index, void *data)
+{
+	struct uw_row_search *c = data;
+	const struct stkrec_unwind_row *r;
+	__u32 mid;
+
+	(void)index;
+	if (c->hi - c->lo <= 1)
+		return 1;
+	mid = c->lo + (c->hi - c->lo) / 2;
+	r = uw_row(mid);
+	if (!r) {
+		c->fail = 1;
+		return 1;
+	}
+	if (r->pc <= c->rel)
+		c->lo = mid;
+	else
+		c->hi = mid;
+	return 0;
+}
+
 /* Index in unwind_rows of the row covering ELF address @rel of @table,
  * or -1. */
 __noinline long uw_row_idx(__u32 table, __u64 rel)
@@ -205,7 +272,7 @@ __noinline long uw_row_idx(__u32 table, __u64 rel)
 			     (UW_ROW_CACHE - 1)];
 		if (slot->table == table && slot->rel == (__u32)rel) {
 			lo = slot->idx;
-			r = bpf_map_lookup_elem(&unwind_rows, &lo);
+			r = uw_row(lo);
 			if (r && *(const __u64 *)r == slot->row)
 				return lo;
 		}
@@ -215,21 +282,32 @@ __noinline long uw_row_idx(__u32 table, __u64 rel)
 		return -1;
 	lo = pg->first;
 	hi = pg->first + pg->nr;
-	for (i = 0; i < STKREC_UW_SEARCH_STEPS; i++) {
-		__u32 mid;
+	/* A bpf_loop() (Linux 5.17+): the verifier walked the bounded loop
+	 * round by round.  Only on a row cache miss. */
+	if (bpf_core_enum_value_exists(enum bpf_func_id, BPF_FUNC_loop)) {
+		struct uw_row_search c = { .lo = lo, .hi = hi, .rel = (__u32)rel };
 
-		if (hi - lo <= 1)
-			break;
-		mid = lo + (hi - lo) / 2;
-		r = bpf_map_lookup_elem(&unwind_rows, &mid);
-		if (!r)
+		bpf_loop(STKREC_UW_SEARCH_STEPS, uw_row_step, &c, 0);
+		if (c.fail)
 			return -1;
-		if (r->pc <= (__u32)rel)
-			lo = mid;
-		else
-			hi = mid;
+		lo = c.lo;
+	} else {
+		for (i = 0; i < STKREC_UW_SEARCH_STEPS; i++) {
+			__u32 mid;
+
+			if (hi - lo <= 1)
+				break;
+			mid = lo + (hi - lo) / 2;
+			r = uw_row(mid);
+			if (!r)
+				return -1;
+			if (r->pc <= (__u32)rel)
+				lo = mid;
+			else
+				hi = mid;
+		}
 	}
-	r = bpf_map_lookup_elem(&unwind_rows, &lo);
+	r = uw_row(lo);
 	if (!r || r->pc > (__u32)rel)
 		return -1;
 	if (slot) {
@@ -255,8 +333,11 @@ static __always_inline int uw_read(__u64 *out, __u64 addr)
 	return bpf_probe_read_user(out, sizeof(*out), (const void *)addr) ? -1 : 0;
 }
 
-/* One frame: record the pc, find the caller.  0 to go on, 1 to stop. */
-static long uw_step(__u32 index, void *unused)
+/* One frame: record the pc, find the caller.  0 to go on, 1 to stop.  A
+ * global function that uw_step() calls: the verifier checks it once,
+ * where as bpf_loop()'s callback it was checked again for each round
+ * until the rounds' states met. */
+__noinline long uw_frame(void)
 {
 	const struct stkrec_unwind_mapping *m;
 	const struct stkrec_unwind_row *r;
@@ -268,8 +349,6 @@ static long uw_step(__u32 index, void *unused)
 	int mi, switched = 0, bp_read = 0;
 	long ri;
 
-	(void)index;
-	(void)unused;
 	st = bpf_map_lookup_elem(&unwind_state, &zero);
 	f = bpf_map_lookup_elem(&unwind_frames, &zero);
 	if (!st || !f)
@@ -320,7 +399,7 @@ static long uw_step(__u32 index, void *unused)
 	}
 	ri = uw_row_idx(m->table, pc - m->bias);
 	ri32 = (__u32)ri;
-	r = ri < 0 ? NULL : bpf_map_lookup_elem(&unwind_rows, &ri32);
+	r = ri < 0 ? NULL : uw_row(ri32);
 	if (!r || r->kind == STKREC_UW_NONE) {
 		/* Code without CFI in a file that has some: V8's builtins in
 		 * node (which keep frame pointers) between JIT frames and
@@ -465,6 +544,14 @@ fp_step:
 	goto caller;
 }
 
+/* bpf_loop()'s callback: one frame. */
+static long uw_step(__u32 index, void *unused)
+{
+	(void)index;
+	(void)unused;
+	return uw_frame() ? 1 : 0;
+}
+
 /* The task's user registers into @st: @uregs (pc, sp, bp, di, bx, ax) when the
  * caller has them, else those saved at the task's kernel entry.  0 or -1. */
 static __always_inline int uw_regs(struct stkrec_unwind_state *st, const __u64 *uregs)
@@ -522,9 +609,11 @@ struct {
  * exec switches to, from sched_prepare_exec (Linux 6.10+).  Before that
  * tracepoint there is no telling (bpf_find_vma would take the mm's lock
  * from the scheduler, off-CPU): the walk goes on as it did, and ends in
- * a fault.
+ * a fault.  CO-RE reads, as in uw_has_mm(), not fields of the trusted
+ * task pointer (a linear search of the kernel's BTF each, 4 ms of
+ * start-up); a global function, checked once.
  */
-static __always_inline int uw_in_exec_switched(void)
+__noinline int uw_in_exec_switched(void)
 {
 	struct task_struct *task;
 	__u32 tgid;
@@ -533,12 +622,12 @@ static __always_inline int uw_in_exec_switched(void)
 	if (!bpf_core_field_exists(struct task_struct, in_execve) ||
 	    !bpf_core_type_exists(btf_trace_sched_prepare_exec))
 		return 0;
-	task = bpf_get_current_task_btf();
-	if (!BPF_CORE_READ_BITFIELD(task, in_execve))
+	task = (struct task_struct *)bpf_get_current_task();
+	if (!BPF_CORE_READ_BITFIELD_PROBED(task, in_execve))
 		return 0;
-	tgid = task->tgid;
+	tgid = bpf_get_current_pid_tgid() >> 32;
 	mm = bpf_map_lookup_elem(&exec_mm, &tgid);
-	return mm && *mm == (__u64)task->mm;
+	return mm && *mm == (__u64)BPF_CORE_READ(task, mm);
 }
 
 /* Ask user space to reload @tgid's mappings, building the table of the
@@ -601,7 +690,9 @@ static __always_inline __u32 uw_walk(void *ctx, const __u64 *user_regs)
 		stat_inc(STKREC_STAT_UW_FB_NOREGS);
 		return 0;
 	}
-	if (uw_in_exec_switched()) {
+	/* Sampled in user mode, the task is in no execve (in_execve is
+	 * cleared before the new image runs): most samples ask nothing. */
+	if (!user_regs && uw_in_exec_switched()) {
 		stat_inc(STKREC_STAT_USTACK_EXEC);
 		return UW_NONE;
 	}
@@ -674,9 +765,10 @@ static __always_inline __u32 uw_walk(void *ctx, const __u64 *user_regs)
  * Copy the registers uw_walk() started from and up to STKREC_DEFER_STACK
  * bytes of stack above sp into the defer ring, and put the placeholder
  * stack in unwind_frames.  Its frame count (2), or 0 when the ring is
- * full (frame pointers then).
+ * full (frame pointers then).  A global function: the verifier checks
+ * its unrolled copy once.
  */
-static __always_inline __u32 uw_defer(void)
+__noinline __u32 uw_defer(void)
 {
 	struct stkrec_unwind_state *st;
 	struct stkrec_defer *d;

@@ -13,6 +13,7 @@
 #include <bpf/libbpf.h>
 
 #include "modeobj.h"
+#include "stkrec.h"
 #include "unwinder.h"
 
 /* Entries of each counts map, at least. */
@@ -257,7 +258,7 @@ int modeobj__hand_over(const struct bpf_object *obj, uint32_t *idx, int symboliz
 		const struct bpf_map *rows = bpf_object__find_map_by_name(obj, "unwind_rows");
 
 		maps->unwind.rows_fd = bpf_map__fd(rows);
-		maps->unwind.rows_cap = bpf_map__max_entries(rows);
+		maps->unwind.rows_cap = bpf_map__max_entries(rows) * STKREC_UW_CHUNK_ROWS;
 		maps->unwind.pages_fd = bpf_object__find_map_fd_by_name(obj, "unwind_pages");
 		maps->unwind.procs_fd = bpf_object__find_map_fd_by_name(obj, "unwind_procs");
 		maps->unwind.defer_fd = bpf_object__find_map_fd_by_name(obj, "defer_ring");

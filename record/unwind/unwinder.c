@@ -81,11 +81,12 @@ int unwinder__configure_obj(struct bpf_object *obj, int bpf_mode, uint64_t memor
 		return -ENOENT;
 	if (!memory)
 		memory = unwinder__default_memory();
-	nr = memory / sizeof(struct stkrec_unwind_row);
+	/* In chunks: the memory is taken as tables are loaded. */
+	nr = memory / sizeof(struct stkrec_unwind_row) / STKREC_UW_CHUNK_ROWS;
 	if (nr < 1)
 		nr = 1;
-	if (nr > UINT32_MAX / 2)
-		nr = UINT32_MAX / 2;
+	if (nr > UINT32_MAX / 2 / STKREC_UW_CHUNK_ROWS)
+		nr = UINT32_MAX / 2 / STKREC_UW_CHUNK_ROWS;
 	err = bpf_map__set_max_entries(rows, bpf_mode ? (uint32_t)nr : 1);
 	err = err ?: bpf_map__set_max_entries(pages, bpf_mode ? PAGES_ENTRIES : 1);
 	err = err ?: bpf_map__set_max_entries(procs, bpf_mode ? PROCS_ENTRIES : 1);
@@ -117,13 +118,26 @@ struct unwinder *unwinder__new(const struct unwinder_maps *maps)
 		err = ENOMEM;
 		goto fail;
 	}
-	u->rows_bytes = (size_t)maps->rows_cap * sizeof(struct stkrec_unwind_row);
-	u->rows = mmap(NULL, u->rows_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, maps->rows_fd, 0);
+	u->nr_chunks = (maps->rows_cap + STKREC_UW_CHUNK_ROWS - 1) / STKREC_UW_CHUNK_ROWS;
+	u->chunk_fds = malloc((u->nr_chunks ? u->nr_chunks : 1) * sizeof(*u->chunk_fds));
+	if (!u->chunk_fds) {
+		err = ENOMEM;
+		goto fail;
+	}
+	memset(u->chunk_fds, 0xff, u->nr_chunks * sizeof(*u->chunk_fds));
+	/* Address space only: the chunks are mapped into it as created. */
+	u->rows_bytes = (size_t)u->nr_chunks * STKREC_UW_CHUNK_ROWS * sizeof(struct stkrec_unwind_row);
+	u->rows = mmap(NULL, u->rows_bytes, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+		       -1, 0);
 	if (u->rows == MAP_FAILED) {
 		err = errno;
 		u->rows = NULL;
 		goto fail;
 	}
+	/* The first chunks are made while the recording starts; without the
+	 * thread, each as a table first needs it. */
+	if (u->nr_chunks && maps->rows_fd >= 0)
+		unwinder__chunker_start(u);
 	u->free_ext[0] = (struct extent){ 0, maps->rows_cap };
 	u->nr_free = u->cap_free = 1;
 	u->next_id = 1;
@@ -455,6 +469,7 @@ void unwinder__free(struct unwinder *u)
 
 	if (!u)
 		return;
+	unwinder__chunker_stop(u);
 	if (u->mb)
 		membudget__remove_shrinker(u->mb, unwinder__shrink, u);
 	if (u->procs) {
@@ -470,5 +485,9 @@ void unwinder__free(struct unwinder *u)
 	free(u->free_ext);
 	if (u->rows)
 		munmap(u->rows, u->rows_bytes);
+	for (i = 0; u->chunk_fds && i < u->nr_chunks; i++)
+		if (u->chunk_fds[i] >= 0)
+			close(u->chunk_fds[i]);
+	free(u->chunk_fds);
 	free(u);
 }

@@ -49,8 +49,10 @@ int unwinder__configure_obj(struct bpf_object *obj, int bpf_mode, uint64_t memor
 
 /* The BPF maps of bpf/unwind.bpf.h, created (loaded) by a mode. */
 struct unwinder_maps {
-	int rows_fd;		/* BPF_F_MMAPABLE array of struct stkrec_unwind_row */
-	uint32_t rows_cap;	/* its max_entries */
+	int rows_fd;		/* "unwind_rows": an array of maps whose slots
+				 * take chunks of STKREC_UW_CHUNK_ROWS rows */
+	uint32_t rows_cap;	/* the row budget: its slots hold this many
+				 * rows or up to a chunk more */
 	int pages_fd;
 	int procs_fd;
 	int defer_fd;		/* the "defer_ring" ring buffer */

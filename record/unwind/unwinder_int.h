@@ -8,6 +8,7 @@
 #ifndef STK_UNWINDER_INT_H
 #define STK_UNWINDER_INT_H
 
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -60,8 +61,22 @@ struct proc {
 
 struct unwinder {
 	struct unwinder_maps maps;
-	struct stkrec_unwind_row *rows;	/* the mmap'ed rows map */
+	/* The rows map's rows, reserved whole; each chunk is mapped over its
+	 * place once created (unwinder_tables.c), the rest is PROT_NONE. */
+	struct stkrec_unwind_row *rows;
 	size_t rows_bytes;
+	int *chunk_fds;			/* per chunk, its map, or -1: not yet */
+	uint32_t nr_chunks;
+	/* Chunks are made ahead of the rows in use by a thread of their own
+	 * (unwinder_tables.c): putting a map in an array of maps waits for
+	 * an RCU grace period (10-30 ms here), which the main loop must not. */
+	struct {
+		pthread_t thread;
+		pthread_mutex_t lock;
+		pthread_cond_t cond;
+		uint32_t want, made;	/* chunks [0, made) exist */
+		int err, stop, running;
+	} chunker;
 	struct table **tables;
 	size_t nr_tables, cap_tables;
 	uint32_t next_id;
@@ -105,6 +120,11 @@ int unwinder__table_is(const struct table *t, const struct stk_mapping *m);
  * stops waiting) now.  unwinder.c's, for the worker's results. */
 void unwinder__tables_ready(struct unwinder *u, struct table *t);
 /* Load bias of mapping @m of table @t's file, or 0 with -1 returned. */
+/* The chunk maker's thread (unwinder_tables.c): started with the
+ * unwinder, which makes the chunks itself if it cannot be; stopped
+ * before the unwinder is freed. */
+int unwinder__chunker_start(struct unwinder *u);
+void unwinder__chunker_stop(struct unwinder *u);
 int unwinder__mapping_bias(const struct table *t, const struct stk_mapping *m, uint64_t *bias);
 
 #endif

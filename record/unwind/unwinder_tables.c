@@ -53,6 +53,139 @@ static int rows_alloc(struct unwinder *u, uint32_t n, uint32_t *first)
 	return -ENOSPC;
 }
 
+/* Chunk @c of the rows map: created, mapped over its place in u->rows
+ * and put in its slot of the rows map (bpf/stkrec.h), in that order, so
+ * BPF meets it only when it can be written.  0 or -errno. */
+static int chunk_make(struct unwinder *u, uint32_t c)
+{
+	LIBBPF_OPTS(bpf_map_create_opts, opts, .map_flags = BPF_F_MMAPABLE);
+	size_t bytes = STKREC_UW_CHUNK_ROWS * sizeof(struct stkrec_unwind_row);
+	void *at = u->rows + (size_t)c * STKREC_UW_CHUNK_ROWS;
+	int fd, err;
+
+	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "unwind_chunk", sizeof(uint32_t),
+			    sizeof(struct stkrec_unwind_row), STKREC_UW_CHUNK_ROWS, &opts);
+	if (fd < 0)
+		return -errno;
+	if (mmap(at, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0) == MAP_FAILED) {
+		err = -errno;
+		goto fail;
+	}
+	if (bpf_map_update_elem(u->maps.rows_fd, &c, &fd, BPF_ANY)) {
+		err = -errno;
+		/* Back to reserved address space. */
+		mmap(at, bytes, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0);
+		goto fail;
+	}
+	u->chunk_fds[c] = fd;
+	return 0;
+fail:
+	close(fd);
+	return err;
+}
+
+/* Chunks made ahead of the rows in use: a table loaded into them waits
+ * for nothing, unless tables come faster than this many a grace period. */
+#define CHUNKS_AHEAD 4
+
+/* The chunk maker: makes chunks [made, want) in order, one grace period
+ * each, off the main loop. */
+static void *chunker_run(void *arg)
+{
+	struct unwinder *u = arg;
+	uint32_t c;
+	int err;
+
+	pthread_mutex_lock(&u->chunker.lock);
+	for (;;) {
+		while (!u->chunker.stop && u->chunker.made >= u->chunker.want)
+			pthread_cond_wait(&u->chunker.cond, &u->chunker.lock);
+		if (u->chunker.stop)
+			break;
+		c = u->chunker.made;
+		pthread_mutex_unlock(&u->chunker.lock);
+		err = chunk_make(u, c);
+		pthread_mutex_lock(&u->chunker.lock);
+		if (err) {
+			u->chunker.err = err;
+			u->chunker.want = u->chunker.made; /* no more tries */
+		} else {
+			u->chunker.made++;
+		}
+		pthread_cond_broadcast(&u->chunker.cond);
+	}
+	pthread_mutex_unlock(&u->chunker.lock);
+	return NULL;
+}
+
+/* Ask for chunks [0, @need + CHUNKS_AHEAD), within the budget. */
+static void chunker_want(struct unwinder *u, uint32_t need)
+{
+	uint32_t want = need + CHUNKS_AHEAD < u->nr_chunks ? need + CHUNKS_AHEAD : u->nr_chunks;
+
+	if (want > u->chunker.want && !u->chunker.err) {
+		u->chunker.want = want;
+		pthread_cond_signal(&u->chunker.cond);
+	}
+}
+
+int unwinder__chunker_start(struct unwinder *u)
+{
+	int err;
+
+	pthread_mutex_init(&u->chunker.lock, NULL);
+	pthread_cond_init(&u->chunker.cond, NULL);
+	u->chunker.want = u->nr_chunks < CHUNKS_AHEAD ? u->nr_chunks : CHUNKS_AHEAD;
+	err = pthread_create(&u->chunker.thread, NULL, chunker_run, u);
+	if (err)
+		return -err;
+	u->chunker.running = 1;
+	return 0;
+}
+
+void unwinder__chunker_stop(struct unwinder *u)
+{
+	if (!u->chunker.running)
+		return;
+	pthread_mutex_lock(&u->chunker.lock);
+	u->chunker.stop = 1;
+	pthread_cond_signal(&u->chunker.cond);
+	pthread_mutex_unlock(&u->chunker.lock);
+	pthread_join(u->chunker.thread, NULL);
+	u->chunker.running = 0;
+}
+
+/* Make the chunks rows [@first, @first + @n) lie in (they stay until the
+ * end: what --unwind-memory bounds is all of them), and have the next
+ * ones made ahead.  Waits only if the maker is behind.  0 or -errno. */
+static int rows_back(struct unwinder *u, uint32_t first, uint32_t n)
+{
+	uint32_t need = (first + n - 1) / STKREC_UW_CHUNK_ROWS + 1, c;
+	int err = 0;
+
+	if (!u->chunker.running) {
+		/* No thread: made here, as needed. */
+		for (c = first / STKREC_UW_CHUNK_ROWS; c < need; c++) {
+			if (u->chunk_fds[c] >= 0)
+				continue;
+			err = chunk_make(u, c);
+			if (err)
+				break;
+		}
+	} else {
+		pthread_mutex_lock(&u->chunker.lock);
+		chunker_want(u, need);
+		while (u->chunker.made < need && !u->chunker.err)
+			pthread_cond_wait(&u->chunker.cond, &u->chunker.lock);
+		if (u->chunker.made < need)
+			err = u->chunker.err;
+		pthread_mutex_unlock(&u->chunker.lock);
+	}
+	if (err)
+		u->st.map_errors++;
+	return err;
+}
+
 static int rows_release(struct unwinder *u, uint32_t start, uint32_t n)
 {
 	size_t i;
@@ -236,6 +369,11 @@ static int table_load(struct unwinder *u, struct table *t, const struct stkrec_u
 	err = make_room(u, (uint32_t)nr, &t->first);
 	if (err)
 		return err;
+	err = rows_back(u, t->first, (uint32_t)nr);
+	if (err) {
+		rows_release(u, t->first, (uint32_t)nr);
+		return err;
+	}
 	memcpy(&u->rows[t->first], r, nr * sizeof(*r));
 	t->nr = (uint32_t)nr;
 	p0 = r[0].pc >> STKREC_UW_PAGE_SHIFT;

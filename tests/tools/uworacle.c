@@ -254,7 +254,7 @@ int main(int argc, char **argv)
 	key = (uint32_t)g.pid;
 	bpf_map_update_elem(bpf_map__fd(skel->maps.tgids), &key, &one, BPF_ANY);
 	um.rows_fd = bpf_map__fd(skel->maps.unwind_rows);
-	um.rows_cap = bpf_map__max_entries(skel->maps.unwind_rows);
+	um.rows_cap = bpf_map__max_entries(skel->maps.unwind_rows) * STKREC_UW_CHUNK_ROWS;
 	um.pages_fd = bpf_map__fd(skel->maps.unwind_pages);
 	um.procs_fd = bpf_map__fd(skel->maps.unwind_procs);
 	uw = unwinder__new(&um);

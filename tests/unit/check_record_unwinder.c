@@ -38,10 +38,19 @@ static void maps_open(struct fixture *f, uint32_t rows)
 	LIBBPF_OPTS(bpf_map_create_opts, mm, .map_flags = BPF_F_MMAPABLE);
 	LIBBPF_OPTS(bpf_map_create_opts, np, .map_flags = BPF_F_NO_PREALLOC);
 
+	LIBBPF_OPTS(bpf_map_create_opts, om);
+	int chunk;
+
 	memset(f, 0, sizeof(*f));
 	f->maps.rows_cap = rows;
-	f->maps.rows_fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "unwind_rows", 4,
-					 sizeof(struct stkrec_unwind_row), rows, &mm);
+	/* As bpf/unwind.bpf.h: an array of chunk maps, made by the unwinder. */
+	chunk = bpf_map_create(BPF_MAP_TYPE_ARRAY, "unwind_chunk", 4, sizeof(struct stkrec_unwind_row),
+			       STKREC_UW_CHUNK_ROWS, &mm);
+	ck_assert_int_ge(chunk, 0);
+	om.inner_map_fd = chunk;
+	f->maps.rows_fd = bpf_map_create(BPF_MAP_TYPE_ARRAY_OF_MAPS, "unwind_rows", 4, 4,
+					 (rows + STKREC_UW_CHUNK_ROWS - 1) / STKREC_UW_CHUNK_ROWS, &om);
+	close(chunk);
 	f->maps.pages_fd = bpf_map_create(BPF_MAP_TYPE_HASH, "unwind_pages",
 					  sizeof(struct stkrec_unwind_page_key),
 					  sizeof(struct stkrec_unwind_page), 4096, NULL);
@@ -62,6 +71,22 @@ static void maps_close(struct fixture *f)
 	close(f->maps.rows_fd);
 	close(f->maps.pages_fd);
 	close(f->maps.procs_fd);
+}
+
+/* Row @idx of the rows map, as BPF finds it: in its chunk.  0 if found. */
+static int row_at(const struct fixture *f, uint32_t idx, struct stkrec_unwind_row *out)
+{
+	uint32_t c = idx / STKREC_UW_CHUNK_ROWS, i = idx % STKREC_UW_CHUNK_ROWS, id;
+	int fd, err;
+
+	if (bpf_map_lookup_elem(f->maps.rows_fd, &c, &id))
+		return -1;
+	fd = bpf_map_get_fd_by_id(id);
+	if (fd < 0)
+		return -1;
+	err = bpf_map_lookup_elem(fd, &i, out);
+	close(fd);
+	return err;
 }
 
 /* The row BPF would use for @addr of process @tgid, by the same steps:
@@ -91,13 +116,14 @@ static int bpf_style_row(const struct fixture *f, uint32_t tgid, uint64_t addr,
 		uint32_t mid = lo + (hi - lo) / 2;
 		struct stkrec_unwind_row r;
 
-		bpf_map_lookup_elem(f->maps.rows_fd, &mid, &r);
+		if (row_at(f, mid, &r))
+			return -1;
 		if (r.pc <= *rel)
 			lo = mid;
 		else
 			hi = mid;
 	}
-	return bpf_map_lookup_elem(f->maps.rows_fd, &lo, out);
+	return row_at(f, lo, out);
 }
 
 static const struct stk_mapping *libc_mapping(const struct stk_proc_maps *s)
