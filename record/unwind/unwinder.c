@@ -119,12 +119,11 @@ struct unwinder *unwinder__new(const struct unwinder_maps *maps)
 		goto fail;
 	}
 	u->nr_chunks = (maps->rows_cap + STKREC_UW_CHUNK_ROWS - 1) / STKREC_UW_CHUNK_ROWS;
-	u->chunk_fds = malloc((u->nr_chunks ? u->nr_chunks : 1) * sizeof(*u->chunk_fds));
-	if (!u->chunk_fds) {
+	u->chunk_made = calloc(u->nr_chunks ? u->nr_chunks : 1, 1);
+	if (!u->chunk_made) {
 		err = ENOMEM;
 		goto fail;
 	}
-	memset(u->chunk_fds, 0xff, u->nr_chunks * sizeof(*u->chunk_fds));
 	/* Address space only: the chunks are mapped into it as created. */
 	u->rows_bytes = (size_t)u->nr_chunks * STKREC_UW_CHUNK_ROWS * sizeof(struct stkrec_unwind_row);
 	u->rows = mmap(NULL, u->rows_bytes, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
@@ -485,9 +484,6 @@ void unwinder__free(struct unwinder *u)
 	free(u->free_ext);
 	if (u->rows)
 		munmap(u->rows, u->rows_bytes);
-	for (i = 0; u->chunk_fds && i < u->nr_chunks; i++)
-		if (u->chunk_fds[i] >= 0)
-			close(u->chunk_fds[i]);
-	free(u->chunk_fds);
+	free(u->chunk_made);
 	free(u);
 }

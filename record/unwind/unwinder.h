@@ -51,8 +51,8 @@ int unwinder__configure_obj(struct bpf_object *obj, int bpf_mode, uint64_t memor
 struct unwinder_maps {
 	int rows_fd;		/* "unwind_rows": an array of maps whose slots
 				 * take chunks of STKREC_UW_CHUNK_ROWS rows */
-	uint32_t rows_cap;	/* the row budget: its slots hold this many
-				 * rows or up to a chunk more */
+	uint32_t rows_cap;	/* the row budget: its slots times
+				 * STKREC_UW_CHUNK_ROWS */
 	int pages_fd;
 	int procs_fd;
 	int defer_fd;		/* the "defer_ring" ring buffer */

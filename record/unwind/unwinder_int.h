@@ -65,7 +65,7 @@ struct unwinder {
 	 * place once created (unwinder_tables.c), the rest is PROT_NONE. */
 	struct stkrec_unwind_row *rows;
 	size_t rows_bytes;
-	int *chunk_fds;			/* per chunk, its map, or -1: not yet */
+	uint8_t *chunk_made;		/* per chunk, 1 once made */
 	uint32_t nr_chunks;
 	/* Chunks are made ahead of the rows in use by a thread of their own
 	 * (unwinder_tables.c): putting a map in an array of maps waits for
@@ -119,12 +119,12 @@ int unwinder__table_is(const struct table *t, const struct stk_mapping *m);
 /* @t is built (or failed): every process waiting for it gets it (or
  * stops waiting) now.  unwinder.c's, for the worker's results. */
 void unwinder__tables_ready(struct unwinder *u, struct table *t);
-/* Load bias of mapping @m of table @t's file, or 0 with -1 returned. */
 /* The chunk maker's thread (unwinder_tables.c): started with the
  * unwinder, which makes the chunks itself if it cannot be; stopped
  * before the unwinder is freed. */
 int unwinder__chunker_start(struct unwinder *u);
 void unwinder__chunker_stop(struct unwinder *u);
+/* Load bias of mapping @m of table @t's file, or 0 with -1 returned. */
 int unwinder__mapping_bias(const struct table *t, const struct stk_mapping *m, uint64_t *bias);
 
 #endif

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,6 +57,9 @@ static int rows_alloc(struct unwinder *u, uint32_t n, uint32_t *first)
 /* Chunk @c of the rows map: created, mapped over its place in u->rows
  * and put in its slot of the rows map (bpf/stkrec.h), in that order, so
  * BPF meets it only when it can be written.  0 or -errno. */
+_Static_assert(sizeof(struct stkrec_unwind_row) == sizeof(uint64_t),
+	      "bpf/unwind.bpf.h declares a chunk's value as a word");
+
 static int chunk_make(struct unwinder *u, uint32_t c)
 {
 	LIBBPF_OPTS(bpf_map_create_opts, opts, .map_flags = BPF_F_MMAPABLE);
@@ -77,7 +81,10 @@ static int chunk_make(struct unwinder *u, uint32_t c)
 		mmap(at, bytes, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0);
 		goto fail;
 	}
-	u->chunk_fds[c] = fd;
+	/* The slot and the mapping hold the map: its fd is not kept (a
+	 * large --unwind-memory would be thousands of fds). */
+	close(fd);
+	u->chunk_made[c] = 1;
 	return 0;
 fail:
 	close(fd);
@@ -123,20 +130,30 @@ static void chunker_want(struct unwinder *u, uint32_t need)
 {
 	uint32_t want = need + CHUNKS_AHEAD < u->nr_chunks ? need + CHUNKS_AHEAD : u->nr_chunks;
 
-	if (want > u->chunker.want && !u->chunker.err) {
-		u->chunker.want = want;
+	/* A failure (ENOMEM, say) stopped the maker: a new need tries
+	 * again, as the main thread would without it. */
+	if (u->chunker.err && u->chunker.made < need)
+		u->chunker.err = 0;
+	if (want > u->chunker.want || u->chunker.made < need) {
+		if (want > u->chunker.want)
+			u->chunker.want = want;
 		pthread_cond_signal(&u->chunker.cond);
 	}
 }
 
 int unwinder__chunker_start(struct unwinder *u)
 {
+	sigset_t all, old;
 	int err;
 
 	pthread_mutex_init(&u->chunker.lock, NULL);
 	pthread_cond_init(&u->chunker.cond, NULL);
 	u->chunker.want = u->nr_chunks < CHUNKS_AHEAD ? u->nr_chunks : CHUNKS_AHEAD;
+	/* Signals are the main thread's (its epoll_pwait takes them). */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
 	err = pthread_create(&u->chunker.thread, NULL, chunker_run, u);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (err)
 		return -err;
 	u->chunker.running = 1;
@@ -166,7 +183,7 @@ static int rows_back(struct unwinder *u, uint32_t first, uint32_t n)
 	if (!u->chunker.running) {
 		/* No thread: made here, as needed. */
 		for (c = first / STKREC_UW_CHUNK_ROWS; c < need; c++) {
-			if (u->chunk_fds[c] >= 0)
+			if (u->chunk_made[c])
 				continue;
 			err = chunk_make(u, c);
 			if (err)
