@@ -911,6 +911,48 @@ static int python_take(struct recorder *rec)
 	return n > 0;
 }
 
+/* The side-band's new records; whether there were any. */
+static int sideband_take(struct recorder *rec)
+{
+	return procs__drain_events(rec->procs);
+}
+
+/* Copies of stacks whose tables were not in yet: taken before their
+ * ring is full; whether there were any. */
+static int deferred_take(struct recorder *rec)
+{
+	return deferred__take(rec->deferred) > 0;
+}
+
+/* The sources the loop holds off between wakes (wake.h), each with what
+ * reads it, its epoll tag and its step. */
+struct held {
+	struct wake *w;
+	int (*take)(struct recorder *rec);
+	uint32_t tag;
+	enum loop_step step;
+};
+
+#define NR_HELD 3
+
+/* The held source whose epoll tag is @tag, or NULL. */
+static const struct held *held_of(const struct held h[NR_HELD], uint32_t tag)
+{
+	size_t i;
+
+	for (i = 0; i < NR_HELD; i++)
+		if (h[i].tag == tag)
+			return &h[i];
+	return NULL;
+}
+
+static void held_sources(struct recorder *rec, struct held h[NR_HELD])
+{
+	h[0] = (struct held){ &rec->wk_side, sideband_take, EV_MMAPWATCH, LOOP_SIDEBAND };
+	h[1] = (struct held){ &rec->wk_defer, deferred_take, EV_DEFERRED, LOOP_DEFERRED };
+	h[2] = (struct held){ &rec->wk_py, python_take, EV_PYCODES, LOOP_RINGS };
+}
+
 /* A main loop step done: its time, if the longest yet.  Returns now. */
 static uint64_t loop_step_done(struct recorder *rec, enum loop_step step, uint64_t t0)
 {
@@ -1051,9 +1093,12 @@ int recorder__run(struct recorder *rec)
 	 * loading (which a loaded machine can make last longer than it). */
 	uint64_t deadline = rec->o.duration_ns ? start + rec->o.duration_ns : 0;
 	struct epoll_event evs[16];
+	struct held held[NR_HELD];
+	const struct held *h;
 	sigset_t blocked;
 	int err, n, i, code;
 
+	held_sources(rec, held);
 	/*
 	 * The stop signals come in while we work, not only while we wait:
 	 * a step that blocks (a read of a file a traced process controls)
@@ -1120,28 +1165,17 @@ int recorder__run(struct recorder *rec)
 		if (rec->rot && rec->o.rotate_ns && rec->file_start + rec->o.rotate_ns < wake)
 			wake = rec->file_start + rec->o.rotate_ns;
 		/* Held sources whose hold is over: read for what came while
-		 * they were held; armed again if that was nothing. */
-		if (wake__due(&rec->wk_side, now)) {
-			if (wake__read(&rec->wk_side, now, procs__drain_events(rec->procs)))
-				procs__drain_events(rec->procs);
-			now = loop_step_done(rec, LOOP_SIDEBAND, now);
+		 * they were held; armed again if that was nothing, and read
+		 * once more (the arming's poll may have taken a wakeup). */
+		for (i = 0; i < NR_HELD; i++) {
+			if (wake__due(held[i].w, now)) {
+				if (wake__read(held[i].w, now, held[i].take(rec)))
+					held[i].take(rec);
+				now = loop_step_done(rec, held[i].step, now);
+			}
+			if (wake__next(held[i].w) < wake)
+				wake = wake__next(held[i].w);
 		}
-		if (wake__due(&rec->wk_defer, now)) {
-			if (wake__read(&rec->wk_defer, now, deferred__take(rec->deferred) > 0))
-				deferred__take(rec->deferred);
-			now = loop_step_done(rec, LOOP_DEFERRED, now);
-		}
-		if (wake__due(&rec->wk_py, now)) {
-			if (wake__read(&rec->wk_py, now, python_take(rec)))
-				python_take(rec);
-			now = loop_step_done(rec, LOOP_RINGS, now);
-		}
-		if (wake__next(&rec->wk_side) < wake)
-			wake = wake__next(&rec->wk_side);
-		if (wake__next(&rec->wk_defer) < wake)
-			wake = wake__next(&rec->wk_defer);
-		if (wake__next(&rec->wk_py) < wake)
-			wake = wake__next(&rec->wk_py);
 		timeout_ms = wake > now ? (int)((wake - now + 999999) / 1000000) : 0;
 		if (rec->child && child__pidfd(rec->child) < 0 && timeout_ms > 100)
 			timeout_ms = 100;
@@ -1170,19 +1204,11 @@ int recorder__run(struct recorder *rec)
 				rec->events_until = next_flush < next_status ? next_flush : next_status;
 				ring_buffer__consume(rec->rb);
 				loop_step_done(rec, LOOP_RINGS, t0);
-			} else if (evs[i].data.u32 == EV_MMAPWATCH) {
-				wake__fired(&rec->wk_side, t0);
-				procs__drain_events(rec->procs);
-				loop_step_done(rec, LOOP_SIDEBAND, t0);
-			} else if (evs[i].data.u32 == EV_DEFERRED) {
-				/* Copies in the ring are lost once it is full. */
-				wake__fired(&rec->wk_defer, t0);
-				deferred__take(rec->deferred);
-				loop_step_done(rec, LOOP_DEFERRED, t0);
-			} else if (evs[i].data.u32 == EV_PYCODES) {
-				wake__fired(&rec->wk_py, t0);
-				python_take(rec);
-				loop_step_done(rec, LOOP_RINGS, t0);
+			} else if ((h = held_of(held, evs[i].data.u32))) {
+				/* Read now, then held off (wake.h). */
+				wake__fired(h->w, t0);
+				h->take(rec);
+				loop_step_done(rec, h->step, t0);
 			} else if (evs[i].data.u32 == EV_READER) {
 				/* Symbol tables read: their symbols at the next flush. */
 				worker__collect(rec->reader);
