@@ -54,54 +54,90 @@ static int rows_alloc(struct unwinder *u, uint32_t n, uint32_t *first)
 	return -ENOSPC;
 }
 
-/* Chunk @c of the rows map: created, mapped over its place in u->rows
- * and put in its slot of the rows map (bpf/stkrec.h), in that order, so
- * BPF meets it only when it can be written.  0 or -errno. */
 _Static_assert(sizeof(struct stkrec_unwind_row) == sizeof(uint64_t),
 	      "bpf/unwind.bpf.h declares a chunk's value as a word");
 
-static int chunk_make(struct unwinder *u, uint32_t c)
+/* Chunk @c's place in u->rows back to reserved address space. */
+static void chunk_unmap(struct unwinder *u, uint32_t c)
+{
+	mmap(u->rows + (size_t)c * STKREC_UW_CHUNK_ROWS,
+	     STKREC_UW_CHUNK_ROWS * sizeof(struct stkrec_unwind_row), PROT_NONE,
+	     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0);
+}
+
+/*
+ * Chunks [@first, @first + @n) of the rows map: each created and mapped
+ * over its place in u->rows, then all put in their slots of the rows map
+ * (bpf/stkrec.h) in one batch, so BPF meets a chunk only when it can be
+ * written, and the batch waits for one RCU grace period, not one each
+ * (one by one where the kernel has no batch for arrays of maps).  The
+ * slot and the mapping hold a chunk: its fd is not kept (a large
+ * --unwind-memory would be thousands of fds).  Returns how many, from
+ * @first, were made (> 0), or -errno.
+ */
+static long chunks_make(struct unwinder *u, uint32_t first, uint32_t n)
 {
 	LIBBPF_OPTS(bpf_map_create_opts, opts, .map_flags = BPF_F_MMAPABLE);
 	size_t bytes = STKREC_UW_CHUNK_ROWS * sizeof(struct stkrec_unwind_row);
-	void *at = u->rows + (size_t)c * STKREC_UW_CHUNK_ROWS;
-	int fd, err;
+	uint32_t *keys = calloc(n, sizeof(*keys)), k = 0, done = 0, i;
+	int *fds = calloc(n, sizeof(*fds)), err = 0;
 
-	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "unwind_chunk", sizeof(uint32_t),
-			    sizeof(struct stkrec_unwind_row), STKREC_UW_CHUNK_ROWS, &opts);
-	if (fd < 0)
-		return -errno;
-	if (mmap(at, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0) == MAP_FAILED) {
-		err = -errno;
-		goto fail;
+	if (!keys || !fds) {
+		err = -ENOMEM;
+		goto out;
 	}
-	if (bpf_map_update_elem(u->maps.rows_fd, &c, &fd, BPF_ANY)) {
-		err = -errno;
-		/* Back to reserved address space. */
-		mmap(at, bytes, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0);
-		goto fail;
+	for (k = 0; k < n; k++) {
+		void *at = u->rows + (size_t)(first + k) * STKREC_UW_CHUNK_ROWS;
+
+		keys[k] = first + k;
+		fds[k] = bpf_map_create(BPF_MAP_TYPE_ARRAY, "unwind_chunk", sizeof(uint32_t),
+					sizeof(struct stkrec_unwind_row), STKREC_UW_CHUNK_ROWS,
+					&opts);
+		if (fds[k] < 0) {
+			err = -errno;
+			break;
+		}
+		if (mmap(at, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fds[k], 0) ==
+		    MAP_FAILED) {
+			err = -errno;
+			close(fds[k]);
+			break;
+		}
 	}
-	/* The slot and the mapping hold the map: its fd is not kept (a
-	 * large --unwind-memory would be thousands of fds). */
-	close(fd);
-	u->chunk_made[c] = 1;
-	return 0;
-fail:
-	close(fd);
-	return err;
+	done = k;
+	if (done && bpf_map_update_batch(u->maps.rows_fd, keys, fds, &done, NULL)) {
+		err = -errno;
+		/* No batch here: one by one, from where it stopped. */
+		for (i = done; i < k; i++, done++)
+			if (bpf_map_update_elem(u->maps.rows_fd, &keys[i], &fds[i], BPF_ANY)) {
+				err = -errno;
+				break;
+			}
+	}
+	for (i = 0; i < k; i++) {
+		if (i >= done)
+			chunk_unmap(u, first + i);
+		else
+			u->chunk_made[first + i] = 1;
+		close(fds[i]);
+	}
+out:
+	free(keys);
+	free(fds);
+	return done ? (long)done : err ? err : -EINVAL;
 }
 
 /* Chunks made ahead of the rows in use: a table loaded into them waits
  * for nothing, unless tables come faster than this many a grace period. */
 #define CHUNKS_AHEAD 4
 
-/* The chunk maker: makes chunks [made, want) in order, one grace period
- * each, off the main loop. */
+/* The chunk maker: makes chunks [made, want), in one batch when it can,
+ * off the main loop. */
 static void *chunker_run(void *arg)
 {
 	struct unwinder *u = arg;
-	uint32_t c;
-	int err;
+	uint32_t c, n;
+	long made;
 
 	pthread_mutex_lock(&u->chunker.lock);
 	for (;;) {
@@ -110,14 +146,15 @@ static void *chunker_run(void *arg)
 		if (u->chunker.stop)
 			break;
 		c = u->chunker.made;
+		n = u->chunker.want - c;
 		pthread_mutex_unlock(&u->chunker.lock);
-		err = chunk_make(u, c);
+		made = chunks_make(u, c, n);
 		pthread_mutex_lock(&u->chunker.lock);
-		if (err) {
-			u->chunker.err = err;
-			u->chunker.want = u->chunker.made; /* no more tries */
+		if (made < 0) {
+			u->chunker.err = (int)made;
+			u->chunker.want = u->chunker.made; /* until asked again */
 		} else {
-			u->chunker.made++;
+			u->chunker.made += (uint32_t)made;
 		}
 		pthread_cond_broadcast(&u->chunker.cond);
 	}
@@ -182,12 +219,10 @@ static int rows_back(struct unwinder *u, uint32_t first, uint32_t n)
 
 	if (!u->chunker.running) {
 		/* No thread: made here, as needed. */
-		for (c = first / STKREC_UW_CHUNK_ROWS; c < need; c++) {
-			if (u->chunk_made[c])
-				continue;
-			err = chunk_make(u, c);
-			if (err)
-				break;
+		for (c = first / STKREC_UW_CHUNK_ROWS; c < need && !err; c++) {
+			long made = u->chunk_made[c] ? 1 : chunks_make(u, c, 1);
+
+			err = made < 0 ? (int)made : 0;
 		}
 	} else {
 		pthread_mutex_lock(&u->chunker.lock);
