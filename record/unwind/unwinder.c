@@ -133,8 +133,9 @@ struct unwinder *unwinder__new(const struct unwinder_maps *maps)
 		u->rows = NULL;
 		goto fail;
 	}
-	/* The first chunks are made while the recording starts; without the
-	 * thread, each as a table first needs it. */
+	/* The first chunks are made here, before sampling starts, the next
+	 * ones ahead by a thread; without the thread, each as a table first
+	 * needs it. */
 	if (u->nr_chunks && maps->rows_fd >= 0)
 		unwinder__chunker_start(u);
 	u->free_ext[0] = (struct extent){ 0, maps->rows_cap };

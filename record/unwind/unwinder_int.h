@@ -119,9 +119,9 @@ int unwinder__table_is(const struct table *t, const struct stk_mapping *m);
 /* @t is built (or failed): every process waiting for it gets it (or
  * stops waiting) now.  unwinder.c's, for the worker's results. */
 void unwinder__tables_ready(struct unwinder *u, struct table *t);
-/* The chunk maker's thread (unwinder_tables.c): started with the
- * unwinder, which makes the chunks itself if it cannot be; stopped
- * before the unwinder is freed. */
+/* The chunk maker (unwinder_tables.c): the first chunks made at once,
+ * then a thread that keeps chunks ahead; without it the unwinder makes
+ * them itself.  Stopped before the unwinder is freed. */
 int unwinder__chunker_start(struct unwinder *u);
 void unwinder__chunker_stop(struct unwinder *u);
 /* Load bias of mapping @m of table @t's file, or 0 with -1 returned. */

@@ -180,12 +180,18 @@ static void chunker_want(struct unwinder *u, uint32_t need)
 
 int unwinder__chunker_start(struct unwinder *u)
 {
+	uint32_t first = u->nr_chunks < CHUNKS_AHEAD ? u->nr_chunks : CHUNKS_AHEAD;
 	sigset_t all, old;
+	long made;
 	int err;
 
 	pthread_mutex_init(&u->chunker.lock, NULL);
 	pthread_cond_init(&u->chunker.cond, NULL);
-	u->chunker.want = u->nr_chunks < CHUNKS_AHEAD ? u->nr_chunks : CHUNKS_AHEAD;
+	/* The first chunks before sampling starts: the first tables wait for
+	 * no thread (one grace period of start-up's wall time, not CPU). */
+	made = chunks_make(u, 0, first);
+	u->chunker.made = made > 0 ? (uint32_t)made : 0;
+	u->chunker.want = u->chunker.made;
 	/* Signals are the main thread's (its epoll_pwait takes them). */
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
