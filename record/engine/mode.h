@@ -93,7 +93,8 @@ extern const struct rec_mode_ops trace_mode_ops;	/* mode_trace.c */
 int recorder__see_task(struct recorder *rec, uint32_t tgid, const char comm[16]);
 
 /*
- * recorder__see_image() - a row of @tgid (@comm) was sampled in the process
+ * recorder__see_image() - a row of @tgid (@comm, the BPF key's: not
+ * always NUL-terminated) was sampled in the process
  * image that the exec at @image_ns began (0: one begun before the
  * recording, or a child's before its first exec; the BPF key's
  * image_ns).  If an exec has replaced that image since, its snapshot is

@@ -254,13 +254,16 @@ int recorder__see_task(struct recorder *rec, uint32_t tgid, const char comm[16])
 	return procs__see(rec->procs, tgid, comm, rec->seq);
 }
 
-int recorder__see_image(struct recorder *rec, uint32_t tgid, const char comm[16],
+int recorder__see_image(struct recorder *rec, uint32_t tgid, const char key_comm[16],
 			uint64_t image_ns, int64_t user_stack, uint64_t *end_ns)
 {
 	const struct stkrec_stack *s;
 	uint64_t next_end, leaf;
+	char comm[16];
 	int err;
 
+	memcpy(comm, key_comm, sizeof(comm));
+	comm[sizeof(comm) - 1] = '\0';
 	err = procs__see_image(rec->procs, tgid, comm, image_ns, end_ns);
 	if (err || !*end_ns || user_stack < 0)
 		return err;

@@ -383,11 +383,8 @@ static int add_row(struct recorder *rec, const void *key, const void *value, voi
 static int row_end(struct recorder *rec, const void *key, uint64_t *end_ns)
 {
 	const struct stkrec_trace_key *k = key;
-	char comm[16];
 
-	memcpy(comm, k->comm, sizeof(comm));
-	comm[sizeof(comm) - 1] = '\0';
-	return recorder__see_image(rec, k->tgid, comm, k->image_ns, k->user_stack, end_ns);
+	return recorder__see_image(rec, k->tgid, k->comm, k->image_ns, k->user_stack, end_ns);
 }
 
 static void trace_free(struct rec_mode *m)
