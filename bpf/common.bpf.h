@@ -470,17 +470,21 @@ int symbolize_kaddrs(void *ctx)
 	return 0;
 }
 
-/* BPF_PROG() defines a ctx parameter these programs do not use. */
+/* BPF_PROG() defines a ctx parameter these programs do not use.  raw_tp,
+ * not tp_btf: the same raw tracepoint, its arguments read through CO-RE
+ * rather than as typed pointers, so that libbpf need not parse the
+ * kernel's whole BTF to find the tracepoints' BTF ids (~10 ms of stkrec's
+ * start-up; corebtf.c hands it a minimal BTF for CO-RE instead). */
 #pragma clang diagnostic push
 #pragma clang diagnostic ignored "-Wunused-parameter"
 
 /* Children of followed processes are followed too (attached only for
  * -- CMD).  Threads share their tgid, which is already in the map. */
-SEC("tp_btf/sched_process_fork")
+SEC("raw_tp/sched_process_fork")
 int BPF_PROG(on_process_fork, struct task_struct *parent, struct task_struct *child)
 {
-	__u32 ptgid = parent->tgid;
-	__u32 ctgid = child->tgid;
+	__u32 ptgid = BPF_CORE_READ(parent, tgid);
+	__u32 ctgid = BPF_CORE_READ(child, tgid);
 	struct stkrec_py_proc *pp;
 	__u8 one = 1;
 
@@ -501,10 +505,10 @@ int BPF_PROG(on_process_fork, struct task_struct *parent, struct task_struct *ch
 }
 
 /* After an exec the process has new mappings: announce it again. */
-SEC("tp_btf/sched_process_exec")
+SEC("raw_tp/sched_process_exec")
 int BPF_PROG(on_process_exec, struct task_struct *task)
 {
-	__u32 tgid = task->tgid;
+	__u32 tgid = BPF_CORE_READ(task, tgid);
 	__u64 now = bpf_ktime_get_ns();
 
 	bpf_map_delete_elem(&seen, &tgid);
@@ -516,10 +520,10 @@ int BPF_PROG(on_process_exec, struct task_struct *task)
  * its pid may be reused by an unrelated process.  signal->live drops to 0
  * before this tracepoint (read through CO-RE, as the tracepoint's
  * group_dead argument is new). */
-SEC("tp_btf/sched_process_exit")
+SEC("raw_tp/sched_process_exit")
 int BPF_PROG(on_process_exit, struct task_struct *task)
 {
-	__u32 tgid = task->tgid;
+	__u32 tgid = BPF_CORE_READ(task, tgid);
 	struct stkrec_event *e;
 
 	if (BPF_CORE_READ(task, signal, live.counter) != 0)
@@ -543,11 +547,11 @@ int BPF_PROG(on_process_exit, struct task_struct *task)
 	}
 	e->type = STKREC_EV_EXIT;
 	e->tgid = tgid;
-	e->tid = task->pid;
+	e->tid = BPF_CORE_READ(task, pid);
 	e->ns_tgid = 0;
 	e->pid_ns = 0;
 	e->addr = 0;
-	__builtin_memcpy(e->comm, task->comm, STKREC_COMM_LEN);
+	BPF_CORE_READ_INTO(&e->comm, task, comm);
 	bpf_ringbuf_submit(e, 0);
 	return 0;
 }

@@ -950,10 +950,10 @@ static __always_inline __s64 user_stack_store(void *ctx, const __u64 *user_regs,
  */
 #pragma clang diagnostic push
 #pragma clang diagnostic ignored "-Wunused-parameter"
-SEC("tp_btf/sched_process_exec")
+SEC("raw_tp/sched_process_exec")
 int BPF_PROG(on_exec_unwind, struct task_struct *task)
 {
-	__u32 tgid = task->tgid;
+	__u32 tgid = BPF_CORE_READ(task, tgid);
 	struct stkrec_event *e;
 
 	/* Another image: its interpreter, if any, is found anew. */
@@ -982,11 +982,11 @@ int BPF_PROG(on_exec_unwind, struct task_struct *task)
 
 /* The mm an execve switches to, for uw_in_exec_switched(); loaded only
  * where the kernel has this tracepoint (unwinder__configure_obj()). */
-SEC("tp_btf/sched_prepare_exec")
+SEC("raw_tp/sched_prepare_exec")
 int BPF_PROG(on_prepare_exec, struct task_struct *task, struct linux_binprm *bprm)
 {
-	__u32 tgid = task->tgid;
-	__u64 mm = (__u64)bprm->mm;
+	__u32 tgid = BPF_CORE_READ(task, tgid);
+	__u64 mm = (__u64)BPF_CORE_READ(bprm, mm);
 
 	if (unwind_mode != UW_MODE_FP)
 		bpf_map_update_elem(&exec_mm, &tgid, &mm, BPF_ANY);

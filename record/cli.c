@@ -105,6 +105,11 @@ const struct cli_opt cli__opts[] = {
 	{ "unwind-cache", required_argument, CLI_UNWIND_CACHE, CLI_ALL,
 	  "      --unwind-cache DIR     keep unwind tables between recordings in DIR\n"
 	  "                             (default /var/cache/stk/unwind; 'none': not)\n", NULL },
+	{ "btf-cache", required_argument, CLI_BTF_CACHE, CLI_ALL,
+	  "      --btf-cache DIR        keep in DIR, for this boot, the kernel BTF types\n"
+	  "                             the BPF programs relocate against (default\n"
+	  "                             /var/cache/stk/btf; 'none': parse the kernel's\n"
+	  "                             whole BTF at each start)\n", NULL },
 	{ "user-memory", required_argument, CLI_USER_MEMORY, CLI_ALL,
 	  "      --user-memory MB       memory stkrec keeps symbol tables and perf maps in\n"
 	  "                             (default " CLI_STR(CLI_DEFAULT_USER_MEMORY) "); what does not fit is read again\n"

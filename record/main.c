@@ -529,6 +529,13 @@ static int parse_long_option(struct args *a, int opt, const char *arg)
 		}
 		o->unwind_cache = arg;
 		break;
+	case CLI_BTF_CACHE:
+		if (!*arg) {
+			errorf("--btf-cache: expected a directory or 'none'");
+			return EXIT_USAGE;
+		}
+		o->btf_cache = arg;
+		break;
 	case CLI_ROTATE:
 		if (parse__seconds(arg, MAX_ROTATE_S, &v) || v < 1000000000ULL) {
 			errorf("--rotate %s: expected seconds, at least 1 (e.g. --rotate 3600)", arg);

@@ -76,6 +76,8 @@ struct recorder_opts {
 	uint64_t unwind_memory;		/* bytes of unwind rows at most (0: default) */
 	const char *unwind_cache;	/* --unwind-cache: NULL the default
 					 * (TCACHE_DIR), "none" no cache */
+	const char *btf_cache;		/* --btf-cache: NULL the default
+					 * (COREBTF_DIR), "none" no cache */
 	uint64_t user_memory;		/* --user-memory: bytes of symbol tables and perf
 					 * maps held at once (0: RECORDER_USER_MEMORY) */
 	char *const *cmd;		/* -- CMD ARGS, NULL-terminated, or NULL */

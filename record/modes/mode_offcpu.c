@@ -30,6 +30,7 @@
 #define START_ENTRIES 32768
 
 struct rec_mode {
+	struct modeobj_btf btf;	/* the minimal kernel BTF while loading */
 	struct offcpu_bpf *skel;
 	int wakers;			/* offwake */
 	uint32_t counts_entries;
@@ -68,10 +69,13 @@ static int add_row(struct recorder *rec, const void *key, const void *value, voi
 static int offcpu_load(struct rec_mode *m, const struct recorder_opts *o, int follow,
 		       int symbolizer, int unwind, struct recorder *rec)
 {
+	const void *elf;
+	size_t elf_size;
 	int wakers = m->wakers;
 	int err;
 
-	m->skel = offcpu_bpf__open();
+	elf = offcpu_bpf__elf_bytes(&elf_size);
+	m->skel = offcpu_bpf__open_opts(modeobj__open_opts(&m->btf, o, "offcpu", elf, elf_size));
 	if (!m->skel)
 		return recorder__errorf(rec, -errno, "open BPF object: %s", strerror(errno));
 	MODEOBJ_SET_RODATA(m->skel->rodata, o, follow, unwind);
@@ -93,11 +97,13 @@ static int offcpu_load(struct rec_mode *m, const struct recorder_opts *o, int fo
 	if (err)
 		return recorder__errorf(rec, err, "configure BPF object: %s", strerror(-err));
 	err = offcpu_bpf__load(m->skel);
+	modeobj__btf_close(&m->btf);
 	return err ? modeobj__load_failed(rec, err) : 0;
 }
 
 static void offcpu_unload(struct rec_mode *m)
 {
+	modeobj__btf_close(&m->btf);
 	offcpu_bpf__destroy(m->skel);
 	m->skel = NULL;
 }
@@ -115,7 +121,7 @@ static int offcpu_open(struct rec_mode **out, const struct recorder_opts *o, int
 	m->counts_entries = modeobj__counts_entries(o);
 	/* Kernel addresses are named by the kernel's %pS, as in profile
 	 * mode, unless there are none (-U) or the whole table is kept. */
-	err = modeobj__load(m, o, follow, rec, offcpu_load, offcpu_unload, &symbolizer,
+	err = modeobj__load(m, o, follow, rec, &m->btf, offcpu_load, offcpu_unload, &symbolizer,
 			    &unwind, &unwind_err);
 	err = err ?: modeobj__hand_over(m->skel->obj, &m->skel->bss->counts_idx, symbolizer,
 					unwind, unwind_err,
@@ -301,6 +307,7 @@ static void offcpu_free(struct rec_mode *m)
 		return;
 	offcpu_detach(m);
 	offcpu_bpf__destroy(m->skel);
+	modeobj__btf_close(&m->btf);
 	drain__free(m->drain);
 	free(m);
 }

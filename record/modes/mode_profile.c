@@ -26,6 +26,7 @@
 #include "stkrec.h"
 
 struct rec_mode {
+	struct modeobj_btf btf;	/* the minimal kernel BTF while loading */
 	struct profile_bpf *skel;
 	int *pfds;			/* perf event fd per CPU not owned by a link yet, or -1 */
 	struct bpf_link **links;	/* BPF link per CPU */
@@ -45,9 +46,12 @@ static int row_end(struct recorder *rec, const void *key, uint64_t *end_ns);
 static int profile_load(struct rec_mode *m, const struct recorder_opts *o, int follow,
 			int symbolizer, int unwind, struct recorder *rec)
 {
+	const void *elf;
+	size_t elf_size;
 	int err;
 
-	m->skel = profile_bpf__open();
+	elf = profile_bpf__elf_bytes(&elf_size);
+	m->skel = profile_bpf__open_opts(modeobj__open_opts(&m->btf, o, "profile", elf, elf_size));
 	if (!m->skel)
 		return recorder__errorf(rec, -errno, "open BPF object: %s", strerror(errno));
 	MODEOBJ_SET_RODATA(m->skel->rodata, o, follow, unwind);
@@ -56,11 +60,13 @@ static int profile_load(struct rec_mode *m, const struct recorder_opts *o, int f
 	if (err)
 		return err;
 	err = profile_bpf__load(m->skel);
+	modeobj__btf_close(&m->btf);
 	return err ? modeobj__load_failed(rec, err) : 0;
 }
 
 static void profile_unload(struct rec_mode *m)
 {
+	modeobj__btf_close(&m->btf);
 	profile_bpf__destroy(m->skel);
 	m->skel = NULL;
 }
@@ -75,7 +81,7 @@ static int profile_open(struct rec_mode **out, const struct recorder_opts *o, in
 	if (!m)
 		return recorder__errorf(rec, -ENOMEM, "out of memory");
 	m->counts_entries = modeobj__profile_counts_entries(o);
-	err = modeobj__load(m, o, follow, rec, profile_load, profile_unload, &symbolizer,
+	err = modeobj__load(m, o, follow, rec, &m->btf, profile_load, profile_unload, &symbolizer,
 			    &unwind, &unwind_err);
 	err = err ?: modeobj__hand_over(m->skel->obj, &m->skel->bss->counts_idx, symbolizer,
 					unwind, unwind_err,
@@ -251,6 +257,7 @@ static void profile_free(struct rec_mode *m)
 		return;
 	profile_detach(m);
 	profile_bpf__destroy(m->skel);
+	modeobj__btf_close(&m->btf);
 	free(m->pfds);
 	free(m->cfds);
 	free(m->links);

@@ -31,6 +31,7 @@
 #include "trace.skel.h"
 
 struct rec_mode {
+	struct modeobj_btf btf;	/* the minimal kernel BTF while loading */
 	struct trace_bpf *skel;
 	unsigned char *raw;		/* per event: attached as a raw tracepoint */
 	int *raw_fds;			/* their links (-1: none) */
@@ -116,10 +117,13 @@ static int needs_raw(const struct rec_mode *m, const struct ev_list *l)
 static int trace_load(struct rec_mode *m, const struct recorder_opts *o, int follow,
 		      int symbolizer, int unwind, struct recorder *rec)
 {
+	const void *elf;
+	size_t elf_size;
 	const struct ev_list *l = o->events;
 	int err;
 
-	m->skel = trace_bpf__open();
+	elf = trace_bpf__elf_bytes(&elf_size);
+	m->skel = trace_bpf__open_opts(modeobj__open_opts(&m->btf, o, "trace", elf, elf_size));
 	if (!m->skel)
 		return recorder__errorf(rec, -errno, "open BPF object: %s", strerror(errno));
 	MODEOBJ_SET_RODATA(m->skel->rodata, o, follow, unwind);
@@ -140,11 +144,13 @@ static int trace_load(struct rec_mode *m, const struct recorder_opts *o, int fol
 	if (err)
 		return recorder__errorf(rec, err, "configure BPF object: %s", strerror(-err));
 	err = trace_bpf__load(m->skel);
+	modeobj__btf_close(&m->btf);
 	return err ? modeobj__load_failed(rec, err) : 0;
 }
 
 static void trace_unload(struct rec_mode *m)
 {
+	modeobj__btf_close(&m->btf);
 	trace_bpf__destroy(m->skel);
 	m->skel = NULL;
 }
@@ -170,7 +176,7 @@ static int trace_open(struct rec_mode **out, const struct recorder_opts *o, int 
 	m->nr_events = o->events->n;
 	choose_raw(m, o->events);
 	m->counts_entries = modeobj__counts_entries(o);
-	err = modeobj__load(m, o, follow, rec, trace_load, trace_unload, &symbolizer, &unwind,
+	err = modeobj__load(m, o, follow, rec, &m->btf, trace_load, trace_unload, &symbolizer, &unwind,
 			    &unwind_err);
 	err = err ?: modeobj__hand_over(m->skel->obj, &m->skel->bss->counts_idx, symbolizer,
 					unwind, unwind_err,
@@ -393,6 +399,7 @@ static void trace_free(struct rec_mode *m)
 		return;
 	trace_detach(m);
 	trace_bpf__destroy(m->skel);
+	modeobj__btf_close(&m->btf);
 	free(m->links);
 	free(m->raw);
 	free(m->raw_fds);

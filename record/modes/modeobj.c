@@ -5,6 +5,8 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
+#include <linux/bpf.h>
 #include <linux/btf.h>
 #include <string.h>
 #include <unistd.h>
@@ -12,6 +14,7 @@
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
+#include "corebtf.h"
 #include "modeobj.h"
 #include "stkrec.h"
 #include "unwinder.h"
@@ -62,6 +65,13 @@ static int set_entries(struct bpf_object *obj, const char *name, uint32_t n)
 	struct bpf_map *map = bpf_object__find_map_by_name(obj, name);
 
 	return map ? bpf_map__set_max_entries(map, n) : -ENOENT;
+}
+
+static int set_flags(struct bpf_object *obj, const char *name, uint32_t flags)
+{
+	struct bpf_map *map = bpf_object__find_map_by_name(obj, name);
+
+	return map ? bpf_map__set_map_flags(map, bpf_map__map_flags(map) | flags) : -ENOENT;
 }
 
 const struct btf *modeobj__kernel_btf(void)
@@ -164,7 +174,12 @@ int modeobj__configure(struct bpf_object *obj, const struct recorder_opts *o, in
 	uint32_t tid_entries = o->nr_tids ? (uint32_t)o->nr_tids : 1;
 	int err;
 
-	err = set_entries(obj, "counts0", counts_entries);
+	/* -- CMD's 65536 processes preallocated were ~4 MiB and 1.5 ms of
+	 * start-up (each entry made at map creation); made as forks come
+	 * instead, like py_procs (Linux 6.1+ lets a perf_event program use
+	 * such a map, as the programs' py_procs needs anyway). */
+	err = set_flags(obj, "tgids", BPF_F_NO_PREALLOC);
+	err = err ?: set_entries(obj, "counts0", counts_entries);
 	err = err ?: set_entries(obj, "counts1", counts_entries);
 	err = err ?: set_entries(obj, "stacks", o->stack_storage_size);
 	err = err ?: set_entries(obj, "stack_ring", modeobj__stack_ring_bytes(o));
@@ -194,6 +209,45 @@ int modeobj__configure(struct bpf_object *obj, const struct recorder_opts *o, in
 	return 0;
 }
 
+const struct bpf_object_open_opts *modeobj__open_opts(struct modeobj_btf *btf,
+						      const struct recorder_opts *o,
+						      const char *name, const void *elf,
+						      size_t size)
+{
+	const char *dir = o->btf_cache ?: COREBTF_DIR;
+	int fd;
+
+	modeobj__btf_close(btf);
+	btf->used = 0;
+	memset(&btf->opts, 0, sizeof(btf->opts));
+	btf->opts.sz = sizeof(btf->opts);
+	/* Without a cache it would be made at each start: more work than
+	 * libbpf's own parse. */
+	if (btf->off || !strcmp(dir, "none"))
+		return &btf->opts;
+	fd = corebtf__open(dir, name, elf, size, NULL);
+	if (fd < 0) {
+		btf->err = fd;
+		btf->off = 1;
+		return &btf->opts;
+	}
+	btf->fd = fd;
+	btf->open = 1;
+	btf->used = 1;
+	snprintf(btf->path, sizeof(btf->path), "/proc/self/fd/%d", fd);
+	btf->opts.btf_custom_path = btf->path;
+	return &btf->opts;
+}
+
+void modeobj__btf_close(struct modeobj_btf *btf)
+{
+	if (btf->open)
+		close(btf->fd);
+	btf->open = 0;
+	btf->fd = -1;
+	btf->opts.btf_custom_path = NULL;
+}
+
 int modeobj__load_failed(struct recorder *rec, int err)
 {
 	return recorder__errorf(rec, err, "load BPF programs: %s%s", strerror(-err),
@@ -202,7 +256,7 @@ int modeobj__load_failed(struct recorder *rec, int err)
 }
 
 int modeobj__load(struct rec_mode *m, const struct recorder_opts *o, int follow,
-		  struct recorder *rec,
+		  struct recorder *rec, struct modeobj_btf *btf,
 		  int (*load)(struct rec_mode *m, const struct recorder_opts *o, int follow,
 			      int symbolizer, int unwind, struct recorder *rec),
 		  void (*unload)(struct rec_mode *m), int *symbolizer, int *unwind,
@@ -214,6 +268,15 @@ int modeobj__load(struct rec_mode *m, const struct recorder_opts *o, int follow,
 	*unwind = o->kernel_stacks_only ? 0 : unwinder__bpf_mode(o->unwind);
 	*unwind_err = 0;
 	err = load(m, o, follow, *symbolizer, *unwind, rec);
+	if (err && btf->used) {
+		/* Not with the minimal BTF: libbpf's own way, the kernel's
+		 * whole BTF (a load that fails for another reason fails
+		 * again, and is handled below). */
+		unload(m);
+		btf->off = 1;
+		btf->err = err;
+		err = load(m, o, follow, *symbolizer, *unwind, rec);
+	}
 	if (err && *unwind) {
 		/* Frame pointers where the unwinder cannot load. */
 		unload(m);

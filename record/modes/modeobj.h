@@ -10,7 +10,10 @@
 #ifndef STKREC_MODEOBJ_H
 #define STKREC_MODEOBJ_H
 
+#include <stddef.h>
 #include <stdint.h>
+
+#include <bpf/libbpf.h>
 
 #include "drain.h"
 #include "mode.h"
@@ -95,6 +98,37 @@ int modeobj__configure(struct bpf_object *obj, const struct recorder_opts *o, in
 int modeobj__load_failed(struct recorder *rec, int err);
 
 /*
+ * A mode's minimal kernel BTF for CO-RE (corebtf.h), while its object is
+ * opened and loaded: zeroed with the mode, then modeobj__open_opts() before
+ * each open and modeobj__btf_close() after each load.
+ */
+struct modeobj_btf {
+	int fd;			/* the BTF's memfd, or -1 (0: never opened) */
+	int open;		/* fd is one */
+	int used;		/* the last open was given it */
+	int off;		/* the kernel's BTF from now on */
+	int err;		/* why not the minimal one: -errno, or 0 */
+	char path[40];		/* /proc/self/fd/FD */
+	struct bpf_object_open_opts opts;
+};
+
+/*
+ * modeobj__open_opts() - the open options for the BPF object named @name
+ * (the skeleton's, e.g. "profile") whose ELF bytes are @elf (@size): with
+ * btf_custom_path the minimal BTF for its CO-RE relocations, made or read
+ * from the cache of @o (--btf-cache), unless @btf is off or it cannot be
+ * had (@btf->err says why; libbpf then uses the kernel's whole BTF).
+ * Returns &@btf->opts.
+ */
+const struct bpf_object_open_opts *modeobj__open_opts(struct modeobj_btf *btf,
+						      const struct recorder_opts *o,
+						      const char *name, const void *elf,
+						      size_t size);
+
+/* modeobj__btf_close() - the load is done: close @btf's memfd. */
+void modeobj__btf_close(struct modeobj_btf *btf);
+
+/*
  * modeobj__load() - open and load the mode's skeleton with @load, with the
  * kernel address symbolizer unless -U or --kallsyms=full make it useless;
  * if that fails (it needs Linux 5.16 helpers), @unload what was opened and
@@ -104,10 +138,12 @@ int modeobj__load_failed(struct recorder *rec, int err);
  * it needs bpf_loop (5.17+) and bpf_task_pt_regs (5.15+): if the object
  * does not load with it, it loads without (frame pointers), *@unwind is
  * then 0 and *@unwind_err the load's -errno.
+ * First of all, a load with the minimal kernel BTF of @btf
+ * (modeobj__open_opts()) that fails is tried again with the kernel's.
  * Returns 0 or @load's -errno (recorder__errorf()'d).
  */
 int modeobj__load(struct rec_mode *m, const struct recorder_opts *o, int follow,
-		  struct recorder *rec,
+		  struct recorder *rec, struct modeobj_btf *btf,
 		  int (*load)(struct rec_mode *m, const struct recorder_opts *o, int follow,
 			      int symbolizer, int unwind, struct recorder *rec),
 		  void (*unload)(struct rec_mode *m), int *symbolizer, int *unwind,

@@ -87,7 +87,11 @@ int unwinder__configure_obj(struct bpf_object *obj, int bpf_mode, uint64_t memor
 		nr = 1;
 	if (nr > UINT32_MAX / 2 / STKREC_UW_CHUNK_ROWS)
 		nr = UINT32_MAX / 2 / STKREC_UW_CHUNK_ROWS;
-	err = bpf_map__set_max_entries(rows, bpf_mode ? (uint32_t)nr : 1);
+	/* Written by user space only, as tables load: made then, not 32768
+	 * entries at map creation (~0.7 ms of start-up; Linux 6.1+ lets the
+	 * perf_event program look into such a map, as it does unwind_procs). */
+	err = bpf_map__set_map_flags(pages, bpf_map__map_flags(pages) | BPF_F_NO_PREALLOC);
+	err = err ?: bpf_map__set_max_entries(rows, bpf_mode ? (uint32_t)nr : 1);
 	err = err ?: bpf_map__set_max_entries(pages, bpf_mode ? PAGES_ENTRIES : 1);
 	err = err ?: bpf_map__set_max_entries(procs, bpf_mode ? PROCS_ENTRIES : 1);
 	err = err ?: bpf_map__set_max_entries(defer, bpf_mode ? DEFER_RING_BYTES : (uint32_t)getpagesize());

@@ -1,0 +1,335 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * check_record_corebtf: the minimal kernel BTF for CO-RE
+ * (record/modes/corebtf.c).  Made from this kernel's BTF for the profile
+ * object, it keeps the root types whole in their members' names and
+ * offsets, with real types only where a relocation goes; stored in the
+ * cache, it is read back the next time; a file damaged, made on another
+ * boot or for another object is made again (and stored over), never used;
+ * a file others may write is not used.
+ */
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <bpf/btf.h>
+
+#include "check_main.h"
+#include "corebtf.h"
+
+/* The cache file's layout (corebtf.c): the boot id at 32, the BTF at 144. */
+#define BOOT_ID_OFF 32
+#define BTF_OFF 144
+
+static char dir[64];
+
+static void *read_all(const char *path, size_t *size)
+{
+	struct stat st;
+	void *buf;
+	int fd = open(path, O_RDONLY);
+
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(fstat(fd, &st), 0);
+	buf = malloc((size_t)st.st_size + 1);
+	ck_assert_ptr_nonnull(buf);
+	ck_assert_int_eq(pread(fd, buf, (size_t)st.st_size, 0), st.st_size);
+	close(fd);
+	*size = (size_t)st.st_size;
+	return buf;
+}
+
+static void *object(const char *name, size_t *size)
+{
+	char rel[64], path[4096];
+
+	snprintf(rel, sizeof(rel), "bpf/%s.bpf.o", name);
+	ck_assert_int_eq(check_build_path(path, sizeof(path), rel, "make"), 0);
+	return read_all(path, size);
+}
+
+static int have_kernel_btf(void)
+{
+	return access("/sys/kernel/btf/vmlinux", R_OK) == 0;
+}
+
+static void make_dir(void)
+{
+	strcpy(dir, "/tmp/check_corebtf.XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+}
+
+static void remove_dir(void)
+{
+	char cmd[128];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	ck_assert_int_eq(system(cmd), 0);
+}
+
+/* The one cache file of @dir's into @path. */
+static void cache_file(char *path, size_t size)
+{
+	char cmd[160];
+	FILE *f;
+
+	snprintf(cmd, sizeof(cmd), "ls '%s'/*.btf", dir);
+	f = popen(cmd, "r");
+	ck_assert_ptr_nonnull(f);
+	ck_assert_ptr_nonnull(fgets(path, (int)size, f));
+	path[strcspn(path, "\n")] = '\0';
+	ck_assert_int_eq(pclose(f), 0);
+}
+
+/* The BTF an fd of corebtf__open() holds. */
+static struct btf *btf_of_fd(int fd)
+{
+	char path[64];
+	struct btf *btf;
+
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	btf = btf__parse_raw(path);
+	ck_assert_ptr_nonnull(btf);
+	return btf;
+}
+
+static const struct btf_member *member(const struct btf *btf, const struct btf_type *t,
+				       const char *name, int *idx)
+{
+	int i;
+
+	for (i = 0; i < btf_vlen(t); i++)
+		if (!strcmp(btf__name_by_offset(btf, btf_members(t)[i].name_off), name)) {
+			*idx = i;
+			return btf_members(t) + i;
+		}
+	return NULL;
+}
+
+START_TEST(minimal_btf_keeps_what_the_relocations_reach)
+{
+	struct btf *vm, *min = NULL;
+	const struct btf_type *vt, *mt;
+	const struct btf_member *vmm, *mm;
+	size_t size;
+	void *obj;
+	int vid, mid, vi, mi, i;
+
+	if (!have_kernel_btf())
+		return;
+	obj = object("profile", &size);
+	vm = btf__load_vmlinux_btf();
+	ck_assert_ptr_nonnull(vm);
+	ck_assert_int_eq(corebtf__minimize(vm, obj, size, &min), 0);
+	ck_assert_uint_lt(btf__type_cnt(min) * 50, btf__type_cnt(vm));
+	vid = btf__find_by_name_kind(vm, "task_struct", BTF_KIND_STRUCT);
+	mid = btf__find_by_name_kind(min, "task_struct", BTF_KIND_STRUCT);
+	ck_assert_int_gt(mid, 0);
+	vt = btf__type_by_id(vm, vid);
+	mt = btf__type_by_id(min, mid);
+	/* Every member, where it is: libbpf matches by name. */
+	ck_assert_int_eq(btf_vlen(mt), btf_vlen(vt));
+	ck_assert_uint_eq(mt->size, vt->size);
+	for (i = 0; i < btf_vlen(vt); i++) {
+		ck_assert_str_eq(btf__name_by_offset(min, btf_members(mt)[i].name_off),
+				 btf__name_by_offset(vm, btf_members(vt)[i].name_off));
+		ck_assert_uint_eq(btf_member_bit_offset(mt, i), btf_member_bit_offset(vt, i));
+		ck_assert_uint_eq(btf_member_bitfield_size(mt, i), btf_member_bitfield_size(vt, i));
+	}
+	/* mm is on an access path: a pointer to struct mm_struct. */
+	vmm = member(vm, vt, "mm", &vi);
+	mm = member(min, mt, "mm", &mi);
+	ck_assert_ptr_nonnull(mm);
+	mt = btf__type_by_id(min, mm->type);
+	ck_assert(btf_is_ptr(mt));
+	ck_assert_str_eq(btf__name_by_offset(min, btf__type_by_id(min, mt->type)->name_off),
+			 "mm_struct");
+	(void)vmm;
+	/* Nothing reads cpus_mask: the placeholder int. */
+	mm = member(min, btf__type_by_id(min, mid), "cpus_mask", &mi);
+	ck_assert_ptr_nonnull(mm);
+	ck_assert(btf_is_int(btf__type_by_id(min, mm->type)));
+	/* An enum relocated against: whole. */
+	ck_assert_int_gt(btf__find_by_name_kind(min, "bpf_func_id", BTF_KIND_ENUM), 0);
+	btf__free(min);
+	btf__free(vm);
+	free(obj);
+}
+END_TEST
+
+START_TEST(not_an_object_is_refused)
+{
+	struct btf *vm, *min = NULL;
+	char junk[256] = "not an ELF file";
+
+	if (!have_kernel_btf())
+		return;
+	vm = btf__load_vmlinux_btf();
+	ck_assert_ptr_nonnull(vm);
+	ck_assert_int_eq(corebtf__minimize(vm, junk, sizeof(junk), &min), -EBADMSG);
+	ck_assert_ptr_null(min);
+	btf__free(vm);
+}
+END_TEST
+
+START_TEST(stored_btf_is_read_back)
+{
+	struct btf *a, *b;
+	size_t size;
+	void *obj;
+	int fd, made;
+
+	if (!have_kernel_btf())
+		return;
+	make_dir();
+	obj = object("profile", &size);
+	fd = corebtf__open(dir, "profile", obj, size, &made);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(made, 1);
+	a = btf_of_fd(fd);
+	close(fd);
+	fd = corebtf__open(dir, "profile", obj, size, &made);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(made, 0);
+	b = btf_of_fd(fd);
+	close(fd);
+	ck_assert_uint_eq(btf__type_cnt(a), btf__type_cnt(b));
+	btf__free(a);
+	btf__free(b);
+	free(obj);
+	remove_dir();
+}
+END_TEST
+
+/* Change @len bytes at @off of the cache file; then the next open makes
+ * it again, and stores what it made over it. */
+static void damage_then_open(off_t off, const char *with, size_t len)
+{
+	char path[256];
+	size_t size, fsize, fsize2;
+	void *obj, *good, *again;
+	int fd, made;
+
+	if (!have_kernel_btf())
+		return;
+	make_dir();
+	obj = object("profile", &size);
+	fd = corebtf__open(dir, "profile", obj, size, &made);
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	cache_file(path, sizeof(path));
+	good = read_all(path, &fsize);
+	fd = open(path, O_WRONLY);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(pwrite(fd, with, len, off), (ssize_t)len);
+	close(fd);
+	fd = corebtf__open(dir, "profile", obj, size, &made);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(made, 1);
+	close(fd);
+	again = read_all(path, &fsize2);
+	ck_assert_uint_eq(fsize, fsize2);
+	ck_assert_int_eq(memcmp(good, again, fsize), 0);
+	free(good);
+	free(again);
+	free(obj);
+	remove_dir();
+}
+
+START_TEST(damaged_btf_is_made_again)
+{
+	damage_then_open(BTF_OFF + 100, "\x55\xaa", 2);
+}
+END_TEST
+
+START_TEST(btf_of_another_boot_is_made_again)
+{
+	damage_then_open(BOOT_ID_OFF, "00000000", 8);
+}
+END_TEST
+
+START_TEST(btf_of_another_object_is_made_again)
+{
+	char path[256], first[64], cmd[400];
+	size_t size, tsize;
+	void *obj, *tobj;
+	int fd, made;
+
+	if (!have_kernel_btf())
+		return;
+	obj = object("profile", &size);
+	tobj = object("trace", &tsize);
+	/* The trace object's file, made in a directory of its own... */
+	make_dir();
+	fd = corebtf__open(dir, "trace", tobj, tsize, &made);
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	strcpy(first, dir);
+	cache_file(path, sizeof(path));
+	/* ...then under the name of the profile object's. */
+	make_dir();
+	fd = corebtf__open(dir, "profile", obj, size, &made);
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	snprintf(cmd, sizeof(cmd), "cp '%s' \"$(ls '%s'/*.btf)\"", path, dir);
+	ck_assert_int_eq(system(cmd), 0);
+	fd = corebtf__open(dir, "profile", obj, size, &made);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(made, 1);
+	close(fd);
+	remove_dir();
+	strcpy(dir, first);
+	remove_dir();
+	free(obj);
+	free(tobj);
+}
+END_TEST
+
+START_TEST(btf_others_may_write_is_not_used)
+{
+	char path[256];
+	size_t size;
+	void *obj;
+	int fd, made;
+
+	if (!have_kernel_btf())
+		return;
+	make_dir();
+	obj = object("profile", &size);
+	fd = corebtf__open(dir, "profile", obj, size, &made);
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	cache_file(path, sizeof(path));
+	ck_assert_int_eq(chmod(path, 0666), 0);
+	ck_assert_int_eq(corebtf__open(dir, "profile", obj, size, &made), -EPERM);
+	free(obj);
+	remove_dir();
+}
+END_TEST
+
+static Suite *corebtf_suite(void)
+{
+	Suite *s = suite_create("corebtf");
+	TCase *tc = tcase_create("core");
+
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, minimal_btf_keeps_what_the_relocations_reach);
+	tcase_add_test(tc, not_an_object_is_refused);
+	tcase_add_test(tc, stored_btf_is_read_back);
+	tcase_add_test(tc, damaged_btf_is_made_again);
+	tcase_add_test(tc, btf_of_another_boot_is_made_again);
+	tcase_add_test(tc, btf_of_another_object_is_made_again);
+	tcase_add_test(tc, btf_others_may_write_is_not_used);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	return check_run(corebtf_suite());
+}
