@@ -560,7 +560,8 @@ static int memfd_of(const void *data, size_t size)
 }
 
 /* The cached BTF at @path if it is whole and made for @key: a memfd of
- * it, or -errno (-ENOENT missing, -EBADMSG damaged or another's). */
+ * it, or -errno (-ENOENT missing, -EBADMSG damaged or another's, -EPERM
+ * not a regular file of ours that only we may write: not read). */
 static int cache_read(const char *path, const struct corebtf_header *key)
 {
 	struct corebtf_header h;
@@ -643,8 +644,11 @@ int corebtf__open(const char *dir, const char *name, const void *obj, size_t obj
 		snprintf(path, sizeof(path), "%s/%s-%016llx.btf", dir, name,
 			 (unsigned long long)key.obj_hash) < (int)sizeof(path);
 	if (cache) {
+		/* Anything else (damaged, foreign, a symlink, a file others
+		 * may write) is made again and renamed over: the directory is
+		 * ours alone (cachedir__ok()), so the rename is. */
 		fd = cache_read(path, &key);
-		if (fd >= 0 || fd == -EPERM)
+		if (fd >= 0)
 			return fd;
 	}
 	vm = btf__load_vmlinux_btf();

@@ -5,8 +5,8 @@
  * object, it keeps the root types whole in their members' names and
  * offsets, with real types only where a relocation goes; stored in the
  * cache, it is read back the next time; a file damaged, made on another
- * boot or for another object is made again (and stored over), never used;
- * a file others may write is not used.
+ * boot or for another object, truncated, a file others may write or a
+ * symlink is made again (and stored over), never used.
  */
 #include <check.h>
 #include <errno.h>
@@ -253,6 +253,35 @@ START_TEST(btf_of_another_boot_is_made_again)
 }
 END_TEST
 
+/* A file cut short (a full disk, a crash before the rename on another
+ * file system's semantics): made again. */
+START_TEST(truncated_btf_is_made_again)
+{
+	char path[256];
+	struct stat st;
+	size_t size;
+	void *obj;
+	int fd, made;
+
+	if (!have_kernel_btf())
+		return;
+	make_dir();
+	obj = object("profile", &size);
+	fd = corebtf__open(dir, "profile", obj, size, &made);
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	cache_file(path, sizeof(path));
+	ck_assert_int_eq(stat(path, &st), 0);
+	ck_assert_int_eq(truncate(path, st.st_size - 1), 0);
+	fd = corebtf__open(dir, "profile", obj, size, &made);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(made, 1);
+	close(fd);
+	free(obj);
+	remove_dir();
+}
+END_TEST
+
 START_TEST(btf_of_another_object_is_made_again)
 {
 	char path[256], first[64], cmd[400];
@@ -290,9 +319,12 @@ START_TEST(btf_of_another_object_is_made_again)
 }
 END_TEST
 
-START_TEST(btf_others_may_write_is_not_used)
+/* A file others may write is not read, but made again and stored over
+ * (the directory is ours alone): not the whole BTF for the rest of the boot. */
+START_TEST(btf_others_may_write_is_made_again)
 {
 	char path[256];
+	struct stat st;
 	size_t size;
 	void *obj;
 	int fd, made;
@@ -306,7 +338,54 @@ START_TEST(btf_others_may_write_is_not_used)
 	close(fd);
 	cache_file(path, sizeof(path));
 	ck_assert_int_eq(chmod(path, 0666), 0);
-	ck_assert_int_eq(corebtf__open(dir, "profile", obj, size, &made), -EPERM);
+	fd = corebtf__open(dir, "profile", obj, size, &made);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(made, 1);
+	close(fd);
+	ck_assert_int_eq(stat(path, &st), 0);
+	ck_assert_uint_eq(st.st_mode & 0777, 0600);
+	fd = corebtf__open(dir, "profile", obj, size, &made);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(made, 0);
+	close(fd);
+	free(obj);
+	remove_dir();
+}
+END_TEST
+
+/* A symlink in the file's place is not followed, neither to read nor to
+ * write: replaced by the file, its target left as it was. */
+START_TEST(btf_symlink_is_replaced_not_followed)
+{
+	char path[256], target[300];
+	struct stat st;
+	size_t size, tsize;
+	void *obj, *before, *after;
+	int fd, made;
+
+	if (!have_kernel_btf())
+		return;
+	make_dir();
+	obj = object("profile", &size);
+	fd = corebtf__open(dir, "profile", obj, size, &made);
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	cache_file(path, sizeof(path));
+	snprintf(target, sizeof(target), "%s/target", dir);
+	ck_assert_int_eq(rename(path, target), 0);
+	ck_assert_int_eq(symlink(target, path), 0);
+	before = read_all(target, &tsize);
+	fd = corebtf__open(dir, "profile", obj, size, &made);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(made, 1);
+	close(fd);
+	ck_assert_int_eq(lstat(path, &st), 0);
+	ck_assert(S_ISREG(st.st_mode));
+	after = read_all(target, &size);
+	ck_assert_uint_eq(size, tsize);
+	ck_assert_int_eq(memcmp(before, after, size), 0);
+	free(before);
+	free(after);
 	free(obj);
 	remove_dir();
 }
@@ -324,7 +403,9 @@ static Suite *corebtf_suite(void)
 	tcase_add_test(tc, damaged_btf_is_made_again);
 	tcase_add_test(tc, btf_of_another_boot_is_made_again);
 	tcase_add_test(tc, btf_of_another_object_is_made_again);
-	tcase_add_test(tc, btf_others_may_write_is_not_used);
+	tcase_add_test(tc, truncated_btf_is_made_again);
+	tcase_add_test(tc, btf_others_may_write_is_made_again);
+	tcase_add_test(tc, btf_symlink_is_replaced_not_followed);
 	suite_add_tcase(s, tc);
 	return s;
 }
