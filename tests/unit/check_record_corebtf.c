@@ -78,7 +78,7 @@ static void cache_file(char *path, size_t size)
 	char cmd[160];
 	FILE *f;
 
-	snprintf(cmd, sizeof(cmd), "ls '%s'/*.btf", dir);
+	snprintf(cmd, sizeof(cmd), "ls '%s'/*.stkbtf", dir);
 	f = popen(cmd, "r");
 	ck_assert_ptr_nonnull(f);
 	ck_assert_ptr_nonnull(fgets(path, (int)size, f));
@@ -305,7 +305,7 @@ START_TEST(btf_of_another_object_is_made_again)
 	fd = corebtf__open(dir, "profile", obj, size, &made);
 	ck_assert_int_ge(fd, 0);
 	close(fd);
-	snprintf(cmd, sizeof(cmd), "cp '%s' \"$(ls '%s'/*.btf)\"", path, dir);
+	snprintf(cmd, sizeof(cmd), "cp '%s' \"$(ls '%s'/*.stkbtf)\"", path, dir);
 	ck_assert_int_eq(system(cmd), 0);
 	fd = corebtf__open(dir, "profile", obj, size, &made);
 	ck_assert_int_ge(fd, 0);
@@ -391,6 +391,43 @@ START_TEST(btf_symlink_is_replaced_not_followed)
 }
 END_TEST
 
+/* The trim deletes the cache's own files only: a directory of other BTF
+ * files (btfhub's NAME.btf) given as --btf-cache keeps them. */
+START_TEST(others_btf_files_are_not_trimmed)
+{
+	char path[300];
+	struct stat st;
+	size_t size;
+	void *obj, *junk;
+	int fd, made, i;
+
+	if (!have_kernel_btf())
+		return;
+	make_dir();
+	junk = calloc(1, 3u << 20);
+	ck_assert_ptr_nonnull(junk);
+	for (i = 0; i < 2; i++) {
+		snprintf(path, sizeof(path), "%s/vmlinux-5.%d.btf", dir, i);
+		fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0600);
+		ck_assert_int_ge(fd, 0);
+		ck_assert_int_eq(write(fd, junk, 3u << 20), 3u << 20);
+		close(fd);
+	}
+	obj = object("profile", &size);
+	fd = corebtf__open(dir, "profile", obj, size, &made);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(made, 1);
+	close(fd);
+	for (i = 0; i < 2; i++) {
+		snprintf(path, sizeof(path), "%s/vmlinux-5.%d.btf", dir, i);
+		ck_assert_int_eq(stat(path, &st), 0);
+	}
+	free(junk);
+	free(obj);
+	remove_dir();
+}
+END_TEST
+
 static Suite *corebtf_suite(void)
 {
 	Suite *s = suite_create("corebtf");
@@ -406,6 +443,7 @@ static Suite *corebtf_suite(void)
 	tcase_add_test(tc, truncated_btf_is_made_again);
 	tcase_add_test(tc, btf_others_may_write_is_made_again);
 	tcase_add_test(tc, btf_symlink_is_replaced_not_followed);
+	tcase_add_test(tc, others_btf_files_are_not_trimmed);
 	suite_add_tcase(s, tc);
 	return s;
 }
