@@ -3,7 +3,8 @@
  * check_record_corebtf: the minimal kernel BTF for CO-RE
  * (record/modes/corebtf.c).  Made from this kernel's BTF for the profile
  * object, it keeps the root types whole in their members' names and
- * offsets, with real types only where a relocation goes; stored in the
+ * offsets, with real types only where a relocation goes, and libbpf's
+ * relocations come out as with the whole BTF for each object; stored in the
  * cache, it is read back the next time; a file damaged, made on another
  * boot or for another object, truncated, a file others may write or a
  * symlink is made again (and stored over), never used.
@@ -17,7 +18,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <stdarg.h>
+
 #include <bpf/btf.h>
+#include <bpf/libbpf.h>
 
 #include "check_main.h"
 #include "corebtf.h"
@@ -159,6 +163,97 @@ START_TEST(minimal_btf_keeps_what_the_relocations_reach)
 	btf__free(min);
 	btf__free(vm);
 	free(obj);
+}
+END_TEST
+
+/* libbpf's lines saying what each CO-RE relocation did to its insn. */
+static char relo_log[1 << 20];
+static size_t relo_len;
+
+static int relo_print(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	char line[512];
+	int n;
+
+	(void)level;
+	n = vsnprintf(line, sizeof(line), fmt, ap);
+	if (n > 0 && strstr(line, "relo #") &&
+	    (strstr(line, "patched insn") || strstr(line, "substituting insn")) &&
+	    relo_len + (size_t)n < sizeof(relo_log)) {
+		memcpy(relo_log + relo_len, line, (size_t)n);
+		relo_len += (size_t)n;
+	}
+	return 0;
+}
+
+/* Load @obj with @btf_path (NULL: the kernel's whole BTF); the relocation
+ * lines into a new string, or NULL when BPF cannot be loaded here. */
+static char *relocations(const void *obj, size_t size, const char *btf_path)
+{
+	LIBBPF_OPTS(bpf_object_open_opts, opts, .btf_custom_path = btf_path);
+	libbpf_print_fn_t old = libbpf_set_print(relo_print);
+	struct bpf_object *o;
+	char *s = NULL;
+	int err;
+
+	relo_len = 0;
+	o = bpf_object__open_mem(obj, size, &opts);
+	ck_assert_ptr_nonnull(o);
+	err = bpf_object__load(o);
+	bpf_object__close(o);
+	libbpf_set_print(old);
+	if (!err) {
+		s = strndup(relo_log, relo_len);
+		ck_assert_ptr_nonnull(s);
+	}
+	return s;
+}
+
+/* What libbpf makes of every relocation, patched or poisoned, is the same
+ * with the minimal BTF as with the kernel's whole one, for each object. */
+static void same_relocations(const char *name)
+{
+	char path[64], *whole, *min;
+	size_t size;
+	void *obj;
+	int fd, made;
+
+	if (!have_kernel_btf() || geteuid() != 0)
+		return;
+	obj = object(name, &size);
+	whole = relocations(obj, size, NULL);
+	if (!whole) {		/* no BPF here: nothing to compare */
+		free(obj);
+		return;
+	}
+	fd = corebtf__open(NULL, name, obj, size, &made);
+	ck_assert_int_ge(fd, 0);
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	min = relocations(obj, size, path);
+	close(fd);
+	ck_assert_ptr_nonnull(min);
+	ck_assert_ptr_nonnull(strstr(whole, "patched insn"));
+	ck_assert_str_eq(min, whole);
+	free(whole);
+	free(min);
+	free(obj);
+}
+
+START_TEST(relocations_are_the_same_profile)
+{
+	same_relocations("profile");
+}
+END_TEST
+
+START_TEST(relocations_are_the_same_offcpu)
+{
+	same_relocations("offcpu");
+}
+END_TEST
+
+START_TEST(relocations_are_the_same_trace)
+{
+	same_relocations("trace");
 }
 END_TEST
 
@@ -435,6 +530,9 @@ static Suite *corebtf_suite(void)
 
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, minimal_btf_keeps_what_the_relocations_reach);
+	tcase_add_test(tc, relocations_are_the_same_profile);
+	tcase_add_test(tc, relocations_are_the_same_offcpu);
+	tcase_add_test(tc, relocations_are_the_same_trace);
 	tcase_add_test(tc, not_an_object_is_refused);
 	tcase_add_test(tc, stored_btf_is_read_back);
 	tcase_add_test(tc, damaged_btf_is_made_again);
