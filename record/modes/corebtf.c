@@ -494,9 +494,14 @@ out:
 	return err;
 }
 
-/* The cache file: this header, then the raw BTF. */
+/* The cache file, NAME-OBJHASH.stkbtf: this header, then the raw BTF.  Not
+ * ".btf": the trim deletes files by suffix, and a directory given to
+ * --btf-cache may hold others' BTF files (btfhub's are NAME.btf).  Bump
+ * COREBTF_VERSION when corebtf__minimize() makes something else for the
+ * same object bytes, or a file made by the old code is used. */
 #define COREBTF_MAGIC "STKCBTF1"
 #define COREBTF_VERSION 1
+#define COREBTF_SUFFIX ".stkbtf"
 /* Minimal BTFs of stkrec builds no longer run go, the oldest first. */
 #define COREBTF_MAX_BYTES (4u << 20)
 
@@ -560,7 +565,8 @@ static int memfd_of(const void *data, size_t size)
 }
 
 /* The cached BTF at @path if it is whole and made for @key: a memfd of
- * it, or -errno (-ENOENT missing, -EBADMSG damaged or another's). */
+ * it, or -errno (-ENOENT missing, -EBADMSG damaged or another's, -EPERM
+ * not a regular file of ours that only we may write: not read). */
 static int cache_read(const char *path, const struct corebtf_header *key)
 {
 	struct corebtf_header h;
@@ -622,7 +628,7 @@ static void cache_write(const char *dir, const char *path, struct corebtf_header
 	if (!ok || rename(tmp, path) < 0)
 		unlink(tmp);
 	else
-		cachedir__trim(dir, ".btf", COREBTF_MAX_BYTES);
+		cachedir__trim(dir, COREBTF_SUFFIX, COREBTF_MAX_BYTES);
 }
 
 int corebtf__open(const char *dir, const char *name, const void *obj, size_t obj_size, int *made)
@@ -640,11 +646,14 @@ int corebtf__open(const char *dir, const char *name, const void *obj, size_t obj
 	if (err)
 		return err;
 	cache = dir && cachedir__make(dir) == 0 &&
-		snprintf(path, sizeof(path), "%s/%s-%016llx.btf", dir, name,
+		snprintf(path, sizeof(path), "%s/%s-%016llx" COREBTF_SUFFIX, dir, name,
 			 (unsigned long long)key.obj_hash) < (int)sizeof(path);
 	if (cache) {
+		/* Anything else (damaged, foreign, a symlink, a file others
+		 * may write) is made again and renamed over: the directory is
+		 * ours alone (cachedir__ok()), so the rename is. */
 		fd = cache_read(path, &key);
-		if (fd >= 0 || fd == -EPERM)
+		if (fd >= 0)
 			return fd;
 	}
 	vm = btf__load_vmlinux_btf();

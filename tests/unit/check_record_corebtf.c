@@ -3,10 +3,11 @@
  * check_record_corebtf: the minimal kernel BTF for CO-RE
  * (record/modes/corebtf.c).  Made from this kernel's BTF for the profile
  * object, it keeps the root types whole in their members' names and
- * offsets, with real types only where a relocation goes; stored in the
+ * offsets, with real types only where a relocation goes, and libbpf's
+ * relocations come out as with the whole BTF for each object; stored in the
  * cache, it is read back the next time; a file damaged, made on another
- * boot or for another object is made again (and stored over), never used;
- * a file others may write is not used.
+ * boot or for another object, truncated, a file others may write or a
+ * symlink is made again (and stored over), never used.
  */
 #include <check.h>
 #include <errno.h>
@@ -17,7 +18,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <stdarg.h>
+
 #include <bpf/btf.h>
+#include <bpf/libbpf.h>
 
 #include "check_main.h"
 #include "corebtf.h"
@@ -78,7 +82,7 @@ static void cache_file(char *path, size_t size)
 	char cmd[160];
 	FILE *f;
 
-	snprintf(cmd, sizeof(cmd), "ls '%s'/*.btf", dir);
+	snprintf(cmd, sizeof(cmd), "ls '%s'/*.stkbtf", dir);
 	f = popen(cmd, "r");
 	ck_assert_ptr_nonnull(f);
 	ck_assert_ptr_nonnull(fgets(path, (int)size, f));
@@ -159,6 +163,97 @@ START_TEST(minimal_btf_keeps_what_the_relocations_reach)
 	btf__free(min);
 	btf__free(vm);
 	free(obj);
+}
+END_TEST
+
+/* libbpf's lines saying what each CO-RE relocation did to its insn. */
+static char relo_log[1 << 20];
+static size_t relo_len;
+
+static int relo_print(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	char line[512];
+	int n;
+
+	(void)level;
+	n = vsnprintf(line, sizeof(line), fmt, ap);
+	if (n > 0 && strstr(line, "relo #") &&
+	    (strstr(line, "patched insn") || strstr(line, "substituting insn")) &&
+	    relo_len + (size_t)n < sizeof(relo_log)) {
+		memcpy(relo_log + relo_len, line, (size_t)n);
+		relo_len += (size_t)n;
+	}
+	return 0;
+}
+
+/* Load @obj with @btf_path (NULL: the kernel's whole BTF); the relocation
+ * lines into a new string, or NULL when BPF cannot be loaded here. */
+static char *relocations(const void *obj, size_t size, const char *btf_path)
+{
+	LIBBPF_OPTS(bpf_object_open_opts, opts, .btf_custom_path = btf_path);
+	libbpf_print_fn_t old = libbpf_set_print(relo_print);
+	struct bpf_object *o;
+	char *s = NULL;
+	int err;
+
+	relo_len = 0;
+	o = bpf_object__open_mem(obj, size, &opts);
+	ck_assert_ptr_nonnull(o);
+	err = bpf_object__load(o);
+	bpf_object__close(o);
+	libbpf_set_print(old);
+	if (!err) {
+		s = strndup(relo_log, relo_len);
+		ck_assert_ptr_nonnull(s);
+	}
+	return s;
+}
+
+/* What libbpf makes of every relocation, patched or poisoned, is the same
+ * with the minimal BTF as with the kernel's whole one, for each object. */
+static void same_relocations(const char *name)
+{
+	char path[64], *whole, *min;
+	size_t size;
+	void *obj;
+	int fd, made;
+
+	if (!have_kernel_btf() || geteuid() != 0)
+		return;
+	obj = object(name, &size);
+	whole = relocations(obj, size, NULL);
+	if (!whole) {		/* no BPF here: nothing to compare */
+		free(obj);
+		return;
+	}
+	fd = corebtf__open(NULL, name, obj, size, &made);
+	ck_assert_int_ge(fd, 0);
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	min = relocations(obj, size, path);
+	close(fd);
+	ck_assert_ptr_nonnull(min);
+	ck_assert_ptr_nonnull(strstr(whole, "patched insn"));
+	ck_assert_str_eq(min, whole);
+	free(whole);
+	free(min);
+	free(obj);
+}
+
+START_TEST(relocations_are_the_same_profile)
+{
+	same_relocations("profile");
+}
+END_TEST
+
+START_TEST(relocations_are_the_same_offcpu)
+{
+	same_relocations("offcpu");
+}
+END_TEST
+
+START_TEST(relocations_are_the_same_trace)
+{
+	same_relocations("trace");
 }
 END_TEST
 
@@ -253,6 +348,35 @@ START_TEST(btf_of_another_boot_is_made_again)
 }
 END_TEST
 
+/* A file cut short (a full disk, a crash before the rename on another
+ * file system's semantics): made again. */
+START_TEST(truncated_btf_is_made_again)
+{
+	char path[256];
+	struct stat st;
+	size_t size;
+	void *obj;
+	int fd, made;
+
+	if (!have_kernel_btf())
+		return;
+	make_dir();
+	obj = object("profile", &size);
+	fd = corebtf__open(dir, "profile", obj, size, &made);
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	cache_file(path, sizeof(path));
+	ck_assert_int_eq(stat(path, &st), 0);
+	ck_assert_int_eq(truncate(path, st.st_size - 1), 0);
+	fd = corebtf__open(dir, "profile", obj, size, &made);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(made, 1);
+	close(fd);
+	free(obj);
+	remove_dir();
+}
+END_TEST
+
 START_TEST(btf_of_another_object_is_made_again)
 {
 	char path[256], first[64], cmd[400];
@@ -276,7 +400,7 @@ START_TEST(btf_of_another_object_is_made_again)
 	fd = corebtf__open(dir, "profile", obj, size, &made);
 	ck_assert_int_ge(fd, 0);
 	close(fd);
-	snprintf(cmd, sizeof(cmd), "cp '%s' \"$(ls '%s'/*.btf)\"", path, dir);
+	snprintf(cmd, sizeof(cmd), "cp '%s' \"$(ls '%s'/*.stkbtf)\"", path, dir);
 	ck_assert_int_eq(system(cmd), 0);
 	fd = corebtf__open(dir, "profile", obj, size, &made);
 	ck_assert_int_ge(fd, 0);
@@ -290,9 +414,12 @@ START_TEST(btf_of_another_object_is_made_again)
 }
 END_TEST
 
-START_TEST(btf_others_may_write_is_not_used)
+/* A file others may write is not read, but made again and stored over
+ * (the directory is ours alone): not the whole BTF for the rest of the boot. */
+START_TEST(btf_others_may_write_is_made_again)
 {
 	char path[256];
+	struct stat st;
 	size_t size;
 	void *obj;
 	int fd, made;
@@ -306,7 +433,91 @@ START_TEST(btf_others_may_write_is_not_used)
 	close(fd);
 	cache_file(path, sizeof(path));
 	ck_assert_int_eq(chmod(path, 0666), 0);
-	ck_assert_int_eq(corebtf__open(dir, "profile", obj, size, &made), -EPERM);
+	fd = corebtf__open(dir, "profile", obj, size, &made);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(made, 1);
+	close(fd);
+	ck_assert_int_eq(stat(path, &st), 0);
+	ck_assert_uint_eq(st.st_mode & 0777, 0600);
+	fd = corebtf__open(dir, "profile", obj, size, &made);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(made, 0);
+	close(fd);
+	free(obj);
+	remove_dir();
+}
+END_TEST
+
+/* A symlink in the file's place is not followed, neither to read nor to
+ * write: replaced by the file, its target left as it was. */
+START_TEST(btf_symlink_is_replaced_not_followed)
+{
+	char path[256], target[300];
+	struct stat st;
+	size_t size, tsize;
+	void *obj, *before, *after;
+	int fd, made;
+
+	if (!have_kernel_btf())
+		return;
+	make_dir();
+	obj = object("profile", &size);
+	fd = corebtf__open(dir, "profile", obj, size, &made);
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	cache_file(path, sizeof(path));
+	snprintf(target, sizeof(target), "%s/target", dir);
+	ck_assert_int_eq(rename(path, target), 0);
+	ck_assert_int_eq(symlink(target, path), 0);
+	before = read_all(target, &tsize);
+	fd = corebtf__open(dir, "profile", obj, size, &made);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(made, 1);
+	close(fd);
+	ck_assert_int_eq(lstat(path, &st), 0);
+	ck_assert(S_ISREG(st.st_mode));
+	after = read_all(target, &size);
+	ck_assert_uint_eq(size, tsize);
+	ck_assert_int_eq(memcmp(before, after, size), 0);
+	free(before);
+	free(after);
+	free(obj);
+	remove_dir();
+}
+END_TEST
+
+/* The trim deletes the cache's own files only: a directory of other BTF
+ * files (btfhub's NAME.btf) given as --btf-cache keeps them. */
+START_TEST(others_btf_files_are_not_trimmed)
+{
+	char path[300];
+	struct stat st;
+	size_t size;
+	void *obj, *junk;
+	int fd, made, i;
+
+	if (!have_kernel_btf())
+		return;
+	make_dir();
+	junk = calloc(1, 3u << 20);
+	ck_assert_ptr_nonnull(junk);
+	for (i = 0; i < 2; i++) {
+		snprintf(path, sizeof(path), "%s/vmlinux-5.%d.btf", dir, i);
+		fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0600);
+		ck_assert_int_ge(fd, 0);
+		ck_assert_int_eq(write(fd, junk, 3u << 20), 3u << 20);
+		close(fd);
+	}
+	obj = object("profile", &size);
+	fd = corebtf__open(dir, "profile", obj, size, &made);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(made, 1);
+	close(fd);
+	for (i = 0; i < 2; i++) {
+		snprintf(path, sizeof(path), "%s/vmlinux-5.%d.btf", dir, i);
+		ck_assert_int_eq(stat(path, &st), 0);
+	}
+	free(junk);
 	free(obj);
 	remove_dir();
 }
@@ -319,12 +530,18 @@ static Suite *corebtf_suite(void)
 
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, minimal_btf_keeps_what_the_relocations_reach);
+	tcase_add_test(tc, relocations_are_the_same_profile);
+	tcase_add_test(tc, relocations_are_the_same_offcpu);
+	tcase_add_test(tc, relocations_are_the_same_trace);
 	tcase_add_test(tc, not_an_object_is_refused);
 	tcase_add_test(tc, stored_btf_is_read_back);
 	tcase_add_test(tc, damaged_btf_is_made_again);
 	tcase_add_test(tc, btf_of_another_boot_is_made_again);
 	tcase_add_test(tc, btf_of_another_object_is_made_again);
-	tcase_add_test(tc, btf_others_may_write_is_not_used);
+	tcase_add_test(tc, truncated_btf_is_made_again);
+	tcase_add_test(tc, btf_others_may_write_is_made_again);
+	tcase_add_test(tc, btf_symlink_is_replaced_not_followed);
+	tcase_add_test(tc, others_btf_files_are_not_trimmed);
 	suite_add_tcase(s, tc);
 	return s;
 }
