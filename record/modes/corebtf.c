@@ -648,6 +648,11 @@ int corebtf__open(const char *dir, const char *name, const void *obj, size_t obj
 	cache = dir && cachedir__make(dir) == 0 &&
 		snprintf(path, sizeof(path), "%s/%s-%016llx" COREBTF_SUFFIX, dir, name,
 			 (unsigned long long)key.obj_hash) < (int)sizeof(path);
+	/* A directory that cannot be ours (not root, /var read-only): made
+	 * at each start, the minimal BTF would cost more than libbpf's own
+	 * parse (16 ms against 8 here), so the caller takes libbpf's. */
+	if (dir && !cache)
+		return -EACCES;
 	if (cache) {
 		/* Anything else (damaged, foreign, a symlink, a file others
 		 * may write) is made again and renamed over: the directory is

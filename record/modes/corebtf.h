@@ -42,8 +42,9 @@ int corebtf__minimize(const struct btf *vmlinux, const void *obj, size_t obj_siz
  * the minimal BTF for @obj on this boot of this kernel: read from @dir
  * when a file there was made for this boot (/proc/sys/kernel/random/boot_id),
  * this release and these bytes of @obj, and is whole (its CRC); otherwise
- * made from /sys/kernel/btf/vmlinux and stored there (best effort: a
- * directory not ours alone, cachedir__ok(), is neither read nor written).
+ * made from /sys/kernel/btf/vmlinux and stored there (a directory that
+ * cannot be made ours alone, cachedir__make(), gives -EACCES: made at each
+ * start it would cost more than libbpf's own parse).
  * A damaged or foreign file is made again, never used.  @dir NULL: no
  * cache, made each time.  @made, if not NULL, is set to 1 when it was made
  * rather than read.  Pass "/proc/self/fd/FD" as

@@ -301,6 +301,28 @@ START_TEST(stored_btf_is_read_back)
 }
 END_TEST
 
+/* A directory that cannot be ours alone (others may write it): nothing
+ * made or stored, -EACCES, so that the recorder takes libbpf's own parse
+ * (cheaper than making the minimal BTF at each start). */
+START_TEST(unusable_dir_is_refused_not_made_each_time)
+{
+	size_t size;
+	void *obj;
+	int fd, made = -1;
+
+	if (!have_kernel_btf())
+		return;
+	make_dir();
+	ck_assert_int_eq(chmod(dir, 0777), 0);
+	obj = object("profile", &size);
+	fd = corebtf__open(dir, "profile", obj, size, &made);
+	ck_assert_int_eq(fd, -EACCES);
+	ck_assert_int_eq(made, 0);
+	free(obj);
+	remove_dir();
+}
+END_TEST
+
 /* Change @len bytes at @off of the cache file; then the next open makes
  * it again, and stores what it made over it. */
 static void damage_then_open(off_t off, const char *with, size_t len)
@@ -535,6 +557,7 @@ static Suite *corebtf_suite(void)
 	tcase_add_test(tc, relocations_are_the_same_trace);
 	tcase_add_test(tc, not_an_object_is_refused);
 	tcase_add_test(tc, stored_btf_is_read_back);
+	tcase_add_test(tc, unusable_dir_is_refused_not_made_each_time);
 	tcase_add_test(tc, damaged_btf_is_made_again);
 	tcase_add_test(tc, btf_of_another_boot_is_made_again);
 	tcase_add_test(tc, btf_of_another_object_is_made_again);
