@@ -9,6 +9,7 @@
 #include <linux/bpf.h>
 #include <linux/btf.h>
 #include <string.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include <bpf/btf.h>
@@ -167,6 +168,34 @@ static int set_autoload(struct bpf_object *obj, const char *name, int load)
 	return prog ? bpf_program__set_autoload(prog, load != 0) : -ENOENT;
 }
 
+/*
+ * Hash maps made as entries come (BPF_F_NO_PREALLOC: py_procs,
+ * unwind_procs, unwind_pages, tgids) are refused in perf_event programs
+ * before Linux 6.1 ("perf_event programs can only use preallocated hash
+ * map") and warned about in tracing ones: there, every one is
+ * preallocated (more kernel memory and start-up, nothing lost).
+ */
+static int prealloc_where_needed(struct bpf_object *obj)
+{
+	struct bpf_map *map;
+	struct utsname u;
+	unsigned int major = 0, minor = 0;
+	int err = 0;
+
+	if (uname(&u) < 0 || sscanf(u.release, "%u.%u", &major, &minor) != 2 ||
+	    major > 6 || (major == 6 && minor >= 1))
+		return 0;
+	bpf_object__for_each_map(map, obj) {
+		enum bpf_map_type t = bpf_map__type(map);
+		uint32_t f = bpf_map__map_flags(map);
+
+		if ((t == BPF_MAP_TYPE_HASH || t == BPF_MAP_TYPE_PERCPU_HASH) &&
+		    (f & BPF_F_NO_PREALLOC))
+			err = err ?: bpf_map__set_map_flags(map, f & ~BPF_F_NO_PREALLOC);
+	}
+	return err;
+}
+
 int modeobj__configure(struct bpf_object *obj, const struct recorder_opts *o, int follow,
 		       int symbolizer, int unwind, uint32_t counts_entries, struct recorder *rec)
 {
@@ -204,6 +233,7 @@ int modeobj__configure(struct bpf_object *obj, const struct recorder_opts *o, in
 	 * bpf_core_type_exists() sees it: the mm an execve switches to. */
 	err = err ?: set_autoload(obj, "on_prepare_exec", unwind && kernel_has_prepare_exec());
 	err = err ?: unwinder__configure_obj(obj, unwind, o->unwind_memory);
+	err = err ?: prealloc_where_needed(obj);
 	if (err)
 		return recorder__errorf(rec, err, "configure BPF object: %s", strerror(-err));
 	return 0;
