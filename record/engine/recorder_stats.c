@@ -14,6 +14,7 @@
 
 #include <bpf/bpf.h>
 
+#include "clock.h"
 #include "esym.h"
 #include "ksymtab.h"
 #include "meta.h"
@@ -37,6 +38,14 @@
 		if (n < STAT_ROOM)                                            \
 			st[n++] = (struct stk_stat){ (name_), (value_) };    \
 	} while (0)
+
+/*
+ * Values a STAT carries as last read, read again at most this often (and
+ * for a file's last STAT, exactly): each costs more than the rest of a
+ * quiet flush's STAT -- cpu_clock_periods a read() of every CPU's event,
+ * an IPI to each; heap_in_use_max mallinfo2(), a walk of every arena.
+ */
+#define STAT_SLOW_NS (10 * NSEC_PER_SEC)
 
 /* Names of the BPF statistics (STKREC_STAT_* order) in the STAT chunk. */
 static const char *const bpf_stat_names[STKREC_NR_STATS] = {
@@ -336,7 +345,7 @@ uint64_t recorder__files_refused(const struct recorder *rec)
 	return ps.pm.files_refused + us.open_refused + es.binaries_refused + es.perf_map_refused;
 }
 
-int recorder__write_stats(struct recorder *rec, uint64_t now)
+int recorder__write_stats(struct recorder *rec, uint64_t now, int file_end)
 {
 	struct stackstore_stats ss;
 	struct ksymtab_stats ks;
@@ -346,7 +355,13 @@ int recorder__write_stats(struct recorder *rec, uint64_t now)
 	struct rusage ru;
 	struct stk_stat st[STAT_ROOM];
 	size_t n = 0, i, k;
+	uint64_t t = mono_ns();
+	/* Sampling off, the periods are the ones read at the detach. */
+	int slow = file_end || rec->t_detached || !rec->slow_read_ns ||
+		   t - rec->slow_read_ns >= STAT_SLOW_NS;
 
+	if (slow)
+		rec->slow_read_ns = t;
 	if (rec->stats_read_fresh && !rec->t_detached && rec->maps.stats_fd >= 0)
 		sum_bpf_stats(rec, rec->stats_read_bad);
 	else
@@ -369,9 +384,11 @@ int recorder__write_stats(struct recorder *rec, uint64_t now)
 	STAT_PUT("stacks_map_full",
 				     rec->bpf_stats[STKREC_STAT_USTACK_ENOMEM] +
 					     rec->bpf_stats[STKREC_STAT_KSTACK_ENOMEM]);
-	if (rec->ops->event_periods && rec->mode)
-		STAT_PUT("cpu_clock_periods",
-					     rec->ops->event_periods(rec->mode));
+	if (rec->ops->event_periods && rec->mode) {
+		if (slow)
+			rec->periods = rec->ops->event_periods(rec->mode);
+		STAT_PUT("cpu_clock_periods", rec->periods);
+	}
 	/* Time sampled, as META duration_ns: rates (diff's) divide by it. */
 	STAT_PUT("duration_ns", now - rec->file_start);
 	/* With sample_events, the rate the kernel delivered (profile): the
@@ -451,17 +468,17 @@ int recorder__write_stats(struct recorder *rec, uint64_t now)
 	if (getrusage(RUSAGE_SELF, &ru) == 0)
 		STAT_PUT("rss_peak_bytes", (uint64_t)ru.ru_maxrss * 1024);
 	/* The heap in use (glibc's allocated bytes, all arenas, and its
-	 * mmap'ed blocks) at its most
-	 * at a flush: what the recorder holds itself, without the BPF maps'
-	 * pages and the allocator's slack, so that growth shows apart. */
-	{
+	 * mmap'ed blocks) at its most at a flush that read it: what the
+	 * recorder holds itself, without the BPF maps' pages and the
+	 * allocator's slack, so that growth shows apart. */
+	if (slow) {
 		struct mallinfo2 mi = mallinfo2();
 		uint64_t used = mi.uordblks + mi.hblkhd;	/* large blocks are mmap'ed */
 
 		if (used > rec->heap_max)
 			rec->heap_max = used;
-		STAT_PUT("heap_in_use_max", rec->heap_max);
 	}
+	STAT_PUT("heap_in_use_max", rec->heap_max);
 	if (ps.watching) {
 		STAT_PUT("mmap_event_records", ps.mw.records);
 		STAT_PUT("mmap_events_lost", ps.mw.lost);
