@@ -121,29 +121,31 @@ static const uint64_t *stat_of(const struct recorder *rec, __u32 set, __u32 i)
 }
 
 /*
- * Read the whole stats map into rec->stat_vals: one batch lookup (Linux
- * 5.6+; 108 lookups a flush were most of a quiet flush's CPU), else one
- * lookup per entry.  An entry that cannot be read is all zeros, and
- * *@bad has a bit per set with one.
+ * Read sets @set..@set + @nr - 1 of the stats map into rec->stat_vals
+ * (the others keep their last values): one batch lookup (Linux 5.6+; 108
+ * lookups a flush were most of a quiet flush's CPU), else one lookup per
+ * entry.  An entry that cannot be read is all zeros, and *@bad has a bit
+ * per set with one.
  */
-static void read_stats(struct recorder *rec, unsigned int *bad)
+static void read_stats(struct recorder *rec, __u32 set, __u32 nr, unsigned int *bad)
 {
-	__u32 n = STKREC_NR_STATS * STKREC_STAT_SETS, keys[STKREC_NR_STATS * STKREC_STAT_SETS];
-	__u32 out, count = n, k;
+	__u32 n = STKREC_NR_STATS * nr, keys[STKREC_NR_STATS * STKREC_STAT_SETS];
+	__u32 first = set * STKREC_NR_STATS, before = first - 1, out, count = n, k;
 	size_t per = (size_t)rec->nr_cpus_possible;
 	int err;
 
 	*bad = 0;
-	err = bpf_map_lookup_batch(rec->maps.stats_fd, NULL, &out, keys, rec->stat_vals, &count,
-				   NULL);
+	/* An array's batch starts after the key it is given. */
+	err = bpf_map_lookup_batch(rec->maps.stats_fd, first ? &before : NULL, &out, keys,
+				   rec->stat_vals + first * per, &count, NULL);
 	/* -ENOENT: the last batch, all of it (count says how many). */
 	if ((!err || errno == ENOENT) && count == n) {
-		for (k = 0; k < n && keys[k] == k; k++)
+		for (k = 0; k < n && keys[k] == first + k; k++)
 			;
 		if (k == n)
 			return;
 	}
-	for (k = 0; k < n; k++) {
+	for (k = first; k < first + n; k++) {
 		if (!bpf_map_lookup_elem(rec->maps.stats_fd, &k, rec->stat_vals + k * per))
 			continue;
 		memset(rec->stat_vals + k * per, 0, per * sizeof(uint64_t));
@@ -170,7 +172,9 @@ void recorder__freeze_bpf_stats(struct recorder *rec, uint32_t set)
 
 	if (rec->maps.stats_fd < 0 || set >= STKREC_STAT_SETS)
 		return;
-	read_stats(rec, &bad);
+	/* Only this set: the other one's values, as read when its map was
+	 * drained, are what the rows written hold. */
+	read_stats(rec, set, 1, &bad);
 	for (i = 0; i < STKREC_NR_STATS; i++)
 		rec->bpf_sets[set][i] = cpu_sum(rec, stat_of(rec, set, i));
 	/* The flush's STAT sums this read, not one more (a batch lookup of
@@ -222,7 +226,7 @@ void recorder__read_bpf_stats(struct recorder *rec)
 	rec->stats_read_fresh = 0;
 	if (rec->maps.stats_fd < 0)
 		return;
-	read_stats(rec, &bad);
+	read_stats(rec, 0, STKREC_STAT_SETS, &bad);
 	sum_bpf_stats(rec, bad);
 }
 
