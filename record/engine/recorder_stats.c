@@ -430,6 +430,7 @@ int recorder__write_stats(struct recorder *rec, uint64_t now, int file_end)
 	STAT_PUT("kaddr_unknown", ks.unknown);
 	/* Says which path named the kernel: absent (0) means /proc/kallsyms. */
 	STAT_PUT("kaddrs_named_bpf", ks.named_bpf);
+	STAT_PUT("kaddrs_named_known", ks.named_known);
 	STAT_PUT("maps_from_events", ps.maps_events);
 	STAT_PUT("maps_replaced_images", ps.old_images);
 	STAT_PUT("vdso_embedded", ps.vdso_embedded);
