@@ -1028,7 +1028,7 @@ static int recorder__rotate(struct recorder *rec)
 	end = rec->t0;
 	rec->end_reason = "rotated";
 	err = recorder__write_end_meta(rec, end);
-	err = err ?: recorder__write_stats(rec, end);
+	err = err ?: recorder__write_stats(rec, end, 1);
 	rec->end_reason = "error";
 	if (err)
 		return err;
@@ -1263,7 +1263,7 @@ int recorder__finish(struct recorder *rec, struct recorder_result *res)
 		if (!err)
 			err = recorder__write_end_meta(rec, end);
 		if (!err)
-			err = recorder__write_stats(rec, end);
+			err = recorder__write_stats(rec, end, 1);
 	}
 	/* The final flush has taken every snapshot it needs. */
 	procs__unwatch(rec->procs);

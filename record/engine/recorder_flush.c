@@ -167,7 +167,7 @@ static int flush_count(void *ctx, const struct flush_ctx *fc)
 
 static int flush_stat(void *ctx, const struct flush_ctx *fc)
 {
-	return recorder__write_stats(ctx, fc->t1);
+	return recorder__write_stats(ctx, fc->t1, 0);
 }
 
 static int flush_purge(void *ctx, const struct flush_ctx *fc)

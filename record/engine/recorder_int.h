@@ -85,6 +85,8 @@ struct recorder {
 	uint64_t flush_step_ns_max[FLUSH_NR_STEPS];	/* each flush step's longest run */
 	uint64_t flush_late_max_ns;	/* the latest a flush started, after its time */
 	uint64_t heap_max;		/* the most heap in use at a STAT (mallinfo2) */
+	uint64_t periods;		/* cpu_clock_periods, as last read */
+	uint64_t slow_read_ns;		/* ... and heap_max: when (monotonic; 0: never) */
 	/* Rotating (rot != NULL): -o's pattern, the current file's name
 	 * (o.output points here), when its first interval began, and the
 	 * raw STAT values at its start (each file's STAT counts from there:
@@ -128,7 +130,10 @@ uint64_t recorder__sampled_cpu_time(const struct recorder *rec, uint64_t now);
 /* Files a traced process named that it could not open itself, not read
  * (STAT files_refused): build-ids, unwind tables, symbols, perf maps. */
 uint64_t recorder__files_refused(const struct recorder *rec);
-int recorder__write_stats(struct recorder *rec, uint64_t now);
+/* The STAT chunk, at @now (monotonic).  @file_end: the file's last STAT
+ * (a rotation's, or the recording's): cpu_clock_periods and
+ * heap_in_use_max read now, not as read up to 10 s before. */
+int recorder__write_stats(struct recorder *rec, uint64_t now, int file_end);
 int recorder__write_start_meta(struct recorder *rec);
 int recorder__write_end_meta(struct recorder *rec, uint64_t now);
 /* A new file begins: its STAT counts from the values of the last one

@@ -14,6 +14,7 @@
 
 #include <bpf/bpf.h>
 
+#include "clock.h"
 #include "esym.h"
 #include "ksymtab.h"
 #include "meta.h"
@@ -37,6 +38,14 @@
 		if (n < STAT_ROOM)                                            \
 			st[n++] = (struct stk_stat){ (name_), (value_) };    \
 	} while (0)
+
+/*
+ * Values a STAT carries as last read, read again at most this often (and
+ * for a file's last STAT, exactly): each costs more than the rest of a
+ * quiet flush's STAT -- cpu_clock_periods a read() of every CPU's event,
+ * an IPI to each; heap_in_use_max mallinfo2(), a walk of every arena.
+ */
+#define STAT_SLOW_NS (10 * NSEC_PER_SEC)
 
 /* Names of the BPF statistics (STKREC_STAT_* order) in the STAT chunk. */
 static const char *const bpf_stat_names[STKREC_NR_STATS] = {
@@ -112,29 +121,31 @@ static const uint64_t *stat_of(const struct recorder *rec, __u32 set, __u32 i)
 }
 
 /*
- * Read the whole stats map into rec->stat_vals: one batch lookup (Linux
- * 5.6+; 108 lookups a flush were most of a quiet flush's CPU), else one
- * lookup per entry.  An entry that cannot be read is all zeros, and
- * *@bad has a bit per set with one.
+ * Read sets @set..@set + @nr - 1 of the stats map into rec->stat_vals
+ * (the others keep their last values): one batch lookup (Linux 5.6+; 108
+ * lookups a flush were most of a quiet flush's CPU), else one lookup per
+ * entry.  An entry that cannot be read is all zeros, and *@bad has a bit
+ * per set with one.
  */
-static void read_stats(struct recorder *rec, unsigned int *bad)
+static void read_stats(struct recorder *rec, __u32 set, __u32 nr, unsigned int *bad)
 {
-	__u32 n = STKREC_NR_STATS * STKREC_STAT_SETS, keys[STKREC_NR_STATS * STKREC_STAT_SETS];
-	__u32 out, count = n, k;
+	__u32 n = STKREC_NR_STATS * nr, keys[STKREC_NR_STATS * STKREC_STAT_SETS];
+	__u32 first = set * STKREC_NR_STATS, before = first - 1, out, count = n, k;
 	size_t per = (size_t)rec->nr_cpus_possible;
 	int err;
 
 	*bad = 0;
-	err = bpf_map_lookup_batch(rec->maps.stats_fd, NULL, &out, keys, rec->stat_vals, &count,
-				   NULL);
+	/* An array's batch starts after the key it is given. */
+	err = bpf_map_lookup_batch(rec->maps.stats_fd, first ? &before : NULL, &out, keys,
+				   rec->stat_vals + first * per, &count, NULL);
 	/* -ENOENT: the last batch, all of it (count says how many). */
 	if ((!err || errno == ENOENT) && count == n) {
-		for (k = 0; k < n && keys[k] == k; k++)
+		for (k = 0; k < n && keys[k] == first + k; k++)
 			;
 		if (k == n)
 			return;
 	}
-	for (k = 0; k < n; k++) {
+	for (k = first; k < first + n; k++) {
 		if (!bpf_map_lookup_elem(rec->maps.stats_fd, &k, rec->stat_vals + k * per))
 			continue;
 		memset(rec->stat_vals + k * per, 0, per * sizeof(uint64_t));
@@ -161,7 +172,9 @@ void recorder__freeze_bpf_stats(struct recorder *rec, uint32_t set)
 
 	if (rec->maps.stats_fd < 0 || set >= STKREC_STAT_SETS)
 		return;
-	read_stats(rec, &bad);
+	/* Only this set: the other one's values, as read when its map was
+	 * drained, are what the rows written hold. */
+	read_stats(rec, set, 1, &bad);
 	for (i = 0; i < STKREC_NR_STATS; i++)
 		rec->bpf_sets[set][i] = cpu_sum(rec, stat_of(rec, set, i));
 	/* The flush's STAT sums this read, not one more (a batch lookup of
@@ -213,7 +226,7 @@ void recorder__read_bpf_stats(struct recorder *rec)
 	rec->stats_read_fresh = 0;
 	if (rec->maps.stats_fd < 0)
 		return;
-	read_stats(rec, &bad);
+	read_stats(rec, 0, STKREC_STAT_SETS, &bad);
 	sum_bpf_stats(rec, bad);
 }
 
@@ -336,7 +349,7 @@ uint64_t recorder__files_refused(const struct recorder *rec)
 	return ps.pm.files_refused + us.open_refused + es.binaries_refused + es.perf_map_refused;
 }
 
-int recorder__write_stats(struct recorder *rec, uint64_t now)
+int recorder__write_stats(struct recorder *rec, uint64_t now, int file_end)
 {
 	struct stackstore_stats ss;
 	struct ksymtab_stats ks;
@@ -346,7 +359,13 @@ int recorder__write_stats(struct recorder *rec, uint64_t now)
 	struct rusage ru;
 	struct stk_stat st[STAT_ROOM];
 	size_t n = 0, i, k;
+	uint64_t t = mono_ns();
+	/* Sampling off, the periods are the ones read at the detach. */
+	int slow = file_end || rec->t_detached || !rec->slow_read_ns ||
+		   t - rec->slow_read_ns >= STAT_SLOW_NS;
 
+	if (slow)
+		rec->slow_read_ns = t;
 	if (rec->stats_read_fresh && !rec->t_detached && rec->maps.stats_fd >= 0)
 		sum_bpf_stats(rec, rec->stats_read_bad);
 	else
@@ -369,9 +388,11 @@ int recorder__write_stats(struct recorder *rec, uint64_t now)
 	STAT_PUT("stacks_map_full",
 				     rec->bpf_stats[STKREC_STAT_USTACK_ENOMEM] +
 					     rec->bpf_stats[STKREC_STAT_KSTACK_ENOMEM]);
-	if (rec->ops->event_periods && rec->mode)
-		STAT_PUT("cpu_clock_periods",
-					     rec->ops->event_periods(rec->mode));
+	if (rec->ops->event_periods && rec->mode) {
+		if (slow)
+			rec->periods = rec->ops->event_periods(rec->mode);
+		STAT_PUT("cpu_clock_periods", rec->periods);
+	}
 	/* Time sampled, as META duration_ns: rates (diff's) divide by it. */
 	STAT_PUT("duration_ns", now - rec->file_start);
 	/* With sample_events, the rate the kernel delivered (profile): the
@@ -409,6 +430,7 @@ int recorder__write_stats(struct recorder *rec, uint64_t now)
 	STAT_PUT("kaddr_unknown", ks.unknown);
 	/* Says which path named the kernel: absent (0) means /proc/kallsyms. */
 	STAT_PUT("kaddrs_named_bpf", ks.named_bpf);
+	STAT_PUT("kaddrs_named_known", ks.named_known);
 	STAT_PUT("maps_from_events", ps.maps_events);
 	STAT_PUT("maps_replaced_images", ps.old_images);
 	STAT_PUT("vdso_embedded", ps.vdso_embedded);
@@ -451,17 +473,17 @@ int recorder__write_stats(struct recorder *rec, uint64_t now)
 	if (getrusage(RUSAGE_SELF, &ru) == 0)
 		STAT_PUT("rss_peak_bytes", (uint64_t)ru.ru_maxrss * 1024);
 	/* The heap in use (glibc's allocated bytes, all arenas, and its
-	 * mmap'ed blocks) at its most
-	 * at a flush: what the recorder holds itself, without the BPF maps'
-	 * pages and the allocator's slack, so that growth shows apart. */
-	{
+	 * mmap'ed blocks) at its most at a flush that read it: what the
+	 * recorder holds itself, without the BPF maps' pages and the
+	 * allocator's slack, so that growth shows apart. */
+	if (slow) {
 		struct mallinfo2 mi = mallinfo2();
 		uint64_t used = mi.uordblks + mi.hblkhd;	/* large blocks are mmap'ed */
 
 		if (used > rec->heap_max)
 			rec->heap_max = used;
-		STAT_PUT("heap_in_use_max", rec->heap_max);
 	}
+	STAT_PUT("heap_in_use_max", rec->heap_max);
 	if (ps.watching) {
 		STAT_PUT("mmap_event_records", ps.mw.records);
 		STAT_PUT("mmap_events_lost", ps.mw.lost);

@@ -36,6 +36,15 @@ struct ksymtab {
 	struct stkrec_ksym_io *io;
 	uint64_t text, etext;		/* _text, _etext; 0 if unknown */
 	uint64_t inittext, einittext;	/* _sinittext, _einittext */
+	/* The core kernel's text symbols named by the BPF symbolizer and
+	 * queued for this file, as sorted [start, end) ranges: an address
+	 * inside one (past its first byte) needs no run of the symbolizer
+	 * (on stacks that repeat, most new addresses are new offsets into
+	 * functions seen already). */
+	struct krange {
+		uint64_t start, end;
+	} *ranges;
+	size_t nr_ranges, cap_ranges;
 	/* Symbols queued for the next KSYM chunk. */
 	struct stk_ksym *pend;
 	size_t nr_pend, cap_pend;
@@ -83,6 +92,7 @@ void ksymtab__free(struct ksymtab *kt)
 	free(kt->written);
 	idmap__free(kt->kaddrs_seen);
 	idmap__free(kt->ksyms_done);
+	free(kt->ranges);
 	free(kt->pend_kaddrs);
 	free(kt->io);
 	free(kt);
@@ -157,6 +167,57 @@ static int push_ksym(struct ksymtab *kt, const struct stk_ksym *sym)
 #define KADDR_RECORDED 1
 #define KADDR_BEFORE 2
 
+/* The index of the first range of kt->ranges that ends after @addr. */
+static size_t range_after(const struct ksymtab *kt, uint64_t addr)
+{
+	size_t lo = 0, hi = kt->nr_ranges;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (kt->ranges[mid].end <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* 1 if @addr is inside a symbol written, past its first byte (at its
+ * first byte, the address before it needs naming too: ksymtab__see()). */
+static int in_range(const struct ksymtab *kt, uint64_t addr)
+{
+	size_t i = range_after(kt, addr);
+
+	return i < kt->nr_ranges && kt->ranges[i].start < addr;
+}
+
+/* Remember the symbol [@start, @start + @size) as written.  Symbols do
+ * not overlap; one that would (a table changed under us) is left out. */
+static int add_range(struct ksymtab *kt, uint64_t start, uint64_t size)
+{
+	size_t i;
+
+	if (!size || start + size < start)
+		return 0;
+	i = range_after(kt, start);
+	if (i < kt->nr_ranges && kt->ranges[i].start < start + size)
+		return 0;
+	if (kt->nr_ranges == kt->cap_ranges) {
+		size_t cap = kt->cap_ranges ? kt->cap_ranges * 2 : 256;
+		struct krange *p = realloc(kt->ranges, cap * sizeof(*p));
+
+		if (!p)
+			return -ENOMEM;
+		kt->ranges = p;
+		kt->cap_ranges = cap;
+	}
+	memmove(kt->ranges + i + 1, kt->ranges + i, (kt->nr_ranges - i) * sizeof(*kt->ranges));
+	kt->ranges[i] = (struct krange){ start, start + size };
+	kt->nr_ranges++;
+	return 0;
+}
+
 static int queue_kaddr(struct ksymtab *kt, uint64_t addr, uint64_t how)
 {
 	uint64_t *v = idmap__find(kt->kaddrs_seen, addr);
@@ -171,6 +232,12 @@ static int queue_kaddr(struct ksymtab *kt, uint64_t addr, uint64_t how)
 	err = idmap__set(kt->kaddrs_seen, addr, how);
 	if (err)
 		return err;
+	/* In a symbol written: named, as the symbolizer would name it. */
+	if (in_range(kt, addr)) {
+		kt->st.named_bpf += how == KADDR_RECORDED;
+		kt->st.named_known += how == KADDR_RECORDED;
+		return 0;
+	}
 	if (kt->nr_pend_kaddrs == kt->cap_pend_kaddrs) {
 		size_t cap = kt->cap_pend_kaddrs ? kt->cap_pend_kaddrs * 2 : 256;
 		uint64_t *p = realloc(kt->pend_kaddrs, cap * sizeof(*p));
@@ -313,6 +380,10 @@ static int take_name(struct ksymtab *kt, size_t j)
 	sym.module = strdup(sym.module);
 	err = !sym.name || !sym.module ? -ENOMEM : 0;
 	err = err ?: idmap__set(kt->ksyms_done, sym.addr, 1);
+	/* The core kernel's text does not change; modules and BPF
+	 * programs can go, and others come in their place. */
+	if (!err && !sym.module[0])
+		err = add_range(kt, sym.addr, sym.size);
 	err = err ?: push_ksym(kt, &sym);
 	if (err) {
 		free((char *)sym.name);
@@ -381,6 +452,7 @@ void ksymtab__new_file(struct ksymtab *kt)
 		memset(kt->written, 0, kallsyms__count(kt->ks) / 8 + 1);
 	idmap__clear(kt->kaddrs_seen);
 	idmap__clear(kt->ksyms_done);
+	kt->nr_ranges = 0;
 }
 
 void ksymtab__text(const struct ksymtab *kt, uint64_t *text, uint64_t *etext)

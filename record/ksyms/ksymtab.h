@@ -29,6 +29,8 @@ struct ksymtab_stats {
 	uint64_t written;	/* symbols queued for the file */
 	uint64_t unknown;	/* kernel addresses no text symbol covers */
 	uint64_t named_bpf;	/* addresses named by the BPF symbolizer */
+	uint64_t named_known;	/* ... of which inside a symbol it had named
+				 * for this file: not run again for them */
 };
 
 /* An empty table, no source yet.  NULL with errno = ENOMEM. */

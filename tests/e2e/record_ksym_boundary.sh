@@ -15,6 +15,11 @@
 #    symbol while the byte before it is not (before, each one at a symbol
 #    start was); dd's stacks make sure there are return addresses to
 #    look at, whatever else the machine runs;
+#  - every kernel address the rows and their stacks hold is covered by a
+#    KSYM symbol, but those STAT kaddr_unknown counts, and some were
+#    named from a symbol named already (STAT kaddrs_named_known > 0: dd
+#    is sampled at many offsets of the same functions), not by running
+#    the symbolizer again;
 #  - when CPU 0 was idle meanwhile, its idle stacks through start_kernel
 #    read x86_64_start_kernel;x86_64_start_reservations;start_kernel,
 #    never [unknown] next to start_kernel (on a CPU 0 that was never idle
@@ -68,6 +73,29 @@ awk -F'\t' "$AWK_HEX"'
 read -r b r < "$tmp/n"
 check "no kernel return address is named but the byte before it not ($b of $r: $(head -n 3 "$tmp/boundary" | tr '\n' ' '))" \
 	[ "$r" -gt 0 -a "$b" -eq 0 ]
+
+# "U R": recorded kernel addresses (leaf IPs, stack frames) no KSYM
+# symbol covers, of R.
+awk -F'\t' "$AWK_HEX"'
+	function covered(a,    j) {
+		for (j = 1; j <= n; j++) if (a >= ka[j] && a < ke[j]) return 1
+		return 0
+	}
+	function see(x) { if (length(x) == 18 && x ~ /^0xf/ && !(x in seen)) { seen[x] = 1; r++; if (!covered(hex(x))) u++ } }
+	$1 == "KSYM" { n++; ka[n] = hex($2); ke[n] = hex($2) + $3 }
+	$1 == "STCK" { st[$2] = $4 }
+	$1 == "CNTS" { if ($6 >= 0) used[$6] = 1; see($7); see($8) }
+	END {
+		for (id in used) { k = split(st[id], fr, ","); for (i = 1; i <= k; i++) see(fr[i]) }
+		print u + 0, r + 0
+	}' "$tmp/a.dump" > "$tmp/n"
+read -r u r < "$tmp/n"
+unknown=$(stat_of "$tmp/a.stk" kaddr_unknown)
+known=$(stat_of "$tmp/a.stk" kaddrs_named_known)
+check "every recorded kernel address is covered by a KSYM symbol but kaddr_unknown's ($u of $r not, kaddr_unknown ${unknown:-0})" \
+	[ "$r" -gt 0 -a "$u" -le "${unknown:-0}" ]
+check "addresses inside symbols named already are named without the symbolizer (kaddrs_named_known ${known:-0})" \
+	[ "${known:-0}" -gt 0 ]
 
 "$REP" -f folded -K "$tmp/a.stk" 2> "$tmp/rep.err" | grep 'start_kernel;' > "$tmp/boot.folded"
 n=$(wc -l < "$tmp/boot.folded")
