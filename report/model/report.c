@@ -638,9 +638,27 @@ static enum report_kind capture_kind(const struct capture *c)
 static int report__run(struct report *r)
 {
 	const struct report_opts *o = r->priv->opts;
-	size_t i, j, cap = 0;
+	size_t i, j, cap = 0, rows = 0, stacks;
 	int err;
 
+	/* A stack per row at most (a system-wide capture of short-lived
+	 * processes is nearly that): the indexes sized once, not rehashed
+	 * on the way, and the samples' array too. */
+	for (i = 0; i < r->cap->nr_segs; i++)
+		rows += r->kind == REPORT_PROFILE ? r->cap->segs[i].nr_counts :
+			r->cap->segs[i].nr_offc;
+	/* Off-wake rows: a target's stacks and a waker's. */
+	stacks = r->kind == REPORT_OFFWAKE ? 2 * rows : rows;
+	err = idmap__reserve(&r->priv->ustacks, stacks);
+	err = err ?: idmap__reserve(&r->priv->kstacks, stacks);
+	if (err)
+		return err;
+	if (rows) {
+		r->samples = malloc(rows * sizeof(*r->samples));
+		if (!r->samples)
+			return -ENOMEM;
+		cap = rows;
+	}
 	for (i = 0; i < r->cap->nr_segs; i++) {
 		const struct cap_segment *seg = &r->cap->segs[i];
 
