@@ -241,7 +241,7 @@ void cur_fail(struct cursor *c, int err, const char *why)
 	c->p = c->end;
 }
 
-uint64_t cur_varint(struct cursor *c)
+uint64_t cur_varint_slow(struct cursor *c)
 {
 	uint64_t v = 0;
 	size_t n;
@@ -256,11 +256,6 @@ uint64_t cur_varint(struct cursor *c)
 	}
 	c->p += n;
 	return v;
-}
-
-int64_t cur_svarint(struct cursor *c)
-{
-	return zigzag_decode(cur_varint(c));
 }
 
 uint32_t cur_u32(struct cursor *c)

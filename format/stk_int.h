@@ -186,8 +186,38 @@ struct cursor {
 };
 
 void cur_fail(struct cursor *c, int err, const char *why);
-uint64_t cur_varint(struct cursor *c);
-int64_t cur_svarint(struct cursor *c);
+/* cur_varint() for a varint that may be near the end, long or bad. */
+uint64_t cur_varint_slow(struct cursor *c);
+
+/* A varint.  Inline, with no bound check per byte while ten bytes are
+ * left: a capture's stacks are millions of frame deltas, and the call and
+ * checks per byte were most of decoding them. */
+static inline uint64_t cur_varint(struct cursor *c)
+{
+	const uint8_t *p = c->p;
+	uint64_t v = 0;
+	size_t i;
+
+	if (!c->err && c->end - p >= STK_VARINT_MAX) {
+		/* The 10th byte (bit 63 and the overflow check) is the slow
+		 * path's. */
+		for (i = 0; i < STK_VARINT_MAX - 1; i++) {
+			v |= (uint64_t)(p[i] & 0x7f) << (7 * i);
+			if (!(p[i] & 0x80)) {
+				c->field = p;
+				c->p = p + i + 1;
+				return v;
+			}
+		}
+	}
+	return cur_varint_slow(c);
+}
+
+static inline int64_t cur_svarint(struct cursor *c)
+{
+	return zigzag_decode(cur_varint(c));
+}
+
 uint32_t cur_u32(struct cursor *c);	/* a varint that must fit in 32 bits */
 uint8_t cur_u8(struct cursor *c);
 /* a record count: each record takes at least @min_bytes, so a count larger

@@ -52,10 +52,11 @@ void idmap__free(struct idmap *m)
 	free(m);
 }
 
-static int idmap__grow(struct idmap *m)
+/* Moves the keys into a table of @cap slots (a power of two, > count). */
+static int idmap__rehash(struct idmap *m, size_t cap)
 {
-	size_t cap = m->cap ? m->cap * 2 : IDMAP_MIN_CAP, i, s;
 	struct idmap_slot *slots;
+	size_t i, s;
 
 	if (cap > SIZE_MAX / sizeof(*slots))
 		return -ENOMEM;
@@ -74,6 +75,25 @@ static int idmap__grow(struct idmap *m)
 	m->slots = slots;
 	m->cap = cap;
 	return 0;
+}
+
+static int idmap__grow(struct idmap *m)
+{
+	return idmap__rehash(m, m->cap ? m->cap * 2 : IDMAP_MIN_CAP);
+}
+
+int idmap__reserve(struct idmap *m, size_t n)
+{
+	size_t cap = m->cap ? m->cap : IDMAP_MIN_CAP;
+
+	/* The load factor idmap__set() keeps: (count + 1) * 2 <= cap. */
+	if (n > SIZE_MAX / 4)
+		return -ENOMEM;
+	if (!n || (n + 1) * 2 <= m->cap)
+		return 0;
+	while ((n + 1) * 2 > cap)
+		cap *= 2;
+	return cap == m->cap ? 0 : idmap__rehash(m, cap);
 }
 
 int idmap__set(struct idmap *m, uint64_t key, uint64_t value)

@@ -54,6 +54,17 @@ int idmap__set(struct idmap *m, uint64_t key, uint64_t value);
  */
 uint64_t *idmap__find(const struct idmap *m, uint64_t key);
 
+/*
+ * idmap__reserve() - make room for @n keys in all, so that @m takes them
+ * without growing (each growth rehashes every key into a table twice as
+ * big: a map filled from empty to a million keys rehashes a million on the
+ * way).  Keys already in @m count in @n; a smaller @n does nothing (a map
+ * never shrinks).  A caller that knows roughly how many keys come says so
+ * once; more than @n still works, with growth from there.
+ * Returns 0 or -ENOMEM (then @m is unchanged and still valid).
+ */
+int idmap__reserve(struct idmap *m, size_t n);
+
 /* idmap__remove() - remove @key.  Returns 0 or -ENOENT. */
 int idmap__remove(struct idmap *m, uint64_t key);
 

@@ -110,25 +110,45 @@ struct arena_chunk {
 };
 
 /*
- * A chunk of ARENA_CHUNK bytes or more is mapped with its pages populated
- * at once: a big report touches every byte of its arenas (hundreds of MB
- * for a system-wide capture), and faulting them in a page at a time was a
- * fifth of its time.  Falls back to calloc() where mmap() fails.
+ * A chunk of ARENA_CHUNK bytes or more is mapped on its own, in whole
+ * 2 MiB pieces aligned to 2 MiB and marked for transparent huge pages: a
+ * big report touches every byte of its arenas (hundreds of MB for a
+ * system-wide capture), and faulting them in 4 KiB at a time was a fifth
+ * of its time (populating them at mmap() still a tenth: a charge, a clear
+ * and a page table entry per page).  Where huge pages are off, the pages
+ * fault in one by one.  Falls back to calloc() where mmap() fails.
+ * Sets c->size, the room for data.
  */
+#define ARENA_HUGE (2ul << 20)
+
 static struct arena_chunk *chunk__new(size_t csize)
 {
-	size_t len = sizeof(struct arena_chunk) + csize;
+	size_t len = sizeof(struct arena_chunk) + csize, head, tail;
 	struct arena_chunk *c;
+	char *p;
 
-	if (csize >= ARENA_CHUNK) {
-		c = mmap(NULL, len, PROT_READ | PROT_WRITE,
-			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
-		if (c != MAP_FAILED) {
+	if (csize >= ARENA_CHUNK && len <= SIZE_MAX - 2 * ARENA_HUGE) {
+		len = (len + ARENA_HUGE - 1) & ~(ARENA_HUGE - 1);
+		p = mmap(NULL, len + ARENA_HUGE, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+		if (p != MAP_FAILED) {
+			head = (ARENA_HUGE - ((uintptr_t)p & (ARENA_HUGE - 1))) & (ARENA_HUGE - 1);
+			tail = ARENA_HUGE - head;
+			if (head)
+				munmap(p, head);
+			if (tail)
+				munmap(p + head + len, tail);
+			c = (struct arena_chunk *)(p + head);
+			madvise(c, len, MADV_HUGEPAGE);	/* a hint: ignore failure */
 			c->mapped = len;
+			c->size = len - sizeof(*c);
 			return c;
 		}
 	}
-	return calloc(1, len);
+	c = calloc(1, len);
+	if (c)
+		c->size = csize;
+	return c;
 }
 
 static void chunk__free(struct arena_chunk *c)
@@ -154,7 +174,6 @@ void *arena__alloc(struct arena *a, size_t size)
 		c = chunk__new(csize);
 		if (!c)
 			return NULL;
-		c->size = csize;
 		if (a->head && csize != next) {
 			/* A big one-off: keep the current chunk for small ones. */
 			c->next = a->head->next;
@@ -164,7 +183,7 @@ void *arena__alloc(struct arena *a, size_t size)
 		c->next = a->head;
 		a->head = c;
 		a->used = 0;
-		a->size = csize;
+		a->size = c->size;
 	}
 	p = a->head->data + a->used;
 	a->used += size;

@@ -638,9 +638,34 @@ static enum report_kind capture_kind(const struct capture *c)
 static int report__run(struct report *r)
 {
 	const struct report_opts *o = r->priv->opts;
-	size_t i, j, cap = 0;
+	size_t i, j, cap = 0, rows = 0, stacks, recorded = 0;
 	int err;
 
+	/* The stacks resolved: one per row at most, and about as many as the
+	 * capture holds (a system-wide capture of short-lived processes has
+	 * nearly one per row; a long one of a steady workload many rows per
+	 * stack, and those must not get tables for every row).  The indexes
+	 * sized once for that, not rehashed on the way; more still fit. */
+	for (i = 0; i < r->cap->nr_segs; i++) {
+		rows += r->kind == REPORT_PROFILE ? r->cap->segs[i].nr_counts :
+			r->cap->segs[i].nr_offc;
+		recorded += idmap__count(&r->cap->segs[i].stacks);
+	}
+	/* Off-wake rows: a target's stacks and a waker's. */
+	stacks = r->kind == REPORT_OFFWAKE ? 2 * rows : rows;
+	if (stacks > recorded)
+		stacks = recorded;
+	err = idmap__reserve(&r->priv->ustacks, stacks);
+	err = err ?: idmap__reserve(&r->priv->kstacks, stacks);
+	if (err)
+		return err;
+	/* A sample per row, but for those filtered out. */
+	if (rows) {
+		r->samples = malloc(rows * sizeof(*r->samples));
+		if (!r->samples)
+			return -ENOMEM;
+		cap = rows;
+	}
 	for (i = 0; i < r->cap->nr_segs; i++) {
 		const struct cap_segment *seg = &r->cap->segs[i];
 

@@ -9,6 +9,7 @@
 
 #include "hash.h"
 #include "output.h"
+#include "strsort.h"
 #include "textsafe.h"
 
 struct outstream {
@@ -394,10 +395,52 @@ static int group_cmp(const void *a, const void *b)
 	return group__cmp_text(x, y);
 }
 
+struct group_key {
+	uint64_t value;
+	struct group *g;
+};
+
+/* By text with strsort() (group_cmp()'s qsort() spent most of a big report's
+ * sort in strcmp() of the prefixes that stacks share), then by value with a
+ * stable radix sort: value first, text second, as group_cmp().  Texts hold
+ * no NUL (rendered escaped), so strsort()'s order is strcmp()'s. */
+static int groups__sort_held(struct groups *g)
+{
+	struct strsort_item *items = malloc(g->n * sizeof(*items));
+	struct group_key *keys = malloc(g->n * sizeof(*keys));
+	size_t i;
+
+	if (!items || !keys)
+		goto fail;
+	for (i = 0; i < g->n; i++)
+		items[i] = (struct strsort_item){ g->all[i]->text, g->all[i]->len, g->all[i], 0 };
+	strsort(items, g->n);
+	for (i = 0; i < g->n; i++) {
+		struct group *e = items[i].owner;
+
+		keys[i] = (struct group_key){ e->value[0], e };
+	}
+	free(items);
+	items = NULL;
+	if (radix_sort_u64((void **)&keys, g->n, sizeof(*keys), 0))
+		goto fail;
+	for (i = 0; i < g->n; i++)
+		g->all[i] = keys[i].g;
+	free(keys);
+	return 0;
+fail:
+	free(items);
+	free(keys);
+	return -ENOMEM;
+}
+
 void groups__sort(struct groups *g)
 {
-	if (g->n)
-		qsort(g->all, g->n, sizeof(*g->all), group_cmp);
+	if (g->n < 2)
+		return;
+	if (!g->dropped && !groups__sort_held(g))
+		return;
+	qsort(g->all, g->n, sizeof(*g->all), group_cmp);
 }
 
 void groups__free(struct groups *g)
@@ -440,6 +483,8 @@ int output__write_grouped(const struct report *r, const struct output_opts *o, F
 	g.budget = output__text_budget(r->cap ? r->cap->summary.file_size : 0);
 	g.render = render;
 	g.o = o;
+	/* A group per sample at most: no rehash on the way. */
+	err = idmap__reserve(&g.by_hash, r->nr_samples);
 	for (i = 0; !err && i < r->nr_samples; i++) {
 		const struct rsample *s = &r->samples[i];
 

@@ -52,6 +52,45 @@ START_TEST(many_keys_survive_growth)
 }
 END_TEST
 
+START_TEST(reserve_takes_n_keys_without_growing_and_keeps_the_old_ones)
+{
+	struct idmap m = { 0 };
+	const struct idmap_slot *slots;
+	size_t cap;
+	uint64_t i;
+
+	ck_assert_int_eq(idmap__reserve(&m, 0), 0);	/* nothing asked: no table */
+	ck_assert_uint_eq(m.cap, 0);
+	for (i = 1; i <= 10; i++)
+		ck_assert_int_eq(idmap__set(&m, i * 7919, i), 0);
+	ck_assert_int_eq(idmap__set(&m, 0, 99), 0);
+	ck_assert_int_eq(idmap__reserve(&m, 100000), 0);
+	cap = m.cap;
+	slots = m.slots;
+	ck_assert_uint_ge(cap, 2 * 100001);
+	ck_assert_uint_lt(cap, 4 * 100001);	/* the next power of two, no more */
+	for (i = 1; i <= 10; i++)		/* rehashed, found */
+		ck_assert_uint_eq(*idmap__find(&m, i * 7919), i);
+	ck_assert_uint_eq(*idmap__find(&m, 0), 99);
+	for (i = 11; i < 100000; i++)		/* 100000 keys in all, key 0 included */
+		ck_assert_int_eq(idmap__set(&m, i * 7919, i), 0);
+	ck_assert_uint_eq(idmap__count(&m), 100000);
+	ck_assert_uint_eq(m.cap, cap);		/* not one growth */
+	ck_assert_ptr_eq(m.slots, slots);
+	ck_assert_int_eq(idmap__reserve(&m, 1000), 0);	/* smaller: unchanged */
+	ck_assert_uint_eq(m.cap, cap);
+	ck_assert_int_eq(idmap__reserve(&m, 100000), 0);
+	ck_assert_ptr_eq(m.slots, slots);
+	ck_assert_int_eq(idmap__set(&m, 1, 1), 0);	/* one more still works */
+	ck_assert_uint_eq(*idmap__find(&m, 1), 1);
+	ck_assert_uint_eq(*idmap__find(&m, 99999ull * 7919), 99999);
+	ck_assert_int_eq(idmap__reserve(&m, SIZE_MAX / 2), -ENOMEM);
+	ck_assert_uint_eq(m.cap, cap);			/* unchanged by the failure */
+	ck_assert_uint_eq(*idmap__find(&m, 7919), 1);
+	idmap__release(&m);
+}
+END_TEST
+
 START_TEST(removal_keeps_every_other_key_findable)
 {
 	struct idmap *m = idmap__new();
@@ -438,6 +477,7 @@ int main(int argc, char **argv)
 
 	tcase_add_test(tc, set_find_and_replace);
 	tcase_add_test(tc, many_keys_survive_growth);
+	tcase_add_test(tc, reserve_takes_n_keys_without_growing_and_keeps_the_old_ones);
 	tcase_add_test(tc, removal_keeps_every_other_key_findable);
 	tcase_add_test(tc, iteration_visits_each_key_once);
 	tcase_add_test(tc, clear_empties_and_the_map_is_reusable);
