@@ -52,10 +52,11 @@ void idmap__free(struct idmap *m)
 	free(m);
 }
 
-static int idmap__grow(struct idmap *m)
+/* Rehash @m into @cap slots (a power of two, at least twice the keys). */
+static int idmap__resize(struct idmap *m, size_t cap)
 {
-	size_t cap = m->cap ? m->cap * 2 : IDMAP_MIN_CAP, i, s;
 	struct idmap_slot *slots;
+	size_t i, s;
 
 	if (cap > SIZE_MAX / sizeof(*slots))
 		return -ENOMEM;
@@ -74,6 +75,30 @@ static int idmap__grow(struct idmap *m)
 	m->slots = slots;
 	m->cap = cap;
 	return 0;
+}
+
+static int idmap__grow(struct idmap *m)
+{
+	return idmap__resize(m, m->cap ? m->cap * 2 : IDMAP_MIN_CAP);
+}
+
+int idmap__reserve(struct idmap *m, size_t n)
+{
+	size_t cap = m->cap ? m->cap : IDMAP_MIN_CAP;
+
+	/* The load factor stays under 1/2, as idmap__set() keeps it. */
+	while (cap / 2 < n + 1) {
+		if (cap > SIZE_MAX / 2 / sizeof(struct idmap_slot))
+			return -ENOMEM;
+		cap *= 2;
+	}
+	return cap == m->cap ? 0 : idmap__resize(m, cap);
+}
+
+void idmap__prefetch(const struct idmap *m, uint64_t key)
+{
+	if (m->cap)
+		__builtin_prefetch(&m->slots[home_of(key, m->cap)], 1);
 }
 
 int idmap__set(struct idmap *m, uint64_t key, uint64_t value)

@@ -52,6 +52,39 @@ START_TEST(many_keys_survive_growth)
 }
 END_TEST
 
+/* A reserved map takes its keys without a rehash (its slots stay where
+ * they are), keeps the keys it had, and grows past the reservation. */
+START_TEST(reserved_map_takes_its_keys_without_growing)
+{
+	struct idmap *m = idmap__new();
+	struct idmap_slot *slots;
+	uint64_t i;
+
+	ck_assert_int_eq(idmap__set(m, 7, 70), 0);
+	ck_assert_int_eq(idmap__reserve(m, 5000), 0);
+	ck_assert_uint_eq(*idmap__find(m, 7), 70);
+	slots = m->slots;
+	for (i = 1; i < 5000; i++) {
+		idmap__prefetch(m, i * 0x9E3779B97F4A7C15ULL);
+		ck_assert_int_eq(idmap__set(m, i * 0x9E3779B97F4A7C15ULL, i), 0);
+	}
+	ck_assert_ptr_eq(m->slots, slots);
+	ck_assert_uint_eq(idmap__count(m), 5000);
+	ck_assert_int_eq(idmap__reserve(m, 100), 0); /* never shrinks */
+	ck_assert_ptr_eq(m->slots, slots);
+	for (i = 5000; i < 20000; i++)
+		ck_assert_int_eq(idmap__set(m, i * 0x9E3779B97F4A7C15ULL, i), 0);
+	ck_assert_ptr_ne(m->slots, slots);
+	for (i = 1; i < 20000; i++)
+		ck_assert_uint_eq(*idmap__find(m, i * 0x9E3779B97F4A7C15ULL), i);
+	ck_assert_uint_eq(*idmap__find(m, 7), 70);
+	idmap__free(m);
+	m = idmap__new();
+	idmap__prefetch(m, 1); /* no slots yet: nothing to load */
+	idmap__free(m);
+}
+END_TEST
+
 START_TEST(removal_keeps_every_other_key_findable)
 {
 	struct idmap *m = idmap__new();
@@ -438,6 +471,7 @@ int main(int argc, char **argv)
 
 	tcase_add_test(tc, set_find_and_replace);
 	tcase_add_test(tc, many_keys_survive_growth);
+	tcase_add_test(tc, reserved_map_takes_its_keys_without_growing);
 	tcase_add_test(tc, removal_keeps_every_other_key_findable);
 	tcase_add_test(tc, iteration_visits_each_key_once);
 	tcase_add_test(tc, clear_empties_and_the_map_is_reusable);
