@@ -96,6 +96,12 @@ int idmap__reserve(struct idmap *m, size_t n)
 	return cap == m->cap ? 0 : idmap__rehash(m, cap);
 }
 
+void idmap__prefetch(const struct idmap *m, uint64_t key)
+{
+	if (m->cap)
+		__builtin_prefetch(&m->slots[home_of(key, m->cap)], 1);
+}
+
 int idmap__set(struct idmap *m, uint64_t key, uint64_t value)
 {
 	size_t s;

@@ -68,6 +68,13 @@ int idmap__reserve(struct idmap *m, size_t n);
 /* idmap__remove() - remove @key.  Returns 0 or -ENOENT. */
 int idmap__remove(struct idmap *m, uint64_t key);
 
+/*
+ * idmap__prefetch() - start loading the slot @key's lookup begins at, so
+ * that an idmap__find() or idmap__set() of it a little later does not
+ * wait for memory (a table larger than the caches: one miss a lookup).
+ */
+void idmap__prefetch(const struct idmap *m, uint64_t key);
+
 /* Number of keys in @m. */
 size_t idmap__count(const struct idmap *m);
 

@@ -69,13 +69,30 @@ static uint64_t written_age(uint64_t v, uint64_t epoch)
 	return (epoch - (v >> USED_SHIFT)) & USED_MASK;
 }
 
+/*
+ * Ring records taken whose ids are looked up a few records later: the
+ * slot of each is prefetched as it comes, so that the lookups of a batch
+ * (hundreds at a flush) wait for memory together, not one after another
+ * (the map of every stack known is larger than the caches).
+ */
+#define STAGE		8
+
 /* Frames that came in one flush (or, POOL_OLD, that off-CPU holders
- * keep), and the ids they came under. */
+ * keep), the ids they came under, and how many of them are still held
+ * there (age() walks the ids only then). */
 struct pool {
 	uint64_t *frames;
 	size_t nr, cap;
 	uint64_t *ids;
 	size_t nids, capids;
+	size_t nheld;
+};
+
+/* A ring record staged: its frames in the current pool at @off. */
+struct staged {
+	uint64_t id;
+	size_t off;
+	uint32_t nr, tgid, kind;
 };
 
 struct stackstore {
@@ -100,6 +117,8 @@ struct stackstore {
 	struct ring_buffer *ring;
 	struct pool pool[3];
 	unsigned int cur;
+	struct staged stage[STAGE];
+	unsigned int stage_head, nr_staged;
 	int (*collect_live)(void *ctx, struct idmap *live);
 	void *live_ctx;
 	int (*resolve)(void *ctx, struct stkrec_stack *s);
@@ -147,6 +166,10 @@ struct stackstore *stackstore__new(uint32_t capacity)
 		errno = ENOMEM;
 		return NULL;
 	}
+	/* Sized for what a recording of many stacks knows (see
+	 * WRITTEN_PER_SET), 2 MiB at most, so that it is not rehashed
+	 * while it records; without the memory, it grows as it fills. */
+	idmap__reserve(ss->ids, (size_t)WRITTEN_PER_SET * (capacity < 16384 ? capacity : 16384));
 	return ss;
 }
 
@@ -241,6 +264,21 @@ static const uint64_t *held_frames(const struct stackstore *ss, uint64_t v)
 	return ss->pool[pool_of(v)].frames + ((v >> 8) & OFF_MASK);
 }
 
+/* Held value @v is held no more (written, dropped, or held again). */
+static void unhold(struct stackstore *ss, uint64_t v)
+{
+	ss->pool[pool_of(v)].nheld--;
+	ss->nheld--;
+}
+
+/* The held value of frames at @off in pool @pool, counted there. */
+static uint64_t hold(struct stackstore *ss, unsigned int pool, size_t off, uint32_t nr)
+{
+	ss->pool[pool].nheld++;
+	ss->nheld++;
+	return held_value(pool, off, nr);
+}
+
 /* Take @id out of the kernel's set at the next delete_unset(), so that
  * the stack is sent again when next seen (room reserved by age()). */
 static void unset(struct stackstore *ss, uint64_t id)
@@ -249,12 +287,68 @@ static void unset(struct stackstore *ss, uint64_t id)
 		ss->unset[ss->nr_unset++] = id;
 }
 
-int stackstore__add_record(struct stackstore *ss, const void *data, size_t size)
+/* The oldest staged record: a new stack is held under its id (its frames
+ * are in the current pool already); one known already is not added
+ * again. */
+static void unstage(struct stackstore *ss)
+{
+	struct staged *e = &ss->stage[ss->stage_head];
+	struct pool *p = &ss->pool[ss->cur];
+	uint64_t *v;
+
+	ss->stage_head = (ss->stage_head + 1) % STAGE;
+	ss->nr_staged--;
+	/* Sent again after the kernel's set evicted it (or its id was taken
+	 * out), or by two CPUs at once: the frames are the same (the id is
+	 * their hash).  One still held is young again: it is in use (its
+	 * frames at @off, in the current pool, are the ones held). */
+	v = idmap__find(ss->ids, e->id);
+	if (v) {
+		ss->st.resent++;
+		if ((*v & HELD) && pool_of(*v) != ss->cur) {
+			unhold(ss, *v);
+			*v = hold(ss, ss->cur, e->off, e->nr);
+		} else if (!(*v & HELD)) {
+			*v = written_value(*v, ss->epoch); /* in the set again: in use */
+		}
+		return;
+	}
+	if (ss->py_new && e->kind == STKREC_RING_USER) {
+		const uint64_t *ips = p->frames + e->off;
+		uint32_t native = stkrec_native_nr((const __u64 *)ips, e->nr);
+
+		if (native < e->nr)
+			ss->py_new(ss->py_ctx, e->tgid, ips + native, e->nr - native);
+	}
+	if (idmap__set(ss->ids, e->id, held_value(ss->cur, e->off, e->nr))) {
+		/* Appended but not named: those frames are never read.  Out
+		 * of its set the stack is sent again when next seen, rather
+		 * than missing for as long as it is in use. */
+		ss->st.ring_skipped++;
+		unset(ss, e->id);
+		return;
+	}
+	p->nheld++;
+	ss->nheld++;
+	ss->st.from_ring++;
+}
+
+/* Every staged record looked up: the store is as if each had been added
+ * as it came. */
+static void unstage_all(struct stackstore *ss)
+{
+	while (ss->nr_staged)
+		unstage(ss);
+}
+
+/* One ring record of @size bytes at @data: its frames appended to the current pool, its id's
+ * lookup started and done STAGE records later (or by unstage_all()). */
+static int stage_record(struct stackstore *ss, const void *data, size_t size)
 {
 	const struct stkrec_stack *r = data;
 	size_t head = sizeof(*r) - sizeof(r->ips), off;
-	struct pool *p = &ss->pool[ss->cur];
-	uint64_t id, *v;
+	struct staged *e;
+	uint64_t id;
 
 	/* A user stack may carry Python words after its native frames. */
 	if (size < head || r->nr > (r->kind == STKREC_RING_KERNEL ? STKREC_MAX_DEPTH : STKREC_MAX_NR) ||
@@ -264,43 +358,32 @@ int stackstore__add_record(struct stackstore *ss, const void *data, size_t size)
 		return 0;
 	}
 	id = stkrec_stack_id(r->ips, r->nr, r->kind == STKREC_RING_KERNEL);
-	/* Sent again after the kernel's set evicted it (or its id was taken
-	 * out), or by two CPUs at once: the frames are the same (the id is
-	 * their hash).  One still held is young again: it is in use. */
-	v = idmap__find(ss->ids, id);
-	if (v) {
-		ss->st.resent++;
-		if ((*v & HELD) && pool_of(*v) != ss->cur &&
-		    !pool_add(p, id, held_frames(ss, *v), held_nr(*v), &off))
-			*v = held_value(ss->cur, off, held_nr(*v));
-		else if (!(*v & HELD))
-			*v = written_value(*v, ss->epoch); /* in the set again: in use */
-		return 0;
-	}
-	if (ss->py_new && r->kind == STKREC_RING_USER) {
-		uint32_t native = stkrec_native_nr(r->ips, r->nr);
-
-		if (native < r->nr)
-			ss->py_new(ss->py_ctx, r->tgid, (const uint64_t *)r->ips + native,
-				   r->nr - native);
-	}
-	if (pool_add(p, id, (const uint64_t *)r->ips, r->nr, &off) ||
-	    idmap__set(ss->ids, id, held_value(ss->cur, off, r->nr))) {
-		/* Appended but not named: those frames are never read.  Out
-		 * of its set the stack is sent again when next seen, rather
-		 * than missing for as long as it is in use. */
+	/* Appended before it is known whether the stack is new: the ring's
+	 * record is gone once this returns.  A known one's copy is never
+	 * read, and goes with its pool. */
+	if (pool_add(&ss->pool[ss->cur], id, (const uint64_t *)r->ips, r->nr, &off)) {
 		ss->st.ring_skipped++;
 		unset(ss, id);
 		return 0;
 	}
-	ss->nheld++;
-	ss->st.from_ring++;
+	idmap__prefetch(ss->ids, id);
+	if (ss->nr_staged == STAGE)
+		unstage(ss);
+	e = &ss->stage[(ss->stage_head + ss->nr_staged++) % STAGE];
+	*e = (struct staged){ .id = id, .off = off, .nr = r->nr, .tgid = r->tgid, .kind = r->kind };
 	return 0;
 }
 
 static int on_ring(void *ctx, void *data, size_t size)
 {
-	return stackstore__add_record(ctx, data, size);
+	return stage_record(ctx, data, size);
+}
+
+int stackstore__add_record(struct stackstore *ss, const void *data, size_t size)
+{
+	stage_record(ss, data, size);
+	unstage_all(ss);
+	return 0;
 }
 
 int stackstore__set_ring(struct stackstore *ss, int ring_fd)
@@ -318,6 +401,7 @@ void stackstore__take_ring(struct stackstore *ss)
 {
 	if (ss->ring)
 		ring_buffer__consume(ss->ring);
+	unstage_all(ss);
 }
 
 /* Stack @id's @nr frames @ips into ss->buf. */
@@ -432,7 +516,7 @@ int stackstore__see(struct stackstore *ss, uint32_t tgid, int64_t *ref,
 		/* A record taken before the row was drained waited behind one
 		 * another CPU had not committed yet (the ring is read in
 		 * order): it may be there now. */
-		ring_buffer__consume(ss->ring);
+		stackstore__take_ring(ss);
 		v = idmap__find(ss->ids, id);
 	}
 	if (!v) {
@@ -466,10 +550,10 @@ int stackstore__see(struct stackstore *ss, uint32_t tgid, int64_t *ref,
 			}
 			v = idmap__find(ss->ids, id);
 			*ref = (int64_t)++ss->last_file_id;
+			unhold(ss, *v);
 			*v = written_value(ss->last_file_id, ss->epoch);
 			ss->late[ss->nr_late] = (struct late){ ss->last_file_id, seq, tgid, 0, NULL };
 			late_keep_py(&ss->late[ss->nr_late++], &ss->buf);
-			ss->nheld--;
 			ss->st.written++;
 			ss->st.late++;
 			return 0;
@@ -482,9 +566,9 @@ int stackstore__see(struct stackstore *ss, uint32_t tgid, int64_t *ref,
 			 * sample is theirs (each copied stack written anew
 			 * made a python3 capture 3 times bigger). */
 			*same = written_value(*same, ss->epoch);
+			unhold(ss, *v);
 			*v = *same;
 			*ref = (int64_t)(*same & FILE_ID_MASK);
-			ss->nheld--;
 			ss->st.deferred_same++;
 			return 0;
 		}
@@ -494,8 +578,8 @@ int stackstore__see(struct stackstore *ss, uint32_t tgid, int64_t *ref,
 		return err;
 	/* Written: in place, the map is not resized. */
 	*ref = (int64_t)++ss->last_file_id;
+	unhold(ss, *v);
 	*v = written_value(ss->last_file_id, ss->epoch);
-	ss->nheld--;
 	ss->st.written++;
 	*added = &ss->buf;
 	/* A copied stack's frames under their own id too, so that the next
@@ -506,12 +590,12 @@ int stackstore__see(struct stackstore *ss, uint32_t tgid, int64_t *ref,
 	return 0;
 }
 
-/* Drop @id's frames: a row that references it from now on finds it
- * missing. */
-static void drop(struct stackstore *ss, uint64_t id)
+/* Drop @id's frames (@v: its held value): a row that references it from
+ * now on finds it missing. */
+static void drop(struct stackstore *ss, uint64_t id, const uint64_t *v)
 {
+	unhold(ss, *v);
 	idmap__remove(ss->ids, id);
-	ss->nheld--;
 	ss->st.forgotten++;
 }
 
@@ -581,10 +665,11 @@ static void sweep_old(struct stackstore *ss)
 			continue;
 		if (live && idmap__find(live, old->ids[i]) &&
 		    !pool_add(&keep, old->ids[i], held_frames(ss, *v), held_nr(*v), &off))
-			*v = held_value(POOL_OLD, off, held_nr(*v));
+			*v = held_value(POOL_OLD, off, held_nr(*v)); /* still held there */
 		else
-			drop(ss, old->ids[i]);
+			drop(ss, old->ids[i], v);
 	}
+	keep.nheld = old->nheld;
 	pool_free(old);
 	*old = keep;
 	idmap__free(live);
@@ -676,22 +761,25 @@ static void age(struct stackstore *ss)
 		return;
 	if (!ss->collect_live) {
 		/* Out of the set since the last flush. */
-		for (i = 0; i < old->nids; i++)
-			if (held_in(ss, old->ids[i], POOL_OLD))
-				drop(ss, old->ids[i]);
+		for (i = 0; i < old->nids && old->nheld; i++)
+			if ((v = held_in(ss, old->ids[i], POOL_OLD)))
+				drop(ss, old->ids[i], v);
 		old->nr = old->nids = 0;
 	}
-	for (i = 0; i < p->nids; i++) {
+	/* Most stacks were written by now (a row counted them): the walk,
+	 * a lookup each, only while some are still held there. */
+	for (i = 0; i < p->nids && p->nheld; i++) {
 		v = held_in(ss, p->ids[i], prev);
 		if (!v)
 			continue;
 		if (!pool_add(old, p->ids[i], held_frames(ss, *v), held_nr(*v), &off)) {
-			*v = held_value(POOL_OLD, off, held_nr(*v));
+			unhold(ss, *v);
+			*v = hold(ss, POOL_OLD, off, held_nr(*v));
 			if (!ss->collect_live)
 				unset(ss, p->ids[i]);
 		} else {
 			unset(ss, p->ids[i]);
-			drop(ss, p->ids[i]);
+			drop(ss, p->ids[i], v);
 		}
 	}
 	p->nr = p->nids = 0;
@@ -798,8 +886,7 @@ int stackstore__new_file(struct stackstore *ss)
 		 * file references it, forgotten two flushes on if none does. */
 		if (k && !pool_add(p, key, ss->kept.frames + (*k >> 8), (uint32_t)(*k & 0xff), &off)) {
 			v = idmap__find(ss->ids, key);
-			*v = held_value(ss->cur, off, (uint32_t)(*k & 0xff));
-			ss->nheld++;
+			*v = hold(ss, ss->cur, off, (uint32_t)(*k & 0xff));
 			n++;
 		} else {
 			unset(ss, key);

@@ -184,6 +184,45 @@ START_TEST(unreferenced_forgotten_after_two_flushes)
 }
 END_TEST
 
+/* Many stacks in one flush, nearly all written: the few that no row
+ * referenced, the last to come, still leave two flushes later (the walk
+ * of a flush's stacks stops only once none is held), and every stack
+ * sent twice among them is numbered once. */
+START_TEST(the_few_unreferenced_among_many_are_forgotten)
+{
+	struct stackstore_stats st;
+	uint64_t ids[300];
+	struct fx f;
+	int added;
+
+	fx_open(&f, 1024, 1024);
+	for (int i = 0; i < 300; i++) {
+		ids[i] = send(f.ss, f.fd, 0x100000 + (uint64_t)i * 0x100, 4);
+		if (i % 7 == 0)
+			send(f.ss, f.fd, 0x100000 + (uint64_t)i * 0x100, 4); /* two CPUs */
+	}
+	for (int i = 0; i < 297; i++)
+		ck_assert_int_eq(see(f.ss, ids[i], &added), i + 1);
+	ck_assert_uint_eq(stackstore__held(f.ss), 3);
+	flush(&f);
+	flush(&f);
+	flush(&f);
+	stackstore__stats(f.ss, &st);
+	ck_assert_uint_eq(st.from_ring, 300);
+	ck_assert_uint_eq(st.resent, 43);
+	ck_assert_uint_eq(st.written, 297);
+	ck_assert_uint_eq(st.forgotten, 3);
+	ck_assert_uint_eq(stackstore__held(f.ss), 0);
+	for (int i = 297; i < 300; i++) {
+		ck_assert(!in_set(f.fd, ids[i]));
+		ck_assert_int_eq(see(f.ss, ids[i], &added), -ENOENT);
+	}
+	ck_assert_int_eq(see(f.ss, ids[5], &added), 6);
+	ck_assert(!added);
+	fx_close(&f);
+}
+END_TEST
+
 /* A stack sent again while it waits to be forgotten (out of the set: the
  * kernel sent it once more) is in use: it stays. */
 START_TEST(sent_again_is_young_again)
@@ -521,6 +560,7 @@ int main(void)
 	tcase_add_test(tc, numbered_once_however_often_sent);
 	tcase_add_test(tc, unreferenced_forgotten_after_two_flushes);
 	tcase_add_test(tc, sent_again_is_young_again);
+	tcase_add_test(tc, the_few_unreferenced_among_many_are_forgotten);
 	tcase_add_test(tc, frames_of_a_stack_written_this_flush);
 	tcase_add_test(tc, holders_keep_their_stacks);
 	tcase_add_test(tc, written_stacks_unused_for_long_forgotten);

@@ -91,6 +91,25 @@ START_TEST(reserve_takes_n_keys_without_growing_and_keeps_the_old_ones)
 }
 END_TEST
 
+/* A prefetch changes nothing a lookup finds, with or without slots. */
+START_TEST(prefetch_changes_nothing)
+{
+	struct idmap *m = idmap__new();
+	uint64_t i;
+
+	idmap__prefetch(m, 1);	/* no slots yet: nothing to load */
+	for (i = 1; i < 5000; i++) {
+		idmap__prefetch(m, i * 0x9E3779B97F4A7C15ULL);
+		ck_assert_int_eq(idmap__set(m, i * 0x9E3779B97F4A7C15ULL, i), 0);
+	}
+	for (i = 1; i < 5000; i++) {
+		idmap__prefetch(m, i * 0x9E3779B97F4A7C15ULL);
+		ck_assert_uint_eq(*idmap__find(m, i * 0x9E3779B97F4A7C15ULL), i);
+	}
+	idmap__free(m);
+}
+END_TEST
+
 START_TEST(removal_keeps_every_other_key_findable)
 {
 	struct idmap *m = idmap__new();
@@ -478,6 +497,7 @@ int main(int argc, char **argv)
 	tcase_add_test(tc, set_find_and_replace);
 	tcase_add_test(tc, many_keys_survive_growth);
 	tcase_add_test(tc, reserve_takes_n_keys_without_growing_and_keeps_the_old_ones);
+	tcase_add_test(tc, prefetch_changes_nothing);
 	tcase_add_test(tc, removal_keeps_every_other_key_findable);
 	tcase_add_test(tc, iteration_visits_each_key_once);
 	tcase_add_test(tc, clear_empties_and_the_map_is_reusable);
