@@ -70,6 +70,24 @@ int cachedir__make(const char *dir)
 	return err ? err : cachedir__ok(dir);
 }
 
+int cachedir__open(const char *path, struct stat *st)
+{
+	struct stat own;
+	int fd;
+
+	if (!st)
+		st = &own;
+	fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ELOOP ? -EPERM : -ENOENT;
+	if (fstat(fd, st) < 0 || !S_ISREG(st->st_mode) || st->st_uid != geteuid() ||
+	    (st->st_mode & 022)) {
+		close(fd);
+		return -EPERM;
+	}
+	return fd;
+}
+
 struct cache_file {
 	char name[NAME_MAX + 1];
 	int64_t mtime;	/* ns */

@@ -10,6 +10,8 @@
 
 #include <stdint.h>
 
+struct stat;
+
 /* cachedir__ok() - is @dir ours alone: a directory (not a link) owned by
  * our euid that nobody else may write to?  0, -EPERM, or lstat's -errno
  * (-ENOENT: missing). */
@@ -22,6 +24,14 @@ int cachedir__ok(const char *dir);
  * ours alone (cachedir__ok()), else -errno.
  */
 int cachedir__make(const char *dir);
+
+/*
+ * cachedir__open() - open the cache file @path for reading if it is ours:
+ * a regular file (a link is not followed) owned by our euid that nobody
+ * else may write.  @st, if not NULL, gets its fstat().  Returns the fd
+ * (O_CLOEXEC), -ENOENT when missing, -EPERM when a link or not ours.
+ */
+int cachedir__open(const char *path, struct stat *st);
 
 /*
  * cachedir__trim() - if the regular files of @dir whose names end in

@@ -575,14 +575,9 @@ static int cache_read(const char *path, const struct corebtf_header *key)
 	void *buf = NULL;
 	int fd, err;
 
-	fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	fd = cachedir__open(path, &st);
 	if (fd < 0)
-		return errno == ELOOP ? -EPERM : -ENOENT;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid() ||
-	    (st.st_mode & 022)) {
-		err = -EPERM;
-		goto out;
-	}
+		return fd;
 	err = -EBADMSG;
 	if (read(fd, &h, sizeof(h)) != (ssize_t)sizeof(h) || memcmp(h.magic, key->magic, 8) ||
 	    h.version != key->version || h.obj_hash != key->obj_hash ||

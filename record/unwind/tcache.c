@@ -61,14 +61,9 @@ int tcache__load(const char *dir, const uint8_t *id, uint32_t id_size,
 	err = err ?: cachedir__ok(dir);
 	if (err)
 		return err == -EINVAL || err == -ENAMETOOLONG ? -ENOENT : err;
-	fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	fd = cachedir__open(path, &st);
 	if (fd < 0)
-		return errno == ELOOP ? -EPERM : -ENOENT;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid() ||
-	    (st.st_mode & 022)) {
-		err = -EPERM;
-		goto out;
-	}
+		return fd;
 	err = -EBADMSG;
 	if (read(fd, &h, sizeof(h)) != (ssize_t)sizeof(h) || memcmp(h.magic, TCACHE_MAGIC, 8) ||
 	    h.version != TCACHE_VERSION || h.row_size != sizeof(*r) || h.id_size != id_size ||
