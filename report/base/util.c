@@ -130,7 +130,7 @@ static struct arena_chunk *chunk__new(size_t csize)
 	if (csize >= ARENA_CHUNK && len <= SIZE_MAX - 2 * ARENA_HUGE) {
 		len = (len + ARENA_HUGE - 1) & ~(ARENA_HUGE - 1);
 		p = mmap(NULL, len + ARENA_HUGE, PROT_READ | PROT_WRITE,
-			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 		if (p != MAP_FAILED) {
 			head = (ARENA_HUGE - ((uintptr_t)p & (ARENA_HUGE - 1))) & (ARENA_HUGE - 1);
 			tail = ARENA_HUGE - head;
