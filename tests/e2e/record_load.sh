@@ -4,7 +4,10 @@
 # record_load: the load run of make bench, shorter.  tests/unwind/stackfan
 # (16384 call paths, more distinct stacks with the leaves' sampled
 # instructions) on every CPU until the test stops it, stkrec at 999 Hz
-# system-wide with a stacks set of 8192 ids, stopped (SIGINT) once its STAT
+# on it (-p: what else the machine runs -- a compiler's symbol tables, new
+# binaries' unwind tables -- would grow the recorder's RSS by tens of MB
+# and say nothing of its stacks) with a stacks set of 8192 ids, stopped
+# (SIGINT) once its STAT
 # says it has written over 10,000 distinct stacks and sent some again, and
 # it has flushed 4 times more since the first RSS reading with 4096 stacks
 # written (the baseline below: with many CPUs the first flush may already
@@ -34,7 +37,7 @@ ncpu=$(nproc)
 # Until stopped: an hour only bounds a test that dies without its trap.
 bg "$FAN" 3600 "$ncpu"
 fan=$bg_pid
-bg "$REC" -q -F 999 --stack-storage-size 8192 -o "$tmp/l.stk" 2> "$tmp/l.err"
+bg "$REC" -q -F 999 --stack-storage-size 8192 -p "$fan" -o "$tmp/l.stk" 2> "$tmp/l.err"
 rec=$bg_pid
 wait_sampling "$tmp/l.stk" "$rec" || fail "stkrec starts sampling ($(cat "$tmp/l.err"))"
 t0=$(cpu_ticks "$fan")
