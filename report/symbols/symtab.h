@@ -35,6 +35,21 @@ struct symtab;
 struct symtab *symtab__new(Dwfl_Module *mod);
 void symtab__free(struct symtab *t);	/* accepts NULL */
 
+/*
+ * symtab__pack() - @t in a form that needs no ELF to rebuild (what the
+ * symbol cache keeps, symcache.h): a malloc()ed buffer in *@out of *@size
+ * bytes, native byte order.  Returns 0, -ENOMEM or -EFBIG (names past
+ * 4 GiB).
+ */
+int symtab__pack(const struct symtab *t, void **out, size_t *size);
+
+/*
+ * symtab__unpack() - the table symtab__pack() gave @buf (@size bytes),
+ * names copied: @buf may go after.  NULL with errno EBADMSG when @buf is
+ * not such a table (a count, name or order out of bounds), ENOMEM.
+ */
+struct symtab *symtab__unpack(const void *buf, size_t size);
+
 /* The name of the function holding module address @addr, or NULL; borrowed
  * from libdwfl or @t, valid while both live. */
 const char *symtab__find(const struct symtab *t, uint64_t addr);
