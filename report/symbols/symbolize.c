@@ -454,17 +454,18 @@ static int module__symtab(struct symbolizer *s, struct sym_module *m)
 	int cache = s->opts.cache_dir && m->build_id_size && m->elf_path &&
 		    m->source != ELF_SRC_NONE && m->source != ELF_SRC_EMBEDDED &&
 		    m->source != ELF_SRC_ESYMTAB && m->source != ELF_SRC_PERF_MAP;
+	const void *body;
 	size_t size;
 	void *buf;
 	int err;
 
 	if (cache) {
 		err = symcache__tab_load(s->opts.cache_dir, m->build_id, m->build_id_size, &id,
-					 &buf, &size);
+					 &buf, &body, &size);
 		if (err == -ENOMEM)
 			return err;
 		if (!err) {
-			p->syms = symtab__unpack(buf, size);
+			p->syms = symtab__unpack(body, size);
 			free(buf);
 			if (!p->syms && errno == ENOMEM)
 				return -ENOMEM;

@@ -699,7 +699,8 @@ static int stab_matches(const struct stab_header *f, const struct stab_header *n
 }
 
 int symcache__tab_load(const char *dir, const uint8_t *bid, uint32_t bid_size,
-		       const struct symcache_tab_id *id, void **body, size_t *size)
+		       const struct symcache_tab_id *id, void **out, const void **body,
+		       size_t *size)
 {
 	struct stab_header now, h;
 	char *path = NULL, *buf = NULL;
@@ -707,6 +708,7 @@ int symcache__tab_load(const char *dir, const uint8_t *bid, uint32_t bid_size,
 	ssize_t n;
 	int fd = -1, err;
 
+	*out = NULL;
 	*body = NULL;
 	*size = 0;
 	if (!bid_size || bid_size > STK_MAX_BUILD_ID)
@@ -746,12 +748,9 @@ int symcache__tab_load(const char *dir, const uint8_t *bid, uint32_t bid_size,
 	if (!stab_matches(&h, &now, buf + sizeof(h), id->dbg))
 		goto out;	/* of other files: replaced when stored */
 	*size = (size_t)h.body_size;
-	*body = malloc(*size ? *size : 1);
-	if (!*body) {
-		err = -ENOMEM;
-		goto out;
-	}
-	memcpy(*body, buf + sizeof(h) + h.dbg_path_size, *size);
+	*body = buf + sizeof(h) + h.dbg_path_size;
+	*out = buf;
+	buf = NULL;
 	err = 0;
 	goto out;
 bad:
