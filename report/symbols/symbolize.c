@@ -465,8 +465,7 @@ static int module__symtab(struct symbolizer *s, struct sym_module *m)
 		if (err == -ENOMEM)
 			return err;
 		if (!err) {
-			p->syms = symtab__unpack(body, size);
-			free(buf);
+			p->syms = symtab__unpack(buf, body, size);
 			if (!p->syms && errno == ENOMEM)
 				return -ENOMEM;
 			if (p->syms)

@@ -30,6 +30,7 @@ struct symtab {
 	struct fsym *labels;	/* code labels, sorted, one per address (see below) */
 	size_t nr_labels;
 	struct arena names;	/* names without their versions, and X@plt */
+	void *packed;		/* symtab__unpack()'s buffer, holding the names */
 };
 
 static int fsym_cmp(const void *a, const void *b)
@@ -339,6 +340,7 @@ void symtab__free(struct symtab *t)
 	free(t->syms);
 	free(t->labels);
 	arena__free(&t->names);
+	free(t->packed);
 	free(t);
 }
 
@@ -414,33 +416,34 @@ static int symtab__unpack_recs(struct fsym *v, const struct symtab_prec *rec, si
 	return 0;
 }
 
-struct symtab *symtab__unpack(const void *buf, size_t size)
+struct symtab *symtab__unpack(void *buf, const void *body, size_t size)
 {
 	const struct symtab_prec *rec;
 	struct symtab_packed h;
 	struct symtab *t = NULL;
-	char *names;
+	const char *names;
 	uint64_t n;
 	int err = -EBADMSG;
 
 	if (size < sizeof(h))
 		goto fail;
-	memcpy(&h, buf, sizeof(h));
+	memcpy(&h, body, sizeof(h));
 	n = (uint64_t)h.nr_syms + h.nr_labels;
 	if (h.pad || size != sizeof(h) + n * sizeof(*rec) + h.names_size ||
-	    (h.names_size && ((const char *)buf)[size - 1] != '\0'))
+	    (h.names_size && ((const char *)body)[size - 1] != '\0'))
 		goto fail;
-	rec = (const struct symtab_prec *)((const char *)buf + sizeof(h));
+	rec = (const struct symtab_prec *)((const char *)body + sizeof(h));
+	names = (const char *)(rec + n);
 	err = -ENOMEM;
 	t = calloc(1, sizeof(*t));
 	if (!t)
 		goto fail;
+	t->packed = buf;
+	buf = NULL;
 	t->syms = calloc(h.nr_syms ? h.nr_syms : 1, sizeof(*t->syms));
 	t->labels = calloc(h.nr_labels ? h.nr_labels : 1, sizeof(*t->labels));
-	names = arena__alloc(&t->names, h.names_size ? h.names_size : 1);
-	if (!t->syms || !t->labels || !names)
+	if (!t->syms || !t->labels)
 		goto fail;
-	memcpy(names, rec + n, h.names_size);
 	err = symtab__unpack_recs(t->syms, rec, h.nr_syms, names, h.names_size);
 	err = err ?: symtab__unpack_recs(t->labels, rec + h.nr_syms, h.nr_labels, names,
 					 h.names_size);
@@ -450,6 +453,7 @@ struct symtab *symtab__unpack(const void *buf, size_t size)
 	t->nr_labels = h.nr_labels;
 	return t;
 fail:
+	free(buf);
 	symtab__free(t);
 	errno = -err;
 	return NULL;
