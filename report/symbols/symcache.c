@@ -718,13 +718,11 @@ int symcache__tab_load(const char *dir, const uint8_t *bid, uint32_t bid_size,
 	err = stab_path(dir, bid, bid_size, &path);
 	if (err)
 		return err;
-	err = -ENOENT;
-	fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-	if (fd < 0)
+	fd = cachedir__open(path, &st);
+	if (fd < 0) {	/* missing, or not ours: ignored */
+		err = -ENOENT;
 		goto out;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid() ||
-	    (st.st_mode & 022))
-		goto out;
+	}
 	err = -EBADMSG;
 	if ((uint64_t)st.st_size > SYMCACHE_MAX_FILE_BYTES || (size_t)st.st_size < sizeof(h))
 		goto bad;
