@@ -631,7 +631,7 @@ void symcache__free(struct symcache *sc)
  * The CRC32C covers dbg and body.
  */
 #define STAB_MAGIC "STKSYMT\001"
-#define STAB_VERSION 1
+#define STAB_VERSION 1		/* up with the layout, and with symtab__new()'s rules */
 
 struct stab_header {
 	char magic[8];

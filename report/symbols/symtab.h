@@ -38,7 +38,9 @@ void symtab__free(struct symtab *t);	/* accepts NULL */
 /*
  * symtab__pack() - @t in a form that needs no ELF to rebuild (what the
  * symbol cache keeps, symcache.h): a malloc()ed buffer in *@out of *@size
- * bytes, native byte order.  Returns 0, -ENOMEM or -EFBIG (names past
+ * bytes, native byte order.  A cached table is what symtab__new() chose:
+ * when its rules change (which symbols, which alias, where one ends),
+ * STAB_VERSION in symcache.c goes up, so that older tables are rebuilt.  Returns 0, -ENOMEM or -EFBIG (names past
  * 4 GiB).
  */
 int symtab__pack(const struct symtab *t, void **out, size_t *size);
