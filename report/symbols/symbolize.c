@@ -464,6 +464,7 @@ static int module__symtab(struct symbolizer *s, struct sym_module *m)
 					 &buf, &body, &size);
 		if (err == -ENOMEM)
 			return err;
+		cache = err != -EPERM && err != -EINVAL;
 		if (!err) {
 			p->syms = symtab__unpack(buf, body, size);
 			if (!p->syms && errno == ENOMEM)

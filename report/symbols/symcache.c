@@ -713,8 +713,11 @@ int symcache__tab_load(const char *dir, const uint8_t *bid, uint32_t bid_size,
 	*size = 0;
 	if (!bid_size || bid_size > STK_MAX_BUILD_ID)
 		return -EINVAL;
-	if (stab_identity(id, bid, bid_size, &now) || cachedir__ok(dir))
+	if (stab_identity(id, bid, bid_size, &now))
 		return -ENOENT;
+	err = cachedir__ok(dir);
+	if (err)	/* missing (made when stored), or not ours (never used) */
+		return err == -ENOENT ? err : -EPERM;
 	err = stab_path(dir, bid, bid_size, &path);
 	if (err)
 		return err;

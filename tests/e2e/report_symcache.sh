@@ -220,6 +220,11 @@ check "a warm cache's symbol table names the functions (no ELF table read)" grep
 chmod 0666 "$C/$bid.stab"
 "$REP" -f folded --symbol-cache "$C" $R "$tmp/report_basic.stk" >"$tmp/p.out" 2>/dev/null
 check "a symbol table others may write is not read" cmp -s "$tmp/clean.out" "$tmp/p.out"
+rm -f "$C/$bid.stab"
+chmod 0777 "$C"
+"$REP" -f folded --symbol-cache "$C" $R "$tmp/report_basic.stk" >"$tmp/p.out" 2>/dev/null
+check "a world-writable cache directory gets no symbol table" test ! -e "$C/$bid.stab"
+chmod 0700 "$C"
 size=$(stat -c %s "$tmp/good.stab")
 for damage in truncated flipped_body flipped_last flipped_version flipped_bid empty junk; do
 	cp "$tmp/good.stab" "$C/$bid.stab"
