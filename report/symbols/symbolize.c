@@ -178,7 +178,7 @@ void symbolizer__free(struct symbolizer *s)
 		    s->mods[i]->has_dwarf &&
 		    symcache__store(s->mods[i]->priv->sc, s->mods[i]->debug_path) == 0)
 			stored = 1;
-	if (stored)
+	if (stored || s->tab_stored)
 		symcache__trim(s->opts.cache_dir, SYMCACHE_DIR_MAX_BYTES);
 	for (i = 0; i < s->nr_mods; i++)
 		sym_module__free(s, s->mods[i]);
@@ -484,8 +484,9 @@ static int module__symtab(struct symbolizer *s, struct sym_module *m)
 	if (err == -ENOMEM)
 		return err;
 	if (!err) {
-		symcache__tab_store(s->opts.cache_dir, m->build_id, m->build_id_size, &id, buf,
-				    size);
+		if (!symcache__tab_store(s->opts.cache_dir, m->build_id, m->build_id_size, &id,
+					 buf, size))
+			s->tab_stored = 1;
 		free(buf);
 	}
 	return 0;

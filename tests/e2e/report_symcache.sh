@@ -261,6 +261,17 @@ EOF
 "$REP" -f folded --symbol-cache "$C" $R "$tmp/report_basic.stk" >"$tmp/d.out" 2>/dev/null
 check "a symbol table of another file (its size) is not used" cmp -s "$tmp/clean.out" "$tmp/d.out"
 check "... and is replaced by this file's" cmp -s "$tmp/good.stab" "$C/$bid.stab"
+# Tables past 64 MiB: the oldest go when a report writes one (two sparse
+# 40 MiB old ones; the frames' files are not counted with them).
+truncate -s 40M "$C/00.stab" "$C/01.stab"
+touch -d @1000000000 "$C/00.stab"
+touch -d @1000000100 "$C/01.stab"
+rm -f "$C/$bid.stab"
+"$REP" -f folded --symbol-cache "$C" $R "$tmp/report_basic.stk" >/dev/null 2>&1
+check "symbol tables past 64 MiB: the oldest removed" test ! -e "$C/00.stab"
+check "... the newer ones kept" test -s "$C/$bid.stab"
+check "... the frames' files kept" test -s "$C/$bid.sym"
+rm -f "$C/00.stab" "$C/01.stab"
 
 # ---- ranges: a cache made from some addresses names others exactly ------
 # Two synthetic captures (mkcapture --synthetic, different seeds: 30000
