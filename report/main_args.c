@@ -96,7 +96,8 @@ TIME_SLICE_HELP
 "      --vmlinux FILE   kernel image frames from FILE: inline frames, --lines\n"
 "                       (used only if its build-id is the recorded kernel's)\n"
 "      --symbol-cache DIR  keep what is read from DWARF (inline frames, lines)\n"
-"                       in DIR between reports, by build-id (default\n"
+"                       and symbol tables in DIR between reports, by\n"
+"                       build-id (default\n"
 "                       $XDG_CACHE_HOME/stk/symbols or ~/.cache/stk/symbols;\n"
 "                       'none': not)\n", f);
 }

@@ -530,14 +530,19 @@ static int report__task(struct report *r, const struct cap_segment *seg,
 	return 0;
 }
 
+/* The samples live in the report's arena: a system-wide capture's are
+ * tens of MB, and the arena's big chunks fault in as huge pages (malloc's
+ * in 4 KiB pages, a tenth of the pipeline's faults). */
 static int report__add(struct report *r, struct rsample *s, size_t *cap)
 {
 	if (r->nr_samples == *cap) {
 		size_t n = *cap ? 2 * *cap : 256;
-		struct rsample *p = realloc(r->samples, n * sizeof(*p));
+		struct rsample *p = arena__alloc(&r->priv->mem, n * sizeof(*p));
 
 		if (!p)
 			return -ENOMEM;
+		if (r->nr_samples)
+			memcpy(p, r->samples, r->nr_samples * sizeof(*p));
 		r->samples = p;
 		*cap = n;
 	}
@@ -661,7 +666,7 @@ static int report__run(struct report *r)
 		return err;
 	/* A sample per row, but for those filtered out. */
 	if (rows) {
-		r->samples = malloc(rows * sizeof(*r->samples));
+		r->samples = arena__alloc(&r->priv->mem, rows * sizeof(*r->samples));
 		if (!r->samples)
 			return -ENOMEM;
 		cap = rows;
@@ -808,7 +813,6 @@ void report__free(struct report *r)
 		free(r->priv->scratch);
 		free(r->priv);
 	}
-	free(r->samples);
 	symbolizer__free(r->sym);
 	ksyms__free(r->own_ksyms);
 	free(r);

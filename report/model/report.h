@@ -224,7 +224,7 @@ struct report {
 	int trace;			/* a trace capture (counts are events) */
 	size_t nr_events;		/* its events (capture__nr_events()) */
 	const struct capture *cap;
-	struct rsample *samples;	/* in capture order */
+	struct rsample *samples;	/* in capture order (the report's memory) */
 	size_t nr_samples;
 	uint64_t total_count;		/* sum of sample counts kept */
 	uint64_t symbolized_count;	/* ... of samples with no unknown frame */

@@ -178,7 +178,7 @@ void symbolizer__free(struct symbolizer *s)
 		    s->mods[i]->has_dwarf &&
 		    symcache__store(s->mods[i]->priv->sc, s->mods[i]->debug_path) == 0)
 			stored = 1;
-	if (stored)
+	if (stored || s->tab_stored)
 		symcache__trim(s->opts.cache_dir, SYMCACHE_DIR_MAX_BYTES);
 	for (i = 0; i < s->nr_mods; i++)
 		sym_module__free(s, s->mods[i]);
@@ -440,6 +440,59 @@ int symbolizer__open_module(struct symbolizer *s, struct sym_module *m)
 }
 
 /*
+ * @m's function symbols: from the symbol cache when it holds them for the
+ * files libdwfl took them from (symcache.h), else read from the ELF (then
+ * kept there).  A binary's table is most of opening it (libLLVM's or
+ * cc1's: tens of thousands of symbols read, named and sorted), and a
+ * cached report opens every binary of the capture.  0 or -ENOMEM.
+ */
+static int module__symtab(struct symbolizer *s, struct sym_module *m)
+{
+	struct sym_module_priv *p = m->priv;
+	struct symcache_tab_id id = { .elf_path = m->elf_path, .dbg = m->debug_path,
+				      .bias = p->bias };
+	int cache = s->opts.cache_dir && m->build_id_size && m->elf_path &&
+		    m->source != ELF_SRC_NONE && m->source != ELF_SRC_EMBEDDED &&
+		    m->source != ELF_SRC_ESYMTAB && m->source != ELF_SRC_PERF_MAP;
+	const void *body;
+	size_t size;
+	void *buf;
+	int err;
+
+	if (cache) {
+		err = symcache__tab_load(s->opts.cache_dir, m->build_id, m->build_id_size, &id,
+					 &buf, &body, &size);
+		if (err == -ENOMEM)
+			return err;
+		cache = err != -EPERM && err != -EINVAL;
+		if (!err) {
+			p->syms = symtab__unpack(buf, body, size);
+			if (!p->syms && errno == ENOMEM)
+				return -ENOMEM;
+			if (p->syms)
+				return 0;
+			/* Whole by its CRC yet not a table: rebuilt below. */
+		}
+	}
+	p->syms = symtab__new(p->mod);
+	if (!p->syms)
+		return -ENOMEM;
+	if (!cache)
+		return 0;
+	/* Best effort: a table not kept is read again next time. */
+	err = symtab__pack(p->syms, &buf, &size);
+	if (err == -ENOMEM)
+		return err;
+	if (!err) {
+		if (!symcache__tab_store(s->opts.cache_dir, m->build_id, m->build_id_size, &id,
+					 buf, size))
+			s->tab_stored = 1;
+		free(buf);
+	}
+	return 0;
+}
+
+/*
  * Reports @file to a new Dwfl as @m's ELF and reads what every lookup
  * needs.  0 with m->status set (SYM_MOD_ERROR when libdwfl refuses the
  * file), or -ENOMEM.
@@ -524,10 +577,7 @@ static int module__load(struct symbolizer *s, struct sym_module *m, const char *
 	if (m->status == SYM_MOD_NO_SYMBOLS && m->build_id_size &&
 	    tab_find(s, m->build_id, m->build_id_size, 0))
 		return 0;
-	p->syms = symtab__new(p->mod);
-	if (!p->syms)
-		return -ENOMEM;
-	return 0;
+	return module__symtab(s, m);
 }
 
 /*

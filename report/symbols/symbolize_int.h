@@ -89,6 +89,7 @@ struct symbolizer {
 					 * share one */
 	struct arena results;		/* every cached sym_result, packed */
 	uint64_t embedded_left;		/* what embedded images may still inflate */
+	int tab_stored;			/* a symbol table was written to the cache */
 };
 
 /* symbolizer__vaddr() of an open module: 0, or -ENOENT when @addr is in

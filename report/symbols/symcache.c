@@ -511,8 +511,10 @@ static int symcache__merge(const struct symcache *sc, struct sc_table *out)
 
 void symcache__trim(const char *dir, uint64_t max)
 {
-	if (!cachedir__ok(dir))
+	if (!cachedir__ok(dir)) {
 		cachedir__trim(dir, ".sym", max);
+		cachedir__trim(dir, ".stab", SYMCACHE_TAB_DIR_MAX_BYTES);
+	}
 }
 
 static int write_all(int fd, const void *p, size_t n)
@@ -617,4 +619,207 @@ void symcache__free(struct symcache *sc)
 	free(sc->dir);
 	free(sc->load_dbg);
 	free(sc);
+}
+
+/*
+ * A symbol table's file (symcache.h):
+ *
+ *   header     struct stab_header
+ *   dbg        dbg_size_path bytes: the debuginfo's path, NUL-padded to 8
+ *   body       body_size bytes: symtab__pack()'s table
+ *
+ * The CRC32C covers dbg and body.
+ */
+#define STAB_MAGIC "STKSYMT\001"
+#define STAB_VERSION 1		/* up with the layout, and with symtab__new()'s rules */
+
+struct stab_header {
+	char magic[8];
+	uint32_t version;
+	uint32_t header_size;		/* sizeof(struct stab_header) */
+	uint32_t bid_size;
+	uint8_t bid[STK_MAX_BUILD_ID];
+	uint32_t dbg_path_size;		/* 0: no debuginfo */
+	uint64_t elf_size;
+	int64_t elf_mtime_ns;
+	uint64_t dbg_size;
+	int64_t dbg_mtime_ns;
+	uint64_t bias;
+	uint64_t body_size;
+	uint32_t crc;			/* CRC32C of dbg and body */
+	uint32_t pad;
+};
+
+/* The header @id's files give now (no magic, sizes nor CRC yet): 0, or
+ * -ENOENT when a file cannot be stat()ed. */
+static int stab_identity(const struct symcache_tab_id *id, const uint8_t *bid,
+			 uint32_t bid_size, struct stab_header *h)
+{
+	struct stat st;
+
+	memset(h, 0, sizeof(*h));
+	if (!id->elf_path || stat(id->elf_path, &st) < 0)
+		return -ENOENT;
+	h->elf_size = (uint64_t)st.st_size;
+	h->elf_mtime_ns = mtime_ns(&st);
+	if (id->dbg) {
+		if (stat(id->dbg, &st) < 0)
+			return -ENOENT;
+		h->dbg_size = (uint64_t)st.st_size;
+		h->dbg_mtime_ns = mtime_ns(&st);
+		h->dbg_path_size = (uint32_t)((strlen(id->dbg) + 1 + 7) & ~(size_t)7);
+	}
+	h->bias = id->bias;
+	h->bid_size = bid_size;
+	memcpy(h->bid, bid, bid_size);
+	return 0;
+}
+
+/* DIR/<hex>.stab in *@path (malloc()ed).  0, -ENOMEM. */
+static int stab_path(const char *dir, const uint8_t *bid, uint32_t bid_size, char **path)
+{
+	char hex[2 * STK_MAX_BUILD_ID + 1];
+
+	hex_of(hex, bid, bid_size);
+	if (asprintf(path, "%s/%s.stab", dir, hex) < 0) {
+		*path = NULL;
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+/* Whether the file's header @f describes the files of @now: 1 or 0. */
+static int stab_matches(const struct stab_header *f, const struct stab_header *now,
+			const char *fdbg, const char *dbg)
+{
+	return f->elf_size == now->elf_size && f->elf_mtime_ns == now->elf_mtime_ns &&
+	       f->bias == now->bias && f->dbg_path_size == now->dbg_path_size &&
+	       (!dbg || (f->dbg_size == now->dbg_size && f->dbg_mtime_ns == now->dbg_mtime_ns &&
+			 strcmp(fdbg, dbg) == 0));
+}
+
+int symcache__tab_load(const char *dir, const uint8_t *bid, uint32_t bid_size,
+		       const struct symcache_tab_id *id, void **out, const void **body,
+		       size_t *size)
+{
+	struct stab_header now, h;
+	char *path = NULL, *buf = NULL;
+	struct stat st;
+	ssize_t n;
+	int fd = -1, err;
+
+	*out = NULL;
+	*body = NULL;
+	*size = 0;
+	if (!bid_size || bid_size > STK_MAX_BUILD_ID)
+		return -EINVAL;
+	if (stab_identity(id, bid, bid_size, &now))
+		return -ENOENT;
+	err = cachedir__ok(dir);
+	if (err)	/* missing (made when stored), or not ours (never used) */
+		return err == -ENOENT ? err : -EPERM;
+	err = stab_path(dir, bid, bid_size, &path);
+	if (err)
+		return err;
+	fd = cachedir__open(path, &st);
+	if (fd < 0) {	/* missing, or not ours: ignored */
+		err = -ENOENT;
+		goto out;
+	}
+	err = -EBADMSG;
+	if ((uint64_t)st.st_size > SYMCACHE_MAX_FILE_BYTES || (size_t)st.st_size < sizeof(h))
+		goto bad;
+	buf = malloc((size_t)st.st_size);
+	if (!buf) {
+		err = -ENOMEM;
+		goto out;
+	}
+	n = read(fd, buf, (size_t)st.st_size);
+	if (n != st.st_size)
+		goto bad;
+	memcpy(&h, buf, sizeof(h));
+	if (memcmp(h.magic, STAB_MAGIC, 8) || h.version != STAB_VERSION ||
+	    h.header_size != sizeof(h) || h.bid_size != bid_size || memcmp(h.bid, bid, bid_size) ||
+	    h.dbg_path_size % 8 || h.pad ||
+	    (uint64_t)st.st_size != sizeof(h) + (uint64_t)h.dbg_path_size + h.body_size ||
+	    stk_crc32c(0, buf + sizeof(h), (size_t)st.st_size - sizeof(h)) != h.crc ||
+	    (h.dbg_path_size && buf[sizeof(h) + h.dbg_path_size - 1] != '\0'))
+		goto bad;
+	err = -ENOENT;
+	if (!stab_matches(&h, &now, buf + sizeof(h), id->dbg))
+		goto out;	/* of other files: replaced when stored */
+	*size = (size_t)h.body_size;
+	*body = buf + sizeof(h) + h.dbg_path_size;
+	*out = buf;
+	buf = NULL;
+	err = 0;
+	goto out;
+bad:
+	/* Damaged (files are renamed into place whole): removed, rebuilt. */
+	unlink(path);
+out:
+	if (fd >= 0)
+		close(fd);
+	free(buf);
+	free(path);
+	return err;
+}
+
+int symcache__tab_store(const char *dir, const uint8_t *bid, uint32_t bid_size,
+			const struct symcache_tab_id *id, const void *body, size_t size)
+{
+	static const char zeros[8];
+	struct stab_header h;
+	char *path = NULL, *tmp = NULL;
+	size_t dlen = 0;
+	int fd = -1, err;
+
+	if (!bid_size || bid_size > STK_MAX_BUILD_ID)
+		return -EINVAL;
+	if (stab_identity(id, bid, bid_size, &h))
+		return -ENOENT;
+	if (sizeof(h) + (uint64_t)h.dbg_path_size + size > SYMCACHE_MAX_FILE_BYTES)
+		return -EFBIG;
+	memcpy(h.magic, STAB_MAGIC, 8);
+	h.version = STAB_VERSION;
+	h.header_size = sizeof(h);
+	h.body_size = size;
+	if (id->dbg) {
+		dlen = strlen(id->dbg);
+		h.crc = stk_crc32c(0, id->dbg, dlen);
+		h.crc = stk_crc32c(h.crc, zeros, h.dbg_path_size - dlen);
+	}
+	h.crc = stk_crc32c(h.crc, body, size);
+	err = cachedir__make(dir);
+	err = err ?: stab_path(dir, bid, bid_size, &path);
+	if (err)
+		goto out;
+	if (asprintf(&tmp, "%s.XXXXXX", path) < 0) {
+		tmp = NULL;
+		err = -ENOMEM;
+		goto out;
+	}
+	fd = mkstemp(tmp);	/* 0600, ours */
+	if (fd < 0) {
+		err = -errno;
+		free(tmp);
+		tmp = NULL;
+		goto out;
+	}
+	err = write_all(fd, &h, sizeof(h));
+	if (!err && id->dbg) {
+		err = write_all(fd, id->dbg, dlen);
+		err = err ?: write_all(fd, zeros, h.dbg_path_size - dlen);
+	}
+	err = err ?: write_all(fd, body, size);
+	if (close(fd) < 0 && !err)
+		err = -errno;
+	if (!err && rename(tmp, path) < 0)
+		err = -errno;
+out:
+	if (tmp && err)
+		unlink(tmp);
+	free(tmp);
+	free(path);
+	return err;
 }

@@ -20,7 +20,8 @@
  * it: the directory and each file must be owned by the effective uid and
  * writable by nobody else, and files are opened without following links.
  * Writes go to a temporary file renamed into place; the directory is kept
- * under SYMCACHE_DIR_MAX_BYTES, oldest first; one file holds at most
+ * under SYMCACHE_DIR_MAX_BYTES (and the symbol tables below, under
+ * SYMCACHE_TAB_DIR_MAX_BYTES), oldest first; one file holds at most
  * SYMCACHE_MAX_ENTRIES addresses.
  */
 #ifndef STK_REPORT_SYMCACHE_H
@@ -32,6 +33,7 @@
 #define SYMCACHE_MAX_ENTRIES (1u << 20)	/* ranges in one file */
 #define SYMCACHE_MAX_FILE_BYTES (64ull << 20)
 #define SYMCACHE_DIR_MAX_BYTES (256ull << 20)
+#define SYMCACHE_TAB_DIR_MAX_BYTES (64ull << 20)
 
 /* One frame as the DWARF walk found it, leaf first (symname.c). */
 struct symcache_frame {
@@ -101,14 +103,52 @@ int symcache__pending(const struct symcache *sc);
 int symcache__store(struct symcache *sc, const char *dbg);
 
 /*
- * symcache__trim() - remove the oldest (by modification time) cache files
- * of @dir while it holds more than @max bytes (SYMCACHE_DIR_MAX_BYTES), down
- * to 3/4 of it, so that the next trim is many reports away.  Nothing when
+ * symcache__trim() - remove the oldest (by modification time) frames' files
+ * of @dir while they take more than @max bytes (SYMCACHE_DIR_MAX_BYTES), down
+ * to 3/4 of it, so that the next trim is many reports away; the same for
+ * its symbol tables' files past SYMCACHE_TAB_DIR_MAX_BYTES.  Nothing when
  * @dir is not the reporter's alone.
  */
 void symcache__trim(const char *dir, uint64_t max);
 
 /* Accepts NULL. */
 void symcache__free(struct symcache *sc);
+
+/*
+ * A module's function symbols (symtab.h's table, packed by symtab__pack())
+ * kept beside its frames, DIR/<build-id in hex>.stab, so that a report of
+ * binaries seen before reads no ELF symbol table: a header naming the
+ * build-id, the module address bias, the binary (size and modification
+ * time) and the separate debuginfo the table came from (path, size and
+ * modification time), and a CRC32C of what follows; then the packed
+ * table.  Written once per binary (it holds every symbol, not the ones
+ * asked); checked and trusted exactly as the frames' files are.
+ */
+struct symcache_tab_id {
+	const char *elf_path;	/* the binary opened */
+	const char *dbg;	/* the separate debuginfo the symbols came from, or NULL */
+	uint64_t bias;		/* the module's (libdwfl's) */
+};
+
+/*
+ * symcache__tab_load() - the packed table of build-id @bid in @dir when its
+ * file matches @id as the files are now: *@size bytes at *@body, within
+ * the malloc()ed *@buf (the file read whole: free(*@buf) when done).  A damaged file is removed (then rebuilt by
+ * symcache__tab_store()); one of other files is left to be replaced.
+ * Returns 0, -ENOENT (none usable: store one), -EPERM (@dir not the
+ * reporter's alone: neither read nor to be written), -ENOMEM, or -EINVAL
+ * (@bid_size 0 or too large).
+ */
+int symcache__tab_load(const char *dir, const uint8_t *bid, uint32_t bid_size,
+		       const struct symcache_tab_id *id, void **buf, const void **body,
+		       size_t *size);
+
+/*
+ * symcache__tab_store() - keep @body (@size bytes, symtab__pack()'s) as
+ * the table of @bid made from @id's files.  Returns 0 or -errno (-EPERM:
+ * @dir not the reporter's alone, -EFBIG, -ENOMEM, an I/O error).
+ */
+int symcache__tab_store(const char *dir, const uint8_t *bid, uint32_t bid_size,
+			const struct symcache_tab_id *id, const void *body, size_t size);
 
 #endif

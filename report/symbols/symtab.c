@@ -30,6 +30,7 @@ struct symtab {
 	struct fsym *labels;	/* code labels, sorted, one per address (see below) */
 	size_t nr_labels;
 	struct arena names;	/* names without their versions, and X@plt */
+	void *packed;		/* symtab__unpack()'s buffer, holding the names */
 };
 
 static int fsym_cmp(const void *a, const void *b)
@@ -339,7 +340,123 @@ void symtab__free(struct symtab *t)
 	free(t->syms);
 	free(t->labels);
 	arena__free(&t->names);
+	free(t->packed);
 	free(t);
+}
+
+/* symtab__pack()'s layout: a header, nr_syms then nr_labels records, the
+ * names (NUL-terminated, at the records' offsets). */
+struct symtab_packed {
+	uint32_t nr_syms, nr_labels;
+	uint32_t names_size, pad;
+};
+
+struct symtab_prec {
+	uint64_t addr, end;
+	uint32_t name;		/* offset in the names */
+	uint8_t bind, sizeless;
+	uint16_t pad;
+};
+
+int symtab__pack(const struct symtab *t, void **out, size_t *size)
+{
+	struct symtab_packed h = { (uint32_t)t->nr_syms, (uint32_t)t->nr_labels, 0, 0 };
+	size_t i, n = t->nr_syms + t->nr_labels, names = 0, off;
+	struct symtab_prec *rec;
+	char *buf, *nm;
+
+	*out = NULL;
+	*size = 0;
+	for (i = 0; i < n; i++) {
+		const struct fsym *f = i < t->nr_syms ? &t->syms[i] : &t->labels[i - t->nr_syms];
+
+		names += strlen(f->name) + 1;
+	}
+	if (names > UINT32_MAX || n > UINT32_MAX / sizeof(*rec))
+		return -EFBIG;
+	h.names_size = (uint32_t)names;
+	buf = malloc(sizeof(h) + n * sizeof(*rec) + names);
+	if (!buf)
+		return -ENOMEM;
+	memcpy(buf, &h, sizeof(h));
+	rec = (struct symtab_prec *)(buf + sizeof(h));
+	nm = (char *)(rec + n);
+	for (i = 0, off = 0; i < n; i++) {
+		const struct fsym *f = i < t->nr_syms ? &t->syms[i] : &t->labels[i - t->nr_syms];
+		size_t len = strlen(f->name) + 1;
+
+		rec[i] = (struct symtab_prec){ .addr = f->addr, .end = f->end,
+					       .name = (uint32_t)off, .bind = (uint8_t)f->bind,
+					       .sizeless = (uint8_t)f->sizeless };
+		memcpy(nm + off, f->name, len);
+		off += len;
+	}
+	*out = buf;
+	*size = sizeof(h) + n * sizeof(*rec) + names;
+	return 0;
+}
+
+/* @n records of @rec into @v, sorted by address with one per address as
+ * symtab__new() leaves them (symtab__find() searches them).  0 or -EBADMSG. */
+static int symtab__unpack_recs(struct fsym *v, const struct symtab_prec *rec, size_t n,
+			       const char *names, uint32_t names_size)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		struct symtab_prec r;
+
+		memcpy(&r, &rec[i], sizeof(r));
+		if (r.name >= names_size || (i && r.addr <= v[i - 1].addr) ||
+		    r.bind > (SYMALIAS_LOCAL | SYMALIAS_COMPAT) || r.sizeless > 1)
+			return -EBADMSG;
+		v[i] = (struct fsym){ .addr = r.addr, .end = r.end, .name = names + r.name,
+				      .bind = r.bind, .sizeless = r.sizeless };
+	}
+	return 0;
+}
+
+struct symtab *symtab__unpack(void *buf, const void *body, size_t size)
+{
+	const struct symtab_prec *rec;
+	struct symtab_packed h;
+	struct symtab *t = NULL;
+	const char *names;
+	uint64_t n;
+	int err = -EBADMSG;
+
+	if (size < sizeof(h))
+		goto fail;
+	memcpy(&h, body, sizeof(h));
+	n = (uint64_t)h.nr_syms + h.nr_labels;
+	if (h.pad || size != sizeof(h) + n * sizeof(*rec) + h.names_size ||
+	    (h.names_size && ((const char *)body)[size - 1] != '\0'))
+		goto fail;
+	rec = (const struct symtab_prec *)((const char *)body + sizeof(h));
+	names = (const char *)(rec + n);
+	err = -ENOMEM;
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		goto fail;
+	t->packed = buf;
+	buf = NULL;
+	t->syms = calloc(h.nr_syms ? h.nr_syms : 1, sizeof(*t->syms));
+	t->labels = calloc(h.nr_labels ? h.nr_labels : 1, sizeof(*t->labels));
+	if (!t->syms || !t->labels)
+		goto fail;
+	err = symtab__unpack_recs(t->syms, rec, h.nr_syms, names, h.names_size);
+	err = err ?: symtab__unpack_recs(t->labels, rec + h.nr_syms, h.nr_labels, names,
+					 h.names_size);
+	if (err)
+		goto fail;
+	t->nr_syms = h.nr_syms;
+	t->nr_labels = h.nr_labels;
+	return t;
+fail:
+	free(buf);
+	symtab__free(t);
+	errno = -err;
+	return NULL;
 }
 
 const char *symtab__find(const struct symtab *t, uint64_t addr)

@@ -35,6 +35,25 @@ struct symtab;
 struct symtab *symtab__new(Dwfl_Module *mod);
 void symtab__free(struct symtab *t);	/* accepts NULL */
 
+/*
+ * symtab__pack() - @t in a form that needs no ELF to rebuild (what the
+ * symbol cache keeps, symcache.h): a malloc()ed buffer in *@out of *@size
+ * bytes, native byte order.  A cached table is what symtab__new() chose:
+ * when its rules change (which symbols, which alias, where one ends),
+ * STAB_VERSION in symcache.c goes up, so that older tables are rebuilt.  Returns 0, -ENOMEM or -EFBIG (names past
+ * 4 GiB).
+ */
+int symtab__pack(const struct symtab *t, void **out, size_t *size);
+
+/*
+ * symtab__unpack() - the table symtab__pack() gave @body (@size bytes
+ * within the malloc()ed @buf, which the table takes: its names stay there,
+ * and it is freed with the table, or at once when NULL is returned).
+ * NULL with errno EBADMSG when @body is not such a table (a count, name or
+ * order out of bounds), ENOMEM.
+ */
+struct symtab *symtab__unpack(void *buf, const void *body, size_t size);
+
 /* The name of the function holding module address @addr, or NULL; borrowed
  * from libdwfl or @t, valid while both live. */
 const char *symtab__find(const struct symtab *t, uint64_t addr);

@@ -192,6 +192,87 @@ for damage in truncated flipped_body flipped_last flipped_version flipped_bid em
 	fi
 done
 
+# ---- the binaries' symbol tables (<build-id>.stab) -----------------------
+# Kept beside the frames: a warm report reads no ELF symbol table (a name
+# rewritten in the cached table shows), and a damaged table is rebuilt.
+rm -rf "$C"
+"$REP" -f folded --symbol-cache none $R "$tmp/report_basic.stk" >"$tmp/clean.out" 2>/dev/null
+"$REP" -f folded --symbol-cache "$C" $R "$tmp/report_basic.stk" >/dev/null 2>&1
+check "the cache holds fx_pie's symbol table by its build-id" test -s "$C/$bid.stab"
+check "the symbol table's file is 0600" test "$(stat -c %a "$C/$bid.stab")" = 600
+grep -q ';fx_root;' "$tmp/clean.out" || fail "fixture: fx_root is named by fx_pie's symbol table"
+cp "$C/$bid.stab" "$tmp/good.stab"
+# Same length: fx_root renamed fx_RooT, the CRC made right again.
+python3 - "$C/$bid.stab" "$top/tests/tools" <<'EOF'
+import struct, sys
+sys.path.insert(0, sys.argv[2])
+from stkread import crc32c
+p = sys.argv[1]
+b = bytearray(open(p, "rb").read())
+hsize = struct.unpack_from("<I", b, 12)[0]
+body = bytes(b[hsize:]).replace(b"fx_root\0", b"fx_RooT\0")
+b[hsize:] = body
+struct.pack_into("<I", b, hsize - 8, crc32c(body))
+open(p, "wb").write(b)
+EOF
+"$REP" -f folded --symbol-cache "$C" $R "$tmp/report_basic.stk" >"$tmp/p.out" 2>/dev/null
+check "a warm cache's symbol table names the functions (no ELF table read)" grep -q ';fx_RooT;' "$tmp/p.out"
+chmod 0666 "$C/$bid.stab"
+"$REP" -f folded --symbol-cache "$C" $R "$tmp/report_basic.stk" >"$tmp/p.out" 2>/dev/null
+check "a symbol table others may write is not read" cmp -s "$tmp/clean.out" "$tmp/p.out"
+rm -f "$C/$bid.stab"
+chmod 0777 "$C"
+"$REP" -f folded --symbol-cache "$C" $R "$tmp/report_basic.stk" >"$tmp/p.out" 2>/dev/null
+check "a world-writable cache directory gets no symbol table" test ! -e "$C/$bid.stab"
+chmod 0700 "$C"
+size=$(stat -c %s "$tmp/good.stab")
+for damage in truncated flipped_body flipped_last flipped_version flipped_bid empty junk; do
+	cp "$tmp/good.stab" "$C/$bid.stab"
+	case $damage in
+	truncated) truncate -s $((size / 2)) "$C/$bid.stab" ;;
+	flipped_body) flip "$C/$bid.stab" "$(grep -abo fx_root "$C/$bid.stab" | head -1 | cut -d: -f1)" ;;
+	flipped_last) flip "$C/$bid.stab" $((size - 1)) ;;
+	flipped_version) flip "$C/$bid.stab" 8 ;;
+	flipped_bid) flip "$C/$bid.stab" 20 ;;
+	empty) : >"$C/$bid.stab" ;;
+	junk) head -c "$size" /dev/urandom >"$C/$bid.stab" ;;
+	esac
+	"$REP" -f folded --symbol-cache "$C" $R "$tmp/report_basic.stk" >"$tmp/d.out" 2>/dev/null
+	if ! cmp -s "$tmp/clean.out" "$tmp/d.out"; then
+		fail "damaged symbol table ($damage): output differs from a cacheless report"
+		diff -u "$tmp/clean.out" "$tmp/d.out" | head -10
+	elif ! cmp -s "$tmp/good.stab" "$C/$bid.stab"; then
+		fail "damaged symbol table ($damage): not rebuilt as first written"
+	else
+		pass "damaged symbol table ($damage): cacheless output, rebuilt"
+	fi
+done
+# A table made from another file of the build-id (its size differs): not
+# used, and replaced by this file's.
+cp "$tmp/good.stab" "$C/$bid.stab"
+python3 - "$C/$bid.stab" <<'EOF'
+import struct, sys
+p = sys.argv[1]
+b = bytearray(open(p, "rb").read())
+# elf_size: after magic, version, header_size, bid_size, bid[64], dbg_path_size
+struct.pack_into("<Q", b, 8 + 4 + 4 + 4 + 64 + 4, 12345)
+open(p, "wb").write(b)
+EOF
+"$REP" -f folded --symbol-cache "$C" $R "$tmp/report_basic.stk" >"$tmp/d.out" 2>/dev/null
+check "a symbol table of another file (its size) is not used" cmp -s "$tmp/clean.out" "$tmp/d.out"
+check "... and is replaced by this file's" cmp -s "$tmp/good.stab" "$C/$bid.stab"
+# Tables past 64 MiB: the oldest go when a report writes one (two sparse
+# 40 MiB old ones; the frames' files are not counted with them).
+truncate -s 40M "$C/00.stab" "$C/01.stab"
+touch -d @1000000000 "$C/00.stab"
+touch -d @1000000100 "$C/01.stab"
+rm -f "$C/$bid.stab"
+"$REP" -f folded --symbol-cache "$C" $R "$tmp/report_basic.stk" >/dev/null 2>&1
+check "symbol tables past 64 MiB: the oldest removed" test ! -e "$C/00.stab"
+check "... the newer ones kept" test -s "$C/$bid.stab"
+check "... the frames' files kept" test -s "$C/$bid.sym"
+rm -f "$C/00.stab" "$C/01.stab"
+
 # ---- ranges: a cache made from some addresses names others exactly ------
 # Two synthetic captures (mkcapture --synthetic, different seeds: 30000
 # random addresses each) over binaries with DWARF: the second reported with
