@@ -288,14 +288,11 @@ static int symcache__read(struct symcache *sc)
 {
 	struct stat st;
 	ssize_t n;
-	int fd, err = -ENOENT;
+	int fd, err;
 
-	fd = open(sc->path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	fd = cachedir__open(sc->path, &st);
 	if (fd < 0)
-		return -ENOENT;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid() ||
-	    (st.st_mode & 022))
-		goto out;
+		return -ENOENT;	/* missing, or not ours: ignored */
 	err = -EBADMSG;
 	if ((uint64_t)st.st_size > SYMCACHE_MAX_FILE_BYTES ||
 	    (size_t)st.st_size < sizeof(struct symcache_header))
