@@ -3,7 +3,9 @@
  * The .stk writer.  Append-only: every header, chunk and trailer goes out in
  * one write() once complete and is never touched again, so a writer killed
  * at any moment leaves a file whose complete chunks are all readable (unlike
- * a format that patches a size field at exit).
+ * a format that patches a size field at exit).  Chunks made while held
+ * (stk_writer__hold()) wait complete in memory and go out together, in the
+ * order made, in one write() at stk_writer__release().
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -31,7 +33,8 @@ struct stk_writer {
 	dev_t dev;			/* the file's, for that check */
 	ino_t ino;
 	int failed;			/* first error that left the file incomplete */
-	uint64_t bytes;			/* bytes written by this writer */
+	uint64_t bytes;			/* bytes of this writer's, held ones included */
+	uint64_t written;		/* of those, bytes in the file */
 	int64_t base;			/* file offset where it started, -1 if not a file */
 	uint64_t seg_start;		/* offset of this segment's file header */
 	uint8_t uuid[16];
@@ -42,6 +45,11 @@ struct stk_writer {
 	size_t out_cap;
 	struct stk_index_entry *index;
 	size_t nr_index, index_cap;
+	int holding;			/* between hold() and release() */
+	uint8_t *held;			/* complete chunks not written yet */
+	size_t held_len, held_cap;
+	uint32_t nr_held;		/* chunks in held[] */
+	uint64_t dropped;		/* held chunks a failed write lost */
 	char errmsg[256];
 };
 
@@ -66,7 +74,8 @@ static uint64_t clock_ns(clockid_t clk)
 }
 
 /* Writes all of @buf at the current end; on failure removes what part of it
- * reached the file, so the file still ends at a chunk boundary. */
+ * reached the file, so the file still ends at a chunk boundary.  @buf is
+ * already counted in w->bytes. */
 static int writer_write(struct stk_writer *w, const void *buf, size_t size)
 {
 	const uint8_t *p = buf;
@@ -89,13 +98,14 @@ static int writer_write(struct stk_writer *w, const void *buf, size_t size)
 		p += n;
 		left -= n;
 	}
-	w->bytes += size;
+	w->written += size;
 	return 0;
 fail:
 	/* Best effort: a pipe cannot be truncated, and the reader copes with a
 	 * partial chunk at the end anyway. */
-	if (left != size && w->base >= 0 && ftruncate(w->fd, w->base + w->bytes) < 0)
+	if (left != size && w->base >= 0 && ftruncate(w->fd, w->base + w->written) < 0)
 		errno = 0;
+	w->bytes = w->written;
 	w->failed = err;
 	return err;
 }
@@ -134,6 +144,7 @@ static int writer_header(struct stk_writer *w, uint64_t wall, uint64_t mono)
 	put_le64(h + FH_MONO_START, mono ? mono : clock_ns(CLOCK_MONOTONIC));
 	put_le32(h + STK_FILE_HDR_LEN - 4, stk_crc32c(0, h, STK_FILE_HDR_LEN - 4));
 	w->seg_start = w->bytes;
+	w->bytes += sizeof(frame);
 	return writer_write(w, frame, sizeof(frame));
 }
 
@@ -460,14 +471,78 @@ static int chunk_pack(struct stk_writer *w, const char tag[4], uint64_t t0, uint
 }
 
 /*
+ * Write the held chunks in one write().  On failure they are all lost (the
+ * file is cut back to where they started) and counted in w->dropped, and
+ * their index entries go: the file holds the chunks before them.
+ */
+static int held_write(struct stk_writer *w)
+{
+	uint32_t first = w->seq - w->nr_held;
+	int err;
+
+	if (!w->nr_held)
+		return 0;
+	err = writer_write(w, w->held, w->held_len);
+	if (err) {
+		writer_msg(w, "write chunks %u-%u: %s", first, w->seq - 1, strerror(-err));
+		w->nr_index -= w->nr_held;
+		w->dropped += w->nr_held;
+	}
+	w->held_len = 0;
+	w->nr_held = 0;
+	return err;
+}
+
+/*
+ * Put @size bytes of complete chunk(s) after the held ones, growing the
+ * buffer; -ENOMEM leaves everything as it was.  Held chunks over
+ * HELD_MAX bytes in all are written first, and a chunk of HELD_MAX or
+ * more is not held: a big flush (the first one's stacks and symbols)
+ * takes a few write()s, and the buffer stays small.
+ */
+#define HELD_MAX (256 * 1024)
+
+static int held_put(struct stk_writer *w, const void *buf, size_t size, int *direct)
+{
+	size_t cap;
+	uint8_t *tmp;
+	int err;
+
+	*direct = 0;
+	if (w->held_len && w->held_len + size > HELD_MAX) {
+		err = held_write(w);
+		if (err)
+			return err;
+	}
+	if (size >= HELD_MAX) {
+		*direct = 1;
+		return 0;
+	}
+	if (w->held_len + size > w->held_cap) {
+		cap = w->held_cap ? w->held_cap : 16384;
+		while (cap < w->held_len + size)
+			cap *= 2;
+		tmp = realloc(w->held, cap);
+		if (!tmp)
+			return -ENOMEM;
+		w->held = tmp;
+		w->held_cap = cap;
+	}
+	memcpy(w->held + w->held_len, buf, size);
+	w->held_len += size;
+	w->nr_held++;
+	return 0;
+}
+
+/*
  * chunk_emit() - write the chunk packed in w->out (plus @extra bytes after
- * it) with one write() and record it in the index.
+ * it) with one write(), or hold it, and record it in the index.
  */
 static int chunk_emit(struct stk_writer *w, size_t size, size_t extra)
 {
 	const uint8_t *h = w->out + STK_FRAME_PREFIX;
 	struct stk_index_entry e;
-	int is_index;
+	int is_index, direct = 1;
 	int err;
 
 	memcpy(e.tag, h + CH_TAG, 4);
@@ -486,12 +561,26 @@ static int chunk_emit(struct stk_writer *w, size_t size, size_t extra)
 			return err;
 		}
 	}
-	err = writer_write(w, w->out, size + extra);
-	if (err) {
-		if (!is_index)
-			w->nr_index--;
-		writer_msg(w, "write chunk %u (%.4s): %s", w->seq, e.tag, strerror(-err));
-		return err;
+	if (w->holding) {
+		err = held_put(w, w->out, size + extra, &direct);
+		if (err) {
+			if (!is_index)
+				w->nr_index--;
+			if (err == -ENOMEM)
+				writer_msg(w, "chunk %u (%.4s): out of memory", w->seq, e.tag);
+			return err;
+		}
+	}
+	w->bytes += size + extra;
+	if (direct) {
+		err = held_write(w);
+		err = err ?: writer_write(w, w->out, size + extra);
+		if (err) {
+			if (!is_index)
+				w->nr_index--;
+			writer_msg(w, "write chunk %u (%.4s): %s", w->seq, e.tag, strerror(-err));
+			return err;
+		}
 	}
 	w->seq++;
 	return 0;
@@ -823,7 +912,10 @@ int stk_writer__close_as(struct stk_writer *w, char *where, size_t where_size)
 	put_le64(t + TR_SEG_LEN, index_off + size + STK_FRAME_PREFIX + STK_TRAILER_LEN);
 	put_le32(t + TR_CHUNK_COUNT, w->nr_index);
 	put_le32(t + TR_CRC, stk_crc32c(0, t, TR_CRC));
+	/* Held chunks and the index go out together. */
 	err = chunk_emit(w, size, STK_FRAME_PREFIX + STK_TRAILER_LEN);
+	err = err ?: held_write(w);
+	w->holding = 0;
 	if (err)
 		goto out;
 	/* A pipe or a character device cannot be synced; that is no error. */
@@ -862,9 +954,40 @@ out:
 	ZSTD_freeCCtx(w->cctx);
 	sbuf_free(&w->payload);
 	free(w->out);
+	free(w->held);
 	free(w->index);
 	free(w);
 	return err;
+}
+
+void stk_writer__hold(struct stk_writer *w)
+{
+	if (w)
+		w->holding = 1;
+}
+
+int stk_writer__release(struct stk_writer *w)
+{
+	int err;
+
+	if (!w)
+		return -EINVAL;
+	w->holding = 0;
+	if (w->failed)
+		return w->failed;
+	err = held_write(w);
+	/* A buffer a big flush grew is not kept for the quiet ones. */
+	if (w->held_cap > HELD_MAX / 4) {
+		free(w->held);
+		w->held = NULL;
+		w->held_cap = 0;
+	}
+	return err;
+}
+
+uint64_t stk_writer__dropped(const struct stk_writer *w)
+{
+	return w ? w->dropped : 0;
 }
 
 uint64_t stk_writer__bytes(const struct stk_writer *w)
@@ -886,6 +1009,7 @@ void stk_writer__discard(struct stk_writer *w)
 	ZSTD_freeCCtx(w->cctx);
 	sbuf_free(&w->payload);
 	free(w->out);
+	free(w->held);
 	free(w->index);
 	free(w->path);
 	free(w);

@@ -179,6 +179,8 @@ int recorder__write_err(struct recorder *rec, int err)
 {
 	if (err && !rec->write_failed) {
 		rec->write_failed = 1;
+		/* Chunks a flush held that the failed write lost. */
+		rec->chunks -= stk_writer__dropped(rec->w);
 		recorder__errorf(rec, err, "%s: %s while writing; %llu chunks kept", rec->o.output,
 				 strerror(-err), (unsigned long long)rec->chunks);
 	}
@@ -342,6 +344,7 @@ static int recorder__flush(struct recorder *rec, int final, int file_end)
 {
 	struct flush_ctx fc = { .final = final, .file_end = file_end, .t1 = mono_ns(),
 				.step_ns_max = rec->flush_step_ns_max };
+	int err, err2;
 
 	/* The last interval ends where sampling did, not after the wait
 	 * for the tables its stacks need. */
@@ -350,7 +353,13 @@ static int recorder__flush(struct recorder *rec, int final, int file_end)
 
 	if (rec->write_failed)
 		return -EIO;
-	return flush__run(&recorder__flush_ops, rec, &fc);
+	/* A flush's chunks go out together, in one write() when small. */
+	stk_writer__hold(rec->w);
+	err = flush__run(&recorder__flush_ops, rec, &fc);
+	err2 = rec->w ? stk_writer__release(rec->w) : 0;
+	if (err2 && !rec->write_failed)
+		err2 = recorder__write_err(rec, err2);
+	return err ?: (rec->write_failed ? err2 : 0);
 }
 
 static void recorder__status(struct recorder *rec, uint64_t now)
