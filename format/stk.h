@@ -304,7 +304,13 @@ struct stk_writer_opts {
 	int compression_level;	/* zstd level; 0 means the default (3) */
 	uint64_t wall_start_ns; /* CLOCK_REALTIME at capture start; 0 = now */
 	uint64_t mono_start_ns; /* CLOCK_MONOTONIC at capture start; 0 = now */
+	/* zstd level of payloads of at most STK_SMALL_PAYLOAD bytes; 0 means
+	 * compression_level.  A negative (fast) level skips the entropy
+	 * tables whose set-up is most of a small payload's cost. */
+	int small_compression_level;
 };
+
+#define STK_SMALL_PAYLOAD 4096
 
 /*
  * stk_writer__open() - start a capture at @path and write the file header.

@@ -40,6 +40,8 @@ struct stk_writer {
 	uint8_t uuid[16];
 	uint32_t seq;
 	ZSTD_CCtx *cctx;
+	int level, small_level;		/* zstd's, for payloads over/up to STK_SMALL_PAYLOAD */
+	int cur_level;			/* the one set in cctx */
 	struct sbuf payload;		/* encoded payload, reused */
 	uint8_t *out;			/* header + compressed payload, reused */
 	size_t out_cap;
@@ -172,7 +174,7 @@ struct stk_writer *stk_writer__fdopen(int fd, const struct stk_writer_opts *opts
 {
 	struct stk_writer *w = NULL;
 	uint64_t wall = 0, mono = 0;
-	int level = 0;
+	int level = 0, small = 0;
 	int err;
 
 	if (fd < 0 || (opts && opts->sz < sizeof(opts->sz))) {
@@ -186,6 +188,8 @@ struct stk_writer *stk_writer__fdopen(int fd, const struct stk_writer_opts *opts
 		wall = opts->wall_start_ns;
 	if (OPTS_HAS(opts, mono_start_ns))
 		mono = opts->mono_start_ns;
+	if (OPTS_HAS(opts, small_compression_level))
+		small = opts->small_compression_level;
 	w = calloc(1, sizeof(*w));
 	if (!w) {
 		err = -ENOMEM;
@@ -199,7 +203,10 @@ struct stk_writer *stk_writer__fdopen(int fd, const struct stk_writer_opts *opts
 		err = -ENOMEM;
 		goto fail;
 	}
-	if (ZSTD_isError(ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_compressionLevel, level ? level : 3)) ||
+	w->level = level ? level : 3;
+	w->small_level = small ? small : w->level;
+	w->cur_level = w->level;
+	if (ZSTD_isError(ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_compressionLevel, w->level)) ||
 	    ZSTD_isError(ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_checksumFlag, 1)) ||
 	    ZSTD_isError(ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_contentSizeFlag, 1))) {
 		err = -EINVAL;
@@ -426,6 +433,7 @@ static int chunk_pack(struct stk_writer *w, const char tag[4], uint64_t t0, uint
 	const size_t hlen = STK_FRAME_PREFIX + STK_CHUNK_HDR_LEN;
 	size_t need, comp;
 	uint8_t *h, *tmp;
+	int level;
 
 	if (w->payload.err) {
 		writer_msg(w, "chunk %u (%.4s): %s", w->seq, tag, w->payload.why);
@@ -440,6 +448,14 @@ static int chunk_pack(struct stk_writer *w, const char tag[4], uint64_t t0, uint
 		}
 		w->out = tmp;
 		w->out_cap = need;
+	}
+	level = w->payload.len <= STK_SMALL_PAYLOAD ? w->small_level : w->level;
+	if (level != w->cur_level) {
+		if (ZSTD_isError(ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_compressionLevel, level))) {
+			writer_msg(w, "chunk %u (%.4s): zstd level %d refused", w->seq, tag, level);
+			return -EINVAL;
+		}
+		w->cur_level = level;
 	}
 	comp = ZSTD_compress2(w->cctx, w->out + hlen, need - hlen - extra,
 			      w->payload.len ? w->payload.data : (const uint8_t *)"", w->payload.len);

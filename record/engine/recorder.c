@@ -720,6 +720,11 @@ static int open_output(struct recorder *rec)
 	 * CPUs) for a file 3% bigger.
 	 * stkreport merge keeps 3: it runs once, off the production box. */
 	wo.compression_level = 1;
+	/* Payloads of at most 4 KiB (a quiet flush's STAT, rows, stacks):
+	 * zstd's fast level -1, without the entropy tables whose set-up is
+	 * most of such a payload's cost: 7.6 -> 4.1 us for a 1.5 KB STAT,
+	 * 4.6 -> 1.5 us for 0.5 KB of rows, for 0-15% more bytes. */
+	wo.small_compression_level = -1;
 	/* A FIFO's open waits for its reader: a stop ends that wait. */
 	if (o->wait_mask)
 		sigprocmask(SIG_SETMASK, o->wait_mask, &blocked);

@@ -2114,6 +2114,49 @@ START_TEST(zstd_level_option_is_honoured)
 }
 END_TEST
 
+/* Payloads of at most STK_SMALL_PAYLOAD bytes take small_compression_level,
+ * bigger ones compression_level. */
+START_TEST(small_payload_level_applies_to_small_payloads_only)
+{
+	struct stk_writer_opts oa = { .sz = sizeof(oa), .compression_level = 1 };
+	struct stk_writer_opts ob = { .sz = sizeof(ob), .compression_level = 1,
+				      .small_compression_level = -5 };
+	static uint8_t text[STK_SMALL_PAYLOAD + 2000];
+	struct stk_writer *wa, *wb;
+	struct tmpfile ta, tb;
+	uint64_t a0, b0, a1, b1;
+	uint32_t x = 1;
+	size_t i;
+
+	/* Few distinct bytes, no long repeats: entropy coding is what
+	 * compresses it. */
+	for (i = 0; i < sizeof(text); i++) {
+		x = x * 1103515245 + 12345;
+		text[i] = "aaaaaaaabbbbccde"[(x >> 16) & 15];
+	}
+	tmp_make(&ta);
+	tmp_make(&tb);
+	wa = stk_writer__open(ta.path, &oa);
+	wb = stk_writer__open(tb.path, &ob);
+	ck_assert_ptr_nonnull(wa);
+	ck_assert_ptr_nonnull(wb);
+	a0 = stk_writer__bytes(wa);
+	b0 = stk_writer__bytes(wb);
+	ck_assert_int_eq(stk_writer__add_raw(wa, "XSML", 0, 0, text, STK_SMALL_PAYLOAD), 0);
+	ck_assert_int_eq(stk_writer__add_raw(wb, "XSML", 0, 0, text, STK_SMALL_PAYLOAD), 0);
+	a1 = stk_writer__bytes(wa);
+	b1 = stk_writer__bytes(wb);
+	ck_assert_uint_gt(b1 - b0, a1 - a0);
+	ck_assert_int_eq(stk_writer__add_raw(wa, "XBIG", 0, 0, text, sizeof(text)), 0);
+	ck_assert_int_eq(stk_writer__add_raw(wb, "XBIG", 0, 0, text, sizeof(text)), 0);
+	ck_assert_uint_eq(stk_writer__bytes(wb) - b1, stk_writer__bytes(wa) - a1);
+	ck_assert_int_eq(stk_writer__close(wa), 0);
+	ck_assert_int_eq(stk_writer__close(wb), 0);
+	unlink(ta.path);
+	unlink(tb.path);
+}
+END_TEST
+
 static Suite *format_suite(void)
 {
 	Suite *s = suite_create("format");
@@ -2191,6 +2234,7 @@ static Suite *format_suite(void)
 	tcase_add_test(tc, writer_appends_a_segment_to_an_existing_capture);
 	tcase_add_test(tc, chunk_over_raw_limit_is_efbig_for_the_writer);
 	tcase_add_test(tc, zstd_level_option_is_honoured);
+	tcase_add_test(tc, small_payload_level_applies_to_small_payloads_only);
 	tcase_add_test(tc, writer_creates_captures_0600_whatever_the_umask);
 	tcase_add_test(tc, writer_replaces_an_existing_file_only_at_commit);
 	tcase_add_test(tc, writer_discarded_before_commit_leaves_the_name_as_it_was);
