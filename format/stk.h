@@ -521,8 +521,9 @@ int stk_writer__close_as(struct stk_writer *w, char *where, size_t size);
  * stk_writer__hold() - keep the chunks added from now on complete in memory
  * (each as it would be written), to go out in the order added with one
  * write() at stk_writer__release() or stk_writer__close(): one system call
- * for a burst of small chunks.  Held chunks over 256 KiB in all are
- * written as more come.  A writer killed meanwhile leaves the file as it
+ * for a burst of small chunks.  Held chunks over 64 KiB in all are
+ * written as more come, and a chunk of 16 KiB or more goes out at once,
+ * after the held ones in the same writev().  A writer killed meanwhile leaves the file as it
  * would have left it before those chunks were made.
  *
  * stk_writer__release() - write the held chunks and stop holding.  0, or

@@ -17,6 +17,7 @@
 #include <string.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 #include <zstd.h>
@@ -75,18 +76,22 @@ static uint64_t clock_ns(clockid_t clk)
 	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
 }
 
-/* Writes all of @buf at the current end; on failure removes what part of it
- * reached the file, so the file still ends at a chunk boundary.  @buf is
- * already counted in w->bytes. */
-static int writer_write(struct stk_writer *w, const void *buf, size_t size)
+/* Writes all of @a then @b (may be empty) at the current end with one
+ * writev() (more only on short writes); on failure removes what part of
+ * them reached the file, so the file still ends at a chunk boundary.  They
+ * are already counted in w->bytes. */
+static int writer_write2(struct stk_writer *w, const void *a, size_t alen, const void *b,
+			 size_t blen)
 {
-	const uint8_t *p = buf;
-	size_t left = size;
+	struct iovec iov[2] = { { (void *)a, alen }, { (void *)b, blen } };
+	struct iovec *v = alen ? iov : iov + 1;
+	size_t size = alen + blen, left = size;
+	int nv = (alen ? 1 : 0) + (blen ? 1 : 0);
 	ssize_t n;
 	int err;
 
 	while (left) {
-		n = write(w->fd, p, left);
+		n = writev(w->fd, v, nv);
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
@@ -97,8 +102,16 @@ static int writer_write(struct stk_writer *w, const void *buf, size_t size)
 			err = -EIO;
 			goto fail;
 		}
-		p += n;
 		left -= n;
+		while (nv && (size_t)n >= v->iov_len) {
+			n -= v->iov_len;
+			v++;
+			nv--;
+		}
+		if (nv) {
+			v->iov_base = (uint8_t *)v->iov_base + n;
+			v->iov_len -= n;
+		}
 	}
 	w->written += size;
 	return 0;
@@ -110,6 +123,11 @@ fail:
 	w->bytes = w->written;
 	w->failed = err;
 	return err;
+}
+
+static int writer_write(struct stk_writer *w, const void *buf, size_t size)
+{
+	return writer_write2(w, buf, size, NULL, 0);
 }
 
 static int writer_header(struct stk_writer *w, uint64_t wall, uint64_t mono)
@@ -510,13 +528,14 @@ static int held_write(struct stk_writer *w)
 }
 
 /*
- * Put @size bytes of complete chunk(s) after the held ones, growing the
- * buffer; -ENOMEM leaves everything as it was.  Held chunks over
- * HELD_MAX bytes in all are written first, and a chunk of HELD_MAX or
- * more is not held: a big flush (the first one's stacks and symbols)
- * takes a few write()s, and the buffer stays small.
+ * Put @size bytes of a complete chunk after the held ones, growing the
+ * buffer; -ENOMEM leaves everything as it was.  Held chunks that would
+ * pass HELD_MAX bytes in all are written first.  A chunk of HELD_BIG bytes
+ * or more is not copied (*@direct): it goes out after the held ones in
+ * the same writev().  The buffer stays at most HELD_MAX bytes.
  */
-#define HELD_MAX (256 * 1024)
+#define HELD_MAX (64 * 1024)
+#define HELD_BIG (16 * 1024)
 
 static int held_put(struct stk_writer *w, const void *buf, size_t size, int *direct)
 {
@@ -524,18 +543,16 @@ static int held_put(struct stk_writer *w, const void *buf, size_t size, int *dir
 	uint8_t *tmp;
 	int err;
 
-	*direct = 0;
-	if (w->held_len && w->held_len + size > HELD_MAX) {
+	*direct = size >= HELD_BIG;
+	if (*direct)
+		return 0;
+	if (w->held_len + size > HELD_MAX) {
 		err = held_write(w);
 		if (err)
 			return err;
 	}
-	if (size >= HELD_MAX) {
-		*direct = 1;
-		return 0;
-	}
 	if (w->held_len + size > w->held_cap) {
-		cap = w->held_cap ? w->held_cap : 16384;
+		cap = w->held_cap ? w->held_cap : 4096;
 		while (cap < w->held_len + size)
 			cap *= 2;
 		tmp = realloc(w->held, cap);
@@ -589,14 +606,24 @@ static int chunk_emit(struct stk_writer *w, size_t size, size_t extra)
 	}
 	w->bytes += size + extra;
 	if (direct) {
-		err = held_write(w);
-		err = err ?: writer_write(w, w->out, size + extra);
+		/* The held chunks and this one in one writev(). */
+		err = writer_write2(w, w->held, w->held_len, w->out, size + extra);
 		if (err) {
 			if (!is_index)
 				w->nr_index--;
-			writer_msg(w, "write chunk %u (%.4s): %s", w->seq, e.tag, strerror(-err));
-			return err;
+			w->nr_index -= w->nr_held;
+			w->dropped += w->nr_held;
+			if (w->nr_held)
+				writer_msg(w, "write chunks %u-%u (%.4s): %s", w->seq - w->nr_held,
+					   w->seq, e.tag, strerror(-err));
+			else
+				writer_msg(w, "write chunk %u (%.4s): %s", w->seq, e.tag,
+					   strerror(-err));
 		}
+		w->held_len = 0;
+		w->nr_held = 0;
+		if (err)
+			return err;
 	}
 	w->seq++;
 	return 0;
@@ -984,21 +1011,12 @@ void stk_writer__hold(struct stk_writer *w)
 
 int stk_writer__release(struct stk_writer *w)
 {
-	int err;
-
 	if (!w)
 		return -EINVAL;
 	w->holding = 0;
 	if (w->failed)
 		return w->failed;
-	err = held_write(w);
-	/* A buffer a big flush grew is not kept for the quiet ones. */
-	if (w->held_cap > HELD_MAX / 4) {
-		free(w->held);
-		w->held = NULL;
-		w->held_cap = 0;
-	}
-	return err;
+	return held_write(w);
 }
 
 uint64_t stk_writer__dropped(const struct stk_writer *w)

@@ -1953,6 +1953,49 @@ START_TEST(held_chunks_reach_the_file_only_at_release)
 }
 END_TEST
 
+/* A big chunk is not held: it goes out at once, after the held ones. */
+START_TEST(big_chunk_goes_out_at_once_after_the_held_ones)
+{
+	static uint8_t noise[20000];
+	struct stk_kv kv = { "k", "v" };
+	struct stk_reader *r;
+	struct stk_writer *w;
+	struct stk_chunk ch;
+	struct tmpfile t;
+	struct stat st;
+	uint32_t x = 7;
+	size_t i;
+	int fd;
+
+	for (i = 0; i < sizeof(noise); i++) {
+		x = x * 1103515245 + 12345;
+		noise[i] = (uint8_t)(x >> 16);
+	}
+	tmp_make(&t);
+	fd = open(t.path, O_WRONLY | O_TRUNC);
+	ck_assert_int_ge(fd, 0);
+	w = stk_writer__fdopen(fd, NULL);
+	ck_assert_ptr_nonnull(w);
+	stk_writer__hold(w);
+	ck_assert_int_eq(stk_writer__add_meta(w, &kv, 1), 0);
+	ck_assert_int_eq(stk_writer__add_raw(w, "xBIG", 0, 0, noise, sizeof(noise)), 0);
+	ck_assert_int_eq(fstat(fd, &st), 0);
+	ck_assert_uint_eq((uint64_t)st.st_size, stk_writer__bytes(w));
+	ck_assert_int_eq(stk_writer__add_meta(w, &kv, 1), 0);
+	ck_assert_int_eq(stk_writer__release(w), 0);
+	ck_assert_int_eq(stk_writer__close(w), 0);
+
+	r = stk_reader__open(t.path);
+	ck_assert_ptr_nonnull(r);
+	for (i = 0; stk_reader__next(r, &ch) == 1; i++) {
+		ck_assert_uint_eq(ch.seq, (uint32_t)i);
+		ck_assert_str_eq(ch.tag, i == 1 ? "xBIG" : i == 3 ? "INDX" : "META");
+	}
+	ck_assert_uint_eq(i, 4);
+	tmp_close(&t, r);
+}
+END_TEST
+
 /* A failed release loses every held chunk, says how many, and leaves the
  * chunks before them readable. */
 START_TEST(failed_release_drops_the_held_chunks_only)
@@ -2229,6 +2272,7 @@ static Suite *format_suite(void)
 	tcase_add_test(tc, writer_to_dev_full_fails_with_enospc);
 	tcase_add_test(tc, write_error_mid_file_fails_later_calls_with_eio);
 	tcase_add_test(tc, held_chunks_reach_the_file_only_at_release);
+	tcase_add_test(tc, big_chunk_goes_out_at_once_after_the_held_ones);
 	tcase_add_test(tc, failed_release_drops_the_held_chunks_only);
 	tcase_add_test(tc, writer_refuses_bad_arguments_and_stays_usable);
 	tcase_add_test(tc, writer_appends_a_segment_to_an_existing_capture);
