@@ -304,7 +304,13 @@ struct stk_writer_opts {
 	int compression_level;	/* zstd level; 0 means the default (3) */
 	uint64_t wall_start_ns; /* CLOCK_REALTIME at capture start; 0 = now */
 	uint64_t mono_start_ns; /* CLOCK_MONOTONIC at capture start; 0 = now */
+	/* zstd level of payloads of at most STK_SMALL_PAYLOAD bytes; 0 means
+	 * compression_level.  A negative (fast) level skips the entropy
+	 * tables whose set-up is most of a small payload's cost. */
+	int small_compression_level;
 };
+
+#define STK_SMALL_PAYLOAD 4096
 
 /*
  * stk_writer__open() - start a capture at @path and write the file header.
@@ -366,7 +372,8 @@ struct stk_writer *stk_writer__fdopen(int fd, const struct stk_writer_opts *opts
 
 /*
  * The stk_writer__add_*() functions each encode, compress and append one
- * chunk with a single write() (looping only on short writes).  Nothing
+ * chunk with a single write() (looping only on short writes), or hold it
+ * (stk_writer__hold()).  Nothing
  * already written is ever modified.  They return 0, or:
  *   -EINVAL  bad argument (e.g. n > 0 with a NULL array, a string too long)
  *   -EFBIG   the encoded payload exceeds STK_MAX_CHUNK_RAW: split the rows
@@ -510,8 +517,27 @@ int stk_writer__close(struct stk_writer *w);
  */
 int stk_writer__close_as(struct stk_writer *w, char *where, size_t size);
 
-/* Bytes this writer has written so far (the file size, unless it appends
- * to an existing file). */
+/*
+ * stk_writer__hold() - keep the chunks added from now on complete in memory
+ * (each as it would be written), to go out in the order added with one
+ * write() at stk_writer__release() or stk_writer__close(): one system call
+ * for a burst of small chunks.  Held chunks over 64 KiB in all are
+ * written as more come, and a chunk of 16 KiB or more goes out at once,
+ * after the held ones in the same writev().  A writer killed meanwhile leaves the file as it
+ * would have left it before those chunks were made.
+ *
+ * stk_writer__release() - write the held chunks and stop holding.  0, or
+ * the write() errno (the writer is then failed, as after an add_*() write
+ * error): the held chunks are all lost, the file holds the chunks before
+ * them, and stk_writer__dropped() counts them -- also when an add_*() call
+ * fails writing held chunks to make room.
+ */
+void stk_writer__hold(struct stk_writer *w);
+int stk_writer__release(struct stk_writer *w);
+uint64_t stk_writer__dropped(const struct stk_writer *w);
+
+/* Bytes this writer has written so far, held ones included (the file size
+ * once they are written, unless it appends to an existing file). */
 uint64_t stk_writer__bytes(const struct stk_writer *w);
 
 /* Message of the last error, e.g. "write chunk 12 (CNTS): No space left on

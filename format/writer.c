@@ -3,7 +3,9 @@
  * The .stk writer.  Append-only: every header, chunk and trailer goes out in
  * one write() once complete and is never touched again, so a writer killed
  * at any moment leaves a file whose complete chunks are all readable (unlike
- * a format that patches a size field at exit).
+ * a format that patches a size field at exit).  Chunks made while held
+ * (stk_writer__hold()) wait complete in memory and go out together, in the
+ * order made, in one write() at stk_writer__release().
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -15,6 +17,7 @@
 #include <string.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 #include <zstd.h>
@@ -31,17 +34,25 @@ struct stk_writer {
 	dev_t dev;			/* the file's, for that check */
 	ino_t ino;
 	int failed;			/* first error that left the file incomplete */
-	uint64_t bytes;			/* bytes written by this writer */
+	uint64_t bytes;			/* bytes of this writer's, held ones included */
+	uint64_t written;		/* of those, bytes in the file */
 	int64_t base;			/* file offset where it started, -1 if not a file */
 	uint64_t seg_start;		/* offset of this segment's file header */
 	uint8_t uuid[16];
 	uint32_t seq;
 	ZSTD_CCtx *cctx;
+	int level, small_level;		/* zstd's, for payloads over/up to STK_SMALL_PAYLOAD */
+	int cur_level;			/* the one set in cctx */
 	struct sbuf payload;		/* encoded payload, reused */
 	uint8_t *out;			/* header + compressed payload, reused */
 	size_t out_cap;
 	struct stk_index_entry *index;
 	size_t nr_index, index_cap;
+	int holding;			/* between hold() and release() */
+	uint8_t *held;			/* complete chunks not written yet */
+	size_t held_len, held_cap;
+	uint32_t nr_held;		/* chunks in held[] */
+	uint64_t dropped;		/* held chunks a failed write lost */
 	char errmsg[256];
 };
 
@@ -65,17 +76,22 @@ static uint64_t clock_ns(clockid_t clk)
 	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
 }
 
-/* Writes all of @buf at the current end; on failure removes what part of it
- * reached the file, so the file still ends at a chunk boundary. */
-static int writer_write(struct stk_writer *w, const void *buf, size_t size)
+/* Writes all of @a then @b (may be empty) at the current end with one
+ * writev() (more only on short writes); on failure removes what part of
+ * them reached the file, so the file still ends at a chunk boundary.  They
+ * are already counted in w->bytes. */
+static int writer_write2(struct stk_writer *w, const void *a, size_t alen, const void *b,
+			 size_t blen)
 {
-	const uint8_t *p = buf;
-	size_t left = size;
+	struct iovec iov[2] = { { (void *)a, alen }, { (void *)b, blen } };
+	struct iovec *v = alen ? iov : iov + 1;
+	size_t size = alen + blen, left = size;
+	int nv = (alen ? 1 : 0) + (blen ? 1 : 0);
 	ssize_t n;
 	int err;
 
 	while (left) {
-		n = write(w->fd, p, left);
+		n = writev(w->fd, v, nv);
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
@@ -86,18 +102,32 @@ static int writer_write(struct stk_writer *w, const void *buf, size_t size)
 			err = -EIO;
 			goto fail;
 		}
-		p += n;
 		left -= n;
+		while (nv && (size_t)n >= v->iov_len) {
+			n -= v->iov_len;
+			v++;
+			nv--;
+		}
+		if (nv) {
+			v->iov_base = (uint8_t *)v->iov_base + n;
+			v->iov_len -= n;
+		}
 	}
-	w->bytes += size;
+	w->written += size;
 	return 0;
 fail:
 	/* Best effort: a pipe cannot be truncated, and the reader copes with a
 	 * partial chunk at the end anyway. */
-	if (left != size && w->base >= 0 && ftruncate(w->fd, w->base + w->bytes) < 0)
+	if (left != size && w->base >= 0 && ftruncate(w->fd, w->base + w->written) < 0)
 		errno = 0;
+	w->bytes = w->written;
 	w->failed = err;
 	return err;
+}
+
+static int writer_write(struct stk_writer *w, const void *buf, size_t size)
+{
+	return writer_write2(w, buf, size, NULL, 0);
 }
 
 static int writer_header(struct stk_writer *w, uint64_t wall, uint64_t mono)
@@ -134,6 +164,7 @@ static int writer_header(struct stk_writer *w, uint64_t wall, uint64_t mono)
 	put_le64(h + FH_MONO_START, mono ? mono : clock_ns(CLOCK_MONOTONIC));
 	put_le32(h + STK_FILE_HDR_LEN - 4, stk_crc32c(0, h, STK_FILE_HDR_LEN - 4));
 	w->seg_start = w->bytes;
+	w->bytes += sizeof(frame);
 	return writer_write(w, frame, sizeof(frame));
 }
 
@@ -161,7 +192,7 @@ struct stk_writer *stk_writer__fdopen(int fd, const struct stk_writer_opts *opts
 {
 	struct stk_writer *w = NULL;
 	uint64_t wall = 0, mono = 0;
-	int level = 0;
+	int level = 0, small = 0;
 	int err;
 
 	if (fd < 0 || (opts && opts->sz < sizeof(opts->sz))) {
@@ -175,6 +206,8 @@ struct stk_writer *stk_writer__fdopen(int fd, const struct stk_writer_opts *opts
 		wall = opts->wall_start_ns;
 	if (OPTS_HAS(opts, mono_start_ns))
 		mono = opts->mono_start_ns;
+	if (OPTS_HAS(opts, small_compression_level))
+		small = opts->small_compression_level;
 	w = calloc(1, sizeof(*w));
 	if (!w) {
 		err = -ENOMEM;
@@ -188,7 +221,10 @@ struct stk_writer *stk_writer__fdopen(int fd, const struct stk_writer_opts *opts
 		err = -ENOMEM;
 		goto fail;
 	}
-	if (ZSTD_isError(ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_compressionLevel, level ? level : 3)) ||
+	w->level = level ? level : 3;
+	w->small_level = small ? small : w->level;
+	w->cur_level = w->level;
+	if (ZSTD_isError(ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_compressionLevel, w->level)) ||
 	    ZSTD_isError(ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_checksumFlag, 1)) ||
 	    ZSTD_isError(ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_contentSizeFlag, 1))) {
 		err = -EINVAL;
@@ -415,6 +451,7 @@ static int chunk_pack(struct stk_writer *w, const char tag[4], uint64_t t0, uint
 	const size_t hlen = STK_FRAME_PREFIX + STK_CHUNK_HDR_LEN;
 	size_t need, comp;
 	uint8_t *h, *tmp;
+	int level;
 
 	if (w->payload.err) {
 		writer_msg(w, "chunk %u (%.4s): %s", w->seq, tag, w->payload.why);
@@ -429,6 +466,14 @@ static int chunk_pack(struct stk_writer *w, const char tag[4], uint64_t t0, uint
 		}
 		w->out = tmp;
 		w->out_cap = need;
+	}
+	level = w->payload.len <= STK_SMALL_PAYLOAD ? w->small_level : w->level;
+	if (level != w->cur_level) {
+		if (ZSTD_isError(ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_compressionLevel, level))) {
+			writer_msg(w, "chunk %u (%.4s): zstd level %d refused", w->seq, tag, level);
+			return -EINVAL;
+		}
+		w->cur_level = level;
 	}
 	comp = ZSTD_compress2(w->cctx, w->out + hlen, need - hlen - extra,
 			      w->payload.len ? w->payload.data : (const uint8_t *)"", w->payload.len);
@@ -460,14 +505,77 @@ static int chunk_pack(struct stk_writer *w, const char tag[4], uint64_t t0, uint
 }
 
 /*
+ * Write the held chunks in one write().  On failure they are all lost (the
+ * file is cut back to where they started) and counted in w->dropped, and
+ * their index entries go: the file holds the chunks before them.
+ */
+static int held_write(struct stk_writer *w)
+{
+	uint32_t first = w->seq - w->nr_held;
+	int err;
+
+	if (!w->nr_held)
+		return 0;
+	err = writer_write(w, w->held, w->held_len);
+	if (err) {
+		writer_msg(w, "write chunks %u-%u: %s", first, w->seq - 1, strerror(-err));
+		w->nr_index -= w->nr_held;
+		w->dropped += w->nr_held;
+	}
+	w->held_len = 0;
+	w->nr_held = 0;
+	return err;
+}
+
+/*
+ * Put @size bytes of a complete chunk after the held ones, growing the
+ * buffer; -ENOMEM leaves everything as it was.  Held chunks that would
+ * pass HELD_MAX bytes in all are written first.  A chunk of HELD_BIG bytes
+ * or more is not copied (*@direct): it goes out after the held ones in
+ * the same writev().  The buffer stays at most HELD_MAX bytes.
+ */
+#define HELD_MAX (64 * 1024)
+#define HELD_BIG (16 * 1024)
+
+static int held_put(struct stk_writer *w, const void *buf, size_t size, int *direct)
+{
+	size_t cap;
+	uint8_t *tmp;
+	int err;
+
+	*direct = size >= HELD_BIG;
+	if (*direct)
+		return 0;
+	if (w->held_len + size > HELD_MAX) {
+		err = held_write(w);
+		if (err)
+			return err;
+	}
+	if (w->held_len + size > w->held_cap) {
+		cap = w->held_cap ? w->held_cap : 4096;
+		while (cap < w->held_len + size)
+			cap *= 2;
+		tmp = realloc(w->held, cap);
+		if (!tmp)
+			return -ENOMEM;
+		w->held = tmp;
+		w->held_cap = cap;
+	}
+	memcpy(w->held + w->held_len, buf, size);
+	w->held_len += size;
+	w->nr_held++;
+	return 0;
+}
+
+/*
  * chunk_emit() - write the chunk packed in w->out (plus @extra bytes after
- * it) with one write() and record it in the index.
+ * it) with one write(), or hold it, and record it in the index.
  */
 static int chunk_emit(struct stk_writer *w, size_t size, size_t extra)
 {
 	const uint8_t *h = w->out + STK_FRAME_PREFIX;
 	struct stk_index_entry e;
-	int is_index;
+	int is_index, direct = 1;
 	int err;
 
 	memcpy(e.tag, h + CH_TAG, 4);
@@ -486,12 +594,36 @@ static int chunk_emit(struct stk_writer *w, size_t size, size_t extra)
 			return err;
 		}
 	}
-	err = writer_write(w, w->out, size + extra);
-	if (err) {
-		if (!is_index)
-			w->nr_index--;
-		writer_msg(w, "write chunk %u (%.4s): %s", w->seq, e.tag, strerror(-err));
-		return err;
+	if (w->holding) {
+		err = held_put(w, w->out, size + extra, &direct);
+		if (err) {
+			if (!is_index)
+				w->nr_index--;
+			if (err == -ENOMEM)
+				writer_msg(w, "chunk %u (%.4s): out of memory", w->seq, e.tag);
+			return err;
+		}
+	}
+	w->bytes += size + extra;
+	if (direct) {
+		/* The held chunks and this one in one writev(). */
+		err = writer_write2(w, w->held, w->held_len, w->out, size + extra);
+		if (err) {
+			if (!is_index)
+				w->nr_index--;
+			w->nr_index -= w->nr_held;
+			w->dropped += w->nr_held;
+			if (w->nr_held)
+				writer_msg(w, "write chunks %u-%u (%.4s): %s", w->seq - w->nr_held,
+					   w->seq, e.tag, strerror(-err));
+			else
+				writer_msg(w, "write chunk %u (%.4s): %s", w->seq, e.tag,
+					   strerror(-err));
+		}
+		w->held_len = 0;
+		w->nr_held = 0;
+		if (err)
+			return err;
 	}
 	w->seq++;
 	return 0;
@@ -823,7 +955,10 @@ int stk_writer__close_as(struct stk_writer *w, char *where, size_t where_size)
 	put_le64(t + TR_SEG_LEN, index_off + size + STK_FRAME_PREFIX + STK_TRAILER_LEN);
 	put_le32(t + TR_CHUNK_COUNT, w->nr_index);
 	put_le32(t + TR_CRC, stk_crc32c(0, t, TR_CRC));
+	/* Held chunks and the index go out together. */
 	err = chunk_emit(w, size, STK_FRAME_PREFIX + STK_TRAILER_LEN);
+	err = err ?: held_write(w);
+	w->holding = 0;
 	if (err)
 		goto out;
 	/* A pipe or a character device cannot be synced; that is no error. */
@@ -862,9 +997,31 @@ out:
 	ZSTD_freeCCtx(w->cctx);
 	sbuf_free(&w->payload);
 	free(w->out);
+	free(w->held);
 	free(w->index);
 	free(w);
 	return err;
+}
+
+void stk_writer__hold(struct stk_writer *w)
+{
+	if (w)
+		w->holding = 1;
+}
+
+int stk_writer__release(struct stk_writer *w)
+{
+	if (!w)
+		return -EINVAL;
+	w->holding = 0;
+	if (w->failed)
+		return w->failed;
+	return held_write(w);
+}
+
+uint64_t stk_writer__dropped(const struct stk_writer *w)
+{
+	return w ? w->dropped : 0;
 }
 
 uint64_t stk_writer__bytes(const struct stk_writer *w)
@@ -886,6 +1043,7 @@ void stk_writer__discard(struct stk_writer *w)
 	ZSTD_freeCCtx(w->cctx);
 	sbuf_free(&w->payload);
 	free(w->out);
+	free(w->held);
 	free(w->index);
 	free(w->path);
 	free(w);

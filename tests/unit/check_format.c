@@ -1905,6 +1905,139 @@ START_TEST(write_error_mid_file_fails_later_calls_with_eio)
 }
 END_TEST
 
+/* Held chunks reach the file together at release, in their order; the
+ * chunks held go into the index as any others. */
+START_TEST(held_chunks_reach_the_file_only_at_release)
+{
+	struct stk_kv kv = { "k", "v" };
+	struct stk_read_summary sum;
+	struct stk_reader *r;
+	struct stk_writer *w;
+	struct stk_chunk ch;
+	struct tmpfile t;
+	struct stat st;
+	off_t before;
+	int fd, i;
+
+	tmp_make(&t);
+	fd = open(t.path, O_WRONLY | O_TRUNC);
+	ck_assert_int_ge(fd, 0);
+	w = stk_writer__fdopen(fd, NULL);
+	ck_assert_ptr_nonnull(w);
+	ck_assert_int_eq(stk_writer__add_meta(w, &kv, 1), 0);
+	ck_assert_int_eq(fstat(fd, &st), 0);
+	before = st.st_size;
+	stk_writer__hold(w);
+	for (i = 0; i < 3; i++)
+		ck_assert_int_eq(stk_writer__add_meta(w, &kv, 1), 0);
+	ck_assert_int_eq(fstat(fd, &st), 0);
+	ck_assert_int_eq(st.st_size, before);
+	ck_assert_uint_gt(stk_writer__bytes(w), (uint64_t)before);
+	ck_assert_int_eq(stk_writer__release(w), 0);
+	ck_assert_int_eq(fstat(fd, &st), 0);
+	ck_assert_uint_eq((uint64_t)st.st_size, stk_writer__bytes(w));
+	ck_assert_uint_eq(stk_writer__dropped(w), 0);
+	ck_assert_int_eq(stk_writer__close(w), 0);
+
+	r = stk_reader__open(t.path);
+	ck_assert_ptr_nonnull(r);
+	for (i = 0; stk_reader__next(r, &ch) == 1; i++) {
+		ck_assert_uint_eq(ch.seq, (uint32_t)i);
+		ck_assert_str_eq(ch.tag, i < 4 ? "META" : "INDX");
+	}
+	ck_assert_int_eq(i, 5);
+	stk_reader__summary(r, &sum);
+	ck_assert_uint_eq(sum.errors, 0);
+	ck_assert_int_eq(sum.closed, 1);
+	tmp_close(&t, r);
+}
+END_TEST
+
+/* A big chunk is not held: it goes out at once, after the held ones. */
+START_TEST(big_chunk_goes_out_at_once_after_the_held_ones)
+{
+	static uint8_t noise[20000];
+	struct stk_kv kv = { "k", "v" };
+	struct stk_reader *r;
+	struct stk_writer *w;
+	struct stk_chunk ch;
+	struct tmpfile t;
+	struct stat st;
+	uint32_t x = 7;
+	size_t i;
+	int fd;
+
+	for (i = 0; i < sizeof(noise); i++) {
+		x = x * 1103515245 + 12345;
+		noise[i] = (uint8_t)(x >> 16);
+	}
+	tmp_make(&t);
+	fd = open(t.path, O_WRONLY | O_TRUNC);
+	ck_assert_int_ge(fd, 0);
+	w = stk_writer__fdopen(fd, NULL);
+	ck_assert_ptr_nonnull(w);
+	stk_writer__hold(w);
+	ck_assert_int_eq(stk_writer__add_meta(w, &kv, 1), 0);
+	ck_assert_int_eq(stk_writer__add_raw(w, "xBIG", 0, 0, noise, sizeof(noise)), 0);
+	ck_assert_int_eq(fstat(fd, &st), 0);
+	ck_assert_uint_eq((uint64_t)st.st_size, stk_writer__bytes(w));
+	ck_assert_int_eq(stk_writer__add_meta(w, &kv, 1), 0);
+	ck_assert_int_eq(stk_writer__release(w), 0);
+	ck_assert_int_eq(stk_writer__close(w), 0);
+
+	r = stk_reader__open(t.path);
+	ck_assert_ptr_nonnull(r);
+	for (i = 0; stk_reader__next(r, &ch) == 1; i++) {
+		ck_assert_uint_eq(ch.seq, (uint32_t)i);
+		ck_assert_str_eq(ch.tag, i == 1 ? "xBIG" : i == 3 ? "INDX" : "META");
+	}
+	ck_assert_uint_eq(i, 4);
+	tmp_close(&t, r);
+}
+END_TEST
+
+/* A failed release loses every held chunk, says how many, and leaves the
+ * chunks before them readable. */
+START_TEST(failed_release_drops_the_held_chunks_only)
+{
+	struct stk_kv kv = { "k", "v" };
+	struct stk_read_summary sum;
+	struct stk_reader *r;
+	struct stk_writer *w;
+	struct stk_chunk ch;
+	struct tmpfile t;
+	int fd, full, i;
+
+	tmp_make(&t);
+	fd = open(t.path, O_WRONLY | O_TRUNC);
+	ck_assert_int_ge(fd, 0);
+	w = stk_writer__fdopen(fd, NULL);
+	ck_assert_ptr_nonnull(w);
+	ck_assert_int_eq(stk_writer__add_meta(w, &kv, 1), 0);
+	stk_writer__hold(w);
+	for (i = 0; i < 3; i++)
+		ck_assert_int_eq(stk_writer__add_meta(w, &kv, 1), 0);
+	full = open("/dev/full", O_WRONLY);
+	ck_assert_int_ge(full, 0);
+	ck_assert_int_eq(dup2(full, fd), fd);
+	close(full);
+	ck_assert_int_eq(stk_writer__release(w), -ENOSPC);
+	ck_assert_str_eq(stk_writer__errmsg(w), "write chunks 1-3: No space left on device");
+	ck_assert_uint_eq(stk_writer__dropped(w), 3);
+	ck_assert_int_eq(stk_writer__add_meta(w, &kv, 1), -EIO);
+	ck_assert_int_eq(stk_writer__close(w), -ENOSPC);
+
+	r = stk_reader__open(t.path);
+	ck_assert_ptr_nonnull(r);
+	ck_assert_int_eq(stk_reader__next(r, &ch), 1);
+	ck_assert_int_eq(stk_reader__next(r, &ch), 0);
+	stk_reader__summary(r, &sum);
+	ck_assert_uint_eq(sum.errors, 0);
+	ck_assert_int_eq(sum.closed, 0);
+	tmp_close(&t, r);
+}
+END_TEST
+
 START_TEST(writer_refuses_bad_arguments_and_stays_usable)
 {
 	char *long_str = malloc(STK_MAX_STRING + 2);
@@ -2024,6 +2157,49 @@ START_TEST(zstd_level_option_is_honoured)
 }
 END_TEST
 
+/* Payloads of at most STK_SMALL_PAYLOAD bytes take small_compression_level,
+ * bigger ones compression_level. */
+START_TEST(small_payload_level_applies_to_small_payloads_only)
+{
+	struct stk_writer_opts oa = { .sz = sizeof(oa), .compression_level = 1 };
+	struct stk_writer_opts ob = { .sz = sizeof(ob), .compression_level = 1,
+				      .small_compression_level = -5 };
+	static uint8_t text[STK_SMALL_PAYLOAD + 2000];
+	struct stk_writer *wa, *wb;
+	struct tmpfile ta, tb;
+	uint64_t a0, b0, a1, b1;
+	uint32_t x = 1;
+	size_t i;
+
+	/* Few distinct bytes, no long repeats: entropy coding is what
+	 * compresses it. */
+	for (i = 0; i < sizeof(text); i++) {
+		x = x * 1103515245 + 12345;
+		text[i] = "aaaaaaaabbbbccde"[(x >> 16) & 15];
+	}
+	tmp_make(&ta);
+	tmp_make(&tb);
+	wa = stk_writer__open(ta.path, &oa);
+	wb = stk_writer__open(tb.path, &ob);
+	ck_assert_ptr_nonnull(wa);
+	ck_assert_ptr_nonnull(wb);
+	a0 = stk_writer__bytes(wa);
+	b0 = stk_writer__bytes(wb);
+	ck_assert_int_eq(stk_writer__add_raw(wa, "XSML", 0, 0, text, STK_SMALL_PAYLOAD), 0);
+	ck_assert_int_eq(stk_writer__add_raw(wb, "XSML", 0, 0, text, STK_SMALL_PAYLOAD), 0);
+	a1 = stk_writer__bytes(wa);
+	b1 = stk_writer__bytes(wb);
+	ck_assert_uint_gt(b1 - b0, a1 - a0);
+	ck_assert_int_eq(stk_writer__add_raw(wa, "XBIG", 0, 0, text, sizeof(text)), 0);
+	ck_assert_int_eq(stk_writer__add_raw(wb, "XBIG", 0, 0, text, sizeof(text)), 0);
+	ck_assert_uint_eq(stk_writer__bytes(wb) - b1, stk_writer__bytes(wa) - a1);
+	ck_assert_int_eq(stk_writer__close(wa), 0);
+	ck_assert_int_eq(stk_writer__close(wb), 0);
+	unlink(ta.path);
+	unlink(tb.path);
+}
+END_TEST
+
 static Suite *format_suite(void)
 {
 	Suite *s = suite_create("format");
@@ -2095,10 +2271,14 @@ static Suite *format_suite(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, writer_to_dev_full_fails_with_enospc);
 	tcase_add_test(tc, write_error_mid_file_fails_later_calls_with_eio);
+	tcase_add_test(tc, held_chunks_reach_the_file_only_at_release);
+	tcase_add_test(tc, big_chunk_goes_out_at_once_after_the_held_ones);
+	tcase_add_test(tc, failed_release_drops_the_held_chunks_only);
 	tcase_add_test(tc, writer_refuses_bad_arguments_and_stays_usable);
 	tcase_add_test(tc, writer_appends_a_segment_to_an_existing_capture);
 	tcase_add_test(tc, chunk_over_raw_limit_is_efbig_for_the_writer);
 	tcase_add_test(tc, zstd_level_option_is_honoured);
+	tcase_add_test(tc, small_payload_level_applies_to_small_payloads_only);
 	tcase_add_test(tc, writer_creates_captures_0600_whatever_the_umask);
 	tcase_add_test(tc, writer_replaces_an_existing_file_only_at_commit);
 	tcase_add_test(tc, writer_discarded_before_commit_leaves_the_name_as_it_was);
