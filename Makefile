@@ -221,7 +221,7 @@ $(O)/samples/%: samples/%.c
 # all four libraries.  Suites listed in SAN_UNIT run under ASan+UBSan, with
 # their own sanitized builds of libstk, libreport and libstkutil (the fuzz
 # replays' $(O)/san/ ones).
-SAN_UNIT := check_damage check_pylines
+SAN_UNIT := check_damage check_pylines check_symcache
 SAN_FORMAT_OBJS := $(FORMAT_SRCS:%.c=$(O)/san/%.o)
 SAN_LIBS := $(O)/san/libreport.a $(O)/san/libstk.a $(O)/san/libstkutil.a
 

@@ -738,7 +738,9 @@ int symcache__tab_load(const char *dir, const uint8_t *bid, uint32_t bid_size,
 	if (memcmp(h.magic, STAB_MAGIC, 8) || h.version != STAB_VERSION ||
 	    h.header_size != sizeof(h) || h.bid_size != bid_size || memcmp(h.bid, bid, bid_size) ||
 	    h.dbg_path_size % 8 || h.pad ||
-	    (uint64_t)st.st_size != sizeof(h) + (uint64_t)h.dbg_path_size + h.body_size ||
+	    /* Each size within the file, not only their sum (which wraps). */
+	    h.dbg_path_size > (uint64_t)st.st_size - sizeof(h) ||
+	    h.body_size != (uint64_t)st.st_size - sizeof(h) - h.dbg_path_size ||
 	    stk_crc32c(0, buf + sizeof(h), (size_t)st.st_size - sizeof(h)) != h.crc ||
 	    (h.dbg_path_size && buf[sizeof(h) + h.dbg_path_size - 1] != '\0'))
 		goto bad;

@@ -5,6 +5,7 @@
 #include <check.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -2038,6 +2039,117 @@ START_TEST(failed_release_drops_the_held_chunks_only)
 }
 END_TEST
 
+/* @n bytes that zstd cannot shrink. */
+static void noise_fill(uint8_t *b, size_t n, uint32_t x)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		x = x * 1103515245 + 12345;
+		b[i] = (uint8_t)(x >> 16);
+	}
+}
+
+/* Held chunks past 64 KiB go out while holding, a big one at once, and a
+ * close while holding writes the rest with the index: every chunk lands
+ * at the offset its index entry says (the reader compares them). */
+START_TEST(held_chunks_spilled_and_closed_land_where_indexed)
+{
+	static uint8_t noise[20000];
+	struct stk_read_summary sum;
+	struct stk_reader *r;
+	struct stk_writer *w;
+	struct stk_chunk ch;
+	struct tmpfile t;
+	struct stat st;
+	off_t header;
+	int fd, i;
+
+	noise_fill(noise, sizeof(noise), 11);
+	tmp_make(&t);
+	fd = open(t.path, O_WRONLY | O_TRUNC);
+	ck_assert_int_ge(fd, 0);
+	w = stk_writer__fdopen(fd, NULL);
+	ck_assert_ptr_nonnull(w);
+	ck_assert_int_eq(fstat(fd, &st), 0);
+	header = st.st_size;
+	stk_writer__hold(w);
+	for (i = 0; i < 30; i++)
+		ck_assert_int_eq(stk_writer__add_raw(w, i == 10 ? "xBIG" : "xNOI", i, i + 1,
+						     i == 10 ? noise : noise + i * 300,
+						     i == 10 ? 20000 : 6000), 0);
+	ck_assert_int_eq(fstat(fd, &st), 0);
+	ck_assert_int_gt(st.st_size, header + 20000);
+	ck_assert_uint_lt((uint64_t)st.st_size, stk_writer__bytes(w));
+	ck_assert_int_eq(stk_writer__close(w), 0);
+
+	r = stk_reader__open(t.path);
+	ck_assert_ptr_nonnull(r);
+	for (i = 0; stk_reader__next(r, &ch) == 1; i++) {
+		ck_assert_uint_eq(ch.seq, (uint32_t)i);
+		ck_assert_str_eq(ch.tag, i == 30 ? "INDX" : i == 10 ? "xBIG" : "xNOI");
+	}
+	ck_assert_int_eq(i, 31);
+	stk_reader__summary(r, &sum);
+	ck_assert_uint_eq(sum.errors, 0);
+	ck_assert_int_eq(sum.closed, 1);
+	tmp_close(&t, r);
+}
+END_TEST
+
+/* The file may grow only part of the way (RLIMIT_FSIZE): the held
+ * chunks that reached it are cut off again, the file ends where they
+ * started, and all are counted lost. */
+START_TEST(release_cut_short_leaves_the_file_at_a_chunk_boundary)
+{
+	static uint8_t noise[3000];
+	struct stk_kv kv = { "k", "v" };
+	struct stk_read_summary sum;
+	struct rlimit old, rl;
+	struct stk_reader *r;
+	struct stk_writer *w;
+	struct stk_chunk ch;
+	struct tmpfile t;
+	struct stat st;
+	off_t before;
+	int fd, i;
+
+	noise_fill(noise, sizeof(noise), 5);
+	tmp_make(&t);
+	fd = open(t.path, O_WRONLY | O_TRUNC);
+	ck_assert_int_ge(fd, 0);
+	w = stk_writer__fdopen(fd, NULL);
+	ck_assert_ptr_nonnull(w);
+	ck_assert_int_eq(stk_writer__add_meta(w, &kv, 1), 0);
+	ck_assert_int_eq(fstat(fd, &st), 0);
+	before = st.st_size;
+	stk_writer__hold(w);
+	for (i = 0; i < 5; i++)
+		ck_assert_int_eq(stk_writer__add_raw(w, "xNOI", 0, 0, noise, sizeof(noise)), 0);
+	/* Room for two of the five and part of a third. */
+	signal(SIGXFSZ, SIG_IGN);
+	ck_assert_int_eq(getrlimit(RLIMIT_FSIZE, &old), 0);
+	rl = old;
+	rl.rlim_cur = before + 7000;
+	ck_assert_int_eq(setrlimit(RLIMIT_FSIZE, &rl), 0);
+	ck_assert_int_eq(stk_writer__release(w), -EFBIG);
+	ck_assert_int_eq(setrlimit(RLIMIT_FSIZE, &old), 0);
+	ck_assert_uint_eq(stk_writer__dropped(w), 5);
+	ck_assert_int_eq(fstat(fd, &st), 0);
+	ck_assert_int_eq(st.st_size, before);
+	ck_assert_int_eq(stk_writer__close(w), -EFBIG);
+
+	r = stk_reader__open(t.path);
+	ck_assert_ptr_nonnull(r);
+	ck_assert_int_eq(stk_reader__next(r, &ch), 1);
+	ck_assert_str_eq(ch.tag, "META");
+	ck_assert_int_eq(stk_reader__next(r, &ch), 0);
+	stk_reader__summary(r, &sum);
+	ck_assert_uint_eq(sum.errors, 0);
+	tmp_close(&t, r);
+}
+END_TEST
+
 START_TEST(writer_refuses_bad_arguments_and_stays_usable)
 {
 	char *long_str = malloc(STK_MAX_STRING + 2);
@@ -2274,6 +2386,8 @@ static Suite *format_suite(void)
 	tcase_add_test(tc, held_chunks_reach_the_file_only_at_release);
 	tcase_add_test(tc, big_chunk_goes_out_at_once_after_the_held_ones);
 	tcase_add_test(tc, failed_release_drops_the_held_chunks_only);
+	tcase_add_test(tc, held_chunks_spilled_and_closed_land_where_indexed);
+	tcase_add_test(tc, release_cut_short_leaves_the_file_at_a_chunk_boundary);
 	tcase_add_test(tc, writer_refuses_bad_arguments_and_stays_usable);
 	tcase_add_test(tc, writer_appends_a_segment_to_an_existing_capture);
 	tcase_add_test(tc, chunk_over_raw_limit_is_efbig_for_the_writer);
