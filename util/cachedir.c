@@ -8,8 +8,10 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "cachedir.h"
@@ -86,6 +88,42 @@ int cachedir__open(const char *path, struct stat *st)
 		return -EPERM;
 	}
 	return fd;
+}
+
+int cachedir__store(const char *path, const struct iovec *iov, int n)
+{
+	char tmp[PATH_MAX];
+	int fd, i, err = 0;
+
+	if (snprintf(tmp, sizeof(tmp), "%s.XXXXXX", path) >= (int)sizeof(tmp))
+		return -ENAMETOOLONG;
+	fd = mkostemp(tmp, O_CLOEXEC);	/* 0600, ours */
+	if (fd < 0)
+		return -errno;
+	for (i = 0; i < n && !err; i++) {
+		const char *p = iov[i].iov_base;
+		size_t left = iov[i].iov_len;
+
+		while (left && !err) {
+			ssize_t w = write(fd, p, left);
+
+			if (w < 0 && errno == EINTR)
+				continue;
+			if (w <= 0)
+				err = w < 0 ? -errno : -EIO;
+			else {
+				p += w;
+				left -= (size_t)w;
+			}
+		}
+	}
+	if (close(fd) < 0 && !err)
+		err = -errno;
+	if (!err && rename(tmp, path) < 0)
+		err = -errno;
+	if (err)
+		unlink(tmp);
+	return err;
 }
 
 struct cache_file {

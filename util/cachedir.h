@@ -10,6 +10,7 @@
 
 #include <stdint.h>
 
+struct iovec;
 struct stat;
 
 /* cachedir__ok() - is @dir ours alone: a directory (not a link) owned by
@@ -32,6 +33,13 @@ int cachedir__make(const char *dir);
  * (O_CLOEXEC), -ENOENT when missing, -EPERM when a link or not ours.
  */
 int cachedir__open(const char *path, struct stat *st);
+
+/*
+ * cachedir__store() - make @path hold the @n buffers of @iov, whole or not
+ * at all: written to a new file beside it (mode 0600, ours) and renamed
+ * over it, so a reader never sees a part.  0 or -errno (nothing left).
+ */
+int cachedir__store(const char *path, const struct iovec *iov, int n);
 
 /*
  * cachedir__trim() - if the regular files of @dir whose names end in

@@ -17,6 +17,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
@@ -607,22 +608,11 @@ out:
 static void cache_write(const char *dir, const char *path, struct corebtf_header *key,
 			const void *btf, uint32_t size)
 {
-	char tmp[PATH_MAX];
-	int fd, ok;
+	struct iovec iov[2] = { { key, sizeof(*key) }, { (void *)btf, size } };
 
 	key->size = size;
 	key->crc = stk_crc32c(0, btf, size);
-	if (snprintf(tmp, sizeof(tmp), "%s/.corebtf.XXXXXX", dir) >= (int)sizeof(tmp))
-		return;
-	fd = mkostemp(tmp, O_CLOEXEC);
-	if (fd < 0)
-		return;
-	ok = write(fd, key, sizeof(*key)) == (ssize_t)sizeof(*key) &&
-	     write(fd, btf, size) == (ssize_t)size;
-	ok = !close(fd) && ok;
-	if (!ok || rename(tmp, path) < 0)
-		unlink(tmp);
-	else
+	if (!cachedir__store(path, iov, 2))
 		cachedir__trim(dir, COREBTF_SUFFIX, COREBTF_MAX_BYTES);
 }
 

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "stk.h"
@@ -109,12 +110,12 @@ int tcache__store(const char *dir, const uint8_t *id, uint32_t id_size,
 		  const struct stkrec_unwind_row *rows, size_t nr, uint32_t flags, uint64_t max_bytes)
 {
 	struct tcache_header h = { .version = TCACHE_VERSION, .row_size = sizeof(*rows) };
-	char path[PATH_MAX], tmp[PATH_MAX];
 	size_t bytes = nr * sizeof(*rows);
-	int fd, err;
+	struct iovec iov[2] = { { &h, sizeof(h) }, { (void *)rows, bytes } };
+	char path[PATH_MAX];
+	int err;
 
 	err = path_of(path, sizeof(path), dir, id, id_size, ".uwt");
-	err = err ?: path_of(tmp, sizeof(tmp), dir, id, id_size, ".XXXXXX");
 	if (err)
 		return err;
 	if (!nr || sizeof(h) + bytes > max_bytes)
@@ -128,30 +129,11 @@ int tcache__store(const char *dir, const uint8_t *id, uint32_t id_size,
 	h.nr = nr;
 	h.flags = flags;
 	h.crc = stk_crc32c(0, rows, bytes);
-	fd = mkstemp(tmp);
-	if (fd < 0)
-		return -errno;
-	if (write(fd, &h, sizeof(h)) != (ssize_t)sizeof(h) || write(fd, rows, bytes) != (ssize_t)bytes) {
-		err = -EIO;
-		goto fail;
-	}
-	if (close(fd) < 0) {
-		fd = -1;
-		err = -errno;
-		goto fail;
-	}
-	if (rename(tmp, path) < 0) {
-		err = -errno;
-		unlink(tmp);
+	err = cachedir__store(path, iov, 2);
+	if (err)
 		return err;
-	}
 	dir_bytes += sizeof(h) + bytes;
 	if (dir_bytes == sizeof(h) + bytes || dir_bytes > max_bytes)
 		dir_bytes = cachedir__trim(dir, ".uwt", max_bytes) ?: 1;
 	return 0;
-fail:
-	if (fd >= 0)
-		close(fd);
-	unlink(tmp);
-	return err;
 }

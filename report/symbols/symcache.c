@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "hash.h"
@@ -514,21 +515,6 @@ void symcache__trim(const char *dir, uint64_t max)
 	}
 }
 
-static int write_all(int fd, const void *p, size_t n)
-{
-	while (n) {
-		ssize_t w = write(fd, p, n);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return w < 0 ? -errno : -EIO;
-		p = (const char *)p + w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
 int symcache__pending(const struct symcache *sc)
 {
 	return sc && sc->path && sc->added.nr_e;
@@ -538,11 +524,10 @@ int symcache__store(struct symcache *sc, const char *dbg)
 {
 	struct symcache_header h = { .version = SC_VERSION, .header_size = sizeof(h) };
 	struct sc_table out = { 0 };
-	char *tmp = NULL;
 	struct stat st;
 	uint32_t crc;
 	uint64_t body;
-	int fd = -1, err;
+	int err;
 
 	if (!sc || !sc->path || !sc->added.nr_e)
 		return 0;
@@ -575,33 +560,17 @@ int symcache__store(struct symcache *sc, const char *dbg)
 	crc = stk_crc32c(crc, out.f, out.nr_f * sizeof(*out.f));
 	h.crc = stk_crc32c(crc, out.s, out.nr_s);
 	err = cachedir__make(sc->dir);
-	if (err)
-		goto out;
-	if (asprintf(&tmp, "%s.XXXXXX", sc->path) < 0) {
-		tmp = NULL;
-		err = -ENOMEM;
-		goto out;
+	if (!err) {
+		struct iovec iov[4] = {
+			{ &h, sizeof(h) },
+			{ out.e, out.nr_e * sizeof(*out.e) },
+			{ out.f, out.nr_f * sizeof(*out.f) },
+			{ out.s, out.nr_s },
+		};
+
+		err = cachedir__store(sc->path, iov, 4);
 	}
-	fd = mkstemp(tmp);	/* 0600, ours */
-	if (fd < 0) {
-		err = -errno;
-		free(tmp);
-		tmp = NULL;
-		goto out;
-	}
-	err = write_all(fd, &h, sizeof(h));
-	err = err ?: write_all(fd, out.e, out.nr_e * sizeof(*out.e));
-	err = err ?: write_all(fd, out.f, out.nr_f * sizeof(*out.f));
-	err = err ?: write_all(fd, out.s, out.nr_s);
-	if (close(fd) < 0 && !err)
-		err = -errno;
-	fd = -1;
-	if (!err && rename(tmp, sc->path) < 0)
-		err = -errno;
 out:
-	if (tmp && err)
-		unlink(tmp);
-	free(tmp);
 	sc_table__release(&out);
 	return err;
 }
@@ -769,9 +738,9 @@ int symcache__tab_store(const char *dir, const uint8_t *bid, uint32_t bid_size,
 {
 	static const char zeros[8];
 	struct stab_header h;
-	char *path = NULL, *tmp = NULL;
+	char *path = NULL;
 	size_t dlen = 0;
-	int fd = -1, err;
+	int err;
 
 	if (!bid_size || bid_size > STK_MAX_BUILD_ID)
 		return -EINVAL;
@@ -791,34 +760,16 @@ int symcache__tab_store(const char *dir, const uint8_t *bid, uint32_t bid_size,
 	h.crc = stk_crc32c(h.crc, body, size);
 	err = cachedir__make(dir);
 	err = err ?: stab_path(dir, bid, bid_size, &path);
-	if (err)
-		goto out;
-	if (asprintf(&tmp, "%s.XXXXXX", path) < 0) {
-		tmp = NULL;
-		err = -ENOMEM;
-		goto out;
+	if (!err) {
+		struct iovec iov[4] = {
+			{ &h, sizeof(h) },
+			{ (void *)id->dbg, dlen },	/* the path, padded to 8 */
+			{ (void *)zeros, id->dbg ? h.dbg_path_size - dlen : 0 },
+			{ (void *)body, size },
+		};
+
+		err = cachedir__store(path, iov, 4);
 	}
-	fd = mkstemp(tmp);	/* 0600, ours */
-	if (fd < 0) {
-		err = -errno;
-		free(tmp);
-		tmp = NULL;
-		goto out;
-	}
-	err = write_all(fd, &h, sizeof(h));
-	if (!err && id->dbg) {
-		err = write_all(fd, id->dbg, dlen);
-		err = err ?: write_all(fd, zeros, h.dbg_path_size - dlen);
-	}
-	err = err ?: write_all(fd, body, size);
-	if (close(fd) < 0 && !err)
-		err = -errno;
-	if (!err && rename(tmp, path) < 0)
-		err = -errno;
-out:
-	if (tmp && err)
-		unlink(tmp);
-	free(tmp);
 	free(path);
 	return err;
 }
