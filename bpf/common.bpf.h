@@ -183,6 +183,7 @@ struct {
 	__type(key, __u32);
 	__type(value, struct stkrec_ksym_io);
 	__uint(max_entries, 1);
+	__uint(map_flags, BPF_F_MMAPABLE);	/* user space writes it in place */
 } ksym_io SEC(".maps");
 
 /* Add @n to statistic @idx.  A global function: inlined, its two
@@ -460,7 +461,11 @@ int symbolize_kaddrs(void *ctx)
 			break;
 		bpf_snprintf(io->out[i], STKREC_KSYM_TEXT, "%pS", &io->addrs[i], sizeof(__u64));
 	}
-	/* -EPERM without CAP_SYSLOG (as kallsyms would show zeros). */
+	/* The kernel's text bounds do not change: asked for once (each
+	 * lookup walks kallsyms by name, ~20 us).  -EPERM without
+	 * CAP_SYSLOG (as kallsyms would show zeros). */
+	if (!io->want_text)
+		return 0;
 	ret = bpf_kallsyms_lookup_name("_text", sizeof("_text"), 0, &io->text);
 	ret = ret ?: bpf_kallsyms_lookup_name("_etext", sizeof("_etext"), 0, &io->etext);
 	ret = ret ?: bpf_kallsyms_lookup_name("_sinittext", sizeof("_sinittext"), 0, &io->inittext);

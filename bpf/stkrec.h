@@ -415,7 +415,8 @@ struct stkrec_offcpu_value {
 
 struct stkrec_ksym_io {
 	__u32 nr;
-	__u32 pad;
+	__u32 want_text;	/* in: 1 to fill text..einittext (their lookups
+				 * are a scan of kallsyms each: asked once) */
 	__u64 text;
 	__u64 etext;
 	__u64 inittext;
