@@ -41,6 +41,7 @@
  */
 #define WRITTEN_AGE	64
 #define WRITTEN_PER_SET	3
+#define RESERVE_AT	4096
 
 static uint64_t held_value(unsigned int pool, size_t off, uint32_t nr)
 {
@@ -99,6 +100,7 @@ struct stackstore {
 	int set_fd;
 	uint32_t capacity;
 	struct idmap *ids;
+	size_t reserve;		/* ids to reserve room for, once RESERVE_AT are known */
 	uint64_t last_file_id;
 	size_t nheld;
 	/* Queued for the next STCK: frames appended to one growing buffer,
@@ -166,10 +168,7 @@ struct stackstore *stackstore__new(uint32_t capacity)
 		errno = ENOMEM;
 		return NULL;
 	}
-	/* Sized for what a recording of many stacks knows (see
-	 * WRITTEN_PER_SET), 2 MiB at most, so that it is not rehashed
-	 * while it records; without the memory, it grows as it fills. */
-	idmap__reserve(ss->ids, (size_t)WRITTEN_PER_SET * (capacity < 16384 ? capacity : 16384));
+	ss->reserve = (size_t)WRITTEN_PER_SET * (capacity < 16384 ? capacity : 16384);
 	return ss;
 }
 
@@ -399,6 +398,16 @@ int stackstore__ring_fd(const struct stackstore *ss)
 
 void stackstore__take_ring(struct stackstore *ss)
 {
+	/* Once it knows RESERVE_AT stacks, the id map is sized for what a
+	 * recording of many stacks knows (see WRITTEN_PER_SET), 2 MiB at
+	 * most, so that it is not rehashed again and again while it
+	 * records; a quiet recording's stays small, its pages touched
+	 * once, not faulted in one by one as new ids land across 2 MiB.
+	 * Without the memory, it grows as it fills. */
+	if (ss->reserve && idmap__count(ss->ids) + ss->nr_staged >= RESERVE_AT) {
+		idmap__reserve(ss->ids, ss->reserve);
+		ss->reserve = 0;
+	}
 	if (ss->ring)
 		ring_buffer__consume(ss->ring);
 	unstage_all(ss);
