@@ -85,10 +85,11 @@ struct {
 } scratch SEC(".maps");
 
 struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__type(key, __u32);
 	__type(value, __u64);
-	__uint(max_entries, STKREC_NR_STATS * STKREC_STAT_SETS);
+	__uint(max_entries, STKREC_STATS_STRIDE); /* x possible CPUs */
+	__uint(map_flags, BPF_F_MMAPABLE);
 } stats SEC(".maps");
 
 /* The counts map (0 or 1) of the sample the program on this CPU is
@@ -191,10 +192,10 @@ struct {
  * in every state that reaches them (a tenth of on_cpu_sample's check). */
 __noinline int stat_add(__u32 idx, __u64 n)
 {
-	__u32 key = stat_key(idx);
+	__u32 key = bpf_get_smp_processor_id() * STKREC_STATS_STRIDE + stat_key(idx);
 	__u64 *v = bpf_map_lookup_elem(&stats, &key);
 
-	/* Per-CPU slot, and programs do not nest on one CPU: no atomics. */
+	/* This CPU's slot, and programs do not nest on one CPU: no atomics. */
 	if (v)
 		*v += n;
 	return 0;

@@ -400,6 +400,12 @@ struct stkrec_offcpu_value {
  * user space, reading a set once it has drained its map, writes a STAT
  * that says exactly what the rows before it hold. */
 #define STKREC_STAT_SETS		2
+/* It is a plain array, BPF_F_MMAPABLE, that user space reads in place (a
+ * syscall and a copy of every CPU's values were a tenth of a quiet
+ * flush): CPU c's block of both sets starts at entry c * STRIDE, each
+ * block whole 64-byte lines, so that no two CPUs write one line.  Sized
+ * by user space: STRIDE times the possible CPUs. */
+#define STKREC_STATS_STRIDE	((STKREC_NR_STATS * STKREC_STAT_SETS + 7) & ~7)
 
 /*
  * Value of the one-element "ksym_io" array, the buffer of the

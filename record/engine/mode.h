@@ -23,7 +23,7 @@
 
 struct rec_maps {
 	int stacks_fd;	/* u64 id -> struct stkrec_stack */
-	int stats_fd;	/* per-CPU __u64[STKREC_NR_STATS] */
+	int stats_fd;	/* __u64[CPUs][STKREC_STATS_STRIDE], BPF_F_MMAPABLE */
 	int events_fd;	/* ring buffer of struct stkrec_event */
 	int stack_ring_fd; /* ring buffer of new stacks (struct stkrec_stack) */
 	int tgids_fd;	/* u32 -> u8 */

@@ -1387,6 +1387,7 @@ void recorder__free(struct recorder *rec)
 	pidns__free(rec->pidns);
 	stackstore__free(rec->stacks);
 	ksymtab__free(rec->ksyms);
+	recorder__unmap_stats(rec);
 	free(rec->stat_vals);
 	free(rec->stat_base);
 	free(rec->stat_last);

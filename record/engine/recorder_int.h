@@ -72,6 +72,7 @@ struct recorder {
 	int cmd_exit_code;
 	int nr_cpus_possible;
 	uint64_t *stat_vals;		/* the stats map's per-CPU values, as last read */
+	void *stats_mem;		/* the stats map, mmap'ed on first read */
 	unsigned int stats_read_bad;	/* ... the sets that could not be read */
 	int stats_read_fresh;		/* ... by this flush's drain (its STAT sums them) */
 	uint64_t bpf_stats[STKREC_NR_STATS];
@@ -126,6 +127,7 @@ int recorder__wrote(struct recorder *rec, int err);
 /* recorder_stats.c */
 void recorder__read_bpf_stats(struct recorder *rec);
 void recorder__freeze_bpf_stats(struct recorder *rec, uint32_t set);
+void recorder__unmap_stats(struct recorder *rec);
 uint64_t recorder__sampled_cpu_time(const struct recorder *rec, uint64_t now);
 /* Files a traced process named that it could not open itself, not read
  * (STAT files_refused): build-ids, unwind tables, symbols, perf maps. */

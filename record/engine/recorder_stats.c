@@ -10,7 +10,9 @@
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include <bpf/bpf.h>
 
@@ -120,37 +122,56 @@ static const uint64_t *stat_of(const struct recorder *rec, __u32 set, __u32 i)
 	return rec->stat_vals + (size_t)(set * STKREC_NR_STATS + i) * (size_t)rec->nr_cpus_possible;
 }
 
+/* The stats map's bytes (every CPU's block), page aligned. */
+static size_t stats_map_len(const struct recorder *rec)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	size_t n = (size_t)rec->nr_cpus_possible * STKREC_STATS_STRIDE * sizeof(uint64_t);
+
+	return (n + page - 1) / page * page;
+}
+
 /*
  * Read sets @set..@set + @nr - 1 of the stats map into rec->stat_vals
- * (the others keep their last values): one batch lookup (Linux 5.6+; 108
- * lookups a flush were most of a quiet flush's CPU), else one lookup per
- * entry.  An entry that cannot be read is all zeros, and *@bad has a bit
- * per set with one.
+ * (the others keep their last values), from the map mmap'ed on first use
+ * (no syscall: a batch lookup of every CPU's values was a tenth of a
+ * quiet flush).  If it cannot be mapped, the sets read are all zeros and
+ * *@bad has a bit per set.
  */
 static void read_stats(struct recorder *rec, __u32 set, __u32 nr, unsigned int *bad)
 {
-	__u32 n = STKREC_NR_STATS * nr, keys[STKREC_NR_STATS * STKREC_STAT_SETS];
-	__u32 first = set * STKREC_NR_STATS, before = first - 1, out, count = n, k;
 	size_t per = (size_t)rec->nr_cpus_possible;
-	int err;
+	const volatile uint64_t *blk;
+	__u32 s, i;
+	int c;
 
 	*bad = 0;
-	/* An array's batch starts after the key it is given. */
-	err = bpf_map_lookup_batch(rec->maps.stats_fd, first ? &before : NULL, &out, keys,
-				   rec->stat_vals + first * per, &count, NULL);
-	/* -ENOENT: the last batch, all of it (count says how many). */
-	if ((!err || errno == ENOENT) && count == n) {
-		for (k = 0; k < n && keys[k] == first + k; k++)
-			;
-		if (k == n)
-			return;
+	if (!rec->stats_mem) {
+		void *m = mmap(NULL, stats_map_len(rec), PROT_READ, MAP_SHARED, rec->maps.stats_fd, 0);
+
+		rec->stats_mem = m == MAP_FAILED ? NULL : m;
 	}
-	for (k = first; k < first + n; k++) {
-		if (!bpf_map_lookup_elem(rec->maps.stats_fd, &k, rec->stat_vals + k * per))
+	for (s = set; s < set + nr; s++) {
+		if (!rec->stats_mem) {
+			memset(rec->stat_vals + (size_t)s * STKREC_NR_STATS * per, 0,
+			       STKREC_NR_STATS * per * sizeof(uint64_t));
+			*bad |= 1u << s;
 			continue;
-		memset(rec->stat_vals + k * per, 0, per * sizeof(uint64_t));
-		*bad |= 1u << (k / STKREC_NR_STATS);
+		}
+		for (c = 0; c < rec->nr_cpus_possible; c++) {
+			blk = (const volatile uint64_t *)rec->stats_mem +
+			      (size_t)c * STKREC_STATS_STRIDE + s * STKREC_NR_STATS;
+			for (i = 0; i < STKREC_NR_STATS; i++)
+				rec->stat_vals[(size_t)(s * STKREC_NR_STATS + i) * per + c] = blk[i];
+		}
 	}
+}
+
+void recorder__unmap_stats(struct recorder *rec)
+{
+	if (rec->stats_mem)
+		munmap(rec->stats_mem, stats_map_len(rec));
+	rec->stats_mem = NULL;
 }
 
 static uint64_t cpu_sum(const struct recorder *rec, const uint64_t *vals)

@@ -201,6 +201,7 @@ int modeobj__configure(struct bpf_object *obj, const struct recorder_opts *o, in
 {
 	uint32_t tgid_entries = follow ? FOLLOW_ENTRIES : (o->nr_pids ? (uint32_t)o->nr_pids : 1);
 	uint32_t tid_entries = o->nr_tids ? (uint32_t)o->nr_tids : 1;
+	int ncpu = libbpf_num_possible_cpus();
 	int err;
 
 	/* -- CMD's 65536 processes preallocated were ~4 MiB and 1.5 ms of
@@ -214,6 +215,8 @@ int modeobj__configure(struct bpf_object *obj, const struct recorder_opts *o, in
 	err = err ?: set_entries(obj, "stack_ring", modeobj__stack_ring_bytes(o));
 	err = err ?: set_entries(obj, "tgids", tgid_entries);
 	err = err ?: set_entries(obj, "tids", tid_entries);
+	err = err ?: (ncpu > 0 ? 0 : ncpu < 0 ? ncpu : -EINVAL);
+	err = err ?: set_entries(obj, "stats", STKREC_STATS_STRIDE * (uint32_t)ncpu);
 	/* Python frames off: the walk is loaded (the programs reference its
 	 * maps) but never runs, as no process gets an interpreter; its maps
 	 * at their smallest (a ring is a page at least) leave 1.3 MiB of
