@@ -481,6 +481,78 @@ static void write_line(FILE *f, const char *text, size_t len, const char *sep, s
 	fwrite_unlocked(end, 1, nend, f);
 }
 
+/*
+ * output__write_grouped() while the texts fit the budget: every sample's
+ * text kept, sorted with strsort(), equal neighbours merged into one group
+ * (their values summed), then ordered by value with a stable radix sort.
+ * The same lines in the same order as the groups' path below, without a
+ * hash of every text nor a table of them: most samples of a system-wide
+ * capture are groups of their own, so the table was a miss per sample.
+ * 1 when the texts outgrow @budget (nothing written), else 0 or -errno.
+ */
+static int write_sorted(const struct report *r, const struct output_opts *o, FILE *f,
+			output_render_fn render, const char *sep, const char *end,
+			uint64_t budget)
+{
+	struct strsort_item *items = malloc((r->nr_samples ? r->nr_samples : 1) * sizeof(*items));
+	struct group_key *keys = malloc((r->nr_samples ? r->nr_samples : 1) * sizeof(*keys));
+	size_t nsep = strlen(sep), nend = strlen(end), i, k;
+	struct arena texts = { 0 };
+	struct strbuf sb = { 0 };
+	uint64_t held = 0;
+	char *t;
+	int err = -ENOMEM;
+
+	if (!items || !keys)
+		goto out;
+	for (i = 0; i < r->nr_samples; i++) {
+		const struct rsample *s = &r->samples[i];
+
+		strbuf__reset(&sb);
+		err = render(&sb, r, s, o);
+		if (err)
+			goto out;
+		err = 1;
+		held += sb.len + 1;
+		if (held > budget)
+			goto out;
+		err = -ENOMEM;
+		t = arena__alloc(&texts, sb.len + 1);
+		if (!t)
+			goto out;
+		memcpy(t, strbuf__str(&sb), sb.len + 1);
+		items[i] = (struct strsort_item){ t, sb.len, (void *)s, 0 };
+	}
+	strsort(items, r->nr_samples);
+	/* keys[k].g: the index of the group's first item, kept in items[k]. */
+	for (i = 0, k = 0; i < r->nr_samples; i++) {
+		uint64_t v = sample_value(r, items[i].owner);
+
+		if (k && items[k - 1].len == items[i].len &&
+		    memcmp(items[k - 1].s, items[i].s, items[i].len) == 0) {
+			keys[k - 1].value += v;
+			continue;
+		}
+		items[k] = items[i];
+		keys[k] = (struct group_key){ v, (struct group *)(uintptr_t)k };
+		k++;
+	}
+	if (radix_sort_u64((void **)&keys, k, sizeof(*keys), 0))
+		goto out;
+	for (i = 0; i < k; i++) {
+		const struct strsort_item *it = &items[(uintptr_t)keys[i].g];
+
+		write_line(f, it->s, it->len, sep, nsep, out_value(r, keys[i].value), end, nend);
+	}
+	err = fflush(f) || ferror(f) ? -EIO : 0;
+out:
+	arena__free(&texts);
+	strbuf__free(&sb);
+	free(items);
+	free(keys);
+	return err;
+}
+
 int output__write_grouped(const struct report *r, const struct output_opts *o, FILE *f,
 			  output_render_fn render, const char *sep, const char *end)
 {
@@ -491,6 +563,9 @@ int output__write_grouped(const struct report *r, const struct output_opts *o, F
 	int err = 0;
 
 	g.budget = output__text_budget(r->cap ? r->cap->summary.file_size : 0);
+	err = write_sorted(r, o, f, render, sep, end, g.budget);
+	if (err <= 0)
+		return err;
 	g.render = render;
 	g.o = o;
 	/* A group per sample at most: no rehash on the way. */
