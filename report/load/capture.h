@@ -23,6 +23,8 @@
 struct cap_stack {
 	uint64_t id;
 	uint32_t nr_frames;
+	uint32_t index;		/* 0 .. the capture's nr_stacks - 1: a slot in
+				 * the callers' arrays of what they derive */
 	uint64_t *frames;	/* leaf first, as recorded */
 };
 
@@ -140,6 +142,7 @@ struct capture {
 	struct cap_segment *segs;
 	size_t nr_segs;
 	struct ksyms *ksyms;		/* from every KSYM chunk */
+	size_t nr_stacks;		/* cap_stacks kept, all segments */
 	struct cap_kobj *kobjs;
 	size_t nr_kobjs, cap_kobjs;
 	struct idmap kobj_keys;		/* hash of (name, base) -> index + 1 of the first */
