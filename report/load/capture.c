@@ -947,6 +947,11 @@ const struct cap_stack *cap_segment__stack(const struct cap_segment *seg, uint64
 	return idmap__find_ptr(&seg->stacks, id);
 }
 
+void cap_segment__prefetch_stack(const struct cap_segment *seg, uint64_t id)
+{
+	idmap__prefetch(&seg->stacks, id);
+}
+
 /*
  * In @v (@n snapshots sorted by @cmp), the range [*lo, *hi) equal to @key
  * by @cmp's leading fields, found as where @key with time 0 / UINT64_MAX

@@ -226,6 +226,10 @@ uint64_t capture__stat(const struct capture *c, const char *name);
 /* Stack @id of @seg, or NULL. */
 const struct cap_stack *cap_segment__stack(const struct cap_segment *seg, uint64_t id);
 
+/* Starts loading what cap_segment__stack(@seg, @id) reads first, for a
+ * caller that will ask for it a little later (idmap__prefetch()). */
+void cap_segment__prefetch_stack(const struct cap_segment *seg, uint64_t id);
+
 /*
  * cap_segment__maps() - the maps snapshot of @tgid that applies to a row
  * of task comm @comm (may be NULL) counted up to @time_ns: the newest one

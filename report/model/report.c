@@ -246,6 +246,11 @@ static int report__user_stack(struct report *r, const struct cap_segment *seg, u
 	for (i = 0; i < nn; i++) {
 		struct rframe *f = &native[i];
 
+		/* A frame two ahead in the same mapping (most are): its
+		 * module cache slot loads while this one is looked up. */
+		if (i + 2 < nn && last_map && !p->opts->no_symbols &&
+		    cs->frames[i + 2] >= last_map->start && cs->frames[i + 2] < last_map->end)
+			symbolizer__prefetch(r->sym, last_mod, last_map, cs->frames[i + 2], 1);
 		f->kind = RFRAME_USER;
 		f->addr = cs->frames[i];
 		f->is_return = i > 0;
@@ -661,6 +666,9 @@ static enum report_kind capture_kind(const struct capture *c)
 	return offc ? REPORT_OFFCPU : REPORT_PROFILE;
 }
 
+/* Rows ahead whose stack index slots are loaded early. */
+#define REPORT_AHEAD 4
+
 static int report__run(struct report *r)
 {
 	const struct report_opts *o = r->priv->opts;
@@ -702,6 +710,14 @@ static int report__run(struct report *r)
 			for (j = 0; j < seg->nr_counts; j++) {
 				const struct cap_count *c = seg->counts[j];
 				const struct stk_count *row = &c->row;
+
+				/* Rows have stacks of their own, at random in
+				 * the segment's index: start loading a later
+				 * row's while this one is resolved. */
+				if (j + REPORT_AHEAD < seg->nr_counts &&
+				    seg->counts[j + REPORT_AHEAD]->row.user_stack >= 0)
+					cap_segment__prefetch_stack(seg,
+						(uint64_t)seg->counts[j + REPORT_AHEAD]->row.user_stack);
 				struct stk_task_stacks t = {
 					.tgid = row->tgid, .tid = row->tid,
 					.user_stack = row->user_stack, .kernel_stack = row->kernel_stack,
