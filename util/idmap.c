@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "hash.h"
 #include "idmap.h"
@@ -33,6 +34,44 @@ static size_t idmap__probe(const struct idmap *m, uint64_t key)
 	return s;
 }
 
+/*
+ * A table of 2 MiB or more (131072 slots) is mapped on its own, 2 MiB-
+ * aligned and marked for transparent huge pages: its lookups land at
+ * random, and on 4 KiB pages nearly each one also missed the TLB (in a VM,
+ * a two-level page walk); stkreport's indexes of a system-wide capture are
+ * such tables.  Smaller ones come from calloc().  Both come zeroed.
+ */
+#define IDMAP_HUGE (2ul << 20)
+
+static void *slots_alloc(size_t cap)
+{
+	size_t len = cap * sizeof(struct idmap_slot);
+	uintptr_t head;
+	char *p;
+
+	if (len < IDMAP_HUGE)
+		return calloc(cap, sizeof(struct idmap_slot));
+	p = mmap(NULL, len + IDMAP_HUGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		return NULL;
+	head = (IDMAP_HUGE - ((uintptr_t)p & (IDMAP_HUGE - 1))) & (IDMAP_HUGE - 1);
+	if (head)
+		munmap(p, head);
+	munmap(p + head + len, IDMAP_HUGE - head);
+	madvise(p + head, len, MADV_HUGEPAGE);	/* a hint: ignore failure */
+	return p + head;
+}
+
+static void slots_free(void *p, size_t cap)
+{
+	size_t len = cap * sizeof(struct idmap_slot);
+
+	if (len < IDMAP_HUGE)
+		free(p);
+	else if (p)
+		munmap(p, len);
+}
+
 struct idmap *idmap__new(void)
 {
 	return calloc(1, sizeof(struct idmap));
@@ -40,7 +79,7 @@ struct idmap *idmap__new(void)
 
 void idmap__release(struct idmap *m)
 {
-	free(m->slots);
+	slots_free(m->slots, m->cap);
 	memset(m, 0, sizeof(*m));
 }
 
@@ -60,7 +99,7 @@ static int idmap__rehash(struct idmap *m, size_t cap)
 
 	if (cap > SIZE_MAX / sizeof(*slots))
 		return -ENOMEM;
-	slots = calloc(cap, sizeof(*slots));
+	slots = slots_alloc(cap);
 	if (!slots)
 		return -ENOMEM;
 	for (i = 0; i < m->cap; i++) {
@@ -71,7 +110,7 @@ static int idmap__rehash(struct idmap *m, size_t cap)
 			s = (s + 1) & (cap - 1);
 		slots[s] = m->slots[i];
 	}
-	free(m->slots);
+	slots_free(m->slots, m->cap);
 	m->slots = slots;
 	m->cap = cap;
 	return 0;

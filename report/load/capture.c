@@ -50,8 +50,8 @@ static struct cap_segment *capture__segment(struct capture *c, uint32_t index,
 	return &c->segs[index];
 }
 
-static int seg__add_stacks(struct cap_segment *s, const struct stk_stack *st, size_t n,
-			   uint64_t *mem)
+static int seg__add_stacks(struct capture *c, struct cap_segment *s, const struct stk_stack *st,
+			   size_t n, uint64_t *mem)
 {
 	size_t i;
 
@@ -60,12 +60,15 @@ static int seg__add_stacks(struct cap_segment *s, const struct stk_stack *st, si
 
 		if (idmap__find_ptr(&s->stacks, st[i].id))
 			continue;	/* ids are content-stable: same id, same frames */
+		if (c->nr_stacks >= UINT32_MAX)
+			return -ENOMEM;
 		cs = arena__alloc(&s->mem, sizeof(*cs) + st[i].nr_frames * sizeof(uint64_t));
 		if (!cs)
 			return -ENOMEM;
 		*mem += sizeof(*cs) + st[i].nr_frames * sizeof(uint64_t) + ENTRY_COST;
 		cs->id = st[i].id;
 		cs->nr_frames = st[i].nr_frames;
+		cs->index = (uint32_t)c->nr_stacks++;
 		cs->frames = (uint64_t *)(cs + 1);
 		memcpy(cs->frames, st[i].frames, st[i].nr_frames * sizeof(uint64_t));
 		if (idmap__set_ptr(&s->stacks, cs->id, cs))
@@ -662,7 +665,7 @@ static int capture__add_chunk(struct capture *c, struct stk_reader *r, const str
 		return 0;
 	switch (ch->type) {
 	case STK_CHUNK_STCK:
-		err = seg__add_stacks(s, ch->u.stck.stacks, ch->u.stck.n, &c->mem);
+		err = seg__add_stacks(c, s, ch->u.stck.stacks, ch->u.stck.n, &c->mem);
 		break;
 	case STK_CHUNK_CNTS:
 		err = seg__add_counts(c, s, ch);
@@ -942,6 +945,11 @@ uint64_t capture__stat(const struct capture *c, const char *name)
 const struct cap_stack *cap_segment__stack(const struct cap_segment *seg, uint64_t id)
 {
 	return idmap__find_ptr(&seg->stacks, id);
+}
+
+void cap_segment__prefetch_stack(const struct cap_segment *seg, uint64_t id)
+{
+	idmap__prefetch(&seg->stacks, id);
 }
 
 /*

@@ -23,6 +23,8 @@
 struct cap_stack {
 	uint64_t id;
 	uint32_t nr_frames;
+	uint32_t index;		/* 0 .. the capture's nr_stacks - 1: a slot in
+				 * the callers' arrays of what they derive */
 	uint64_t *frames;	/* leaf first, as recorded */
 };
 
@@ -140,6 +142,7 @@ struct capture {
 	struct cap_segment *segs;
 	size_t nr_segs;
 	struct ksyms *ksyms;		/* from every KSYM chunk */
+	size_t nr_stacks;		/* cap_stacks kept, all segments */
 	struct cap_kobj *kobjs;
 	size_t nr_kobjs, cap_kobjs;
 	struct idmap kobj_keys;		/* hash of (name, base) -> index + 1 of the first */
@@ -222,6 +225,10 @@ uint64_t capture__stat(const struct capture *c, const char *name);
 
 /* Stack @id of @seg, or NULL. */
 const struct cap_stack *cap_segment__stack(const struct cap_segment *seg, uint64_t id);
+
+/* Starts loading what cap_segment__stack(@seg, @id) reads first, for a
+ * caller that will ask for it a little later (idmap__prefetch()). */
+void cap_segment__prefetch_stack(const struct cap_segment *seg, uint64_t id);
 
 /*
  * cap_segment__maps() - the maps snapshot of @tgid that applies to a row

@@ -25,6 +25,11 @@ struct stack_ent {
 
 struct report_priv {
 	const struct report_opts *opts;
+	/* A user stack resolved, by its cap_stack's index: the first
+	 * (maps, tgid) it was resolved for (nearly always the only one: most
+	 * rows of a system-wide capture have a stack of their own, and this
+	 * spares each a hash lookup); NULL: none yet.  Others in @ustacks. */
+	struct stack_ent **ufirst;
 	struct idmap ustacks;		/* hash -> stack_ent chain */
 	struct idmap kstacks;
 	struct idmap map_mods;		/* (uintptr_t)mapping -> sym_module */
@@ -202,15 +207,22 @@ static int report__user_stack(struct report *r, const struct cap_segment *seg, u
 	/* The tgid too: two processes may share a stack id (the same native
 	 * addresses) and a maps snapshot may be missing, but their Python
 	 * frames are named from their own code objects. */
-	h = hash64(hash64(hash64(hash64(1, (uintptr_t)maps), seg->index), (uint64_t)ref), tgid);
-	e = ent_find(&p->ustacks, h, (uintptr_t)maps, seg->index, (uint64_t)ref, tgid);
-	if (e) {
-		*out = e->st;
-		return 0;
-	}
 	cs = cap_segment__stack(seg, (uint64_t)ref);
 	if (!cs)
 		return 0;	/* referenced but not in the file: missing */
+	e = p->ufirst[cs->index];
+	if (e && e->a == (uintptr_t)maps && e->d == tgid) {
+		*out = e->st;
+		return 0;
+	}
+	h = hash64(hash64(hash64(hash64(1, (uintptr_t)maps), seg->index), (uint64_t)ref), tgid);
+	if (e) {
+		e = ent_find(&p->ustacks, h, (uintptr_t)maps, seg->index, (uint64_t)ref, tgid);
+		if (e) {
+			*out = e->st;
+			return 0;
+		}
+	}
 	/* The native frames, then (SPEC.md, STCK) the Python words. */
 	nn = pystack__native_words(cs->frames, cs->nr_frames);
 	npw = p->py ? cs->nr_frames - nn : 0;
@@ -234,6 +246,11 @@ static int report__user_stack(struct report *r, const struct cap_segment *seg, u
 	for (i = 0; i < nn; i++) {
 		struct rframe *f = &native[i];
 
+		/* A frame two ahead in the same mapping (most are): its
+		 * module cache slot loads while this one is looked up. */
+		if (i + 2 < nn && last_map && !p->opts->no_symbols &&
+		    cs->frames[i + 2] >= last_map->start && cs->frames[i + 2] < last_map->end)
+			symbolizer__prefetch(r->sym, last_mod, last_map, cs->frames[i + 2], 1);
 		f->kind = RFRAME_USER;
 		f->addr = cs->frames[i];
 		f->is_return = i > 0;
@@ -286,9 +303,18 @@ static int report__user_stack(struct report *r, const struct cap_segment *seg, u
 		st->unwind_stop = (uint8_t)rframe__unwind_stop(&native[nn - 1]);
 		r->uw_stops.stacks[st->unwind_stop] += st->unwind_stop != 0;
 	}
-	err = ent_add(p, &p->ustacks, h, (uintptr_t)maps, seg->index, (uint64_t)ref, tgid, st);
-	if (err)
-		return err;
+	if (!p->ufirst[cs->index]) {
+		e = arena__alloc(&p->mem, sizeof(*e));
+		if (!e)
+			return -ENOMEM;
+		*e = (struct stack_ent){ (uintptr_t)maps, seg->index, (uint64_t)ref, tgid, st, NULL };
+		p->ufirst[cs->index] = e;
+	} else {
+		err = ent_add(p, &p->ustacks, h, (uintptr_t)maps, seg->index, (uint64_t)ref, tgid,
+			      st);
+		if (err)
+			return err;
+	}
 	*out = st;
 	return 0;
 }
@@ -640,6 +666,9 @@ static enum report_kind capture_kind(const struct capture *c)
 	return offc ? REPORT_OFFCPU : REPORT_PROFILE;
 }
 
+/* Rows ahead whose stack index slots are loaded early. */
+#define REPORT_AHEAD 4
+
 static int report__run(struct report *r)
 {
 	const struct report_opts *o = r->priv->opts;
@@ -660,8 +689,11 @@ static int report__run(struct report *r)
 	stacks = r->kind == REPORT_OFFWAKE ? 2 * rows : rows;
 	if (stacks > recorded)
 		stacks = recorded;
-	err = idmap__reserve(&r->priv->ustacks, stacks);
-	err = err ?: idmap__reserve(&r->priv->kstacks, stacks);
+	r->priv->ufirst = calloc(r->cap->nr_stacks ? r->cap->nr_stacks : 1,
+				 sizeof(*r->priv->ufirst));
+	if (!r->priv->ufirst)
+		return -ENOMEM;
+	err = idmap__reserve(&r->priv->kstacks, stacks);
 	if (err)
 		return err;
 	/* A sample per row, but for those filtered out. */
@@ -678,6 +710,14 @@ static int report__run(struct report *r)
 			for (j = 0; j < seg->nr_counts; j++) {
 				const struct cap_count *c = seg->counts[j];
 				const struct stk_count *row = &c->row;
+
+				/* Rows have stacks of their own, at random in
+				 * the segment's index: start loading a later
+				 * row's while this one is resolved. */
+				if (j + REPORT_AHEAD < seg->nr_counts &&
+				    seg->counts[j + REPORT_AHEAD]->row.user_stack >= 0)
+					cap_segment__prefetch_stack(seg,
+						(uint64_t)seg->counts[j + REPORT_AHEAD]->row.user_stack);
 				struct stk_task_stacks t = {
 					.tgid = row->tgid, .tid = row->tid,
 					.user_stack = row->user_stack, .kernel_stack = row->kernel_stack,
@@ -805,6 +845,7 @@ void report__free(struct report *r)
 	if (r->priv) {
 		arena__free(&r->priv->mem);
 		idmap__release(&r->priv->ustacks);
+		free(r->priv->ufirst);
 		idmap__release(&r->priv->kstacks);
 		idmap__release(&r->priv->map_mods);
 		idmap__release(&r->priv->maps_mods);

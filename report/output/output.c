@@ -454,21 +454,103 @@ void groups__free(struct groups *g)
 }
 
 /* fprintf(f, "%s%s%llu%s") for a line per group: tens of thousands of
- * them, and printf's format parsing was most of writing them. */
-static void write_line(FILE *f, const char *text, size_t len, const char *sep, uint64_t v,
-		       const char *end)
+ * them, and printf's format parsing was most of writing them.  Two
+ * unlocked writes a line (only this thread writes @f): the text, then
+ * @sep, the value and @end put together. */
+static void write_line(FILE *f, const char *text, size_t len, const char *sep, size_t nsep,
+		       uint64_t v, const char *end, size_t nend)
 {
-	char num[24], *p = num + sizeof(num);
+	char tail[96], num[24], *p = num + sizeof(num);
+	size_t nn;
 
-	*--p = '\0';
 	do {
 		*--p = (char)('0' + v % 10);
 		v /= 10;
 	} while (v);
-	fwrite(text, 1, len, f);
-	fputs(sep, f);
-	fputs(p, f);
-	fputs(end, f);
+	nn = (size_t)(num + sizeof(num) - p);
+	fwrite_unlocked(text, 1, len, f);
+	if (nsep + nn + nend <= sizeof(tail)) {
+		memcpy(tail, sep, nsep);
+		memcpy(tail + nsep, p, nn);
+		memcpy(tail + nsep + nn, end, nend);
+		fwrite_unlocked(tail, 1, nsep + nn + nend, f);
+		return;
+	}
+	fwrite_unlocked(sep, 1, nsep, f);
+	fwrite_unlocked(p, 1, nn, f);
+	fwrite_unlocked(end, 1, nend, f);
+}
+
+/*
+ * output__write_grouped() while the texts fit the budget: every sample's
+ * text kept, sorted with strsort(), equal neighbours merged into one group
+ * (their values summed), then ordered by value with a stable radix sort.
+ * The same lines in the same order as the groups' path below, without a
+ * hash of every text nor a table of them: most samples of a system-wide
+ * capture are groups of their own, so the table was a miss per sample.
+ * 1 when the texts outgrow @budget (nothing written), else 0 or -errno.
+ */
+static int write_sorted(const struct report *r, const struct output_opts *o, FILE *f,
+			output_render_fn render, const char *sep, const char *end,
+			uint64_t budget)
+{
+	struct strsort_item *items = malloc((r->nr_samples ? r->nr_samples : 1) * sizeof(*items));
+	struct group_key *keys = malloc((r->nr_samples ? r->nr_samples : 1) * sizeof(*keys));
+	size_t nsep = strlen(sep), nend = strlen(end), i, k;
+	struct arena texts = { 0 };
+	struct strbuf sb = { 0 };
+	uint64_t held = 0;
+	char *t;
+	int err = -ENOMEM;
+
+	if (!items || !keys)
+		goto out;
+	for (i = 0; i < r->nr_samples; i++) {
+		const struct rsample *s = &r->samples[i];
+
+		strbuf__reset(&sb);
+		err = render(&sb, r, s, o);
+		if (err)
+			goto out;
+		err = 1;
+		held += sb.len + 1;
+		if (held > budget)
+			goto out;
+		err = -ENOMEM;
+		t = arena__alloc(&texts, sb.len + 1);
+		if (!t)
+			goto out;
+		memcpy(t, strbuf__str(&sb), sb.len + 1);
+		items[i] = (struct strsort_item){ t, sb.len, (void *)s, 0 };
+	}
+	strsort(items, r->nr_samples);
+	/* keys[k].g: the index of the group's first item, kept in items[k]. */
+	for (i = 0, k = 0; i < r->nr_samples; i++) {
+		uint64_t v = sample_value(r, items[i].owner);
+
+		if (k && items[k - 1].len == items[i].len &&
+		    memcmp(items[k - 1].s, items[i].s, items[i].len) == 0) {
+			keys[k - 1].value += v;
+			continue;
+		}
+		items[k] = items[i];
+		keys[k] = (struct group_key){ v, (struct group *)(uintptr_t)k };
+		k++;
+	}
+	if (radix_sort_u64((void **)&keys, k, sizeof(*keys), 0))
+		goto out;
+	for (i = 0; i < k; i++) {
+		const struct strsort_item *it = &items[(uintptr_t)keys[i].g];
+
+		write_line(f, it->s, it->len, sep, nsep, out_value(r, keys[i].value), end, nend);
+	}
+	err = fflush(f) || ferror(f) ? -EIO : 0;
+out:
+	arena__free(&texts);
+	strbuf__free(&sb);
+	free(items);
+	free(keys);
+	return err;
 }
 
 int output__write_grouped(const struct report *r, const struct output_opts *o, FILE *f,
@@ -481,6 +563,9 @@ int output__write_grouped(const struct report *r, const struct output_opts *o, F
 	int err = 0;
 
 	g.budget = output__text_budget(r->cap ? r->cap->summary.file_size : 0);
+	err = write_sorted(r, o, f, render, sep, end, g.budget);
+	if (err <= 0)
+		return err;
 	g.render = render;
 	g.o = o;
 	/* A group per sample at most: no rehash on the way. */
@@ -497,8 +582,8 @@ int output__write_grouped(const struct report *r, const struct output_opts *o, F
 		for (i = 0; !err && i < g.n; i++) {
 			err = group__text(&g, g.all[i], &sb, &text);
 			if (!err)
-				write_line(f, text, g.all[i]->len, sep,
-					   out_value(r, g.all[i]->value[0]), end);
+				write_line(f, text, g.all[i]->len, sep, strlen(sep),
+					   out_value(r, g.all[i]->value[0]), end, strlen(end));
 		}
 		if (!err && (fflush(f) || ferror(f)))
 			err = -EIO;
@@ -520,6 +605,34 @@ int rtask__none(const struct rtask *t)
 	return !t->tgid && !t->tid && !t->comm[0] && t->user_ref < 0 && t->kernel_ref < 0;
 }
 
+/* A frame line of the common kind: @before, @len bytes of @name, @after,
+ * with one test of room.  @pad holds @before and @after in 16-byte fields
+ * (render_frames() checked they fit), copied whole into the slack the room
+ * test leaves: fixed-size copies, not calls, for the few bytes around each
+ * of a big report's million names. */
+static inline int add_line(struct strbuf *sb, const char pad[2][16], size_t nb, const char *name,
+			   size_t len, size_t na)
+{
+	char *p;
+
+	if (sb->len + nb + len + na + 32 > sb->cap) {
+		int err = strbuf__grow(sb, nb + len + na + 32);
+
+		if (err)
+			return err;
+	}
+	p = sb->buf + sb->len;
+	memcpy(p, pad[0], 16);
+	p += nb;
+	memcpy(p, name, len);
+	p += len;
+	memcpy(p, pad[1], 16);
+	p += na;
+	*p = '\0';
+	sb->len = (size_t)(p - sb->buf);
+	return 0;
+}
+
 int render_frames(struct strbuf *sb, const struct rstack *st, int root_first,
 		  const struct output_opts *o, const char *before, const char *after,
 		  int addresses, int folded)
@@ -528,14 +641,27 @@ int render_frames(struct strbuf *sb, const struct rstack *st, int root_first,
 	size_t nb = strlen(before), na = strlen(after);
 	/* A name alone, no address, file or mark: most frames of most reports. */
 	int bare = !o->addresses && !o->lines && !o->annotate;
+	char pad[2][16] = { { 0 } };
 	uint32_t i, j, n;
 	int err = 0;
 
 	if (!st)
 		return 0;
+	if (nb < 16 && na < 16) {
+		memcpy(pad[0], before, nb);
+		memcpy(pad[1], after, na);
+	} else {
+		bare = 0;
+	}
 	for (i = 0; !err && i < st->nr_frames; i++) {
 		const struct rframe *f = &st->frames[root_first ? st->nr_frames - 1 - i : i];
 
+		/* render_frame_line()'s answer for a frame without a name
+		 * that is no marker, as render_unknown() gives it. */
+		if (bare && !f->sym && f->kind != RFRAME_PYTHON && !rframe__unwind_stop(f)) {
+			err = add_line(sb, (const char (*)[16])pad, nb, "[unknown]", 9, na);
+			continue;
+		}
 		n = rframe__nr_lines(f);
 		for (j = 0; !err && j < n; j++) {
 			const struct sym_line *l;
@@ -545,10 +671,8 @@ int render_frames(struct strbuf *sb, const struct rstack *st, int root_first,
 			if (bare && f->sym && f->kind != RFRAME_PYTHON) {
 				l = &f->sym->lines[root_first ? n - 1 - j : j];
 				if (l->plain && l->name_len <= RENDER_NAME_MAX) {
-					err = strbuf__add(sb, before, nb);
-					err = err ?: strbuf__add(sb, l->name, l->name_len);
-					if (!err && na)
-						err = strbuf__add(sb, after, na);
+					err = add_line(sb, (const char (*)[16])pad, nb, l->name,
+						       l->name_len, na);
 					continue;
 				}
 			}

@@ -18,6 +18,10 @@ struct esymtab {
 	struct esym_ent *e;
 	size_t n, cap;
 	int sorted;
+	/* Once sorted: reach[i], the highest end of e[0..i] (each entry's end
+	 * as esymtab__find() measures it, capped at UINT64_MAX), so that a
+	 * search stops where no earlier entry reaches the address. */
+	uint64_t *reach;
 	struct arena names;
 };
 
@@ -31,6 +35,7 @@ void esymtab__free(struct esymtab *t)
 	if (!t)
 		return;
 	free(t->e);
+	free(t->reach);
 	arena__free(&t->names);
 	free(t);
 }
@@ -62,6 +67,8 @@ int esymtab__add(struct esymtab *t, const struct stk_esym_sym *syms, size_t n, i
 		t->n++;
 	}
 	t->sorted = 0;
+	free(t->reach);
+	t->reach = NULL;
 	return 0;
 }
 
@@ -74,10 +81,21 @@ static int by_addr(const void *x, const void *y)
 	return a->order < b->order ? -1 : a->order > b->order;
 }
 
+/* An entry's size as esymtab__find() takes it: a symbol without one
+ * reaches the next symbol (1 byte for the last). */
+static uint64_t ent_size(const struct esymtab *t, size_t i)
+{
+	if (t->e[i].size)
+		return t->e[i].size;
+	return i + 1 < t->n ? t->e[i + 1].addr - t->e[i].addr : 1;
+}
+
 /* Sorted, and one entry per (addr, size, name): chunks of a covering
- * capture repeat none, but merged captures do. */
+ * capture repeat none, but merged captures do.  Then reach[] (or none,
+ * without memory: searches then scan as far as they may). */
 static void esymtab__sort(struct esymtab *t)
 {
+	uint64_t end, max = 0;
 	size_t i, k;
 
 	qsort(t->e, t->n, sizeof(*t->e), by_addr);
@@ -89,6 +107,16 @@ static void esymtab__sort(struct esymtab *t)
 	}
 	t->n = k;
 	t->sorted = 1;
+	free(t->reach);
+	t->reach = malloc((t->n ? t->n : 1) * sizeof(*t->reach));
+	for (i = 0; t->reach && i < t->n; i++) {
+		end = t->e[i].addr + ent_size(t, i);
+		if (end < t->e[i].addr)
+			end = UINT64_MAX;
+		if (end > max)
+			max = end;
+		t->reach[i] = max;
+	}
 }
 
 const char *esymtab__find(struct esymtab *t, uint64_t addr)
@@ -110,11 +138,10 @@ const char *esymtab__find(struct esymtab *t, uint64_t addr)
 	 * a few suffice (nested or overlapping ones are rare). */
 	for (steps = 0; lo > 0 && steps < 64; steps++) {
 		const struct esym_ent *e = &t->e[--lo];
-		uint64_t size = e->size;
 
-		if (!size)
-			size = lo + 1 < t->n ? t->e[lo + 1].addr - e->addr : 1;
-		if (addr - e->addr < size)
+		if (t->reach && t->reach[lo] <= addr && t->reach[lo] != UINT64_MAX)
+			break;	/* none from here back reaches @addr */
+		if (addr - e->addr < ent_size(t, lo))
 			return e->name;
 	}
 	return NULL;
