@@ -390,6 +390,31 @@ static void resolve_build_id(struct mmapwatch *w, struct procmaps *pm, uint32_t 
 	m->bid_known = 1;
 }
 
+/*
+ * Another mapping of @m's file before it, @wm[0..@i), has its build-id:
+ * @m takes it (a library's code and its offset-0 headers are one file,
+ * read once), as a /proc snapshot does.  1 if it did.
+ */
+static int same_file_known(struct wmap *wm, size_t i, struct wmap *m)
+{
+	size_t j;
+
+	if (m->path[0] != '/' || !m->ino)
+		return 0;
+	for (j = 0; j < i; j++) {
+		const struct wmap *k = &wm[j];
+
+		if (k->bid_known && k->ino == m->ino && k->dev == m->dev &&
+		    strcmp(k->path, m->path) == 0) {
+			m->bid_size = k->bid_size;
+			memcpy(m->bid, k->bid, k->bid_size);
+			m->bid_known = 1;
+			return 1;
+		}
+	}
+	return 0;
+}
+
 /* @m as a snapshot's mapping, its path @path. */
 static void mapping_of(const struct wmap *m, const char *path, struct stk_mapping *o)
 {
@@ -417,15 +442,19 @@ static int snapshot_of(struct mmapwatch *w, struct procmaps *pm, uint32_t tgid, 
 	maps = calloc(nr + 1, sizeof(*maps));
 	if (!maps)
 		return -ENOMEM;
+	/* The process's credentials once for all the files it maps. */
+	procmaps__hold_creds(pm, tgid);
 	for (i = 0; i < nr; i++) {
 		struct wmap *m = &wm[i];
 		struct stk_mapping *o = &maps[n];
 
 		if (!(m->prot & PROT_EXEC) && !exec_mapping_of(wm, nr, m))
 			continue;
-		resolve_build_id(w, pm, tgid, m);
+		if (!m->bid_known && !same_file_known(wm, i, m))
+			resolve_build_id(w, pm, tgid, m);
 		path = strdup(m->path);
 		if (!path) {
+			procmaps__drop_creds(pm);
 			while (n--)
 				free((char *)maps[n].path);
 			free(maps);
@@ -434,6 +463,7 @@ static int snapshot_of(struct mmapwatch *w, struct procmaps *pm, uint32_t tgid, 
 		mapping_of(m, path, o);
 		n++;
 	}
+	procmaps__drop_creds(pm);
 	/* As /proc/PID/maps has it: above every mapping, so still sorted. */
 	if (procmaps__vsyscall(pm, &vsys) && (!n || maps[n - 1].end <= vsys.start)) {
 		maps[n].path = strdup(vsys.path);
