@@ -64,6 +64,9 @@ struct python {
 	struct idmap *counted;	/* tgids counted in st (COUNTED_*) */
 	struct pyrec *recs;
 	size_t nr_recs, cap_recs, written;
+	/* An entry was ever put in "py_procs": until then it is empty (the
+	 * kernel's only copy a parent's), and an exit deletes nothing. */
+	int installed;
 	struct python_stats st;
 };
 
@@ -241,6 +244,8 @@ static int proc_install(struct python *py, struct pyproc *p)
 	pp.co_linetable = p->bin->o.co_linetable;
 	pp.str_ascii = p->bin->o.str_ascii;
 	pp.str_compact = p->bin->o.str_compact;
+	/* Before the update: one that fails may have put it there still. */
+	py->installed = 1;
 	return bpf_map_update_elem(py->procs_fd, &p->tgid, &pp, BPF_ANY) ? -errno : 0;
 }
 
@@ -298,8 +303,11 @@ void python__remove_process(struct python *py, uint32_t tgid)
 		return;
 	proc_drop(py, tgid);
 	/* A forked child the kernel gave its parent's entry and we never
-	 * adopted (sampled, but no Python frame yet): gone all the same. */
-	bpf_map_delete_elem(py->procs_fd, &tgid);
+	 * adopted (sampled, but no Python frame yet): gone all the same.
+	 * With no entry ever put there, no parent had one to give: a
+	 * machine without Python pays no syscall per exit. */
+	if (py->installed)
+		bpf_map_delete_elem(py->procs_fd, &tgid);
 }
 
 /* The layout check, once per process before its first names. */

@@ -21,6 +21,8 @@
 
 /* The most program headers we look at; real binaries have about a dozen. */
 #define MAX_PHDRS 256
+/* The most bytes of program headers read at once. */
+#define PHDRS_READ_MAX (64 * 1024)
 
 static size_t align4(size_t x)
 {
@@ -103,6 +105,7 @@ static int read_phdrs(const struct elf_src *src, struct phdr *ph, size_t *nr)
 	} p;
 	uint64_t phoff;
 	size_t phentsize, phnum, i;
+	uint8_t *table;
 	int is64, err;
 
 	err = src_read(src, 0, ident, sizeof(ident));
@@ -124,16 +127,31 @@ static int read_phdrs(const struct elf_src *src, struct phdr *ph, size_t *nr)
 		return -EBADMSG;
 	if (phnum > MAX_PHDRS)
 		return -EBADMSG;
-	for (i = 0; i < phnum; i++) {
-		err = src_read(src, phoff + i * phentsize, &p, is64 ? sizeof(p.p64) : sizeof(p.p32));
+	/* The whole table in one read (a new binary's build-id is read by
+	 * every recorder seeing its first process), header by header only
+	 * when its entries are padded past PHDRS_READ_MAX. */
+	table = phnum && phnum * phentsize <= PHDRS_READ_MAX ? malloc(phnum * phentsize) : NULL;
+	if (table) {
+		err = src_read(src, phoff, table, phnum * phentsize);
 		if (err)
-			return err;
+			goto out;
+	}
+	for (i = 0; i < phnum; i++) {
+		if (table)
+			memcpy(&p, table + i * phentsize, is64 ? sizeof(p.p64) : sizeof(p.p32));
+		else
+			err = src_read(src, phoff + i * phentsize, &p,
+				       is64 ? sizeof(p.p64) : sizeof(p.p32));
+		if (err)
+			goto out;
 		ph[i].type = is64 ? p.p64.p_type : p.p32.p_type;
 		ph[i].offset = is64 ? p.p64.p_offset : p.p32.p_offset;
 		ph[i].filesz = is64 ? p.p64.p_filesz : p.p32.p_filesz;
 	}
 	*nr = phnum;
-	return 0;
+out:
+	free(table);
+	return err;
 }
 
 static int from_src(const struct elf_src *src, uint8_t *out, size_t out_size)

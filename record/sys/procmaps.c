@@ -444,6 +444,17 @@ int procmaps__open_mapped(const char *proc_root, uint32_t tgid, const struct pro
 	return open_mapped(proc_root, tgid, l, err ? NULL : &pc, err);
 }
 
+void procmaps__hold_creds(struct procmaps *pm, uint32_t tgid)
+{
+	pm->creds_tgid = tgid;
+	pm->creds_read = 0;
+}
+
+void procmaps__drop_creds(struct procmaps *pm)
+{
+	pm->creds_tgid = 0;
+}
+
 int procmaps__file_build_id(struct procmaps *pm, const char *proc_root, uint32_t tgid,
 			    const struct procmaps_line *l, uint8_t *id)
 {
@@ -657,8 +668,7 @@ int procmaps__snapshot(struct procmaps *pm, const char *proc_root, uint32_t tgid
 		goto out;
 	}
 	/* The process's credentials once for all its files. */
-	pm->creds_tgid = tgid;
-	pm->creds_read = 0;
+	procmaps__hold_creds(pm, tgid);
 	for (i = 0; i < nr; i++) {
 		const struct procmaps_line *l = &lines[i];
 		struct stk_mapping *m = &maps[nmaps];
@@ -708,7 +718,7 @@ int procmaps__snapshot(struct procmaps *pm, const char *proc_root, uint32_t tgid
 	pm->stats.snapshots++;
 	err = 0;
 out:
-	pm->creds_tgid = 0;
+	procmaps__drop_creds(pm);
 	if (maps) {
 		for (i = 0; i < nmaps; i++)
 			free((char *)maps[i].path);

@@ -81,6 +81,16 @@ int procmaps__file_build_id(struct procmaps *pm, const char *proc_root, uint32_t
 			    const struct procmaps_line *l, uint8_t *id);
 
 /*
+ * procmaps__hold_creds() - the files of process @tgid whose build-ids are
+ * read from now until procmaps__drop_creds() share one read of its
+ * credentials, as a procmaps__snapshot() does (procmaps__file_build_id()
+ * reads them again for each file otherwise): for a snapshot made
+ * elsewhere (the mmap watcher's).
+ */
+void procmaps__hold_creds(struct procmaps *pm, uint32_t tgid);
+void procmaps__drop_creds(struct procmaps *pm);
+
+/*
  * procmaps__open_mapped() - open the file process @tgid maps at @l for
  * reading, as procmaps__file_build_id() reaches it (with the process's
  * credentials: map_files, else the path in the process's root without

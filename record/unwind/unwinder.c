@@ -242,6 +242,22 @@ static void want_forget(struct unwinder *u, uint32_t tgid)
 	u->nr_want = k;
 }
 
+/*
+ * @p is what @old wrote, and the BPF entry still holds it: the same
+ * snapshot of the process (the mmap watcher's for one state of it is
+ * given twice, when it changes and when a sample announces it), the same
+ * mappings and tables.  A new image has another snapshot, as does every
+ * /proc one; an exec deletes the entry, but only the exec's records make
+ * that snapshot, and a write that failed (also an EXIST one after an
+ * exec) leaves @written 0.  Writing again would copy the whole entry
+ * (16 KiB) into the kernel for nothing, for every new process.
+ */
+static int same_entry(const struct proc *old, const struct proc *p)
+{
+	return old && old->written && p->time_ns && old->time_ns == p->time_ns &&
+	       old->nr_um == p->nr_um && memcmp(old->um, p->um, p->nr_um * sizeof(*p->um)) == 0;
+}
+
 int unwinder__add_process(struct unwinder *u, const struct stk_proc_maps *maps)
 {
 	struct stkrec_unwind_proc *pb = &u->pbuf;
@@ -296,12 +312,14 @@ int unwinder__add_process(struct unwinder *u, const struct stk_proc_maps *maps)
 	}
 	memcpy(p->um, pb->m, pb->nr * sizeof(*p->um));
 	p->nr_um = pb->nr;
-	proc_write(u, p, BPF_ANY); /* a failure is counted */
+	p->time_ns = maps->time_ns;
 	v = idmap__find(u->procs, maps->tgid);
 	if (v)
 		old = (struct proc *)(uintptr_t)*v;
 	else
 		u->st.processes++;
+	/* A failure is counted (and the next snapshot writes again). */
+	p->written = same_entry(old, p) || proc_write(u, p, BPF_ANY) == 0;
 	if (idmap__set(u->procs, maps->tgid, (uint64_t)(uintptr_t)p)) {
 		proc_release(u, p);
 		return -ENOMEM;
@@ -350,7 +368,7 @@ void unwinder__tables_ready(struct unwinder *u, struct table *t)
 			p->pend[i] = p->pend[--p->nr_pend];
 		}
 		if (changed)
-			proc_write(u, p, BPF_EXIST);
+			p->written = proc_write(u, p, BPF_EXIST) == 0;
 	}
 }
 

@@ -55,6 +55,8 @@ struct proc {
 	size_t nr;
 	struct stkrec_unwind_mapping *um; /* as in its BPF entry, sorted */
 	uint32_t nr_um;
+	int written;			/* @um is in its BPF entry (the last write took) */
+	uint64_t time_ns;		/* the snapshot @um came from (stk_proc_maps.time_ns) */
 	struct pend *pend;		/* its pending mappings */
 	size_t nr_pend;
 };

@@ -57,6 +57,10 @@ struct elf {
 	size_t nsh;
 	struct load ld[MAX_PHDRS];
 	size_t nld;
+	struct load notes[MAX_PHDRS];	/* PT_NOTE segments */
+	size_t nnotes;
+	const uint8_t *want_bid;	/* the build-id the file must have, or NULL */
+	size_t want_size;
 	char *shstr;
 	size_t shstr_size;
 };
@@ -104,11 +108,80 @@ static int src_dup(const struct src *s, uint64_t off, uint64_t size, uint64_t ma
 	return 0;
 }
 
+/* The most bytes of a header table read at once. */
+#define TABLE_READ_MAX (256 * 1024)
+
+/*
+ * A table of @n entries of @entsize bytes at @off, read whole into a
+ * malloc'ed *@out (one read where there were one per entry), or *@out =
+ * NULL when it is larger than TABLE_READ_MAX: then read entry by entry.
+ */
+static int table_load(const struct src *s, uint64_t off, size_t n, size_t entsize, uint8_t **out)
+{
+	int err;
+
+	*out = NULL;
+	if (!n || n * entsize > TABLE_READ_MAX)
+		return 0;
+	*out = malloc(n * entsize);
+	if (!*out)
+		return -ENOMEM;
+	err = src_read(s, off, *out, n * entsize);
+	if (err) {
+		free(*out);
+		*out = NULL;
+	}
+	return err;
+}
+
+/* @size bytes of entry @i of the table at @off: from @table if loaded. */
+static int table_entry(const struct src *s, const uint8_t *table, uint64_t off, size_t entsize,
+		       size_t i, void *buf, size_t size)
+{
+	if (table) {
+		memcpy(buf, table + i * entsize, size);
+		return 0;
+	}
+	return src_read(s, off + i * entsize, buf, size);
+}
+
+/*
+ * The file's GNU build-id is @e->want_bid, found in its PT_NOTE segments
+ * as buildid__from_elf_fd() finds it, from the program headers elf_open()
+ * read already: 0, else -ESTALE, or a read's -errno / -EBADMSG.
+ */
+static int check_build_id(const struct elf *e)
+{
+	uint8_t got[STK_MAX_BUILD_ID], *buf;
+	size_t i;
+	int n = 0;
+
+	buf = malloc(BUILDID_MAX_NOTES);
+	if (!buf)
+		return -ENOMEM;
+	for (i = 0; i < e->nnotes && !n; i++) {
+		const struct load *p = &e->notes[i];
+
+		if (p->filesz == 0 || p->filesz > BUILDID_MAX_NOTES)
+			continue;
+		n = src_read(&e->src, p->offset, buf, p->filesz);
+		if (!n)
+			n = buildid__from_notes(buf, p->filesz, got, sizeof(got));
+	}
+	free(buf);
+	if (n < 0)
+		return n;
+	if ((size_t)n != e->want_size || memcmp(got, e->want_bid, e->want_size) != 0)
+		return -ESTALE;
+	return 0;
+}
+
 static int elf_open(struct elf *e)
 {
 	unsigned char id[EI_NIDENT];
 	uint64_t shoff, phoff;
 	size_t shentsize, phentsize, phnum, shstrndx, i;
+	uint8_t *table;
 	int err;
 
 	err = src_read(&e->src, 0, id, sizeof(id));
@@ -143,49 +216,63 @@ static int elf_open(struct elf *e)
 		return err;
 	if (phnum > MAX_PHDRS || e->nsh > MAX_SHDRS)
 		return -EBADMSG;
+	err = table_load(&e->src, phoff, phnum, phentsize, &table);
+	if (err)
+		return err;
 	for (i = 0; i < phnum; i++) {
-		uint64_t off = phoff + i * phentsize, vaddr, poff, filesz;
+		uint64_t vaddr, poff, filesz;
 		uint32_t type;
 
 		if (e->is64) {
 			Elf64_Phdr p;
 
-			err = src_read(&e->src, off, &p, sizeof(p));
+			err = table_entry(&e->src, table, phoff, phentsize, i, &p, sizeof(p));
 			type = p.p_type, vaddr = p.p_vaddr, poff = p.p_offset, filesz = p.p_filesz;
 		} else {
 			Elf32_Phdr p;
 
-			err = src_read(&e->src, off, &p, sizeof(p));
+			err = table_entry(&e->src, table, phoff, phentsize, i, &p, sizeof(p));
 			type = p.p_type, vaddr = p.p_vaddr, poff = p.p_offset, filesz = p.p_filesz;
 		}
 		if (err)
-			return err;
+			goto out;
 		if (type == PT_LOAD && filesz)
 			e->ld[e->nld++] = (struct load){ vaddr, poff, filesz };
+		else if (type == PT_NOTE)
+			e->notes[e->nnotes++] = (struct load){ vaddr, poff, filesz };
 	}
+	free(table);
+	table = NULL;
+	err = e->want_bid ? check_build_id(e) : 0;
+	if (err)
+		return err;
 	e->sh = calloc(e->nsh ? e->nsh : 1, sizeof(*e->sh));
 	if (!e->sh)
 		return -ENOMEM;
+	err = table_load(&e->src, shoff, e->nsh, shentsize, &table);
+	if (err)
+		return err;
 	for (i = 0; i < e->nsh; i++) {
-		uint64_t off = shoff + i * shentsize;
 		struct shdr *s = &e->sh[i];
 
 		if (e->is64) {
 			Elf64_Shdr h;
 
-			err = src_read(&e->src, off, &h, sizeof(h));
+			err = table_entry(&e->src, table, shoff, shentsize, i, &h, sizeof(h));
 			*s = (struct shdr){ h.sh_name, h.sh_type, h.sh_link, h.sh_offset, h.sh_size,
 					    h.sh_entsize };
 		} else {
 			Elf32_Shdr h;
 
-			err = src_read(&e->src, off, &h, sizeof(h));
+			err = table_entry(&e->src, table, shoff, shentsize, i, &h, sizeof(h));
 			*s = (struct shdr){ h.sh_name, h.sh_type, h.sh_link, h.sh_offset, h.sh_size,
 					    h.sh_entsize };
 		}
 		if (err)
-			return err;
+			goto out;
 	}
+	free(table);
+	table = NULL;
 	if (shstrndx < e->nsh && e->sh[shstrndx].type == SHT_STRTAB) {
 		err = src_dup(&e->src, e->sh[shstrndx].offset, e->sh[shstrndx].size,
 			      ELFSYMS_MAX_SECTION, (void **)&e->shstr);
@@ -194,6 +281,9 @@ static int elf_open(struct elf *e)
 		e->shstr_size = e->sh[shstrndx].size;
 	}
 	return 0;
+out:
+	free(table);
+	return err;
 }
 
 static void elf_close(struct elf *e)
@@ -472,9 +562,10 @@ static int by_off(const void *x, const void *y)
 	return a->name < b->name ? -1 : a->name > b->name;
 }
 
-static int read_src(const struct src *src, struct elfsyms *out)
+static int read_src(const struct src *src, const uint8_t *bid, size_t bid_size,
+		    struct elfsyms *out)
 {
-	struct elf e = { .src = *src };
+	struct elf e = { .src = *src, .want_bid = bid, .want_size = bid_size };
 	struct acc a = { 0 };
 	struct raw best = { 0 };
 	size_t i, k, nsyms;
@@ -584,28 +675,22 @@ int elfsyms__read_fd(int fd, struct elfsyms *out)
 {
 	struct src s = { .fd = fd };
 
-	return read_src(&s, out);
+	return read_src(&s, NULL, 0, out);
 }
 
 int elfsyms__read_mem(const void *img, size_t size, struct elfsyms *out)
 {
 	struct src s = { .fd = -1, .mem = img, .mem_size = size };
 
-	return read_src(&s, out);
+	return read_src(&s, NULL, 0, out);
 }
 
 int elfsyms__read_build_id(int fd, const uint8_t *bid, size_t size, struct elfsyms *out)
 {
-	uint8_t got[STK_MAX_BUILD_ID];
-	int n;
+	struct src s = { .fd = fd };
 
-	memset(out, 0, sizeof(*out));
-	n = buildid__from_elf_fd(fd, got, sizeof(got));
-	if (n < 0)
-		return n;
-	if ((size_t)n != size || memcmp(got, bid, size) != 0)
-		return -ESTALE;
-	return elfsyms__read_fd(fd, out);
+	/* Checked from the headers the symbols are read with: one pass. */
+	return read_src(&s, bid, size, out);
 }
 
 long elfsyms__find(const struct elfsyms *t, uint64_t off)
