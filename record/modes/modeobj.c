@@ -351,8 +351,13 @@ int modeobj__hand_over(const struct bpf_object *obj, uint32_t *idx, int symboliz
 	/* profile's only: the others have none (-ENOENT). */
 	opts.rows_ring_fd = bpf_object__find_map_fd_by_name(obj, "rows_ring");
 	*drain = drain__new(&opts);
-	if (!*drain)
-		return recorder__errorf(rec, -ENOMEM, "out of memory");
+	if (!*drain) {
+		int err = errno;
+
+		if (err == ENOMEM)
+			return recorder__errorf(rec, -err, "out of memory");
+		return recorder__errorf(rec, -err, "rows ring: %s", strerror(err));
+	}
 	maps->stacks_fd = bpf_object__find_map_fd_by_name(obj, "stacks");
 	maps->stats_fd = bpf_object__find_map_fd_by_name(obj, "stats");
 	maps->events_fd = bpf_object__find_map_fd_by_name(obj, "events");
