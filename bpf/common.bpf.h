@@ -92,34 +92,53 @@ struct {
 	__uint(map_flags, BPF_F_MMAPABLE);
 } stats SEC(".maps");
 
-/* The counts map (0 or 1) of the sample the program on this CPU is
- * taking: read once from counts_idx as it starts (stat_begin()), so that
- * the sample's statistics and its row land in the same set even when
- * user space flips counts_idx meanwhile. */
+/* The sample the program on this CPU is taking: its counts map (0 or 1),
+ * read once from counts_idx as it starts (stat_begin()), so that the
+ * sample's statistics and its row land in the same set even when user
+ * space flips counts_idx meanwhile; and whether it sent a stack to
+ * "stack_ring" (stack_store_frames()). */
+struct sample_state {
+	__u32 set;
+	__u32 pushed;
+};
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__type(key, __u32);
-	__type(value, __u32);
+	__type(value, struct sample_state);
 	__uint(max_entries, 1);
 } stat_set SEC(".maps");
 
 /* Start a sample on counts map @idx (counts_idx, read once): returns it. */
 static __always_inline __u32 stat_begin(__u32 idx)
 {
-	__u32 zero = 0, *v = bpf_map_lookup_elem(&stat_set, &zero);
+	__u32 zero = 0;
+	struct sample_state *v = bpf_map_lookup_elem(&stat_set, &zero);
 
 	idx &= 1;
-	if (v)
-		*v = idx;
+	if (v) {
+		v->set = idx;
+		v->pushed = 0;
+	}
 	return idx;
 }
 
 /* The counts map (0 or 1) of the sample being taken on this CPU. */
 static __always_inline __u32 stat_set_now(void)
 {
-	__u32 zero = 0, *v = bpf_map_lookup_elem(&stat_set, &zero);
+	__u32 zero = 0;
+	struct sample_state *v = bpf_map_lookup_elem(&stat_set, &zero);
 
-	return v ? *v : 0;
+	return v ? v->set : 0;
+}
+
+/* Did the sample being taken on this CPU send a stack to "stack_ring"? */
+static __always_inline __u32 sample_pushed(void)
+{
+	__u32 zero = 0;
+	struct sample_state *v = bpf_map_lookup_elem(&stat_set, &zero);
+
+	return v ? v->pushed : 0;
 }
 
 /* The "stats" key of statistic @idx in the current sample's set. */
@@ -338,6 +357,13 @@ __noinline __s64 stack_store_frames(struct stkrec_stack *s, __u32 nr, int kernel
 		return -ENOMEM;
 	}
 	stat_inc(STKREC_STAT_STACKS_STORED);
+	{
+		__u32 zero = 0;
+		struct sample_state *st = bpf_map_lookup_elem(&stat_set, &zero);
+
+		if (st)
+			st->pushed = 1;
+	}
 	/* An id the set cannot take (no free element on this CPU's list)
 	 * only means the stack is sent again when next seen. */
 	if (bpf_map_update_elem(&stacks, &id, &one, BPF_ANY))

@@ -4,6 +4,7 @@
  * runs on_cpu_sample(), which counts (task, user stack, kernel stack,
  * interrupted kernel IP) in the kernel.  User space drains the counts every
  * flush interval; only unique stacks and counts ever cross to user space.
+ * A sample that sent a new stack sends its row by "rows_ring" instead.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -36,6 +37,37 @@ struct counts_map counts1 SEC(".maps");
 __u32 counts_idx = 0;
 
 /*
+ * The rows of samples that sent a stack of theirs to "stack_ring" (struct
+ * stkrec_count_row, count 1): a stack new to the kernel's set is almost
+ * never sampled twice in a flush where stacks never repeat, and a ring
+ * record costs less than a new counts map entry and its drain.  Taken by
+ * user space at every flush only (no wakeup): when it is full, the row
+ * goes to the counts map.  Sized by user space (record/modes/modeobj.c).
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 256 * 1024);
+} rows_ring SEC(".maps");
+
+/* Send @key's row of count 1 in counts set @set through "rows_ring": 0, or
+ * -ENOSPC when the ring is full. */
+static __always_inline int row_send(const struct stkrec_count_key *key, __u32 set)
+{
+	struct stkrec_count_row *r = bpf_ringbuf_reserve(&rows_ring, sizeof(*r), 0);
+
+	if (!r) {
+		stat_inc(STKREC_STAT_ROWS_RING_FULL);
+		return -ENOSPC;
+	}
+	__builtin_memcpy(&r->key, key, sizeof(r->key));
+	r->set = set;
+	r->pad = 0;
+	bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
+	stat_inc(STKREC_STAT_ROWS_RING);
+	return 0;
+}
+
+/*
  * Count the sample of @key in counts map @set (0 or 1); @stop: the stop
  * reason of its user stack's marker (uw_stop_count()).  A global function:
  * the verifier checks it once, not again for every state the stack walks
@@ -47,7 +79,10 @@ __noinline int sample_count(struct stkrec_count_key *key, __u32 set, __u32 stop)
 
 	if (!key)
 		return 0;
-	if (set)
+	/* A sample that sent a stack: its row by the ring, unless full. */
+	if (sample_pushed() && !row_send(key, set))
+		err = 0;
+	else if (set)
 		err = count_inc(&counts1, key);
 	else
 		err = count_inc(&counts0, key);

@@ -258,6 +258,21 @@ struct stkrec_count_key {
 	__u64 image_ns;		/* the process's last exec (bpf_ktime_get_ns()), 0: none seen */
 };
 
+/*
+ * A record of the profile mode's "rows_ring": the row of one sample that
+ * sent a stack of its own to "stack_ring" (a stack seen for the first
+ * time, or again after the kernel's set evicted it), count 1, instead of
+ * a new entry in the counts map: such a row is almost never counted
+ * twice (stacks that never repeat), and the ring costs less than a hash
+ * insert and its drain.  @set is the counts map (0 or 1) the sample would
+ * have gone to, which says the flush interval it belongs to.
+ */
+struct stkrec_count_row {
+	struct stkrec_count_key key;
+	__u32 set;
+	__u32 pad;
+};
+
 /* Key of the trace mode's "counts" maps; the value is a __u64 count of
  * events.  @event is the event's index in the recording's list (its BPF
  * attach cookie). */
@@ -393,7 +408,11 @@ struct stkrec_offcpu_value {
 /* trace mode (bpf/trace.bpf.c): events of wanted tasks over the
  * per-event rate cap (--rate-cap), seen and not counted. */
 #define STKREC_STAT_TRACE_CAPPED	(STKREC_STAT_PY_STACKS + 5)
-#define STKREC_NR_STATS			(STKREC_STAT_PY_STACKS + 6)
+/* profile: samples whose row went through "rows_ring" (a stack of theirs
+ * was new), and those the full ring sent to the counts map instead. */
+#define STKREC_STAT_ROWS_RING		(STKREC_STAT_PY_STACKS + 6)
+#define STKREC_STAT_ROWS_RING_FULL	(STKREC_STAT_PY_STACKS + 7)
+#define STKREC_NR_STATS			(STKREC_STAT_PY_STACKS + 8)
 /* The "stats" map holds two sets, one per counts map: a sample's
  * statistics go to the set of the counts map its row goes to (entries
  * [b * STKREC_NR_STATS, (b + 1) * STKREC_NR_STATS) for counts b), so that
@@ -647,6 +666,9 @@ STKREC_ASSERT_AT(stkrec_count_key, user_stack, 8 + STKREC_COMM_LEN);
 STKREC_ASSERT_AT(stkrec_count_key, kernel_ret_ip, 8 + STKREC_COMM_LEN + 24);
 STKREC_ASSERT_AT(stkrec_count_key, image_ns, 8 + STKREC_COMM_LEN + 32);
 STKREC_ASSERT_SIZE(stkrec_count_key, 8 + STKREC_COMM_LEN + 40);
+
+STKREC_ASSERT_AT(stkrec_count_row, set, 8 + STKREC_COMM_LEN + 40);
+STKREC_ASSERT_SIZE(stkrec_count_row, 8 + STKREC_COMM_LEN + 48);
 
 STKREC_ASSERT_AT(stkrec_trace_key, comm, 16);
 STKREC_ASSERT_AT(stkrec_trace_key, user_stack, 16 + STKREC_COMM_LEN);

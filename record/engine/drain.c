@@ -4,12 +4,26 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <bpf/bpf.h>
+#include <bpf/libbpf.h>
 
 #include "drain.h"
 #include "mode.h"
+
+/* How long a flush waits at most for the rows ring's records reserved
+ * before it looked to be committed (a program between reserve and submit:
+ * a copy of 72 bytes). */
+#define RING_WAIT_NS 1000000L
+
+/* Keys taken from the rows ring for one counts set, not rows yet. */
+struct ring_keys {
+	char *keys;
+	size_t n, cap;
+};
 
 struct drain {
 	struct drain_opts o;
@@ -19,6 +33,13 @@ struct drain {
 	uint64_t *ends;		/* per row: row_end()'s, 0 for the interval's */
 	size_t nr_rows, cap_rows;
 	int nr_ended;		/* rows with an end */
+	/* The rows ring, its positions (mapped read-only), and what it
+	 * brought for each set. */
+	struct ring_buffer *ring;
+	const unsigned long *ring_cons, *ring_prod;
+	size_t page;
+	struct ring_keys ring_keys[2];
+	int ring_err;
 };
 
 uint32_t drain__flip(uint32_t *idx)
@@ -74,9 +95,55 @@ int drain__map(int fd, void *keys, size_t key_size, void *values, size_t value_s
 	return 0;
 }
 
+/* One rows ring record: its key kept for its set's drain. */
+static int on_ring_row(void *ctx, void *data, size_t size)
+{
+	struct drain *d = ctx;
+	struct ring_keys *rk;
+	uint32_t set;
+
+	if (size < d->o.key_size + sizeof(set))
+		return 0; /* cannot happen: BPF writes whole rows */
+	memcpy(&set, (char *)data + d->o.key_size, sizeof(set));
+	rk = &d->ring_keys[set & 1];
+	if (rk->n == rk->cap) {
+		size_t cap = rk->cap ? rk->cap * 2 : 1024;
+		char *k = realloc(rk->keys, cap * d->o.key_size);
+
+		if (!k) {
+			d->ring_err = -ENOMEM;
+			return -ENOMEM;
+		}
+		rk->keys = k;
+		rk->cap = cap;
+	}
+	memcpy(rk->keys + rk->n++ * d->o.key_size, data, d->o.key_size);
+	return 0;
+}
+
+/* The rows ring of @fd, and its consumer and producer positions mapped
+ * read-only (the kernel's ring buffer layout: a page each, in that order). */
+static int ring_open(struct drain *d, int fd)
+{
+	void *cons, *prod;
+
+	d->page = (size_t)sysconf(_SC_PAGESIZE);
+	cons = mmap(NULL, d->page, PROT_READ, MAP_SHARED, fd, 0);
+	if (cons == MAP_FAILED)
+		return -errno;
+	d->ring_cons = cons;
+	prod = mmap(NULL, d->page, PROT_READ, MAP_SHARED, fd, (off_t)d->page);
+	if (prod == MAP_FAILED)
+		return -errno;
+	d->ring_prod = prod;
+	d->ring = ring_buffer__new(fd, on_ring_row, d, NULL);
+	return d->ring ? 0 : -errno;
+}
+
 struct drain *drain__new(const struct drain_opts *o)
 {
 	struct drain *d = calloc(1, sizeof(*d));
+	int err;
 
 	if (!d)
 		return NULL;
@@ -96,6 +163,14 @@ struct drain *drain__new(const struct drain_opts *o)
 		errno = ENOMEM;
 		return NULL;
 	}
+	if (o->rows_ring_fd >= 0 && o->value_size == sizeof(uint64_t)) {
+		err = ring_open(d, o->rows_ring_fd);
+		if (err) {
+			drain__free(d);
+			errno = -err;
+			return NULL;
+		}
+	}
 	return d;
 }
 
@@ -103,6 +178,13 @@ void drain__free(struct drain *d)
 {
 	if (!d)
 		return;
+	ring_buffer__free(d->ring);
+	if (d->ring_cons)
+		munmap((void *)d->ring_cons, d->page);
+	if (d->ring_prod)
+		munmap((void *)d->ring_prod, d->page);
+	free(d->ring_keys[0].keys);
+	free(d->ring_keys[1].keys);
 	free(d->keys);
 	free(d->values);
 	free(d->rows);
@@ -133,10 +215,11 @@ static int rows_reserve(struct drain *d, size_t more)
 	return 0;
 }
 
-/* Turn @n drained entries into rows, announcing what they need. */
-static int add_rows(struct drain *d, struct recorder *rec, size_t n)
+/* Turn @n entries, keys @k and values @v (@v_step bytes apart: 0, one
+ * value for all), into rows, announcing what they need. */
+static int add_rows(struct drain *d, struct recorder *rec, const char *k, const char *v,
+		    size_t v_step, size_t n)
 {
-	const char *k = d->keys, *v = d->values;
 	size_t i;
 	int err;
 
@@ -144,7 +227,7 @@ static int add_rows(struct drain *d, struct recorder *rec, size_t n)
 	if (err)
 		return recorder__errorf(rec, err, "out of memory");
 	for (i = 0; i < n; i++) {
-		err = d->o.add_row(rec, k + i * d->o.key_size, v + i * d->o.value_size,
+		err = d->o.add_row(rec, k + i * d->o.key_size, v + i * v_step,
 				   d->rows + d->nr_rows * d->row_size);
 		d->ends[d->nr_rows] = 0;
 		if (!err && d->o.row_end)
@@ -157,16 +240,53 @@ static int add_rows(struct drain *d, struct recorder *rec, size_t n)
 	return 0;
 }
 
-/* Drain one counts map that no program writes to any more. */
-static int drain_one(struct drain *d, struct recorder *rec, int fd)
+/*
+ * Take the rows ring's records into ring_keys, by set: every record
+ * reserved before this call, waiting up to RING_WAIT_NS for those still
+ * being written (the ring is read in order: one record not committed
+ * yet holds back those after it, which may be of the set being drained).
+ */
+static int take_ring(struct drain *d, struct recorder *rec)
 {
+	unsigned long want = __atomic_load_n(d->ring_prod, __ATOMIC_ACQUIRE);
+	struct timespec nap = { 0, 10000 };
+	long waited = 0;
+	int err;
+
+	for (;;) {
+		err = ring_buffer__consume(d->ring);
+		if (err < 0)
+			break;
+		if ((long)(__atomic_load_n(d->ring_cons, __ATOMIC_ACQUIRE) - want) >= 0 ||
+		    waited >= RING_WAIT_NS)
+			return 0;
+		nanosleep(&nap, NULL);
+		waited += nap.tv_nsec;
+	}
+	err = d->ring_err ?: err;
+	d->ring_err = 0;
+	return recorder__errorf(rec, err, err == -ENOMEM ? "out of memory" : "rows ring: %s",
+				strerror(-err));
+}
+
+/* Drain counts map @set (0 or 1), which no program writes to any more,
+ * and the keys the rows ring brought for it. */
+static int drain_one(struct drain *d, struct recorder *rec, uint32_t set)
+{
+	static const uint64_t one = 1;
+	struct ring_keys *rk = &d->ring_keys[set];
 	size_t n;
 	int err, err2;
 
-	err = drain__map(fd, d->keys, d->o.key_size, d->values, d->o.value_size, d->o.entries, &n);
-	if (n)
+	err = drain__map(d->o.fds[set], d->keys, d->o.key_size, d->values, d->o.value_size,
+			 d->o.entries, &n);
+	/* Every stack a row names was sent before the row was counted. */
+	if (n || rk->n)
 		recorder__take_new_stacks(rec);
-	err2 = n ? add_rows(d, rec, n) : 0;
+	err2 = n ? add_rows(d, rec, d->keys, d->values, d->o.value_size, n) : 0;
+	if (!err2 && rk->n)
+		err2 = add_rows(d, rec, rk->keys, (const char *)&one, 0, rk->n);
+	rk->n = 0;
 	if (err)
 		return recorder__errorf(rec, err, "drain counts map: %s", strerror(-err));
 	return err2;
@@ -174,14 +294,20 @@ static int drain_one(struct drain *d, struct recorder *rec, int fd)
 
 int drain__collect(struct drain *d, struct recorder *rec, int final)
 {
+	uint32_t set;
 	int err;
 
 	if (final) {
-		/* Detached: nothing writes either map. */
-		err = drain_one(d, rec, d->o.fds[0]);
-		return err ?: drain_one(d, rec, d->o.fds[1]);
+		/* Detached: nothing writes either map, nor the ring. */
+		err = d->ring ? take_ring(d, rec) : 0;
+		err = err ?: drain_one(d, rec, 0);
+		return err ?: drain_one(d, rec, 1);
 	}
-	return drain_one(d, rec, d->o.fds[drain__flip(d->o.idx)]);
+	set = drain__flip(d->o.idx);
+	/* After the grace: the ring holds every row of the idle set (and
+	 * some of the next interval's, kept for the next flush). */
+	err = d->ring ? take_ring(d, rec) : 0;
+	return err ?: drain_one(d, rec, set);
 }
 
 uint32_t drain__idle(const struct drain *d)
@@ -269,3 +395,4 @@ size_t drain__pending(const struct drain *d)
 {
 	return d->nr_rows;
 }
+

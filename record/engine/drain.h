@@ -11,6 +11,15 @@
  * entry after the drain (a later interval) or loses it when its entry is
  * being deleted; a count never moves to another key.
  *
+ * A mode may also send rows through a "rows_ring" (profile: the samples
+ * that sent a new stack, each a key of count 1 followed by its __u32 set,
+ * struct stkrec_count_row).  The ring is taken after the grace period,
+ * every record reserved by then, and each record's key kept for the drain
+ * of its set: the rows of the idle set join its map's rows (the same
+ * interval, the same STAT set), those of the set now written wait for the
+ * next flush.  The same race: a program running longer than the grace
+ * period has its row in a later interval.
+ *
  * A mode hands its struct drain to the recorder (struct rec_maps), which
  * collects, writes and checks for pending rows through it at every flush;
  * the mode only says how one drained entry becomes one row (add_row) and
@@ -57,6 +66,7 @@ enum drain_chunk {
 struct drain_opts {
 	enum drain_chunk chunk;
 	int fds[2];		/* the counts0 and counts1 maps */
+	int rows_ring_fd;	/* the "rows_ring" (value_size a __u64 count), or < 0 */
 	uint32_t *idx;		/* the mmap'ed .bss counts_idx */
 	uint32_t entries;	/* max_entries of each counts map */
 	size_t key_size;	/* of the maps' keys and values */
@@ -78,8 +88,9 @@ struct drain_opts {
 
 struct drain;
 
-/* Buffers for one map of @o->entries entries (@o is copied).  NULL with
- * errno = ENOMEM, or EINVAL for an unknown chunk. */
+/* Buffers for one map of @o->entries entries (@o is copied), and the
+ * rows ring read.  NULL with errno = ENOMEM, EINVAL for an unknown chunk,
+ * or the errno of mapping the ring. */
 struct drain *drain__new(const struct drain_opts *o);
 
 /* Frees @d and the rows not written.  Accepts NULL. */
@@ -87,8 +98,9 @@ void drain__free(struct drain *d);
 
 /*
  * drain__collect() - take this interval's rows out of the kernel: flip
- * the index and drain the map that became idle (@final: sampling is
- * detached, drain both), turning every entry into a row with add_row(),
+ * the index and drain the map that became idle and the rows ring's rows
+ * of its set (@final: sampling is detached, drain both maps and every
+ * ring row), turning every entry into a row with add_row(),
  * which reports its tasks, stacks and kernel addresses to @rec.
  * Returns 0 or -errno, with recorder__errorf() called.
  */

@@ -96,6 +96,9 @@ static const char *const bpf_stat_names[STKREC_NR_STATS] = {
 	[STKREC_STAT_PY_NO_THREAD] = "python_no_thread_state",
 	/* bpf/trace.bpf.c */
 	[STKREC_STAT_TRACE_CAPPED] = "trace_events_capped",
+	/* bpf/profile.bpf.c */
+	[STKREC_STAT_ROWS_RING] = "counts_ring_rows",
+	[STKREC_STAT_ROWS_RING_FULL] = "counts_ring_full",
 };
 
 /* The statistics user space adds to BPF's: the stacks unwound here end

@@ -59,6 +59,9 @@ static int profile_load(struct rec_mode *m, const struct recorder_opts *o, int f
 				 m->counts_entries, rec);
 	if (err)
 		return err;
+	err = bpf_map__set_max_entries(m->skel->maps.rows_ring, modeobj__rows_ring_bytes(o));
+	if (err)
+		return recorder__errorf(rec, err, "configure BPF object: %s", strerror(-err));
 	err = profile_bpf__load(m->skel);
 	modeobj__btf_close(&m->btf);
 	return err ? modeobj__load_failed(rec, err) : 0;

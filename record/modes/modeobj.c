@@ -61,6 +61,20 @@ uint32_t modeobj__stack_ring_bytes(const struct recorder_opts *o)
 	return (uint32_t)n;
 }
 
+/* Bytes a "rows_ring" record takes: its 8-byte header and the row. */
+#define ROWS_RING_RECORD (8 + sizeof(struct stkrec_count_row))
+
+uint32_t modeobj__rows_ring_bytes(const struct recorder_opts *o)
+{
+	double want = (double)o->frequency * (double)o->nr_cpus * ROWS_RING_RECORD * 2 *
+		      ((double)o->flush_interval_ns / 1e9);
+	uint64_t n = 64 * 1024;
+
+	while (n < want && n < (64ULL << 20))
+		n <<= 1;
+	return (uint32_t)n;
+}
+
 static int set_entries(struct bpf_object *obj, const char *name, uint32_t n)
 {
 	struct bpf_map *map = bpf_object__find_map_by_name(obj, name);
@@ -337,9 +351,16 @@ int modeobj__hand_over(const struct bpf_object *obj, uint32_t *idx, int symboliz
 	opts.fds[0] = bpf_object__find_map_fd_by_name(obj, "counts0");
 	opts.fds[1] = bpf_object__find_map_fd_by_name(obj, "counts1");
 	opts.idx = idx;
+	/* profile's only: the others have none (-ENOENT). */
+	opts.rows_ring_fd = bpf_object__find_map_fd_by_name(obj, "rows_ring");
 	*drain = drain__new(&opts);
-	if (!*drain)
-		return recorder__errorf(rec, -ENOMEM, "out of memory");
+	if (!*drain) {
+		int err = errno;
+
+		if (err == ENOMEM)
+			return recorder__errorf(rec, -err, "out of memory");
+		return recorder__errorf(rec, -err, "rows ring: %s", strerror(err));
+	}
 	maps->stacks_fd = bpf_object__find_map_fd_by_name(obj, "stacks");
 	maps->stats_fd = bpf_object__find_map_fd_by_name(obj, "stats");
 	maps->events_fd = bpf_object__find_map_fd_by_name(obj, "events");

@@ -63,6 +63,15 @@ int modeobj__btf_has_string(const char *path, const char *name);
 uint32_t modeobj__stack_ring_bytes(const struct recorder_opts *o);
 
 /*
+ * modeobj__rows_ring_bytes() - bytes of the profile mode's "rows_ring"
+ * for @o: two flush intervals of rows at one a sample period on every CPU
+ * (80 bytes a record), a power of two from 64 KiB to 64 MiB: 512 KiB at
+ * 999 Hz on 2 CPUs.  Taken at every flush; a row it has no room for goes
+ * to the counts map.
+ */
+uint32_t modeobj__rows_ring_bytes(const struct recorder_opts *o);
+
+/*
  * modeobj__configure() - before load: size the common maps for @o (the
  * counts maps @counts_entries each, the stacks set and its ring by
  * --stack-storage-size; the filter maps for -p, -t or

@@ -4,7 +4,8 @@
  * without parsing it (modeobj__btf_has_string()): whether a type name is
  * one of its strings, however the 64 KiB pieces it reads fall; and the
  * size of profile's counts maps (modeobj__profile_counts_entries()): four
- * flush intervals of samples, within 8192 and --stack-storage-size.
+ * flush intervals of samples, within 8192 and --stack-storage-size; and
+ * of its rows ring (modeobj__rows_ring_bytes()).
  */
 #include <check.h>
 #include <errno.h>
@@ -163,6 +164,32 @@ START_TEST(profile_counts_follow_samples_per_interval)
 }
 END_TEST
 
+static uint32_t rows_ring(unsigned int hz, size_t cpus, double interval_s)
+{
+	struct recorder_opts o = {
+		.frequency = hz,
+		.nr_cpus = cpus,
+		.flush_interval_ns = (uint64_t)(interval_s * 1e9),
+	};
+
+	return modeobj__rows_ring_bytes(&o);
+}
+
+/* Two intervals of rows (80 bytes each) at one a period on every CPU, a
+ * power of two from 64 KiB to 64 MiB. */
+START_TEST(rows_ring_holds_two_intervals)
+{
+	/* The default 49 Hz, 1 s: the minimum (819 rows). */
+	ck_assert_uint_eq(rows_ring(49, 2, 1), 64 * 1024);
+	/* 999 Hz on 2 CPUs: 320 KB of rows. */
+	ck_assert_uint_eq(rows_ring(999, 2, 1), 512 * 1024);
+	ck_assert_uint_eq(rows_ring(999, 2, 0.05), 64 * 1024);
+	ck_assert_uint_eq(rows_ring(999, 64, 1), 16 * 1024 * 1024);
+	/* No overflow at the largest figures. */
+	ck_assert_uint_eq(rows_ring(4000000000u, 1u << 20, 1e6), 64 * 1024 * 1024);
+}
+END_TEST
+
 static Suite *modeobj_suite(void)
 {
 	Suite *s = suite_create("record_modeobj");
@@ -175,6 +202,7 @@ static Suite *modeobj_suite(void)
 	tcase_add_test(tc, kernel_btf_agrees_with_libbpf);
 	suite_add_tcase(s, tc);
 	tcase_add_test(tcc, profile_counts_follow_samples_per_interval);
+	tcase_add_test(tcc, rows_ring_holds_two_intervals);
 	suite_add_tcase(s, tcc);
 	return s;
 }
