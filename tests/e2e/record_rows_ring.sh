@@ -40,6 +40,23 @@ rows_sum() {
 	END { if (instat) end_stat(); printf "%d %d %s\n", nstat, bad + 0, shown ? shown : "-" }' "$1"
 }
 
+# sums_hold FILE.stk MIN_STATS: none dropped, the CNTS rows add up to STAT
+# samples, and every STAT's samples are the rows before it plus
+# counts_map_full (at least MIN_STATS STAT chunks).  Leaves the total in
+# $total.
+sums_hold() {
+	"$DUMP" "$1" > "$1.dump"
+	total=$(stat_of "$1" samples)
+	_rows=$(samples "$1")
+	check "no sample dropped ($(stat_of "$1" counts_map_full) counts_map_full)" \
+		[ "$(stat_of "$1" counts_map_full)" -eq 0 ]
+	check "the CNTS rows add up to STAT samples ($_rows rows, $total samples)" \
+		[ "$_rows" -eq "$total" -a "$total" -gt 0 ]
+	set -- $(rows_sum "$1.dump") "$2"
+	check "every STAT's samples are the rows before it + counts_map_full: $2 of $1 differ ($3)" \
+		[ "$1" -ge "$4" -a "$2" -eq 0 ]
+}
+
 ncpu=$(nproc)
 bg "$FAN" 3600 "$ncpu"
 fan=$bg_pid
@@ -48,19 +65,10 @@ fan=$bg_pid
 "$REC" -q -F 999 --flush-interval 0.05 -p "$fan" -o "$tmp/a.stk" 3 > "$tmp/a.err" 2>&1
 rc=$?
 check "stkrec -p stackfan 3: exit 0 ($rc: $(cat "$tmp/a.err"))" [ "$rc" -eq 0 ]
-"$DUMP" "$tmp/a.stk" > "$tmp/a.dump"
-total=$(stat_of "$tmp/a.stk" samples)
-rows=$(samples "$tmp/a.stk")
+sums_hold "$tmp/a.stk" 10
 ring=$(stat_of "$tmp/a.stk" counts_ring_rows)
 check "rows came by the ring ($ring of $total samples; $(stat_of "$tmp/a.stk" stacks_stored) stacks sent)" \
 	[ "$ring" -gt 0 -a "$ring" -le "$total" ]
-check "no sample dropped ($(stat_of "$tmp/a.stk" counts_map_full) counts_map_full)" \
-	[ "$(stat_of "$tmp/a.stk" counts_map_full)" -eq 0 ]
-check "the CNTS rows add up to STAT samples ($rows rows, $total samples)" \
-	[ "$rows" -eq "$total" -a "$total" -gt 0 ]
-set -- $(rows_sum "$tmp/a.dump")
-check "every STAT's samples are the rows before it + counts_map_full: $2 of $1 differ ($3)" \
-	[ "$1" -ge 10 -a "$2" -eq 0 ]
 total_a=$total
 
 # ---- a full ring: the counts map takes the rows ------------------------------
@@ -87,9 +95,6 @@ kill -INT "$rec"
 wait "$rec"
 rc=$?
 check "stopped and continued: exit 0 ($rc: $(cat "$tmp/b.err"))" [ "$rc" -eq 0 ]
-"$DUMP" "$tmp/b.stk" > "$tmp/b.dump"
-total=$(stat_of "$tmp/b.stk" samples)
-rows=$(samples "$tmp/b.stk")
 full=$(stat_of "$tmp/b.stk" counts_ring_full)
 # stackfan's samples while stopped: about 999 / CLK_TCK a tick, of which
 # the first part's share sent a new stack: twice the 819 rows the ring
@@ -101,12 +106,6 @@ if [ $((fan_samples * ring)) -ge $((2 * 819 * total_a)) ]; then
 else
 	echo "note: stackfan ran $((t1 - t0)) ticks while the recorder was stopped: the ring may not have filled ($full rows to the counts map)"
 fi
-check "none dropped ($(stat_of "$tmp/b.stk" counts_map_full) counts_map_full)" \
-	[ "$(stat_of "$tmp/b.stk" counts_map_full)" -eq 0 ]
-check "the CNTS rows add up to STAT samples ($rows rows, $total samples)" \
-	[ "$rows" -eq "$total" -a "$total" -gt 0 ]
-set -- $(rows_sum "$tmp/b.dump")
-check "every STAT's samples are the rows before it + counts_map_full: $2 of $1 differ ($3)" \
-	[ "$2" -eq 0 ]
+sums_hold "$tmp/b.stk" 1
 stop "$fan"
 finish
