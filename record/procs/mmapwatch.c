@@ -149,7 +149,6 @@ static void on_exec(struct mmapwatch *w, uint32_t tgid, uint64_t time)
 	/* A new image: nothing of the old one stays mapped. */
 	wproc__keep_old_image(p, time);
 	wproc__maps_clear(p);
-	p->forked_from = 0;
 	p->image_ns = time;
 	p->complete = 1;
 	p->exited = 0;
@@ -221,7 +220,6 @@ static void on_fork(struct mmapwatch *w, const struct rec_task *r, uint64_t time
 	}
 	child->complete = 1;
 	child->changed_ns = parent->changed_ns;
-	child->forked_from = r->ppid;
 }
 
 static void on_exit_task(struct mmapwatch *w, const struct rec_task *r, uint64_t time)

@@ -33,7 +33,6 @@ struct wold {
 	uint64_t start_ns;	/* exec that began it (0: before the watcher saw one) */
 	uint64_t end_ns;	/* exec that replaced it */
 	uint64_t changed_ns;	/* its last change */
-	uint32_t forked_from;	/* as wproc's, when it was replaced */
 	struct wmap *maps;
 	size_t nr;
 };
@@ -47,8 +46,6 @@ struct wproc {
 	uint64_t changed_ns;	/* time of the last change */
 	uint64_t image_ns;	/* exec that began the current image, or 0 */
 	int noted;		/* in mmapwatch.changed */
-	uint32_t forked_from;	/* its image is a fork's copy of this
-				 * process's mappings (0: its own) */
 	struct wmap *maps;	/* sorted by start, not overlapping */
 	size_t nr, cap;
 	struct wold *old;	/* oldest first */

@@ -81,7 +81,6 @@ void wproc__keep_old_image(struct wproc *p, uint64_t time)
 	o->start_ns = p->image_ns;
 	o->end_ns = time;
 	o->changed_ns = p->changed_ns;
-	o->forked_from = p->forked_from;
 	o->maps = p->maps;
 	o->nr = p->nr;
 	p->maps = NULL;
@@ -285,7 +284,6 @@ int wproc__seed(struct mmapwatch *w, struct wproc *p, uint32_t tgid, uint64_t ti
 		return err;
 	wproc__maps_clear(p);
 	p->complete = 1;
-	p->forked_from = 0;
 	for (line = buf; *line; line = next) {
 		struct procmaps_line l;
 		struct wmap m = {};
@@ -417,36 +415,6 @@ static int same_file_known(struct wmap *wm, size_t i, struct wmap *m)
 	return 0;
 }
 
-/*
- * @m, of a fork's copy of process @from's mappings, takes its build-id
- * from @from's same mapping, read there (as @from's own snapshot would,
- * with its credentials) if not yet: a shell or a server forking children
- * from an image the kernel gave no build-ids for (read from /proc, as it
- * ran before the recording) has it read once, not once per child.  1 if
- * it did.
- */
-static int from_forker(struct mmapwatch *w, struct procmaps *pm, uint32_t from, struct wmap *m)
-{
-	struct wproc *f = from ? wproc__find(w, from) : NULL;
-	size_t i;
-
-	if (!f || !f->complete)
-		return 0;
-	for (i = 0; i < f->nr; i++) {
-		struct wmap *k = &f->maps[i];
-
-		if (k->start != m->start || k->end != m->end || k->pgoff != m->pgoff ||
-		    k->dev != m->dev || k->ino != m->ino || strcmp(k->path, m->path) != 0)
-			continue;
-		resolve_build_id(w, pm, from, k);
-		m->bid_size = k->bid_size;
-		memcpy(m->bid, k->bid, k->bid_size);
-		m->bid_known = 1;
-		return 1;
-	}
-	return 0;
-}
-
 /* @m as a snapshot's mapping, its path @path. */
 static void mapping_of(const struct wmap *m, const char *path, struct stk_mapping *o)
 {
@@ -462,11 +430,9 @@ static void mapping_of(const struct wmap *m, const char *path, struct stk_mappin
 	memcpy(o->build_id, m->bid, m->bid_size);
 }
 
-/* A snapshot of mappings @wm[0..@nr) of @tgid (a fork's copy of @from's,
- * or @from 0), changed last at @time. */
-static int snapshot_of(struct mmapwatch *w, struct procmaps *pm, uint32_t tgid, uint32_t from,
-		       const char *comm, struct wmap *wm, size_t nr, uint64_t time,
-		       struct stk_proc_maps *out)
+/* A snapshot of mappings @wm[0..@nr) of @tgid, changed last at @time. */
+static int snapshot_of(struct mmapwatch *w, struct procmaps *pm, uint32_t tgid, const char *comm,
+		       struct wmap *wm, size_t nr, uint64_t time, struct stk_proc_maps *out)
 {
 	struct procmaps_line vsys;
 	struct stk_mapping *maps;
@@ -484,7 +450,7 @@ static int snapshot_of(struct mmapwatch *w, struct procmaps *pm, uint32_t tgid, 
 
 		if (!(m->prot & PROT_EXEC) && !exec_mapping_of(wm, nr, m))
 			continue;
-		if (!m->bid_known && !same_file_known(wm, i, m) && !from_forker(w, pm, from, m))
+		if (!m->bid_known && !same_file_known(wm, i, m))
 			resolve_build_id(w, pm, tgid, m);
 		path = strdup(m->path);
 		if (!path) {
@@ -530,7 +496,7 @@ int mmapwatch__snapshot(struct mmapwatch *w, struct procmaps *pm, uint32_t tgid,
 	memset(out, 0, sizeof(*out));
 	if (!p || !p->complete)
 		return -ENOENT;
-	return snapshot_of(w, pm, tgid, p->forked_from, comm, p->maps, p->nr, p->changed_ns, out);
+	return snapshot_of(w, pm, tgid, comm, p->maps, p->nr, p->changed_ns, out);
 }
 
 int mmapwatch__snapshot_old(struct mmapwatch *w, struct procmaps *pm, uint32_t tgid,
@@ -555,7 +521,7 @@ int mmapwatch__snapshot_old(struct mmapwatch *w, struct procmaps *pm, uint32_t t
 		return -ENOENT;
 	*start_ns = o->start_ns;
 	*end_ns = o->end_ns;
-	return snapshot_of(w, pm, tgid, o->forked_from, comm, o->maps, o->nr,
+	return snapshot_of(w, pm, tgid, comm, o->maps, o->nr,
 			   o->changed_ns < o->end_ns ? o->changed_ns : o->end_ns - 1, out);
 }
 
@@ -571,8 +537,7 @@ int mmapwatch__old_mapping(struct mmapwatch *w, struct procmaps *pm, uint32_t tg
 
 			if (!(m->prot & PROT_EXEC) || addr < m->start || addr >= m->end)
 				continue;
-			if (!m->bid_known && !from_forker(w, pm, p->old[k].forked_from, m))
-				resolve_build_id(w, pm, tgid, m);
+			resolve_build_id(w, pm, tgid, m);
 			mapping_of(m, m->path, out);
 			return 0;
 		}
