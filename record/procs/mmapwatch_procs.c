@@ -404,7 +404,9 @@ static int same_file_known(struct wmap *wm, size_t i, struct wmap *m)
 	for (j = 0; j < i; j++) {
 		const struct wmap *k = &wm[j];
 
-		if (k->bid_known && k->ino == m->ino && k->dev == m->dev &&
+		/* A read that found none is not copied: @m's own read
+		 * may. */
+		if (k->bid_known && k->bid_size && k->ino == m->ino && k->dev == m->dev &&
 		    strcmp(k->path, m->path) == 0) {
 			m->bid_size = k->bid_size;
 			memcpy(m->bid, k->bid, k->bid_size);

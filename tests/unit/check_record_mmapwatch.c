@@ -573,6 +573,7 @@ START_TEST(a_real_process_snapshot_equals_its_proc_maps)
 	ck_assert_ptr_nonnull(w);
 	ck_assert_int_eq(mmapwatch__add(w, (uint32_t)pid), 0);
 	if (mmapwatch__open(w, cpus, (size_t)nr, 16) != 0) {
+		close(go[1]);
 		kill(pid, SIGKILL);
 		waitpid(pid, &status, 0);
 		return;
