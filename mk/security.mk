@@ -46,3 +46,14 @@ $(CFILOAD) $(SETBUILDID): $(O)/tests/tools/%: tests/tools/%.c
 	$(Q)$(CC) $(ALL_CFLAGS) $(LDFLAGS) $< -ldl -o $@
 
 TEST_EXTRA_DEPS += $(CFIBOMB) $(CFILOAD) $(SETBUILDID)
+
+# credfork (tests/e2e/record_confine.sh): a root process that forks, one
+# side of the fork then running as nobody.
+CREDFORK := $(O)/tests/tools/credfork
+
+$(CREDFORK): tests/tools/credfork.c
+	$(call msg,CC-TOOL,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(ALL_CFLAGS) $< -o $@
+
+TEST_EXTRA_DEPS += $(CREDFORK)

@@ -16,7 +16,14 @@
 #    non-root JVM's map to root; perf reads it): read, not refused;
 #  - an execute-only (0711) binary that nobody runs (the kernel maps it,
 #    the process cannot read it): none of its symbols embedded with full,
-#    STAT esym_binaries_refused; a readable copy of it run alike is named.
+#    STAT esym_binaries_refused; a readable copy of it run alike is named;
+#  - credentials that change across a fork (system-wide, where a fork's
+#    child takes a copy of its parent's mappings): a root parent running
+#    from a 0700 root directory before the recording forks, and its child
+#    drops to nobody: the child's mapping of the binary carries no
+#    build-id (STAT files_refused), none read as the root parent; the
+#    parent drops to nobody and its child stays root: the child's mapping
+#    carries the build-id, the nobody parent's refusal not taken for it.
 #
 # Exit 77 (skip) only when BPF cannot be used here, or when unprivileged
 # user namespaces are off (user.max_user_namespaces = 0, or a kernel's
@@ -26,7 +33,8 @@
 . "$top/tests/e2e/lib/record.sh"
 
 JW=$O/tests/tools/jitwork
-need_files "$JW" "$CW" "$DUMP" "$REP"
+CF=$O/tests/tools/credfork
+need_files "$JW" "$CF" "$CW" "$DUMP" "$REP"
 need_bpf
 need_cmds setpriv unshare
 [ "$(uname -m)" = x86_64 ] || skip_test "jitwork's code is x86-64"
@@ -200,5 +208,87 @@ check "execute-only binary: none of its symbols in the capture" \
 	sh -c "! { '$DUMP' '$tmp/xonly.stk' 2>/dev/null | grep -qa -e mid_b -e leaf_c || zstd -dc '$tmp/xonly.stk' 2>/dev/null | grep -qa -e mid_b -e leaf_c; }"
 check "execute-only binary: STAT files_refused >= 1 ($(stat_of "$tmp/xonly.stk" files_refused))" \
 	test "$(stat_of "$tmp/xonly.stk" files_refused)" -ge 1
+
+# ---- credentials that change across a fork ---------------------------------
+
+mkdir "$tmp/priv"
+chmod 0700 "$tmp/priv"
+cp "$CF" "$tmp/priv/credfork"
+cf_bid=$(readelf -n "$tmp/priv/credfork" | awk '/Build ID:/ { print $3 }')
+[ -n "$cf_bid" ] || fail "credfork has no build-id"
+check "nobody cannot read the binary in the 0700 directory" \
+	sh -c "! $NOBODY cat '$tmp/priv/credfork' >/dev/null 2>&1"
+
+# fork_bids FILE TGID: the build-ids of TGID's MAP lines of credfork's
+# code, each once ("-": a line without one, as stkdump prints it); empty:
+# no such line.
+fork_bids() {
+	"$DUMP" "$1" | awk -F'\t' -v t="$2" -v p="$tmp/priv/credfork" '
+		$1 == "MAP" && $2 == t && $10 == p && $6 ~ /x/ {
+			if (!($9 in seen)) { seen[$9] = 1; all = all (all == "" ? "" : ",") $9 }
+		}
+		END { print all }'
+}
+# fork_mapped FILE TGID...: each TGID has its credfork code mapped there.
+fork_mapped() {
+	_f=$1
+	shift
+	for _t; do
+		[ -n "$(fork_bids "$_f" "$_t")" ] || return 1
+	done
+}
+
+# record_fork NAME SIDE: credfork SIDE, root, started before a system-wide
+# recording (read from /proc then: no build-ids from the kernel), forks
+# once the recorder samples; recorded until each side that runs (both
+# with SIDE parent, the child with SIDE child: its parent waits) has its
+# mappings written.  Sets fparent and fchild, and fuids to their real
+# uids then ("PARENT CHILD").
+record_fork() {
+	_n=$1
+	bg "$tmp/priv/credfork" "$2" usr1 >"$tmp/$_n.cf" 2>"$tmp/$_n.cf.err"
+	_c=$bg_pid
+	at_exit="${at_exit:+$at_exit; }kill -KILL $_c 2>/dev/null"
+	wait_until grep -qs '^ready$' "$tmp/$_n.cf" ||
+		fail "$_n: credfork did not start" "$(cat "$tmp/$_n.cf.err")"
+	bg "$REC" -q -F 199 -o "$tmp/$_n.stk" 2>"$tmp/$_n.err"
+	_r=$bg_pid
+	wait_sampling "$tmp/$_n.stk" "$_r" ||
+		fail "$_n: stkrec did not start" "$(cat "$tmp/$_n.err")"
+	kill -USR1 "$_c"
+	wait_until grep -qs '^forked ' "$tmp/$_n.cf" ||
+		fail "$_n: credfork did not fork" "$(cat "$tmp/$_n.cf.err")"
+	# shellcheck disable=SC2046 # two words: the pids
+	set -- $(awk '/^forked / { print $2, $3 }' "$tmp/$_n.cf")
+	fparent=$1 fchild=$2
+	at_exit="$at_exit; kill -KILL $fchild 2>/dev/null"
+	if [ "$_n" = fork_parent ]; then
+		_wait="$fparent $fchild"
+	else
+		_wait=$fchild
+	fi
+	# shellcheck disable=SC2086 # one pid or two
+	wait_until fork_mapped "$tmp/$_n.stk" $_wait ||
+		fail "$_n: the mappings of $_wait never written" "$(cat "$tmp/$_n.err")"
+	fuids="$(awk '/^Uid:/ { print $2 }' "/proc/$fparent/status") $(awk '/^Uid:/ { print $2 }' "/proc/$fchild/status")"
+	stop "$_r"
+	kill -KILL "$fchild" "$fparent" 2>/dev/null
+}
+
+record_fork fork_child child
+f=$tmp/fork_child.stk
+check "fork_child: the parent runs as root, the child as nobody ($fuids)" test "$fuids" = "0 65534"
+check "fork, nobody child of a root parent: its mapping of the 0700 directory's binary has no build-id ($(fork_bids "$f" "$fchild"))" \
+	test "$(fork_bids "$f" "$fchild")" = -
+check "fork, nobody child: STAT files_refused >= 1 ($(stat_of "$f" files_refused))" \
+	test "$(stat_of "$f" files_refused)" -ge 1
+
+record_fork fork_parent parent
+f=$tmp/fork_parent.stk
+check "fork_parent: the parent runs as nobody, the child as root ($fuids)" test "$fuids" = "65534 0"
+check "fork, nobody parent: its own mapping has no build-id ($(fork_bids "$f" "$fparent"))" \
+	test "$(fork_bids "$f" "$fparent")" = -
+check "fork, root child of a nobody parent: its mapping has the build-id $cf_bid ($(fork_bids "$f" "$fchild"))" \
+	test "$(fork_bids "$f" "$fchild")" = "$cf_bid"
 
 finish
