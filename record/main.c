@@ -314,10 +314,13 @@ static uint64_t maps_kmem(const struct args *a)
 {
 	const struct recorder_opts *o = &a->o;
 
+	/* profile's rows ring too: it grows with -F, CPUs and the flush
+	 * interval. */
 	return kmem__recording_bytes(o->stack_storage_size, modeobj__stack_ring_bytes(o),
 				     a->offcpu || a->trace ? modeobj__counts_entries(o)
 							   : modeobj__profile_counts_entries(o),
-				     a->offcpu);
+				     a->offcpu) +
+	       (a->offcpu || a->trace ? 0 : modeobj__rows_ring_bytes(o));
 }
 
 /*

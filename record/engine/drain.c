@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-2-Clause
-/* Emptying a mode's double-buffered counts maps into rows, and writing
- * them (see drain.h). */
+/* Emptying a mode's double-buffered counts maps, and the rows ring of
+ * samples that sent a new stack, into rows, and writing them (see
+ * drain.h). */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +12,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "clock.h"
 #include "drain.h"
 #include "mode.h"
 
@@ -244,13 +246,16 @@ static int add_rows(struct drain *d, struct recorder *rec, const char *k, const 
  * Take the rows ring's records into ring_keys, by set: every record
  * reserved before this call, waiting up to RING_WAIT_NS for those still
  * being written (the ring is read in order: one record not committed
- * yet holds back those after it, which may be of the set being drained).
+ * yet holds back those after it; they are of the set being drained only
+ * if a program ran past the flip's grace, else of the new set, and those
+ * not read in time are read at the next flush).
  */
 static int take_ring(struct drain *d, struct recorder *rec)
 {
 	unsigned long want = __atomic_load_n(d->ring_prod, __ATOMIC_ACQUIRE);
 	struct timespec nap = { 0, 10000 };
-	long waited = 0;
+	/* A deadline, not a count of naps: a 10 us nap takes 75-200 us. */
+	uint64_t until = clock_ns(CLOCK_MONOTONIC) + RING_WAIT_NS;
 	int err;
 
 	for (;;) {
@@ -258,10 +263,9 @@ static int take_ring(struct drain *d, struct recorder *rec)
 		if (err < 0)
 			break;
 		if ((long)(__atomic_load_n(d->ring_cons, __ATOMIC_ACQUIRE) - want) >= 0 ||
-		    waited >= RING_WAIT_NS)
+		    clock_ns(CLOCK_MONOTONIC) >= until)
 			return 0;
 		nanosleep(&nap, NULL);
-		waited += nap.tv_nsec;
 	}
 	err = d->ring_err ?: err;
 	d->ring_err = 0;
@@ -395,4 +399,3 @@ size_t drain__pending(const struct drain *d)
 {
 	return d->nr_rows;
 }
-

@@ -13,7 +13,8 @@
 #    counts_map_full (SPEC.md STAT), over dozens of flushes: a ring row
 #    lands in its interval's flush, the STAT of the same set;
 #  - the recorder stopped (SIGSTOP) until stackfan has run long enough to
-#    fill the ring twice over (64 KiB: 819 rows) at the first part's share
+#    fill the ring twice over (its rows sized as stkrec sizes it: at
+#    least 64 KiB, 819 rows of 80 bytes) at the first part's share
 #    of ring rows, the ring is not taken and fills: its rows then go to
 #    the counts map (STAT counts_ring_full), none lost, the same sums
 #    hold.  (If stackfan gets too little CPU for that in 120 s, that is
@@ -58,6 +59,13 @@ sums_hold() {
 }
 
 ncpu=$(nproc)
+# The rows ring's room, as record/modes/modeobj.c sizes it: two flush
+# intervals of 80-byte rows at -F on every online CPU, in a power of two
+# of bytes, 64 KiB at least.
+ring_rows=$(awk -v c="$(getconf _NPROCESSORS_ONLN)" 'BEGIN {
+	want = 999 * c * 80 * 2 * 0.05; n = 65536
+	while (n < want) n *= 2
+	printf "%d\n", n / 80 }')
 bg "$FAN" 3600 "$ncpu"
 fan=$bg_pid
 
@@ -77,10 +85,10 @@ rec=$bg_pid
 wait_sampling "$tmp/b.stk" "$rec" || fail "stkrec starts sampling ($(cat "$tmp/b.err"))"
 sleep 0.5
 # Stopped until stackfan has run the ticks in which it sends, at the first
-# part's share of ring rows, twice the 819 rows the ring holds (120 s at
+# part's share of ring rows, twice the rows the ring holds (120 s at
 # most: wait_until's bound).
 tck=$(getconf CLK_TCK)
-need=$((2 * 819 * total_a * tck / (999 * (ring > 0 ? ring : 1)) + 1))
+need=$((2 * ring_rows * total_a * tck / (999 * (ring > 0 ? ring : 1)) + 1))
 fan_ran() {
 	[ $(($(cpu_ticks "$fan") - t0)) -ge "$need" ]
 }
@@ -97,10 +105,10 @@ rc=$?
 check "stopped and continued: exit 0 ($rc: $(cat "$tmp/b.err"))" [ "$rc" -eq 0 ]
 full=$(stat_of "$tmp/b.stk" counts_ring_full)
 # stackfan's samples while stopped: about 999 / CLK_TCK a tick, of which
-# the first part's share sent a new stack: twice the 819 rows the ring
+# the first part's share sent a new stack: twice the rows the ring
 # holds are sure to fill it.
 fan_samples=$(((t1 - t0) * 999 / tck))
-if [ $((fan_samples * ring)) -ge $((2 * 819 * total_a)) ]; then
+if [ $((fan_samples * ring)) -ge $((2 * ring_rows * total_a)) ]; then
 	check "the full ring's rows went to the counts map ($full; ~$fan_samples samples while stopped)" \
 		[ "$full" -gt 0 ]
 else
