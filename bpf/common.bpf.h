@@ -141,6 +141,16 @@ static __always_inline __u32 sample_pushed(void)
 	return v ? v->pushed : 0;
 }
 
+/* The sample being taken on this CPU sent a stack to "stack_ring". */
+static __always_inline void sample_mark_pushed(void)
+{
+	__u32 zero = 0;
+	struct sample_state *v = bpf_map_lookup_elem(&stat_set, &zero);
+
+	if (v)
+		v->pushed = 1;
+}
+
 /* The "stats" key of statistic @idx in the current sample's set. */
 static __always_inline __u32 stat_key(__u32 idx)
 {
@@ -357,13 +367,7 @@ __noinline __s64 stack_store_frames(struct stkrec_stack *s, __u32 nr, int kernel
 		return -ENOMEM;
 	}
 	stat_inc(STKREC_STAT_STACKS_STORED);
-	{
-		__u32 zero = 0;
-		struct sample_state *st = bpf_map_lookup_elem(&stat_set, &zero);
-
-		if (st)
-			st->pushed = 1;
-	}
+	sample_mark_pushed();
 	/* An id the set cannot take (no free element on this CPU's list)
 	 * only means the stack is sent again when next seen. */
 	if (bpf_map_update_elem(&stacks, &id, &one, BPF_ANY))

@@ -73,6 +73,7 @@ struct recorder {
 	int nr_cpus_possible;
 	uint64_t *stat_vals;		/* the stats map's per-CPU values, as last read */
 	void *stats_mem;		/* the stats map, mmap'ed on first read */
+	size_t stats_len;		/* ... its mapping's length */
 	unsigned int stats_read_bad;	/* ... the sets that could not be read */
 	int stats_read_fresh;		/* ... by this flush's drain (its STAT sums them) */
 	uint64_t bpf_stats[STKREC_NR_STATS];

@@ -12,13 +12,13 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
-#include <unistd.h>
 
 #include <bpf/bpf.h>
 
 #include "clock.h"
 #include "esym.h"
 #include "ksymtab.h"
+#include "mapfd.h"
 #include "meta.h"
 #include "events.h"
 #include "pidns.h"
@@ -125,15 +125,6 @@ static const uint64_t *stat_of(const struct recorder *rec, __u32 set, __u32 i)
 	return rec->stat_vals + (size_t)(set * STKREC_NR_STATS + i) * (size_t)rec->nr_cpus_possible;
 }
 
-/* The stats map's bytes (every CPU's block), page aligned. */
-static size_t stats_map_len(const struct recorder *rec)
-{
-	size_t page = (size_t)sysconf(_SC_PAGESIZE);
-	size_t n = (size_t)rec->nr_cpus_possible * STKREC_STATS_STRIDE * sizeof(uint64_t);
-
-	return (n + page - 1) / page * page;
-}
-
 /*
  * Read sets @set..@set + @nr - 1 of the stats map into rec->stat_vals
  * (the others keep their last values), from the map mmap'ed on first use
@@ -149,11 +140,11 @@ static void read_stats(struct recorder *rec, __u32 set, __u32 nr, unsigned int *
 	int c;
 
 	*bad = 0;
-	if (!rec->stats_mem) {
-		void *m = mmap(NULL, stats_map_len(rec), PROT_READ, MAP_SHARED, rec->maps.stats_fd, 0);
-
-		rec->stats_mem = m == MAP_FAILED ? NULL : m;
-	}
+	if (!rec->stats_mem)
+		rec->stats_mem = mapfd__map(rec->maps.stats_fd,
+					    (size_t)rec->nr_cpus_possible * STKREC_STATS_STRIDE *
+						    sizeof(uint64_t),
+					    PROT_READ, &rec->stats_len);
 	for (s = set; s < set + nr; s++) {
 		if (!rec->stats_mem) {
 			memset(rec->stat_vals + (size_t)s * STKREC_NR_STATS * per, 0,
@@ -172,8 +163,7 @@ static void read_stats(struct recorder *rec, __u32 set, __u32 nr, unsigned int *
 
 void recorder__unmap_stats(struct recorder *rec)
 {
-	if (rec->stats_mem)
-		munmap(rec->stats_mem, stats_map_len(rec));
+	mapfd__unmap(rec->stats_mem, rec->stats_len);
 	rec->stats_mem = NULL;
 }
 

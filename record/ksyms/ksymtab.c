@@ -8,13 +8,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <unistd.h>
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
 #include "idmap.h"
 #include "kallsyms.h"
+#include "mapfd.h"
 #include "ksymtab.h"
 #include "stkrec.h"
 
@@ -37,7 +37,7 @@ struct ksymtab {
 	size_t nr_pend_kaddrs, cap_pend_kaddrs;
 	struct stkrec_ksym_io *io;	/* io_buf, or the map's mmap */
 	struct stkrec_ksym_io *io_buf;
-	size_t io_map_len;		/* the map mmap'ed: no copies */
+	size_t io_map_len;		/* io's mapping when it is not io_buf */
 	uint64_t text, etext;		/* _text, _etext; 0 if unknown */
 	uint64_t inittext, einittext;	/* _sinittext, _einittext */
 	/* The core kernel's text symbols named by the BPF symbolizer and
@@ -98,8 +98,8 @@ void ksymtab__free(struct ksymtab *kt)
 	idmap__free(kt->ksyms_done);
 	free(kt->ranges);
 	free(kt->pend_kaddrs);
-	if (kt->io_map_len)
-		munmap(kt->io, kt->io_map_len);
+	if (kt->io != kt->io_buf)
+		mapfd__unmap(kt->io, kt->io_map_len);
 	free(kt->io_buf);
 	free(kt);
 }
@@ -111,20 +111,13 @@ static int run_symbolizer(struct ksymtab *kt)
 	LIBBPF_OPTS(bpf_test_run_opts, opts);
 	__u32 zero = 0;
 
-	if (kt->io_map_len)
+	if (kt->io != kt->io_buf)
 		return bpf_prog_test_run_opts(kt->prog_fd, &opts) ? -errno : 0;
 	if (bpf_map_update_elem(kt->io_fd, &zero, kt->io, BPF_ANY) ||
 	    bpf_prog_test_run_opts(kt->prog_fd, &opts) ||
 	    bpf_map_lookup_elem(kt->io_fd, &zero, kt->io))
 		return -errno;
 	return 0;
-}
-
-static size_t page_align(size_t n)
-{
-	size_t page = (size_t)sysconf(_SC_PAGESIZE);
-
-	return (n + page - 1) / page * page;
 }
 
 int ksymtab__use_bpf(struct ksymtab *kt, int io_fd, int prog_fd)
@@ -136,11 +129,9 @@ int ksymtab__use_bpf(struct ksymtab *kt, int io_fd, int prog_fd)
 	kt->prog_fd = prog_fd;
 	/* A BPF_F_MMAPABLE array (Linux 5.5+, before the helpers this needs):
 	 * a run is then one syscall, not three with 17 KiB copied each way. */
-	map = mmap(NULL, page_align(sizeof(*kt->io)), PROT_READ | PROT_WRITE, MAP_SHARED, io_fd, 0);
-	if (map != MAP_FAILED) {
+	map = mapfd__map(io_fd, sizeof(*kt->io), PROT_READ | PROT_WRITE, &kt->io_map_len);
+	if (map)
 		kt->io = map;
-		kt->io_map_len = page_align(sizeof(*kt->io));
-	}
 	/* Without addresses, asked for them, it tells _text and _etext;
 	 * later runs leave them alone. */
 	memset(kt->io, 0, sizeof(*kt->io));

@@ -710,6 +710,12 @@ static int report__run(struct report *r)
 			for (j = 0; j < seg->nr_counts; j++) {
 				const struct cap_count *c = seg->counts[j];
 				const struct stk_count *row = &c->row;
+				struct stk_task_stacks t = {
+					.tgid = row->tgid, .tid = row->tid,
+					.user_stack = row->user_stack, .kernel_stack = row->kernel_stack,
+				};
+				struct rsample s = { .count = row->count, .segment = seg->index,
+						     .event = c->event };
 
 				/* Rows have stacks of their own, at random in
 				 * the segment's index: start loading a later
@@ -718,13 +724,6 @@ static int report__run(struct report *r)
 				    seg->counts[j + REPORT_AHEAD]->row.user_stack >= 0)
 					cap_segment__prefetch_stack(seg,
 						(uint64_t)seg->counts[j + REPORT_AHEAD]->row.user_stack);
-				struct stk_task_stacks t = {
-					.tgid = row->tgid, .tid = row->tid,
-					.user_stack = row->user_stack, .kernel_stack = row->kernel_stack,
-				};
-				struct rsample s = { .count = row->count, .segment = seg->index,
-						     .event = c->event };
-
 				memcpy(t.comm, row->comm, sizeof(t.comm));
 				if (o->event && c->event != o->event - 1)
 					continue;
