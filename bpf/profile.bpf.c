@@ -33,9 +33,10 @@ struct counts_map {
 struct counts_map counts0 SEC(".maps");
 struct counts_map counts1 SEC(".maps");
 
-/* Written by user space through the mmap'ed .bss. */
+/* Written by user space through the mmap'ed .bss: bit 0 the counts map
+ * samples go to, the bits above it the flush interval they are in
+ * (struct stkrec_count_key's slot), one word so that both change at once. */
 __u32 counts_idx = 0;
-
 /*
  * The rows of samples that sent a stack of theirs to "stack_ring" (struct
  * stkrec_count_row, count 1): a stack new to the kernel's set is almost
@@ -101,9 +102,10 @@ int on_cpu_sample(struct bpf_perf_event_data *ctx)
 	struct stkrec_count_key key = {};
 	__u32 tgid = pid_tgid >> 32;
 	__u32 tid = (__u32)pid_tgid;
+	__u32 idx = *(volatile __u32 *)&counts_idx;
 	__u32 stop = 0, set;
 
-	set = stat_begin(*(volatile __u32 *)&counts_idx);
+	set = stat_begin(idx);
 	stat_inc(STKREC_STAT_SAMPLE_EVENTS);
 	if (!task_wanted(tgid, tid))
 		return 0;
@@ -111,6 +113,7 @@ int on_cpu_sample(struct bpf_perf_event_data *ctx)
 
 	key.tgid = tgid;
 	key.tid = tid;
+	key.slot = idx >> 1;
 	{
 		__u64 *image = bpf_map_lookup_elem(&images, &tgid);
 

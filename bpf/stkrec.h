@@ -256,6 +256,12 @@ struct stkrec_count_key {
 	__u64 kernel_ip;	/* interrupted IP if it was a kernel address, else 0 */
 	__u64 kernel_ret_ip;	/* the word at regs->bp + 8 when kernel_ip is set */
 	__u64 image_ns;		/* the process's last exec (bpf_ktime_get_ns()), 0: none seen */
+	/* The flush interval the sample was taken in: counts_idx >> 1, which
+	 * user space moves on at the end of every interval, also when it does
+	 * not drain the map then: a drain several intervals apart still
+	 * writes each interval's rows apart. */
+	__u32 slot;
+	__u32 slot_pad;
 };
 
 /*
@@ -665,10 +671,11 @@ STKREC_ASSERT_AT(stkrec_count_key, comm, 8);
 STKREC_ASSERT_AT(stkrec_count_key, user_stack, 8 + STKREC_COMM_LEN);
 STKREC_ASSERT_AT(stkrec_count_key, kernel_ret_ip, 8 + STKREC_COMM_LEN + 24);
 STKREC_ASSERT_AT(stkrec_count_key, image_ns, 8 + STKREC_COMM_LEN + 32);
-STKREC_ASSERT_SIZE(stkrec_count_key, 8 + STKREC_COMM_LEN + 40);
+STKREC_ASSERT_AT(stkrec_count_key, slot, 8 + STKREC_COMM_LEN + 40);
+STKREC_ASSERT_SIZE(stkrec_count_key, 8 + STKREC_COMM_LEN + 48);
 
-STKREC_ASSERT_AT(stkrec_count_row, set, 8 + STKREC_COMM_LEN + 40);
-STKREC_ASSERT_SIZE(stkrec_count_row, 8 + STKREC_COMM_LEN + 48);
+STKREC_ASSERT_AT(stkrec_count_row, set, 8 + STKREC_COMM_LEN + 48);
+STKREC_ASSERT_SIZE(stkrec_count_row, 8 + STKREC_COMM_LEN + 56);
 
 STKREC_ASSERT_AT(stkrec_trace_key, comm, 16);
 STKREC_ASSERT_AT(stkrec_trace_key, user_stack, 16 + STKREC_COMM_LEN);

@@ -473,6 +473,8 @@ static int parse_long_option(struct args *a, int opt, const char *arg)
 			return EXIT_USAGE;
 		}
 		o->flush_interval_ns = v;
+		/* Asked for: every interval ends with a flush. */
+		o->flush_strict = 1;
 		break;
 	case CLI_KALLSYMS:
 		if (strcmp(arg, "full") == 0) {

@@ -5,9 +5,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <time.h>
-#include <unistd.h>
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -15,6 +13,7 @@
 #include "clock.h"
 #include "drain.h"
 #include "mode.h"
+#include "ringpos.h"
 
 /* How long a flush waits at most for the rows ring's records reserved
  * before it looked to be committed (a program between reserve and submit:
@@ -33,23 +32,71 @@ struct drain {
 	void *keys, *values;	/* one map's worth of entries */
 	char *rows;		/* rows built, not written yet */
 	uint64_t *ends;		/* per row: row_end()'s, 0 for the interval's */
+	uint32_t *slots;	/* per row: the interval (slot) it was counted in */
 	size_t nr_rows, cap_rows;
+	/* With o.slot_off: the interval samples are counted in now, and
+	 * when each of the last DRAIN_SLOTS intervals started. */
+	uint32_t slot;
+	uint64_t slot_start[DRAIN_SLOTS];
+	size_t last_rows;	/* rows the last drain__collect() took */
 	int nr_ended;		/* rows with an end */
 	/* The rows ring, its positions (mapped read-only), and what it
 	 * brought for each set. */
 	struct ring_buffer *ring;
-	const unsigned long *ring_cons, *ring_prod;
-	size_t page;
+	struct ringpos ring_pos;
+	uint32_t ring_size;	/* its bytes */
 	struct ring_keys ring_keys[2];
 	int ring_err;
 };
 
-uint32_t drain__flip(uint32_t *idx)
+/* Slots count modulo 2^31 (counts_idx's bits above the set's). */
+#define SLOT_MASK 0x7fffffffu
+_Static_assert((SLOT_MASK + 1ull) % DRAIN_SLOTS == 0, "slot_start[] wraps with the slots");
+
+/* Counts_idx's word for counts map @set in interval @slot. */
+static uint32_t idx_word(const struct drain *d, uint32_t slot, uint32_t set)
+{
+	return d->o.slot_off ? slot << 1 | set : set;
+}
+
+void drain__start(struct drain *d, uint64_t now)
+{
+	d->slot = 0;
+	d->slot_start[0] = now;
+	__atomic_store_n(d->o.idx, idx_word(d, 0, *d->o.idx & 1), __ATOMIC_SEQ_CST);
+}
+
+/* Start the next interval at @now in counts map @set. */
+static void next_slot(struct drain *d, uint32_t set, uint64_t now)
+{
+	d->slot = (d->slot + 1) & SLOT_MASK;
+	d->slot_start[d->slot % DRAIN_SLOTS] = now;
+	__atomic_store_n(d->o.idx, idx_word(d, d->slot, set), __ATOMIC_SEQ_CST);
+}
+
+int drain__tick(struct drain *d, uint64_t now)
+{
+	if (!d->o.slot_off)
+		return -EOPNOTSUPP;
+	next_slot(d, *d->o.idx & 1, now);
+	return 0;
+}
+
+int drain__can_wait(const struct drain *d, uint32_t intervals)
+{
+	return d->o.slot_off && ringpos__used(&d->ring_pos) <= d->ring_size / 2 / intervals &&
+	       (uint64_t)d->last_rows * intervals <= d->o.entries / 2;
+}
+
+/* Make programs count into the other map from a new interval (begun at
+ * @now) on, wait the grace period, and return the index (0 or 1) of the
+ * now idle map. */
+static uint32_t flip(struct drain *d, uint64_t now)
 {
 	struct timespec grace = { 0, DRAIN_FLIP_GRACE_NS };
-	uint32_t idle = __atomic_load_n(idx, __ATOMIC_SEQ_CST);
+	uint32_t idle = __atomic_load_n(d->o.idx, __ATOMIC_SEQ_CST) & 1;
 
-	__atomic_store_n(idx, idle ^ 1, __ATOMIC_SEQ_CST);
+	next_slot(d, idle ^ 1, now);
 	nanosleep(&grace, NULL);
 	return idle;
 }
@@ -123,21 +170,18 @@ static int on_ring_row(void *ctx, void *data, size_t size)
 	return 0;
 }
 
-/* The rows ring of @fd, and its consumer and producer positions mapped
- * read-only (the kernel's ring buffer layout: a page each, in that order). */
+/* The rows ring of @fd, and its positions. */
 static int ring_open(struct drain *d, int fd)
 {
-	void *cons, *prod;
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info);
+	int err = ringpos__open(&d->ring_pos, fd);
 
-	d->page = (size_t)sysconf(_SC_PAGESIZE);
-	cons = mmap(NULL, d->page, PROT_READ, MAP_SHARED, fd, 0);
-	if (cons == MAP_FAILED)
+	if (err)
+		return err;
+	if (bpf_obj_get_info_by_fd(fd, &info, &len))
 		return -errno;
-	d->ring_cons = cons;
-	prod = mmap(NULL, d->page, PROT_READ, MAP_SHARED, fd, (off_t)d->page);
-	if (prod == MAP_FAILED)
-		return -errno;
-	d->ring_prod = prod;
+	d->ring_size = info.max_entries;
 	d->ring = ring_buffer__new(fd, on_ring_row, d, NULL);
 	return d->ring ? 0 : -errno;
 }
@@ -181,21 +225,20 @@ void drain__free(struct drain *d)
 	if (!d)
 		return;
 	ring_buffer__free(d->ring);
-	if (d->ring_cons)
-		munmap((void *)d->ring_cons, d->page);
-	if (d->ring_prod)
-		munmap((void *)d->ring_prod, d->page);
+	ringpos__close(&d->ring_pos);
 	free(d->ring_keys[0].keys);
 	free(d->ring_keys[1].keys);
 	free(d->keys);
 	free(d->values);
 	free(d->rows);
 	free(d->ends);
+	free(d->slots);
 	free(d);
 }
 
 static int rows_reserve(struct drain *d, size_t more)
 {
+	uint32_t *slots;
 	uint64_t *ends;
 	char *rows;
 	size_t cap;
@@ -213,6 +256,10 @@ static int rows_reserve(struct drain *d, size_t more)
 	if (!ends)
 		return -ENOMEM;
 	d->ends = ends;
+	slots = realloc(d->slots, cap * sizeof(*slots));
+	if (!slots)
+		return -ENOMEM;
+	d->slots = slots;
 	d->cap_rows = cap;
 	return 0;
 }
@@ -232,6 +279,10 @@ static int add_rows(struct drain *d, struct recorder *rec, const char *k, const 
 		err = d->o.add_row(rec, k + i * d->o.key_size, v + i * v_step,
 				   d->rows + d->nr_rows * d->row_size);
 		d->ends[d->nr_rows] = 0;
+		d->slots[d->nr_rows] = 0;
+		if (d->o.slot_off)
+			memcpy(&d->slots[d->nr_rows], k + i * d->o.key_size + d->o.slot_off,
+			       sizeof(uint32_t));
 		if (!err && d->o.row_end)
 			err = d->o.row_end(rec, k + i * d->o.key_size, &d->ends[d->nr_rows]);
 		if (err)
@@ -252,7 +303,7 @@ static int add_rows(struct drain *d, struct recorder *rec, const char *k, const 
  */
 static int take_ring(struct drain *d, struct recorder *rec)
 {
-	unsigned long want = __atomic_load_n(d->ring_prod, __ATOMIC_ACQUIRE);
+	unsigned long want = ringpos__prod(&d->ring_pos);
 	struct timespec nap = { 0, 10000 };
 	/* A deadline, not a count of naps: a 10 us nap takes 75-200 us. */
 	uint64_t until = clock_ns(CLOCK_MONOTONIC) + RING_WAIT_NS;
@@ -262,7 +313,7 @@ static int take_ring(struct drain *d, struct recorder *rec)
 		err = ring_buffer__consume(d->ring);
 		if (err < 0)
 			break;
-		if ((long)(__atomic_load_n(d->ring_cons, __ATOMIC_ACQUIRE) - want) >= 0 ||
+		if (ringpos__reached(&d->ring_pos, want) ||
 		    clock_ns(CLOCK_MONOTONIC) >= until)
 			return 0;
 		nanosleep(&nap, NULL);
@@ -296,7 +347,7 @@ static int drain_one(struct drain *d, struct recorder *rec, uint32_t set)
 	return err2;
 }
 
-int drain__collect(struct drain *d, struct recorder *rec, int final)
+int drain__collect(struct drain *d, struct recorder *rec, int final, uint64_t now)
 {
 	uint32_t set;
 	int err;
@@ -307,16 +358,18 @@ int drain__collect(struct drain *d, struct recorder *rec, int final)
 		err = err ?: drain_one(d, rec, 0);
 		return err ?: drain_one(d, rec, 1);
 	}
-	set = drain__flip(d->o.idx);
+	set = flip(d, now);
 	/* After the grace: the ring holds every row of the idle set (and
 	 * some of the next interval's, kept for the next flush). */
 	err = d->ring ? take_ring(d, rec) : 0;
-	return err ?: drain_one(d, rec, set);
+	err = err ?: drain_one(d, rec, set);
+	d->last_rows = d->nr_rows;
+	return err;
 }
 
 uint32_t drain__idle(const struct drain *d)
 {
-	return __atomic_load_n(d->o.idx, __ATOMIC_SEQ_CST) ^ 1;
+	return (__atomic_load_n(d->o.idx, __ATOMIC_SEQ_CST) & 1) ^ 1;
 }
 
 static int write_rows(struct drain *d, struct stk_writer *w, uint64_t t0_ns, uint64_t t1_ns,
@@ -329,41 +382,48 @@ static int write_rows(struct drain *d, struct stk_writer *w, uint64_t t0_ns, uin
 	return stk_writer__add_offcpu(w, t0_ns, t1_ns, rows, n);
 }
 
+/* Swap rows @i and @j with what is kept per row. */
+static void swap_rows(struct drain *d, size_t i, size_t j)
+{
+	char tmp[sizeof(struct stk_offcpu) > sizeof(struct stk_count) ? sizeof(struct stk_offcpu)
+								       : sizeof(struct stk_count)];
+	uint64_t e = d->ends[j];
+	uint32_t sl = d->slots[j];
+
+	if (i == j)
+		return;
+	memcpy(tmp, d->rows + j * d->row_size, d->row_size);
+	memcpy(d->rows + j * d->row_size, d->rows + i * d->row_size, d->row_size);
+	memcpy(d->rows + i * d->row_size, tmp, d->row_size);
+	d->ends[j] = d->ends[i];
+	d->ends[i] = e;
+	d->slots[j] = d->slots[i];
+	d->slots[i] = sl;
+}
+
 /*
- * Rows with an end: moved to the front, one run per end in the order
- * found, each written as a chunk ending just before its end; the rest
- * after them.  Their order within a run is kept.
+ * Rows [@from, @to) with an end: moved to the front of that range, one run
+ * per end in the order found, each written as a chunk ending just before
+ * its end; *@done is set to where the rows without one start.  Their order
+ * within a run is kept.
  */
 static int write_ended(struct drain *d, struct stk_writer *w, uint64_t t0_ns, uint64_t t1_ns,
-		       size_t *done, uint64_t *chunks)
+		       size_t from, size_t to, size_t *done, uint64_t *chunks)
 {
-	size_t i, j, n;
+	size_t i, n;
 	int err = 0;
 
-	*done = 0;
+	*done = from;
 	while (d->nr_ended && !err) {
 		uint64_t end = 0;
 
 		/* Gather the rows of the first end left, swapping them to
 		 * [*done, *done + n). */
-		for (i = *done, n = 0; i < d->nr_rows; i++) {
+		for (i = *done, n = 0; i < to; i++) {
 			if (!d->ends[i] || (end && d->ends[i] != end))
 				continue;
 			end = d->ends[i];
-			j = *done + n++;
-			if (i != j) {
-				char tmp[sizeof(struct stk_offcpu) > sizeof(struct stk_count)
-						 ? sizeof(struct stk_offcpu)
-						 : sizeof(struct stk_count)];
-				uint64_t e = d->ends[j];
-
-				memcpy(tmp, d->rows + j * d->row_size, d->row_size);
-				memcpy(d->rows + j * d->row_size, d->rows + i * d->row_size,
-				       d->row_size);
-				memcpy(d->rows + i * d->row_size, tmp, d->row_size);
-				d->ends[j] = d->ends[i];
-				d->ends[i] = e;
-			}
+			swap_rows(d, i, *done + n++);
 		}
 		if (!n)
 			break;
@@ -376,19 +436,73 @@ static int write_ended(struct drain *d, struct stk_writer *w, uint64_t t0_ns, ui
 	return err;
 }
 
+/* Write rows [@from, @to), which cover @t0_ns..@t1_ns. */
+static int write_range(struct drain *d, struct stk_writer *w, uint64_t t0_ns, uint64_t t1_ns,
+		       size_t from, size_t to, uint64_t *chunks)
+{
+	size_t done;
+	int err;
+
+	err = write_ended(d, w, t0_ns, t1_ns, from, to, &done, chunks);
+	if (!err && done < to) {
+		err = write_rows(d, w, t0_ns, t1_ns, d->rows + done * d->row_size, to - done);
+		*chunks += !err;
+	}
+	return err;
+}
+
+/* How many intervals before the current one slot @sl began. */
+static uint32_t slot_age(const struct drain *d, uint32_t sl)
+{
+	return (d->slot - sl) & SLOT_MASK;
+}
+
+/*
+ * The interval that began @age intervals ago, within @t0_ns..@t1_ns (what
+ * the drains covered): from its start to the next one's, or to @t1_ns for
+ * the interval still open.  One no longer kept (a program that ran past
+ * the grace of a flip long ago) gets the whole of @t0_ns..@t1_ns.
+ */
+static void slot_interval(const struct drain *d, uint32_t age, uint64_t t0_ns, uint64_t t1_ns,
+			  uint64_t *a, uint64_t *b)
+{
+	uint32_t sl = (d->slot - age) & SLOT_MASK;
+
+	*a = t0_ns;
+	*b = t1_ns;
+	if (age >= DRAIN_SLOTS - 1)
+		return;
+	*a = d->slot_start[sl % DRAIN_SLOTS];
+	if (age)
+		*b = d->slot_start[(sl + 1) % DRAIN_SLOTS];
+	*a = *a < t0_ns ? t0_ns : *a > t1_ns ? t1_ns : *a;
+	*b = *b < *a ? *a : *b > t1_ns ? t1_ns : *b;
+}
+
 int drain__write(struct drain *d, struct stk_writer *w, uint64_t t0_ns, uint64_t t1_ns,
 		 uint64_t *chunks)
 {
-	size_t done = 0;
-	int err;
+	size_t i, j, from;
+	int err = 0;
 
 	if (!d->nr_rows)
 		return 0;
-	err = write_ended(d, w, t0_ns, t1_ns, &done, chunks);
-	if (!err && done < d->nr_rows) {
-		err = write_rows(d, w, t0_ns, t1_ns, d->rows + done * d->row_size,
-				 d->nr_rows - done);
-		*chunks += !err;
+	if (!d->o.slot_off)
+		err = write_range(d, w, t0_ns, t1_ns, 0, d->nr_rows, chunks);
+	/* One chunk of rows per interval (slot), oldest first: the rows of
+	 * each slot gathered in front of the later ones'. */
+	for (from = 0; d->o.slot_off && from < d->nr_rows && !err; from = j) {
+		uint32_t age = slot_age(d, d->slots[from]);
+		uint64_t a, b;
+
+		for (i = from; i < d->nr_rows; i++)
+			if (slot_age(d, d->slots[i]) > age)
+				age = slot_age(d, d->slots[i]);
+		for (i = j = from; i < d->nr_rows; i++)
+			if (slot_age(d, d->slots[i]) == age)
+				swap_rows(d, i, j++);
+		slot_interval(d, age, t0_ns, t1_ns, &a, &b);
+		err = write_range(d, w, a, b, from, j, chunks);
 	}
 	d->nr_rows = 0;
 	d->nr_ended = 0;

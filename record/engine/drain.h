@@ -36,13 +36,8 @@
 
 /* How long programs get to finish with the old map after a flip. */
 #define DRAIN_FLIP_GRACE_NS 2000000L
-
-/*
- * drain__flip() - make programs count into the other map, wait the grace
- * period, and return the index (0 or 1) of the map that is now idle.
- * @idx: the mmap'ed .bss counts_idx.
- */
-uint32_t drain__flip(uint32_t *idx);
+/* Intervals whose start a drain keeps: more than a drain's rows span. */
+#define DRAIN_SLOTS 8
 
 /*
  * drain__map() - empty the idle BPF hash map @fd into @keys and @values
@@ -68,6 +63,10 @@ struct drain_opts {
 	int fds[2];		/* the counts0 and counts1 maps */
 	int rows_ring_fd;	/* the "rows_ring" (value_size a __u64 count), or < 0 */
 	uint32_t *idx;		/* the mmap'ed .bss counts_idx */
+	/* Offset in the key of a __u32 "slot", the interval the entry was
+	 * counted in (counts_idx >> 1), or 0: the mode has none, and its
+	 * map is drained at the end of every interval. */
+	size_t slot_off;
 	uint32_t entries;	/* max_entries of each counts map */
 	size_t key_size;	/* of the maps' keys and values */
 	size_t value_size;
@@ -100,19 +99,41 @@ void drain__free(struct drain *d);
  * drain__collect() - take this interval's rows out of the kernel: flip
  * the index and drain the map that became idle and the rows ring's rows
  * of its set (@final: sampling is detached, drain both maps and every
- * ring row), turning every entry into a row with add_row(),
- * which reports its tasks, stacks and kernel addresses to @rec.
+ * ring row), turning every entry into a row with add_row(), which
+ * reports its tasks, stacks and kernel addresses to @rec.  The next
+ * interval begins at @now (the flush's time, CLOCK_MONOTONIC).
  * Returns 0 or -errno, with recorder__errorf() called.
  */
-int drain__collect(struct drain *d, struct recorder *rec, int final);
+int drain__collect(struct drain *d, struct recorder *rec, int final, uint64_t now);
 
+/*
+ * drain__start() - sampling starts at @now (CLOCK_MONOTONIC): the first
+ * interval's start.
+ */
+void drain__start(struct drain *d, uint64_t now);
+/*
+ * drain__tick() - end the interval at @now without draining: samples
+ * count into the same map from a new interval (slot) on.  A mode whose
+ * keys have no slot cannot: -EOPNOTSUPP.  drain__collect() starts a new
+ * interval too, as it flips the maps.
+ */
+int drain__tick(struct drain *d, uint64_t now);
+/*
+ * drain__can_wait() - whether the counts map may go undrained for
+ * @intervals more intervals: the keys have a slot, and neither the rows
+ * ring holds more than half of it over @intervals, nor the last drain's
+ * rows, that many times over, fill more than half the map.
+ */
+int drain__can_wait(const struct drain *d, uint32_t intervals);
 /* The counts map (0 or 1) the last drain__collect() emptied: no program
  * writes it, nor its set of statistics (STKREC_STAT_SETS), until the next. */
 uint32_t drain__idle(const struct drain *d);
 
-/* Write the collected rows as one chunk (covering @t0_ns..@t1_ns), if
- * there are any, then forget them; rows row_end() gave an end go into a
- * chunk per end, covering @t0_ns..end - 1, first (SPEC.md, CNTS).
+/* Write the collected rows as one chunk per interval they were counted
+ * in (covering that interval within @t0_ns..@t1_ns; without slots, all of
+ * it), oldest first, if there are any, then forget them; rows row_end()
+ * gave an end go into a chunk per end, covering the interval's start to
+ * end - 1, first (SPEC.md, CNTS).
  * @chunks is incremented for every chunk written.
  * Returns 0 or stk_writer__add_*()'s -errno. */
 int drain__write(struct drain *d, struct stk_writer *w, uint64_t t0_ns, uint64_t t1_ns,

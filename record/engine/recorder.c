@@ -52,6 +52,13 @@
 #define CMD_TERM_GRACE_STEPS 50
 
 #define STATUS_INTERVAL_NS NSEC_PER_SEC
+/*
+ * Intervals a quiet recording's counts map goes undrained at most: the
+ * end of the last of them drains it.  Each interval's rows keep their own
+ * chunk (drain.h); a recorder killed with SIGKILL loses this many at most.
+ */
+#define QUIET_INTERVALS_MAX 4
+_Static_assert(QUIET_INTERVALS_MAX + 2 <= DRAIN_SLOTS, "a drain keeps its intervals' starts");
 
 /* epoll data: what became readable. */
 #define EV_RINGBUF 0
@@ -356,6 +363,10 @@ static int recorder__flush(struct recorder *rec, int final, int file_end)
 	/* A flush's chunks go out together, in one write() when small. */
 	stk_writer__hold(rec->w);
 	err = flush__run(&recorder__flush_ops, rec, &fc);
+	/* Quiet until something comes (recorder__run()). */
+	rec->quiet = !err && !final;
+	rec->quiet_gen = procs__events_gen(rec->procs);
+	rec->quiet_run = 0;
 	err2 = rec->w ? stk_writer__release(rec->w) : 0;
 	if (err2 && !rec->write_failed)
 		err2 = recorder__write_err(rec, err2);
@@ -872,6 +883,7 @@ int recorder__start(struct recorder *rec)
 	 * preallocating the maps: seconds for a big stacks set) does not eat
 	 * DURATION, and the first interval starts here. */
 	rec->sample_start = mono_ns();
+	drain__start(rec->maps.drain, rec->sample_start);
 	rec->t0 = rec->sample_start;
 	rec->file_start = rec->sample_start;
 	rec->setup_ns = rec->sample_start > rec->mono_start ? rec->sample_start - rec->mono_start : 0;
@@ -948,6 +960,10 @@ struct held {
 	int (*take)(struct recorder *rec);
 	uint32_t tag;
 	enum loop_step step;
+	/* What it takes ends a quiet stretch (quiet_tick()); the side-band
+	 * reads every process's records: procs__events_gen() says whether
+	 * one of ours changed. */
+	int news;
 };
 
 #define NR_HELD 3
@@ -965,9 +981,9 @@ static const struct held *held_of(const struct held h[NR_HELD], uint32_t tag)
 
 static void held_sources(struct recorder *rec, struct held h[NR_HELD])
 {
-	h[0] = (struct held){ &rec->wk_side, sideband_take, EV_MMAPWATCH, LOOP_SIDEBAND };
-	h[1] = (struct held){ &rec->wk_defer, deferred_take, EV_DEFERRED, LOOP_DEFERRED };
-	h[2] = (struct held){ &rec->wk_py, python_take, EV_PYCODES, LOOP_RINGS };
+	h[0] = (struct held){ &rec->wk_side, sideband_take, EV_MMAPWATCH, LOOP_SIDEBAND, 0 };
+	h[1] = (struct held){ &rec->wk_defer, deferred_take, EV_DEFERRED, LOOP_DEFERRED, 1 };
+	h[2] = (struct held){ &rec->wk_py, python_take, EV_PYCODES, LOOP_RINGS, 1 };
 }
 
 /* A main loop step done: its time, if the longest yet.  Returns now. */
@@ -1102,6 +1118,25 @@ static int rotation_size_due(const struct recorder *rec)
 	       stk_writer__bytes(rec->w) - rec->file_base >= o->rotate_bytes;
 }
 
+/*
+ * Whether the interval ending now may end without a flush: no process,
+ * mapping, table or copied stack came since the last flush (rec->quiet,
+ * procs__events_gen()), the rings of new stacks and rows and the counts
+ * map are far from full, and the user did not ask for a flush interval
+ * (--flush-interval: a flush at the end of each).  A recording whose
+ * stacks repeat then costs a wake and a word written per interval, and a
+ * flush every QUIET_INTERVALS_MAX.  New stacks wait (their ring holds
+ * them); new processes do not.
+ */
+static int quiet_tick(struct recorder *rec)
+{
+	return rec->quiet && !rec->o.flush_strict &&
+	       procs__events_gen(rec->procs) == rec->quiet_gen &&
+	       rec->quiet_run + 1 < QUIET_INTERVALS_MAX && !rotation_size_due(rec) &&
+	       stackstore__ring_can_wait(rec->stacks, QUIET_INTERVALS_MAX) &&
+	       drain__can_wait(rec->maps.drain, QUIET_INTERVALS_MAX);
+}
+
 int recorder__run(struct recorder *rec)
 {
 	uint64_t start = rec->sample_start, interval = rec->o.flush_interval_ns;
@@ -1161,10 +1196,17 @@ int recorder__run(struct recorder *rec)
 			}
 			if (now - next_flush > rec->flush_late_max_ns)
 				rec->flush_late_max_ns = now - next_flush;
-			/* Full: this flush is the file's last. */
-			err = rotation_size_due(rec) ? recorder__rotate(rec) : recorder__flush(rec, 0, 0);
-			if (err)
-				return err;
+			if (quiet_tick(rec)) {
+				drain__tick(rec->maps.drain, now);
+				rec->quiet_run++;
+				rec->quiet_intervals++;
+			} else {
+				/* Full: this flush is the file's last. */
+				err = rotation_size_due(rec) ? recorder__rotate(rec)
+							     : recorder__flush(rec, 0, 0);
+				if (err)
+					return err;
+			}
 			/* After a stall, do not flush in a burst to catch up. */
 			while (next_flush <= now)
 				next_flush += interval;
@@ -1186,8 +1228,12 @@ int recorder__run(struct recorder *rec)
 		 * once more (the arming's poll may have taken a wakeup). */
 		for (i = 0; i < NR_HELD; i++) {
 			if (wake__due(held[i].w, now)) {
-				if (wake__read(held[i].w, now, held[i].take(rec)))
-					held[i].take(rec);
+				int found = held[i].take(rec);
+
+				if (wake__read(held[i].w, now, found))
+					found |= held[i].take(rec);
+				if (found && held[i].news)
+					rec->quiet = 0;
 				now = loop_step_done(rec, held[i].step, now);
 			}
 			if (wake__next(held[i].w) < wake)
@@ -1213,25 +1259,31 @@ int recorder__run(struct recorder *rec)
 		for (i = 0; i < n; i++) {
 			uint64_t t0 = mono_ns();
 
+			/* Anything new: the next interval ends with a flush. */
 			if (evs[i].data.u32 == EV_STACKRING) {
 				/* Half full: taken now, held until a flush. */
+				rec->quiet = 0;
 				stackstore__take_ring(rec->stacks);
 				loop_step_done(rec, LOOP_RINGS, t0);
 			} else if (evs[i].data.u32 == EV_RINGBUF) {
 				rec->events_until = next_flush < next_status ? next_flush : next_status;
-				ring_buffer__consume(rec->rb);
+				if (ring_buffer__consume(rec->rb))
+					rec->quiet = 0;
 				loop_step_done(rec, LOOP_RINGS, t0);
 			} else if ((h = held_of(held, evs[i].data.u32))) {
 				/* Read now, then held off (wake.h). */
 				wake__fired(h->w, t0);
-				h->take(rec);
+				if (h->take(rec) && h->news)
+					rec->quiet = 0;
 				loop_step_done(rec, h->step, t0);
 			} else if (evs[i].data.u32 == EV_READER) {
 				/* Symbol tables read: their symbols at the next flush. */
+				rec->quiet = 0;
 				worker__collect(rec->reader);
 				loop_step_done(rec, LOOP_WORKER, t0);
 			} else if (evs[i].data.u32 == EV_WORKER) {
 				/* Tables built: into the maps, to their processes. */
+				rec->quiet = 0;
 				worker__collect(rec->worker);
 				loop_step_done(rec, LOOP_WORKER, t0);
 			} else if (evs[i].data.u32 >= EV_TARGET) {

@@ -68,6 +68,7 @@ struct recorder_opts {
 	const char *cpu_list;		/* -C as given, or NULL, for META */
 	uint64_t duration_ns;		/* 0: until stopped */
 	uint64_t flush_interval_ns;
+	int flush_strict;		/* --flush-interval given: no quiet intervals */
 	int kallsyms_full;		/* --kallsyms=full */
 	int embed_symbols;		/* --embed-symbols: enum esym_mode (0: covering) */
 	int no_mmap_events;		/* --no-mmap-events: /proc/PID/maps only */

@@ -63,7 +63,7 @@ static int flush_collect(void *ctx, const struct flush_ctx *fc)
 	err = stackstore__retry_late(rec->stacks, recorder__user_stack_added, rec);
 	if (err)
 		return recorder__errorf(rec, err, "out of memory");
-	err = drain__collect(rec->maps.drain, rec, fc->final);
+	err = drain__collect(rec->maps.drain, rec, fc->final, fc->t1);
 	if (!err && !fc->final)
 		recorder__freeze_bpf_stats(rec, drain__idle(rec->maps.drain));
 	return err;

@@ -67,6 +67,17 @@ struct recorder {
 	uint64_t final_until;		/* the final flush waits for tables until then */
 	uint64_t events_until;		/* stop taking ring buffer events then (0: never) */
 	uint64_t seq;			/* flushes done */
+	/*
+	 * Quiet intervals: no process, mapping, table or other event came
+	 * since the last flush (quiet), so the ends of up to
+	 * QUIET_INTERVALS_MAX - 1 intervals in a row (quiet_run) may only
+	 * start a new one in the counts map (drain__tick(), recorder__run());
+	 * quiet_intervals counts them (STAT).
+	 */
+	int quiet;
+	uint64_t quiet_gen;		/* procs__events_gen() at the last flush */
+	uint32_t quiet_run;
+	uint64_t quiet_intervals;
 	uint64_t chunks;
 	const char *end_reason;
 	int cmd_exit_code;

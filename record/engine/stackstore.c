@@ -12,6 +12,7 @@
 #include <bpf/libbpf.h>
 
 #include "idmap.h"
+#include "ringpos.h"
 #include "stackstore.h"
 
 /*
@@ -117,6 +118,8 @@ struct stackstore {
 	 * still want, or (profile) what is forgotten at the next flush, its
 	 * ids out of the kernel's set already. */
 	struct ring_buffer *ring;
+	struct ringpos ring_pos;	/* ... its positions */
+	uint32_t ring_size;		/* ... and bytes */
 	struct pool pool[3];
 	unsigned int cur;
 	struct staged stage[STAGE];
@@ -187,6 +190,7 @@ void stackstore__free(struct stackstore *ss)
 	idmap__free(ss->kept_at);
 	pool_free(&ss->kept);
 	ring_buffer__free(ss->ring);
+	ringpos__close(&ss->ring_pos);
 	for (int i = 0; i < 3; i++)
 		pool_free(&ss->pool[i]);
 	free(ss->unset);
@@ -387,8 +391,22 @@ int stackstore__add_record(struct stackstore *ss, const void *data, size_t size)
 
 int stackstore__set_ring(struct stackstore *ss, int ring_fd)
 {
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info);
+	int err = ringpos__open(&ss->ring_pos, ring_fd);
+
+	if (err)
+		return err;
+	if (bpf_obj_get_info_by_fd(ring_fd, &info, &len))
+		return -errno;
+	ss->ring_size = info.max_entries;
 	ss->ring = ring_buffer__new(ring_fd, on_ring, ss, NULL);
 	return ss->ring ? 0 : -errno;
+}
+
+int stackstore__ring_can_wait(const struct stackstore *ss, uint32_t intervals)
+{
+	return ringpos__used(&ss->ring_pos) <= ss->ring_size / 2 / intervals;
 }
 
 int stackstore__ring_fd(const struct stackstore *ss)

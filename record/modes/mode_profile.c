@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/perf_event.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -92,6 +93,8 @@ static int profile_open(struct rec_mode **out, const struct recorder_opts *o, in
 						.chunk = DRAIN_CNTS,
 						.entries = m->counts_entries,
 						.key_size = sizeof(struct stkrec_count_key),
+						.slot_off = offsetof(struct stkrec_count_key,
+								     slot),
 						.value_size = sizeof(uint64_t),
 						.add_row = add_row,
 						.row_end = row_end,

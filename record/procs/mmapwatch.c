@@ -583,6 +583,11 @@ int mmapwatch__fd(const struct mmapwatch *w, size_t i)
 	return i < w->nr_cpus ? w->cpus[i].fd : -1;
 }
 
+uint64_t mmapwatch__gen(const struct mmapwatch *w)
+{
+	return w->gen;
+}
+
 void mmapwatch__stats(const struct mmapwatch *w, struct mmapwatch_stats *st)
 {
 	*st = w->st;

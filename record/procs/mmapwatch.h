@@ -171,4 +171,8 @@ void mmapwatch__purge(struct mmapwatch *w, uint64_t before_ns);
 
 void mmapwatch__stats(const struct mmapwatch *w, struct mmapwatch_stats *st);
 
+/* A number that changes whenever the maps or the image of a process the
+ * watcher follows change (not for records of other processes). */
+uint64_t mmapwatch__gen(const struct mmapwatch *w);
+
 #endif

@@ -242,6 +242,11 @@ int procs__drain_events(struct procs *p)
 	return found;
 }
 
+uint64_t procs__events_gen(const struct procs *p)
+{
+	return p->mw ? mmapwatch__gen(p->mw) : 0;
+}
+
 void procs__unwatch(struct procs *p)
 {
 	mmapwatch__free(p->mw);

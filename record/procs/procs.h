@@ -78,6 +78,10 @@ int procs__fd(const struct procs *p, size_t i);
  * there were any. */
 int procs__drain_events(struct procs *p);
 
+/* A number that changes whenever the records read changed the maps or
+ * the image of a process followed (0 without a watcher). */
+uint64_t procs__events_gen(const struct procs *p);
+
 /* Stop and free the watcher (snapshots taken stay).  Idempotent. */
 void procs__unwatch(struct procs *p);
 

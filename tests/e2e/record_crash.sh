@@ -2,9 +2,11 @@
 # SPDX-License-Identifier: BSD-2-Clause
 #
 # record_crash: what survives when stkrec cannot finish.
-#  - kill -9: every chunk flushed before the kill is in the file (at most
-#    one flush interval lost), stkreport info reads it and says it was not
-#    closed cleanly, and every STAT in it agrees with the rows before it;
+#  - kill -9: every chunk flushed before the kill is in the file (what
+#    the intervals since the last flush counted is lost: one interval, up
+#    to four in a quiet profile), stkreport info reads it and says it was
+#    not closed cleanly, and every STAT in it agrees with the rows before
+#    it;
 #  - the disk fills up while recording (a 48 KiB tmpfs): stkrec stops,
 #    says how many chunks it kept in one line, exits 1, and the file holds
 #    exactly those chunks, all readable; full before the file header:

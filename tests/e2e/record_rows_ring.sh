@@ -14,7 +14,7 @@
 #    lands in its interval's flush, the STAT of the same set;
 #  - the recorder stopped (SIGSTOP) until stackfan has run long enough to
 #    fill the ring twice over (its rows sized as stkrec sizes it: at
-#    least 64 KiB, 819 rows of 80 bytes) at the first part's share
+#    least 64 KiB, 744 rows of 88 bytes) at the first part's share
 #    of ring rows, the ring is not taken and fills: its rows then go to
 #    the counts map (STAT counts_ring_full), none lost, the same sums
 #    hold.  (If stackfan gets too little CPU for that in 120 s, that is
@@ -60,12 +60,12 @@ sums_hold() {
 
 ncpu=$(nproc)
 # The rows ring's room, as record/modes/modeobj.c sizes it: two flush
-# intervals of 80-byte rows at -F on every online CPU, in a power of two
+# intervals of 88-byte rows at -F on every online CPU, in a power of two
 # of bytes, 64 KiB at least.
 ring_rows=$(awk -v c="$(getconf _NPROCESSORS_ONLN)" 'BEGIN {
-	want = 999 * c * 80 * 2 * 0.05; n = 65536
+	want = 999 * c * 88 * 2 * 0.05; n = 65536
 	while (n < want) n *= 2
-	printf "%d\n", n / 80 }')
+	printf "%d\n", n / 88 }')
 bg "$FAN" 3600 "$ncpu"
 fan=$bg_pid
 
