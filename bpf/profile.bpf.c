@@ -33,10 +33,25 @@ struct counts_map {
 struct counts_map counts0 SEC(".maps");
 struct counts_map counts1 SEC(".maps");
 
-/* Written by user space through the mmap'ed .bss: bit 0 the counts map
- * samples go to, the bits above it the flush interval they are in
- * (struct stkrec_count_key's slot), one word so that both change at once. */
+/* Written by user space through the mmap'ed .bss. */
 __u32 counts_idx = 0;
+/* The flush intervals' grid (struct stkrec_count_key's slot): slot_ns is
+ * written last, so a program that sees it set sees slot_base too. */
+__u64 slot_base = 0;
+__u64 slot_ns = 0;
+
+/* The flush interval a sample taken now is in: 0 until user space set the
+ * grid, or before its start. */
+static __always_inline __u32 sample_slot(void)
+{
+	__u64 ns = *(volatile __u64 *)&slot_ns, now, base;
+
+	if (!ns)
+		return 0;
+	base = *(volatile __u64 *)&slot_base;
+	now = bpf_ktime_get_ns();
+	return now > base ? (__u32)((now - base) / ns) : 0;
+}
 /*
  * The rows of samples that sent a stack of theirs to "stack_ring" (struct
  * stkrec_count_row, count 1): a stack new to the kernel's set is almost
@@ -102,10 +117,9 @@ int on_cpu_sample(struct bpf_perf_event_data *ctx)
 	struct stkrec_count_key key = {};
 	__u32 tgid = pid_tgid >> 32;
 	__u32 tid = (__u32)pid_tgid;
-	__u32 idx = *(volatile __u32 *)&counts_idx;
 	__u32 stop = 0, set;
 
-	set = stat_begin(idx);
+	set = stat_begin(*(volatile __u32 *)&counts_idx);
 	stat_inc(STKREC_STAT_SAMPLE_EVENTS);
 	if (!task_wanted(tgid, tid))
 		return 0;
@@ -113,7 +127,7 @@ int on_cpu_sample(struct bpf_perf_event_data *ctx)
 
 	key.tgid = tgid;
 	key.tid = tid;
-	key.slot = idx >> 1;
+	key.slot = sample_slot();
 	{
 		__u64 *image = bpf_map_lookup_elem(&images, &tgid);
 

@@ -256,10 +256,10 @@ struct stkrec_count_key {
 	__u64 kernel_ip;	/* interrupted IP if it was a kernel address, else 0 */
 	__u64 kernel_ret_ip;	/* the word at regs->bp + 8 when kernel_ip is set */
 	__u64 image_ns;		/* the process's last exec (bpf_ktime_get_ns()), 0: none seen */
-	/* The flush interval the sample was taken in: counts_idx >> 1, which
-	 * user space moves on at the end of every interval, also when it does
-	 * not drain the map then: a drain several intervals apart still
-	 * writes each interval's rows apart. */
+	/* The flush interval the sample was taken in, by the kernel's clock:
+	 * (bpf_ktime_get_ns() - slot_base) / slot_ns (.bss, written by user
+	 * space as sampling starts; modulo 2^32), 0 before that.  A drain
+	 * several intervals apart still writes each interval's rows apart. */
 	__u32 slot;
 	__u32 slot_pad;
 };

@@ -34,10 +34,13 @@ struct drain {
 	uint64_t *ends;		/* per row: row_end()'s, 0 for the interval's */
 	uint32_t *slots;	/* per row: the interval (slot) it was counted in */
 	size_t nr_rows, cap_rows;
-	/* With o.slot_off: the interval samples are counted in now, and
-	 * when each of the last DRAIN_SLOTS intervals started. */
-	uint32_t slot;
-	uint64_t slot_start[DRAIN_SLOTS];
+	/* With o.slot_off: the intervals' grid (interval s is
+	 * [base + s * ns, base + (s + 1) * ns)), the one the last flip came
+	 * in, and the times of the flips before and after the rows being
+	 * drained were counted (after: 0 for the final drain, the end). */
+	uint64_t base, ns;
+	uint64_t open;
+	uint64_t lo, hi;
 	size_t last_rows;	/* rows the last drain__collect() took */
 	int nr_ended;		/* rows with an end */
 	/* The rows ring, its positions (mapped read-only), and what it
@@ -49,54 +52,51 @@ struct drain {
 	int ring_err;
 };
 
-/* Slots count modulo 2^31 (counts_idx's bits above the set's). */
-#define SLOT_MASK 0x7fffffffu
-_Static_assert((SLOT_MASK + 1ull) % DRAIN_SLOTS == 0, "slot_start[] wraps with the slots");
-
-/* Counts_idx's word for counts map @set in interval @slot. */
-static uint32_t idx_word(const struct drain *d, uint32_t slot, uint32_t set)
+void drain__start(struct drain *d, uint64_t base, uint64_t ns)
 {
-	return d->o.slot_off ? slot << 1 | set : set;
+	if (!d->o.slot_off || !ns)
+		return;
+	d->base = base;
+	d->ns = ns;
+	d->hi = base;
+	*d->o.slot_base = base;
+	__atomic_store_n(d->o.slot_ns, ns, __ATOMIC_SEQ_CST);
 }
 
-void drain__start(struct drain *d, uint64_t now)
+uint64_t drain__interval_end(const struct drain *d, uint64_t now)
 {
-	d->slot = 0;
-	d->slot_start[0] = now;
-	__atomic_store_n(d->o.idx, idx_word(d, 0, *d->o.idx & 1), __ATOMIC_SEQ_CST);
-}
-
-/* Start the next interval at @now in counts map @set. */
-static void next_slot(struct drain *d, uint32_t set, uint64_t now)
-{
-	d->slot = (d->slot + 1) & SLOT_MASK;
-	d->slot_start[d->slot % DRAIN_SLOTS] = now;
-	__atomic_store_n(d->o.idx, idx_word(d, d->slot, set), __ATOMIC_SEQ_CST);
-}
-
-int drain__tick(struct drain *d, uint64_t now)
-{
-	if (!d->o.slot_off)
-		return -EOPNOTSUPP;
-	next_slot(d, *d->o.idx & 1, now);
-	return 0;
+	if (!d->ns || now < d->base)
+		return d->base + d->ns;
+	return d->base + ((now - d->base) / d->ns + 1) * d->ns;
 }
 
 int drain__can_wait(const struct drain *d, uint32_t intervals)
 {
-	return d->o.slot_off && ringpos__used(&d->ring_pos) <= d->ring_size / 2 / intervals &&
+	return d->ns && ringpos__used(&d->ring_pos) <= d->ring_size / 2 / intervals &&
 	       (uint64_t)d->last_rows * intervals <= d->o.entries / 2;
 }
 
-/* Make programs count into the other map from a new interval (begun at
- * @now) on, wait the grace period, and return the index (0 or 1) of the
- * now idle map. */
-static uint32_t flip(struct drain *d, uint64_t now)
+/* The interval open now (the latest a program that already chose its map
+ * can have taken its slot in), and the rows about to be drained counted
+ * since the last flip and until now (@flip) or the end. */
+static void mark_open(struct drain *d, int flip)
+{
+	uint64_t now = clock_ns(CLOCK_MONOTONIC);
+
+	d->open = d->ns && now > d->base ? (now - d->base) / d->ns : 0;
+	d->lo = d->hi;
+	d->hi = flip ? now : 0;
+}
+
+/* Make programs count into the other map, wait the grace period, and
+ * return the index (0 or 1) of the now idle map. */
+static uint32_t flip(struct drain *d)
 {
 	struct timespec grace = { 0, DRAIN_FLIP_GRACE_NS };
-	uint32_t idle = __atomic_load_n(d->o.idx, __ATOMIC_SEQ_CST) & 1;
+	uint32_t idle = __atomic_load_n(d->o.idx, __ATOMIC_SEQ_CST);
 
-	next_slot(d, idle ^ 1, now);
+	__atomic_store_n(d->o.idx, idle ^ 1, __ATOMIC_SEQ_CST);
+	mark_open(d, 1);
 	nanosleep(&grace, NULL);
 	return idle;
 }
@@ -347,18 +347,19 @@ static int drain_one(struct drain *d, struct recorder *rec, uint32_t set)
 	return err2;
 }
 
-int drain__collect(struct drain *d, struct recorder *rec, int final, uint64_t now)
+int drain__collect(struct drain *d, struct recorder *rec, int final)
 {
 	uint32_t set;
 	int err;
 
 	if (final) {
 		/* Detached: nothing writes either map, nor the ring. */
+		mark_open(d, 0);
 		err = d->ring ? take_ring(d, rec) : 0;
 		err = err ?: drain_one(d, rec, 0);
 		return err ?: drain_one(d, rec, 1);
 	}
-	set = flip(d, now);
+	set = flip(d);
 	/* After the grace: the ring holds every row of the idle set (and
 	 * some of the next interval's, kept for the next flush). */
 	err = d->ring ? take_ring(d, rec) : 0;
@@ -369,7 +370,7 @@ int drain__collect(struct drain *d, struct recorder *rec, int final, uint64_t no
 
 uint32_t drain__idle(const struct drain *d)
 {
-	return (__atomic_load_n(d->o.idx, __ATOMIC_SEQ_CST) & 1) ^ 1;
+	return __atomic_load_n(d->o.idx, __ATOMIC_SEQ_CST) ^ 1;
 }
 
 static int write_rows(struct drain *d, struct stk_writer *w, uint64_t t0_ns, uint64_t t1_ns,
@@ -451,49 +452,33 @@ static int write_range(struct drain *d, struct stk_writer *w, uint64_t t0_ns, ui
 	return err;
 }
 
-/* How many intervals before the current one slot @sl began. */
+/* How many intervals before the open one slot @sl is (one after it,
+ * which cannot be, counts as the open one). */
 static uint32_t slot_age(const struct drain *d, uint32_t sl)
 {
-	return (d->slot - sl) & SLOT_MASK;
+	uint32_t age = (uint32_t)d->open - sl;
+
+	return age > UINT32_MAX / 2 ? 0 : age;
 }
 
-/*
- * The interval that began @age intervals ago, within @t0_ns..@t1_ns (what
- * the drains covered): from its start to the next one's, or to @t1_ns for
- * the interval still open.  One no longer kept (a program that ran past
- * the grace of a flip long ago) gets the whole of @t0_ns..@t1_ns.
- */
-static void slot_interval(const struct drain *d, uint32_t age, uint64_t t0_ns, uint64_t t1_ns,
-			  uint64_t *a, uint64_t *b)
-{
-	uint32_t sl = (d->slot - age) & SLOT_MASK;
-
-	*a = t0_ns;
-	*b = t1_ns;
-	if (age >= DRAIN_SLOTS - 1)
-		return;
-	*a = d->slot_start[sl % DRAIN_SLOTS];
-	if (age)
-		*b = d->slot_start[(sl + 1) % DRAIN_SLOTS];
-	*a = *a < t0_ns ? t0_ns : *a > t1_ns ? t1_ns : *a;
-	*b = *b < *a ? *a : *b > t1_ns ? t1_ns : *b;
-}
-
-int drain__write(struct drain *d, struct stk_writer *w, uint64_t t0_ns, uint64_t t1_ns,
-		 uint64_t *chunks)
+int drain__write(struct drain *d, struct stk_writer *w, uint64_t t0_ns, uint64_t file_ns,
+		 uint64_t t1_ns, uint64_t *chunks)
 {
 	size_t i, j, from;
 	int err = 0;
 
 	if (!d->nr_rows)
 		return 0;
-	if (!d->o.slot_off)
+	if (!d->o.slot_off || !d->ns)
 		err = write_range(d, w, t0_ns, t1_ns, 0, d->nr_rows, chunks);
-	/* One chunk of rows per interval (slot), oldest first: the rows of
-	 * each slot gathered in front of the later ones'. */
-	for (from = 0; d->o.slot_off && from < d->nr_rows && !err; from = j) {
+	/* One chunk of rows per interval, oldest first, covering it from
+	 * the flip before to the flip after them (or @t1_ns, the final
+	 * drain's end), not before the file's @file_ns; the rows of each
+	 * gathered in front of the later ones'. */
+	for (from = 0; d->o.slot_off && d->ns && from < d->nr_rows && !err; from = j) {
 		uint32_t age = slot_age(d, d->slots[from]);
-		uint64_t a, b;
+		uint64_t s, a, b, lo = d->lo > file_ns ? d->lo : file_ns;
+		uint64_t hi = d->hi ? d->hi : t1_ns;
 
 		for (i = from; i < d->nr_rows; i++)
 			if (slot_age(d, d->slots[i]) > age)
@@ -501,7 +486,11 @@ int drain__write(struct drain *d, struct stk_writer *w, uint64_t t0_ns, uint64_t
 		for (i = j = from; i < d->nr_rows; i++)
 			if (slot_age(d, d->slots[i]) == age)
 				swap_rows(d, i, j++);
-		slot_interval(d, age, t0_ns, t1_ns, &a, &b);
+		s = d->open >= age ? d->open - age : 0;
+		a = d->base + s * d->ns;
+		b = a + d->ns;
+		a = a < lo ? lo : a > hi ? hi : a;
+		b = b < a ? a : b > hi ? hi : b;
 		err = write_range(d, w, a, b, from, j, chunks);
 	}
 	d->nr_rows = 0;

@@ -20,6 +20,13 @@
  * next flush.  The same race: a program running longer than the grace
  * period has its row in a later interval.
  *
+ * A mode whose key has a slot (profile) counts each sample with the
+ * interval it was taken in, on a grid of the kernel's clock set when
+ * sampling starts: a drain writes the rows of each interval in a chunk
+ * of their own (split where a flip fell inside one), whenever it comes,
+ * so the recorder may drain every few intervals when nothing new comes
+ * without a coarser file.
+ *
  * A mode hands its struct drain to the recorder (struct rec_maps), which
  * collects, writes and checks for pending rows through it at every flush;
  * the mode only says how one drained entry becomes one row (add_row) and
@@ -36,8 +43,6 @@
 
 /* How long programs get to finish with the old map after a flip. */
 #define DRAIN_FLIP_GRACE_NS 2000000L
-/* Intervals whose start a drain keeps: more than a drain's rows span. */
-#define DRAIN_SLOTS 8
 
 /*
  * drain__map() - empty the idle BPF hash map @fd into @keys and @values
@@ -64,9 +69,11 @@ struct drain_opts {
 	int rows_ring_fd;	/* the "rows_ring" (value_size a __u64 count), or < 0 */
 	uint32_t *idx;		/* the mmap'ed .bss counts_idx */
 	/* Offset in the key of a __u32 "slot", the interval the entry was
-	 * counted in (counts_idx >> 1), or 0: the mode has none, and its
-	 * map is drained at the end of every interval. */
+	 * counted in, and the mmap'ed .bss slot_base and slot_ns the
+	 * program computes it from (drain__start()); or 0: the mode has
+	 * none, and its rows belong to the interval they are drained in. */
 	size_t slot_off;
+	uint64_t *slot_base, *slot_ns;
 	uint32_t entries;	/* max_entries of each counts map */
 	size_t key_size;	/* of the maps' keys and values */
 	size_t value_size;
@@ -100,24 +107,19 @@ void drain__free(struct drain *d);
  * the index and drain the map that became idle and the rows ring's rows
  * of its set (@final: sampling is detached, drain both maps and every
  * ring row), turning every entry into a row with add_row(), which
- * reports its tasks, stacks and kernel addresses to @rec.  The next
- * interval begins at @now (the flush's time, CLOCK_MONOTONIC).
+ * reports its tasks, stacks and kernel addresses to @rec.
  * Returns 0 or -errno, with recorder__errorf() called.
  */
-int drain__collect(struct drain *d, struct recorder *rec, int final, uint64_t now);
+int drain__collect(struct drain *d, struct recorder *rec, int final);
 
 /*
- * drain__start() - sampling starts at @now (CLOCK_MONOTONIC): the first
- * interval's start.
+ * drain__start() - sampling starts: the intervals are [@base + s * @ns,
+ * @base + (s + 1) * @ns) (CLOCK_MONOTONIC), and the kernel counts every
+ * sample with its s (a mode with slots; else nothing to do).
  */
-void drain__start(struct drain *d, uint64_t now);
-/*
- * drain__tick() - end the interval at @now without draining: samples
- * count into the same map from a new interval (slot) on.  A mode whose
- * keys have no slot cannot: -EOPNOTSUPP.  drain__collect() starts a new
- * interval too, as it flips the maps.
- */
-int drain__tick(struct drain *d, uint64_t now);
+void drain__start(struct drain *d, uint64_t base, uint64_t ns);
+/* The end of the interval @now is in. */
+uint64_t drain__interval_end(const struct drain *d, uint64_t now);
 /*
  * drain__can_wait() - whether the counts map may go undrained for
  * @intervals more intervals: the keys have a slot, and neither the rows
@@ -130,14 +132,15 @@ int drain__can_wait(const struct drain *d, uint32_t intervals);
 uint32_t drain__idle(const struct drain *d);
 
 /* Write the collected rows as one chunk per interval they were counted
- * in (covering that interval within @t0_ns..@t1_ns; without slots, all of
- * it), oldest first, if there are any, then forget them; rows row_end()
- * gave an end go into a chunk per end, covering the interval's start to
- * end - 1, first (SPEC.md, CNTS).
+ * in, oldest first, each covering its interval between the flips before
+ * and after them (the file's start @file_ns at most; without slots: one
+ * chunk of @t0_ns..@t1_ns, the flush's interval), if there are any, then
+ * forget them; rows row_end() gave an end go into a chunk per end,
+ * covering the interval's start to end - 1, first (SPEC.md, CNTS).
  * @chunks is incremented for every chunk written.
  * Returns 0 or stk_writer__add_*()'s -errno. */
-int drain__write(struct drain *d, struct stk_writer *w, uint64_t t0_ns, uint64_t t1_ns,
-		 uint64_t *chunks);
+int drain__write(struct drain *d, struct stk_writer *w, uint64_t t0_ns, uint64_t file_ns,
+		 uint64_t t1_ns, uint64_t *chunks);
 
 /* Rows collected and not yet written. */
 size_t drain__pending(const struct drain *d);

@@ -53,12 +53,11 @@
 
 #define STATUS_INTERVAL_NS NSEC_PER_SEC
 /*
- * Intervals a quiet recording's counts map goes undrained at most: the
- * end of the last of them drains it.  Each interval's rows keep their own
- * chunk (drain.h); a recorder killed with SIGKILL loses this many at most.
+ * Intervals a quiet recording's counts stay in the kernel at most: the end
+ * of the last of them flushes.  Each interval's rows keep their own chunk
+ * (drain.h); a recorder killed with SIGKILL loses this many at most.
  */
 #define QUIET_INTERVALS_MAX 4
-_Static_assert(QUIET_INTERVALS_MAX + 2 <= DRAIN_SLOTS, "a drain keeps its intervals' starts");
 
 /* epoll data: what became readable. */
 #define EV_RINGBUF 0
@@ -224,6 +223,7 @@ static int on_event(void *ctx, void *data, size_t size)
 
 	if (size < sizeof(*e))
 		return 0;
+	rec->news = 1;
 	switch (e->type) {
 	case STKREC_EV_NEW_PROC:
 		memcpy(comm, e->comm, sizeof(comm));
@@ -363,10 +363,6 @@ static int recorder__flush(struct recorder *rec, int final, int file_end)
 	/* A flush's chunks go out together, in one write() when small. */
 	stk_writer__hold(rec->w);
 	err = flush__run(&recorder__flush_ops, rec, &fc);
-	/* Quiet until something comes (recorder__run()). */
-	rec->quiet = !err && !final;
-	rec->quiet_gen = procs__events_gen(rec->procs);
-	rec->quiet_run = 0;
 	err2 = rec->w ? stk_writer__release(rec->w) : 0;
 	if (err2 && !rec->write_failed)
 		err2 = recorder__write_err(rec, err2);
@@ -883,7 +879,8 @@ int recorder__start(struct recorder *rec)
 	 * preallocating the maps: seconds for a big stacks set) does not eat
 	 * DURATION, and the first interval starts here. */
 	rec->sample_start = mono_ns();
-	drain__start(rec->maps.drain, rec->sample_start);
+	drain__start(rec->maps.drain, rec->sample_start, o->flush_interval_ns);
+	rec->next_flush = rec->sample_start + o->flush_interval_ns;
 	rec->t0 = rec->sample_start;
 	rec->file_start = rec->sample_start;
 	rec->setup_ns = rec->sample_start > rec->mono_start ? rec->sample_start - rec->mono_start : 0;
@@ -960,9 +957,9 @@ struct held {
 	int (*take)(struct recorder *rec);
 	uint32_t tag;
 	enum loop_step step;
-	/* What it takes ends a quiet stretch (quiet_tick()); the side-band
-	 * reads every process's records: procs__events_gen() says whether
-	 * one of ours changed. */
+	/* What it takes ends a quiet stretch (recorder__news()); the
+	 * side-band reads every process's records: procs__events_gen()
+	 * says whether one of ours changed. */
 	int news;
 };
 
@@ -1119,28 +1116,57 @@ static int rotation_size_due(const struct recorder *rec)
 }
 
 /*
- * Whether the interval ending now may end without a flush: no process,
- * mapping, table or copied stack came since the last flush (rec->quiet,
- * procs__events_gen()), the rings of new stacks and rows and the counts
- * map are far from full, and the user did not ask for a flush interval
- * (--flush-interval: a flush at the end of each).  A recording whose
- * stacks repeat then costs a wake and a word written per interval, and a
- * flush every QUIET_INTERVALS_MAX.  New stacks wait (their ring holds
- * them); new processes do not.
+ * Something came (a process, a table, copied stacks, Python code, the
+ * stack ring half full): the next flush is at the end of this interval,
+ * not later.
  */
-static int quiet_tick(struct recorder *rec)
+static void recorder__news(struct recorder *rec, uint64_t now)
 {
-	return rec->quiet && !rec->o.flush_strict &&
-	       procs__events_gen(rec->procs) == rec->quiet_gen &&
-	       rec->quiet_run + 1 < QUIET_INTERVALS_MAX && !rotation_size_due(rec) &&
-	       stackstore__ring_can_wait(rec->stacks, QUIET_INTERVALS_MAX) &&
-	       drain__can_wait(rec->maps.drain, QUIET_INTERVALS_MAX);
+	uint64_t end;
+
+	rec->news = 1;
+	if (!rec->quiet_planned)
+		return;
+	end = drain__interval_end(rec->maps.drain, now);
+	if (end < rec->next_flush)
+		rec->next_flush = end;
+}
+
+/*
+ * After a periodic flush at @now, rec->next_flush the next interval's end:
+ * may the counts stay in the kernel for more intervals?  Yes when nothing
+ * came in the interval the flush ended (no event, no change to a followed
+ * process's maps: procs__events_gen()), the rings of new stacks and rows
+ * and the counts map are far from full, and the user did not ask for a
+ * flush interval (--flush-interval: a flush at the end of each).  New
+ * stacks wait (their ring wakes the loop when half full); anything that
+ * comes meanwhile brings the flush back to its interval's end
+ * (recorder__news()).  A recording whose stacks repeat then wakes once
+ * every QUIET_INTERVALS_MAX intervals.
+ */
+static void plan_next_flush(struct recorder *rec, uint64_t now)
+{
+	uint64_t gen = procs__events_gen(rec->procs), k;
+
+	/* The intervals that ended since the last flush without one. */
+	k = (now - rec->sample_start) / rec->o.flush_interval_ns;
+	if (rec->quiet_planned && k > rec->quiet_k + 1)
+		rec->quiet_intervals += k - rec->quiet_k - 1;
+	rec->quiet_k = k;
+	rec->quiet_planned = !rec->news && gen == rec->quiet_gen && !rec->o.flush_strict &&
+			     stackstore__ring_can_wait(rec->stacks, QUIET_INTERVALS_MAX) &&
+			     drain__can_wait(rec->maps.drain, QUIET_INTERVALS_MAX);
+	if (rec->quiet_planned)
+		rec->next_flush += (QUIET_INTERVALS_MAX - 1) * rec->o.flush_interval_ns;
+	rec->news = 0;
+	rec->quiet_gen = gen;
 }
 
 int recorder__run(struct recorder *rec)
 {
 	uint64_t start = rec->sample_start, interval = rec->o.flush_interval_ns;
-	uint64_t next_flush = start + interval, next_status = start + STATUS_INTERVAL_NS;
+	/* Without a status line, nothing to wake for each second. */
+	uint64_t next_status = rec->o.on_status ? start + STATUS_INTERVAL_NS : UINT64_MAX;
 	/* DURATION is of sampling: from the attach, not from the start of the
 	 * loading (which a loaded machine can make last longer than it). */
 	uint64_t deadline = rec->o.duration_ns ? start + rec->o.duration_ns : 0;
@@ -1186,30 +1212,25 @@ int recorder__run(struct recorder *rec)
 			if (err)
 				return err;
 			now = loop_step_done(rec, LOOP_FLUSH, now);
-			next_flush = now + interval;
+			rec->next_flush = now + interval;
+			rec->quiet_planned = 0;
 		}
-		if (now >= next_flush) {
+		if (now >= rec->next_flush) {
 			/* Without pidfds, the targets are looked at here. */
 			if (rec->targets && !targets__check(rec->targets)) {
 				rec->end_reason = "targets";
 				return 0;
 			}
-			if (now - next_flush > rec->flush_late_max_ns)
-				rec->flush_late_max_ns = now - next_flush;
-			if (quiet_tick(rec)) {
-				drain__tick(rec->maps.drain, now);
-				rec->quiet_run++;
-				rec->quiet_intervals++;
-			} else {
-				/* Full: this flush is the file's last. */
-				err = rotation_size_due(rec) ? recorder__rotate(rec)
-							     : recorder__flush(rec, 0, 0);
-				if (err)
-					return err;
-			}
+			if (now - rec->next_flush > rec->flush_late_max_ns)
+				rec->flush_late_max_ns = now - rec->next_flush;
+			/* Full: this flush is the file's last. */
+			err = rotation_size_due(rec) ? recorder__rotate(rec) : recorder__flush(rec, 0, 0);
+			if (err)
+				return err;
 			/* After a stall, do not flush in a burst to catch up. */
-			while (next_flush <= now)
-				next_flush += interval;
+			while (rec->next_flush <= now)
+				rec->next_flush += interval;
+			plan_next_flush(rec, now);
 			now = loop_step_done(rec, LOOP_FLUSH, now);
 		}
 		if (now >= next_status) {
@@ -1218,7 +1239,7 @@ int recorder__run(struct recorder *rec)
 				next_status += STATUS_INTERVAL_NS;
 			now = loop_step_done(rec, LOOP_STATUS, now);
 		}
-		wake = next_flush < next_status ? next_flush : next_status;
+		wake = rec->next_flush < next_status ? rec->next_flush : next_status;
 		if (deadline && deadline < wake)
 			wake = deadline;
 		if (rec->rot && rec->o.rotate_ns && rec->file_start + rec->o.rotate_ns < wake)
@@ -1232,8 +1253,9 @@ int recorder__run(struct recorder *rec)
 
 				if (wake__read(held[i].w, now, found))
 					found |= held[i].take(rec);
-				if (found && held[i].news)
-					rec->quiet = 0;
+				if (found && (held[i].news ||
+					      procs__events_gen(rec->procs) != rec->quiet_gen))
+					recorder__news(rec, now);
 				now = loop_step_done(rec, held[i].step, now);
 			}
 			if (wake__next(held[i].w) < wake)
@@ -1259,31 +1281,33 @@ int recorder__run(struct recorder *rec)
 		for (i = 0; i < n; i++) {
 			uint64_t t0 = mono_ns();
 
-			/* Anything new: the next interval ends with a flush. */
+			/* Anything new: the interval ends with a flush. */
 			if (evs[i].data.u32 == EV_STACKRING) {
 				/* Half full: taken now, held until a flush. */
-				rec->quiet = 0;
+				recorder__news(rec, t0);
 				stackstore__take_ring(rec->stacks);
 				loop_step_done(rec, LOOP_RINGS, t0);
 			} else if (evs[i].data.u32 == EV_RINGBUF) {
-				rec->events_until = next_flush < next_status ? next_flush : next_status;
+				rec->events_until = rec->next_flush < next_status ? rec->next_flush
+										  : next_status;
 				if (ring_buffer__consume(rec->rb))
-					rec->quiet = 0;
+					recorder__news(rec, t0);
 				loop_step_done(rec, LOOP_RINGS, t0);
 			} else if ((h = held_of(held, evs[i].data.u32))) {
 				/* Read now, then held off (wake.h). */
 				wake__fired(h->w, t0);
-				if (h->take(rec) && h->news)
-					rec->quiet = 0;
+				if (h->take(rec) &&
+				    (h->news || procs__events_gen(rec->procs) != rec->quiet_gen))
+					recorder__news(rec, t0);
 				loop_step_done(rec, h->step, t0);
 			} else if (evs[i].data.u32 == EV_READER) {
 				/* Symbol tables read: their symbols at the next flush. */
-				rec->quiet = 0;
+				recorder__news(rec, t0);
 				worker__collect(rec->reader);
 				loop_step_done(rec, LOOP_WORKER, t0);
 			} else if (evs[i].data.u32 == EV_WORKER) {
 				/* Tables built: into the maps, to their processes. */
-				rec->quiet = 0;
+				recorder__news(rec, t0);
 				worker__collect(rec->worker);
 				loop_step_done(rec, LOOP_WORKER, t0);
 			} else if (evs[i].data.u32 >= EV_TARGET) {

@@ -63,7 +63,7 @@ static int flush_collect(void *ctx, const struct flush_ctx *fc)
 	err = stackstore__retry_late(rec->stacks, recorder__user_stack_added, rec);
 	if (err)
 		return recorder__errorf(rec, err, "out of memory");
-	err = drain__collect(rec->maps.drain, rec, fc->final, fc->t1);
+	err = drain__collect(rec->maps.drain, rec, fc->final);
 	if (!err && !fc->final)
 		recorder__freeze_bpf_stats(rec, drain__idle(rec->maps.drain));
 	return err;
@@ -150,7 +150,9 @@ static int flush_rows(void *ctx, const struct flush_ctx *fc)
 
 	if (!drain__pending(rec->maps.drain))
 		return 0;
-	err = drain__write(rec->maps.drain, rec->w, rec->t0, fc->t1, &rec->chunks);
+	/* Rows counted with their interval (drain.h) are bound by the
+	 * file's start, not by this flush's. */
+	err = drain__write(rec->maps.drain, rec->w, rec->t0, rec->file_start, fc->t1, &rec->chunks);
 	if (!err)
 		rec->file_rows = 1;
 	return err;

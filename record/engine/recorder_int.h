@@ -68,15 +68,20 @@ struct recorder {
 	uint64_t events_until;		/* stop taking ring buffer events then (0: never) */
 	uint64_t seq;			/* flushes done */
 	/*
-	 * Quiet intervals: no process, mapping, table or other event came
-	 * since the last flush (quiet), so the ends of up to
-	 * QUIET_INTERVALS_MAX - 1 intervals in a row (quiet_run) may only
-	 * start a new one in the counts map (drain__tick(), recorder__run());
-	 * quiet_intervals counts them (STAT).
+	 * When the next periodic flush is due, and quiet intervals: when
+	 * nothing came in the interval a flush ended (news: an event, a
+	 * table, ...; quiet_gen: procs__events_gen() then), the next flush
+	 * is planned QUIET_INTERVALS_MAX intervals later (quiet_planned),
+	 * or at the end of the interval in which something comes
+	 * (recorder.c plan_next_flush(), recorder__news()).  quiet_k: the
+	 * interval of the last flush; quiet_intervals: intervals that ended
+	 * without a flush (STAT).
 	 */
-	int quiet;
-	uint64_t quiet_gen;		/* procs__events_gen() at the last flush */
-	uint32_t quiet_run;
+	uint64_t next_flush;
+	int news;
+	int quiet_planned;
+	uint64_t quiet_gen;
+	uint64_t quiet_k;
 	uint64_t quiet_intervals;
 	uint64_t chunks;
 	const char *end_reason;

@@ -95,6 +95,8 @@ static int profile_open(struct rec_mode **out, const struct recorder_opts *o, in
 						.key_size = sizeof(struct stkrec_count_key),
 						.slot_off = offsetof(struct stkrec_count_key,
 								     slot),
+						.slot_base = (uint64_t *)&m->skel->bss->slot_base,
+						.slot_ns = (uint64_t *)&m->skel->bss->slot_ns,
 						.value_size = sizeof(uint64_t),
 						.add_row = add_row,
 						.row_end = row_end,

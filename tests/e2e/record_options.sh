@@ -15,8 +15,10 @@
 #  --flush-interval 0.25, until it has flushed 8 times (STAT): the i-th
 #    flush never before i intervals from the start, some two less than
 #    0.5 s apart (with the default 1 s, only a flush late by half a second
-#    makes such a gap), and each CNTS chunk holds the rows of one interval
-#    between two flushes;
+#    makes such a gap), no interval ended without a flush (asked for:
+#    STAT quiet_intervals 0), and each CNTS chunk (but the final flush's)
+#    holds rows of one 0.25 s interval of the grid the kernel counts on
+#    (a flush splits the one it comes in), in time order;
 #  the status line: on a TTY only (stopped once one came), never
 #    with -q (none by its second flush), nor when stderr is no TTY.
 # The recordings run at once over the same two burners, which run until
@@ -220,30 +222,31 @@ check "--flush-interval: exit 0 ($rc_fl: $(cat "$tmp/fl.err"))" [ "$rc_fl" -eq 0
 # Of the flushes before it: N, EARLY of them before (their index)
 # intervals from the start, FAST gaps between two under 0.5 s (twice the
 # interval; the default 1 s would need a flush late by half a second for
-# one).  Of the CNTS chunks (a flush without a row of cw1 writes none):
-# NC, and BAD of them, but for the final flush's, not spanning exactly
-# the gap between two flushes, or starting before the one before ended.
+# one).  Of the CNTS chunks (an interval without a row of cw1 has none):
+# NC, and BAD of them, but for the last (the final flush's), not inside one
+# interval of the grid (the first chunk's start, iv apart; a flush splits
+# the one it comes in), or starting before the one before ended.
 "$DUMP" "$tmp/fl.stk" | awk -F'\t' -v iv=250000000 '
 	$1 == "STAT" && $2 == "duration_ns" { d[++m] = $3 }
 	$1 == "CHUNK" && $3 == "CNTS" { c0[++nc] = $4; c1[nc] = $5 }
 	END {
 		for (k = 1; k < m; k++) {
 			g = d[k] - d[k - 1]
-			gap[g] = 1
 			if (g < 500000000) fast++
 			if (d[k] < k * iv) early++
 		}
 		for (i = 1; i <= nc; i++) {
 			if (i > 1 && c0[i] < c1[i - 1]) bad++
-			else if (i < nc && !((c1[i] - c0[i]) in gap)) bad++
+			else if (i < nc && (c1[i] <= c0[i] ||
+					    int((c0[i] - c0[1]) / iv) != int((c1[i] - 1 - c0[1]) / iv))) bad++
 		}
 		printf "%d %d %d %d %d\n", m - 1, early, fast, nc, bad
 	}' > "$tmp/fl.sum"
 read -r n early fast nc bad < "$tmp/fl.sum"
 check "--flush-interval 0.25: $n flushes (at least 8), none before its interval ($early early), some under 0.5 s apart ($fast)" \
 	[ "$n" -ge 8 -a "$early" -eq 0 -a "$fast" -gt 0 ]
-check "--flush-interval 0.25: each of the $nc CNTS chunks holds one interval between two flushes ($bad not)" \
-	[ "$nc" -gt 0 -a "$nc" -le $((n + 1)) -a "$bad" -eq 0 ]
+check "--flush-interval 0.25: each of the $nc CNTS chunks inside one interval ($bad not), none ended without a flush" \
+	[ "$nc" -gt 0 -a "$bad" -eq 0 -a "$(stat_of "$tmp/fl.stk" quiet_intervals)" -eq 0 ]
 check "--flush-interval: META flush_interval_ns" [ "$(meta_of "$tmp/fl.stk" flush_interval_ns)" = 250000000 ]
 
 # ---- status line -------------------------------------------------------------

@@ -3,16 +3,14 @@
 #
 # record_quiet: a profile whose stacks repeat (stkrec -p of cpuwork, two
 # threads: no other process comes) lets intervals end without a flush
-# (record/engine/recorder.c quiet_tick(), SPEC.md CNTS), yet keeps every
+# (record/engine/recorder.c plan_next_flush(), SPEC.md CNTS), yet keeps every
 # interval's rows apart, counted in the kernel with their interval:
 #  - intervals ended quietly (STAT quiet_intervals), each with a CNTS
 #    chunk of its own;
-#  - no CNTS chunk covers more than one interval: none (but the last) is
-#    longer than the flush interval plus what delayed its end (STAT
-#    flush_late_ns_max: a tick that came late) and its flush's steps up
-#    to the flip (flush_consume/refresh/collect_ns_max), all measured by
-#    the recorder itself; and they come in time order, none starting
-#    before the one before it ended;
+#  - every CNTS chunk (but the last, which ends with the recording) lies
+#    inside one interval of the grid the kernel counts on (from the start
+#    of sampling, --flush-interval apart; a flush splits the interval it
+#    comes in), some whole, in time order;
 #  - nothing is lost or counted twice: the CNTS rows add up to STAT
 #    samples and none dropped.
 # The recording stops once the file says three intervals ended quietly,
@@ -42,27 +40,31 @@ flushes=$(stat_of "$f" flushes)
 check "intervals ended without a flush (quiet_intervals $quiet, flushes $flushes)" \
 	[ "$quiet" -ge 3 -a "$flushes" -ge 1 ]
 
-# The longest CNTS chunk against the longest an interval can be.
+# The CNTS chunks against the grid of intervals: the first one's start
+# (cpuwork runs from before the recording) and the interval.  NC chunks,
+# OFF of them (but the last, which ends with the recording) not inside one
+# interval of the grid (a flush splits the one it falls in), BACK of them
+# starting before the one before ended, WHOLE of them one whole interval.
 ival=$(meta_of "$f" flush_interval_ns)
-late=$(stat_of "$f" flush_late_ns_max)
-steps=$(($(stat_of "$f" flush_consume_ns_max) + $(stat_of "$f" flush_refresh_ns_max) +
-	$(stat_of "$f" flush_collect_ns_max)))
 "$DUMP" "$f" > "$f.dump"
-# The last chunk is left out: its interval ended with the recording (the
-# stop may come when an end is due too).
-set -- $(awk -F'\t' '$1 == "CHUNK" && $3 == "CNTS" {
-		if (n++ && d > max) max = d
-		d = $5 - $4
-		if (prev && $4 < prev) back++
-		prev = $5
-	}
-	END { printf "%d %.0f %d\n", n, max, back + 0 }' "$f.dump")
-nchunks=$1 longest=$2 back=$3
-check "CNTS chunks: at least one per interval ended quietly ($nchunks chunks, $quiet quiet)" \
+set -- $(awk -F'\t' -v iv="$ival" '
+	function cell(t) { return int((t - a[1]) / iv) }
+	$1 == "CHUNK" && $3 == "CNTS" { a[++n] = $4; z[n] = $5 }
+	END {
+		for (i = 1; i <= n; i++) {
+			if (i > 1 && a[i] < z[i - 1]) back++
+			if (i == n) break
+			if (z[i] - a[i] == iv && (a[i] - a[1]) % iv == 0) whole++
+			else if (z[i] <= a[i] || cell(a[i]) != cell(z[i] - 1)) off++
+		}
+		printf "%d %d %d %d\n", n, off + 0, back + 0, whole + 0
+	}' "$f.dump")
+nchunks=$1 off=$2 back=$3 whole=$4
+check "CNTS chunks: more than the intervals that ended quietly ($nchunks chunks, $quiet quiet)" \
 	[ "$nchunks" -gt "$quiet" ]
-check "no CNTS chunk longer than an interval: longest $longest ns <= $ival + late $late + flush steps $steps" \
-	[ "$longest" -gt 0 -a "$longest" -le $((ival + late + steps)) ]
-check "CNTS chunks in time order, none overlapping the one before ($back)" [ "$back" -eq 0 ]
+check "each CNTS chunk (but the last) inside one interval of the grid: $off of $nchunks not" [ "$off" -eq 0 ]
+check "... and those of the intervals that ended quietly whole ($whole whole)" [ "$whole" -ge 1 ]
+check "CNTS chunks in time order, none before the one before it ($back)" [ "$back" -eq 0 ]
 
 rows=$(samples "$f")
 total=$(stat_of "$f" samples)
