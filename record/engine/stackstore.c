@@ -599,6 +599,12 @@ int stackstore__see(struct stackstore *ss, uint32_t tgid, int64_t *ref,
 	return 0;
 }
 
+void stackstore__prefetch(struct stackstore *ss, int64_t ref)
+{
+	if (ref >= 0)
+		idmap__prefetch(ss->ids, (uint64_t)ref);
+}
+
 /* Drop @id's frames (@v: its held value): a row that references it from
  * now on finds it missing. */
 static void drop(struct stackstore *ss, uint64_t id, const uint64_t *v)
