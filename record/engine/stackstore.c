@@ -356,7 +356,13 @@ static int stage_record(struct stackstore *ss, const void *data, size_t size)
 		ss->st.ring_skipped++;
 		return 0;
 	}
-	id = stkrec_stack_id(r->ips, r->nr, r->kind == STKREC_RING_KERNEL);
+	/* Named by BPF (stkrec_stack_id() of the frames): hashing them
+	 * again here was 5% of the recorder's CPU on new stacks. */
+	id = r->id;
+	if (id >> 63 || !(id & STKREC_STACK_KERNEL_BIT) != (r->kind == STKREC_RING_USER)) {
+		ss->st.ring_skipped++;
+		return 0;
+	}
 	/* Appended before it is known whether the stack is new: the ring's
 	 * record is gone once this returns.  A known one's copy is never
 	 * read, and goes with its pool. */
