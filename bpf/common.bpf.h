@@ -352,6 +352,7 @@ __noinline __s64 stack_store_frames(struct stkrec_stack *s, __u32 nr, int kernel
 	s->kind = kernel ? STKREC_RING_KERNEL : STKREC_RING_USER;
 	s->tgid = kernel ? 0 : bpf_get_current_pid_tgid() >> 32;
 	s->pad = 0;
+	s->id = id;
 	/* @nr again bounded where the verifier sees it. */
 	len = nr;
 	barrier_var(len);

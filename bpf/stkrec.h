@@ -167,6 +167,9 @@ struct stkrec_stack {
 	__u32 tgid;	/* a user stack's process (its Python words are that
 			 * process's code objects); 0 for kernel stacks */
 	__u32 pad;
+	__u64 id;	/* a "stack_ring" record: the id BPF named it by,
+			 * stkrec_stack_id() of its @nr words (user space
+			 * need not hash the frames again) */
 	__u64 ips[STKREC_MAX_WORDS]; /* kernel stacks: STKREC_MAX_DEPTH at most */
 };
 
@@ -174,8 +177,8 @@ struct stkrec_stack {
  * A record of the "stack_ring" ring buffer: a stack the kernel's "stacks"
  * set did not hold (it remembers the ids of stacks already sent, not their
  * frames), as struct stkrec_stack cut after its @nr frames, with @kind
- * saying whose it is.  The only way frames reach user space: the id is
- * stkrec_stack_id() of the frames.  The ring is STKREC_STACK_RING_SIZE
+ * saying whose it is and @id its id, stkrec_stack_id() of the frames.
+ * The only way frames reach user space.  The ring is STKREC_STACK_RING_SIZE
  * bytes at least (record/modes/modeobj.c sizes it by --stack-storage-size);
  * BPF wakes user space once it is half full.
  */
@@ -661,8 +664,9 @@ struct stkrec_event {
 	_Static_assert(__builtin_offsetof(struct type, field) == (off), \
 		       "struct " #type ": offset of " #field)
 
-STKREC_ASSERT_AT(stkrec_stack, ips, 16);
-STKREC_ASSERT_SIZE(stkrec_stack, 16 + 8 * STKREC_MAX_WORDS);
+STKREC_ASSERT_AT(stkrec_stack, id, 16);
+STKREC_ASSERT_AT(stkrec_stack, ips, 24);
+STKREC_ASSERT_SIZE(stkrec_stack, 24 + 8 * STKREC_MAX_WORDS);
 STKREC_ASSERT_SIZE(stkrec_py_proc, 64);
 STKREC_ASSERT_AT(stkrec_py_code, name, 48);
 STKREC_ASSERT_SIZE(stkrec_py_code, 48 + STKREC_PY_NAME_MAX * 2 + STKREC_PY_LT_MAX);

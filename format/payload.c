@@ -116,6 +116,7 @@ static void decode_meta(struct cursor *c, struct stk_chunk *ch)
 void stk_encode_stacks(struct sbuf *b, const struct stk_stack *stacks, size_t n)
 {
 	size_t i, j;
+	uint8_t *p;
 
 	sbuf_varint(b, n);
 	for (i = 0; i < n && !b->err; i++) {
@@ -124,6 +125,18 @@ void stk_encode_stacks(struct sbuf *b, const struct stk_stack *stacks, size_t n)
 		if (s->nr_frames > STK_MAX_FRAMES || (s->nr_frames && !s->frames)) {
 			sbuf_fail(b, -EINVAL, "stack with more than STK_MAX_FRAMES or no frames array");
 			return;
+		}
+		/* The same bytes as below, into room reserved once a stack. */
+		p = sbuf_room(b, (2 + (size_t)s->nr_frames) * STK_VARINT_MAX);
+		if (p) {
+			p = stk_varint_put(p, s->id);
+			p = stk_varint_put(p, s->nr_frames);
+			for (j = 0; j < s->nr_frames; j++)
+				p = stk_varint_put(p, j ? zigzag_encode((int64_t)(s->frames[j] -
+										  s->frames[j - 1]))
+							: s->frames[0]);
+			b->len = (size_t)(p - b->data);
+			continue;
 		}
 		sbuf_varint(b, s->id);
 		sbuf_varint(b, s->nr_frames);
@@ -180,7 +193,24 @@ void stk_encode_counts(struct sbuf *b, const struct stk_count *rows, size_t n)
 	sbuf_varint(b, n);
 	for (i = 0; i < n && !b->err; i++) {
 		const struct stk_count *r = &rows[i];
+		/* The same bytes as below, into room reserved once a row. */
+		uint8_t *p = sbuf_room(b, 8 * STK_VARINT_MAX + sizeof(r->comm));
 
+		if (p) {
+			size_t c = strnlen(r->comm, sizeof(r->comm) - 1);
+
+			p = stk_varint_put(p, r->tgid);
+			p = stk_varint_put(p, r->tid);
+			p = stk_varint_put(p, c);
+			memcpy(p, r->comm, c);
+			p = stk_varint_put(p + c, zigzag_encode(r->user_stack));
+			p = stk_varint_put(p, zigzag_encode(r->kernel_stack));
+			p = stk_varint_put(p, r->kernel_ip);
+			p = stk_varint_put(p, r->kernel_ret_ip);
+			p = stk_varint_put(p, r->count);
+			b->len = (size_t)(p - b->data);
+			continue;
+		}
 		sbuf_varint(b, r->tgid);
 		sbuf_varint(b, r->tid);
 		sbuf_comm(b, r->comm, sizeof(r->comm));

@@ -275,7 +275,11 @@ static int add_rows(struct drain *d, struct recorder *rec, const char *k, const 
 	err = rows_reserve(d, n);
 	if (err)
 		return recorder__errorf(rec, err, "out of memory");
+	for (i = 0; d->o.prefetch_row && i < n && i < DRAIN_PREFETCH; i++)
+		d->o.prefetch_row(rec, k + i * d->o.key_size);
 	for (i = 0; i < n; i++) {
+		if (d->o.prefetch_row && i + DRAIN_PREFETCH < n)
+			d->o.prefetch_row(rec, k + (i + DRAIN_PREFETCH) * d->o.key_size);
 		err = d->o.add_row(rec, k + i * d->o.key_size, v + i * v_step,
 				   d->rows + d->nr_rows * d->row_size);
 		d->ends[d->nr_rows] = 0;

@@ -90,7 +90,15 @@ struct drain_opts {
 	 * image an exec replaced (recorder__see_image()).  0 or -ENOMEM.
 	 */
 	int (*row_end)(struct recorder *rec, const void *key, uint64_t *end_ns);
+	/*
+	 * Optional: called for @key DRAIN_PREFETCH rows before add_row() of
+	 * it, to start loading what add_row() will look up (the stack store's
+	 * slots: a table larger than the caches, one miss a row otherwise).
+	 */
+	void (*prefetch_row)(struct recorder *rec, const void *key);
 };
+
+#define DRAIN_PREFETCH 8
 
 struct drain;
 

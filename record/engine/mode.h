@@ -114,6 +114,9 @@ int recorder__see_image(struct recorder *rec, uint32_t tgid, const char comm[16]
  * Returns 0 or -ENOMEM.
  */
 int recorder__see_stack(struct recorder *rec, uint32_t tgid, int64_t *ref);
+/* A row a few rows on will reference @ref: start loading what
+ * recorder__see_stack() of it looks up (drain_opts prefetch_row()). */
+void recorder__prefetch_stack(struct recorder *rec, int64_t ref);
 /* A counts map was just emptied: take the new stacks its rows reference
  * from the stack ring (every one was sent before its row was counted). */
 void recorder__take_new_stacks(struct recorder *rec);

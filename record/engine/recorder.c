@@ -322,6 +322,11 @@ int recorder__user_stack_added(void *ctx, uint32_t tgid, const struct stkrec_sta
 				       s->nr - native);
 }
 
+void recorder__prefetch_stack(struct recorder *rec, int64_t ref)
+{
+	stackstore__prefetch(rec->stacks, ref);
+}
+
 /* A new kernel stack's frames need symbols; a new user stack may show
  * that its process mapped more since its snapshot. */
 int recorder__see_stack(struct recorder *rec, uint32_t tgid, int64_t *ref)

@@ -5,6 +5,7 @@
  * forgetting the ones nothing referenced (see stackstore.h).
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -360,7 +361,13 @@ static int stage_record(struct stackstore *ss, const void *data, size_t size)
 		ss->st.ring_skipped++;
 		return 0;
 	}
-	id = stkrec_stack_id(r->ips, r->nr, r->kind == STKREC_RING_KERNEL);
+	/* Named by BPF (stkrec_stack_id() of the frames): hashing them
+	 * again here was 5% of the recorder's CPU on new stacks. */
+	id = r->id;
+	if (id >> 63 || !(id & STKREC_STACK_KERNEL_BIT) != (r->kind == STKREC_RING_USER)) {
+		ss->st.ring_skipped++;
+		return 0;
+	}
 	/* Appended before it is known whether the stack is new: the ring's
 	 * record is gone once this returns.  A known one's copy is never
 	 * read, and goes with its pool. */
@@ -475,6 +482,15 @@ void stackstore__set_resolver(struct stackstore *ss, int (*resolve)(void *ctx, s
 	ss->resolve_ctx = ctx;
 }
 
+/* Words before a queued stack's frames in ss->frames: its header (see
+ * queue_stack()). */
+#define QHEAD (offsetof(struct stkrec_stack, ips) / sizeof(uint64_t))
+
+static struct stkrec_stack *queued(const struct stackstore *ss, size_t i)
+{
+	return (struct stkrec_stack *)(ss->frames + ss->pend_off[i] - QHEAD);
+}
+
 const struct stkrec_stack *stackstore__frames(struct stackstore *ss, uint64_t id)
 {
 	uint64_t *v = idmap__find(ss->ids, id);
@@ -501,38 +517,57 @@ const struct stkrec_stack *stackstore__frames(struct stackstore *ss, uint64_t id
 			return NULL;
 		i = lo;
 	}
-	return to_buf(ss, id, ss->frames + ss->pend_off[i], ss->pend[i].nr_frames);
+	return queued(ss, i);
 }
 
-static int queue_stack(struct stackstore *ss, uint64_t id, const struct stkrec_stack *s)
+/*
+ * Queue stack @file_id, @nr frames @ips of @kind (STKREC_RING_*), for
+ * STCK.  ss->frames holds each queued stack as a struct stkrec_stack cut
+ * after its frames (QHEAD words of header, then the frames): the copy
+ * queued is also what stackstore__see() and stackstore__frames() hand
+ * out, with no second copy into ss->buf.  Returns it, or NULL: out of
+ * memory.
+ */
+static const struct stkrec_stack *queue_stack(struct stackstore *ss, uint64_t file_id,
+					      uint32_t kind, const uint64_t *ips, uint32_t nr)
 {
-	uint32_t nr = s->nr < STKREC_MAX_NR ? s->nr : STKREC_MAX_NR;
+	struct stkrec_stack *q;
 	void *p = ss->pend;
 	size_t off;
 	int err;
 
+	if (nr > STKREC_MAX_NR)
+		nr = STKREC_MAX_NR;
 	err = reserve(&p, &ss->cap_pend, ss->nr_pend + 1, sizeof(*ss->pend));
 	ss->pend = p;
 	p = ss->pend_off;
 	err = err ?: reserve(&p, &ss->cap_pend_off, ss->nr_pend + 1, sizeof(*ss->pend_off));
 	ss->pend_off = p;
-	if (err || frames_reserve(&ss->frames, &ss->cap_frames, ss->nr_frames + nr))
-		return -ENOMEM;
-	memcpy(ss->frames + ss->nr_frames, s->ips, nr * sizeof(uint64_t));
-	ss->pend_off[ss->nr_pend] = ss->nr_frames;
-	ss->nr_frames += nr;
-	ss->pend[ss->nr_pend++] = (struct stk_stack){ .id = id, .nr_frames = nr };
+	if (err || frames_reserve(&ss->frames, &ss->cap_frames, ss->nr_frames + QHEAD + nr))
+		return NULL;
+	ss->pend_off[ss->nr_pend] = ss->nr_frames + QHEAD;
+	ss->nr_frames += QHEAD + nr;
+	ss->pend[ss->nr_pend] = (struct stk_stack){ .id = file_id, .nr_frames = nr };
+	q = queued(ss, ss->nr_pend++);
+	q->nr = nr;
+	q->kind = kind;
+	q->tgid = 0;
+	q->pad = 0;
+	q->id = 0;
+	memcpy(q->ips, ips, nr * sizeof(uint64_t));
 	/* Out of memory here: the next file has the kernel send it again. */
-	if (ss->keep && !pool_add(&ss->kept, id, (const uint64_t *)s->ips, nr, &off))
-		idmap__set(ss->kept_at, id, (uint64_t)off << 8 | nr);
-	return 0;
+	if (ss->keep && !pool_add(&ss->kept, file_id, ips, nr, &off))
+		idmap__set(ss->kept_at, file_id, (uint64_t)off << 8 | nr);
+	return q;
 }
 
 int stackstore__see(struct stackstore *ss, uint32_t tgid, int64_t *ref,
 		    const struct stkrec_stack **added)
 {
+	const struct stkrec_stack *q;
 	uint64_t id, *v, real = 0;
-	int err;
+	const uint64_t *ips;
+	uint32_t nr;
 
 	*added = NULL;
 	if (*ref < 0)
@@ -558,10 +593,13 @@ int stackstore__see(struct stackstore *ss, uint32_t tgid, int64_t *ref,
 		*ref = (int64_t)(*v & FILE_ID_MASK);
 		return 0;
 	}
-	to_buf(ss, id, held_frames(ss, *v), held_nr(*v));
-	if (ss->resolve && !(id & STKREC_STACK_KERNEL_BIT) && ss->buf.nr >= 2 &&
-	    ss->buf.ips[0] == (STKREC_UW_MARK | STKREC_UW_DEFERRED)) {
-		uint64_t *same, seq = ss->buf.ips[1];
+	ips = held_frames(ss, *v);
+	nr = held_nr(*v);
+	if (ss->resolve && !(id & STKREC_STACK_KERNEL_BIT) && nr >= 2 &&
+	    ips[0] == (STKREC_UW_MARK | STKREC_UW_DEFERRED)) {
+		uint64_t *same, seq = ips[1];
+
+		to_buf(ss, id, ips, nr);
 
 		if (ss->resolve(ss->resolve_ctx, &ss->buf) == 1) {
 			/* Its table is being built: numbered now (the row
@@ -599,22 +637,31 @@ int stackstore__see(struct stackstore *ss, uint32_t tgid, int64_t *ref,
 			ss->st.deferred_same++;
 			return 0;
 		}
+		ips = (const uint64_t *)ss->buf.ips;
+		nr = ss->buf.nr;
 	}
-	err = queue_stack(ss, ss->last_file_id + 1, &ss->buf);
-	if (err)
-		return err;
+	q = queue_stack(ss, ss->last_file_id + 1,
+			id & STKREC_STACK_KERNEL_BIT ? STKREC_RING_KERNEL : STKREC_RING_USER, ips, nr);
+	if (!q)
+		return -ENOMEM;
 	/* Written: in place, the map is not resized. */
 	*ref = (int64_t)++ss->last_file_id;
 	unhold(ss, *v);
 	*v = written_value(ss->last_file_id, ss->epoch);
 	ss->st.written++;
-	*added = &ss->buf;
+	*added = q;
 	/* A copied stack's frames under their own id too, so that the next
 	 * copy of them, or the kernel sending them, finds them written (out
 	 * of memory: no sharing, no harm). */
 	if (real && !idmap__find(ss->ids, real))
 		idmap__set(ss->ids, real, written_value((uint64_t)*ref, ss->epoch));
 	return 0;
+}
+
+void stackstore__prefetch(struct stackstore *ss, int64_t ref)
+{
+	if (ref >= 0)
+		idmap__prefetch(ss->ids, (uint64_t)ref);
 }
 
 /* Drop @id's frames (@v: its held value): a row that references it from
@@ -842,8 +889,9 @@ int stackstore__retry_late(struct stackstore *ss,
 			ss->late[k++] = *l;
 			continue;
 		}
-		err = queue_stack(ss, l->file_id, &ss->buf);
-		if (err) {
+		if (!queue_stack(ss, l->file_id, STKREC_RING_USER, (const uint64_t *)ss->buf.ips,
+				 ss->buf.nr)) {
+			err = -ENOMEM;
 			ss->late[k++] = *l;	/* the copy is gone: written as lost */
 			continue;
 		}

@@ -140,6 +140,10 @@ void stackstore__take_ring(struct stackstore *ss);
 int stackstore__see(struct stackstore *ss, uint32_t tgid, int64_t *ref,
 		    const struct stkrec_stack **added);
 
+/* Start loading what stackstore__see() of *@ref will look up (a row a
+ * few rows ahead of the one being seen); -errno refs are left alone. */
+void stackstore__prefetch(struct stackstore *ss, int64_t ref);
+
 /*
  * stackstore__retry_late() - placeholders whose unwinding waited for a
  * table (@resolve returned 1) are resolved again; those that are now

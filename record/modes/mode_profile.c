@@ -41,6 +41,7 @@ struct rec_mode {
 };
 
 static int add_row(struct recorder *rec, const void *key, const void *value, void *row);
+static void prefetch_row(struct recorder *rec, const void *key);
 static int row_end(struct recorder *rec, const void *key, uint64_t *end_ns);
 
 /* Open and load the skeleton; @symbolizer: load symbolize_kaddrs too. */
@@ -100,6 +101,7 @@ static int profile_open(struct rec_mode **out, const struct recorder_opts *o, in
 						.value_size = sizeof(uint64_t),
 						.add_row = add_row,
 						.row_end = row_end,
+						.prefetch_row = prefetch_row,
 					},
 					&m->drain, maps, rec);
 	if (err) {
@@ -248,6 +250,15 @@ static int add_row(struct recorder *rec, const void *key, const void *value, voi
 	if (!err && r->kernel_ret_ip)
 		err = recorder__see_kaddr(rec, r->kernel_ret_ip);
 	return err;
+}
+
+/* What add_row() of @key will look up: its stacks (drain_opts). */
+static void prefetch_row(struct recorder *rec, const void *key)
+{
+	const struct stkrec_count_key *k = key;
+
+	recorder__prefetch_stack(rec, k->user_stack);
+	recorder__prefetch_stack(rec, k->kernel_stack);
 }
 
 /* A row sampled in a process image an exec has replaced since belongs to

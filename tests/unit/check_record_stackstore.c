@@ -42,6 +42,7 @@ static uint64_t send(struct stackstore *ss, int fd, uint64_t base, uint32_t nr)
 	for (uint32_t i = 0; i < nr; i++)
 		s.ips[i] = base + i;
 	id = stkrec_stack_id(s.ips, nr, 0);
+	s.id = id;
 	stackstore__add_record(ss, &s, sizeof(s) - sizeof(s.ips) + nr * sizeof(uint64_t));
 	ck_assert_int_eq(bpf_map_update_elem(fd, &id, &one, BPF_ANY), 0);
 	return id;
@@ -457,6 +458,7 @@ START_TEST(late_copied_stack_numbered_then_written)
 	ph.ips[0] = STKREC_UW_MARK | STKREC_UW_DEFERRED;
 	ph.ips[1] = 77;
 	p = stkrec_stack_id(ph.ips, 2, 0);
+	ph.id = p;
 	stackstore__add_record(f.ss, &ph, sizeof(ph) - sizeof(ph.ips) + 2 * sizeof(uint64_t));
 	ck_assert_int_eq(bpf_map_update_elem(f.fd, &p, &one, BPF_ANY), 0);
 	ck_assert_int_eq(see(f.ss, a, &seen), 1);
