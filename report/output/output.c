@@ -585,6 +585,8 @@ struct tokens {
 	struct idmap by_hash;	/* hash -> first piece number */
 	uint32_t *ids;		/* every sample's pieces, one after the other */
 	size_t nids, capids;
+	struct arena mem;	/* @ids and the other big arrays: huge pages
+				 * (arena.c), not a 4 KiB fault each */
 	struct sym_line **keyed;	/* lines whose out_key was set */
 	size_t nkeyed, capkeyed;
 	uint32_t unknown;	/* "[unknown]"'s number, 0: none yet */
@@ -640,12 +642,26 @@ static uint32_t tokens__intern(struct tokens *tk, const char *s, size_t len, int
 	return idmap__set(&tk->by_hash, h, i) ? 0 : i;
 }
 
-static int tokens__push(struct tokens *tk, uint32_t id)
+/* Room for @n more pieces in tk->ids.  0 or -ENOMEM. */
+static int tokens__reserve(struct tokens *tk, size_t n)
+{
+	size_t cap = tk->capids * 2 > tk->nids + n ? tk->capids * 2 : tk->nids + n;
+	uint32_t *ids = arena__alloc(&tk->mem, cap * sizeof(*ids));
+
+	if (!ids)
+		return -ENOMEM;
+	if (tk->nids)
+		memcpy(ids, tk->ids, tk->nids * sizeof(*ids));
+	tk->ids = ids;
+	tk->capids = cap;
+	return 0;
+}
+
+static inline int tokens__push(struct tokens *tk, uint32_t id)
 {
 	if (!id)
 		return -ENOMEM;
-	if (tk->nids == tk->capids &&
-	    array__grow((void **)&tk->ids, &tk->capids, tk->nids, sizeof(*tk->ids)))
+	if (tk->nids == tk->capids && tokens__reserve(tk, 1024))
 		return -ENOMEM;
 	tk->ids[tk->nids++] = id;
 	tk->held += tk->lens[id] + tk->extra;
@@ -882,25 +898,36 @@ static int write_tokens(const struct report *r, const struct output_opts *o, FIL
 			const struct output_tokens *spec, const char *sep, const char *end,
 			uint64_t budget)
 {
-	size_t n = r->nr_samples, nsep = strlen(sep), nend = strlen(end), i, k, w;
+	size_t n = r->nr_samples, nsep = strlen(sep), nend = strlen(end), i, k, w, est = 0;
 	struct tokens tk = { .spec = spec, .o = o, .n = 1 };
-	size_t *start = malloc((n + 1) * sizeof(*start));
-	uint64_t *vals = malloc((n ? n : 1) * sizeof(*vals));
-	struct strsort_item *items = malloc((n ? n : 1) * sizeof(*items));
-	struct tokens_group *keys = malloc((n ? n : 1) * sizeof(*keys));
-	unsigned char *digits = NULL;
+	struct tokens_group *keys = NULL;
+	struct strsort_item *items;
+	unsigned char *digits;
 	struct strbuf sb = { 0 };
+	uint64_t *vals;
+	size_t *start;
 	int err = -ENOMEM;
 
+	if (o->addresses || o->lines || o->annotate)
+		return 1;
+	start = arena__alloc(&tk.mem, (n + 1) * sizeof(*start));
+	vals = arena__alloc(&tk.mem, (n ? n : 1) * sizeof(*vals));
+	items = arena__alloc(&tk.mem, (n ? n : 1) * sizeof(*items));
+	keys = malloc((n ? n : 1) * sizeof(*keys));	/* radix_sort_u64() replaces it */
 	if (!start || !vals || !items || !keys ||
 	    array__grow((void **)&tk.tok, &tk.cap, 0, sizeof(*tk.tok)))
+		goto out;
+	/* Pieces: about a frame line each, and a few more a text. */
+	for (i = 0; i < n; i++) {
+		const struct rtask *t = &r->samples[i].task;
+
+		est += (t->user ? t->user->nr_frames : 0) + (t->kernel ? t->kernel->nr_frames : 0) + 3;
+	}
+	if (tokens__reserve(&tk, est + est / 8))
 		goto out;
 	tk.nb = strlen(spec->before);
 	tk.na = strlen(spec->after);
 	tk.extra = tk.nb + tk.na;
-	err = 1;
-	if (o->addresses || o->lines || o->annotate)
-		goto out;
 	for (i = 0; i < n; i++) {
 		start[i] = tk.nids;
 		vals[i] = sample_value(r, &r->samples[i]);
@@ -921,7 +948,7 @@ static int write_tokens(const struct report *r, const struct output_opts *o, FIL
 	/* Digits a rank: ranks run 1..tk.n - 1. */
 	w = tk.n - 1 <= 255 ? 1 : tk.n - 1 <= 255 * 255 ? 2 : tk.n - 1 <= 255 * 255 * 255 ? 3 : 4;
 	err = -ENOMEM;
-	digits = malloc(tk.nids * w + 1);
+	digits = arena__alloc(&tk.mem, tk.nids * w + 1);
 	if (!digits)
 		goto out;
 	for (i = 0; i < tk.nids; i++) {
@@ -973,16 +1000,12 @@ out:
 	free(tk.lens);
 	free(tk.pieces);
 	free(tk.piece);
-	free(tk.ids);
+	arena__free(&tk.mem);
 	idmap__release(&tk.by_hash);
 	arena__free(&tk.texts);
 	strbuf__free(&tk.tmp);
 	strbuf__free(&tk.scratch);
 	strbuf__free(&sb);
-	free(digits);
-	free(start);
-	free(vals);
-	free(items);
 	free(keys);
 	return err;
 }
