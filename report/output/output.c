@@ -709,9 +709,6 @@ static int tokens__line(struct tokens *tk, struct sym_line *l, const struct rfra
 	return tokens__push(tk, id);
 }
 
-/* Frames ahead whose symbol lines are loaded early. */
-#define TOKENS_FRAMES_AHEAD 4
-
 int tokens__frames(struct tokens *tk, const struct rstack *st, int root_first)
 {
 	uint32_t i, j, n, k;
@@ -719,20 +716,9 @@ int tokens__frames(struct tokens *tk, const struct rstack *st, int root_first)
 
 	if (!st)
 		return 0;
-	/* render_frames()'s cases, bare.  A frame's result is anywhere in
-	 * the symbolizer's memory: a later frame's is loaded while this one
-	 * is read. */
+	/* render_frames()'s cases, bare. */
 	for (i = 0; !err && i < st->nr_frames; i++) {
 		const struct rframe *f = &st->frames[root_first ? st->nr_frames - 1 - i : i];
-
-		if (i + TOKENS_FRAMES_AHEAD < st->nr_frames) {
-			const struct rframe *a = &st->frames[root_first ?
-				st->nr_frames - 1 - i - TOKENS_FRAMES_AHEAD : i + TOKENS_FRAMES_AHEAD];
-
-			/* Its lines follow it (sym_result__pack()). */
-			__builtin_prefetch(a->sym);
-			__builtin_prefetch((const char *)a->sym + 64);
-		}
 
 		if (!f->sym && f->kind != RFRAME_PYTHON && !rframe__unwind_stop(f)) {
 			if (!tk->unknown)
