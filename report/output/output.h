@@ -239,8 +239,9 @@ typedef int (*output_tokens_fn)(struct tokens *tk, const struct report *r,
 				const struct rsample *s, const struct output_opts *o);
 
 /* A text is its pieces, each as @before PIECE @after, but the first one
- * without @before when @first_bare.  The writer's render function makes
- * the same bytes (the report's texts are written from the pieces). */
+ * without @before when @first_bare; @after is "" or the one byte @term.
+ * The writer's render function makes the same bytes (the report's texts
+ * are written from the pieces). */
 struct output_tokens {
 	output_tokens_fn fn;
 	const char *before, *after;
