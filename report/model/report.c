@@ -23,6 +23,29 @@ struct stack_ent {
 	struct stack_ent *next;
 };
 
+/*
+ * The last answer of the symbolizer for a module at a depth from the root
+ * of a user stack: a system-wide capture's stacks are mostly their own
+ * (every cc1 its own PIE process, its own stack ids), but those of one
+ * program share their outer frames (main, toplev::main, compile_file...)
+ * at the same file offsets, so a frame found here costs a compare, not a
+ * lookup in the module's cache of 10^4-10^5 addresses.  By module (a few
+ * slots, by its address) and depth.  The symbolizer's answer depends on
+ * the module, the file offset, return or not, and (a module named from
+ * separate debuginfo) the mapping's protection; never kept for a perf map,
+ * named by the absolute address.
+ */
+#define REPORT_MEMO_MODS 16
+#define REPORT_MEMO_DEPTH 64
+
+struct frame_memo {
+	const struct sym_module *mod;	/* NULL: empty */
+	uint64_t off;
+	const struct sym_result *sym;
+	uint32_t prot;
+	uint32_t is_return;
+};
+
 struct report_priv {
 	const struct report_opts *opts;
 	/* A user stack resolved, by its cap_stack's index: the first
@@ -41,6 +64,7 @@ struct report_priv {
 					 * Python frames are put in */
 	size_t cap_scratch;
 	struct idmap snaps;		/* hash -> maps_ent chain */
+	struct frame_memo memo[REPORT_MEMO_MODS][REPORT_MEMO_DEPTH];
 };
 
 /* cap_segment__maps()'s answer for one (segment, tgid, comm, time): rows
@@ -187,6 +211,46 @@ static int report__scratch(struct report_priv *p, uint32_t n)
 	return 0;
 }
 
+/* The memo slot of module @mod at @depth, or NULL: none kept. */
+static struct frame_memo *report__memo(struct report_priv *p, const struct sym_module *mod,
+				       uint32_t depth)
+{
+	if (depth >= REPORT_MEMO_DEPTH || mod->source == ELF_SRC_PERF_MAP)
+		return NULL;
+	return &p->memo[((uintptr_t)mod >> 6) % REPORT_MEMO_MODS][depth];
+}
+
+static int frame_memo__hit(const struct frame_memo *fm, const struct sym_module *mod,
+			   const struct stk_mapping *map, uint64_t addr, uint32_t is_return)
+{
+	return fm && fm->mod == mod && fm->off == addr - map->start + map->offset &&
+	       fm->is_return == is_return && fm->prot == map->prot;
+}
+
+/* symbolizer__lookup() of user frame @f, @depth from its stack's root,
+ * through p->memo.  0 or -errno. */
+static int report__lookup(struct report_priv *p, struct symbolizer *sym, struct rframe *f,
+			  uint32_t depth)
+{
+	struct frame_memo *fm = report__memo(p, f->mod, depth);
+	uint64_t off = f->addr - f->map->start + f->map->offset;
+	int err;
+
+	if (!fm)
+		return symbolizer__lookup(sym, f->mod, f->map, f->addr, f->is_return, &f->sym);
+	if (frame_memo__hit(fm, f->mod, f->map, f->addr, f->is_return)) {
+		f->sym = fm->sym;
+		return 0;
+	}
+	err = symbolizer__lookup(sym, f->mod, f->map, f->addr, f->is_return, &f->sym);
+	if (err)
+		return err;
+	/* Opening may have named the module from a perf map after all. */
+	if (f->mod->source != ELF_SRC_PERF_MAP)
+		*fm = (struct frame_memo){ f->mod, off, f->sym, f->map->prot, f->is_return };
+	return 0;
+}
+
 static int report__user_stack(struct report *r, const struct cap_segment *seg, uint32_t tgid,
 			      const struct cap_maps *maps, int64_t ref, const struct rstack **out)
 {
@@ -247,9 +311,12 @@ static int report__user_stack(struct report *r, const struct cap_segment *seg, u
 		struct rframe *f = &native[i];
 
 		/* A frame two ahead in the same mapping (most are): its
-		 * module cache slot loads while this one is looked up. */
+		 * module cache slot loads while this one is looked up,
+		 * unless the memo has it. */
 		if (i + 2 < nn && last_map && !p->opts->no_symbols &&
-		    cs->frames[i + 2] >= last_map->start && cs->frames[i + 2] < last_map->end)
+		    cs->frames[i + 2] >= last_map->start && cs->frames[i + 2] < last_map->end &&
+		    !frame_memo__hit(report__memo(p, last_mod, nn - 3 - i), last_mod, last_map,
+				     cs->frames[i + 2], 1))
 			symbolizer__prefetch(r->sym, last_mod, last_map, cs->frames[i + 2], 1);
 		f->kind = RFRAME_USER;
 		f->addr = cs->frames[i];
@@ -273,9 +340,9 @@ static int report__user_stack(struct report *r, const struct cap_segment *seg, u
 				last_map = f->map;
 				last_mod = f->mod;
 			}
-			err = p->opts->no_symbols ? 0 :
-			      symbolizer__lookup(r->sym, f->mod, f->map, f->addr, f->is_return,
-						 &f->sym);
+			if (p->opts->no_symbols)
+				continue;
+			err = report__lookup(p, r->sym, f, nn - 1 - i);
 			if (err)
 				return err;
 		}

@@ -88,7 +88,40 @@ int out_folded__render(struct strbuf *sb, const struct report *r, const struct r
 	return folded_profile(sb, s, o);
 }
 
+/* folded_profile() in tokens (output.h): the comm, then its frames. */
+static int folded_tokens(struct tokens *tk, const struct report *r, const struct rsample *s,
+			 const struct output_opts *o)
+{
+	int need_delim = o->delimited && !(o->user_only || o->kernel_only);
+	const struct rtask *t = &s->task;
+	struct strbuf *sb;
+	int err;
+
+	if (r->kind == REPORT_OFFWAKE)
+		return 1;
+	sb = tokens__scratch(tk);
+	err = render_clean(sb, t->comm, 1);
+	err = err ?: tokens__add(tk, strbuf__str(sb), sb->len);
+	if (!err && !o->kernel_only && stack_missed(t->user_ref, t->user))
+		err = tokens__adds(tk, "[Missed User Stack]");
+	else if (!err)
+		err = tokens__frames(tk, t->user, 1);
+	if (!err && need_delim && t->kernel_ref >= 0 && t->user_ref >= 0)
+		err = tokens__adds(tk, "-");
+	if (!err && !o->user_only && stack_missed(t->kernel_ref, t->kernel))
+		err = tokens__adds(tk, "[Missed Kernel Stack]");
+	else if (!err)
+		err = tokens__frames(tk, t->kernel, 1);
+	return err;
+}
+
 int out_folded__write(const struct report *r, const struct output_opts *o, FILE *f)
 {
-	return output__write_grouped(r, o, f, out_folded__render, " ", "\n");
+	/* Pieces joined by ';', the last one ending the text. */
+	static const struct output_tokens tokens = {
+		.fn = folded_tokens, .before = ";", .after = "", .first_bare = 1, .term = ';',
+		.last_ends = 1, .folded = 1,
+	};
+
+	return output__write_grouped(r, o, f, out_folded__render, &tokens, " ", "\n");
 }

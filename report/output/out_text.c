@@ -17,6 +17,24 @@
  * offcputime (@offcpu) differs: it prints the thread id, not the process
  * id (its key is per thread).
  */
+/* The task's line of a profile.py stack, between its "    " and "\n":
+ * "-" in 16 columns, the comm, the process id (offcputime: the thread's).
+ * "    %-16s " of "-", and " (%u": printf's format parsing was a fifth of
+ * writing a big report. */
+static int text_task_line(struct strbuf *sb, const struct rtask *t, int offcpu)
+{
+	int err;
+
+	err = strbuf__adds(sb, "-                ");
+	err = err ?: render_clean(sb, t->comm, 0);
+	err = err ?: strbuf__adds(sb, " (");
+	err = err ?: strbuf__add_u64(sb, offcpu ? t->tid : t->tgid);
+	if (!err && t->ns_tgid)
+		err = strbuf__addf(sb, ", ns pid %u", t->ns_tgid);
+	err = err ?: strbuf__adds(sb, ")");
+	return err;
+}
+
 static int text_profile(struct strbuf *sb, const struct rsample *s, const struct output_opts *o,
 			int offcpu)
 {
@@ -35,15 +53,34 @@ static int text_profile(struct strbuf *sb, const struct rsample *s, const struct
 		err = strbuf__adds(sb, "    [Missed User Stack]\n");
 	else if (!err)
 		err = render_frames(sb, t->user, 0, o, "    ", "\n", 1, 0);
-	/* "    %-16s " of "-", and " (%u": printf's format parsing was
-	 * a fifth of writing a big report. */
-	err = err ?: strbuf__adds(sb, "    -                ");
-	err = err ?: render_clean(sb, t->comm, 0);
-	err = err ?: strbuf__adds(sb, " (");
-	err = err ?: strbuf__add_u64(sb, offcpu ? t->tid : t->tgid);
-	if (!err && t->ns_tgid)
-		err = strbuf__addf(sb, ", ns pid %u", t->ns_tgid);
-	err = err ?: strbuf__adds(sb, ")\n");
+	err = err ?: strbuf__adds(sb, "    ");
+	err = err ?: text_task_line(sb, t, offcpu);
+	err = err ?: strbuf__adds(sb, "\n");
+	return err;
+}
+
+/* text_profile() in tokens (output.h): its lines without "    " and "\n". */
+static int text_profile_tokens(struct tokens *tk, const struct rsample *s,
+			       const struct output_opts *o, int offcpu)
+{
+	int need_delim = o->delimited && !(o->user_only || o->kernel_only);
+	const struct rtask *t = &s->task;
+	struct strbuf *sb;
+	int err = 0;
+
+	if (!o->user_only && stack_missed(t->kernel_ref, t->kernel))
+		err = tokens__adds(tk, "[Missed Kernel Stack]");
+	else
+		err = tokens__frames(tk, t->kernel, 0);
+	if (!err && need_delim && t->kernel_ref >= 0 && t->user_ref >= 0)
+		err = tokens__adds(tk, "--");
+	if (!err && !o->kernel_only && stack_missed(t->user_ref, t->user))
+		err = tokens__adds(tk, "[Missed User Stack]");
+	else if (!err)
+		err = tokens__frames(tk, t->user, 0);
+	sb = tokens__scratch(tk);
+	err = err ?: text_task_line(sb, t, offcpu);
+	err = err ?: tokens__add(tk, strbuf__str(sb), sb->len);
 	return err;
 }
 
@@ -117,7 +154,20 @@ static int text_sample(struct strbuf *sb, const struct report *r, const struct r
 	return text_profile(sb, s, o, r->kind == REPORT_OFFCPU);
 }
 
+static int text_tokens(struct tokens *tk, const struct report *r, const struct rsample *s,
+		       const struct output_opts *o)
+{
+	if (r->kind == REPORT_OFFWAKE)
+		return 1;
+	return text_profile_tokens(tk, s, o, r->kind == REPORT_OFFCPU);
+}
+
 int out_text__write(const struct report *r, const struct output_opts *o, FILE *f)
 {
-	return output__write_grouped(r, o, f, text_sample, "        ", "\n\n");
+	/* A line is "    " PIECE "\n"; a text ends in its NUL. */
+	static const struct output_tokens tokens = {
+		.fn = text_tokens, .before = "    ", .after = "\n", .term = '\n',
+	};
+
+	return output__write_grouped(r, o, f, text_sample, &tokens, "        ", "\n\n");
 }

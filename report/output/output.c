@@ -553,8 +553,452 @@ out:
 	return err;
 }
 
+/* ---- grouping by tokens ---- */
+
+/* A piece, by its bytes: @end, a last piece (output_tokens.last_ends),
+ * which orders as if nothing followed it, not the separator. */
+struct token {
+	const char *s;
+	uint64_t hash;
+	uint32_t len;
+	uint32_t next;		/* the next piece of the same hash, 0: none */
+	uint32_t end_twin;	/* the same bytes as a last piece, 0: none yet */
+	uint32_t rank;		/* in the order of the pieces' bytes, from 1 */
+	uint8_t end;
+};
+
+/* Piece numbers kept in sym_line.out_key (31 bits). */
+#define TOKENS_MAX (1u << 30)
+
+struct tokens {
+	const struct output_tokens *spec;
+	const struct output_opts *o;
+	struct token *tok;	/* tok[0] unused: 0 is none */
+	size_t n, cap;
+	uint32_t *lens;		/* tok[i].len, apart: read once per piece */
+	size_t caplens;
+	/* Each piece as before PIECE term, side by side (tokens__rank()):
+	 * the texts are put together from these few KB, not from the
+	 * symbolizer's results all over memory. */
+	char *pieces;
+	const char **piece;
+	struct idmap by_hash;	/* hash -> first piece number */
+	uint32_t *ids;		/* every sample's pieces, one after the other */
+	size_t nids, capids;
+	struct arena mem;	/* @ids and the other big arrays: huge pages
+				 * (arena.c), not a 4 KiB fault each */
+	struct sym_line **keyed;	/* lines whose out_key was set */
+	size_t nkeyed, capkeyed;
+	uint32_t unknown;	/* "[unknown]"'s number, 0: none yet */
+	uint64_t held;		/* the texts' bytes, with their NULs */
+	size_t nb, na;		/* of spec->before, spec->after */
+	size_t extra;		/* nb + na: a piece's bytes of text besides its own */
+	struct arena texts;	/* pieces copied */
+	struct strbuf tmp, scratch;
+};
+
+static uint32_t tokens__find(const struct tokens *tk, const char *s, size_t len, uint64_t h)
+{
+	uint64_t *v = idmap__find(&tk->by_hash, h);
+	uint32_t i;
+
+	for (i = v ? (uint32_t)*v : 0; i; i = tk->tok[i].next) {
+		const struct token *t = &tk->tok[i];
+
+		if (t->hash == h && t->len == len && !t->end && memcmp(t->s, s, len) == 0)
+			return i;
+	}
+	return 0;
+}
+
+/* The number of the piece @s (@len bytes; copied unless @stable: it lives
+ * as long as the report), a new one the first time.  0 when out of memory
+ * or numbers. */
+static uint32_t tokens__intern(struct tokens *tk, const char *s, size_t len, int stable)
+{
+	uint64_t h = hash_bytes(0, s, len);
+	uint32_t i = tokens__find(tk, s, len, h);
+	uint64_t *first;
+	char *copy;
+
+	if (i)
+		return i;
+	if (len > UINT32_MAX || tk->n >= TOKENS_MAX ||
+	    array__grow((void **)&tk->tok, &tk->cap, tk->n, sizeof(*tk->tok)) ||
+	    array__grow((void **)&tk->lens, &tk->caplens, tk->n, sizeof(*tk->lens)))
+		return 0;
+	if (!stable) {
+		copy = arena__alloc(&tk->texts, len + 1);
+		if (!copy)
+			return 0;
+		memcpy(copy, s, len);
+		s = copy;
+	}
+	first = idmap__find(&tk->by_hash, h);
+	i = (uint32_t)tk->n++;
+	tk->tok[i] = (struct token){ .s = s, .hash = h, .len = (uint32_t)len,
+				     .next = first ? (uint32_t)*first : 0 };
+	tk->lens[i] = (uint32_t)len;
+	return idmap__set(&tk->by_hash, h, i) ? 0 : i;
+}
+
+/* Room for @n more pieces in tk->ids.  0 or -ENOMEM. */
+static int tokens__reserve(struct tokens *tk, size_t n)
+{
+	size_t cap = tk->capids * 2 > tk->nids + n ? tk->capids * 2 : tk->nids + n;
+	uint32_t *ids = arena__alloc(&tk->mem, cap * sizeof(*ids));
+
+	if (!ids)
+		return -ENOMEM;
+	if (tk->nids)
+		memcpy(ids, tk->ids, tk->nids * sizeof(*ids));
+	tk->ids = ids;
+	tk->capids = cap;
+	return 0;
+}
+
+static inline int tokens__push(struct tokens *tk, uint32_t id)
+{
+	if (!id)
+		return -ENOMEM;
+	if (tk->nids == tk->capids && tokens__reserve(tk, 1024))
+		return -ENOMEM;
+	tk->ids[tk->nids++] = id;
+	tk->held += tk->lens[id] + tk->extra;
+	return 0;
+}
+
+int tokens__add(struct tokens *tk, const char *s, size_t len)
+{
+	return tokens__push(tk, tokens__intern(tk, s, len, 0));
+}
+
+struct strbuf *tokens__scratch(struct tokens *tk)
+{
+	strbuf__reset(&tk->scratch);
+	return &tk->scratch;
+}
+
+/* A line's name, numbered once per line: a big report's million frame
+ * lines are a few thousand lines of the symbolizer's.  A name that is not
+ * plain is rendered (render_frame_line() of a frame that has the line,
+ * @f, bare: the line's name alone). */
+static int tokens__line(struct tokens *tk, struct sym_line *l, const struct rframe *f, uint32_t k)
+{
+	uint32_t id = l->out_key;
+	int err;
+
+	if (!id) {
+		if (tk->nkeyed == tk->capkeyed &&
+		    array__grow((void **)&tk->keyed, &tk->capkeyed, tk->nkeyed, sizeof(*tk->keyed)))
+			return -ENOMEM;
+		if (l->plain && l->name_len <= RENDER_NAME_MAX) {
+			id = tokens__intern(tk, l->name, l->name_len, 1);
+		} else {
+			strbuf__reset(&tk->tmp);
+			err = render_frame_line(&tk->tmp, f, k, tk->o, tk->spec->folded);
+			if (err)
+				return err;
+			id = tokens__intern(tk, strbuf__str(&tk->tmp), tk->tmp.len, 0);
+		}
+		if (!id)
+			return -ENOMEM;
+		l->out_key = id;
+		tk->keyed[tk->nkeyed++] = l;
+	}
+	return tokens__push(tk, id);
+}
+
+int tokens__frames(struct tokens *tk, const struct rstack *st, int root_first)
+{
+	uint32_t i, j, n, k;
+	int err = 0;
+
+	if (!st)
+		return 0;
+	/* render_frames()'s cases, bare. */
+	for (i = 0; !err && i < st->nr_frames; i++) {
+		const struct rframe *f = &st->frames[root_first ? st->nr_frames - 1 - i : i];
+
+		if (!f->sym && f->kind != RFRAME_PYTHON && !rframe__unwind_stop(f)) {
+			if (!tk->unknown)
+				tk->unknown = tokens__intern(tk, "[unknown]", 9, 1);
+			err = tokens__push(tk, tk->unknown);
+			continue;
+		}
+		n = rframe__nr_lines(f);
+		for (j = 0; !err && j < n; j++) {
+			k = root_first ? n - 1 - j : j;
+			if (f->sym && f->kind != RFRAME_PYTHON) {
+				err = tokens__line(tk, &f->sym->lines[k], f, k);
+				continue;
+			}
+			strbuf__reset(&tk->tmp);
+			err = render_frame_line(&tk->tmp, f, k, tk->o, tk->spec->folded);
+			err = err ?: tokens__add(tk, strbuf__str(&tk->tmp), tk->tmp.len);
+		}
+	}
+	return err;
+}
+
+/* The last piece of a text: its twin that ends it.  0 or -ENOMEM. */
+static int tokens__end_last(struct tokens *tk)
+{
+	uint32_t *id = &tk->ids[tk->nids - 1], twin = tk->tok[*id].end_twin;
+
+	if (!twin) {
+		if (tk->n >= TOKENS_MAX ||
+		    array__grow((void **)&tk->tok, &tk->cap, tk->n, sizeof(*tk->tok)) ||
+		    array__grow((void **)&tk->lens, &tk->caplens, tk->n, sizeof(*tk->lens)))
+			return -ENOMEM;
+		twin = (uint32_t)tk->n++;
+		tk->lens[twin] = tk->lens[*id];
+		tk->tok[twin] = tk->tok[*id];
+		tk->tok[twin].next = 0;
+		tk->tok[twin].end = 1;
+		tk->tok[twin].end_twin = 0;
+		tk->tok[*id].end_twin = twin;
+	}
+	*id = twin;
+	return 0;
+}
+
+/* A group of samples with one text: the sum of their values, and the
+ * pieces of the first. */
+struct tokens_group {
+	uint64_t value;
+	const uint32_t *ids;
+	size_t n;
+};
+
+/* Groups ahead whose pieces are loaded early. */
+#define TOKENS_AHEAD 8
+
+/* Bytes of lines put together before they are written. */
+#define TOKENS_BLOCK (1u << 17)
+
+/* write_line()'s @sep, @v and @end, appended.  0 or -ENOMEM. */
+static int line_tail(struct strbuf *sb, const char *sep, size_t nsep, uint64_t v, const char *end,
+		     size_t nend)
+{
+	char num[24], *p = num + sizeof(num);
+	int err;
+
+	do {
+		*--p = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	err = strbuf__add(sb, sep, nsep);
+	err = err ?: strbuf__add(sb, p, (size_t)(num + sizeof(num) - p));
+	return err ?: strbuf__add(sb, end, nend);
+}
+
+/* Bytes copied a piece whatever its length, when it has no more: the
+ * pieces' buffer and the text's have that much room past their ends. */
+#define TOKENS_COPY 32
+
+/* The text of pieces @ids[0..@n) appended to @sb: what the writer's render
+ * function gives for the samples that have them.  0 or -ENOMEM. */
+static int tokens__text(const struct tokens *tk, struct strbuf *sb, const uint32_t *ids, size_t n)
+{
+	size_t i, len = 0, k;
+	const char *q;
+	char *p;
+	int err;
+
+	for (i = 0; i < n; i++)
+		len += tk->lens[ids[i]] + tk->extra;
+	err = strbuf__grow(sb, len + TOKENS_COPY);
+	if (err)
+		return err;
+	p = sb->buf + sb->len;
+	for (i = 0; i < n; i++) {
+		q = tk->piece[ids[i]];
+		k = tk->lens[ids[i]] + tk->extra;
+		if (!i && tk->spec->first_bare) {
+			q += tk->nb;
+			k -= tk->nb;
+		}
+		if (k <= TOKENS_COPY)
+			memcpy(p, q, TOKENS_COPY);
+		else
+			memcpy(p, q, k);
+		p += k;
+	}
+	*p = '\0';
+	sb->len = (size_t)(p - sb->buf);
+	return 0;
+}
+
+/* tok[].rank: the pieces in the order of their bytes with what follows
+ * each (the separator, or for a last piece nothing), as strcmp() orders
+ * texts.  No piece with its separator starts another, so the order of
+ * two texts is that of their first pieces that differ. */
+static int tokens__rank(struct tokens *tk)
+{
+	struct strsort_item *items = malloc(tk->n * sizeof(*items));
+	size_t i, sz = TOKENS_COPY;
+	char *p;
+
+	tk->piece = malloc(tk->n * sizeof(*tk->piece));
+	if (!items || !tk->piece)
+		goto fail;
+	for (i = 1; i < tk->n; i++)
+		sz += tk->nb + tk->tok[i].len + 1;
+	tk->pieces = malloc(sz);
+	if (!tk->pieces)
+		goto fail;
+	for (i = 1, p = tk->pieces; i < tk->n; i++) {
+		const struct token *t = &tk->tok[i];
+
+		tk->piece[i] = p;
+		memcpy(p, tk->spec->before, tk->nb);
+		p += tk->nb;
+		memcpy(p, t->s, t->len);
+		p[t->len] = tk->spec->term;
+		items[i - 1] = (struct strsort_item){ p, t->len + !t->end, (void *)(uintptr_t)i, 0 };
+		p += t->len + 1;
+	}
+	memset(p, 0, TOKENS_COPY);
+	strsort(items, tk->n - 1);
+	for (i = 0; i + 1 < tk->n; i++)
+		tk->tok[(uintptr_t)items[i].owner].rank = (uint32_t)i + 1;
+	free(items);
+	return 0;
+fail:
+	free(items);
+	return -ENOMEM;
+}
+
+/*
+ * output__write_grouped() by the samples' tokens: as write_sorted(), with
+ * each text's pieces' ranks for its text (a rank in a fixed number of
+ * digits of base 255, none of them 0, so strsort() orders the digits as the
+ * texts), and a group's text put together from its pieces as it is written
+ * (rendering the groups' samples again, in that order, was twice as slow as
+ * rendering them all in order: every frame a cache miss).  1 when a
+ * sample's text cannot be said in tokens, 2 when the texts would outgrow
+ * @budget (nothing written), else 0 or -errno.
+ */
+static int write_tokens(const struct report *r, const struct output_opts *o, FILE *f,
+			const struct output_tokens *spec, const char *sep, const char *end,
+			uint64_t budget)
+{
+	size_t n = r->nr_samples, nsep = strlen(sep), nend = strlen(end), i, k, w, est = 0;
+	struct tokens tk = { .spec = spec, .o = o, .n = 1 };
+	struct tokens_group *keys = NULL;
+	struct strsort_item *items;
+	unsigned char *digits;
+	struct strbuf sb = { 0 };
+	uint64_t *vals;
+	size_t *start;
+	int err = -ENOMEM;
+
+	if (o->addresses || o->lines || o->annotate)
+		return 1;
+	start = arena__alloc(&tk.mem, (n + 1) * sizeof(*start));
+	vals = arena__alloc(&tk.mem, (n ? n : 1) * sizeof(*vals));
+	items = arena__alloc(&tk.mem, (n ? n : 1) * sizeof(*items));
+	keys = malloc((n ? n : 1) * sizeof(*keys));	/* radix_sort_u64() replaces it */
+	if (!start || !vals || !items || !keys ||
+	    array__grow((void **)&tk.tok, &tk.cap, 0, sizeof(*tk.tok)))
+		goto out;
+	/* Pieces: about a frame line each, and a few more a text. */
+	for (i = 0; i < n; i++) {
+		const struct rtask *t = &r->samples[i].task;
+
+		est += (t->user ? t->user->nr_frames : 0) + (t->kernel ? t->kernel->nr_frames : 0) + 3;
+	}
+	if (tokens__reserve(&tk, est + est / 8))
+		goto out;
+	tk.nb = strlen(spec->before);
+	tk.na = strlen(spec->after);
+	tk.extra = tk.nb + tk.na;
+	for (i = 0; i < n; i++) {
+		start[i] = tk.nids;
+		vals[i] = sample_value(r, &r->samples[i]);
+		err = spec->fn(&tk, r, &r->samples[i], o);
+		if (!err && spec->last_ends && tk.nids > start[i])
+			err = tokens__end_last(&tk);
+		if (err)
+			goto out;
+		tk.held += 1 - (spec->first_bare ? tk.nb : 0);
+	}
+	start[n] = tk.nids;
+	err = 2;
+	if (tk.held > budget)
+		goto out;
+	err = tokens__rank(&tk);
+	if (err)
+		goto out;
+	/* Digits a rank: ranks run 1..tk.n - 1. */
+	w = tk.n - 1 <= 255 ? 1 : tk.n - 1 <= 255 * 255 ? 2 : tk.n - 1 <= 255 * 255 * 255 ? 3 : 4;
+	err = -ENOMEM;
+	digits = arena__alloc(&tk.mem, tk.nids * w + 1);
+	if (!digits)
+		goto out;
+	for (i = 0; i < tk.nids; i++) {
+		uint32_t v = tk.tok[tk.ids[i]].rank - 1;
+
+		for (k = w; k-- > 0; v /= 255)
+			digits[i * w + k] = (unsigned char)(1 + v % 255);
+	}
+	for (i = 0; i < n; i++)
+		items[i] = (struct strsort_item){ (const char *)digits + start[i] * w,
+						  (start[i + 1] - start[i]) * w, (void *)(uintptr_t)i, 0 };
+	strsort(items, n);
+	/* Equal neighbours merged: a group a text.  Then by value, the order
+	 * of the texts kept among equal ones. */
+	for (i = 0, k = 0; i < n; i++) {
+		size_t x = (uintptr_t)items[i].owner;
+
+		if (k && items[i - 1].len == items[i].len &&
+		    memcmp(items[i - 1].s, items[i].s, items[i].len) == 0) {
+			keys[k - 1].value += vals[x];
+			continue;
+		}
+		keys[k++] = (struct tokens_group){ vals[x], tk.ids + start[x], start[x + 1] - start[x] };
+	}
+	if (radix_sort_u64((void **)&keys, k, sizeof(*keys), 0))
+		goto out;
+	/* The lines a block at a time: stdio writes a block that fills its
+	 * buffer without copying it there.  Groups are at random in @tk.ids:
+	 * a later one's pieces are loaded while this one is put together. */
+	for (i = 0; i < k; i++) {
+		if (i + TOKENS_AHEAD < k)
+			__builtin_prefetch(keys[i + TOKENS_AHEAD].ids);
+		err = tokens__text(&tk, &sb, keys[i].ids, keys[i].n);
+		err = err ?: line_tail(&sb, sep, nsep, out_value(r, keys[i].value), end, nend);
+		if (err)
+			goto out;
+		if (sb.len >= TOKENS_BLOCK) {
+			fwrite_unlocked(sb.buf, 1, sb.len, f);
+			strbuf__reset(&sb);
+		}
+	}
+	fwrite_unlocked(sb.buf ? sb.buf : "", 1, sb.len, f);
+	err = fflush(f) || ferror(f) ? -EIO : 0;
+out:
+	for (i = 0; i < tk.nkeyed; i++)
+		tk.keyed[i]->out_key = 0;
+	free(tk.keyed);
+	free(tk.tok);
+	free(tk.lens);
+	free(tk.pieces);
+	free(tk.piece);
+	arena__free(&tk.mem);
+	idmap__release(&tk.by_hash);
+	arena__free(&tk.texts);
+	strbuf__free(&tk.tmp);
+	strbuf__free(&tk.scratch);
+	strbuf__free(&sb);
+	free(keys);
+	return err;
+}
+
 int output__write_grouped(const struct report *r, const struct output_opts *o, FILE *f,
-			  output_render_fn render, const char *sep, const char *end)
+			  output_render_fn render, const struct output_tokens *tokens,
+			  const char *sep, const char *end)
 {
 	struct strbuf sb = { 0 };
 	struct groups g = { 0 };
@@ -563,7 +1007,9 @@ int output__write_grouped(const struct report *r, const struct output_opts *o, F
 	int err = 0;
 
 	g.budget = output__text_budget(r->cap ? r->cap->summary.file_size : 0);
-	err = write_sorted(r, o, f, render, sep, end, g.budget);
+	err = tokens ? write_tokens(r, o, f, tokens, sep, end, g.budget) : 1;
+	if (err == 1)
+		err = write_sorted(r, o, f, render, sep, end, g.budget);
 	if (err <= 0)
 		return err;
 	g.render = render;

@@ -9,6 +9,7 @@
 
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "idmap.h"
 #include "report.h"
@@ -220,14 +221,63 @@ int render_frames(struct strbuf *sb, const struct rstack *st, int root_first,
 		  int addresses, int folded);
 
 /*
+ * Tokens: a writer's text of a sample cut into pieces at its separators
+ * (text's lines between "    " and "\n", folded's frames between ';'),
+ * each piece a number, the same for the same bytes.  A writer that can
+ * say its text so groups and orders the samples without holding their
+ * texts (output__write_grouped()): a system-wide report's are tens of MB
+ * of fresh memory, its tokens a few.  The pieces hold no separator (a
+ * name's ';' or newline is rendered as render_clean() does), so comparing
+ * two token lists piece by piece orders them as their texts.
+ */
+struct tokens;
+
+/* Adds @sample's tokens to @tk with the calls below: 0, -ENOMEM, or 1
+ * when this sample's text cannot be said so (then every text is
+ * rendered). */
+typedef int (*output_tokens_fn)(struct tokens *tk, const struct report *r,
+				const struct rsample *s, const struct output_opts *o);
+
+/* A text is its pieces, each as @before PIECE @after, but the first one
+ * without @before when @first_bare; @after is "" or the one byte @term.
+ * The writer's render function makes the same bytes (the report's texts
+ * are written from the pieces). */
+struct output_tokens {
+	output_tokens_fn fn;
+	const char *before, *after;
+	int first_bare;
+	char term;		/* the byte after each piece (in the text) */
+	int last_ends;		/* the last piece ends the text (folded: no
+				 * ';' after it) */
+	int folded;		/* the pieces' rendering (render_frame_line()) */
+};
+
+/* A piece of @len bytes at @s (copied when new).  0 or -ENOMEM. */
+int tokens__add(struct tokens *tk, const char *s, size_t len);
+static inline int tokens__adds(struct tokens *tk, const char *s)
+{
+	return tokens__add(tk, s, strlen(s));
+}
+/* An empty buffer the writer may render a piece into before
+ * tokens__add(). */
+struct strbuf *tokens__scratch(struct tokens *tk);
+/* A piece per frame line of @st, as render_frames() renders them without
+ * --addresses, --lines nor -a.  0 or -ENOMEM. */
+int tokens__frames(struct tokens *tk, const struct rstack *st, int root_first);
+
+/*
  * output__write_grouped() - render every sample of @r into one text with
  * @render, merge samples whose texts are equal (summing their values), and
  * print the texts sorted by value, hottest last (profile.py's order), each
  * as TEXT @sep VALUE @end.  The text and folded writers are this with their
- * own renderer.  Returns 0, -ENOMEM, or -EIO when writing @f failed.
+ * own renderer.  With @tokens (NULL: none), the samples are grouped and
+ * ordered by their tokens, and each group's text put together from them
+ * as it is written: the same bytes.  Returns 0, -ENOMEM, or -EIO when writing @f
+ * failed.
  */
 int output__write_grouped(const struct report *r, const struct output_opts *o, FILE *f,
-			  output_render_fn render, const char *sep, const char *end);
+			  output_render_fn render, const struct output_tokens *tokens,
+			  const char *sep, const char *end);
 
 /* Adds @value to value[@i] of the group of @text (@len bytes, rendered
  * from sample @s of @r with g->render), a new one the first time.

@@ -28,8 +28,10 @@ struct sym_line {
 	uint32_t line;		/* 0 if unknown */
 	uint32_t start_line;	/* line of the function's declaration, 0 if unknown */
 	uint32_t name_len;	/* strlen(name) */
-	uint32_t plain;		/* name has no ';', '\n', '\r' nor anything stk_escape()
+	uint32_t plain : 1;	/* name has no ';', '\n', '\r' nor anything stk_escape()
 				 * changes: prints as is */
+	uint32_t out_key : 31;	/* the writers' while they group (output.c): the
+				 * number they gave name, 0 (as made here) otherwise */
 };
 
 /* Sets name_len and plain for @l->name. */
