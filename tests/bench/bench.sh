@@ -355,9 +355,15 @@ task_ms() {
 }
 
 # run_ns PID: the CPU time of PID's threads so far, in ns (schedstat's
-# first field: exact, where /proc/PID/stat counts in clock ticks).
+# first field: exact, where /proc/PID/stat counts in clock ticks), into
+# $_rns.  Shell builtins only, no command substitution: a process started
+# now (cat, awk, a subshell) would be one more process for a system-wide
+# recorder to follow, its cost counted in the window being measured.
 run_ns() {
-	cat /proc/"$1"/task/*/schedstat 2>/dev/null | awk '{ s += $1 } END { printf "%d\n", s }'
+	_rns=0
+	for _f in /proc/"$1"/task/*/schedstat; do
+		read -r _x _rest < "$_f" 2> /dev/null && _rns=$((_rns + _x))
+	done
 }
 
 # steady_us CMD...: the recorder CMD's CPU per second of recording, in
@@ -368,10 +374,17 @@ run_ns() {
 steady_us() {
 	"$@" > /dev/null 2> "$tmp/steady.err" &
 	_p=$!
-	sleep 3
-	_a=$(run_ns $_p)
-	sleep "$COST_SECONDS"
-	_b=$(run_ns $_p)
+	# Both timers start now: nothing is started between the readings.
+	sleep 3 &
+	_w0=$!
+	sleep $((3 + COST_SECONDS)) &
+	_w1=$!
+	wait $_w0
+	run_ns $_p
+	_a=$_rns
+	wait $_w1
+	run_ns $_p
+	_b=$_rns
 	kmem_of $_p > "$tmp/kmem"
 	kill -INT $_p 2>/dev/null
 	wait $_p 2>/dev/null
