@@ -20,6 +20,8 @@
 #include <sys/epoll.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <signal.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -52,6 +54,8 @@
 #define CMD_TERM_GRACE_STEPS 50
 
 #define STATUS_INTERVAL_NS NSEC_PER_SEC
+/* Without a pidfd, how often the loop looks at the command's exit. */
+#define CHILD_POLL_NS (NSEC_PER_SEC / 10)
 /*
  * Intervals a quiet recording's counts stay in the kernel at most: the end
  * of the last of them flushes.  Each interval's rows keep their own chunk
@@ -1167,6 +1171,30 @@ static void plan_next_flush(struct recorder *rec, uint64_t now)
 	rec->quiet_gen = gen;
 }
 
+/*
+ * Wait up to @ns for the loop's sources, @rec->o.wait_mask's signals let
+ * in: epoll_pwait2() (Linux 5.11) wakes when asked, to the timer slack,
+ * so that a flush starts right at its interval's end and the part of the
+ * next interval it takes (drain.h) holds next to nothing; before it,
+ * epoll_pwait()'s whole milliseconds.
+ */
+static int loop_wait(struct recorder *rec, struct epoll_event *evs, int nr, uint64_t ns)
+{
+#ifdef __NR_epoll_pwait2
+	struct timespec ts = { (time_t)(ns / NSEC_PER_SEC), (long)(ns % NSEC_PER_SEC) };
+	long n;
+
+	if (!rec->no_pwait2) {
+		n = syscall(__NR_epoll_pwait2, rec->epfd, evs, nr, &ts, rec->o.wait_mask,
+			    (size_t)(_NSIG / 8));
+		if (n >= 0 || errno != ENOSYS)
+			return (int)n;
+		rec->no_pwait2 = 1;
+	}
+#endif
+	return epoll_pwait(rec->epfd, evs, nr, (int)((ns + 999999) / 1000000), rec->o.wait_mask);
+}
+
 int recorder__run(struct recorder *rec)
 {
 	uint64_t start = rec->sample_start, interval = rec->o.flush_interval_ns;
@@ -1194,7 +1222,7 @@ int recorder__run(struct recorder *rec)
 		sigprocmask(SIG_SETMASK, rec->o.wait_mask, &blocked);
 	for (;;) {
 		uint64_t now = mono_ns(), wake;
-		int timeout_ms;
+		uint64_t timeout_ns;
 
 		if (rec->o.stop && *rec->o.stop) {
 			rec->end_reason = "signal";
@@ -1266,15 +1294,15 @@ int recorder__run(struct recorder *rec)
 			if (wake__next(held[i].w) < wake)
 				wake = wake__next(held[i].w);
 		}
-		timeout_ms = wake > now ? (int)((wake - now + 999999) / 1000000) : 0;
-		if (rec->child && child__pidfd(rec->child) < 0 && timeout_ms > 100)
-			timeout_ms = 100;
+		timeout_ns = wake > now ? wake - now : 0;
+		if (rec->child && child__pidfd(rec->child) < 0 && timeout_ns > CHILD_POLL_NS)
+			timeout_ns = CHILD_POLL_NS;
 		if (rec->o.wait_mask) {
 			sigprocmask(SIG_SETMASK, &blocked, NULL);
 			if ((rec->o.stop && *rec->o.stop) || (rec->o.rotate && *rec->o.rotate))
-				timeout_ms = 0;
+				timeout_ns = 0;
 		}
-		n = epoll_pwait(rec->epfd, evs, 16, timeout_ms, rec->o.wait_mask);
+		n = loop_wait(rec, evs, 16, timeout_ns);
 		if (rec->o.wait_mask)
 			sigprocmask(SIG_SETMASK, rec->o.wait_mask, NULL);
 		if (n < 0) {

@@ -78,6 +78,7 @@ struct recorder {
 	 * without a flush (STAT).
 	 */
 	uint64_t next_flush;
+	int no_pwait2;			/* the kernel has no epoll_pwait2() */
 	int news;
 	int quiet_planned;
 	uint64_t quiet_gen;
