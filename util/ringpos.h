@@ -34,16 +34,4 @@ static inline int ringpos__reached(const struct ringpos *rp, unsigned long pos)
 	return (long)(__atomic_load_n(rp->cons, __ATOMIC_ACQUIRE) - pos) >= 0;
 }
 
-/* Bytes reserved and not consumed yet (never opened: 0). */
-static inline unsigned long ringpos__used(const struct ringpos *rp)
-{
-	return rp->prod ? ringpos__prod(rp) - __atomic_load_n(rp->cons, __ATOMIC_ACQUIRE) : 0;
-}
-
-/* Whether no record is reserved and not consumed (never opened: yes). */
-static inline int ringpos__empty(const struct ringpos *rp)
-{
-	return !rp->prod || ringpos__reached(rp, ringpos__prod(rp));
-}
-
 #endif

@@ -48,6 +48,7 @@ struct drain {
 	struct ring_buffer *ring;
 	struct ringpos ring_pos;
 	uint32_t ring_size;	/* its bytes */
+	unsigned long ring_mark;	/* its producer at drain__can_wait() */
 	struct ring_keys ring_keys[2];
 	int ring_err;
 };
@@ -65,15 +66,27 @@ void drain__start(struct drain *d, uint64_t base, uint64_t ns)
 
 uint64_t drain__interval_end(const struct drain *d, uint64_t now)
 {
-	if (!d->ns || now < d->base)
+	if (!d->ns)
+		return 0;
+	if (now < d->base)
 		return d->base + d->ns;
 	return d->base + ((now - d->base) / d->ns + 1) * d->ns;
 }
 
-int drain__can_wait(const struct drain *d, uint32_t intervals)
+int drain__can_wait(struct drain *d, uint32_t intervals)
 {
-	return d->ns && ringpos__used(&d->ring_pos) <= d->ring_size / 2 / intervals &&
+	/* What the rows ring took since the last look (a flush empties it). */
+	unsigned long prod = d->ring_pos.prod ? ringpos__prod(&d->ring_pos) : 0;
+	unsigned long came = prod - d->ring_mark;
+
+	d->ring_mark = prod;
+	return d->ns && came <= d->ring_size / 2 / intervals &&
 	       (uint64_t)d->last_rows * intervals <= d->o.entries / 2;
+}
+
+uint32_t drain__entries(const struct drain *d)
+{
+	return d->o.entries;
 }
 
 /* The interval open now (the latest a program that already chose its map

@@ -126,15 +126,18 @@ int drain__collect(struct drain *d, struct recorder *rec, int final);
  * sample with its s (a mode with slots; else nothing to do).
  */
 void drain__start(struct drain *d, uint64_t base, uint64_t ns);
-/* The end of the interval @now is in. */
+/* The end of the interval @now is in; 0 without a grid (no slots). */
 uint64_t drain__interval_end(const struct drain *d, uint64_t now);
 /*
  * drain__can_wait() - whether the counts map may go undrained for
- * @intervals more intervals: the keys have a slot, and neither the rows
- * ring holds more than half of it over @intervals, nor the last drain's
- * rows, that many times over, fill more than half the map.
+ * @intervals more intervals: the keys have a slot, and neither what the
+ * rows ring took since the last call, nor the last drain's rows, that
+ * many times over, fill more than half the ring or the map.  Call once a
+ * flush.
  */
-int drain__can_wait(const struct drain *d, uint32_t intervals);
+int drain__can_wait(struct drain *d, uint32_t intervals);
+/* The entries of each counts map. */
+uint32_t drain__entries(const struct drain *d);
 /* The counts map (0 or 1) the last drain__collect() emptied: no program
  * writes it, nor its set of statistics (STKREC_STAT_SETS), until the next. */
 uint32_t drain__idle(const struct drain *d);

@@ -13,6 +13,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,7 +22,6 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
-#include <signal.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -1153,22 +1153,56 @@ static void recorder__news(struct recorder *rec, uint64_t now)
  * (recorder__news()).  A recording whose stacks repeat then wakes once
  * every QUIET_INTERVALS_MAX intervals.
  */
+/*
+ * How many intervals the counts may stay in the kernel: QUIET_INTERVALS_MAX,
+ * or fewer when the counts map could not take that many intervals of
+ * samples each a key of its own (-F x CPUs x interval; one interval's
+ * room left for a late flush), 1 (none) below 2.
+ */
+static uint32_t quiet_intervals(const struct recorder *rec)
+{
+	double most = (double)rec->o.frequency * (double)rec->o.nr_cpus *
+		      ((double)rec->o.flush_interval_ns / 1e9);
+	double room = most > 0 ? drain__entries(rec->maps.drain) / most - 1 : 0;
+
+	if (room >= QUIET_INTERVALS_MAX)
+		return QUIET_INTERVALS_MAX;
+	return room >= 2 ? (uint32_t)room : 1;
+}
+
 static void plan_next_flush(struct recorder *rec, uint64_t now)
 {
 	uint64_t gen = procs__events_gen(rec->procs), k;
+	uint32_t q = quiet_intervals(rec);
 
 	/* The intervals that ended since the last flush without one. */
 	k = (now - rec->sample_start) / rec->o.flush_interval_ns;
 	if (rec->quiet_planned && k > rec->quiet_k + 1)
 		rec->quiet_intervals += k - rec->quiet_k - 1;
 	rec->quiet_k = k;
-	rec->quiet_planned = !rec->news && gen == rec->quiet_gen && !rec->o.flush_strict &&
-			     stackstore__ring_can_wait(rec->stacks, QUIET_INTERVALS_MAX) &&
-			     drain__can_wait(rec->maps.drain, QUIET_INTERVALS_MAX);
+	/* Both rings looked at every flush: what came since the last. */
+	rec->quiet_planned = stackstore__ring_can_wait(rec->stacks, q);
+	rec->quiet_planned &= drain__can_wait(rec->maps.drain, q);
+	rec->quiet_planned &= !rec->news && gen == rec->quiet_gen && !rec->o.flush_strict && q > 1;
 	if (rec->quiet_planned)
-		rec->next_flush += (QUIET_INTERVALS_MAX - 1) * rec->o.flush_interval_ns;
+		rec->next_flush += (q - 1) * rec->o.flush_interval_ns;
 	rec->news = 0;
 	rec->quiet_gen = gen;
+}
+
+/*
+ * Until when the loop takes side-band events at a stretch: the next flush
+ * or status line, and the end of the interval @now is in at the latest
+ * (a quiet stretch plans its flush intervals ahead): the copies ring and
+ * the other sources are read in between.
+ */
+static uint64_t events_deadline(const struct recorder *rec, uint64_t now, uint64_t next_status)
+{
+	uint64_t until = drain__interval_end(rec->maps.drain, now);
+
+	if (!until || until > rec->next_flush)
+		until = rec->next_flush;
+	return until < next_status ? until : next_status;
 }
 
 /*
@@ -1184,12 +1218,16 @@ static int loop_wait(struct recorder *rec, struct epoll_event *evs, int nr, uint
 	struct timespec ts = { (time_t)(ns / NSEC_PER_SEC), (long)(ns % NSEC_PER_SEC) };
 	long n;
 
-	if (!rec->no_pwait2) {
+	if (rec->pwait2 >= 0) {
 		n = syscall(__NR_epoll_pwait2, rec->epfd, evs, nr, &ts, rec->o.wait_mask,
 			    (size_t)(_NSIG / 8));
-		if (n >= 0 || errno != ENOSYS)
+		if (n >= 0)
+			rec->pwait2 = 1;
+		/* Until it has worked once, any error but a signal says no
+		 * (ENOSYS; EPERM from a seccomp filter that does not know it). */
+		if (n >= 0 || rec->pwait2 > 0 || errno == EINTR)
 			return (int)n;
-		rec->no_pwait2 = 1;
+		rec->pwait2 = -1;
 	}
 #endif
 	return epoll_pwait(rec->epfd, evs, nr, (int)((ns + 999999) / 1000000), rec->o.wait_mask);
@@ -1245,7 +1283,8 @@ int recorder__run(struct recorder *rec)
 			if (err)
 				return err;
 			now = loop_step_done(rec, LOOP_FLUSH, now);
-			rec->next_flush = now + interval;
+			/* Counts on a grid: the next flush at its interval's end. */
+			rec->next_flush = drain__interval_end(rec->maps.drain, now) ?: now + interval;
 			rec->quiet_planned = 0;
 		}
 		if (now >= rec->next_flush) {
@@ -1321,8 +1360,7 @@ int recorder__run(struct recorder *rec)
 				stackstore__take_ring(rec->stacks);
 				loop_step_done(rec, LOOP_RINGS, t0);
 			} else if (evs[i].data.u32 == EV_RINGBUF) {
-				rec->events_until = rec->next_flush < next_status ? rec->next_flush
-										  : next_status;
+				rec->events_until = events_deadline(rec, t0, next_status);
 				if (ring_buffer__consume(rec->rb))
 					recorder__news(rec, t0);
 				loop_step_done(rec, LOOP_RINGS, t0);

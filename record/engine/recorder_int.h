@@ -78,12 +78,12 @@ struct recorder {
 	 * without a flush (STAT).
 	 */
 	uint64_t next_flush;
-	int no_pwait2;			/* the kernel has no epoll_pwait2() */
 	int news;
 	int quiet_planned;
 	uint64_t quiet_gen;
 	uint64_t quiet_k;
 	uint64_t quiet_intervals;
+	int pwait2;			/* epoll_pwait2(): 1 works, -1 not, 0 not tried */
 	uint64_t chunks;
 	const char *end_reason;
 	int cmd_exit_code;

@@ -121,6 +121,7 @@ struct stackstore {
 	struct ring_buffer *ring;
 	struct ringpos ring_pos;	/* ... its positions */
 	uint32_t ring_size;		/* ... and bytes */
+	unsigned long ring_mark;	/* ... its producer at the last can_wait */
 	struct pool pool[3];
 	unsigned int cur;
 	struct staged stage[STAGE];
@@ -411,9 +412,14 @@ int stackstore__set_ring(struct stackstore *ss, int ring_fd)
 	return ss->ring ? 0 : -errno;
 }
 
-int stackstore__ring_can_wait(const struct stackstore *ss, uint32_t intervals)
+int stackstore__ring_can_wait(struct stackstore *ss, uint32_t intervals)
 {
-	return ringpos__used(&ss->ring_pos) <= ss->ring_size / 2 / intervals;
+	/* What it took since the last look (a flush empties it). */
+	unsigned long prod = ss->ring_pos.prod ? ringpos__prod(&ss->ring_pos) : 0;
+	unsigned long came = prod - ss->ring_mark;
+
+	ss->ring_mark = prod;
+	return came <= ss->ring_size / 2 / intervals;
 }
 
 int stackstore__ring_fd(const struct stackstore *ss)

@@ -79,9 +79,10 @@ void stackstore__set_map(struct stackstore *ss, int stacks_fd);
  */
 int stackstore__set_ring(struct stackstore *ss, int ring_fd);
 
-/* Whether the ring holds little enough that @intervals more of the same
- * fill half of it at most (without a ring: yes); no system call. */
-int stackstore__ring_can_wait(const struct stackstore *ss, uint32_t intervals);
+/* Whether what the ring took since the last call, @intervals times over,
+ * fills half of it at most (without a ring: yes); no system call.  Call
+ * once a flush. */
+int stackstore__ring_can_wait(struct stackstore *ss, uint32_t intervals);
 
 /* An fd that polls readable when BPF asks for the ring to be taken
  * (half full), or -1 before stackstore__set_ring(). */

@@ -10,8 +10,8 @@
 #    samples (a quiet profile flushes at the end of every fourth) against an uninterrupted recording of the same process at
 #    the same time, u1, sampling before the first of them started and
 #    until the last was killed (counts: what u1 counted from the killed
-#    one's start to the kill, less the killed one's count, at most one of
-#    u1's flush intervals' counts plus a quarter, plus 4.5 standard
+#    one's start to the kill, less the killed one's count, at most four of
+#    u1's flush intervals' counts plus a quarter of one, plus 4.5 standard
 #    deviations of the difference of two samplings of the same process:
 #    each tick lands on it or not, with the chance u1's rate says);
 #  - two uninterrupted recordings of the same process at once, both

@@ -237,8 +237,8 @@ check "--flush-interval: exit 0 ($rc_fl: $(cat "$tmp/fl.err"))" [ "$rc_fl" -eq 0
 		}
 		for (i = 1; i <= nc; i++) {
 			if (i > 1 && c0[i] < c1[i - 1]) bad++
-			else if (i < nc && (c1[i] <= c0[i] ||
-					    int((c0[i] - c0[1]) / iv) != int((c1[i] - 1 - c0[1]) / iv))) bad++
+			else if (i < nc && c1[i] > c0[i] &&
+				 int((c0[i] - c0[1]) / iv) != int((c1[i] - 1 - c0[1]) / iv)) bad++
 		}
 		printf "%d %d %d %d %d\n", m - 1, early, fast, nc, bad
 	}' > "$tmp/fl.sum"
