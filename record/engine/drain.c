@@ -47,8 +47,6 @@ struct drain {
 	 * brought for each set. */
 	struct ring_buffer *ring;
 	struct ringpos ring_pos;
-	uint32_t ring_size;	/* its bytes */
-	unsigned long ring_mark;	/* its producer at drain__can_wait() */
 	struct ring_keys ring_keys[2];
 	int ring_err;
 };
@@ -75,12 +73,7 @@ uint64_t drain__interval_end(const struct drain *d, uint64_t now)
 
 int drain__can_wait(struct drain *d, uint32_t intervals)
 {
-	/* What the rows ring took since the last look (a flush empties it). */
-	unsigned long prod = d->ring_pos.prod ? ringpos__prod(&d->ring_pos) : 0;
-	unsigned long came = prod - d->ring_mark;
-
-	d->ring_mark = prod;
-	return d->ns && came <= d->ring_size / 2 / intervals &&
+	return d->ns && ringpos__can_wait(&d->ring_pos, intervals) &&
 	       (uint64_t)d->last_rows * intervals <= d->o.entries / 2;
 }
 
@@ -186,15 +179,10 @@ static int on_ring_row(void *ctx, void *data, size_t size)
 /* The rows ring of @fd, and its positions. */
 static int ring_open(struct drain *d, int fd)
 {
-	struct bpf_map_info info = {};
-	__u32 len = sizeof(info);
 	int err = ringpos__open(&d->ring_pos, fd);
 
 	if (err)
 		return err;
-	if (bpf_obj_get_info_by_fd(fd, &info, &len))
-		return -errno;
-	d->ring_size = info.max_entries;
 	d->ring = ring_buffer__new(fd, on_ring_row, d, NULL);
 	return d->ring ? 0 : -errno;
 }

@@ -1233,6 +1233,13 @@ static int loop_wait(struct recorder *rec, struct epoll_event *evs, int nr, uint
 	return epoll_pwait(rec->epfd, evs, nr, (int)((ns + 999999) / 1000000), rec->o.wait_mask);
 }
 
+/* Held source @h took something (@found) at @now: news if it is ours. */
+static void held_took(struct recorder *rec, const struct held *h, int found, uint64_t now)
+{
+	if (found && (h->news || procs__events_gen(rec->procs) != rec->quiet_gen))
+		recorder__news(rec, now);
+}
+
 int recorder__run(struct recorder *rec)
 {
 	uint64_t start = rec->sample_start, interval = rec->o.flush_interval_ns;
@@ -1325,9 +1332,7 @@ int recorder__run(struct recorder *rec)
 
 				if (wake__read(held[i].w, now, found))
 					found |= held[i].take(rec);
-				if (found && (held[i].news ||
-					      procs__events_gen(rec->procs) != rec->quiet_gen))
-					recorder__news(rec, now);
+				held_took(rec, &held[i], found, now);
 				now = loop_step_done(rec, held[i].step, now);
 			}
 			if (wake__next(held[i].w) < wake)
@@ -1367,9 +1372,7 @@ int recorder__run(struct recorder *rec)
 			} else if ((h = held_of(held, evs[i].data.u32))) {
 				/* Read now, then held off (wake.h). */
 				wake__fired(h->w, t0);
-				if (h->take(rec) &&
-				    (h->news || procs__events_gen(rec->procs) != rec->quiet_gen))
-					recorder__news(rec, t0);
+				held_took(rec, h, h->take(rec), t0);
 				loop_step_done(rec, h->step, t0);
 			} else if (evs[i].data.u32 == EV_READER) {
 				/* Symbol tables read: their symbols at the next flush. */

@@ -120,8 +120,6 @@ struct stackstore {
 	 * ids out of the kernel's set already. */
 	struct ring_buffer *ring;
 	struct ringpos ring_pos;	/* ... its positions */
-	uint32_t ring_size;		/* ... and bytes */
-	unsigned long ring_mark;	/* ... its producer at the last can_wait */
 	struct pool pool[3];
 	unsigned int cur;
 	struct staged stage[STAGE];
@@ -399,27 +397,17 @@ int stackstore__add_record(struct stackstore *ss, const void *data, size_t size)
 
 int stackstore__set_ring(struct stackstore *ss, int ring_fd)
 {
-	struct bpf_map_info info = {};
-	__u32 len = sizeof(info);
 	int err = ringpos__open(&ss->ring_pos, ring_fd);
 
 	if (err)
 		return err;
-	if (bpf_obj_get_info_by_fd(ring_fd, &info, &len))
-		return -errno;
-	ss->ring_size = info.max_entries;
 	ss->ring = ring_buffer__new(ring_fd, on_ring, ss, NULL);
 	return ss->ring ? 0 : -errno;
 }
 
 int stackstore__ring_can_wait(struct stackstore *ss, uint32_t intervals)
 {
-	/* What it took since the last look (a flush empties it). */
-	unsigned long prod = ss->ring_pos.prod ? ringpos__prod(&ss->ring_pos) : 0;
-	unsigned long came = prod - ss->ring_mark;
-
-	ss->ring_mark = prod;
-	return came <= ss->ring_size / 2 / intervals;
+	return ringpos__can_wait(&ss->ring_pos, intervals);
 }
 
 int stackstore__ring_fd(const struct stackstore *ss)

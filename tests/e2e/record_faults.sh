@@ -34,10 +34,7 @@
 bg "$CW" 600 1
 cw=$bg_pid
 # -p follows the process from its exec on: wait for it.
-is_cpuwork() {
-	[ "$(cat "/proc/$cw/comm" 2>/dev/null)" = cpuwork ]
-}
-wait_until is_cpuwork || fail "cpuwork never started"
+wait_until is_comm "$cw" cpuwork || fail "cpuwork never started"
 # Small maps: sixteen recorders start at once.
 HZ=99
 R="$REC -q -p $cw -F $HZ --stack-storage-size 1024"

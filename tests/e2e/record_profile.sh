@@ -63,10 +63,7 @@ verify_cpuwork() {
 # attach to a process that is not cpuwork yet.
 bg "$CW" 3600
 cwpid=$bg_pid
-is_cpuwork() {
-	[ "$(cat "/proc/$cwpid/comm" 2>/dev/null)" = cpuwork ]
-}
-wait_until is_cpuwork || fail "cpuwork $cwpid never started"
+wait_until is_comm "$cwpid" cpuwork || fail "cpuwork $cwpid never started"
 kill -STOP "$cwpid"
 bg "$REC" -q -F $F -p "$cwpid" -o "$tmp/pid.stk" 2> "$tmp/pid.out"
 rpid=$bg_pid

@@ -24,10 +24,7 @@
 bg "$CW" 3600 2
 cw=$bg_pid
 # Its exec done: the rows of a replaced image would have chunks of their own.
-is_cpuwork() {
-	[ "$(cat "/proc/$cw/comm" 2>/dev/null)" = cpuwork ]
-}
-wait_until is_cpuwork || fail "cpuwork never started"
+wait_until is_comm "$cw" cpuwork || fail "cpuwork never started"
 bg "$REC" -q -F 499 -p "$cw" -o "$tmp/q.stk"
 rpid=$bg_pid
 quiet_3() {

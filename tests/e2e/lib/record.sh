@@ -43,6 +43,11 @@ meta_of() {
 	"$DUMP" "$1" | awk -F'\t' -v k="$2" '$1 == "META" && $2 == k { v = $3 } END { print v }'
 }
 
+# is_comm PID COMM: process PID is named COMM now (its exec done).
+is_comm() {
+	[ "$(cat "/proc/$1/comm" 2>/dev/null)" = "$2" ]
+}
+
 # cpu_ticks PID: utime + stime of a process, in clock ticks.
 cpu_ticks() {
 	awk '{ sub(/.*\) /, ""); print $12 + $13 }' "/proc/$1/stat"

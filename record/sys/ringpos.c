@@ -1,20 +1,27 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
- * ringpos.c - a BPF ring buffer's positions mapped read-only (see
- * ringpos.h).
+ * ringpos.c - a BPF ring buffer's positions mapped read-only, and its size
+ * (see ringpos.h).
  */
 #include <errno.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <bpf/bpf.h>
+
 #include "ringpos.h"
 
 int ringpos__open(struct ringpos *rp, int fd)
 {
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info);
 	void *p;
 	int err;
 
 	*rp = (struct ringpos){ .page = (size_t)sysconf(_SC_PAGESIZE) };
+	if (bpf_obj_get_info_by_fd(fd, &info, &len))
+		return -errno;
+	rp->size = info.max_entries;
 	p = mmap(NULL, rp->page, PROT_READ, MAP_SHARED, fd, 0);
 	if (p == MAP_FAILED)
 		return -errno;
@@ -36,4 +43,16 @@ void ringpos__close(struct ringpos *rp)
 	if (rp->prod)
 		munmap((void *)rp->prod, rp->page);
 	rp->cons = rp->prod = NULL;
+}
+
+int ringpos__can_wait(struct ringpos *rp, uint32_t intervals)
+{
+	unsigned long prod, came;
+
+	if (!rp->prod)
+		return 1;
+	prod = ringpos__prod(rp);
+	came = prod - rp->mark;
+	rp->mark = prod;
+	return came <= rp->size / 2 / intervals;
 }
