@@ -191,10 +191,26 @@ struct {
 	__uint(max_entries, 4096);
 } images SEC(".maps");
 
+#define EVENTS_RING_SIZE (256 * 1024)
+
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 256 * 1024);
+	__uint(max_entries, EVENTS_RING_SIZE);
 } events SEC(".maps");
+
+/*
+ * Submit event @e: with a wake if @urgent or the ring is half full, else
+ * without (bpf/stkrec.h says which are which).  The wake is forced: the
+ * ring's own wakes only a consumer that had read everything before, which
+ * one not woken for the records before has not.
+ */
+static __always_inline void events_submit(struct stkrec_event *e, int urgent)
+{
+	if (!urgent && bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) < EVENTS_RING_SIZE / 2)
+		bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
+	else
+		bpf_ringbuf_submit(e, BPF_RB_FORCE_WAKEUP);
+}
 
 /* Each stack the stacks set did not hold (struct stkrec_stack, cut after
  * its frames): the frames of every stack user space ever sees.  Sized by
@@ -467,7 +483,7 @@ static __always_inline void proc_announce(__u32 tgid, __u32 tid, const char *com
 	e->ns_tgid = task_ns_tgid(task, &e->pid_ns);
 	e->addr = 0;
 	__builtin_memcpy(e->comm, comm, STKREC_COMM_LEN);
-	bpf_ringbuf_submit(e, 0);
+	events_submit(e, 1);
 }
 
 /*
@@ -589,7 +605,7 @@ int BPF_PROG(on_process_exit, struct task_struct *task)
 	e->pid_ns = 0;
 	e->addr = 0;
 	BPF_CORE_READ_INTO(&e->comm, task, comm);
-	bpf_ringbuf_submit(e, 0);
+	events_submit(e, 0);
 	return 0;
 }
 

@@ -632,7 +632,10 @@ struct stkrec_unwind_state {
 	__u32 pad;
 };
 
-/* Ring buffer events, BPF -> user space. */
+/* Ring buffer events, BPF -> user space.  Each wakes user space, which
+ * acts on it while the process lives, but EXIT: that waits for the loop's
+ * next wake or flush, or for the ring to be half full (events_submit(),
+ * bpf/common.bpf.h). */
 #define STKREC_EV_NEW_PROC 1 /* first sample of a process (or first since its exec) */
 #define STKREC_EV_EXIT	   2 /* a process announced before has exited */
 #define STKREC_EV_MAPS_STALE 3 /* [unwind] a user stack left the process's known

@@ -658,7 +658,7 @@ static __always_inline int uw_report_stale(__u32 tgid, __u64 want)
 	e->pid_ns = 0;
 	e->addr = want;
 	__builtin_memset(e->comm, 0, sizeof(e->comm));
-	bpf_ringbuf_submit(e, 0);
+	events_submit(e, 1);
 	return 1;
 }
 
@@ -976,7 +976,7 @@ int BPF_PROG(on_exec_unwind, struct task_struct *task)
 	e->pid_ns = 0;
 	e->addr = 0;
 	__builtin_memset(e->comm, 0, sizeof(e->comm));
-	bpf_ringbuf_submit(e, 0);
+	events_submit(e, 1);
 	return 0;
 }
 
