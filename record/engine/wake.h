@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * wake.h - a source of records that wakes the recorder's loop on its first
- * record, then is held off for a few ms (EPOLLONESHOT), so that a burst of
- * records costs a few wakes and a quiet source none.  Instead of polling:
- * what comes after a quiet while is read at once (a new process's exec and
- * mmaps reach the unwinder before most of its samples), and a busy source
+ * record (or, the side-band, once a quarter of its ring waits), then is
+ * held off for a few ms (EPOLLONESHOT), so that a burst of records costs a
+ * few wakes and a quiet source none.  Instead of polling: what comes after
+ * a quiet while is read at once (a Python code object, a copied stack whose
+ * table is in), and a busy source
  * is read once per hold, without a syscall more: the hold grows while the
  * records keep coming, to WAKE_HOLD_MAX_NS (the longest a record waits), and
  * the source is armed again only once a read at the end of a hold finds

@@ -485,8 +485,8 @@ int mmapwatch__add(struct mmapwatch *w, uint32_t tgid)
 }
 
 /* @pid > 0: that task and, inherited, every task it starts from now on;
- * else every task on @cpu. */
-static int open_dummy(int cpu, int build_id, int pid)
+ * else every task on @cpu.  A wake once @watermark bytes wait. */
+static int open_dummy(int cpu, int build_id, int pid, uint32_t watermark)
 {
 	struct perf_event_attr attr = {
 		.type = PERF_TYPE_SOFTWARE,
@@ -505,13 +505,8 @@ static int open_dummy(int cpu, int build_id, int pid)
 		.build_id = build_id ? 1 : 0,
 		.use_clockid = 1,
 		.clockid = CLOCK_MONOTONIC,
-		/* Wake the recorder at every record (a byte past the last
-		 * wakeup): it holds off listening for a few ms once woken
-		 * (record/engine/wake.h), so the first mmaps of a new process
-		 * are read at once and a burst costs a few wakes.  The kernel
-		 * counts the watermark in bytes: each record passes it. */
 		.watermark = 1,
-		.wakeup_watermark = 1,
+		.wakeup_watermark = watermark,
 		.inherit = pid > 0,
 	};
 	int fd;
@@ -524,10 +519,21 @@ static int open_dummy(int cpu, int build_id, int pid)
 int mmapwatch__open(struct mmapwatch *w, const int *cpus, size_t nr_cpus, size_t pages)
 {
 	size_t i, data_size = pages * w->page_size;
+	uint32_t watermark;
 	int err = 0, fd;
 
 	if (!nr_cpus || !pages || (pages & (pages - 1)) || w->cpus)
 		return -EINVAL;
+	/*
+	 * No wake for a process's records as they come: most processes a
+	 * busy machine starts are never sampled, and three wakes each (the
+	 * first record, the holds of wake.h) cost more than reading them.
+	 * They are read when a sample needs them (a process's first sample,
+	 * a stack in a mapping not known yet: each wakes the recorder from
+	 * the events ring and reads these first), at each flush, and when a
+	 * quarter of a CPU's ring waits.
+	 */
+	watermark = (uint32_t)(data_size / 4);
 	w->cpus = calloc(nr_cpus, sizeof(*w->cpus));
 	if (!w->cpus)
 		return -ENOMEM;
@@ -542,11 +548,11 @@ int mmapwatch__open(struct mmapwatch *w, const int *cpus, size_t nr_cpus, size_t
 	 * read.  -p and system-wide: every task's, filtered here.
 	 */
 	for (i = 0; i < nr_cpus; i++) {
-		fd = open_dummy(cpus[i], w->kernel_bids, (int)w->root);
+		fd = open_dummy(cpus[i], w->kernel_bids, (int)w->root, watermark);
 		if (fd == -EINVAL && w->kernel_bids && i == 0) {
 			/* Before Linux 5.12 the build_id bit is reserved. */
 			w->kernel_bids = 0;
-			fd = open_dummy(cpus[i], 0, (int)w->root);
+			fd = open_dummy(cpus[i], 0, (int)w->root, watermark);
 		}
 		if (fd < 0) {
 			err = fd;

@@ -611,7 +611,7 @@ int procs__refresh(struct procs *p, uint64_t seq)
 
 	if (!p->mw)
 		return 0;
-	mmapwatch__drain(p->mw);
+	procs__drain_events(p);
 	err = collect_keys(p, is_stale, seq, &stale, &n);
 	for (i = 0; i < n && !err; i++) {
 		const struct snap *s = (struct snap *)(uintptr_t)*idmap__find(p->snaps, stale[i]);
