@@ -23,7 +23,7 @@
  * Written once, by hash__init() before main() runs and before any thread
  * exists, and only read after that: a per-process constant, not state.
  */
-static uint64_t hash_key[4];
+uint64_t hash__key[4];
 
 static uint64_t splitmix64(uint64_t *state)
 {
@@ -64,23 +64,7 @@ __attribute__((constructor)) static void hash__init(void)
 	if (getrandom(rnd, sizeof(rnd), GRND_NONBLOCK) != (ssize_t)sizeof(rnd))
 		memset(rnd, 0, sizeof(rnd));
 	for (i = 0; i < 4; i++)
-		hash_key[i] = splitmix64(&state) ^ rnd[i];
-}
-
-/* 64 x 64 -> 128-bit multiply, the two halves folded together. */
-static inline uint64_t mum(uint64_t a, uint64_t b)
-{
-	unsigned __int128 r = (unsigned __int128)a * b;
-
-	return (uint64_t)r ^ (uint64_t)(r >> 64);
-}
-
-uint64_t hash64(uint64_t h, uint64_t v)
-{
-	/* Two rounds: the first spreads @v and @h over 128 bits, the second
-	 * mixes its fold again, so a one-bit change of either input flips
-	 * about half the output bits. */
-	return mum(mum(v ^ hash_key[0], h ^ hash_key[1]) ^ hash_key[2], v ^ hash_key[3]);
+		hash__key[i] = splitmix64(&state) ^ rnd[i];
 }
 
 static inline uint64_t load64(const unsigned char *p)
@@ -99,7 +83,7 @@ uint64_t hash_bytes(uint64_t h, const void *p, size_t n)
 
 	/* Sixteen bytes per multiply: folded lines are long and all get hashed. */
 	for (; i + 16 <= n; i += 16)
-		acc = mum(load64(c + i) ^ hash_key[1], load64(c + i + 8) ^ acc);
+		acc = hash__mum(load64(c + i) ^ hash__key[1], load64(c + i + 8) ^ acc);
 	if (i < n) {
 		unsigned char tail[16] = { 0 };
 
@@ -107,7 +91,7 @@ uint64_t hash_bytes(uint64_t h, const void *p, size_t n)
 		memcpy(tail, c + i, n - i);
 		a = load64(tail);
 		b = load64(tail + 8);
-		acc = mum(a ^ hash_key[2], b ^ acc);
+		acc = hash__mum(a ^ hash__key[2], b ^ acc);
 	}
 	return hash64(acc, n);
 }

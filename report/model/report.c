@@ -149,6 +149,9 @@ static struct rstack *rstack__new(struct report_priv *p, uint32_t n)
 	st->frames = (struct rframe *)(st + 1);
 	st->nr_frames = n;
 	st->nr_native = n;
+	st->nr_mods = 0;
+	st->mods = NULL;
+	st->unknown_mods = 0;
 	return st;
 }
 
@@ -211,6 +214,88 @@ static int report__scratch(struct report_priv *p, uint32_t n)
 	return 0;
 }
 
+/*
+ * The modules of a stack's user frames in a mapping, as they are met from
+ * the leaf (struct rstack's mods): the first REPORT_STACK_MODS, and whether
+ * each has a frame without a symbol.
+ */
+struct modset {
+	struct sym_module *seen[REPORT_STACK_MODS];
+	uint32_t n;
+	int cur;		/* the index of the last module met; -1: not kept */
+	uint64_t unknown;
+};
+
+/* Empty (not all of it zeroed: a stack each). */
+static void modset__init(struct modset *ms)
+{
+	ms->n = 0;
+	ms->cur = -1;
+	ms->unknown = 0;
+}
+
+/* Module @m met (the next frames are in it until the next call). */
+static void modset__meet(struct modset *ms, struct sym_module *m)
+{
+	uint32_t j;
+
+	for (j = 0; j < ms->n; j++)
+		if (ms->seen[j] == m)
+			break;
+	if (j == ms->n && ms->n < REPORT_STACK_MODS)
+		ms->seen[ms->n++] = m;
+	ms->cur = j < ms->n ? (int)j : -1;
+}
+
+/* A frame of the last module met, named (@sym) or not. */
+static void modset__frame(struct modset *ms, const struct sym_result *sym)
+{
+	if (!sym && ms->cur >= 0)
+		ms->unknown |= 1ull << ms->cur;
+}
+
+/* @ms kept in @st.  0 or -ENOMEM. */
+static int modset__keep(const struct modset *ms, struct report_priv *p, struct rstack *st)
+{
+	struct sym_module **mods;
+
+	if (!ms->n)
+		return 0;
+	mods = arena__alloc(&p->mem, ms->n * sizeof(*mods));
+	if (!mods)
+		return -ENOMEM;
+	memcpy(mods, ms->seen, ms->n * sizeof(*mods));
+	st->mods = mods;
+	st->nr_mods = (uint8_t)ms->n;
+	st->unknown_mods = ms->unknown;
+	return 0;
+}
+
+/* The modules of @st's frames once Python frames were put in among them
+ * (and the eval loop frames they replace left out): each user frame's
+ * module asked of its mapping (in p->map_mods since it was resolved).
+ * 0 or -ENOMEM. */
+static int report__stack_mods(struct report *r, struct rstack *st, uint32_t tgid)
+{
+	struct modset ms;
+	struct sym_module *m;
+	uint32_t i;
+
+	modset__init(&ms);
+	for (i = 0; i < st->nr_frames; i++) {
+		const struct rframe *f = &st->frames[i];
+
+		if (f->kind != RFRAME_USER || !f->map)
+			continue;
+		m = report__module(r, tgid, f->map);
+		if (!m)
+			return -ENOMEM;
+		modset__meet(&ms, m);
+		modset__frame(&ms, f->sym);
+	}
+	return modset__keep(&ms, r->priv, st);
+}
+
 /* The memo slot of module @mod at @depth, or NULL: none kept. */
 static struct frame_memo *report__memo(struct report_priv *p, const struct sym_module *mod,
 				       uint32_t depth)
@@ -227,27 +312,27 @@ static int frame_memo__hit(const struct frame_memo *fm, const struct sym_module 
 	       fm->is_return == is_return && fm->prot == map->prot;
 }
 
-/* symbolizer__lookup() of user frame @f, @depth from its stack's root,
- * through p->memo.  0 or -errno. */
+/* symbolizer__lookup() of user frame @f in module @mod, @depth from its
+ * stack's root, through p->memo.  0 or -errno. */
 static int report__lookup(struct report_priv *p, struct symbolizer *sym, struct rframe *f,
-			  uint32_t depth)
+			  struct sym_module *mod, uint32_t depth)
 {
-	struct frame_memo *fm = report__memo(p, f->mod, depth);
+	struct frame_memo *fm = report__memo(p, mod, depth);
 	uint64_t off = f->addr - f->map->start + f->map->offset;
 	int err;
 
 	if (!fm)
-		return symbolizer__lookup(sym, f->mod, f->map, f->addr, f->is_return, &f->sym);
-	if (frame_memo__hit(fm, f->mod, f->map, f->addr, f->is_return)) {
+		return symbolizer__lookup(sym, mod, f->map, f->addr, f->is_return, &f->sym);
+	if (frame_memo__hit(fm, mod, f->map, f->addr, f->is_return)) {
 		f->sym = fm->sym;
 		return 0;
 	}
-	err = symbolizer__lookup(sym, f->mod, f->map, f->addr, f->is_return, &f->sym);
+	err = symbolizer__lookup(sym, mod, f->map, f->addr, f->is_return, &f->sym);
 	if (err)
 		return err;
 	/* Opening may have named the module from a perf map after all. */
-	if (f->mod->source != ELF_SRC_PERF_MAP)
-		*fm = (struct frame_memo){ f->mod, off, f->sym, f->map->prot, f->is_return };
+	if (mod->source != ELF_SRC_PERF_MAP)
+		*fm = (struct frame_memo){ mod, off, f->sym, f->map->prot, f->is_return };
 	return 0;
 }
 
@@ -257,6 +342,7 @@ static int report__user_stack(struct report *r, const struct cap_segment *seg, u
 	struct report_priv *p = r->priv;
 	const struct stk_mapping *last_map = NULL;
 	struct sym_module *last_mod = NULL, **mods = NULL;
+	struct modset ms;
 	const struct cap_stack *cs;
 	struct rframe *native;
 	struct stack_ent *e;
@@ -307,6 +393,7 @@ static int report__user_stack(struct report *r, const struct cap_segment *seg, u
 		if (!mods)
 			return -ENOMEM;
 	}
+	modset__init(&ms);
 	for (i = 0; i < nn; i++) {
 		struct rframe *f = &native[i];
 
@@ -327,24 +414,23 @@ static int report__user_stack(struct report *r, const struct cap_segment *seg, u
 		else
 			f->map = maps ? cap_maps__find(maps, f->addr) : NULL;
 		if (f->map) {
-			if (f->map == last_map) {
-				f->mod = last_mod;
-			} else {
+			if (f->map != last_map) {
 				struct sym_module **slot = &mods[f->map - maps->mappings];
 
 				if (!*slot)
 					*slot = report__module(r, maps->tgid, f->map);
 				if (!*slot)
 					return -ENOMEM;
-				f->mod = *slot;
 				last_map = f->map;
-				last_mod = f->mod;
+				last_mod = *slot;
+				modset__meet(&ms, last_mod);
 			}
-			if (p->opts->no_symbols)
-				continue;
-			err = report__lookup(p, r->sym, f, nn - 1 - i);
-			if (err)
-				return err;
+			if (!p->opts->no_symbols) {
+				err = report__lookup(p, r->sym, f, last_mod, nn - 1 - i);
+				if (err)
+					return err;
+			}
+			modset__frame(&ms, f->sym);
 		}
 	}
 	if (npw) {
@@ -370,6 +456,9 @@ static int report__user_stack(struct report *r, const struct cap_segment *seg, u
 		st->unwind_stop = (uint8_t)rframe__unwind_stop(&native[nn - 1]);
 		r->uw_stops.stacks[st->unwind_stop] += st->unwind_stop != 0;
 	}
+	err = npw ? report__stack_mods(r, st, maps ? maps->tgid : tgid) : modset__keep(&ms, p, st);
+	if (err)
+		return err;
 	if (!p->ufirst[cs->index]) {
 		e = arena__alloc(&p->mem, sizeof(*e));
 		if (!e)
@@ -643,35 +732,17 @@ static int report__add(struct report *r, struct rsample *s, size_t *cap)
 	return 0;
 }
 
-/* Per-module and overall "fully symbolized" accounting for the summary. */
+/* Per-module "fully symbolized" accounting for the summary. */
 static void report__account_stack(const struct rstack *st, uint64_t count)
 {
-	struct sym_module *seen[64];
-	int unknown[64];
-	uint32_t i, nseen = 0, j;
+	uint32_t j;
 
 	if (!st)
 		return;
-	for (i = 0; i < st->nr_frames; i++) {
-		struct sym_module *m = st->frames[i].mod;
-
-		if (st->frames[i].kind != RFRAME_USER || !m)
-			continue;
-		for (j = 0; j < nseen; j++)
-			if (seen[j] == m)
-				break;
-		if (j == nseen) {
-			if (nseen == 64)
-				continue;
-			seen[nseen] = m;
-			unknown[nseen++] = 0;
-		}
-		unknown[j] |= !st->frames[i].sym;
-	}
-	for (j = 0; j < nseen; j++) {
-		seen[j]->samples += count;
-		if (unknown[j])
-			seen[j]->unknown_samples += count;
+	for (j = 0; j < st->nr_mods; j++) {
+		st->mods[j]->samples += count;
+		if (st->unknown_mods & (1ull << j))
+			st->mods[j]->unknown_samples += count;
 	}
 }
 
@@ -902,6 +973,11 @@ fail:
 	report__free(r);
 	errno = -err;
 	return NULL;
+}
+
+struct sym_module *report__map_module(const struct report *r, const struct stk_mapping *map)
+{
+	return idmap__find_ptr(&r->priv->map_mods, (uintptr_t)map);
 }
 
 void report__free(struct report *r)

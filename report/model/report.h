@@ -27,18 +27,23 @@ struct kvmlinux;
 enum rframe_kind {
 	RFRAME_USER = 0,
 	RFRAME_KERNEL = 1,
-	RFRAME_PYTHON = 2,		/* a CPython frame: map and mod NULL, addr
-					 * the frame's word (or its stop word) */
+	RFRAME_PYTHON = 2,		/* a CPython frame: map NULL, addr the
+					 * frame's word (or its stop word) */
 };
 
-/* 40 bytes: a report holds one per frame of every unique stack. */
+/*
+ * 32 bytes: a report holds one per frame of every unique stack (a million
+ * for a system-wide capture of a build).  A user frame's module is its
+ * mapping's (report__map_module()); the stack keeps the modules its frames
+ * are in (struct rstack's mods).
+ */
 struct rframe {
 	uint64_t addr;			/* as sampled */
 	const struct sym_result *sym;	/* NULL: unknown */
-	/* User frames: the mapping covering addr (NULL if none). */
-	const struct stk_mapping *map;
-	union {
-		struct sym_module *mod;		/* user: the mapping's module */
+	union {				/* which one: by kind */
+		/* User frames: the mapping covering addr (NULL if none);
+		 * Python frames: NULL. */
+		const struct stk_mapping *map;
 		const struct cap_kobj *kobj;	/* kernel: image or module, or NULL */
 	};
 	uint8_t kind;			/* enum rframe_kind */
@@ -132,6 +137,9 @@ const char *python_stop__name(unsigned int reason);
  */
 const char *rframe__marker(const struct rframe *f, char *buf, size_t size);
 
+/* The most modules a resolved stack counts its user frames in. */
+#define REPORT_STACK_MODS 64
+
 /* A resolved stack, leaf first.  Shared by every sample that has it. */
 struct rstack {
 	uint32_t nr_frames;
@@ -148,6 +156,12 @@ struct rstack {
 	uint8_t python_stop;		/* rframe__python_stop() of its Python
 					 * stop marker, or 0 */
 	uint8_t python_unknown;		/* a Python frame of unknown code */
+	/* The modules of its user frames, in the order first met (the first
+	 * REPORT_STACK_MODS), for the summary's "fully symbolized" counts;
+	 * bit i of unknown_mods: a frame in mods[i] has no symbol. */
+	uint8_t nr_mods;
+	struct sym_module *const *mods;
+	uint64_t unknown_mods;
 };
 
 /* One side of a sample (the sampled task, or the waker for offwake). */
@@ -249,6 +263,9 @@ struct report {
  */
 struct report *report__new(const struct capture *cap, const struct report_opts *opts);
 void report__free(struct report *r);	/* accepts NULL */
+
+/* The module of user frames in @map (a mapping of @r's frames), or NULL. */
+struct sym_module *report__map_module(const struct report *r, const struct stk_mapping *map);
 
 /* Number of display lines of @f (its inline depth, 1 when unknown). */
 static inline uint32_t rframe__nr_lines(const struct rframe *f)

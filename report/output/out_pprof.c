@@ -108,6 +108,10 @@ struct pp {
 	struct pprof *p;
 	struct arena mem;
 	struct idmap pmap_of;		/* (uintptr_t)stk_mapping or cap_kobj -> pmap */
+	/* The last user mapping pmap__account() asked about and whether its
+	 * module's DWARF was read (a stack's frames come in runs of one). */
+	const struct stk_mapping *dwarf_map;
+	int dwarf_of_map;
 	struct idmap pmap_keys;	/* hash of a user pmap's identity -> chain */
 	struct pmap **pmaps;		/* in first-seen order */
 	size_t nr_pmaps, cap_pmaps;
@@ -404,12 +408,31 @@ static struct pmap *pp__pmap(struct pp *pp, const struct rsample *s, const struc
 	return pm;
 }
 
-/* Clears the has_* flags of @pm that location @f does not satisfy. */
-static void pmap__account(struct pmap *pm, const struct rframe *f, const struct output_opts *o)
+/* Whether @f's symbol came where DWARF was read (its module's, for a user
+ * frame: --vmlinux's, for a kernel one). */
+static int pp__dwarf(struct pp *pp, const struct rframe *f)
+{
+	const struct sym_module *m;
+
+	if (f->kind == RFRAME_KERNEL)
+		return f->kernel_dwarf;
+	if (f->kind != RFRAME_USER || !f->map)
+		return 0;
+	if (f->map != pp->dwarf_map) {
+		m = report__map_module(pp->r, f->map);
+		pp->dwarf_map = f->map;
+		pp->dwarf_of_map = m && m->has_dwarf;
+	}
+	return pp->dwarf_of_map;
+}
+
+/* Clears the has_* flags of @pm that location @f does not satisfy; @dwarf:
+ * pp__dwarf(). */
+static void pmap__account(struct pmap *pm, const struct rframe *f, int dwarf,
+			  const struct output_opts *o)
 {
 	const struct sym_result *sym = f->sym;
 	uint32_t i;
-	int dwarf;
 
 	if (f->addr < pm->min_addr)
 		pm->min_addr = f->addr;
@@ -423,7 +446,6 @@ static void pmap__account(struct pmap *pm, const struct rframe *f, const struct 
 	 * lines: code it does not cover (a PLT stub, crt1's _start) keeps
 	 * none, and a sample landing there changes nothing (pprof reads the
 	 * flags as "symbolized to this level", not "every address has it"). */
-	dwarf = f->kind == RFRAME_KERNEL ? f->kernel_dwarf : f->mod && f->mod->has_dwarf;
 	for (i = 0; !dwarf && i < sym->nr_lines; i++) {
 		if (!sym->lines[i].file)
 			pm->filenames = 0;
@@ -475,7 +497,7 @@ static int pp__collect(struct pp *pp)
 			pm = pp__pmap(pp, s, pp__task_of(pp, s, j, sep), f, &err);
 			if (!pm)
 				continue;
-			pmap__account(pm, f, pp->o);
+			pmap__account(pm, f, pp__dwarf(pp, f), pp->o);
 			if (pm->stamp != i + 1) {
 				pm->stamp = i + 1;
 				pm->weight += s->count;

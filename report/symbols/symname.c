@@ -590,7 +590,8 @@ int symbolizer__lookup(struct symbolizer *s, struct sym_module *m, const struct 
 	int err;
 
 	*res = NULL;
-	err = symbolizer__open_module(s, m);
+	/* Opened already, nearly always: no call (one a frame). */
+	err = m->status == SYM_MOD_PENDING ? symbolizer__open_module(s, m) : 0;
 	if (err)
 		return err;
 	if (m->priv->etab) {
@@ -633,7 +634,7 @@ int symbolizer__lookup_vaddr(struct symbolizer *s, struct sym_module *m, uint64_
 	int err;
 
 	*res = NULL;
-	err = symbolizer__open_module(s, m);
+	err = m->status == SYM_MOD_PENDING ? symbolizer__open_module(s, m) : 0;
 	if (err)
 		return err;
 	if (!p->mod)

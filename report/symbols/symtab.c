@@ -440,8 +440,10 @@ struct symtab *symtab__unpack(void *buf, const void *body, size_t size)
 		goto fail;
 	t->packed = buf;
 	buf = NULL;
-	t->syms = calloc(h.nr_syms ? h.nr_syms : 1, sizeof(*t->syms));
-	t->labels = calloc(h.nr_labels ? h.nr_labels : 1, sizeof(*t->labels));
+	/* Not zeroed: symtab__unpack_recs() writes every entry (libLLVM's
+	 * 60000 were cleared for nothing). */
+	t->syms = malloc((h.nr_syms ? h.nr_syms : 1) * sizeof(*t->syms));
+	t->labels = malloc((h.nr_labels ? h.nr_labels : 1) * sizeof(*t->labels));
 	if (!t->syms || !t->labels)
 		goto fail;
 	err = symtab__unpack_recs(t->syms, rec, h.nr_syms, names, h.names_size);
