@@ -1347,6 +1347,7 @@ int recorder__run(struct recorder *rec)
 				timeout_ns = 0;
 		}
 		n = loop_wait(rec, evs, 16, timeout_ns);
+		rec->loop_wakes += n >= 0;
 		if (rec->o.wait_mask)
 			sigprocmask(SIG_SETMASK, rec->o.wait_mask, NULL);
 		if (n < 0) {

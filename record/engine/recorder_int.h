@@ -100,6 +100,7 @@ struct recorder {
 	uint64_t events_busiest;		/* sample_events of the CPU that saw most
 						 * (rotating: in this file) */
 	uint64_t events_busiest_run;		/* ... in the whole recording */
+	uint64_t loop_wakes;		/* the main loop's waits that returned (STAT) */
 	uint64_t loop_max_ns[LOOP_NR_STEPS];	/* each step's longest run */
 	uint64_t flush_step_ns_max[FLUSH_NR_STEPS];	/* each flush step's longest run */
 	uint64_t flush_late_max_ns;	/* the latest a flush started, after its time */

@@ -584,6 +584,9 @@ int recorder__write_stats(struct recorder *rec, uint64_t now, int file_end)
 	STAT_PUT("loop_worker_ns_max", rec->loop_max_ns[LOOP_WORKER]);
 	STAT_PUT("loop_rings_ns_max", rec->loop_max_ns[LOOP_RINGS]);
 	STAT_PUT("loop_status_ns_max", rec->loop_max_ns[LOOP_STATUS]);
+	/* What a recording costs between flushes is mostly its wakes. */
+	STAT_PUT("loop_wakes", rec->loop_wakes);
+	STAT_PUT("loop_sideband_wakes", rec->wk_side.wakes);
 	if (rec->rot && per_file(rec, st, n))
 		return recorder__errorf(rec, -ENOMEM, "out of memory");
 	/* A counter not in the STAT chunk is 0: leave zeros out (most loss
