@@ -166,12 +166,21 @@ static __always_inline __u32 stat_key(__u32 idx)
  * costs nothing but time: sampled again, it is announced again (user
  * space snapshots it again), and its exit, unannounced, is found by user
  * space's kill(pid, 0) check (record/procs/procs.c forget_unseen_exits()). */
+struct seen_proc {
+	__u64 exec_vm;	/* its mm's pages of code when last told */
+	__u64 told_ns;	/* ... at this time (bpf_ktime_get_ns()) */
+};
+
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__type(key, __u32);
-	__type(value, __u8);
+	__type(value, struct seen_proc);
 	__uint(max_entries, 4096);
 } seen SEC(".maps");
+
+/* The least time between two STKREC_EV_MAPS_CHANGED of a process (a JIT
+ * that flips its code's protection would send one at each sample). */
+#define MAPS_CHANGED_NS (20 * 1000000ULL)
 
 /* tgid -> CLOCK_MONOTONIC time of its last exec, so that a sample says
  * which image of its process it was taken in: user space resolves a
@@ -456,31 +465,45 @@ static __always_inline __u32 task_ns_tgid(struct task_struct *task, __u64 *pid_n
 	return (__u32)BPF_CORE_READ(pid, numbers[level].nr);
 }
 
-/* Tell user space about a process the first time it is sampled, so it reads
- * /proc/PID/maps while the process is alive rather than at the next flush. */
+/*
+ * Tell user space about a process the first time it is sampled, so it reads
+ * its maps (the side-band's records, or /proc/PID/maps while it is alive)
+ * now rather than at the next flush; and, once it is known, when its code
+ * mappings changed (a dlopen: the side-band's records do not wake user
+ * space as they come), at most every MAPS_CHANGED_NS.
+ */
 static __always_inline void proc_announce(__u32 tgid, __u32 tid, const char *comm)
 {
 	/* bpf_get_current_task() and a CO-RE read rather than the trusted
 	 * bpf_get_current_task_btf() (Linux 5.11+): older kernels load it. */
 	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+	struct mm_struct *mm;
+	struct seen_proc now, *v;
 	struct stkrec_event *e;
-	__u8 one = 1;
 
 	/* The idle task and kernel threads have no maps to read. */
-	if (tgid == 0 || !BPF_CORE_READ(task, mm))
+	mm = BPF_CORE_READ(task, mm);
+	if (tgid == 0 || !mm)
 		return;
-	if (bpf_map_lookup_elem(&seen, &tgid))
+	now.exec_vm = BPF_CORE_READ(mm, exec_vm);
+	v = bpf_map_lookup_elem(&seen, &tgid);
+	if (v && v->exec_vm == now.exec_vm)
 		return;
-	bpf_map_update_elem(&seen, &tgid, &one, BPF_ANY);
+	now.told_ns = bpf_ktime_get_ns();
+	if (v && now.told_ns - v->told_ns < MAPS_CHANGED_NS)
+		return;
+	bpf_map_update_elem(&seen, &tgid, &now, BPF_ANY);
 	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 	if (!e) {
 		stat_inc(STKREC_STAT_EVENTS_LOST);
 		return;
 	}
-	e->type = STKREC_EV_NEW_PROC;
+	e->type = v ? STKREC_EV_MAPS_CHANGED : STKREC_EV_NEW_PROC;
 	e->tgid = tgid;
 	e->tid = tid;
-	e->ns_tgid = task_ns_tgid(task, &e->pid_ns);
+	e->ns_tgid = v ? 0 : task_ns_tgid(task, &e->pid_ns);
+	if (v)
+		e->pid_ns = 0;
 	e->addr = 0;
 	__builtin_memcpy(e->comm, comm, STKREC_COMM_LEN);
 	events_submit(e, 1);

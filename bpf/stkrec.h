@@ -642,6 +642,9 @@ struct stkrec_unwind_state {
 				* mappings: reload them (at most every second);
 				* or (@addr set) it met a mapping whose table is
 				* pending: build that one (at most every 10 ms) */
+#define STKREC_EV_MAPS_CHANGED 4 /* a process announced before has more or
+				  * less code mapped (a dlopen) since it was
+				  * announced or last said so */
 
 struct stkrec_event {
 	__u32 type;

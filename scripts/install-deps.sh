@@ -27,7 +27,7 @@ BUILD_PKGS="gcc make clang llvm pkg-config libbpf-dev bpftool libelf-dev libdw-d
 libzstd-dev zlib1g-dev liblzma-dev libdebuginfod-dev"
 # Tests and benchmarks: the unit test framework, reference tools, sanitizers, fuzzer runtime.
 TEST_PKGS="check zstd binutils linux-perf golang-go protobuf-compiler
-golang-github-google-pprof-dev libclang-rt-14-dev python3 man-db libxml2-utils chromium"
+golang-github-google-pprof-dev libclang-rt-14-dev python3 libpython3.11 man-db libxml2-utils chromium"
 # The same needs as commands and pkg-config modules, for systems without dpkg.
 BUILD_CMDS="cc clang llvm-strip pkg-config bpftool"
 BUILD_MODS="libbpf libelf libdw libzstd zlib"

@@ -243,6 +243,13 @@ static int on_event(void *ctx, void *data, size_t size)
 		esym__exited(rec->esym, e->tgid);
 		pidns__exited(rec->pidns, e->tgid);
 		break;
+	case STKREC_EV_MAPS_CHANGED:
+		/* A known process mapped code (a dlopen): its records into
+		 * the unwinder and the Python walk now, and again in a
+		 * moment for those the kernel was still writing. */
+		procs__drain_events(rec->procs);
+		wake__hold(&rec->wk_side, mono_ns());
+		break;
 	case STKREC_EV_MAPS_STALE:
 		/* A pending table the stack needs is built in the reload. */
 		if (!e->addr || !unwinder__want(rec->uw, e->tgid, e->addr))
@@ -478,12 +485,14 @@ static int setup_epoll(struct recorder *rec)
 			return -errno;
 	}
 	/*
-	 * New processes' mappings reach the unwinder within a few ms of
-	 * their exec, before most of their samples (a compiler lives ~50
-	 * ms), not when the side-band's buffer fills: its first record wakes
-	 * the loop (mmapwatch.c), and so do the first copy of a stack whose
-	 * tables are not in yet (lost once their ring is full) and the first
-	 * code object a Python walk meets (read while the process lives).
+	 * A new process's mappings reach the unwinder at its first sample
+	 * (the events ring wakes the loop, which reads the side-band's
+	 * records then: most processes a machine starts are never sampled),
+	 * a known one's when its next sample sees more code mapped; the
+	 * side-band itself wakes the loop each quarter of a CPU's ring
+	 * (mmapwatch.c).  The first copy of a stack whose tables are not in
+	 * yet (lost once their ring is full) and the first code object a
+	 * Python walk meets (read while the process lives) wake it too.
 	 * Each is then held off a few ms, so a burst costs a few wakes, a
 	 * quiet machine none.
 	 */

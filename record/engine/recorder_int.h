@@ -55,8 +55,9 @@ struct recorder {
 	char mw_state[128];		/* META mmap_events */
 	char uw_state[128];		/* META unwind_used */
 	int epfd;
-	/* Sources read soon after their first record, then held off
-	 * (wake.h): the side-band, the copies ring, the Python codes ring. */
+	/* Sources read soon after they wake the loop, then held off
+	 * (wake.h): the side-band (each quarter of its ring), the copies
+	 * ring, the Python codes ring (their first record). */
 	struct wake wk_side, wk_defer, wk_py;
 	int write_failed;
 	int cmd_exec_errno;

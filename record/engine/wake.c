@@ -58,6 +58,14 @@ void wake__fired(struct wake *w, uint64_t now)
 	w->rearm_at = now + w->hold;
 }
 
+void wake__hold(struct wake *w, uint64_t now)
+{
+	if (w->fd < 0 || (!w->armed && w->rearm_at <= now + w->hold))
+		return;
+	w->armed = 0;
+	w->rearm_at = now + w->hold;
+}
+
 int wake__due(const struct wake *w, uint64_t now)
 {
 	return !w->armed && w->fd >= 0 && now >= w->rearm_at;

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * wake.h - a source of records that wakes the recorder's loop on its first
- * record (or, the side-band, once a quarter of its ring waits), then is
+ * record (or, the side-band, each quarter of its ring written), then is
  * held off for a few ms (EPOLLONESHOT), so that a burst of records costs a
  * few wakes and a quiet source none.  Instead of polling: what comes after
  * a quiet while is read at once (a Python code object, a copied stack whose
@@ -47,6 +47,11 @@ int wake__add(struct wake *w, int epfd, uint32_t tag, const int *fds, size_t nr)
 
 /* wake__fired() - epoll said @w fired at @now (it is held now). */
 void wake__fired(struct wake *w, uint64_t now);
+
+/* wake__hold() - @w was just read at @now, not woken (the records of a
+ * change may still be coming): read it again after a hold, as if it had
+ * fired (not counted as a wake).  A hold ending sooner stays. */
+void wake__hold(struct wake *w, uint64_t now);
 
 /* wake__due() - is @w held, its hold over at @now? */
 int wake__due(const struct wake *w, uint64_t now);

@@ -485,7 +485,7 @@ int mmapwatch__add(struct mmapwatch *w, uint32_t tgid)
 }
 
 /* @pid > 0: that task and, inherited, every task it starts from now on;
- * else every task on @cpu.  A wake once @watermark bytes wait. */
+ * else every task on @cpu.  A wake each @watermark bytes written. */
 static int open_dummy(int cpu, int build_id, int pid, uint32_t watermark)
 {
 	struct perf_event_attr attr = {
@@ -528,10 +528,13 @@ int mmapwatch__open(struct mmapwatch *w, const int *cpus, size_t nr_cpus, size_t
 	 * No wake for a process's records as they come: most processes a
 	 * busy machine starts are never sampled, and three wakes each (the
 	 * first record, the holds of wake.h) cost more than reading them.
-	 * They are read when a sample needs them (a process's first sample,
-	 * a stack in a mapping not known yet: each wakes the recorder from
-	 * the events ring and reads these first), at each flush, and when a
-	 * quarter of a CPU's ring waits.
+	 * They are read when a sample needs them (a process's first sample;
+	 * a known process's next sample once its code mappings changed;
+	 * with the unwinder, a stack in a mapping not known yet: each wakes
+	 * the recorder from the events ring, which reads these first), at
+	 * each flush, and at a wake for each quarter of a CPU's ring
+	 * written (the kernel counts the watermark from its last wake, not
+	 * from what was read).
 	 */
 	watermark = (uint32_t)(data_size / 4);
 	w->cpus = calloc(nr_cpus, sizeof(*w->cpus));

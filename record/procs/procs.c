@@ -20,8 +20,9 @@
 #include "unwinder.h"
 
 /* Ring buffer pages per CPU for the mmap side-band records: 256 KiB holds
- * the exec, mmap and exit records of ~100 processes; the recorder is woken
- * by the first record and reads it within a hold (record/engine/wake.h). */
+ * the exec, mmap and exit records of ~100 processes; the recorder reads
+ * them when a sample needs them, at each flush, and is woken each 64 KiB
+ * (mmapwatch.c mmapwatch__open()). */
 #define MMAPWATCH_PAGES 64
 
 /* A process maps snapshot.  The latest one per live process stays in
