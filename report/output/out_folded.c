@@ -92,7 +92,6 @@ int out_folded__render(struct strbuf *sb, const struct report *r, const struct r
 static int folded_tokens(struct tokens *tk, const struct report *r, const struct rsample *s,
 			 const struct output_opts *o)
 {
-	int need_delim = o->delimited && !(o->user_only || o->kernel_only);
 	const struct rtask *t = &s->task;
 	struct strbuf *sb;
 	int err;
@@ -102,17 +101,7 @@ static int folded_tokens(struct tokens *tk, const struct report *r, const struct
 	sb = tokens__scratch(tk);
 	err = render_clean(sb, t->comm, 1);
 	err = err ?: tokens__add(tk, strbuf__str(sb), sb->len);
-	if (!err && !o->kernel_only && stack_missed(t->user_ref, t->user))
-		err = tokens__adds(tk, "[Missed User Stack]");
-	else if (!err)
-		err = tokens__frames(tk, t->user, 1);
-	if (!err && need_delim && t->kernel_ref >= 0 && t->user_ref >= 0)
-		err = tokens__adds(tk, "-");
-	if (!err && !o->user_only && stack_missed(t->kernel_ref, t->kernel))
-		err = tokens__adds(tk, "[Missed Kernel Stack]");
-	else if (!err)
-		err = tokens__frames(tk, t->kernel, 1);
-	return err;
+	return err ?: tokens__task_stacks(tk, t, o, 1, "-");
 }
 
 int out_folded__write(const struct report *r, const struct output_opts *o, FILE *f)

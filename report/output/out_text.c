@@ -63,21 +63,11 @@ static int text_profile(struct strbuf *sb, const struct rsample *s, const struct
 static int text_profile_tokens(struct tokens *tk, const struct rsample *s,
 			       const struct output_opts *o, int offcpu)
 {
-	int need_delim = o->delimited && !(o->user_only || o->kernel_only);
 	const struct rtask *t = &s->task;
 	struct strbuf *sb;
-	int err = 0;
+	int err;
 
-	if (!o->user_only && stack_missed(t->kernel_ref, t->kernel))
-		err = tokens__adds(tk, "[Missed Kernel Stack]");
-	else
-		err = tokens__frames(tk, t->kernel, 0);
-	if (!err && need_delim && t->kernel_ref >= 0 && t->user_ref >= 0)
-		err = tokens__adds(tk, "--");
-	if (!err && !o->kernel_only && stack_missed(t->user_ref, t->user))
-		err = tokens__adds(tk, "[Missed User Stack]");
-	else if (!err)
-		err = tokens__frames(tk, t->user, 0);
+	err = tokens__task_stacks(tk, t, o, 0, "--");
 	sb = tokens__scratch(tk);
 	err = err ?: text_task_line(sb, t, offcpu);
 	err = err ?: tokens__add(tk, strbuf__str(sb), sb->len);

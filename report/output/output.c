@@ -709,6 +709,34 @@ static int tokens__line(struct tokens *tk, struct sym_line *l, const struct rfra
 	return tokens__push(tk, id);
 }
 
+/* One of tokens__task_stacks()'s stacks: @st or its marker. */
+static int task_stack(struct tokens *tk, stk_stack_ref ref, const struct rstack *st, int shown,
+		      const char *missed, int root_first)
+{
+	if (shown && stack_missed(ref, st))
+		return tokens__adds(tk, missed);
+	return tokens__frames(tk, st, root_first);
+}
+
+int tokens__task_stacks(struct tokens *tk, const struct rtask *t, const struct output_opts *o,
+			int root_first, const char *delim)
+{
+	int need_delim = o->delimited && !(o->user_only || o->kernel_only);
+	int user_shown = !o->kernel_only, kernel_shown = !o->user_only, err;
+
+	if (root_first)
+		err = task_stack(tk, t->user_ref, t->user, user_shown, "[Missed User Stack]", 1);
+	else
+		err = task_stack(tk, t->kernel_ref, t->kernel, kernel_shown, "[Missed Kernel Stack]", 0);
+	if (!err && need_delim && t->kernel_ref >= 0 && t->user_ref >= 0)
+		err = tokens__adds(tk, delim);
+	if (err)
+		return err;
+	if (root_first)
+		return task_stack(tk, t->kernel_ref, t->kernel, kernel_shown, "[Missed Kernel Stack]", 1);
+	return task_stack(tk, t->user_ref, t->user, user_shown, "[Missed User Stack]", 0);
+}
+
 int tokens__frames(struct tokens *tk, const struct rstack *st, int root_first)
 {
 	uint32_t i, j, n, k;

@@ -264,6 +264,12 @@ struct strbuf *tokens__scratch(struct tokens *tk);
 /* A piece per frame line of @st, as render_frames() renders them without
  * --addresses, --lines nor -a.  0 or -ENOMEM. */
 int tokens__frames(struct tokens *tk, const struct rstack *st, int root_first);
+/* tokens__task_stacks() - @t's two stacks as tokens, each or its "[Missed
+ * ... Stack]" as @o shows them: user then kernel, roots first (@root_first,
+ * folded's order), or kernel then user, leaves first (text's); @delim
+ * between them when both are there and @o->delimited.  0 or -errno. */
+int tokens__task_stacks(struct tokens *tk, const struct rtask *t, const struct output_opts *o,
+			int root_first, const char *delim);
 
 /*
  * output__write_grouped() - render every sample of @r into one text with
