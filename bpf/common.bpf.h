@@ -262,8 +262,9 @@ static __always_inline void stat_inc(__u32 idx)
 
 /*
  * Count one more of @key in counts map @map (a hash of __u64 counts):
- * 0, or -ENOSPC when the map is full (counted in STAT counts_map_full).
- * The profile and trace modes' rows; off-CPU's carry time too.
+ * 0, 1 when @key was new to the map, or -ENOSPC when the map is full
+ * (counted in STAT counts_map_full).  The profile and trace modes' rows;
+ * off-CPU's carry time too.
  */
 static __always_inline int count_inc(void *map, const void *key)
 {
@@ -276,15 +277,16 @@ static __always_inline int count_inc(void *map, const void *key)
 		return 0;
 	}
 	err = bpf_map_update_elem(map, key, &one, BPF_NOEXIST);
-	if (err == -EEXIST) {
-		/* Another CPU added the same key meanwhile. */
-		v = bpf_map_lookup_elem(map, key);
-		if (v)
-			__sync_fetch_and_add(v, 1);
-	} else if (err) {
+	if (!err)
+		return 1;
+	if (err != -EEXIST) {
 		stat_inc(STKREC_STAT_COUNTS_FULL);
 		return -ENOSPC;
 	}
+	/* Another CPU added the same key meanwhile. */
+	v = bpf_map_lookup_elem(map, key);
+	if (v)
+		__sync_fetch_and_add(v, 1);
 	return 0;
 }
 

@@ -40,6 +40,37 @@ __u32 counts_idx = 0;
 __u64 slot_base = 0;
 __u64 slot_ns = 0;
 
+/*
+ * New keys each counts map took since user space last drained it (it
+ * clears the drained map's), and how many of them wake it (half the map;
+ * set before load, 0: none): user space may leave the counts in the kernel
+ * for several intervals when the last ones brought few keys (a quiet
+ * stretch, record/engine/recorder.c), and a burst of new keys (threads
+ * come and go, a workload changes) ends the stretch at the end of its
+ * interval instead of filling the map.
+ */
+__u64 counts_new[2] = {};
+const volatile __u64 counts_wake = 0;
+
+/* Counts map @set took a new key: the one that reaches counts_wake tells
+ * user space (no other wake: the events ring's own comes only to a
+ * consumer that had read everything). */
+static __always_inline void counts_took(__u32 set)
+{
+	struct stkrec_event *e;
+
+	if (!counts_wake || __sync_fetch_and_add(&counts_new[set & 1], 1) + 1 != counts_wake)
+		return;
+	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (!e) {
+		stat_inc(STKREC_STAT_EVENTS_LOST);
+		return;
+	}
+	__builtin_memset(e, 0, sizeof(*e));
+	e->type = STKREC_EV_COUNTS_FILLING;
+	events_submit(e, 1);
+}
+
 /* The flush interval a sample taken now is in: 0 until user space set the
  * grid, or before its start. */
 static __always_inline __u32 sample_slot(void)
@@ -102,7 +133,9 @@ __noinline int sample_count(struct stkrec_count_key *key, __u32 set, __u32 stop)
 		err = count_inc(&counts1, key);
 	else
 		err = count_inc(&counts0, key);
-	if (!err) {
+	if (err > 0)
+		counts_took(set);
+	if (err >= 0) {
 		stack_lost_count(key->user_stack, key->kernel_stack);
 		uw_stop_count(stop, key->user_stack, 1);
 	}

@@ -645,6 +645,9 @@ struct stkrec_unwind_state {
 #define STKREC_EV_MAPS_CHANGED 4 /* a process announced before has more or
 				  * less code mapped (a dlopen) since it was
 				  * announced or last said so */
+#define STKREC_EV_COUNTS_FILLING 5 /* profile: a counts map took half its
+				    * entries in new keys since user space
+				    * last drained it (no process named) */
 
 struct stkrec_event {
 	__u32 type;

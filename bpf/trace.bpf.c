@@ -109,7 +109,7 @@ static __always_inline int trace_event(void *ctx, __u32 ev, const __u64 *uregs)
 		err = count_inc(&counts1, &key);
 	else
 		err = count_inc(&counts0, &key);
-	if (!err) {
+	if (err >= 0) {
 		stack_lost_count(key.user_stack, key.kernel_stack);
 		uw_stop_count(stop, key.user_stack, 1);
 	}

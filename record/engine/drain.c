@@ -71,10 +71,13 @@ uint64_t drain__interval_end(const struct drain *d, uint64_t now)
 	return d->base + ((now - d->base) / d->ns + 1) * d->ns;
 }
 
-int drain__can_wait(struct drain *d, uint32_t intervals)
+uint32_t drain__intervals(struct drain *d, uint32_t max, uint32_t elapsed)
 {
-	return d->ns && ringpos__can_wait(&d->ring_pos, intervals) &&
-	       (uint64_t)d->last_rows * intervals <= d->o.entries / 2;
+	uint32_t q = ringpos__intervals(&d->ring_pos, max, elapsed);
+
+	if (!d->ns)
+		return 0;
+	return ringpos_fit(d->last_rows, elapsed, d->o.entries / 2, q);
 }
 
 uint32_t drain__entries(const struct drain *d)
@@ -340,6 +343,9 @@ static int drain_one(struct drain *d, struct recorder *rec, uint32_t set)
 
 	err = drain__map(d->o.fds[set], d->keys, d->o.key_size, d->values, d->o.value_size,
 			 d->o.entries, &n);
+	/* Empty (no program writes it): its new keys count from none. */
+	if (d->o.fill)
+		__atomic_store_n(&d->o.fill[set], 0, __ATOMIC_RELAXED);
 	/* Every stack a row names was sent before the row was counted. */
 	if (n || rk->n)
 		recorder__take_new_stacks(rec);

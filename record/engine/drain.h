@@ -74,6 +74,10 @@ struct drain_opts {
 	 * none, and its rows belong to the interval they are drained in. */
 	size_t slot_off;
 	uint64_t *slot_base, *slot_ns;
+	/* The mmap'ed .bss counts_new: new keys each counts map took, which
+	 * the kernel counts to tell when one is half full; a drained map's
+	 * count is cleared.  NULL: the mode has none. */
+	uint64_t *fill;
 	uint32_t entries;	/* max_entries of each counts map */
 	size_t key_size;	/* of the maps' keys and values */
 	size_t value_size;
@@ -129,13 +133,13 @@ void drain__start(struct drain *d, uint64_t base, uint64_t ns);
 /* The end of the interval @now is in; 0 without a grid (no slots). */
 uint64_t drain__interval_end(const struct drain *d, uint64_t now);
 /*
- * drain__can_wait() - whether the counts map may go undrained for
- * @intervals more intervals: the keys have a slot, and neither what the
- * rows ring took since the last call, nor the last drain's rows, that
- * many times over, fill more than half the ring or the map.  Call once a
- * flush.
+ * drain__intervals() - for how many intervals (@max at most) the counts
+ * map may go undrained: 0 when the keys have no slot, else as many as
+ * neither what the rows ring took since the last call, nor the last
+ * drain's rows, both of the last @elapsed intervals, fill half the ring
+ * or the map in.  Call once a flush.
  */
-int drain__can_wait(struct drain *d, uint32_t intervals);
+uint32_t drain__intervals(struct drain *d, uint32_t max, uint32_t elapsed);
 /* The entries of each counts map. */
 uint32_t drain__entries(const struct drain *d);
 /* The counts map (0 or 1) the last drain__collect() emptied: no program

@@ -59,9 +59,11 @@
 /*
  * Intervals a quiet recording's counts stay in the kernel at most: the end
  * of the last of them flushes.  Each interval's rows keep their own chunk
- * (drain.h); a recorder killed with SIGKILL loses this many at most.
+ * (drain.h); a recorder killed with SIGKILL loses this many at most.  A
+ * quiet flush costs ~250 us of CPU on a 2-vCPU VM, what perf -g -a spends
+ * in 1.5 s of a recording whose stacks repeat (docs/performance.md).
  */
-#define QUIET_INTERVALS_MAX 4
+#define QUIET_INTERVALS_MAX 8
 
 /* epoll data: what became readable. */
 #define EV_RINGBUF 0
@@ -249,6 +251,10 @@ static int on_event(void *ctx, void *data, size_t size)
 		 * moment for those the kernel was still writing. */
 		procs__drain_events(rec->procs);
 		wake__hold(&rec->wk_side, mono_ns());
+		break;
+	case STKREC_EV_COUNTS_FILLING:
+		/* Flushed at this interval's end (news), not later. */
+		rec->counts_half_full++;
 		break;
 	case STKREC_EV_MAPS_STALE:
 		/* A pending table the stack needs is built in the reload. */
@@ -1153,46 +1159,48 @@ static void recorder__news(struct recorder *rec, uint64_t now)
 /*
  * After a periodic flush at @now, rec->next_flush the next interval's end:
  * may the counts stay in the kernel for more intervals?  Yes when nothing
- * came in the interval the flush ended (no event, no change to a followed
- * process's maps: procs__events_gen()), the rings of new stacks and rows
- * and the counts map are far from full, and the user did not ask for a
- * flush interval (--flush-interval: a flush at the end of each).  New
- * stacks wait (their ring wakes the loop when half full); anything that
- * comes meanwhile brings the flush back to its interval's end
+ * came in the interval a flush ended (no event, no change to a followed
+ * process's maps: procs__events_gen()), and the user did not ask for a
+ * flush interval (--flush-interval: a flush at the end of each); for as
+ * many intervals as the rings of new stacks and rows and the counts map
+ * would take at the rate they filled since the last flush, half of each
+ * at most, and QUIET_INTERVALS_MAX.  New stacks wait (their ring wakes the
+ * loop when half full), and so do new keys (the kernel says when a counts
+ * map is half full of them: STKREC_EV_COUNTS_FILLING); anything that comes
+ * meanwhile brings the flush back to its interval's end
  * (recorder__news()).  A recording whose stacks repeat then wakes once
  * every QUIET_INTERVALS_MAX intervals.
  */
 /*
- * How many intervals the counts may stay in the kernel: QUIET_INTERVALS_MAX,
- * or fewer when the counts map could not take that many intervals of
- * samples each a key of its own (-F x CPUs x interval; one interval's
- * room left for a late flush), 1 (none) below 2.
+ * How many intervals the counts may stay in the kernel at most:
+ * QUIET_INTERVALS_MAX when the counts map, once the kernel said it is half
+ * full, still has room for an interval and a half of samples each a key of
+ * its own (-F x CPUs x interval) until the flush at that interval's end; 1
+ * (none) when it has not.
  */
 static uint32_t quiet_intervals(const struct recorder *rec)
 {
 	double most = (double)rec->o.frequency * (double)rec->o.nr_cpus *
 		      ((double)rec->o.flush_interval_ns / 1e9);
-	double room = most > 0 ? drain__entries(rec->maps.drain) / most - 1 : 0;
 
-	if (room >= QUIET_INTERVALS_MAX)
-		return QUIET_INTERVALS_MAX;
-	return room >= 2 ? (uint32_t)room : 1;
+	return drain__entries(rec->maps.drain) / 2 >= most * 1.5 ? QUIET_INTERVALS_MAX : 1;
 }
 
 static void plan_next_flush(struct recorder *rec, uint64_t now)
 {
 	uint64_t gen = procs__events_gen(rec->procs), k;
-	uint32_t q = quiet_intervals(rec);
+	uint32_t q = quiet_intervals(rec), elapsed;
 
 	/* The intervals that ended since the last flush without one. */
 	k = (now - rec->sample_start) / rec->o.flush_interval_ns;
 	if (rec->quiet_planned && k > rec->quiet_k + 1)
 		rec->quiet_intervals += k - rec->quiet_k - 1;
+	elapsed = k > rec->quiet_k ? (uint32_t)(k - rec->quiet_k) : 1;
 	rec->quiet_k = k;
 	/* Both rings looked at every flush: what came since the last. */
-	rec->quiet_planned = stackstore__ring_can_wait(rec->stacks, q);
-	rec->quiet_planned &= drain__can_wait(rec->maps.drain, q);
-	rec->quiet_planned &= !rec->news && gen == rec->quiet_gen && !rec->o.flush_strict && q > 1;
+	q = stackstore__ring_intervals(rec->stacks, q, elapsed);
+	q = drain__intervals(rec->maps.drain, q, elapsed);
+	rec->quiet_planned = !rec->news && gen == rec->quiet_gen && !rec->o.flush_strict && q > 1;
 	if (rec->quiet_planned)
 		rec->next_flush += (q - 1) * rec->o.flush_interval_ns;
 	rec->news = 0;

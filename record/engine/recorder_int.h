@@ -72,7 +72,7 @@ struct recorder {
 	 * When the next periodic flush is due, and quiet intervals: when
 	 * nothing came in the interval a flush ended (news: an event, a
 	 * table, ...; quiet_gen: procs__events_gen() then), the next flush
-	 * is planned QUIET_INTERVALS_MAX intervals later (quiet_planned),
+	 * is planned up to QUIET_INTERVALS_MAX intervals later (quiet_planned),
 	 * or at the end of the interval in which something comes
 	 * (recorder.c plan_next_flush(), recorder__news()).  quiet_k: the
 	 * interval of the last flush; quiet_intervals: intervals that ended
@@ -84,6 +84,7 @@ struct recorder {
 	uint64_t quiet_gen;
 	uint64_t quiet_k;
 	uint64_t quiet_intervals;
+	uint64_t counts_half_full;	/* STKREC_EV_COUNTS_FILLING taken (STAT) */
 	int pwait2;			/* epoll_pwait2(): 1 works, -1 not, 0 not tried */
 	uint64_t chunks;
 	const char *end_reason;

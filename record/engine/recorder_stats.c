@@ -423,6 +423,7 @@ int recorder__write_stats(struct recorder *rec, uint64_t now, int file_end)
 	}
 	STAT_PUT("flushes", rec->seq);
 	STAT_PUT("quiet_intervals", rec->quiet_intervals);
+	STAT_PUT("counts_half_full", rec->counts_half_full);
 	STAT_PUT("stacks_written", ss.written);
 	STAT_PUT("stack_lookup_missing", ss.missing);
 	STAT_PUT("stacks_from_ring", ss.from_ring);

@@ -405,9 +405,9 @@ int stackstore__set_ring(struct stackstore *ss, int ring_fd)
 	return ss->ring ? 0 : -errno;
 }
 
-int stackstore__ring_can_wait(struct stackstore *ss, uint32_t intervals)
+uint32_t stackstore__ring_intervals(struct stackstore *ss, uint32_t max, uint32_t elapsed)
 {
-	return ringpos__can_wait(&ss->ring_pos, intervals);
+	return ringpos__intervals(&ss->ring_pos, max, elapsed);
 }
 
 int stackstore__ring_fd(const struct stackstore *ss)

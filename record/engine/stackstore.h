@@ -79,10 +79,10 @@ void stackstore__set_map(struct stackstore *ss, int stacks_fd);
  */
 int stackstore__set_ring(struct stackstore *ss, int ring_fd);
 
-/* Whether what the ring took since the last call, @intervals times over,
- * fills half of it at most (without a ring: yes); no system call.  Call
- * once a flush. */
-int stackstore__ring_can_wait(struct stackstore *ss, uint32_t intervals);
+/* How many intervals (@max at most) of what the ring took since the last
+ * call, @elapsed intervals ago, fill half of it at most (without a ring:
+ * @max); no system call.  Call once a flush. */
+uint32_t stackstore__ring_intervals(struct stackstore *ss, uint32_t max, uint32_t elapsed);
 
 /* An fd that polls readable when BPF asks for the ring to be taken
  * (half full), or -1 before stackstore__set_ring(). */

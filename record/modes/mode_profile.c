@@ -57,6 +57,8 @@ static int profile_load(struct rec_mode *m, const struct recorder_opts *o, int f
 	if (!m->skel)
 		return recorder__errorf(rec, -errno, "open BPF object: %s", strerror(errno));
 	MODEOBJ_SET_RODATA(m->skel->rodata, o, follow, unwind);
+	/* Half full of new keys: the kernel says so (quiet stretches). */
+	m->skel->rodata->counts_wake = m->counts_entries / 2;
 	err = modeobj__configure(m->skel->obj, o, follow, symbolizer, unwind,
 				 m->counts_entries, rec);
 	if (err)

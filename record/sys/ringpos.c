@@ -45,14 +45,14 @@ void ringpos__close(struct ringpos *rp)
 	rp->cons = rp->prod = NULL;
 }
 
-int ringpos__can_wait(struct ringpos *rp, uint32_t intervals)
+uint32_t ringpos__intervals(struct ringpos *rp, uint32_t max, uint32_t elapsed)
 {
 	unsigned long prod, came;
 
 	if (!rp->prod)
-		return 1;
+		return max;
 	prod = ringpos__prod(rp);
 	came = prod - rp->mark;
 	rp->mark = prod;
-	return came <= rp->size / 2 / intervals;
+	return ringpos_fit(came, elapsed, rp->size / 2, max);
 }

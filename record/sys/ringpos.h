@@ -16,7 +16,7 @@ struct ringpos {
 	const unsigned long *cons, *prod;
 	size_t page;
 	uint32_t size;		/* the ring's bytes */
-	unsigned long mark;	/* the producer at ringpos__can_wait() */
+	unsigned long mark;	/* the producer at ringpos__intervals() */
 };
 
 /* Map @fd's positions into @rp and read its size.  0 or -errno; @rp is
@@ -27,12 +27,26 @@ int ringpos__open(struct ringpos *rp, int fd);
 void ringpos__close(struct ringpos *rp);
 
 /*
- * ringpos__can_wait() - whether what the producer reserved since the last
- * call, @intervals times over, fills half the ring at most (a ring never
- * opened: yes).  Called once a flush, which empties the ring: the rate it
- * fills at.
+ * ringpos_fit() - how many intervals (@max at most) of what came in the
+ * last @elapsed (>= 1) fit in @room: @max when nothing came.
  */
-int ringpos__can_wait(struct ringpos *rp, uint32_t intervals);
+static inline uint32_t ringpos_fit(uint64_t came, uint32_t elapsed, uint64_t room, uint32_t max)
+{
+	uint64_t q;
+
+	if (!came)
+		return max;
+	q = room * (elapsed ? elapsed : 1) / came;
+	return q < max ? (uint32_t)q : max;
+}
+
+/*
+ * ringpos__intervals() - how many intervals (@max at most) of what the
+ * producer reserved since the last call, which was @elapsed intervals ago,
+ * fill half the ring at most (a ring never opened: @max).  Called once a
+ * flush, which empties the ring: the rate it fills at.
+ */
+uint32_t ringpos__intervals(struct ringpos *rp, uint32_t max, uint32_t elapsed);
 
 /* The producer's position now (every record reserved before it). */
 static inline unsigned long ringpos__prod(const struct ringpos *rp)
