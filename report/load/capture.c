@@ -339,16 +339,39 @@ static int mapping_cmp(const void *a, const void *b)
 	return x->start < y->start ? -1 : x->start > y->start;
 }
 
+/* A mapping path kept once per segment (struct cap_segment's paths). */
+struct cap_path {
+	struct cap_path *next;	/* same hash */
+	size_t len;
+	char s[];
+};
+
 static void cap_maps__free(struct cap_maps *m)
 {
-	uint32_t i;
-
 	if (!m)
 		return;
-	for (i = 0; i < m->nr_mappings; i++)
-		free((char *)m->mappings[i].path);
 	free(m->mappings);
 	free(m);
+}
+
+/* @path (@len bytes) as kept in @s, a copy the first time; NULL: out of
+ * memory. */
+static const char *seg__path(struct cap_segment *s, const char *path, size_t len)
+{
+	uint64_t h = hash_bytes(0, path, len);
+	struct cap_path *first = idmap__find_ptr(&s->paths, h), *c;
+
+	for (c = first; c; c = c->next)
+		if (c->len == len && memcmp(c->s, path, len) == 0)
+			return c->s;
+	c = arena__alloc(&s->mem, sizeof(*c) + len + 1);
+	if (!c)
+		return NULL;
+	c->next = first;
+	c->len = len;
+	memcpy(c->s, path, len);
+	c->s[len] = '\0';
+	return idmap__set_ptr(&s->paths, h, c) ? NULL : c->s;
 }
 
 static int seg__add_maps(struct cap_segment *s, const struct stk_chunk *ch, uint64_t *mem)
@@ -376,14 +399,15 @@ static int seg__add_maps(struct cap_segment *s, const struct stk_chunk *ch, uint
 			return -ENOMEM;
 		}
 		for (j = 0; j < p->nr_mappings; j++) {
+			const char *path = p->mappings[j].path ? p->mappings[j].path : "";
+
 			m->mappings[j] = p->mappings[j];
-			m->mappings[j].path = strdup(p->mappings[j].path ? p->mappings[j].path : "");
-			m->nr_mappings++;
+			m->mappings[j].path = seg__path(s, path, strlen(path));
 			if (!m->mappings[j].path) {
-				m->nr_mappings--;
 				cap_maps__free(m);
 				return -ENOMEM;
 			}
+			m->nr_mappings++;
 		}
 		qsort(m->mappings, m->nr_mappings, sizeof(*m->mappings), mapping_cmp);
 		s->maps[s->nr_maps++] = m;
@@ -855,6 +879,7 @@ static void cap_segment__free(struct cap_segment *s)
 	free(s->by_comm);
 	seg__free_maps_read(s);
 	free(s->pid_ns);
+	idmap__release(&s->paths);
 	arena__free(&s->mem);
 }
 
