@@ -431,13 +431,15 @@ static int report__user_stack(struct report *r, const struct cap_segment *seg, u
 		struct rframe *f = &native[i];
 
 		/* A frame two ahead in the same mapping (most are): its
-		 * module cache slot loads while this one is looked up,
-		 * unless the memo has it. */
+		 * location's slot loads while this one is looked up, unless
+		 * the memo has it. */
 		if (i + 2 < nn && last_map && !p->opts->no_symbols &&
 		    cs->frames[i + 2] >= last_map->start && cs->frames[i + 2] < last_map->end &&
+		    last_mod->source != ELF_SRC_PERF_MAP &&
 		    !frame_memo__hit(report__memo(p, last_mod, nn - 3 - i), last_mod, last_map,
 				     cs->frames[i + 2], 1))
-			symbolizer__prefetch(r->sym, last_mod, last_map, cs->frames[i + 2], 1);
+			__builtin_prefetch(report__loc(p, last_mod, cs->frames[i + 2] - last_map->start +
+							       last_map->offset, 1));
 		f->kind = RFRAME_USER;
 		f->addr = cs->frames[i];
 		f->is_return = i > 0;
