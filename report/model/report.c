@@ -79,6 +79,8 @@ struct maps_ent {
 	struct maps_ent *next;
 };
 
+const struct rtask report_no_waker;
+
 const char *report_kind__name(enum report_kind k)
 {
 	switch (k) {
@@ -803,12 +805,12 @@ static int rtask_unknown(const struct rtask *t)
 static void report__account(struct report *r, const struct rsample *s)
 {
 	r->total_count += s->count;
-	if (!rtask_unknown(&s->task) && !rtask_unknown(&s->waker))
+	if (!rtask_unknown(&s->task) && !rtask_unknown(s->waker))
 		r->symbolized_count += s->count;
 	report__account_stack(s->task.user, s->count);
-	report__account_stack(s->waker.user, s->count);
+	report__account_stack(s->waker->user, s->count);
 	report__account_stop(r, s->task.user, s->count);
-	report__account_stop(r, s->waker.user, s->count);
+	report__account_stop(r, s->waker->user, s->count);
 	if (s->task.kernel) {
 		r->kernel_samples += s->count;
 		if (s->task.kernel->nr_unknown)
@@ -889,7 +891,7 @@ static int report__run(struct report *r)
 					.user_stack = row->user_stack, .kernel_stack = row->kernel_stack,
 				};
 				struct rsample s = { .count = row->count, .segment = seg->index,
-						     .event = c->event };
+						     .event = c->event, .waker = &report_no_waker };
 
 				/* Rows have stacks of their own, at random in
 				 * the segment's index: start loading a later
@@ -917,14 +919,18 @@ static int report__run(struct report *r)
 			const struct cap_offc *c = seg->offc[j];
 			struct rsample s = {
 				.count = c->row.count, .blocked_ns = c->row.blocked_ns,
-				.segment = seg->index,
+				.segment = seg->index, .waker = &report_no_waker,
 			};
 
 			if (!report__keep(o, &c->row.target))
 				continue;
 			err = report__task(r, seg, &c->row.target, 0, 0, c->t1, &s.task);
-			if (!err && r->kind == REPORT_OFFWAKE)
-				err = report__task(r, seg, &c->row.waker, 0, 0, c->t1, &s.waker);
+			if (!err && r->kind == REPORT_OFFWAKE) {
+				struct rtask *w = arena__alloc(&r->priv->mem, sizeof(*w));
+
+				err = w ? report__task(r, seg, &c->row.waker, 0, 0, c->t1, w) : -ENOMEM;
+				s.waker = w;
+			}
 			if (!err)
 				err = report__add(r, &s, &cap);
 			if (err)

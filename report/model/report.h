@@ -178,12 +178,18 @@ struct rtask {
 
 struct rsample {
 	struct rtask task;
-	struct rtask waker;		/* REPORT_OFFWAKE only; zeroed otherwise */
+	/* REPORT_OFFWAKE: the waker (in the report's memory); otherwise
+	 * &report_no_waker, all zero.  A pointer: a profile's samples are
+	 * 112 bytes, not 176 (55k of them in a build's capture). */
+	const struct rtask *waker;
 	uint64_t count;			/* samples, blocking episodes, or events */
 	uint32_t event;			/* trace captures: the event's index */
 	uint64_t blocked_ns;		/* off-CPU captures */
 	uint32_t segment;
 };
+
+/* The waker of samples that have none (struct rsample's waker). */
+extern const struct rtask report_no_waker;
 
 enum report_kind {
 	REPORT_PROFILE = 0,		/* CNTS rows */

@@ -180,7 +180,7 @@ static int pp__push_side(struct pp *pp, stk_stack_ref ref, const struct rstack *
  */
 static int pp__walk(struct pp *pp, const struct rsample *s)
 {
-	const struct rtask *t = &s->task, *w = &s->waker;
+	const struct rtask *t = &s->task, *w = s->waker;
 	const struct output_opts *o = pp->o;
 	int err = 0;
 
@@ -463,7 +463,7 @@ static void pmap__account(struct pmap *pm, const struct rframe *f, int dwarf,
 static const struct rtask *pp__task_of(const struct pp *pp, const struct rsample *s,
 				       size_t i, size_t sep)
 {
-	return pp->r->kind == REPORT_OFFWAKE && i < sep ? &s->waker : &s->task;
+	return pp->r->kind == REPORT_OFFWAKE && i < sep ? s->waker : &s->task;
 }
 
 static size_t pp__separator(const struct pp *pp)
@@ -714,11 +714,11 @@ static int pp__merge(struct pp *pp, const struct rsample *s, size_t n, const int
 	size_t v;
 
 	if (offwake)
-		h = task_hash(h, &s->waker);
+		h = task_hash(h, s->waker);
 	for (ps = idmap__find_ptr(&pp->sample_keys, h); ps; ps = ps->next) {
 		if (ps->nr_locs == n && (!n || memcmp(ps->loc_ids, pp->ids, n * sizeof(*pp->ids)) == 0) &&
 		    same_task(&ps->first->task, &s->task) &&
-		    (!offwake || same_task(&ps->first->waker, &s->waker))) {
+		    (!offwake || same_task(ps->first->waker, s->waker))) {
 			for (v = 0; v < pp->nr_values; v++)
 				ps->values[v] = pp_sum(ps->values[v], values[v]);
 			return 0;
@@ -859,7 +859,7 @@ static int pp__add_samples(struct pp *pp)
 
 	for (i = 0; !err && i < pp->nr_samples; i++) {
 		const struct psample *ps = pp->samples[i];
-		const struct rtask *t = &ps->first->task, *w = &ps->first->waker;
+		const struct rtask *t = &ps->first->task, *w = ps->first->waker;
 		char comm[sizeof(t->comm) + 1], wcomm[sizeof(w->comm) + 1];
 		int waker;
 		struct pprof_label labels[10 + OUTPUT_MAX_LABELS + 2] = {

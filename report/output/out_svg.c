@@ -460,7 +460,7 @@ static int collect_profile(struct collect *c, const struct rsample *s, const str
  * the waker's stack stands on the "--" frame, as in offwaketime's graphs. */
 static int collect_offwake(struct collect *c, const struct rsample *s, const struct output_opts *o)
 {
-	const struct rtask *w = &s->waker, *t = &s->task;
+	const struct rtask *w = s->waker, *t = &s->task;
 	int need_delim = o->delimited && !(o->user_only || o->kernel_only);
 	const unsigned int W = FLAME_WAKER;
 	int err;
