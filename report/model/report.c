@@ -114,7 +114,7 @@ const char *rframe__marker(const struct rframe *f, char *buf, size_t size)
 		snprintf(buf, size, "[unwind stopped: %s]", unwind_stop__name(rframe__unwind_stop(f)));
 	else if (rframe__python_stop(f))
 		snprintf(buf, size, "[python stopped: %s]", python_stop__name(rframe__python_stop(f)));
-	else if (f->kind == RFRAME_PYTHON && !f->sym)
+	else if (rframe__kind(f) == RFRAME_PYTHON && !rframe__sym(f))
 		snprintf(buf, size, "%s", REPORT_PY_UNKNOWN);
 	else
 		return NULL;
@@ -288,13 +288,13 @@ static int report__stack_mods(struct report *r, struct rstack *st, uint32_t tgid
 	for (i = 0; i < st->nr_frames; i++) {
 		const struct rframe *f = &st->frames[i];
 
-		if (f->kind != RFRAME_USER || !f->map)
+		if (rframe__kind(f) != RFRAME_USER || !f->map)
 			continue;
 		m = report__module(r, tgid, f->map);
 		if (!m)
 			return -ENOMEM;
 		modset__meet(&ms, m);
-		modset__frame(&ms, f->sym);
+		modset__frame(&ms, rframe__sym(f));
 	}
 	return modset__keep(&ms, r->priv, st);
 }
@@ -341,30 +341,36 @@ static struct frame_memo *report__loc(struct report_priv *p, const struct sym_mo
 static int report__lookup(struct report_priv *p, struct symbolizer *sym, struct rframe *f,
 			  struct sym_module *mod, uint32_t depth)
 {
-	struct frame_memo *fm, *lc;
 	uint64_t off = f->addr - f->map->start + f->map->offset;
+	uint32_t is_return = (uint32_t)rframe__is_return(f);
+	const struct sym_result *res;
+	struct frame_memo *fm, *lc;
 	int err;
 
-	if (mod->source == ELF_SRC_PERF_MAP)
-		return symbolizer__lookup(sym, mod, f->map, f->addr, f->is_return, &f->sym);
+	if (mod->source == ELF_SRC_PERF_MAP) {
+		err = symbolizer__lookup(sym, mod, f->map, f->addr, (int)is_return, &res);
+		rframe__set_sym(f, res);
+		return err;
+	}
 	fm = report__memo(p, mod, depth);
-	if (frame_memo__hit(fm, mod, f->map, f->addr, f->is_return)) {
-		f->sym = fm->sym;
+	if (frame_memo__hit(fm, mod, f->map, f->addr, is_return)) {
+		rframe__set_sym(f, fm->sym);
 		return 0;
 	}
-	lc = report__loc(p, mod, off, f->is_return);
-	if (frame_memo__hit(lc, mod, f->map, f->addr, f->is_return)) {
-		f->sym = lc->sym;
+	lc = report__loc(p, mod, off, is_return);
+	if (frame_memo__hit(lc, mod, f->map, f->addr, is_return)) {
+		rframe__set_sym(f, lc->sym);
 		if (fm)
 			*fm = *lc;
 		return 0;
 	}
-	err = symbolizer__lookup(sym, mod, f->map, f->addr, f->is_return, &f->sym);
+	err = symbolizer__lookup(sym, mod, f->map, f->addr, (int)is_return, &res);
 	if (err)
 		return err;
+	rframe__set_sym(f, res);
 	/* Opening may have named the module from a perf map after all. */
 	if (mod->source != ELF_SRC_PERF_MAP) {
-		*lc = (struct frame_memo){ mod, off, f->sym, f->map->prot, f->is_return };
+		*lc = (struct frame_memo){ mod, off, res, f->map->prot, is_return };
 		if (fm)
 			*fm = *lc;
 	}
@@ -442,9 +448,8 @@ static int report__user_stack(struct report *r, const struct cap_segment *seg, u
 				     cs->frames[i + 2], 1))
 			__builtin_prefetch(report__loc(p, last_mod, cs->frames[i + 2] - last_map->start +
 							       last_map->offset, 1));
-		f->kind = RFRAME_USER;
+		rframe__set_kind(f, RFRAME_USER, i > 0);
 		f->addr = cs->frames[i];
-		f->is_return = i > 0;
 		/* Neighbouring frames are often in one mapping. */
 		if (last_map && f->addr >= last_map->start && f->addr < last_map->end)
 			f->map = last_map;
@@ -467,7 +472,7 @@ static int report__user_stack(struct report *r, const struct cap_segment *seg, u
 				if (err)
 					return err;
 			}
-			modset__frame(&ms, f->sym);
+			modset__frame(&ms, rframe__sym(f));
 		}
 	}
 	if (npw) {
@@ -482,10 +487,10 @@ static int report__user_stack(struct report *r, const struct cap_segment *seg, u
 	for (i = 0; i < st->nr_frames; i++) {
 		const struct rframe *f = &st->frames[i];
 
-		st->nr_unknown += !f->sym && !rframe__python_stop(f);
+		st->nr_unknown += !rframe__sym(f) && !rframe__python_stop(f);
 		if (rframe__python_stop(f))
 			st->python_stop = (uint8_t)rframe__python_stop(f);
-		else if (f->kind == RFRAME_PYTHON && !f->sym)
+		else if (rframe__kind(f) == RFRAME_PYTHON && !rframe__sym(f))
 			st->python_unknown = 1;
 	}
 	st->nr_native = nn;
@@ -627,22 +632,27 @@ static int report__kernel_stack(struct report *r, const struct cap_segment *seg,
 	for (i = 0; i < st->nr_frames; i++) {
 		struct rframe *f = &st->frames[i];
 
-		f->kind = RFRAME_KERNEL;
+		const struct sym_result *res = NULL;
+		int is_return;
+
 		f->addr = prepend && i == 0 ? kip : cs->frames[start + i - prepend];
 		/* After skipped tracing frames, the first kept one is a
 		 * return address too. */
-		f->is_return = i > 0 || ((r->kind != REPORT_PROFILE || r->trace) && start > 0);
+		is_return = i > 0 || ((r->kind != REPORT_PROFILE || r->trace) && start > 0);
+		rframe__set_kind(f, RFRAME_KERNEL, is_return);
 		f->kobj = kobj_find(r->cap, f->addr);
 		/* The kernel image from --vmlinux (inline frames, lines);
 		 * modules, and whatever it does not cover, from kallsyms. */
 		if (p->opts->vmlinux && kobj_is_image(f->kobj)) {
-			if (kvmlinux__lookup(p->opts->vmlinux, f->addr, f->is_return, &f->sym))
+			if (kvmlinux__lookup(p->opts->vmlinux, f->addr, is_return, &res))
 				return -ENOMEM;
-			f->kernel_dwarf = f->sym && kvmlinux__has_dwarf(p->opts->vmlinux);
+			if (res && kvmlinux__has_dwarf(p->opts->vmlinux))
+				rframe__set_kernel_dwarf(f);
 		}
-		if (!f->sym)
-			f->sym = ksyms__lookup(r->ksyms, f->is_return ? f->addr - 1 : f->addr);
-		st->nr_unknown += !f->sym;
+		if (!res)
+			res = ksyms__lookup(r->ksyms, is_return ? f->addr - 1 : f->addr);
+		rframe__set_sym(f, res);
+		st->nr_unknown += !res;
 	}
 	if (ent_add(p, &p->kstacks, h, seg->index, (uint64_t)ref, kip, kret, st))
 		return -ENOMEM;

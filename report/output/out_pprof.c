@@ -391,7 +391,7 @@ static struct pmap *pp__pmap(struct pp *pp, const struct rsample *s, const struc
 	struct pmap *pm;
 
 	*err = 0;
-	if (f->kind == RFRAME_KERNEL) {
+	if (rframe__kind(f) == RFRAME_KERNEL) {
 		pm = pp__kernel_pmap(pp, f);
 	} else if (!f->map) {
 		return NULL;
@@ -414,9 +414,9 @@ static int pp__dwarf(struct pp *pp, const struct rframe *f)
 {
 	const struct sym_module *m;
 
-	if (f->kind == RFRAME_KERNEL)
-		return f->kernel_dwarf;
-	if (f->kind != RFRAME_USER || !f->map)
+	if (rframe__kind(f) == RFRAME_KERNEL)
+		return rframe__kernel_dwarf(f);
+	if (rframe__kind(f) != RFRAME_USER || !f->map)
 		return 0;
 	if (f->map != pp->dwarf_map) {
 		m = report__map_module(pp->r, f->map);
@@ -431,7 +431,7 @@ static int pp__dwarf(struct pp *pp, const struct rframe *f)
 static void pmap__account(struct pmap *pm, const struct rframe *f, int dwarf,
 			  const struct output_opts *o)
 {
-	const struct sym_result *sym = f->sym;
+	const struct sym_result *sym = rframe__sym(f);
 	uint32_t i;
 
 	if (f->addr < pm->min_addr)
@@ -609,7 +609,7 @@ static const char *pp__ksym_name(struct pp *pp, const struct rframe *f, const ch
 /* The location of frame @f in @pm (NULL: no mapping), added on first use. */
 static int pp__location(struct pp *pp, const struct pmap *pm, const struct rframe *f, uint64_t *id)
 {
-	const struct sym_result *sym = f->sym;
+	const struct sym_result *sym = rframe__sym(f);
 	struct pprof_line lines[64], *lp = lines;
 	uint64_t h = hash64(hash64((uintptr_t)pm, f->addr), (uintptr_t)sym);
 	struct ploc *l;
@@ -639,7 +639,7 @@ static int pp__location(struct pp *pp, const struct pmap *pm, const struct rfram
 			.start_line = sl->start_line,
 		};
 
-		if (f->kind == RFRAME_KERNEL) {
+		if (rframe__kind(f) == RFRAME_KERNEL) {
 			fn.system_name = pp__ksym_name(pp, f, sl->name);
 			if (!fn.system_name)
 				err = -ENOMEM;
@@ -648,7 +648,7 @@ static int pp__location(struct pp *pp, const struct pmap *pm, const struct rfram
 		 * function whose name is its system name for a mangled one and
 		 * "simplifies" it, which leaves nothing of "<module>" or
 		 * "<lambda>" (C++ template brackets to it). */
-		if (f->kind == RFRAME_PYTHON)
+		if (rframe__kind(f) == RFRAME_PYTHON)
 			fn.system_name = NULL;
 		err = err ?: pprof__function(pp->p, &fn, &lp[i].function_id);
 		lp[i].line = sl->line;
@@ -656,7 +656,7 @@ static int pp__location(struct pp *pp, const struct pmap *pm, const struct rfram
 	/* A Python marker ([python stopped: depth], [python: unknown code]) is
 	 * a function of that name; a Python frame has no machine address (its
 	 * word is the code object's), nor a mapping: pprof reads its line. */
-	if (!err && !n && f->kind == RFRAME_PYTHON) {
+	if (!err && !n && rframe__kind(f) == RFRAME_PYTHON) {
 		char buf[64];
 		struct pprof_function fn = { .name = rframe__marker(f, buf, sizeof(buf)) };
 
@@ -665,7 +665,7 @@ static int pp__location(struct pp *pp, const struct pmap *pm, const struct rfram
 		n = 1;
 	}
 	err = err ?: pprof__location(pp->p, pm ? pm->id : 0,
-				     f->kind == RFRAME_PYTHON ? 0 : f->addr, lp, n, id);
+				     rframe__kind(f) == RFRAME_PYTHON ? 0 : f->addr, lp, n, id);
 	if (lp != lines)
 		free(lp);
 	if (err)
