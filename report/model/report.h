@@ -60,6 +60,10 @@ struct rframe {
 #define RFRAME_BITS_RETURN	4u
 #define RFRAME_BITS		7u
 
+/* What the low bits hold room for: results hold pointers (and live in
+ * arenas or the heap). */
+_Static_assert(_Alignof(struct sym_result) > RFRAME_BITS, "sym_result alignment");
+
 static inline const struct sym_result *rframe__sym(const struct rframe *f)
 {
 	return (const struct sym_result *)(f->symk & ~(uintptr_t)RFRAME_BITS);
