@@ -50,6 +50,9 @@ static struct cap_segment *capture__segment(struct capture *c, uint32_t index,
 	return &c->segs[index];
 }
 
+/* Rows or stacks of a chunk ahead whose index slot is loaded early. */
+#define SEG_AHEAD 8
+
 static int seg__add_stacks(struct capture *c, struct cap_segment *s, const struct stk_stack *st,
 			   size_t n, uint64_t *mem)
 {
@@ -58,6 +61,10 @@ static int seg__add_stacks(struct capture *c, struct cap_segment *s, const struc
 	for (i = 0; i < n; i++) {
 		struct cap_stack *cs;
 
+		/* The index is megabytes, probed at random: a later id's
+		 * slot loads while this one is looked up. */
+		if (i + SEG_AHEAD < n)
+			idmap__prefetch(&s->stacks, st[i + SEG_AHEAD].id);
 		if (idmap__find_ptr(&s->stacks, st[i].id))
 			continue;	/* ids are content-stable: same id, same frames */
 		if (c->nr_stacks >= UINT32_MAX)
@@ -202,13 +209,10 @@ static uint64_t capture__take(struct capture *c, uint64_t *total, uint64_t v)
 	return v;
 }
 
-/* One CNTS row, or a TRCE row of event @event (CNTS: 0), of the
- * interval ending at @t1, summed into its key's. */
-static int seg__add_count(struct capture *cap, struct cap_segment *s, const struct stk_count *r,
-			  uint32_t event, uint64_t t1)
+/* seg__add_count() of row @r, in force with snapshot @maps, its key @k. */
+static int seg__add_keyed(struct capture *cap, struct cap_segment *s, const struct stk_count *r,
+			  uint32_t event, uint64_t t1, const struct cap_maps *maps, uint64_t k)
 {
-	const struct cap_maps *maps = seg__snapshot_at(s, r->tgid, t1);
-	uint64_t k = hash64(count_key(r, maps), event);
 	uint64_t n = capture__take(cap, &cap->total_count, r->count);
 	struct cap_count *first = idmap__find_ptr(&s->count_keys, k), *c;
 
@@ -238,6 +242,16 @@ static int seg__add_count(struct capture *cap, struct cap_segment *s, const stru
 	return 0;
 }
 
+/* One CNTS row, or a TRCE row of event @event (CNTS: 0), of the
+ * interval ending at @t1, summed into its key's. */
+static int seg__add_count(struct capture *cap, struct cap_segment *s, const struct stk_count *r,
+			  uint32_t event, uint64_t t1)
+{
+	const struct cap_maps *maps = seg__snapshot_at(s, r->tgid, t1);
+
+	return seg__add_keyed(cap, s, r, event, t1, maps, hash64(count_key(r, maps), event));
+}
+
 /* TRCE rows: CNTS rows with their event and no interrupted IP. */
 static int seg__add_trace(struct capture *cap, struct cap_segment *s, const struct stk_chunk *ch)
 {
@@ -258,14 +272,29 @@ static int seg__add_trace(struct capture *cap, struct cap_segment *s, const stru
 	return err;
 }
 
+/* CNTS rows, SEG_AHEAD at a time: their snapshots and keys first, the
+ * keys' slots of the index (megabytes, at random) loading, then each
+ * summed. */
 static int seg__add_counts(struct capture *cap, struct cap_segment *s, const struct stk_chunk *ch)
 {
-	size_t i;
+	const struct cap_maps *maps[SEG_AHEAD];
+	uint64_t keys[SEG_AHEAD];
+	size_t i, j, n;
 	int err = 0;
 
 	seg__times(s, ch->t0_ns, ch->t1_ns);
-	for (i = 0; !err && i < ch->u.cnts.n; i++)
-		err = seg__add_count(cap, s, &ch->u.cnts.rows[i], 0, ch->t1_ns);
+	for (i = 0; !err && i < ch->u.cnts.n; i += n) {
+		const struct stk_count *rows = &ch->u.cnts.rows[i];
+
+		n = ch->u.cnts.n - i < SEG_AHEAD ? ch->u.cnts.n - i : SEG_AHEAD;
+		for (j = 0; j < n; j++) {
+			maps[j] = seg__snapshot_at(s, rows[j].tgid, ch->t1_ns);
+			keys[j] = hash64(count_key(&rows[j], maps[j]), 0);
+			idmap__prefetch(&s->count_keys, keys[j]);
+		}
+		for (j = 0; !err && j < n; j++)
+			err = seg__add_keyed(cap, s, &rows[j], 0, ch->t1_ns, maps[j], keys[j]);
+	}
 	return err;
 }
 
@@ -339,16 +368,39 @@ static int mapping_cmp(const void *a, const void *b)
 	return x->start < y->start ? -1 : x->start > y->start;
 }
 
+/* A mapping path kept once per segment (struct cap_segment's paths). */
+struct cap_path {
+	struct cap_path *next;	/* same hash */
+	size_t len;
+	char s[];
+};
+
 static void cap_maps__free(struct cap_maps *m)
 {
-	uint32_t i;
-
 	if (!m)
 		return;
-	for (i = 0; i < m->nr_mappings; i++)
-		free((char *)m->mappings[i].path);
 	free(m->mappings);
 	free(m);
+}
+
+/* @path (@len bytes) as kept in @s, a copy the first time; NULL: out of
+ * memory. */
+static const char *seg__path(struct cap_segment *s, const char *path, size_t len)
+{
+	uint64_t h = hash_bytes(0, path, len);
+	struct cap_path *first = idmap__find_ptr(&s->paths, h), *c;
+
+	for (c = first; c; c = c->next)
+		if (c->len == len && memcmp(c->s, path, len) == 0)
+			return c->s;
+	c = arena__alloc(&s->mem, sizeof(*c) + len + 1);
+	if (!c)
+		return NULL;
+	c->next = first;
+	c->len = len;
+	memcpy(c->s, path, len);
+	c->s[len] = '\0';
+	return idmap__set_ptr(&s->paths, h, c) ? NULL : c->s;
 }
 
 static int seg__add_maps(struct cap_segment *s, const struct stk_chunk *ch, uint64_t *mem)
@@ -376,14 +428,15 @@ static int seg__add_maps(struct cap_segment *s, const struct stk_chunk *ch, uint
 			return -ENOMEM;
 		}
 		for (j = 0; j < p->nr_mappings; j++) {
+			const char *path = p->mappings[j].path ? p->mappings[j].path : "";
+
 			m->mappings[j] = p->mappings[j];
-			m->mappings[j].path = strdup(p->mappings[j].path ? p->mappings[j].path : "");
-			m->nr_mappings++;
+			m->mappings[j].path = seg__path(s, path, strlen(path));
 			if (!m->mappings[j].path) {
-				m->nr_mappings--;
 				cap_maps__free(m);
 				return -ENOMEM;
 			}
+			m->nr_mappings++;
 		}
 		qsort(m->mappings, m->nr_mappings, sizeof(*m->mappings), mapping_cmp);
 		s->maps[s->nr_maps++] = m;
@@ -855,6 +908,7 @@ static void cap_segment__free(struct cap_segment *s)
 	free(s->by_comm);
 	seg__free_maps_read(s);
 	free(s->pid_ns);
+	idmap__release(&s->paths);
 	arena__free(&s->mem);
 }
 

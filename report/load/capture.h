@@ -91,6 +91,10 @@ struct cap_segment {
 					 * header's mono_start_ns, else (header
 					 * lost) the first row chunk's t0 */
 	struct arena mem;		/* stacks and count rows */
+	/* The snapshots' mapping paths, each kept once (a build's thousand
+	 * processes map the same few hundred files): hash -> struct
+	 * cap_path chain; the paths in @mem. */
+	struct idmap paths;
 };
 
 struct cap_kobj {

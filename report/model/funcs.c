@@ -104,9 +104,9 @@ static struct func_ent *funcs__intern(struct funcs *fs, const char *name, const 
 /* A Python frame's module is its source file: "Worker.run (worker.py)". */
 static const char *frame_module(const struct rframe *f)
 {
-	if (f->kind == RFRAME_KERNEL)
+	if (rframe__kind(f) == RFRAME_KERNEL)
 		return "[kernel]";
-	if (f->kind == RFRAME_PYTHON)
+	if (rframe__kind(f) == RFRAME_PYTHON)
 		return rframe__py(f) && rframe__py(f)->line.file
 		       ? base_name(rframe__py(f)->line.file) : "[python]";
 	return f->map && f->map->path[0] ? base_name(f->map->path) : "[unknown]";
@@ -136,8 +136,8 @@ static const struct func_list *funcs__list(struct funcs *fs, int side, const str
 
 			if (fs->by == FUNCS_BY_FUNC) {
 				char buf[64];
-				const char *name = f->sym ? f->sym->lines[j].name
-						   : f->kind == RFRAME_PYTHON
+				const char *name = rframe__sym(f) ? rframe__sym(f)->lines[j].name
+						   : rframe__kind(f) == RFRAME_PYTHON
 						   ? rframe__marker(f, buf, sizeof(buf)) : NULL;
 
 				if (!name)

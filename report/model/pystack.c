@@ -64,13 +64,13 @@ int pystack__is_eval_frame(const struct rframe *f)
 {
 	const char *name;
 
-	if (f->kind != RFRAME_USER || !f->sym || !f->sym->nr_lines)
+	if (rframe__kind(f) != RFRAME_USER || !rframe__sym(f) || !rframe__sym(f)->nr_lines)
 		return 0;
 	/* The function the machine code belongs to: the outermost of its
 	 * inline lines, as the binary spells it. */
-	name = f->sym->lines[f->sym->nr_lines - 1].raw;
+	name = rframe__sym(f)->lines[rframe__sym(f)->nr_lines - 1].raw;
 	if (!name)
-		name = f->sym->lines[f->sym->nr_lines - 1].name;
+		name = rframe__sym(f)->lines[rframe__sym(f)->nr_lines - 1].name;
 	return strncmp(name, EVAL_LOOP, sizeof(EVAL_LOOP) - 1) == 0 &&
 	       (name[sizeof(EVAL_LOOP) - 1] == '\0' || name[sizeof(EVAL_LOOP) - 1] == '.');
 }
@@ -231,9 +231,9 @@ int pystack__merge(struct pystack *ps, uint32_t tgid, const struct rframe *nativ
 			if (err)
 				return err;
 			memset(f, 0, sizeof(*f));
-			f->kind = RFRAME_PYTHON;
+			rframe__set_kind(f, RFRAME_PYTHON, 0);
 			f->addr = fr[k].frame;
-			f->sym = pf ? &pf->sym : NULL;
+			rframe__set_sym(f, pf ? &pf->sym : NULL);
 			py++;
 			took = 1;
 			if (stk_py_word__tag(fr[k++].frame) == STK_PY_TAG_ENTRY && i < nr_native)
@@ -245,7 +245,7 @@ int pystack__merge(struct pystack *ps, uint32_t tgid, const struct rframe *nativ
 			stop_done = 1;
 			if (stop) {
 				memset(&out[n], 0, sizeof(out[n]));
-				out[n].kind = RFRAME_PYTHON;
+				rframe__set_kind(&out[n], RFRAME_PYTHON, 0);
 				out[n++].addr = stop;
 				py++;
 			}

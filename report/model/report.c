@@ -65,6 +65,7 @@ struct report_priv {
 	size_t cap_scratch;
 	struct idmap snaps;		/* hash -> maps_ent chain */
 	struct frame_memo memo[REPORT_MEMO_MODS][REPORT_MEMO_DEPTH];
+	struct frame_memo *locs;	/* REPORT_LOCS slots (report__loc()) */
 };
 
 /* cap_segment__maps()'s answer for one (segment, tgid, comm, time): rows
@@ -77,6 +78,8 @@ struct maps_ent {
 	const struct cap_maps *maps;
 	struct maps_ent *next;
 };
+
+const struct rtask report_no_waker;
 
 const char *report_kind__name(enum report_kind k)
 {
@@ -111,7 +114,7 @@ const char *rframe__marker(const struct rframe *f, char *buf, size_t size)
 		snprintf(buf, size, "[unwind stopped: %s]", unwind_stop__name(rframe__unwind_stop(f)));
 	else if (rframe__python_stop(f))
 		snprintf(buf, size, "[python stopped: %s]", python_stop__name(rframe__python_stop(f)));
-	else if (f->kind == RFRAME_PYTHON && !f->sym)
+	else if (rframe__kind(f) == RFRAME_PYTHON && !rframe__sym(f))
 		snprintf(buf, size, "%s", REPORT_PY_UNKNOWN);
 	else
 		return NULL;
@@ -285,13 +288,13 @@ static int report__stack_mods(struct report *r, struct rstack *st, uint32_t tgid
 	for (i = 0; i < st->nr_frames; i++) {
 		const struct rframe *f = &st->frames[i];
 
-		if (f->kind != RFRAME_USER || !f->map)
+		if (rframe__kind(f) != RFRAME_USER || !f->map)
 			continue;
 		m = report__module(r, tgid, f->map);
 		if (!m)
 			return -ENOMEM;
 		modset__meet(&ms, m);
-		modset__frame(&ms, f->sym);
+		modset__frame(&ms, rframe__sym(f));
 	}
 	return modset__keep(&ms, r->priv, st);
 }
@@ -312,27 +315,65 @@ static int frame_memo__hit(const struct frame_memo *fm, const struct sym_module 
 	       fm->is_return == is_return && fm->prot == map->prot;
 }
 
+/*
+ * The symbolizer's last answer for a (module, file offset, return-ness)
+ * location, in a direct-mapped table of REPORT_LOCS slots (128 KiB, in the
+ * CPU's L2) asked when the memo by depth misses: the build capture's 979k
+ * user frames are 33.5k locations, the ~1000 cc1 processes naming the same
+ * ones at other addresses, and the modules' own caches (cc1's: 1 MiB of
+ * hash table) are a miss in L2 a lookup.  Never for a perf map (named by
+ * the absolute address).
+ */
+#define REPORT_LOCS_BITS 12
+#define REPORT_LOCS (1u << REPORT_LOCS_BITS)
+
+static struct frame_memo *report__loc(struct report_priv *p, const struct sym_module *mod,
+				      uint64_t off, uint32_t is_return)
+{
+	uint64_t h = ((uintptr_t)mod >> 4) ^ (off << 1) ^ is_return;
+
+	h *= 0x9e3779b97f4a7c15ULL;
+	return &p->locs[h >> (64 - REPORT_LOCS_BITS)];
+}
+
 /* symbolizer__lookup() of user frame @f in module @mod, @depth from its
- * stack's root, through p->memo.  0 or -errno. */
+ * stack's root, through p->memo and p->locs.  0 or -errno. */
 static int report__lookup(struct report_priv *p, struct symbolizer *sym, struct rframe *f,
 			  struct sym_module *mod, uint32_t depth)
 {
-	struct frame_memo *fm = report__memo(p, mod, depth);
 	uint64_t off = f->addr - f->map->start + f->map->offset;
+	uint32_t is_return = (uint32_t)rframe__is_return(f);
+	const struct sym_result *res;
+	struct frame_memo *fm, *lc;
 	int err;
 
-	if (!fm)
-		return symbolizer__lookup(sym, mod, f->map, f->addr, f->is_return, &f->sym);
-	if (frame_memo__hit(fm, mod, f->map, f->addr, f->is_return)) {
-		f->sym = fm->sym;
+	if (mod->source == ELF_SRC_PERF_MAP) {
+		err = symbolizer__lookup(sym, mod, f->map, f->addr, (int)is_return, &res);
+		rframe__set_sym(f, res);
+		return err;
+	}
+	fm = report__memo(p, mod, depth);
+	if (frame_memo__hit(fm, mod, f->map, f->addr, is_return)) {
+		rframe__set_sym(f, fm->sym);
 		return 0;
 	}
-	err = symbolizer__lookup(sym, mod, f->map, f->addr, f->is_return, &f->sym);
+	lc = report__loc(p, mod, off, is_return);
+	if (frame_memo__hit(lc, mod, f->map, f->addr, is_return)) {
+		rframe__set_sym(f, lc->sym);
+		if (fm)
+			*fm = *lc;
+		return 0;
+	}
+	err = symbolizer__lookup(sym, mod, f->map, f->addr, (int)is_return, &res);
 	if (err)
 		return err;
+	rframe__set_sym(f, res);
 	/* Opening may have named the module from a perf map after all. */
-	if (mod->source != ELF_SRC_PERF_MAP)
-		*fm = (struct frame_memo){ mod, off, f->sym, f->map->prot, f->is_return };
+	if (mod->source != ELF_SRC_PERF_MAP) {
+		*lc = (struct frame_memo){ mod, off, res, f->map->prot, is_return };
+		if (fm)
+			*fm = *lc;
+	}
 	return 0;
 }
 
@@ -398,16 +439,17 @@ static int report__user_stack(struct report *r, const struct cap_segment *seg, u
 		struct rframe *f = &native[i];
 
 		/* A frame two ahead in the same mapping (most are): its
-		 * module cache slot loads while this one is looked up,
-		 * unless the memo has it. */
+		 * location's slot loads while this one is looked up, unless
+		 * the memo has it. */
 		if (i + 2 < nn && last_map && !p->opts->no_symbols &&
 		    cs->frames[i + 2] >= last_map->start && cs->frames[i + 2] < last_map->end &&
+		    last_mod->source != ELF_SRC_PERF_MAP &&
 		    !frame_memo__hit(report__memo(p, last_mod, nn - 3 - i), last_mod, last_map,
 				     cs->frames[i + 2], 1))
-			symbolizer__prefetch(r->sym, last_mod, last_map, cs->frames[i + 2], 1);
-		f->kind = RFRAME_USER;
+			__builtin_prefetch(report__loc(p, last_mod, cs->frames[i + 2] - last_map->start +
+							       last_map->offset, 1));
+		rframe__set_kind(f, RFRAME_USER, i > 0);
 		f->addr = cs->frames[i];
-		f->is_return = i > 0;
 		/* Neighbouring frames are often in one mapping. */
 		if (last_map && f->addr >= last_map->start && f->addr < last_map->end)
 			f->map = last_map;
@@ -430,7 +472,7 @@ static int report__user_stack(struct report *r, const struct cap_segment *seg, u
 				if (err)
 					return err;
 			}
-			modset__frame(&ms, f->sym);
+			modset__frame(&ms, rframe__sym(f));
 		}
 	}
 	if (npw) {
@@ -445,10 +487,10 @@ static int report__user_stack(struct report *r, const struct cap_segment *seg, u
 	for (i = 0; i < st->nr_frames; i++) {
 		const struct rframe *f = &st->frames[i];
 
-		st->nr_unknown += !f->sym && !rframe__python_stop(f);
+		st->nr_unknown += !rframe__sym(f) && !rframe__python_stop(f);
 		if (rframe__python_stop(f))
 			st->python_stop = (uint8_t)rframe__python_stop(f);
-		else if (f->kind == RFRAME_PYTHON && !f->sym)
+		else if (rframe__kind(f) == RFRAME_PYTHON && !rframe__sym(f))
 			st->python_unknown = 1;
 	}
 	st->nr_native = nn;
@@ -590,22 +632,27 @@ static int report__kernel_stack(struct report *r, const struct cap_segment *seg,
 	for (i = 0; i < st->nr_frames; i++) {
 		struct rframe *f = &st->frames[i];
 
-		f->kind = RFRAME_KERNEL;
+		const struct sym_result *res = NULL;
+		int is_return;
+
 		f->addr = prepend && i == 0 ? kip : cs->frames[start + i - prepend];
 		/* After skipped tracing frames, the first kept one is a
 		 * return address too. */
-		f->is_return = i > 0 || ((r->kind != REPORT_PROFILE || r->trace) && start > 0);
+		is_return = i > 0 || ((r->kind != REPORT_PROFILE || r->trace) && start > 0);
+		rframe__set_kind(f, RFRAME_KERNEL, is_return);
 		f->kobj = kobj_find(r->cap, f->addr);
 		/* The kernel image from --vmlinux (inline frames, lines);
 		 * modules, and whatever it does not cover, from kallsyms. */
 		if (p->opts->vmlinux && kobj_is_image(f->kobj)) {
-			if (kvmlinux__lookup(p->opts->vmlinux, f->addr, f->is_return, &f->sym))
+			if (kvmlinux__lookup(p->opts->vmlinux, f->addr, is_return, &res))
 				return -ENOMEM;
-			f->kernel_dwarf = f->sym && kvmlinux__has_dwarf(p->opts->vmlinux);
+			if (res && kvmlinux__has_dwarf(p->opts->vmlinux))
+				rframe__set_kernel_dwarf(f);
 		}
-		if (!f->sym)
-			f->sym = ksyms__lookup(r->ksyms, f->is_return ? f->addr - 1 : f->addr);
-		st->nr_unknown += !f->sym;
+		if (!res)
+			res = ksyms__lookup(r->ksyms, is_return ? f->addr - 1 : f->addr);
+		rframe__set_sym(f, res);
+		st->nr_unknown += !res;
 	}
 	if (ent_add(p, &p->kstacks, h, seg->index, (uint64_t)ref, kip, kret, st))
 		return -ENOMEM;
@@ -768,12 +815,12 @@ static int rtask_unknown(const struct rtask *t)
 static void report__account(struct report *r, const struct rsample *s)
 {
 	r->total_count += s->count;
-	if (!rtask_unknown(&s->task) && !rtask_unknown(&s->waker))
+	if (!rtask_unknown(&s->task) && !rtask_unknown(s->waker))
 		r->symbolized_count += s->count;
 	report__account_stack(s->task.user, s->count);
-	report__account_stack(s->waker.user, s->count);
+	report__account_stack(s->waker->user, s->count);
 	report__account_stop(r, s->task.user, s->count);
-	report__account_stop(r, s->waker.user, s->count);
+	report__account_stop(r, s->waker->user, s->count);
 	if (s->task.kernel) {
 		r->kernel_samples += s->count;
 		if (s->task.kernel->nr_unknown)
@@ -829,7 +876,8 @@ static int report__run(struct report *r)
 		stacks = recorded;
 	r->priv->ufirst = calloc(r->cap->nr_stacks ? r->cap->nr_stacks : 1,
 				 sizeof(*r->priv->ufirst));
-	if (!r->priv->ufirst)
+	r->priv->locs = calloc(REPORT_LOCS, sizeof(*r->priv->locs));
+	if (!r->priv->ufirst || !r->priv->locs)
 		return -ENOMEM;
 	err = idmap__reserve(&r->priv->kstacks, stacks);
 	if (err)
@@ -853,7 +901,7 @@ static int report__run(struct report *r)
 					.user_stack = row->user_stack, .kernel_stack = row->kernel_stack,
 				};
 				struct rsample s = { .count = row->count, .segment = seg->index,
-						     .event = c->event };
+						     .event = c->event, .waker = &report_no_waker };
 
 				/* Rows have stacks of their own, at random in
 				 * the segment's index: start loading a later
@@ -881,14 +929,18 @@ static int report__run(struct report *r)
 			const struct cap_offc *c = seg->offc[j];
 			struct rsample s = {
 				.count = c->row.count, .blocked_ns = c->row.blocked_ns,
-				.segment = seg->index,
+				.segment = seg->index, .waker = &report_no_waker,
 			};
 
 			if (!report__keep(o, &c->row.target))
 				continue;
 			err = report__task(r, seg, &c->row.target, 0, 0, c->t1, &s.task);
-			if (!err && r->kind == REPORT_OFFWAKE)
-				err = report__task(r, seg, &c->row.waker, 0, 0, c->t1, &s.waker);
+			if (!err && r->kind == REPORT_OFFWAKE) {
+				struct rtask *w = arena__alloc(&r->priv->mem, sizeof(*w));
+
+				err = w ? report__task(r, seg, &c->row.waker, 0, 0, c->t1, w) : -ENOMEM;
+				s.waker = w;
+			}
 			if (!err)
 				err = report__add(r, &s, &cap);
 			if (err)
@@ -988,6 +1040,7 @@ void report__free(struct report *r)
 		arena__free(&r->priv->mem);
 		idmap__release(&r->priv->ustacks);
 		free(r->priv->ufirst);
+		free(r->priv->locs);
 		idmap__release(&r->priv->kstacks);
 		idmap__release(&r->priv->map_mods);
 		idmap__release(&r->priv->maps_mods);

@@ -32,31 +32,83 @@ enum rframe_kind {
 };
 
 /*
- * 32 bytes: a report holds one per frame of every unique stack (a million
- * for a system-wide capture of a build).  A user frame's module is its
- * mapping's (report__map_module()); the stack keeps the modules its frames
- * are in (struct rstack's mods).
+ * 24 bytes: a report holds one per frame of every unique stack (a million
+ * for a system-wide capture of a build: its fresh memory is a cost of its
+ * own).  A user frame's module is its mapping's (report__map_module());
+ * the stack keeps the modules its frames are in (struct rstack's mods).
+ * The symbol result, kind and return-ness share a word (results are
+ * 8-aligned): read them with rframe__sym(), rframe__kind(),
+ * rframe__is_return() and rframe__kernel_dwarf().
  */
 struct rframe {
 	uint64_t addr;			/* as sampled */
-	const struct sym_result *sym;	/* NULL: unknown */
+	/* const struct sym_result * (NULL: unknown) | RFRAME_BITS_*. */
+	uintptr_t symk;
 	union {				/* which one: by kind */
 		/* User frames: the mapping covering addr (NULL if none);
 		 * Python frames: NULL. */
 		const struct stk_mapping *map;
 		const struct cap_kobj *kobj;	/* kernel: image or module, or NULL */
 	};
-	uint8_t kind;			/* enum rframe_kind */
-	uint8_t is_return;		/* looked up at addr - 1 */
-	uint8_t kernel_dwarf;		/* kernel: sym from --vmlinux's DWARF, so
-					 * inline frames are known */
 };
+
+/* symk's low bits: the kind (RFRAME_BITS_KDWARF: a kernel frame whose sym
+ * came from --vmlinux's DWARF, so inline frames are known), and whether it
+ * was looked up at addr - 1. */
+#define RFRAME_BITS_KIND	3u
+#define RFRAME_BITS_KDWARF	3u
+#define RFRAME_BITS_RETURN	4u
+#define RFRAME_BITS		7u
+
+/* What the low bits hold room for: results hold pointers (and live in
+ * arenas or the heap). */
+_Static_assert(_Alignof(struct sym_result) > RFRAME_BITS, "sym_result alignment");
+
+static inline const struct sym_result *rframe__sym(const struct rframe *f)
+{
+	return (const struct sym_result *)(f->symk & ~(uintptr_t)RFRAME_BITS);
+}
+
+static inline enum rframe_kind rframe__kind(const struct rframe *f)
+{
+	unsigned int k = f->symk & RFRAME_BITS_KIND;
+
+	return k == RFRAME_BITS_KDWARF ? RFRAME_KERNEL : (enum rframe_kind)k;
+}
+
+static inline int rframe__is_return(const struct rframe *f)
+{
+	return !!(f->symk & RFRAME_BITS_RETURN);
+}
+
+static inline int rframe__kernel_dwarf(const struct rframe *f)
+{
+	return (f->symk & RFRAME_BITS_KIND) == RFRAME_BITS_KDWARF;
+}
+
+/* A frame of @kind, looked up at addr - 1 when @is_return, no symbol yet. */
+static inline void rframe__set_kind(struct rframe *f, enum rframe_kind kind, int is_return)
+{
+	f->symk = (uintptr_t)kind | (is_return ? RFRAME_BITS_RETURN : 0);
+}
+
+/* @sym (NULL: unknown; 8-aligned) as @f's result, its kind kept. */
+static inline void rframe__set_sym(struct rframe *f, const struct sym_result *sym)
+{
+	f->symk = (f->symk & RFRAME_BITS) | (uintptr_t)sym;
+}
+
+/* A kernel frame's sym came from --vmlinux's DWARF. */
+static inline void rframe__set_kernel_dwarf(struct rframe *f)
+{
+	f->symk |= RFRAME_BITS_KDWARF;
+}
 
 /* Offset of the frame in its object: the file offset in the mapping for
  * user frames, addr - base for kernel ones; addr itself when unknown. */
 static inline uint64_t rframe__offset(const struct rframe *f)
 {
-	if (f->kind == RFRAME_KERNEL)
+	if (rframe__kind(f) == RFRAME_KERNEL)
 		return f->kobj ? f->addr - f->kobj->base : f->addr;
 	return f->map ? f->addr - f->map->start + f->map->offset : f->addr;
 }
@@ -76,7 +128,7 @@ static inline unsigned int rframe__unwind_stop(const struct rframe *f)
 {
 	unsigned int r;
 
-	if (f->kind != RFRAME_USER || f->addr < REPORT_UW_MARK)
+	if (rframe__kind(f) != RFRAME_USER || f->addr < REPORT_UW_MARK)
 		return 0;
 	r = (unsigned int)(f->addr & 0xfff);
 	return r && r < REPORT_UW_NR_STOPS ? r : REPORT_UW_STOP_UNKNOWN;
@@ -102,7 +154,9 @@ struct rpyframe {
 
 static inline const struct rpyframe *rframe__py(const struct rframe *f)
 {
-	return f->kind == RFRAME_PYTHON && f->sym ? (const struct rpyframe *)f->sym : NULL;
+	const struct sym_result *sym = rframe__sym(f);
+
+	return rframe__kind(f) == RFRAME_PYTHON && sym ? (const struct rpyframe *)sym : NULL;
 }
 
 /*
@@ -120,7 +174,8 @@ static inline unsigned int rframe__python_stop(const struct rframe *f)
 {
 	uint64_t r;
 
-	if (f->kind != RFRAME_PYTHON || f->sym || stk_py_word__tag(f->addr) != STK_PY_TAG_STOP)
+	if (rframe__kind(f) != RFRAME_PYTHON || rframe__sym(f) ||
+	    stk_py_word__tag(f->addr) != STK_PY_TAG_STOP)
 		return 0;
 	r = stk_py_word__reason(f->addr);
 	return r && r < REPORT_PY_NR_STOPS ? (unsigned int)r : REPORT_PY_STOP_UNKNOWN;
@@ -178,12 +233,18 @@ struct rtask {
 
 struct rsample {
 	struct rtask task;
-	struct rtask waker;		/* REPORT_OFFWAKE only; zeroed otherwise */
+	/* REPORT_OFFWAKE: the waker (in the report's memory); otherwise
+	 * &report_no_waker, all zero.  A pointer: a profile's samples are
+	 * 112 bytes, not 176 (55k of them in a build's capture). */
+	const struct rtask *waker;
 	uint64_t count;			/* samples, blocking episodes, or events */
 	uint32_t event;			/* trace captures: the event's index */
 	uint64_t blocked_ns;		/* off-CPU captures */
 	uint32_t segment;
 };
+
+/* The waker of samples that have none (struct rsample's waker). */
+extern const struct rtask report_no_waker;
 
 enum report_kind {
 	REPORT_PROFILE = 0,		/* CNTS rows */
@@ -270,7 +331,7 @@ struct sym_module *report__map_module(const struct report *r, const struct stk_m
 /* Number of display lines of @f (its inline depth, 1 when unknown). */
 static inline uint32_t rframe__nr_lines(const struct rframe *f)
 {
-	return f->sym ? f->sym->nr_lines : 1;
+	return rframe__sym(f) ? rframe__sym(f)->nr_lines : 1;
 }
 
 /* The value a sample contributes: count for profiles, blocked

@@ -39,7 +39,7 @@ static int folded_profile(struct strbuf *sb, const struct rsample *s, const stru
  * flamegraph.pl's format does not allow). */
 static int folded_offwake(struct strbuf *sb, const struct rsample *s, const struct output_opts *o)
 {
-	const struct rtask *w = &s->waker, *t = &s->task;
+	const struct rtask *w = s->waker, *t = &s->task;
 	int need_delim = o->delimited && !(o->user_only || o->kernel_only);
 	int err;
 

@@ -180,7 +180,7 @@ static int pp__push_side(struct pp *pp, stk_stack_ref ref, const struct rstack *
  */
 static int pp__walk(struct pp *pp, const struct rsample *s)
 {
-	const struct rtask *t = &s->task, *w = &s->waker;
+	const struct rtask *t = &s->task, *w = s->waker;
 	const struct output_opts *o = pp->o;
 	int err = 0;
 
@@ -391,7 +391,7 @@ static struct pmap *pp__pmap(struct pp *pp, const struct rsample *s, const struc
 	struct pmap *pm;
 
 	*err = 0;
-	if (f->kind == RFRAME_KERNEL) {
+	if (rframe__kind(f) == RFRAME_KERNEL) {
 		pm = pp__kernel_pmap(pp, f);
 	} else if (!f->map) {
 		return NULL;
@@ -414,9 +414,9 @@ static int pp__dwarf(struct pp *pp, const struct rframe *f)
 {
 	const struct sym_module *m;
 
-	if (f->kind == RFRAME_KERNEL)
-		return f->kernel_dwarf;
-	if (f->kind != RFRAME_USER || !f->map)
+	if (rframe__kind(f) == RFRAME_KERNEL)
+		return rframe__kernel_dwarf(f);
+	if (rframe__kind(f) != RFRAME_USER || !f->map)
 		return 0;
 	if (f->map != pp->dwarf_map) {
 		m = report__map_module(pp->r, f->map);
@@ -431,7 +431,7 @@ static int pp__dwarf(struct pp *pp, const struct rframe *f)
 static void pmap__account(struct pmap *pm, const struct rframe *f, int dwarf,
 			  const struct output_opts *o)
 {
-	const struct sym_result *sym = f->sym;
+	const struct sym_result *sym = rframe__sym(f);
 	uint32_t i;
 
 	if (f->addr < pm->min_addr)
@@ -463,7 +463,7 @@ static void pmap__account(struct pmap *pm, const struct rframe *f, int dwarf,
 static const struct rtask *pp__task_of(const struct pp *pp, const struct rsample *s,
 				       size_t i, size_t sep)
 {
-	return pp->r->kind == REPORT_OFFWAKE && i < sep ? &s->waker : &s->task;
+	return pp->r->kind == REPORT_OFFWAKE && i < sep ? s->waker : &s->task;
 }
 
 static size_t pp__separator(const struct pp *pp)
@@ -609,7 +609,7 @@ static const char *pp__ksym_name(struct pp *pp, const struct rframe *f, const ch
 /* The location of frame @f in @pm (NULL: no mapping), added on first use. */
 static int pp__location(struct pp *pp, const struct pmap *pm, const struct rframe *f, uint64_t *id)
 {
-	const struct sym_result *sym = f->sym;
+	const struct sym_result *sym = rframe__sym(f);
 	struct pprof_line lines[64], *lp = lines;
 	uint64_t h = hash64(hash64((uintptr_t)pm, f->addr), (uintptr_t)sym);
 	struct ploc *l;
@@ -639,7 +639,7 @@ static int pp__location(struct pp *pp, const struct pmap *pm, const struct rfram
 			.start_line = sl->start_line,
 		};
 
-		if (f->kind == RFRAME_KERNEL) {
+		if (rframe__kind(f) == RFRAME_KERNEL) {
 			fn.system_name = pp__ksym_name(pp, f, sl->name);
 			if (!fn.system_name)
 				err = -ENOMEM;
@@ -648,7 +648,7 @@ static int pp__location(struct pp *pp, const struct pmap *pm, const struct rfram
 		 * function whose name is its system name for a mangled one and
 		 * "simplifies" it, which leaves nothing of "<module>" or
 		 * "<lambda>" (C++ template brackets to it). */
-		if (f->kind == RFRAME_PYTHON)
+		if (rframe__kind(f) == RFRAME_PYTHON)
 			fn.system_name = NULL;
 		err = err ?: pprof__function(pp->p, &fn, &lp[i].function_id);
 		lp[i].line = sl->line;
@@ -656,7 +656,7 @@ static int pp__location(struct pp *pp, const struct pmap *pm, const struct rfram
 	/* A Python marker ([python stopped: depth], [python: unknown code]) is
 	 * a function of that name; a Python frame has no machine address (its
 	 * word is the code object's), nor a mapping: pprof reads its line. */
-	if (!err && !n && f->kind == RFRAME_PYTHON) {
+	if (!err && !n && rframe__kind(f) == RFRAME_PYTHON) {
 		char buf[64];
 		struct pprof_function fn = { .name = rframe__marker(f, buf, sizeof(buf)) };
 
@@ -665,7 +665,7 @@ static int pp__location(struct pp *pp, const struct pmap *pm, const struct rfram
 		n = 1;
 	}
 	err = err ?: pprof__location(pp->p, pm ? pm->id : 0,
-				     f->kind == RFRAME_PYTHON ? 0 : f->addr, lp, n, id);
+				     rframe__kind(f) == RFRAME_PYTHON ? 0 : f->addr, lp, n, id);
 	if (lp != lines)
 		free(lp);
 	if (err)
@@ -714,11 +714,11 @@ static int pp__merge(struct pp *pp, const struct rsample *s, size_t n, const int
 	size_t v;
 
 	if (offwake)
-		h = task_hash(h, &s->waker);
+		h = task_hash(h, s->waker);
 	for (ps = idmap__find_ptr(&pp->sample_keys, h); ps; ps = ps->next) {
 		if (ps->nr_locs == n && (!n || memcmp(ps->loc_ids, pp->ids, n * sizeof(*pp->ids)) == 0) &&
 		    same_task(&ps->first->task, &s->task) &&
-		    (!offwake || same_task(&ps->first->waker, &s->waker))) {
+		    (!offwake || same_task(ps->first->waker, s->waker))) {
 			for (v = 0; v < pp->nr_values; v++)
 				ps->values[v] = pp_sum(ps->values[v], values[v]);
 			return 0;
@@ -859,7 +859,7 @@ static int pp__add_samples(struct pp *pp)
 
 	for (i = 0; !err && i < pp->nr_samples; i++) {
 		const struct psample *ps = pp->samples[i];
-		const struct rtask *t = &ps->first->task, *w = &ps->first->waker;
+		const struct rtask *t = &ps->first->task, *w = ps->first->waker;
 		char comm[sizeof(t->comm) + 1], wcomm[sizeof(w->comm) + 1];
 		int waker;
 		struct pprof_label labels[10 + OUTPUT_MAX_LABELS + 2] = {

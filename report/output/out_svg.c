@@ -418,14 +418,14 @@ static int collect__stack(struct collect *c, const struct rstack *st, int root_f
 			size_t at = c->text.len;
 			unsigned int kind;
 
-			if (!f->sym)
+			if (!rframe__sym(f))
 				kind = FLAME_MARKER;
-			else if (f->kind == RFRAME_PYTHON)
+			else if (rframe__kind(f) == RFRAME_PYTHON)
 				kind = FLAME_PYTHON;
 			else if (line + 1 < n)
 				kind = FLAME_INLINED;
 			else
-				kind = f->kind == RFRAME_KERNEL ? FLAME_KERNEL : FLAME_USER;
+				kind = rframe__kind(f) == RFRAME_KERNEL ? FLAME_KERNEL : FLAME_USER;
 			err = render_frame_line(&c->text, f, line, o, 1);
 			err = err ?: collect__mark(c, at, kind | waker);
 		}
@@ -460,7 +460,7 @@ static int collect_profile(struct collect *c, const struct rsample *s, const str
  * the waker's stack stands on the "--" frame, as in offwaketime's graphs. */
 static int collect_offwake(struct collect *c, const struct rsample *s, const struct output_opts *o)
 {
-	const struct rtask *w = &s->waker, *t = &s->task;
+	const struct rtask *w = s->waker, *t = &s->task;
 	int need_delim = o->delimited && !(o->user_only || o->kernel_only);
 	const unsigned int W = FLAME_WAKER;
 	int err;

@@ -86,7 +86,7 @@ static int ns_pid(struct strbuf *sb, const struct rtask *t)
 /* offwaketime.py layout: waker root..leaf, "--", target leaf..root. */
 static int text_offwake(struct strbuf *sb, const struct rsample *s, const struct output_opts *o)
 {
-	const struct rtask *w = &s->waker, *t = &s->task;
+	const struct rtask *w = s->waker, *t = &s->task;
 	int need_delim = o->delimited && !(o->user_only || o->kernel_only);
 	int err;
 

@@ -182,7 +182,7 @@ static int render_unknown(struct strbuf *sb, const struct rframe *f, const struc
 		return strbuf__adds(sb, name);
 	if (!o->addresses)
 		return strbuf__adds(sb, "[unknown]");
-	if (f->kind == RFRAME_KERNEL) {
+	if (rframe__kind(f) == RFRAME_KERNEL) {
 		name = f->kobj ? f->kobj->name : "kernel";
 		if (strcmp(name, "[kernel.kallsyms]") == 0)
 			name = "kernel.kallsyms";
@@ -259,22 +259,22 @@ int render_frame_line(struct strbuf *sb, const struct rframe *f, uint32_t i,
 		err = strbuf__addf(sb, "%016llx ", (unsigned long long)f->addr);
 	if (err)
 		return err;
-	if (!f->sym)
+	if (!rframe__sym(f))
 		err = render_unknown(sb, f, o, folded);
 	else if (rframe__py(f))	/* QUALNAME (FILE:LINE), whatever --lines says */
 		return render_clean_name(sb, rframe__py(f)->display, rframe__py(f)->display_len,
 					 rframe__py(f)->display_plain, folded);
 	else
-		err = render_name(sb, &f->sym->lines[i], folded);
+		err = render_name(sb, &rframe__sym(f)->lines[i], folded);
 	if (err)
 		return err;
-	if (f->kind == RFRAME_KERNEL && o->annotate) {
+	if (rframe__kind(f) == RFRAME_KERNEL && o->annotate) {
 		err = strbuf__adds(sb, "_[k]");
 		if (err)
 			return err;
 	}
-	if (o->lines && f->sym) {
-		l = &f->sym->lines[i];
+	if (o->lines && rframe__sym(f)) {
+		l = &rframe__sym(f)->lines[i];
 		if (l->file) {
 			err = strbuf__adds(sb, " (");
 			err = err ?: render_clean(sb, base_name(l->file), folded);
@@ -747,8 +747,9 @@ int tokens__frames(struct tokens *tk, const struct rstack *st, int root_first)
 	/* render_frames()'s cases, bare. */
 	for (i = 0; !err && i < st->nr_frames; i++) {
 		const struct rframe *f = &st->frames[root_first ? st->nr_frames - 1 - i : i];
+		const struct sym_result *sym = rframe__sym(f);
 
-		if (!f->sym && f->kind != RFRAME_PYTHON && !rframe__unwind_stop(f)) {
+		if (!sym && rframe__kind(f) != RFRAME_PYTHON && !rframe__unwind_stop(f)) {
 			if (!tk->unknown)
 				tk->unknown = tokens__intern(tk, "[unknown]", 9, 1);
 			err = tokens__push(tk, tk->unknown);
@@ -757,8 +758,8 @@ int tokens__frames(struct tokens *tk, const struct rstack *st, int root_first)
 		n = rframe__nr_lines(f);
 		for (j = 0; !err && j < n; j++) {
 			k = root_first ? n - 1 - j : j;
-			if (f->sym && f->kind != RFRAME_PYTHON) {
-				err = tokens__line(tk, &f->sym->lines[k], f, k);
+			if (sym && rframe__kind(f) != RFRAME_PYTHON) {
+				err = tokens__line(tk, &sym->lines[k], f, k);
 				continue;
 			}
 			strbuf__reset(&tk->tmp);
@@ -1132,7 +1133,8 @@ int render_frames(struct strbuf *sb, const struct rstack *st, int root_first,
 
 		/* render_frame_line()'s answer for a frame without a name
 		 * that is no marker, as render_unknown() gives it. */
-		if (bare && !f->sym && f->kind != RFRAME_PYTHON && !rframe__unwind_stop(f)) {
+		if (bare && !rframe__sym(f) && rframe__kind(f) != RFRAME_PYTHON &&
+		    !rframe__unwind_stop(f)) {
 			err = add_line(sb, (const char (*)[16])pad, nb, "[unknown]", 9, na);
 			continue;
 		}
@@ -1142,8 +1144,8 @@ int render_frames(struct strbuf *sb, const struct rstack *st, int root_first,
 
 			/* render_frame_line()'s answer for a plain name that
 			 * fits, without its tests. */
-			if (bare && f->sym && f->kind != RFRAME_PYTHON) {
-				l = &f->sym->lines[root_first ? n - 1 - j : j];
+			if (bare && rframe__sym(f) && rframe__kind(f) != RFRAME_PYTHON) {
+				l = &rframe__sym(f)->lines[root_first ? n - 1 - j : j];
 				if (l->plain && l->name_len <= RENDER_NAME_MAX) {
 					err = add_line(sb, (const char (*)[16])pad, nb, l->name,
 						       l->name_len, na);

@@ -179,15 +179,6 @@ int symbolizer__lookup(struct symbolizer *s, struct sym_module *m, const struct 
 		       uint64_t addr, int is_return, const struct sym_result **res);
 
 /*
- * symbolizer__prefetch() - start loading what symbolizer__lookup() of
- * these arguments reads first (the slot of @m's address cache), for a
- * caller that will ask a little later: a stack's next frames, while this
- * one is looked up.  Does nothing for a module not opened yet.
- */
-void symbolizer__prefetch(struct symbolizer *s, struct sym_module *m,
-			  const struct stk_mapping *map, uint64_t addr, int is_return);
-
-/*
  * symbolizer__lookup_vaddr() - as symbolizer__lookup(), for an address
  * already turned into an ELF virtual address of @m (e.g. a kernel address
  * minus its KASLR slide): no mapping is involved.  @is_return: looked up at

@@ -606,25 +606,6 @@ int symbolizer__lookup(struct symbolizer *s, struct sym_module *m, const struct 
 	return symbolizer__lookup_vaddr(s, m, vaddr, is_return, res);
 }
 
-void symbolizer__prefetch(struct symbolizer *s, struct sym_module *m,
-			  const struct stk_mapping *map, uint64_t addr, int is_return)
-{
-	struct sym_module_priv *p = m->priv;
-	uint64_t key, vaddr;
-
-	(void)s;
-	if (m->status == SYM_MOD_PENDING || !p || addr < map->start)
-		return;
-	if (p->etab) {	/* symbolizer__lookup()'s key */
-		key = m->source == ELF_SRC_PERF_MAP ? addr : addr - map->start + map->offset;
-		idmap__prefetch(&p->cache, key - (is_return && key ? 1 : 0));
-		return;
-	}
-	if (!p->mod || module__vaddr(p, map, addr, &vaddr))
-		return;
-	idmap__prefetch(&p->cache, vaddr + p->bias - (is_return && vaddr ? 1 : 0));
-}
-
 int symbolizer__lookup_vaddr(struct symbolizer *s, struct sym_module *m, uint64_t vaddr,
 			     int is_return, const struct sym_result **res)
 {

@@ -30,14 +30,14 @@ static struct sym_result results[16];
 static void native(struct rframe *f, int i, const char *name)
 {
 	memset(f, 0, sizeof(*f));
-	f->kind = RFRAME_USER;
+	rframe__set_kind(f, RFRAME_USER, 0);
 	f->addr = 0x1000 + 0x10 * (uint64_t)i;
 	if (!name)
 		return;		/* an unknown frame */
 	lines[i] = (struct sym_line){ .name = name, .raw = name };
 	sym_line__measure(&lines[i]);
 	results[i] = (struct sym_result){ .nr_lines = 1, .lines = &lines[i] };
-	f->sym = &results[i];
+	rframe__set_sym(f, &results[i]);
 }
 
 /* What a merged frame shows: a native name, a Python display name, a marker. */
@@ -49,7 +49,7 @@ static const char *shown(const struct rframe *f, char *buf, size_t size)
 		return m;
 	if (rframe__py(f))
 		return rframe__py(f)->display;
-	return f->sym ? f->sym->lines[0].name : "[unknown]";
+	return rframe__sym(f) ? rframe__sym(f)->lines[0].name : "[unknown]";
 }
 
 /* Merges @natives (names, NULL unknown) with @words for @tgid, and returns
@@ -160,8 +160,10 @@ START_TEST(cold_parts_and_inline_scopes_of_the_loop_are_loop_frames)
 	const uint64_t w[] = { E(0xa000, 0x0a, U), E(0xb000, 0x0b, U) };
 	struct sym_line two[2] = { { .name = "inlined_helper" }, { .name = EVAL } };
 	struct sym_result r = { .nr_lines = 2, .inlined = 1, .lines = two };
-	struct rframe f = { .kind = RFRAME_USER, .sym = &r };
+	struct rframe f = { 0 };
 
+	rframe__set_kind(&f, RFRAME_USER, 0);
+	rframe__set_sym(&f, &r);
 	/* "_PyEval_EvalFrameDefaultX" and "_PyEval_EvalFrame" are not it:
 	 * the second frame goes to the root end. */
 	ck_assert_str_eq(merge(TGID, nat, 4, w, 4, NULL),
@@ -170,7 +172,8 @@ START_TEST(cold_parts_and_inline_scopes_of_the_loop_are_loop_frames)
 	ck_assert_int_eq(pystack__is_eval_frame(&f), 1);
 	two[1].name = "other";
 	ck_assert_int_eq(pystack__is_eval_frame(&f), 0);
-	f.kind = RFRAME_KERNEL;
+	rframe__set_kind(&f, RFRAME_KERNEL, 0);
+	rframe__set_sym(&f, &r);
 	two[1].name = EVAL;
 	ck_assert_int_eq(pystack__is_eval_frame(&f), 0);
 }

@@ -108,7 +108,7 @@ static const char *kernel_names(const struct report *r)
 	if (!k)
 		return "(none)";
 	for (i = 0; i < k->nr_frames; i++) {
-		const struct sym_result *s = k->frames[i].sym;
+		const struct sym_result *s = rframe__sym(&k->frames[i]);
 
 		if (i)
 			strcat(buf, ";");
