@@ -47,25 +47,36 @@ __u64 slot_ns = 0;
  * for several intervals when the last ones brought few keys (a quiet
  * stretch, record/engine/recorder.c), and a burst of new keys (threads
  * come and go, a workload changes) ends the stretch at the end of its
- * interval instead of filling the map.
+ * interval instead of filling the map.  COUNTS_TOLD is added once user
+ * space was told, so that it is told once a drain.
  */
+#define COUNTS_TOLD (1ULL << 62)
 __u64 counts_new[2] = {};
 const volatile __u64 counts_wake = 0;
 
-/* Counts map @set took a new key: the one that reaches counts_wake tells
- * user space (no other wake: the events ring's own comes only to a
- * consumer that had read everything). */
+/*
+ * Counts map @set took a new key: past counts_wake, tell user space (no
+ * other wake: the events ring's own comes only to a consumer that had read
+ * everything).  A plain atomic add and a read, not the add's fetched value
+ * (Linux 5.12+): two CPUs may both tell, which costs an event; a full
+ * events ring leaves it untold, to be tried at the next new key.
+ */
 static __always_inline void counts_took(__u32 set)
 {
+	__u64 *n = &counts_new[set & 1];
 	struct stkrec_event *e;
 
-	if (!counts_wake || __sync_fetch_and_add(&counts_new[set & 1], 1) + 1 != counts_wake)
+	if (!counts_wake)
+		return;
+	__sync_fetch_and_add(n, 1);
+	if (*(volatile __u64 *)n < counts_wake || *(volatile __u64 *)n >= COUNTS_TOLD)
 		return;
 	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 	if (!e) {
 		stat_inc(STKREC_STAT_EVENTS_LOST);
 		return;
 	}
+	__sync_fetch_and_add(n, COUNTS_TOLD);
 	__builtin_memset(e, 0, sizeof(*e));
 	e->type = STKREC_EV_COUNTS_FILLING;
 	events_submit(e, 1);

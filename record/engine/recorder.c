@@ -1310,6 +1310,9 @@ int recorder__run(struct recorder *rec)
 			/* Counts on a grid: the next flush at its interval's end. */
 			rec->next_flush = drain__interval_end(rec->maps.drain, now) ?: now + interval;
 			rec->quiet_planned = 0;
+			/* It drained the counts: the next plan's rate is of what
+			 * came since. */
+			rec->quiet_k = (now - rec->sample_start) / interval;
 		}
 		if (now >= rec->next_flush) {
 			/* Without pidfds, the targets are looked at here. */

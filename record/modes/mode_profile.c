@@ -100,6 +100,7 @@ static int profile_open(struct rec_mode **out, const struct recorder_opts *o, in
 								     slot),
 						.slot_base = (uint64_t *)&m->skel->bss->slot_base,
 						.slot_ns = (uint64_t *)&m->skel->bss->slot_ns,
+						.fill = (uint64_t *)m->skel->bss->counts_new,
 						.value_size = sizeof(uint64_t),
 						.add_row = add_row,
 						.row_end = row_end,
