@@ -45,7 +45,7 @@ __u64 slot_ns = 0;
  * clears the drained map's), and how many of them wake it (half the map;
  * set before load, 0: none): user space may leave the counts in the kernel
  * for several intervals when the last ones brought few keys (a quiet
- * stretch, record/engine/recorder.c), and a burst of new keys (threads
+ * stretch, record/engine/recorder_loop.c), and a burst of new keys (threads
  * come and go, a workload changes) ends the stretch at the end of its
  * interval instead of filling the map.  COUNTS_TOLD is added once user
  * space was told, so that it is told once a drain.

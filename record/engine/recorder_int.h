@@ -74,7 +74,7 @@ struct recorder {
 	 * table, ...; quiet_gen: procs__events_gen() then), the next flush
 	 * is planned up to QUIET_INTERVALS_MAX intervals later (quiet_planned),
 	 * or at the end of the interval in which something comes
-	 * (recorder.c plan_next_flush(), recorder__news()).  quiet_k: the
+	 * (recorder_loop.c plan_next_flush(), recorder__news()).  quiet_k: the
 	 * interval of the last flush; quiet_intervals: intervals that ended
 	 * without a flush (STAT).
 	 */
@@ -144,6 +144,32 @@ void recorder__wait_worker(struct recorder *rec, uint64_t until, int what, int s
 int recorder__user_stack_added(void *ctx, uint32_t tgid, const struct stkrec_stack *s);
 /* recorder.c: account for one add_*() call. */
 int recorder__wrote(struct recorder *rec, int err);
+/* recorder.c: one flush (@final: the recording's last; @file_end: its
+ * file's last); 0 or -errno, a failed write saying so. */
+int recorder__flush(struct recorder *rec, int final, int file_end);
+/* recorder.c: the current file closed, the next one begun (rotating). */
+int recorder__rotate(struct recorder *rec);
+/* recorder.c: the events ring's callback (struct stkrec_event). */
+int recorder__on_event(void *ctx, void *data, size_t size);
+
+/* recorder_start.c: a file's beginning, the first's or a rotation's: the
+ * output opened (-o, or the name the pattern gives; 0 or -errno with
+ * recorder__errorf() called), and its kernel objects (and with
+ * --kallsyms=full the whole symbol table). */
+int recorder__open_output(struct recorder *rec);
+int recorder__write_kernel_info(struct recorder *rec);
+
+/* The loop's epoll data (recorder_start.c adds them, recorder_loop.c
+ * reads them): what became readable. */
+#define EV_RINGBUF 0
+#define EV_CHILD 1
+#define EV_MMAPWATCH 2
+#define EV_STACKRING 3
+#define EV_WORKER 4
+#define EV_READER 5
+#define EV_DEFERRED 6
+#define EV_PYCODES 7
+#define EV_TARGET 16	/* + i: the i-th pidfd of the -p/-t targets */
 
 /* recorder_stats.c */
 void recorder__read_bpf_stats(struct recorder *rec);

@@ -37,7 +37,7 @@ uint32_t modeobj__counts_entries(const struct recorder_opts *o)
  * so an interval holds F x CPUs x interval rows at most.  Four intervals'
  * worth leaves room for flushes three intervals late, or for a quiet
  * stretch, which the kernel ends once a map is half full of new keys
- * (record/engine/recorder.c quiet_intervals()).  At the default
+ * (record/engine/recorder_loop.c quiet_intervals()).  At the default
  * 49 Hz that is the minimum up to 41 CPUs: 2 x 2.1 MiB less kernel memory
  * than counts maps of --stack-storage-size (16384) entries.
  */

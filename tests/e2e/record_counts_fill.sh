@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: BSD-2-Clause
 #
-# record_counts_fill: a quiet stretch (record/engine/recorder.c
+# record_counts_fill: a quiet stretch (record/engine/recorder_loop.c
 # plan_next_flush(): the counts stay in the kernel for several intervals
 # while the last ones brought few keys) ends when a burst of new keys fills
 # half the counts map, not when the map is full:

@@ -203,7 +203,7 @@ while [ $i -lt 10 ]; do
 	lost=$((expect - n))
 	[ $lost -gt $worst ] && worst=$lost
 	# Eight flush intervals (1 s) of samples (a quiet recording flushes at
-	# the end of up to every eighth: record/engine/recorder.c
+	# the end of up to every eighth: record/engine/recorder_loop.c
 	# QUIET_INTERVALS_MAX), a quarter of one more for the kill and the
 	# clocks read around it, and 4.5 standard deviations of
 	# the difference of the two samplings (each of their expect + n

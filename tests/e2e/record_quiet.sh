@@ -3,7 +3,7 @@
 #
 # record_quiet: a profile whose stacks repeat (stkrec -p of cpuwork, two
 # threads: no other process comes) lets intervals end without a flush
-# (record/engine/recorder.c plan_next_flush(), SPEC.md CNTS), yet keeps every
+# (record/engine/recorder_loop.c plan_next_flush(), SPEC.md CNTS), yet keeps every
 # interval's rows apart, counted in the kernel with their interval:
 #  - intervals ended quietly (STAT quiet_intervals), each with a CNTS
 #    chunk of its own;

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
  * How many flush intervals a BPF ring may go unread (record/sys/ringpos.c
- * ringpos__intervals(), the quiet stretches of record/engine/recorder.c):
+ * ringpos__intervals(), the quiet stretches of record/engine/recorder_loop.c):
  * at the rate it filled since the last look, per interval elapsed, half
  * of it at most and MAX at most; the producer's position read through
  * the pointer ringpos__open() would have mapped (a variable here).
