@@ -455,18 +455,18 @@ static int module__symtab(struct symbolizer *s, struct sym_module *m)
 		    m->source != ELF_SRC_NONE && m->source != ELF_SRC_EMBEDDED &&
 		    m->source != ELF_SRC_ESYMTAB && m->source != ELF_SRC_PERF_MAP;
 	const void *body;
-	size_t size, mapped;
+	size_t size;
 	void *buf;
 	int err;
 
 	if (cache) {
 		err = symcache__tab_load(s->opts.cache_dir, m->build_id, m->build_id_size, &id,
-					 &buf, &mapped, &body, &size);
+					 &buf, &body, &size);
 		if (err == -ENOMEM)
 			return err;
 		cache = err != -EPERM && err != -EINVAL;
 		if (!err) {
-			p->syms = symtab__unpack(buf, mapped, body, size);
+			p->syms = symtab__unpack(buf, body, size);
 			if (!p->syms && errno == ENOMEM)
 				return -ENOMEM;
 			if (p->syms)

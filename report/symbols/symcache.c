@@ -24,7 +24,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -666,16 +665,16 @@ static int stab_matches(const struct stab_header *f, const struct stab_header *n
 }
 
 int symcache__tab_load(const char *dir, const uint8_t *bid, uint32_t bid_size,
-		       const struct symcache_tab_id *id, void **out, size_t *mapped,
-		       const void **body, size_t *size)
+		       const struct symcache_tab_id *id, void **out, const void **body,
+		       size_t *size)
 {
 	struct stab_header now, h;
 	char *path = NULL, *buf = NULL;
 	struct stat st;
+	ssize_t n;
 	int fd = -1, err;
 
 	*out = NULL;
-	*mapped = 0;
 	*body = NULL;
 	*size = 0;
 	if (!bid_size || bid_size > STK_MAX_BUILD_ID)
@@ -696,15 +695,14 @@ int symcache__tab_load(const char *dir, const uint8_t *bid, uint32_t bid_size,
 	err = -EBADMSG;
 	if ((uint64_t)st.st_size > SYMCACHE_MAX_FILE_BYTES || (size_t)st.st_size < sizeof(h))
 		goto bad;
-	/* Mapped, not read: libLLVM's is 3 MB, copied into fresh memory
-	 * for a handful of frames.  Files are renamed into place whole,
-	 * never written in place, so the mapping stays as read. */
-	buf = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
-	if (buf == MAP_FAILED) {
-		buf = NULL;
-		err = errno == ENOMEM ? -ENOMEM : -EBADMSG;
+	buf = malloc((size_t)st.st_size);
+	if (!buf) {
+		err = -ENOMEM;
 		goto out;
 	}
+	n = read(fd, buf, (size_t)st.st_size);
+	if (n != st.st_size)
+		goto bad;
 	memcpy(&h, buf, sizeof(h));
 	if (memcmp(h.magic, STAB_MAGIC, 8) || h.version != STAB_VERSION ||
 	    h.header_size != sizeof(h) || h.bid_size != bid_size || memcmp(h.bid, bid, bid_size) ||
@@ -721,7 +719,6 @@ int symcache__tab_load(const char *dir, const uint8_t *bid, uint32_t bid_size,
 	*size = (size_t)h.body_size;
 	*body = buf + sizeof(h) + h.dbg_path_size;
 	*out = buf;
-	*mapped = (size_t)st.st_size;
 	buf = NULL;
 	err = 0;
 	goto out;
@@ -731,8 +728,7 @@ bad:
 out:
 	if (fd >= 0)
 		close(fd);
-	if (buf)
-		munmap(buf, (size_t)st.st_size);
+	free(buf);
 	free(path);
 	return err;
 }

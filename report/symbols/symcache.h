@@ -133,16 +133,15 @@ struct symcache_tab_id {
 /*
  * symcache__tab_load() - the packed table of build-id @bid in @dir when its
  * file matches @id as the files are now: *@size bytes at *@body, within
- * *@buf, the file mapped whole (*@mapped bytes: munmap() it when done).
- * A damaged file is removed (then rebuilt by
+ * the malloc()ed *@buf (the file read whole: free(*@buf) when done).  A damaged file is removed (then rebuilt by
  * symcache__tab_store()); one of other files is left to be replaced.
  * Returns 0, -ENOENT (none usable: store one), -EBADMSG (damaged, removed:
  * store one), -EPERM (@dir not the reporter's alone: neither read nor to be
  * written), -ENOMEM, or -EINVAL (@bid_size 0 or too large).
  */
 int symcache__tab_load(const char *dir, const uint8_t *bid, uint32_t bid_size,
-		       const struct symcache_tab_id *id, void **buf, size_t *mapped,
-		       const void **body, size_t *size);
+		       const struct symcache_tab_id *id, void **buf, const void **body,
+		       size_t *size);
 
 /*
  * symcache__tab_store() - keep @body (@size bytes, symtab__pack()'s) as

@@ -10,7 +10,6 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
 #include "pltsyms.h"
 #include "symalias.h"
@@ -32,7 +31,6 @@ struct symtab {
 	size_t nr_labels;
 	struct arena names;	/* names without their versions, and X@plt */
 	void *packed;		/* symtab__unpack()'s buffer, holding the names */
-	size_t mapped;		/* its length when mapped (munmap()), 0: malloc()ed */
 };
 
 static int fsym_cmp(const void *a, const void *b)
@@ -342,10 +340,7 @@ void symtab__free(struct symtab *t)
 	free(t->syms);
 	free(t->labels);
 	arena__free(&t->names);
-	if (t->mapped)
-		munmap(t->packed, t->mapped);
-	else
-		free(t->packed);
+	free(t->packed);
 	free(t);
 }
 
@@ -421,7 +416,7 @@ static int symtab__unpack_recs(struct fsym *v, const struct symtab_prec *rec, si
 	return 0;
 }
 
-struct symtab *symtab__unpack(void *buf, size_t mapped, const void *body, size_t size)
+struct symtab *symtab__unpack(void *buf, const void *body, size_t size)
 {
 	const struct symtab_prec *rec;
 	struct symtab_packed h;
@@ -444,7 +439,6 @@ struct symtab *symtab__unpack(void *buf, size_t mapped, const void *body, size_t
 	if (!t)
 		goto fail;
 	t->packed = buf;
-	t->mapped = mapped;
 	buf = NULL;
 	/* Not zeroed: symtab__unpack_recs() writes every entry (libLLVM's
 	 * 60000 were cleared for nothing). */
@@ -461,10 +455,7 @@ struct symtab *symtab__unpack(void *buf, size_t mapped, const void *body, size_t
 	t->nr_labels = h.nr_labels;
 	return t;
 fail:
-	if (buf && mapped)
-		munmap(buf, mapped);
-	else
-		free(buf);
+	free(buf);
 	symtab__free(t);
 	errno = -err;
 	return NULL;

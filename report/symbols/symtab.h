@@ -47,13 +47,12 @@ int symtab__pack(const struct symtab *t, void **out, size_t *size);
 
 /*
  * symtab__unpack() - the table symtab__pack() gave @body (@size bytes
- * within @buf, malloc()ed, or mmap()ed when @mapped, its length, is not 0;
- * the table takes it: its names stay there, and it is released with the
- * table, or at once when NULL is returned).
+ * within the malloc()ed @buf, which the table takes: its names stay there,
+ * and it is freed with the table, or at once when NULL is returned).
  * NULL with errno EBADMSG when @body is not such a table (a count, name or
  * order out of bounds), ENOMEM.
  */
-struct symtab *symtab__unpack(void *buf, size_t mapped, const void *body, size_t size);
+struct symtab *symtab__unpack(void *buf, const void *body, size_t size);
 
 /* The name of the function holding module address @addr, or NULL; borrowed
  * from libdwfl or @t, valid while both live. */
