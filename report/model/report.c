@@ -32,7 +32,7 @@ struct stack_ent {
  * lookup in the module's cache of 10^4-10^5 addresses.  By module (a few
  * slots, by its address) and depth.  The symbolizer's answer depends on
  * the module, the file offset, return or not, and (a module named from
- * separate debuginfo) the mapping's protection; never kept for a perf map,
+ * separate debuginfo) the mapping's protection and offset; never kept for a perf map,
  * named by the absolute address.
  */
 #define REPORT_MEMO_MODS 16
@@ -40,7 +40,10 @@ struct stack_ent {
 
 struct frame_memo {
 	const struct sym_module *mod;	/* NULL: empty */
-	uint64_t off;
+	uint64_t off;			/* in the file: address - start + offset */
+	uint64_t map_off;		/* the mapping's offset: separate debuginfo
+					 * (no segment offsets) places the address
+					 * by its page offset alone */
 	const struct sym_result *sym;
 	uint32_t prot;
 	uint32_t is_return;
@@ -312,12 +315,12 @@ static int frame_memo__hit(const struct frame_memo *fm, const struct sym_module 
 			   const struct stk_mapping *map, uint64_t addr, uint32_t is_return)
 {
 	return fm && fm->mod == mod && fm->off == addr - map->start + map->offset &&
-	       fm->is_return == is_return && fm->prot == map->prot;
+	       fm->map_off == map->offset && fm->is_return == is_return && fm->prot == map->prot;
 }
 
 /*
  * The symbolizer's last answer for a (module, file offset, return-ness)
- * location, in a direct-mapped table of REPORT_LOCS slots (128 KiB, in the
+ * location, in a direct-mapped table of REPORT_LOCS slots (160 KiB, in the
  * CPU's L2) asked when the memo by depth misses: the build capture's 979k
  * user frames are 33.5k locations, the ~1000 cc1 processes naming the same
  * ones at other addresses, and the modules' own caches (cc1's: 1 MiB of
@@ -370,7 +373,7 @@ static int report__lookup(struct report_priv *p, struct symbolizer *sym, struct 
 	rframe__set_sym(f, res);
 	/* Opening may have named the module from a perf map after all. */
 	if (mod->source != ELF_SRC_PERF_MAP) {
-		*lc = (struct frame_memo){ mod, off, res, f->map->prot, is_return };
+		*lc = (struct frame_memo){ mod, off, f->map->offset, res, f->map->prot, is_return };
 		if (fm)
 			*fm = *lc;
 	}
