@@ -5,11 +5,12 @@
 # plan_next_flush(): the counts stay in the kernel for several intervals
 # while the last ones brought few keys) ends when a burst of new keys fills
 # half the counts map, not when the map is full:
-#  - threadchurn's two threads spin in place (few keys: stretches are
+#  - threadchurn's eight threads spin in place (few keys: stretches are
 #    planned); right after a flush, it is told to spin in a new thread
 #    each millisecond (nearly every sample a key of its own: 2 CPUs at
 #    999 Hz fill the 8192-entry map's half in about two seconds, within
-#    an eight-interval stretch), then back after the next flush; again
+#    an eight-interval stretch; eight threads keep most of the CPUs on a
+#    machine that runs other work), then back after the next flush; again
 #    until the kernel has said three times that a map was half full (STAT
 #    counts_half_full: each drain clears the map's count of new keys, so
 #    that the kernel tells again; a burst after a flush that planned no
@@ -23,7 +24,7 @@
 . "$top/tests/e2e/lib/record.sh"
 
 TC=$O/tests/tools/threadchurn
-bg "$TC" 2
+bg "$TC" 8
 tc=$bg_pid
 wait_until is_comm "$tc" threadchurn || fail "threadchurn never started"
 f=$tmp/c.stk
@@ -51,6 +52,7 @@ rc=$?
 check "stkrec stopped by SIGINT: exit 0 ($rc)" [ "$rc" -eq 0 ]
 
 half=$(stat_of "$f" counts_half_full)
+[ "$half" -ge 3 ] || echo "note: samples $(stat_of "$f" samples), flushes $(stat_of "$f" flushes), quiet intervals $(stat_of "$f" quiet_intervals)"
 check "the kernel said a counts map was half full, again after drains ($half times, $rounds bursts)" \
 	[ "$half" -ge 3 ]
 check "no sample dropped ($(stat_of "$f" counts_map_full) counts_map_full)" \
