@@ -22,6 +22,10 @@ struct esymtab {
 	 * as esymtab__find() measures it, capped at UINT64_MAX), so that a
 	 * search stops where no earlier entry reaches the address. */
 	uint64_t *reach;
+	/* Once sorted: e[i].addr, side by side (NULL without memory): the
+	 * search's probes land in 8 bytes an entry, not 32 (a stripped
+	 * binary's table is searched for every address not yet named). */
+	uint64_t *addrs;
 	struct arena names;
 };
 
@@ -36,6 +40,7 @@ void esymtab__free(struct esymtab *t)
 		return;
 	free(t->e);
 	free(t->reach);
+	free(t->addrs);
 	arena__free(&t->names);
 	free(t);
 }
@@ -69,6 +74,8 @@ int esymtab__add(struct esymtab *t, const struct stk_esym_sym *syms, size_t n, i
 	t->sorted = 0;
 	free(t->reach);
 	t->reach = NULL;
+	free(t->addrs);
+	t->addrs = NULL;
 	return 0;
 }
 
@@ -108,6 +115,10 @@ static void esymtab__sort(struct esymtab *t)
 	t->n = k;
 	t->sorted = 1;
 	free(t->reach);
+	free(t->addrs);
+	t->addrs = malloc((t->n ? t->n : 1) * sizeof(*t->addrs));
+	for (i = 0; t->addrs && i < t->n; i++)
+		t->addrs[i] = t->e[i].addr;
 	t->reach = malloc((t->n ? t->n : 1) * sizeof(*t->reach));
 	for (i = 0; t->reach && i < t->n; i++) {
 		end = t->e[i].addr + ent_size(t, i);
@@ -126,7 +137,19 @@ const char *esymtab__find(struct esymtab *t, uint64_t addr)
 	if (!t->sorted)
 		esymtab__sort(t);
 	hi = t->n;
-	while (lo < hi) {
+	if (t->addrs && hi) {
+		/* The entries at or below @addr, counted without branches. */
+		const uint64_t *a = t->addrs;
+		size_t len = hi, half;
+
+		while (len > 1) {
+			half = len / 2;
+			lo = a[lo + half] <= addr ? lo + half : lo;
+			len -= half;
+		}
+		lo += a[lo] <= addr;
+	}
+	while (lo < hi && !t->addrs) {
 		size_t mid = lo + (hi - lo) / 2;
 
 		if (t->e[mid].addr <= addr)
