@@ -11,7 +11,11 @@
 struct esym_ent {
 	uint64_t addr, size;
 	const char *name;
-	size_t order;		/* insertion order: the later line wins */
+	union {
+		size_t order;	/* until sorted: insertion order (the later
+				 * line wins) */
+		void *slot;	/* once sorted: esymtab__find()'s @slot */
+	};
 };
 
 struct esymtab {
@@ -22,6 +26,10 @@ struct esymtab {
 	 * as esymtab__find() measures it, capped at UINT64_MAX), so that a
 	 * search stops where no earlier entry reaches the address. */
 	uint64_t *reach;
+	/* Once sorted: e[i].addr, side by side (NULL without memory): the
+	 * search's probes land in 8 bytes an entry, not 32 (a stripped
+	 * binary's table is searched for every address not yet named). */
+	uint64_t *addrs;
 	struct arena names;
 };
 
@@ -36,6 +44,7 @@ void esymtab__free(struct esymtab *t)
 		return;
 	free(t->e);
 	free(t->reach);
+	free(t->addrs);
 	arena__free(&t->names);
 	free(t);
 }
@@ -44,6 +53,9 @@ int esymtab__add(struct esymtab *t, const struct stk_esym_sym *syms, size_t n, i
 {
 	size_t i;
 
+	/* Sorted entries hold slots: their order is their place now. */
+	for (i = 0; t->sorted && i < t->n; i++)
+		t->e[i].order = i;
 	if (t->n + n > t->cap) {
 		size_t cap = t->cap ? t->cap : 256;
 		struct esym_ent *e;
@@ -63,12 +75,14 @@ int esymtab__add(struct esymtab *t, const struct stk_esym_sym *syms, size_t n, i
 
 		if (!name)
 			return -ENOMEM;
-		t->e[t->n] = (struct esym_ent){ syms[i].addr, syms[i].size, name, t->n };
+		t->e[t->n] = (struct esym_ent){ syms[i].addr, syms[i].size, name, { .order = t->n } };
 		t->n++;
 	}
 	t->sorted = 0;
 	free(t->reach);
 	t->reach = NULL;
+	free(t->addrs);
+	t->addrs = NULL;
 	return 0;
 }
 
@@ -106,8 +120,14 @@ static void esymtab__sort(struct esymtab *t)
 		t->e[k++] = t->e[i];
 	}
 	t->n = k;
+	for (i = 0; i < t->n; i++)
+		t->e[i].slot = NULL;
 	t->sorted = 1;
 	free(t->reach);
+	free(t->addrs);
+	t->addrs = malloc((t->n ? t->n : 1) * sizeof(*t->addrs));
+	for (i = 0; t->addrs && i < t->n; i++)
+		t->addrs[i] = t->e[i].addr;
 	t->reach = malloc((t->n ? t->n : 1) * sizeof(*t->reach));
 	for (i = 0; t->reach && i < t->n; i++) {
 		end = t->e[i].addr + ent_size(t, i);
@@ -119,14 +139,26 @@ static void esymtab__sort(struct esymtab *t)
 	}
 }
 
-const char *esymtab__find(struct esymtab *t, uint64_t addr)
+const char *esymtab__find(struct esymtab *t, uint64_t addr, void ***slot)
 {
 	size_t lo = 0, hi, steps;
 
 	if (!t->sorted)
 		esymtab__sort(t);
 	hi = t->n;
-	while (lo < hi) {
+	if (t->addrs && hi) {
+		/* The entries at or below @addr, counted without branches. */
+		const uint64_t *a = t->addrs;
+		size_t len = hi, half;
+
+		while (len > 1) {
+			half = len / 2;
+			lo = a[lo + half] <= addr ? lo + half : lo;
+			len -= half;
+		}
+		lo += a[lo] <= addr;
+	}
+	while (lo < hi && !t->addrs) {
 		size_t mid = lo + (hi - lo) / 2;
 
 		if (t->e[mid].addr <= addr)
@@ -137,12 +169,17 @@ const char *esymtab__find(struct esymtab *t, uint64_t addr)
 	/* Back over the symbols starting at or before @addr, nearest first;
 	 * a few suffice (nested or overlapping ones are rare). */
 	for (steps = 0; lo > 0 && steps < 64; steps++) {
-		const struct esym_ent *e = &t->e[--lo];
+		struct esym_ent *e = &t->e[--lo];
 
+		/* The entry first (it is read anyway): one that reaches
+		 * @addr is never one reach[] would stop at. */
+		if (addr - e->addr < ent_size(t, lo)) {
+			*slot = &e->slot;
+			return e->name;
+		}
 		if (t->reach && t->reach[lo] <= addr && t->reach[lo] != UINT64_MAX)
 			break;	/* none from here back reaches @addr */
-		if (addr - e->addr < ent_size(t, lo))
-			return e->name;
 	}
+	*slot = NULL;
 	return NULL;
 }

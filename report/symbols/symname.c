@@ -548,36 +548,40 @@ out:
 	return err;
 }
 
-/* @key (a file offset or a perf map address, already - 1 for a return
- * address) named by @m's embedded table, through the cache. */
+/*
+ * @key (a file offset or a perf map address, already - 1 for a return
+ * address) named by @m's embedded table: searched every time, its result
+ * kept in the symbol's slot (the addresses of a function share one).  No
+ * cache by address: the report asks a location once,
+ * then its own table (report.c) answers, and a stripped binary's table
+ * (cc1's: 29k addresses a build capture) was a megabyte of hash table, a
+ * miss to memory a probe and fresh memory as it grew; the search's keys
+ * are a few hundred KB, side by side (esymtab.c).
+ */
 static int module__lookup_etab(struct symbolizer *s, struct sym_module *m, uint64_t key,
 			       const struct sym_result **res)
 {
-	struct sym_module_priv *p = m->priv;
-	struct sym_result *r = idmap__find_ptr(&p->cache, key), t = { 0 };
+	struct sym_result *r, t = { 0 };
 	struct sym_line line = { 0 };
-	const char *name;
+	void **slot;
+	const char *name = esymtab__find(m->priv->etab, key, &slot);
 	int err;
 
+	r = name ? *slot : &s->unknown;
 	if (!r) {
-		name = esymtab__find(p->etab, key);
-		r = name ? idmap__find_ptr(&s->etab_results, (uintptr_t)name) : &s->unknown;
-		if (!r) {
-			t.nr_lines = 1;
-			t.lines = &line;
-			err = sym_line__set_sym(s, &line, name);
-			if (!err) {
-				sym_line__measure(&line);
-				r = sym_result__pack(&s->results, &t);
-			}
-			if (line.name != line.raw)
-				free((char *)line.name);
-			free((char *)line.raw);
-			if (err || !r || idmap__set_ptr(&s->etab_results, (uintptr_t)name, r))
-				return -ENOMEM;
+		t.nr_lines = 1;
+		t.lines = &line;
+		err = sym_line__set_sym(s, &line, name);
+		if (!err) {
+			sym_line__measure(&line);
+			r = sym_result__pack(&s->results, &t);
 		}
-		if (idmap__set_ptr(&p->cache, key, r))
+		if (line.name != line.raw)
+			free((char *)line.name);
+		free((char *)line.raw);
+		if (err || !r)
 			return -ENOMEM;
+		*slot = r;
 	}
 	*res = r == &s->unknown ? NULL : r;
 	return 0;
