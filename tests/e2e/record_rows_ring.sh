@@ -47,12 +47,7 @@ rows_sum() {
 # $total.
 sums_hold() {
 	"$DUMP" "$1" > "$1.dump"
-	total=$(stat_of "$1" samples)
-	_rows=$(samples "$1")
-	check "no sample dropped ($(stat_of "$1" counts_map_full) counts_map_full)" \
-		[ "$(stat_of "$1" counts_map_full)" -eq 0 ]
-	check "the CNTS rows add up to STAT samples ($_rows rows, $total samples)" \
-		[ "$_rows" -eq "$total" -a "$total" -gt 0 ]
+	counts_whole "$1"
 	set -- $(rows_sum "$1.dump") "$2"
 	check "every STAT's samples are the rows before it + counts_map_full: $2 of $1 differ ($3)" \
 		[ "$1" -ge "$4" -a "$2" -eq 0 ]

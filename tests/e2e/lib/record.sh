@@ -32,6 +32,18 @@ samples() {
 		'$1 == "CNTS" && (t == "" || $2 == t) { n += $9 } END { print n + 0 }'
 }
 
+# counts_whole FILE: checks that no sample was dropped (STAT
+# counts_map_full) and that the CNTS rows add up to STAT samples (some);
+# leaves the total in $total.
+counts_whole() {
+	total=$(stat_of "$1" samples)
+	_rows=$(samples "$1")
+	check "no sample dropped ($(stat_of "$1" counts_map_full) counts_map_full)" \
+		[ "$(stat_of "$1" counts_map_full)" -eq 0 ]
+	check "the CNTS rows add up to STAT samples ($_rows rows, $total samples)" \
+		[ "$_rows" -eq "$total" -a "$total" -gt 0 ]
+}
+
 # stat FILE NAME: the last value of STAT NAME (an integer: mawk's print
 # would turn values above 2^31 into 1.2e+09).
 stat_of() {
