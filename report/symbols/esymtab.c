@@ -11,11 +11,7 @@
 struct esym_ent {
 	uint64_t addr, size;
 	const char *name;
-	union {
-		size_t order;	/* until sorted: insertion order (the later
-				 * line wins) */
-		void *slot;	/* once sorted: esymtab__find()'s @slot */
-	};
+	size_t order;		/* insertion order: the later line wins */
 };
 
 struct esymtab {
@@ -53,9 +49,6 @@ int esymtab__add(struct esymtab *t, const struct stk_esym_sym *syms, size_t n, i
 {
 	size_t i;
 
-	/* Sorted entries hold slots: their order is their place now. */
-	for (i = 0; t->sorted && i < t->n; i++)
-		t->e[i].order = i;
 	if (t->n + n > t->cap) {
 		size_t cap = t->cap ? t->cap : 256;
 		struct esym_ent *e;
@@ -75,7 +68,7 @@ int esymtab__add(struct esymtab *t, const struct stk_esym_sym *syms, size_t n, i
 
 		if (!name)
 			return -ENOMEM;
-		t->e[t->n] = (struct esym_ent){ syms[i].addr, syms[i].size, name, { .order = t->n } };
+		t->e[t->n] = (struct esym_ent){ syms[i].addr, syms[i].size, name, t->n };
 		t->n++;
 	}
 	t->sorted = 0;
@@ -120,8 +113,6 @@ static void esymtab__sort(struct esymtab *t)
 		t->e[k++] = t->e[i];
 	}
 	t->n = k;
-	for (i = 0; i < t->n; i++)
-		t->e[i].slot = NULL;
 	t->sorted = 1;
 	free(t->reach);
 	free(t->addrs);
@@ -139,7 +130,7 @@ static void esymtab__sort(struct esymtab *t)
 	}
 }
 
-const char *esymtab__find(struct esymtab *t, uint64_t addr, void ***slot)
+const char *esymtab__find(struct esymtab *t, uint64_t addr)
 {
 	size_t lo = 0, hi, steps;
 
@@ -169,17 +160,12 @@ const char *esymtab__find(struct esymtab *t, uint64_t addr, void ***slot)
 	/* Back over the symbols starting at or before @addr, nearest first;
 	 * a few suffice (nested or overlapping ones are rare). */
 	for (steps = 0; lo > 0 && steps < 64; steps++) {
-		struct esym_ent *e = &t->e[--lo];
+		const struct esym_ent *e = &t->e[--lo];
 
-		/* The entry first (it is read anyway): one that reaches
-		 * @addr is never one reach[] would stop at. */
-		if (addr - e->addr < ent_size(t, lo)) {
-			*slot = &e->slot;
-			return e->name;
-		}
 		if (t->reach && t->reach[lo] <= addr && t->reach[lo] != UINT64_MAX)
 			break;	/* none from here back reaches @addr */
+		if (addr - e->addr < ent_size(t, lo))
+			return e->name;
 	}
-	*slot = NULL;
 	return NULL;
 }

@@ -30,10 +30,8 @@ int esymtab__add(struct esymtab *t, const struct stk_esym_sym *syms, size_t n, i
  * symbols covering it the one starting last wins (a perf map's later line
  * for recompiled code at the same place is also the later in file order).
  * A symbol of size 0 covers up to the next one.  Borrowed: valid until
- * esymtab__free().  *@slot: the symbol's pointer for the caller (what it
- * made of the name, kept beside the entry the search reads anyway; NULL
- * until set, and again after an esymtab__add()), or NULL with the name.
+ * esymtab__free().
  */
-const char *esymtab__find(struct esymtab *t, uint64_t addr, void ***slot);
+const char *esymtab__find(struct esymtab *t, uint64_t addr);
 
 #endif

@@ -193,6 +193,7 @@ void symbolizer__free(struct symbolizer *s)
 			free(dm);
 	}
 	idmap__release(&s->demangled);
+	idmap__release(&s->etab_results);
 	if (s->debug_dirs)
 		for (i = 0; i < s->opts.nr_debug_dirs; i++)
 			free(s->debug_dirs[i]);

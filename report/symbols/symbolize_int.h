@@ -84,6 +84,9 @@ struct symbolizer {
 	struct sym_result unknown;	/* cache marker for "no symbol" */
 	struct idmap demangled;	/* symbol name (libdwfl's, stable) -> its
 					 * demangled copy, or &demangled: none */
+	struct idmap etab_results;	/* a capture table's name (its pointer) ->
+					 * its result: the addresses of a function
+					 * share one */
 	struct arena results;		/* every cached sym_result, packed */
 	uint64_t embedded_left;		/* what embedded images may still inflate */
 	int tab_stored;			/* a symbol table was written to the cache */

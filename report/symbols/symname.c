@@ -551,8 +551,7 @@ out:
 /*
  * @key (a file offset or a perf map address, already - 1 for a return
  * address) named by @m's embedded table: searched every time, its result
- * kept in the symbol's slot (the addresses of a function share one).  No
- * cache by address: the report asks a location once,
+ * kept by name.  No cache by address: the report asks a location once,
  * then its own table (report.c) answers, and a stripped binary's table
  * (cc1's: 29k addresses a build capture) was a megabyte of hash table, a
  * miss to memory a probe and fresh memory as it grew; the search's keys
@@ -561,13 +560,12 @@ out:
 static int module__lookup_etab(struct symbolizer *s, struct sym_module *m, uint64_t key,
 			       const struct sym_result **res)
 {
+	const char *name = esymtab__find(m->priv->etab, key);
 	struct sym_result *r, t = { 0 };
 	struct sym_line line = { 0 };
-	void **slot;
-	const char *name = esymtab__find(m->priv->etab, key, &slot);
 	int err;
 
-	r = name ? *slot : &s->unknown;
+	r = name ? idmap__find_ptr(&s->etab_results, (uintptr_t)name) : &s->unknown;
 	if (!r) {
 		t.nr_lines = 1;
 		t.lines = &line;
@@ -579,9 +577,8 @@ static int module__lookup_etab(struct symbolizer *s, struct sym_module *m, uint6
 		if (line.name != line.raw)
 			free((char *)line.name);
 		free((char *)line.raw);
-		if (err || !r)
+		if (err || !r || idmap__set_ptr(&s->etab_results, (uintptr_t)name, r))
 			return -ENOMEM;
-		*slot = r;
 	}
 	*res = r == &s->unknown ? NULL : r;
 	return 0;
