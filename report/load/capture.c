@@ -53,34 +53,11 @@ static struct cap_segment *capture__segment(struct capture *c, uint32_t index,
 /* Rows or stacks of a chunk ahead whose index slot is loaded early. */
 #define SEG_AHEAD 8
 
-/*
- * Room in index @m for @n more keys and, when it must grow anyway, for
- * what the rest of the input would bring at the rate so far (@done of
- * @size bytes read; at most 4x the keys it then holds).  A system-wide
- * capture's stack and row indexes grow to 10^5 keys: doubling from 64,
- * each growth rehashed every key into fresh memory (3% of a report).
- * Only ever looked up, never walked: their size changes no output.
- */
-static int seg__reserve(struct idmap *m, size_t n, uint64_t done, uint64_t size)
-{
-	size_t want = m->count + n, proj;
-
-	if ((want + 1) * 2 <= m->cap)
-		return 0;
-	if (done && size > done) {
-		proj = (size_t)((double)want * (double)size / (double)done);
-		want = proj < want * 4 ? proj : want * 4;
-	}
-	return idmap__reserve(m, want);
-}
-
 static int seg__add_stacks(struct capture *c, struct cap_segment *s, const struct stk_stack *st,
-			   size_t n, uint64_t *mem, uint64_t done, uint64_t size)
+			   size_t n, uint64_t *mem)
 {
 	size_t i;
 
-	if (seg__reserve(&s->stacks, n, done, size))
-		return -ENOMEM;
 	for (i = 0; i < n; i++) {
 		struct cap_stack *cs;
 
@@ -298,8 +275,7 @@ static int seg__add_trace(struct capture *cap, struct cap_segment *s, const stru
 /* CNTS rows, SEG_AHEAD at a time: their snapshots and keys first, the
  * keys' slots of the index (megabytes, at random) loading, then each
  * summed. */
-static int seg__add_counts(struct capture *cap, struct cap_segment *s, const struct stk_chunk *ch,
-			   uint64_t size)
+static int seg__add_counts(struct capture *cap, struct cap_segment *s, const struct stk_chunk *ch)
 {
 	const struct cap_maps *maps[SEG_AHEAD];
 	uint64_t keys[SEG_AHEAD];
@@ -307,8 +283,6 @@ static int seg__add_counts(struct capture *cap, struct cap_segment *s, const str
 	int err = 0;
 
 	seg__times(s, ch->t0_ns, ch->t1_ns);
-	if (seg__reserve(&s->count_keys, ch->u.cnts.n, ch->offset + ch->comp_size, size))
-		return -ENOMEM;
 	for (i = 0; !err && i < ch->u.cnts.n; i += n) {
 		const struct stk_count *rows = &ch->u.cnts.rows[i];
 
@@ -744,11 +718,10 @@ static int capture__add_chunk(struct capture *c, struct stk_reader *r, const str
 		return 0;
 	switch (ch->type) {
 	case STK_CHUNK_STCK:
-		err = seg__add_stacks(c, s, ch->u.stck.stacks, ch->u.stck.n, &c->mem,
-				      ch->offset + ch->comp_size, stk_reader__size(r));
+		err = seg__add_stacks(c, s, ch->u.stck.stacks, ch->u.stck.n, &c->mem);
 		break;
 	case STK_CHUNK_CNTS:
-		err = seg__add_counts(c, s, ch, stk_reader__size(r));
+		err = seg__add_counts(c, s, ch);
 		break;
 	case STK_CHUNK_OFFC:
 		err = seg__add_offc(c, s, ch);
