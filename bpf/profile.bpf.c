@@ -63,13 +63,14 @@ const volatile __u64 counts_wake = 0;
  */
 static __always_inline void counts_took(__u32 set)
 {
-	__u64 *n = &counts_new[set & 1];
+	__u64 *n = &counts_new[set & 1], seen;
 	struct stkrec_event *e;
 
 	if (!counts_wake)
 		return;
 	__sync_fetch_and_add(n, 1);
-	if (*(volatile __u64 *)n < counts_wake || *(volatile __u64 *)n >= COUNTS_TOLD)
+	seen = *(volatile __u64 *)n;
+	if (seen < counts_wake || seen >= COUNTS_TOLD)
 		return;
 	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 	if (!e) {

@@ -193,21 +193,6 @@ static void recorder__news(struct recorder *rec, uint64_t now)
 }
 
 /*
- * After a periodic flush at @now, rec->next_flush the next interval's end:
- * may the counts stay in the kernel for more intervals?  Yes when nothing
- * came in the interval a flush ended (no event, no change to a followed
- * process's maps: procs__events_gen()), and the user did not ask for a
- * flush interval (--flush-interval: a flush at the end of each); for as
- * many intervals as the rings of new stacks and rows and the counts map
- * would take at the rate they filled since the last flush, half of each
- * at most, and QUIET_INTERVALS_MAX.  New stacks wait (their ring wakes the
- * loop when half full), and so do new keys (the kernel says when a counts
- * map is half full of them: STKREC_EV_COUNTS_FILLING); anything that comes
- * meanwhile brings the flush back to its interval's end
- * (recorder__news()).  A recording whose stacks repeat then wakes once
- * every QUIET_INTERVALS_MAX intervals.
- */
-/*
  * How many intervals the counts may stay in the kernel at most:
  * QUIET_INTERVALS_MAX when the counts map, once the kernel said it is half
  * full, still has room for an interval and a half of samples each a key of
@@ -222,6 +207,21 @@ static uint32_t quiet_intervals(const struct recorder *rec)
 	return drain__entries(rec->maps.drain) / 2 >= most * 1.5 ? QUIET_INTERVALS_MAX : 1;
 }
 
+/*
+ * After a periodic flush at @now, rec->next_flush the next interval's end:
+ * may the counts stay in the kernel for more intervals?  Yes when nothing
+ * came in the interval a flush ended (no event, no change to a followed
+ * process's maps: procs__events_gen()), and the user did not ask for a
+ * flush interval (--flush-interval: a flush at the end of each); for as
+ * many intervals as the rings of new stacks and rows and the counts map
+ * would take at the rate they filled since the last flush, half of each
+ * at most, and QUIET_INTERVALS_MAX.  New stacks wait (their ring wakes the
+ * loop when half full), and so do new keys (the kernel says when a counts
+ * map is half full of them: STKREC_EV_COUNTS_FILLING); anything that comes
+ * meanwhile brings the flush back to its interval's end
+ * (recorder__news()).  A recording whose stacks repeat then wakes once
+ * every QUIET_INTERVALS_MAX intervals.
+ */
 static void plan_next_flush(struct recorder *rec, uint64_t now)
 {
 	uint64_t gen = procs__events_gen(rec->procs), k;
