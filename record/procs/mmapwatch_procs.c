@@ -27,7 +27,7 @@ void wproc__maps_clear(struct wproc *p)
 	size_t i;
 
 	for (i = 0; i < p->nr; i++)
-		free(p->maps[i].path);
+		wpath__put(p->maps[i].path);
 	p->nr = 0;
 }
 
@@ -36,7 +36,7 @@ static void old_free(struct wold *o)
 	size_t i;
 
 	for (i = 0; i < o->nr; i++)
-		free(o->maps[i].path);
+		wpath__put(o->maps[i].path);
 	free(o->maps);
 	memset(o, 0, sizeof(*o));
 }
@@ -199,11 +199,7 @@ int wproc__maps_punch(struct wproc *p, uint64_t start, uint64_t end)
 			/* Only one old mapping can contain the new one: they
 			 * do not overlap. */
 			tail = m;
-			tail.path = strdup(m.path);
-			if (!tail.path) {
-				err = -ENOMEM;
-				goto fail;
-			}
+			tail.path = wpath__get(m.path);
 			tail.pgoff += end - m.start;
 			tail.start = end;
 			m.end = start;
@@ -217,7 +213,7 @@ int wproc__maps_punch(struct wproc *p, uint64_t start, uint64_t end)
 			m.start = end;
 			p->maps[k++] = m;
 		} else {
-			free(m.path);
+			wpath__put(m.path);
 		}
 	}
 	if (tail.path) {
@@ -248,7 +244,7 @@ int wproc__maps_add(struct wproc *p, struct wmap *n)
 	if (err >= 0)
 		err = wproc__maps_reserve(p, 1);
 	if (err) {
-		free(n->path);
+		wpath__put(n->path);
 		wproc__maps_clear(p);
 		p->complete = 0;
 		return err;
@@ -304,7 +300,7 @@ int wproc__seed(struct mmapwatch *w, struct wproc *p, uint32_t tgid, uint64_t ti
 		m.dev = l.dev;
 		m.ino = l.inode;
 		m.prot = l.prot;
-		m.path = strdup(l.path);
+		m.path = wpath__intern(w, l.path);
 		if (!m.path) {
 			wproc__maps_clear(p);
 			p->complete = 0;
@@ -579,4 +575,5 @@ void mmapwatch__purge(struct mmapwatch *w, uint64_t before_ns)
 		idmap__remove(w->procs, dead[i]);
 	}
 	free(dead);
+	wpath__prune(w, 0);
 }

@@ -189,6 +189,11 @@ static int proc_write(struct unwinder *u, const struct proc *p, uint64_t flags)
 	memset(pb, 0, offsetof(struct stkrec_unwind_proc, m));
 	pb->nr = p->nr_um;
 	memcpy(pb->m, p->um, p->nr_um * sizeof(*p->um));
+	/* The rest zero, as the whole was once: only what an earlier
+	 * process left there is cleared (16 KiB a process was). */
+	if (u->pbuf_dirty > pb->nr)
+		memset(pb->m + pb->nr, 0, (u->pbuf_dirty - pb->nr) * sizeof(pb->m[0]));
+	u->pbuf_dirty = pb->nr;
 	if (bpf_map_update_elem(u->maps.procs_fd, &p->tgid, pb, flags)) {
 		if (errno != ENOENT)
 			u->st.map_errors++;
@@ -272,7 +277,8 @@ int unwinder__add_process(struct unwinder *u, const struct stk_proc_maps *maps)
 		return -ENOMEM;
 	}
 	p->tgid = maps->tgid;
-	memset(pb, 0, sizeof(*pb));
+	/* pbuf is scratch here: proc_write() zeroes what this leaves. */
+	pb->nr = 0;
 	u->clock++;
 	for (i = 0; i < maps->nr_mappings; i++) {
 		const struct stk_mapping *m = &maps->mappings[i];
@@ -303,6 +309,8 @@ int unwinder__add_process(struct unwinder *u, const struct stk_proc_maps *maps)
 			p->tables[p->nr++] = t->id;
 		}
 	}
+	if (pb->nr > u->pbuf_dirty)
+		u->pbuf_dirty = pb->nr;
 	want_forget(u, maps->tgid);
 	qsort(pb->m, pb->nr, sizeof(pb->m[0]), cmp_mapping);
 	p->um = malloc((pb->nr ? pb->nr : 1) * sizeof(*p->um));

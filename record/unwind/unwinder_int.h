@@ -89,6 +89,7 @@ struct unwinder {
 	uint64_t clock;
 	struct unwinder_stats st;
 	struct stkrec_unwind_proc pbuf;
+	uint32_t pbuf_dirty;	/* pbuf.m[pbuf_dirty..] are zero */
 	/* unwinder__want()'s requests, until that process is added. */
 	struct { uint32_t tgid; uint64_t addr; } want[16];
 	size_t nr_want;
