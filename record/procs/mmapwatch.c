@@ -207,7 +207,7 @@ static void on_fork(struct mmapwatch *w, const struct rec_task *r, uint64_t time
 		return;
 	child->changed_ns = time;
 	/* The child has a copy of its parent's mappings until it execs. */
-	if (!parent->complete || wproc__maps_reserve(child, parent->nr))
+	if (!parent->complete || wproc__maps_reserve_exact(child, parent->nr ? parent->nr : 1))
 		return;
 	for (i = 0; i < parent->nr; i++) {
 		child->maps[i] = parent->maps[i];

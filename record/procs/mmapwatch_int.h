@@ -106,6 +106,9 @@ struct wproc *wproc__new(struct mmapwatch *w, uint32_t tgid);
 void wproc__free(struct wproc *p);
 void wproc__maps_clear(struct wproc *p);
 int wproc__maps_reserve(struct wproc *p, size_t more);
+/* Room for @n mappings in all, no more (a fork's copy, which an exec
+ * keeps as it is): 0 or -ENOMEM. */
+int wproc__maps_reserve_exact(struct wproc *p, size_t n);
 /*
  * wproc__seed() - @p's mappings (of @tgid, which the watcher has not seen
  * exec) from /proc/@tgid/maps now; complete from here on, the records

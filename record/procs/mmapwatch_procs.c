@@ -137,6 +137,20 @@ size_t mmapwatch__take_changed(struct mmapwatch *w, const uint32_t **tgids)
 	return n;
 }
 
+int wproc__maps_reserve_exact(struct wproc *p, size_t n)
+{
+	struct wmap *m;
+
+	if (n <= p->cap)
+		return 0;
+	m = realloc(p->maps, n * sizeof(*m));
+	if (!m)
+		return -ENOMEM;
+	p->maps = m;
+	p->cap = n;
+	return 0;
+}
+
 int wproc__maps_reserve(struct wproc *p, size_t more)
 {
 	struct wmap *m;
@@ -144,7 +158,11 @@ int wproc__maps_reserve(struct wproc *p, size_t more)
 
 	if (p->nr + more <= p->cap)
 		return 0;
-	cap = p->cap ? p->cap * 2 : 16;
+	/* 8 holds a small program's (itself, ld.so, libc, the vDSO, each
+	 * file's offset-0 mapping): under glibc's 1 KiB, where a request
+	 * no longer comes from its per-thread cache and consolidates the
+	 * free lists first. */
+	cap = p->cap ? p->cap * 2 : 8;
 	while (cap < p->nr + more)
 		cap *= 2;
 	m = realloc(p->maps, cap * sizeof(*m));
