@@ -263,7 +263,7 @@ static int same_entry(const struct proc *old, const struct proc *p)
 	       old->nr_um == p->nr_um && memcmp(old->um, p->um, p->nr_um * sizeof(*p->um)) == 0;
 }
 
-int unwinder__add_process(struct unwinder *u, const struct stk_proc_maps *maps)
+static int add_process(struct unwinder *u, const struct stk_proc_maps *maps, int gone)
 {
 	struct stkrec_unwind_proc *pb = &u->pbuf;
 	struct proc *p = NULL, *old = NULL;
@@ -326,14 +326,36 @@ int unwinder__add_process(struct unwinder *u, const struct stk_proc_maps *maps)
 		old = (struct proc *)(uintptr_t)*v;
 	else
 		u->st.processes++;
-	/* A failure is counted (and the next snapshot writes again). */
-	p->written = same_entry(old, p) || proc_write(u, p, BPF_ANY) == 0;
+	/*
+	 * A failure is counted (and the next snapshot writes again).  A
+	 * process that has exited takes no more samples: no BPF entry (16
+	 * KiB copied into the kernel, and deleted again at its exit, for
+	 * most of the short processes a machine starts); its copied stacks
+	 * are unwound from @p in user space all the same.
+	 */
+	if (gone) {
+		p->entry = old && old->entry;
+		p->written = 0;
+	} else {
+		p->written = same_entry(old, p) || proc_write(u, p, BPF_ANY) == 0;
+		p->entry = p->written || (old && old->entry);
+	}
 	if (idmap__set(u->procs, maps->tgid, (uint64_t)(uintptr_t)p)) {
 		proc_release(u, p);
 		return -ENOMEM;
 	}
 	proc_release(u, old);
 	return enomem ? -ENOMEM : 0;
+}
+
+int unwinder__add_process(struct unwinder *u, const struct stk_proc_maps *maps)
+{
+	return add_process(u, maps, 0);
+}
+
+int unwinder__add_exited(struct unwinder *u, const struct stk_proc_maps *maps)
+{
+	return add_process(u, maps, 1);
 }
 
 void unwinder__set_worker(struct unwinder *u, struct worker *w)
@@ -375,7 +397,9 @@ void unwinder__tables_ready(struct unwinder *u, struct table *t)
 			free((char *)m->path);
 			p->pend[i] = p->pend[--p->nr_pend];
 		}
-		if (changed)
+		/* BPF_EXIST: only into an entry a write made (none for a
+		 * process added after its exit). */
+		if (changed && p->entry)
 			p->written = proc_write(u, p, BPF_EXIST) == 0;
 	}
 }
@@ -450,6 +474,7 @@ int unwinder__want(struct unwinder *u, uint32_t tgid, uint64_t addr)
 
 void unwinder__remove_process(struct unwinder *u, uint32_t tgid)
 {
+	struct proc *p;
 	uint64_t *v;
 
 	if (!u)
@@ -457,9 +482,12 @@ void unwinder__remove_process(struct unwinder *u, uint32_t tgid)
 	v = idmap__find(u->procs, tgid);
 	if (!v)
 		return;
-	proc_release(u, (struct proc *)(uintptr_t)*v);
+	p = (struct proc *)(uintptr_t)*v;
+	/* Never written (it had exited): nothing to delete. */
+	if (p->entry)
+		bpf_map_delete_elem(u->maps.procs_fd, &tgid);
+	proc_release(u, p);
 	idmap__remove(u->procs, tgid);
-	bpf_map_delete_elem(u->maps.procs_fd, &tgid);
 	u->st.processes--;
 }
 
