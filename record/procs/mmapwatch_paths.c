@@ -70,9 +70,10 @@ char *wpath__intern(struct mmapwatch *w, const char *s)
 	p = wpath_new(s, len, hash);
 	if (!p)
 		return NULL;
-	if (w->paths && idmap__set(w->paths, hash, (uint64_t)(uintptr_t)p) == 0) {
+	/* The table's reference; without room there, the path is the
+	 * mapping's alone. */
+	if (w->paths && idmap__set(w->paths, hash, (uint64_t)(uintptr_t)p) == 0)
 		p->refs++;
-	}
 	return p->s;
 }
 
