@@ -122,7 +122,7 @@ static void on_mmap2(struct mmapwatch *w, const struct rec_mmap2 *r, size_t size
 	}
 	/* Anonymous executable memory (JIT) is "//anon" here and nameless
 	 * in /proc/PID/maps: keep /proc's spelling. */
-	m.path = strdup(anon ? "" : r->filename);
+	m.path = wpath__intern(w, anon ? "" : r->filename);
 	if (!m.path) {
 		wproc__maps_clear(p);
 		p->complete = 0;
@@ -207,17 +207,13 @@ static void on_fork(struct mmapwatch *w, const struct rec_task *r, uint64_t time
 		return;
 	child->changed_ns = time;
 	/* The child has a copy of its parent's mappings until it execs. */
-	if (!parent->complete || wproc__maps_reserve(child, parent->nr))
+	if (!parent->complete || wproc__maps_reserve_exact(child, parent->nr ? parent->nr : 1))
 		return;
 	for (i = 0; i < parent->nr; i++) {
 		child->maps[i] = parent->maps[i];
-		child->maps[i].path = strdup(parent->maps[i].path);
-		if (!child->maps[i].path) {
-			wproc__maps_clear(child);
-			return;
-		}
-		child->nr++;
+		child->maps[i].path = wpath__get(parent->maps[i].path);
 	}
+	child->nr = parent->nr;
 	child->complete = 1;
 	child->changed_ns = parent->changed_ns;
 }
@@ -433,7 +429,10 @@ struct mmapwatch *mmapwatch__new(enum mmapwatch_follow follow)
 	w->follow = follow;
 	w->page_size = (size_t)sysconf(_SC_PAGESIZE);
 	w->procs = idmap__new();
-	if (!w->procs) {
+	w->paths = idmap__new();
+	if (!w->procs || !w->paths) {
+		idmap__free(w->procs);
+		idmap__free(w->paths);
 		free(w);
 		errno = ENOMEM;
 		return NULL;
@@ -467,6 +466,8 @@ void mmapwatch__free(struct mmapwatch *w)
 	while (idmap__next(w->procs, &it, NULL, &val))
 		wproc__free((struct wproc *)(uintptr_t)val);
 	idmap__free(w->procs);
+	wpath__prune(w, 1);
+	idmap__free(w->paths);
 	free(w->buf);
 	free(w->recs);
 	free(w->changed);

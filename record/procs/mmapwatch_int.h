@@ -19,7 +19,7 @@ struct wmap {
 	int bid_known;		/* build_id/bid_size are final */
 	uint32_t bid_size;
 	uint8_t bid[STK_MAX_BUILD_ID];
-	char *path;
+	char *path;		/* interned: wpath__get() to copy, wpath__put() to drop */
 };
 
 /* Images an exec replaced, kept so that samples taken before the exec
@@ -68,6 +68,7 @@ struct wrec {
 struct mmapwatch {
 	enum mmapwatch_follow follow;
 	struct idmap *procs;	/* tgid -> struct wproc * */
+	struct idmap *paths;	/* hash -> interned path (mmapwatch_paths.c) */
 	struct wcpu *cpus;
 	size_t nr_cpus;
 	size_t page_size;
@@ -89,6 +90,15 @@ struct mmapwatch {
 /* Note @p (of @tgid) in w->changed. */
 void wproc__note(struct mmapwatch *w, struct wproc *p, uint32_t tgid);
 
+/* mmapwatch_paths.c: a mapping's path, shared.  NULL on ENOMEM. */
+char *wpath__intern(struct mmapwatch *w, const char *s);
+/* Another reference to interned @path (a copy of its mapping). */
+char *wpath__get(char *path);
+/* Drop a reference to interned @path (NULL: nothing). */
+void wpath__put(char *path);
+/* Drop the table's paths no mapping holds (@all: every path). */
+void wpath__prune(struct mmapwatch *w, int all);
+
 /* mmapwatch_procs.c: one process's state, for the records to change. */
 struct wproc *wproc__find(const struct mmapwatch *w, uint32_t tgid);
 /* A new, empty entry for @tgid, replacing any older one.  NULL on ENOMEM. */
@@ -96,6 +106,9 @@ struct wproc *wproc__new(struct mmapwatch *w, uint32_t tgid);
 void wproc__free(struct wproc *p);
 void wproc__maps_clear(struct wproc *p);
 int wproc__maps_reserve(struct wproc *p, size_t more);
+/* Room for @n mappings in all, no more (a fork's copy, which an exec
+ * keeps as it is): 0 or -ENOMEM. */
+int wproc__maps_reserve_exact(struct wproc *p, size_t n);
 /*
  * wproc__seed() - @p's mappings (of @tgid, which the watcher has not seen
  * exec) from /proc/@tgid/maps now; complete from here on, the records

@@ -27,7 +27,7 @@ void wproc__maps_clear(struct wproc *p)
 	size_t i;
 
 	for (i = 0; i < p->nr; i++)
-		free(p->maps[i].path);
+		wpath__put(p->maps[i].path);
 	p->nr = 0;
 }
 
@@ -36,7 +36,7 @@ static void old_free(struct wold *o)
 	size_t i;
 
 	for (i = 0; i < o->nr; i++)
-		free(o->maps[i].path);
+		wpath__put(o->maps[i].path);
 	free(o->maps);
 	memset(o, 0, sizeof(*o));
 }
@@ -137,6 +137,20 @@ size_t mmapwatch__take_changed(struct mmapwatch *w, const uint32_t **tgids)
 	return n;
 }
 
+int wproc__maps_reserve_exact(struct wproc *p, size_t n)
+{
+	struct wmap *m;
+
+	if (n <= p->cap)
+		return 0;
+	m = realloc(p->maps, n * sizeof(*m));
+	if (!m)
+		return -ENOMEM;
+	p->maps = m;
+	p->cap = n;
+	return 0;
+}
+
 int wproc__maps_reserve(struct wproc *p, size_t more)
 {
 	struct wmap *m;
@@ -144,7 +158,11 @@ int wproc__maps_reserve(struct wproc *p, size_t more)
 
 	if (p->nr + more <= p->cap)
 		return 0;
-	cap = p->cap ? p->cap * 2 : 16;
+	/* 8 holds a small program's (itself, ld.so, libc, the vDSO, each
+	 * file's offset-0 mapping): under glibc's 1 KiB, where a request
+	 * no longer comes from its per-thread cache and consolidates the
+	 * free lists first. */
+	cap = p->cap ? p->cap * 2 : 8;
 	while (cap < p->nr + more)
 		cap *= 2;
 	m = realloc(p->maps, cap * sizeof(*m));
@@ -199,11 +217,7 @@ int wproc__maps_punch(struct wproc *p, uint64_t start, uint64_t end)
 			/* Only one old mapping can contain the new one: they
 			 * do not overlap. */
 			tail = m;
-			tail.path = strdup(m.path);
-			if (!tail.path) {
-				err = -ENOMEM;
-				goto fail;
-			}
+			tail.path = wpath__get(m.path);
 			tail.pgoff += end - m.start;
 			tail.start = end;
 			m.end = start;
@@ -217,7 +231,7 @@ int wproc__maps_punch(struct wproc *p, uint64_t start, uint64_t end)
 			m.start = end;
 			p->maps[k++] = m;
 		} else {
-			free(m.path);
+			wpath__put(m.path);
 		}
 	}
 	if (tail.path) {
@@ -248,7 +262,7 @@ int wproc__maps_add(struct wproc *p, struct wmap *n)
 	if (err >= 0)
 		err = wproc__maps_reserve(p, 1);
 	if (err) {
-		free(n->path);
+		wpath__put(n->path);
 		wproc__maps_clear(p);
 		p->complete = 0;
 		return err;
@@ -304,7 +318,7 @@ int wproc__seed(struct mmapwatch *w, struct wproc *p, uint32_t tgid, uint64_t ti
 		m.dev = l.dev;
 		m.ino = l.inode;
 		m.prot = l.prot;
-		m.path = strdup(l.path);
+		m.path = wpath__intern(w, l.path);
 		if (!m.path) {
 			wproc__maps_clear(p);
 			p->complete = 0;
@@ -579,4 +593,5 @@ void mmapwatch__purge(struct mmapwatch *w, uint64_t before_ns)
 		idmap__remove(w->procs, dead[i]);
 	}
 	free(dead);
+	wpath__prune(w, 0);
 }

@@ -194,9 +194,11 @@ int procs__fd(const struct procs *p, size_t i)
 
 /* A process's mappings, new or changed: to the unwinder and the Python
  * frame walk; and gone. */
-static void maps_add(struct procs *p, const struct stk_proc_maps *maps)
+static void maps_add(struct procs *p, const struct stk_proc_maps *maps, int exited)
 {
-	if (p->uw)
+	if (p->uw && exited)
+		unwinder__add_exited(p->uw, maps);
+	else if (p->uw)
 		unwinder__add_process(p->uw, maps);
 	python__add_process(p->py, maps);
 }
@@ -227,7 +229,7 @@ static void unwind_changed(struct procs *p)
 			continue;
 		}
 		if (mmapwatch__snapshot(p->mw, p->pm, tgids[i], "", &maps) == 0)
-			maps_add(p, &maps);
+			maps_add(p, &maps, 0);
 		procmaps__free_snapshot(&maps);
 	}
 }
@@ -333,8 +335,9 @@ int procs__snapshot(struct procs *p, uint32_t tgid, const char *comm, uint64_t s
 		return -ENOMEM;
 	} else if (p->uw || p->py) {
 		/* Tables for its mappings, before its next samples; on
-		 * failure they fall back to frame pointers (counted). */
-		maps_add(p, &s->maps);
+		 * failure they fall back to frame pointers (counted).  Its
+		 * exit seen (purge_seq, from the events): no next samples. */
+		maps_add(p, &s->maps, s->from_events && s->purge_seq);
 	}
 	v = idmap__find(p->snaps, tgid);
 	if (v)
@@ -478,17 +481,19 @@ static void unwind_load(struct procs *p, uint32_t tgid)
 {
 	struct stk_proc_maps maps = { 0 };
 	char comm[16] = "";
-	int err = -ENOENT;
+	int err = -ENOENT, exited = 0;
 
 	if (p->mw) {
 		mmapwatch__drain(p->mw);
-		if (mmapwatch__complete(p->mw, tgid, NULL, NULL))
+		if (mmapwatch__complete(p->mw, tgid, NULL, &exited))
 			err = mmapwatch__snapshot(p->mw, p->pm, tgid, comm, &maps);
 	}
-	if (err)
+	if (err) {
+		exited = 0;
 		err = procmaps__snapshot(p->pm, "/proc", tgid, comm, mono_ns(), &maps);
+	}
 	if (!err)
-		maps_add(p, &maps);
+		maps_add(p, &maps, exited);
 	procmaps__free_snapshot(&maps);
 }
 

@@ -189,6 +189,11 @@ static int proc_write(struct unwinder *u, const struct proc *p, uint64_t flags)
 	memset(pb, 0, offsetof(struct stkrec_unwind_proc, m));
 	pb->nr = p->nr_um;
 	memcpy(pb->m, p->um, p->nr_um * sizeof(*p->um));
+	/* The rest zero, as the whole was once: only what an earlier
+	 * process left there is cleared (16 KiB a process was). */
+	if (u->pbuf_dirty > pb->nr)
+		memset(pb->m + pb->nr, 0, (u->pbuf_dirty - pb->nr) * sizeof(pb->m[0]));
+	u->pbuf_dirty = pb->nr;
 	if (bpf_map_update_elem(u->maps.procs_fd, &p->tgid, pb, flags)) {
 		if (errno != ENOENT)
 			u->st.map_errors++;
@@ -258,7 +263,7 @@ static int same_entry(const struct proc *old, const struct proc *p)
 	       old->nr_um == p->nr_um && memcmp(old->um, p->um, p->nr_um * sizeof(*p->um)) == 0;
 }
 
-int unwinder__add_process(struct unwinder *u, const struct stk_proc_maps *maps)
+static int add_process(struct unwinder *u, const struct stk_proc_maps *maps, int gone)
 {
 	struct stkrec_unwind_proc *pb = &u->pbuf;
 	struct proc *p = NULL, *old = NULL;
@@ -272,7 +277,8 @@ int unwinder__add_process(struct unwinder *u, const struct stk_proc_maps *maps)
 		return -ENOMEM;
 	}
 	p->tgid = maps->tgid;
-	memset(pb, 0, sizeof(*pb));
+	/* pbuf is scratch here: proc_write() zeroes what this leaves. */
+	pb->nr = 0;
 	u->clock++;
 	for (i = 0; i < maps->nr_mappings; i++) {
 		const struct stk_mapping *m = &maps->mappings[i];
@@ -303,6 +309,8 @@ int unwinder__add_process(struct unwinder *u, const struct stk_proc_maps *maps)
 			p->tables[p->nr++] = t->id;
 		}
 	}
+	if (pb->nr > u->pbuf_dirty)
+		u->pbuf_dirty = pb->nr;
 	want_forget(u, maps->tgid);
 	qsort(pb->m, pb->nr, sizeof(pb->m[0]), cmp_mapping);
 	p->um = malloc((pb->nr ? pb->nr : 1) * sizeof(*p->um));
@@ -318,14 +326,36 @@ int unwinder__add_process(struct unwinder *u, const struct stk_proc_maps *maps)
 		old = (struct proc *)(uintptr_t)*v;
 	else
 		u->st.processes++;
-	/* A failure is counted (and the next snapshot writes again). */
-	p->written = same_entry(old, p) || proc_write(u, p, BPF_ANY) == 0;
+	/*
+	 * A failure is counted (and the next snapshot writes again).  A
+	 * process that has exited takes no more samples: no BPF entry (16
+	 * KiB copied into the kernel, and deleted again at its exit, for
+	 * most of the short processes a machine starts); its copied stacks
+	 * are unwound from @p in user space all the same.
+	 */
+	if (gone) {
+		p->entry = old && old->entry;
+		p->written = 0;
+	} else {
+		p->written = same_entry(old, p) || proc_write(u, p, BPF_ANY) == 0;
+		p->entry = p->written || (old && old->entry);
+	}
 	if (idmap__set(u->procs, maps->tgid, (uint64_t)(uintptr_t)p)) {
 		proc_release(u, p);
 		return -ENOMEM;
 	}
 	proc_release(u, old);
 	return enomem ? -ENOMEM : 0;
+}
+
+int unwinder__add_process(struct unwinder *u, const struct stk_proc_maps *maps)
+{
+	return add_process(u, maps, 0);
+}
+
+int unwinder__add_exited(struct unwinder *u, const struct stk_proc_maps *maps)
+{
+	return add_process(u, maps, 1);
 }
 
 void unwinder__set_worker(struct unwinder *u, struct worker *w)
@@ -367,7 +397,9 @@ void unwinder__tables_ready(struct unwinder *u, struct table *t)
 			free((char *)m->path);
 			p->pend[i] = p->pend[--p->nr_pend];
 		}
-		if (changed)
+		/* BPF_EXIST: only into an entry a write made (none for a
+		 * process added after its exit). */
+		if (changed && p->entry)
 			p->written = proc_write(u, p, BPF_EXIST) == 0;
 	}
 }
@@ -442,6 +474,7 @@ int unwinder__want(struct unwinder *u, uint32_t tgid, uint64_t addr)
 
 void unwinder__remove_process(struct unwinder *u, uint32_t tgid)
 {
+	struct proc *p;
 	uint64_t *v;
 
 	if (!u)
@@ -449,9 +482,12 @@ void unwinder__remove_process(struct unwinder *u, uint32_t tgid)
 	v = idmap__find(u->procs, tgid);
 	if (!v)
 		return;
-	proc_release(u, (struct proc *)(uintptr_t)*v);
+	p = (struct proc *)(uintptr_t)*v;
+	/* Never written (it had exited): nothing to delete. */
+	if (p->entry)
+		bpf_map_delete_elem(u->maps.procs_fd, &tgid);
+	proc_release(u, p);
 	idmap__remove(u->procs, tgid);
-	bpf_map_delete_elem(u->maps.procs_fd, &tgid);
 	u->st.processes--;
 }
 

@@ -111,6 +111,10 @@ void unwinder__set_debug_dir(struct unwinder *u, const char *dir);
  * returned (the mapping falls back to frame pointers).
  */
 int unwinder__add_process(struct unwinder *u, const struct stk_proc_maps *maps);
+/* unwinder__add_exited() - the same for a process that has exited: no
+ * BPF entry is written (no sample will read it), the copied stacks it
+ * left are unwound with these mappings. */
+int unwinder__add_exited(struct unwinder *u, const struct stk_proc_maps *maps);
 
 /*
  * unwinder__set_worker() - build tables on @w's thread from now on (NULL:

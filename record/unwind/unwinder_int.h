@@ -56,6 +56,7 @@ struct proc {
 	struct stkrec_unwind_mapping *um; /* as in its BPF entry, sorted */
 	uint32_t nr_um;
 	int written;			/* @um is in its BPF entry (the last write took) */
+	int entry;			/* a write took once: BPF may hold an entry */
 	uint64_t time_ns;		/* the snapshot @um came from (stk_proc_maps.time_ns) */
 	struct pend *pend;		/* its pending mappings */
 	size_t nr_pend;
@@ -89,6 +90,7 @@ struct unwinder {
 	uint64_t clock;
 	struct unwinder_stats st;
 	struct stkrec_unwind_proc pbuf;
+	uint32_t pbuf_dirty;	/* pbuf.m[pbuf_dirty..] are zero */
 	/* unwinder__want()'s requests, until that process is added. */
 	struct { uint32_t tgid; uint64_t addr; } want[16];
 	size_t nr_want;

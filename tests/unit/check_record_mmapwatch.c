@@ -7,7 +7,8 @@
  * copies its parent, threads are not processes, lost records make
  * processes incomplete, -p and -- CMD follow only their processes, exited
  * ones are purged, and snapshots carry the kernel's or the file's
- * build-id.
+ * build-id; mapping paths are interned, one copy a path, none left once
+ * every process holding it is purged.
  */
 #include <check.h>
 #include <errno.h>
@@ -27,7 +28,9 @@
 
 #include "check_main.h"
 #include "buildid.h"
+#include "idmap.h"
 #include "mmapwatch.h"
+#include "mmapwatch_int.h"
 #include "procmaps.h"
 
 #ifndef PERF_RECORD_MISC_MMAP_BUILD_ID
@@ -661,6 +664,76 @@ START_TEST(without_the_kernels_build_id_the_file_is_read_if_still_the_same)
 }
 END_TEST
 
+/* Mapping paths are interned: one copy a path, whatever the processes,
+ * fork copies, split mappings and old images that hold it; each holder's
+ * reference dropped as it goes (exec, a reused pid, exit and purge), so
+ * that none is left once every process is purged (a reference leaked
+ * keeps its path; one dropped twice frees it under another holder). */
+START_TEST(paths_are_interned_and_released_with_their_last_mapping)
+{
+	struct stk_proc_maps s;
+	uint32_t i;
+
+	exec_rec(&rb, 100, 10);
+	mmap_rec(&rb, 100, 0x1000, 0x2000, 0, RX, BID_X, 0, 0, "/bin/sh", 11);
+	mmap_rec(&rb, 100, 0x10000, 0x4000, 0, RX, BID_L, 0, 0, "/lib/libc.so", 12);
+	task_rec(&rb, PERF_RECORD_FORK, 200, 100, 200, 20);
+	task_rec(&rb, PERF_RECORD_FORK, 300, 100, 300, 21);
+	/* 200 splits its copy of libc; 300 execs (its copy becomes an old
+	 * image); 100 maps libc a second time. */
+	mmap_rec(&rb, 200, 0x11000, 0x1000, 0x7000, PROT_READ | PROT_WRITE, NULL, 0, 0, "/d", 22);
+	exec_rec(&rb, 300, 23);
+	mmap_rec(&rb, 300, 0x1000, 0x1000, 0, RX, BID_L, 0, 0, "/bin/ls", 24);
+	mmap_rec(&rb, 100, 0x20000, 0x1000, 0, RX, BID_L, 0, 0, "/lib/libc.so", 25);
+	feed();
+	ck_assert_uint_eq(idmap__count(w->paths), 3); /* sh, libc, ls */
+
+	ck_assert_int_eq(mmapwatch__snapshot(w, pm, 200, "sh", &s), 0);
+	ck_assert_uint_eq(s.nr_mappings, 3 + vsys_n);
+	ck_assert_str_eq(s.mappings[0].path, "/bin/sh");
+	ck_assert_str_eq(s.mappings[1].path, "/lib/libc.so");
+	ck_assert_uint_eq(s.mappings[1].end, 0x11000);
+	ck_assert_str_eq(s.mappings[2].path, "/lib/libc.so");
+	ck_assert_uint_eq(s.mappings[2].start, 0x12000);
+	procmaps__free_snapshot(&s);
+	ck_assert_int_eq(mmapwatch__snapshot(w, pm, 100, "sh", &s), 0);
+	ck_assert_uint_eq(s.nr_mappings, 3 + vsys_n);
+	for (i = 1; i < 3; i++)
+		ck_assert_str_eq(s.mappings[i].path, "/lib/libc.so");
+	procmaps__free_snapshot(&s);
+	ck_assert_int_eq(mmapwatch__snapshot(w, pm, 300, "ls", &s), 0);
+	ck_assert_uint_eq(s.nr_mappings, 1 + vsys_n);
+	ck_assert_str_eq(s.mappings[0].path, "/bin/ls");
+	procmaps__free_snapshot(&s);
+
+	/* 200 exits and its pid is reused by another child of 100: the old
+	 * entry's references go with it. */
+	task_rec(&rb, PERF_RECORD_EXIT, 200, 100, 200, 30);
+	task_rec(&rb, PERF_RECORD_FORK, 200, 100, 200, 31);
+	feed();
+	ck_assert_int_eq(mmapwatch__snapshot(w, pm, 200, "sh", &s), 0);
+	ck_assert_uint_eq(s.nr_mappings, 3 + vsys_n);
+	ck_assert_str_eq(s.mappings[2].path, "/lib/libc.so");
+	ck_assert_uint_eq(s.mappings[2].start, 0x20000);
+	procmaps__free_snapshot(&s);
+	/* A purge while they live keeps every path. */
+	mmapwatch__purge(w, 32);
+	ck_assert_uint_eq(idmap__count(w->paths), 3);
+
+	/* 300's exec'd image goes first: /bin/ls stays, held by 300. */
+	task_rec(&rb, PERF_RECORD_EXIT, 100, 1, 100, 40);
+	task_rec(&rb, PERF_RECORD_EXIT, 200, 100, 200, 41);
+	feed();
+	mmapwatch__purge(w, 42);
+	ck_assert_uint_eq(idmap__count(w->paths), 1);
+	task_rec(&rb, PERF_RECORD_EXIT, 300, 100, 300, 50);
+	feed();
+	mmapwatch__purge(w, 51);
+	ck_assert_int_eq(mmapwatch__complete(w, 300, NULL, NULL), 0);
+	ck_assert_uint_eq(idmap__count(w->paths), 0);
+}
+END_TEST
+
 START_TEST(malformed_records_are_einval)
 {
 	uint8_t junk[8] = { 10, 0, 0, 0, 0, 0, 8, 0 }; /* MMAP2 of 8 bytes: no trailer */
@@ -697,6 +770,7 @@ int main(void)
 	tcase_add_test(tc, without_the_kernels_build_id_the_file_is_read_if_still_the_same);
 	tcase_add_test(tc, malformed_records_are_einval);
 	tcase_add_test(tc, punches_and_insertions_keep_the_mappings_sorted);
+	tcase_add_test(tc, paths_are_interned_and_released_with_their_last_mapping);
 	suite_add_tcase(s, tc);
 	return check_run(s);
 }

@@ -194,6 +194,74 @@ START_TEST(own_libc_table_gives_printfs_row)
 }
 END_TEST
 
+/*
+ * An entry's slots past its mappings are zero whatever process the
+ * scratch value held before (only the slots left dirty are cleared); a
+ * process added after its exit gets no entry, and its removal deletes
+ * none, but one that had an entry keeps it until removed; a process
+ * added as exited and then as alive is written, the same snapshot or not.
+ */
+START_TEST(entries_past_their_mappings_are_zero_and_an_exited_process_gets_none)
+{
+	static struct stkrec_unwind_proc e, zero;
+	struct stk_proc_maps one;
+	struct unwinder_stats st;
+	struct unwinder *u;
+	struct fixture f;
+	uint32_t tgid = (uint32_t)getpid(), nr_exec = 0, i;
+
+	maps_open(&f, 1u << 20);
+	u = unwinder__new(&f.maps);
+	ck_assert_ptr_nonnull(u);
+	for (i = 0; i < f.self.nr_mappings; i++)
+		nr_exec += (f.self.mappings[i].prot & 4) != 0;
+	ck_assert_uint_ge(nr_exec, 2);
+	ck_assert_int_eq(unwinder__add_process(u, &f.self), 0);
+	ck_assert_int_eq(bpf_map_lookup_elem(f.maps.procs_fd, &tgid, &e), 0);
+	ck_assert_uint_eq(e.nr, nr_exec);
+
+	/* A smaller process next: its entry's other slots are zero. */
+	one = f.self;
+	one.mappings = (struct stk_mapping *)libc_mapping(&f.self);
+	one.nr_mappings = 1;
+	one.tgid = 100;
+	ck_assert_int_eq(unwinder__add_process(u, &one), 0);
+	memset(&e, 0xff, sizeof(e));
+	ck_assert_int_eq(bpf_map_lookup_elem(f.maps.procs_fd, &one.tgid, &e), 0);
+	ck_assert_uint_eq(e.nr, 1);
+	ck_assert_mem_eq(&e.m[1], &zero.m[1], sizeof(e.m) - sizeof(e.m[0]));
+
+	/* Exited when added: no entry, none deleted at its removal. */
+	one.tgid = 200;
+	ck_assert_int_eq(unwinder__add_exited(u, &one), 0);
+	ck_assert_int_ne(bpf_map_lookup_elem(f.maps.procs_fd, &one.tgid, &e), 0);
+	unwinder__stats(u, &st);
+	ck_assert_uint_eq(st.processes, 3);
+	unwinder__remove_process(u, 200);
+	unwinder__stats(u, &st);
+	ck_assert_uint_eq(st.processes, 2);
+
+	/* Added as exited, then as alive (the same snapshot): written. */
+	one.tgid = 300;
+	ck_assert_int_eq(unwinder__add_exited(u, &one), 0);
+	ck_assert_int_eq(unwinder__add_process(u, &one), 0);
+	ck_assert_int_eq(bpf_map_lookup_elem(f.maps.procs_fd, &one.tgid, &e), 0);
+	ck_assert_uint_eq(e.nr, 1);
+
+	/* An entry written before the exit is known stays until removed. */
+	ck_assert_int_eq(unwinder__add_exited(u, &f.self), 0);
+	ck_assert_int_eq(bpf_map_lookup_elem(f.maps.procs_fd, &tgid, &e), 0);
+	ck_assert_uint_eq(e.nr, nr_exec);
+	unwinder__remove_process(u, tgid);
+	ck_assert_int_ne(bpf_map_lookup_elem(f.maps.procs_fd, &tgid, &e), 0);
+	unwinder__remove_process(u, 100);
+	unwinder__remove_process(u, 300);
+	ck_assert_int_ne(bpf_map_lookup_elem(f.maps.procs_fd, &one.tgid, &e), 0);
+	unwinder__free(u);
+	maps_close(&f);
+}
+END_TEST
+
 START_TEST(budget_refuses_then_evicts)
 {
 	struct unwinder_stats st;
@@ -541,6 +609,7 @@ int main(void)
 		return 77;
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, own_libc_table_gives_printfs_row);
+	tcase_add_test(tc, entries_past_their_mappings_are_zero_and_an_exited_process_gets_none);
 	tcase_add_test(tc, budget_refuses_then_evicts);
 	tcase_add_test(tc, evicted_table_is_reloaded_not_rebuilt);
 	tcase_add_test(tc, refused_table_is_not_rebuilt_and_evicts_nothing);
