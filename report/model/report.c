@@ -49,13 +49,22 @@ struct frame_memo {
 	uint32_t is_return;
 };
 
+/* A user stack's first resolution (struct report_priv's ufirst): in the
+ * array itself, not an entry a pointer away (a miss and 48 bytes of fresh
+ * memory a stack of a system-wide capture). */
+struct ustack_first {
+	const struct cap_maps *maps;
+	struct rstack *st;		/* NULL: none yet */
+	uint32_t tgid;
+};
+
 struct report_priv {
 	const struct report_opts *opts;
 	/* A user stack resolved, by its cap_stack's index: the first
 	 * (maps, tgid) it was resolved for (nearly always the only one: most
 	 * rows of a system-wide capture have a stack of their own, and this
-	 * spares each a hash lookup); NULL: none yet.  Others in @ustacks. */
-	struct stack_ent **ufirst;
+	 * spares each a hash lookup).  Others in @ustacks. */
+	struct ustack_first *ufirst;
 	struct idmap ustacks;		/* hash -> stack_ent chain */
 	struct idmap kstacks;
 	struct idmap map_mods;		/* (uintptr_t)mapping -> sym_module */
@@ -388,6 +397,7 @@ static int report__user_stack(struct report *r, const struct cap_segment *seg, u
 	struct sym_module *last_mod = NULL, **mods = NULL;
 	struct modset ms;
 	const struct cap_stack *cs;
+	struct ustack_first *first;
 	struct rframe *native;
 	struct stack_ent *e;
 	struct rstack *st;
@@ -404,13 +414,13 @@ static int report__user_stack(struct report *r, const struct cap_segment *seg, u
 	cs = cap_segment__stack(seg, (uint64_t)ref);
 	if (!cs)
 		return 0;	/* referenced but not in the file: missing */
-	e = p->ufirst[cs->index];
-	if (e && e->a == (uintptr_t)maps && e->d == tgid) {
-		*out = e->st;
+	first = &p->ufirst[cs->index];
+	if (first->st && first->maps == maps && first->tgid == tgid) {
+		*out = first->st;
 		return 0;
 	}
 	h = hash64(hash64(hash64(hash64(1, (uintptr_t)maps), seg->index), (uint64_t)ref), tgid);
-	if (e) {
+	if (first->st) {
 		e = ent_find(&p->ustacks, h, (uintptr_t)maps, seg->index, (uint64_t)ref, tgid);
 		if (e) {
 			*out = e->st;
@@ -504,12 +514,8 @@ static int report__user_stack(struct report *r, const struct cap_segment *seg, u
 	err = npw ? report__stack_mods(r, st, maps ? maps->tgid : tgid) : modset__keep(&ms, p, st);
 	if (err)
 		return err;
-	if (!p->ufirst[cs->index]) {
-		e = arena__alloc(&p->mem, sizeof(*e));
-		if (!e)
-			return -ENOMEM;
-		*e = (struct stack_ent){ (uintptr_t)maps, seg->index, (uint64_t)ref, tgid, st, NULL };
-		p->ufirst[cs->index] = e;
+	if (!first->st) {
+		*first = (struct ustack_first){ maps, st, tgid };
 	} else {
 		err = ent_add(p, &p->ustacks, h, (uintptr_t)maps, seg->index, (uint64_t)ref, tgid,
 			      st);
