@@ -767,8 +767,12 @@ static int report__run(struct report *r)
 	/* The stacks resolved: one per row at most, and about as many as the
 	 * capture holds (a system-wide capture of short-lived processes has
 	 * nearly one per row; a long one of a steady workload many rows per
-	 * stack, and those must not get tables for every row).  The indexes
-	 * sized once for that, not rehashed on the way; more still fit. */
+	 * stack, and those must not get tables for every row).  User stacks
+	 * by the capture's index of them; kernel ones in a table started at
+	 * an eighth of that: they repeat (the build capture's 55k rows have
+	 * 4k), and a table sized for every row was 2 MiB of fresh memory
+	 * probed at random, 32 times what they fill; growing from there is
+	 * three doublings at most. */
 	for (i = 0; i < r->cap->nr_segs; i++) {
 		rows += r->kind == REPORT_PROFILE ? r->cap->segs[i].nr_counts :
 			r->cap->segs[i].nr_offc;
@@ -782,7 +786,7 @@ static int report__run(struct report *r)
 				 sizeof(*r->priv->ufirst));
 	if (!r->priv->ufirst || locmemo__init(&r->priv->lm))
 		return -ENOMEM;
-	err = idmap__reserve(&r->priv->kstacks, stacks);
+	err = idmap__reserve(&r->priv->kstacks, stacks / 8);
 	if (err)
 		return err;
 	/* A sample per row, but for those filtered out. */
