@@ -918,6 +918,7 @@ static int write_tokens(const struct report *r, const struct output_opts *o, FIL
 	struct tokens_group *keys = NULL;
 	struct strsort_item *items;
 	unsigned char *digits;
+	uint32_t *dig = NULL;
 	struct strbuf sb = { 0 };
 	uint64_t *vals;
 	size_t *start;
@@ -963,15 +964,25 @@ static int write_tokens(const struct report *r, const struct output_opts *o, FIL
 	/* Digits a rank: ranks run 1..tk.n - 1. */
 	w = tk.n - 1 <= 255 ? 1 : tk.n - 1 <= 255 * 255 ? 2 : tk.n - 1 <= 255 * 255 * 255 ? 3 : 4;
 	err = -ENOMEM;
-	digits = arena__alloc(&tk.mem, tk.nids * w + 1);
-	if (!digits)
+	/* Each piece's digits once (in the first @w of 4 bytes), then copied
+	 * 4 bytes a piece in the samples' order, each copy's excess
+	 * overwritten by the next (slack at the end): a piece is a load
+	 * from 4 bytes a token, not a division per digit from a token's
+	 * 40. */
+	dig = malloc(tk.n * sizeof(*dig));
+	digits = arena__alloc(&tk.mem, tk.nids * w + sizeof(*dig));
+	if (!dig || !digits)
 		goto out;
-	for (i = 0; i < tk.nids; i++) {
-		uint32_t v = tk.tok[tk.ids[i]].rank - 1;
+	for (i = 1; i < tk.n; i++) {
+		unsigned char b[sizeof(*dig)] = { 0 };
+		uint32_t v = tk.tok[i].rank - 1;
 
 		for (k = w; k-- > 0; v /= 255)
-			digits[i * w + k] = (unsigned char)(1 + v % 255);
+			b[k] = (unsigned char)(1 + v % 255);
+		memcpy(&dig[i], b, sizeof(b));
 	}
+	for (i = 0; i < tk.nids; i++)
+		memcpy(digits + i * w, &dig[tk.ids[i]], sizeof(*dig));
 	for (i = 0; i < n; i++)
 		items[i] = (struct strsort_item){ (const char *)digits + start[i] * w,
 						  (start[i + 1] - start[i]) * w, (void *)(uintptr_t)i, 0 };
@@ -1010,6 +1021,7 @@ static int write_tokens(const struct report *r, const struct output_opts *o, FIL
 out:
 	for (i = 0; i < tk.nkeyed; i++)
 		tk.keyed[i]->out_key = 0;
+	free(dig);
 	free(tk.keyed);
 	free(tk.tok);
 	free(tk.lens);
