@@ -590,7 +590,8 @@ struct tokens {
 	struct sym_line **keyed;	/* lines whose out_key was set */
 	size_t nkeyed, capkeyed;
 	uint32_t unknown;	/* "[unknown]"'s number, 0: none yet */
-	uint64_t held;		/* the texts' bytes, with their NULs */
+	uint64_t held;		/* the texts' bytes, with their NULs (the
+				 * pieces' own summed once they are all in) */
 	size_t nb, na;		/* of spec->before, spec->after */
 	size_t extra;		/* nb + na: a piece's bytes of text besides its own */
 	struct arena texts;	/* pieces copied */
@@ -664,7 +665,6 @@ static inline int tokens__push(struct tokens *tk, uint32_t id)
 	if (tk->nids == tk->capids && tokens__reserve(tk, 1024))
 		return -ENOMEM;
 	tk->ids[tk->nids++] = id;
-	tk->held += tk->lens[id] + tk->extra;
 	return 0;
 }
 
@@ -749,6 +749,12 @@ int tokens__frames(struct tokens *tk, const struct rstack *st, int root_first)
 		const struct rframe *f = &st->frames[root_first ? st->nr_frames - 1 - i : i];
 		const struct sym_result *sym = rframe__sym(f);
 
+		/* Most frames: a native one of one line, numbered before. */
+		if (sym && sym->nr_lines == 1 && sym->lines[0].out_key &&
+		    rframe__kind(f) != RFRAME_PYTHON && tk->nids < tk->capids) {
+			tk->ids[tk->nids++] = sym->lines[0].out_key;
+			continue;
+		}
 		if (!sym && rframe__kind(f) != RFRAME_PYTHON && !rframe__unwind_stop(f)) {
 			if (!tk->unknown)
 				tk->unknown = tokens__intern(tk, "[unknown]", 9, 1);
@@ -955,6 +961,8 @@ static int write_tokens(const struct report *r, const struct output_opts *o, FIL
 		tk.held += 1 - (spec->first_bare ? tk.nb : 0);
 	}
 	start[n] = tk.nids;
+	for (i = 0; i < tk.nids; i++)
+		tk.held += tk.lens[tk.ids[i]] + tk.extra;
 	err = 2;
 	if (tk.held > budget)
 		goto out;
