@@ -761,7 +761,7 @@ static enum report_kind capture_kind(const struct capture *c)
 static int report__run(struct report *r)
 {
 	const struct report_opts *o = r->priv->opts;
-	size_t i, j, cap = 0, rows = 0, stacks, recorded = 0;
+	size_t i, j, n, cap = 0, rows = 0, stacks, recorded = 0;
 	int err;
 
 	/* The stacks resolved: one per row at most, and about as many as the
@@ -782,10 +782,13 @@ static int report__run(struct report *r)
 	stacks = r->kind == REPORT_OFFWAKE ? 2 * rows : rows;
 	if (stacks > recorded)
 		stacks = recorded;
-	r->priv->ufirst = calloc(r->cap->nr_stacks ? r->cap->nr_stacks : 1,
-				 sizeof(*r->priv->ufirst));
+	/* In the arena: a megabyte of it for a system-wide capture, on
+	 * huge pages rather than a fault per 4 KiB. */
+	n = (r->cap->nr_stacks ? r->cap->nr_stacks : 1) * sizeof(*r->priv->ufirst);
+	r->priv->ufirst = arena__alloc(&r->priv->mem, n);
 	if (!r->priv->ufirst || locmemo__init(&r->priv->lm))
 		return -ENOMEM;
+	memset(r->priv->ufirst, 0, n);
 	err = idmap__reserve(&r->priv->kstacks, stacks / 8);
 	if (err)
 		return err;
@@ -946,7 +949,6 @@ void report__free(struct report *r)
 	if (r->priv) {
 		arena__free(&r->priv->mem);
 		idmap__release(&r->priv->ustacks);
-		free(r->priv->ufirst);
 		locmemo__release(&r->priv->lm);
 		idmap__release(&r->priv->kstacks);
 		idmap__release(&r->priv->map_mods);
