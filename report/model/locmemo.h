@@ -37,7 +37,9 @@
 struct frame_memo {
 	const struct sym_module *mod;	/* NULL: empty */
 	uint64_t off;			/* in the file: address - start + offset */
-	uint64_t map_off;		/* the mapping's offset */
+	uint64_t map_off;		/* the mapping's offset: separate debuginfo
+					 * (no segment offsets) places the address
+					 * by its page offset alone */
 	const struct sym_result *sym;
 	uint32_t prot;
 	uint32_t is_return;
