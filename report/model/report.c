@@ -14,6 +14,7 @@
 #include "hash.h"
 #include "idmap.h"
 #include "kvmlinux.h"
+#include "locmemo.h"
 #include "pystack.h"
 #include "report.h"
 
@@ -23,30 +24,13 @@ struct stack_ent {
 	struct stack_ent *next;
 };
 
-/*
- * The last answer of the symbolizer for a module at a depth from the root
- * of a user stack: a system-wide capture's stacks are mostly their own
- * (every cc1 its own PIE process, its own stack ids), but those of one
- * program share their outer frames (main, toplev::main, compile_file...)
- * at the same file offsets, so a frame found here costs a compare, not a
- * lookup in the module's cache of 10^4-10^5 addresses.  By module (a few
- * slots, by its address) and depth.  The symbolizer's answer depends on
- * the module, the file offset, return or not, and (a module named from
- * separate debuginfo) the mapping's protection and offset; never kept for a perf map,
- * named by the absolute address.
- */
-#define REPORT_MEMO_MODS 16
-#define REPORT_MEMO_DEPTH 64
-
-struct frame_memo {
-	const struct sym_module *mod;	/* NULL: empty */
-	uint64_t off;			/* in the file: address - start + offset */
-	uint64_t map_off;		/* the mapping's offset: separate debuginfo
-					 * (no segment offsets) places the address
-					 * by its page offset alone */
-	const struct sym_result *sym;
-	uint32_t prot;
-	uint32_t is_return;
+/* A user stack's first resolution (struct report_priv's ufirst): in the
+ * array itself, not an entry a pointer away (a miss and 48 bytes of fresh
+ * memory a stack of a system-wide capture). */
+struct ustack_first {
+	const struct cap_maps *maps;
+	struct rstack *st;		/* NULL: none yet */
+	uint32_t tgid;
 };
 
 struct report_priv {
@@ -54,8 +38,8 @@ struct report_priv {
 	/* A user stack resolved, by its cap_stack's index: the first
 	 * (maps, tgid) it was resolved for (nearly always the only one: most
 	 * rows of a system-wide capture have a stack of their own, and this
-	 * spares each a hash lookup); NULL: none yet.  Others in @ustacks. */
-	struct stack_ent **ufirst;
+	 * spares each a hash lookup).  Others in @ustacks. */
+	struct ustack_first *ufirst;
 	struct idmap ustacks;		/* hash -> stack_ent chain */
 	struct idmap kstacks;
 	struct idmap map_mods;		/* (uintptr_t)mapping -> sym_module */
@@ -67,8 +51,7 @@ struct report_priv {
 					 * Python frames are put in */
 	size_t cap_scratch;
 	struct idmap snaps;		/* hash -> maps_ent chain */
-	struct frame_memo memo[REPORT_MEMO_MODS][REPORT_MEMO_DEPTH];
-	struct frame_memo *locs;	/* REPORT_LOCS slots (report__loc()) */
+	struct locmemo lm;		/* the symbolizer's last answers */
 };
 
 /* cap_segment__maps()'s answer for one (segment, tgid, comm, time): rows
@@ -302,84 +285,6 @@ static int report__stack_mods(struct report *r, struct rstack *st, uint32_t tgid
 	return modset__keep(&ms, r->priv, st);
 }
 
-/* The memo slot of module @mod at @depth, or NULL: none kept. */
-static struct frame_memo *report__memo(struct report_priv *p, const struct sym_module *mod,
-				       uint32_t depth)
-{
-	if (depth >= REPORT_MEMO_DEPTH || mod->source == ELF_SRC_PERF_MAP)
-		return NULL;
-	return &p->memo[((uintptr_t)mod >> 6) % REPORT_MEMO_MODS][depth];
-}
-
-static int frame_memo__hit(const struct frame_memo *fm, const struct sym_module *mod,
-			   const struct stk_mapping *map, uint64_t addr, uint32_t is_return)
-{
-	return fm && fm->mod == mod && fm->off == addr - map->start + map->offset &&
-	       fm->map_off == map->offset && fm->is_return == is_return && fm->prot == map->prot;
-}
-
-/*
- * The symbolizer's last answer for a (module, file offset, return-ness)
- * location, in a direct-mapped table of REPORT_LOCS slots (160 KiB, in the
- * CPU's L2) asked when the memo by depth misses: the build capture's 979k
- * user frames are 33.5k locations, the ~1000 cc1 processes naming the same
- * ones at other addresses, and the modules' own caches (cc1's: 1 MiB of
- * hash table) are a miss in L2 a lookup.  Never for a perf map (named by
- * the absolute address).
- */
-#define REPORT_LOCS_BITS 12
-#define REPORT_LOCS (1u << REPORT_LOCS_BITS)
-
-static struct frame_memo *report__loc(struct report_priv *p, const struct sym_module *mod,
-				      uint64_t off, uint32_t is_return)
-{
-	uint64_t h = ((uintptr_t)mod >> 4) ^ (off << 1) ^ is_return;
-
-	h *= 0x9e3779b97f4a7c15ULL;
-	return &p->locs[h >> (64 - REPORT_LOCS_BITS)];
-}
-
-/* symbolizer__lookup() of user frame @f in module @mod, @depth from its
- * stack's root, through p->memo and p->locs.  0 or -errno. */
-static int report__lookup(struct report_priv *p, struct symbolizer *sym, struct rframe *f,
-			  struct sym_module *mod, uint32_t depth)
-{
-	uint64_t off = f->addr - f->map->start + f->map->offset;
-	uint32_t is_return = (uint32_t)rframe__is_return(f);
-	const struct sym_result *res;
-	struct frame_memo *fm, *lc;
-	int err;
-
-	if (mod->source == ELF_SRC_PERF_MAP) {
-		err = symbolizer__lookup(sym, mod, f->map, f->addr, (int)is_return, &res);
-		rframe__set_sym(f, res);
-		return err;
-	}
-	fm = report__memo(p, mod, depth);
-	if (frame_memo__hit(fm, mod, f->map, f->addr, is_return)) {
-		rframe__set_sym(f, fm->sym);
-		return 0;
-	}
-	lc = report__loc(p, mod, off, is_return);
-	if (frame_memo__hit(lc, mod, f->map, f->addr, is_return)) {
-		rframe__set_sym(f, lc->sym);
-		if (fm)
-			*fm = *lc;
-		return 0;
-	}
-	err = symbolizer__lookup(sym, mod, f->map, f->addr, (int)is_return, &res);
-	if (err)
-		return err;
-	rframe__set_sym(f, res);
-	/* Opening may have named the module from a perf map after all. */
-	if (mod->source != ELF_SRC_PERF_MAP) {
-		*lc = (struct frame_memo){ mod, off, f->map->offset, res, f->map->prot, is_return };
-		if (fm)
-			*fm = *lc;
-	}
-	return 0;
-}
-
 static int report__user_stack(struct report *r, const struct cap_segment *seg, uint32_t tgid,
 			      const struct cap_maps *maps, int64_t ref, const struct rstack **out)
 {
@@ -388,6 +293,7 @@ static int report__user_stack(struct report *r, const struct cap_segment *seg, u
 	struct sym_module *last_mod = NULL, **mods = NULL;
 	struct modset ms;
 	const struct cap_stack *cs;
+	struct ustack_first *first;
 	struct rframe *native;
 	struct stack_ent *e;
 	struct rstack *st;
@@ -404,13 +310,13 @@ static int report__user_stack(struct report *r, const struct cap_segment *seg, u
 	cs = cap_segment__stack(seg, (uint64_t)ref);
 	if (!cs)
 		return 0;	/* referenced but not in the file: missing */
-	e = p->ufirst[cs->index];
-	if (e && e->a == (uintptr_t)maps && e->d == tgid) {
-		*out = e->st;
+	first = &p->ufirst[cs->index];
+	if (first->st && first->maps == maps && first->tgid == tgid) {
+		*out = first->st;
 		return 0;
 	}
 	h = hash64(hash64(hash64(hash64(1, (uintptr_t)maps), seg->index), (uint64_t)ref), tgid);
-	if (e) {
+	if (first->st) {
 		e = ent_find(&p->ustacks, h, (uintptr_t)maps, seg->index, (uint64_t)ref, tgid);
 		if (e) {
 			*out = e->st;
@@ -442,15 +348,10 @@ static int report__user_stack(struct report *r, const struct cap_segment *seg, u
 		struct rframe *f = &native[i];
 
 		/* A frame two ahead in the same mapping (most are): its
-		 * location's slot loads while this one is looked up, unless
-		 * the memo has it. */
+		 * location's slot loads while this one is looked up. */
 		if (i + 2 < nn && last_map && !p->opts->no_symbols &&
-		    cs->frames[i + 2] >= last_map->start && cs->frames[i + 2] < last_map->end &&
-		    last_mod->source != ELF_SRC_PERF_MAP &&
-		    !frame_memo__hit(report__memo(p, last_mod, nn - 3 - i), last_mod, last_map,
-				     cs->frames[i + 2], 1))
-			__builtin_prefetch(report__loc(p, last_mod, cs->frames[i + 2] - last_map->start +
-							       last_map->offset, 1));
+		    cs->frames[i + 2] >= last_map->start && cs->frames[i + 2] < last_map->end)
+			locmemo__prefetch(&p->lm, last_mod, last_map, cs->frames[i + 2], nn - 3 - i);
 		rframe__set_kind(f, RFRAME_USER, i > 0);
 		f->addr = cs->frames[i];
 		/* Neighbouring frames are often in one mapping. */
@@ -471,9 +372,13 @@ static int report__user_stack(struct report *r, const struct cap_segment *seg, u
 				modset__meet(&ms, last_mod);
 			}
 			if (!p->opts->no_symbols) {
-				err = report__lookup(p, r->sym, f, last_mod, nn - 1 - i);
+				const struct sym_result *res;
+
+				err = locmemo__lookup(&p->lm, r->sym, last_mod, f->map, f->addr,
+						      (uint32_t)(i > 0), nn - 1 - i, &res);
 				if (err)
 					return err;
+				rframe__set_sym(f, res);
 			}
 			modset__frame(&ms, rframe__sym(f));
 		}
@@ -504,12 +409,8 @@ static int report__user_stack(struct report *r, const struct cap_segment *seg, u
 	err = npw ? report__stack_mods(r, st, maps ? maps->tgid : tgid) : modset__keep(&ms, p, st);
 	if (err)
 		return err;
-	if (!p->ufirst[cs->index]) {
-		e = arena__alloc(&p->mem, sizeof(*e));
-		if (!e)
-			return -ENOMEM;
-		*e = (struct stack_ent){ (uintptr_t)maps, seg->index, (uint64_t)ref, tgid, st, NULL };
-		p->ufirst[cs->index] = e;
+	if (!first->st) {
+		*first = (struct ustack_first){ maps, st, tgid };
 	} else {
 		err = ent_add(p, &p->ustacks, h, (uintptr_t)maps, seg->index, (uint64_t)ref, tgid,
 			      st);
@@ -860,14 +761,18 @@ static enum report_kind capture_kind(const struct capture *c)
 static int report__run(struct report *r)
 {
 	const struct report_opts *o = r->priv->opts;
-	size_t i, j, cap = 0, rows = 0, stacks, recorded = 0;
+	size_t i, j, n, cap = 0, rows = 0, stacks, recorded = 0;
 	int err;
 
 	/* The stacks resolved: one per row at most, and about as many as the
 	 * capture holds (a system-wide capture of short-lived processes has
 	 * nearly one per row; a long one of a steady workload many rows per
-	 * stack, and those must not get tables for every row).  The indexes
-	 * sized once for that, not rehashed on the way; more still fit. */
+	 * stack, and those must not get tables for every row).  User stacks
+	 * by the capture's index of them; kernel ones in a table started at
+	 * an eighth of that: they repeat (the build capture's 55k rows have
+	 * 4k), and a table sized for every row was 2 MiB of fresh memory
+	 * probed at random, 32 times what they fill; growing from there is
+	 * three doublings at most. */
 	for (i = 0; i < r->cap->nr_segs; i++) {
 		rows += r->kind == REPORT_PROFILE ? r->cap->segs[i].nr_counts :
 			r->cap->segs[i].nr_offc;
@@ -877,12 +782,14 @@ static int report__run(struct report *r)
 	stacks = r->kind == REPORT_OFFWAKE ? 2 * rows : rows;
 	if (stacks > recorded)
 		stacks = recorded;
-	r->priv->ufirst = calloc(r->cap->nr_stacks ? r->cap->nr_stacks : 1,
-				 sizeof(*r->priv->ufirst));
-	r->priv->locs = calloc(REPORT_LOCS, sizeof(*r->priv->locs));
-	if (!r->priv->ufirst || !r->priv->locs)
+	/* In the arena: a megabyte of it for a system-wide capture, on
+	 * huge pages rather than a fault per 4 KiB. */
+	n = (r->cap->nr_stacks ? r->cap->nr_stacks : 1) * sizeof(*r->priv->ufirst);
+	r->priv->ufirst = arena__alloc(&r->priv->mem, n);
+	if (!r->priv->ufirst || locmemo__init(&r->priv->lm))
 		return -ENOMEM;
-	err = idmap__reserve(&r->priv->kstacks, stacks);
+	memset(r->priv->ufirst, 0, n);
+	err = idmap__reserve(&r->priv->kstacks, stacks / 8);
 	if (err)
 		return err;
 	/* A sample per row, but for those filtered out. */
@@ -1042,8 +949,7 @@ void report__free(struct report *r)
 	if (r->priv) {
 		arena__free(&r->priv->mem);
 		idmap__release(&r->priv->ustacks);
-		free(r->priv->ufirst);
-		free(r->priv->locs);
+		locmemo__release(&r->priv->lm);
 		idmap__release(&r->priv->kstacks);
 		idmap__release(&r->priv->map_mods);
 		idmap__release(&r->priv->maps_mods);

@@ -590,7 +590,8 @@ struct tokens {
 	struct sym_line **keyed;	/* lines whose out_key was set */
 	size_t nkeyed, capkeyed;
 	uint32_t unknown;	/* "[unknown]"'s number, 0: none yet */
-	uint64_t held;		/* the texts' bytes, with their NULs */
+	uint64_t held;		/* the texts' bytes, with their NULs (the
+				 * pieces' own summed once they are all in) */
 	size_t nb, na;		/* of spec->before, spec->after */
 	size_t extra;		/* nb + na: a piece's bytes of text besides its own */
 	struct arena texts;	/* pieces copied */
@@ -664,7 +665,6 @@ static inline int tokens__push(struct tokens *tk, uint32_t id)
 	if (tk->nids == tk->capids && tokens__reserve(tk, 1024))
 		return -ENOMEM;
 	tk->ids[tk->nids++] = id;
-	tk->held += tk->lens[id] + tk->extra;
 	return 0;
 }
 
@@ -749,6 +749,12 @@ int tokens__frames(struct tokens *tk, const struct rstack *st, int root_first)
 		const struct rframe *f = &st->frames[root_first ? st->nr_frames - 1 - i : i];
 		const struct sym_result *sym = rframe__sym(f);
 
+		/* Most frames: a native one of one line, numbered before. */
+		if (sym && sym->nr_lines == 1 && sym->lines[0].out_key &&
+		    rframe__kind(f) != RFRAME_PYTHON && tk->nids < tk->capids) {
+			tk->ids[tk->nids++] = sym->lines[0].out_key;
+			continue;
+		}
 		if (!sym && rframe__kind(f) != RFRAME_PYTHON && !rframe__unwind_stop(f)) {
 			if (!tk->unknown)
 				tk->unknown = tokens__intern(tk, "[unknown]", 9, 1);
@@ -918,6 +924,7 @@ static int write_tokens(const struct report *r, const struct output_opts *o, FIL
 	struct tokens_group *keys = NULL;
 	struct strsort_item *items;
 	unsigned char *digits;
+	uint32_t *dig = NULL;
 	struct strbuf sb = { 0 };
 	uint64_t *vals;
 	size_t *start;
@@ -954,6 +961,8 @@ static int write_tokens(const struct report *r, const struct output_opts *o, FIL
 		tk.held += 1 - (spec->first_bare ? tk.nb : 0);
 	}
 	start[n] = tk.nids;
+	for (i = 0; i < tk.nids; i++)
+		tk.held += tk.lens[tk.ids[i]] + tk.extra;
 	err = 2;
 	if (tk.held > budget)
 		goto out;
@@ -963,15 +972,25 @@ static int write_tokens(const struct report *r, const struct output_opts *o, FIL
 	/* Digits a rank: ranks run 1..tk.n - 1. */
 	w = tk.n - 1 <= 255 ? 1 : tk.n - 1 <= 255 * 255 ? 2 : tk.n - 1 <= 255 * 255 * 255 ? 3 : 4;
 	err = -ENOMEM;
-	digits = arena__alloc(&tk.mem, tk.nids * w + 1);
-	if (!digits)
+	/* Each piece's digits once (in the first @w of 4 bytes), then copied
+	 * 4 bytes a piece in the samples' order, each copy's excess
+	 * overwritten by the next (slack at the end): a piece is a load
+	 * from 4 bytes a token, not a division per digit from a token's
+	 * 40. */
+	dig = malloc(tk.n * sizeof(*dig));
+	digits = arena__alloc(&tk.mem, tk.nids * w + sizeof(*dig));
+	if (!dig || !digits)
 		goto out;
-	for (i = 0; i < tk.nids; i++) {
-		uint32_t v = tk.tok[tk.ids[i]].rank - 1;
+	for (i = 1; i < tk.n; i++) {
+		unsigned char b[sizeof(*dig)] = { 0 };
+		uint32_t v = tk.tok[i].rank - 1;
 
 		for (k = w; k-- > 0; v /= 255)
-			digits[i * w + k] = (unsigned char)(1 + v % 255);
+			b[k] = (unsigned char)(1 + v % 255);
+		memcpy(&dig[i], b, sizeof(b));
 	}
+	for (i = 0; i < tk.nids; i++)
+		memcpy(digits + i * w, &dig[tk.ids[i]], sizeof(*dig));
 	for (i = 0; i < n; i++)
 		items[i] = (struct strsort_item){ (const char *)digits + start[i] * w,
 						  (start[i + 1] - start[i]) * w, (void *)(uintptr_t)i, 0 };
@@ -1010,6 +1029,7 @@ static int write_tokens(const struct report *r, const struct output_opts *o, FIL
 out:
 	for (i = 0; i < tk.nkeyed; i++)
 		tk.keyed[i]->out_key = 0;
+	free(dig);
 	free(tk.keyed);
 	free(tk.tok);
 	free(tk.lens);
