@@ -122,5 +122,8 @@ void wproc__keep_old_image(struct wproc *p, uint64_t time);
 int wproc__maps_punch(struct wproc *p, uint64_t start, uint64_t end);
 /* Add mapping @n (its path is taken over): 0 or -ENOMEM. */
 int wproc__maps_add(struct wproc *p, struct wmap *n);
+/* Append @key to the growing array *@keys of *@n (room for *@cap): the
+ * keys a purge removes once its walk of a table is done.  0 or -ENOMEM. */
+int wkeys__push(uint64_t **keys, size_t *n, size_t *cap, uint64_t key);
 
 #endif

@@ -106,15 +106,8 @@ void wpath__prune(struct mmapwatch *w, int all)
 
 		if (p->refs > 1 && !all)
 			continue;
-		if (n == cap) {
-			uint64_t *d = realloc(dead, (cap ? cap * 2 : 64) * sizeof(*d));
-
-			if (!d)
-				break; /* the rest at the next purge */
-			dead = d;
-			cap = cap ? cap * 2 : 64;
-		}
-		dead[n++] = key;
+		if (wkeys__push(&dead, &n, &cap, key))
+			break; /* the rest at the next purge */
 	}
 	for (i = 0; i < n; i++) {
 		struct wpath *p = idmap__find_ptr(w->paths, dead[i]);

@@ -254,6 +254,21 @@ fail:
 
 /* Add mapping @n (its path is taken over) in place of what it overlaps.
  * Returns 0 or -ENOMEM (then @n's path is freed). */
+int wkeys__push(uint64_t **keys, size_t *n, size_t *cap, uint64_t key)
+{
+	if (*n == *cap) {
+		size_t c = *cap ? *cap * 2 : 64;
+		uint64_t *k = realloc(*keys, c * sizeof(*k));
+
+		if (!k)
+			return -ENOMEM;
+		*keys = k;
+		*cap = c;
+	}
+	(*keys)[(*n)++] = key;
+	return 0;
+}
+
 int wproc__maps_add(struct wproc *p, struct wmap *n)
 {
 	int err;
@@ -578,15 +593,8 @@ void mmapwatch__purge(struct mmapwatch *w, uint64_t before_ns)
 		p->nr_old -= k;
 		if (!p->exited || p->exit_ns >= before_ns)
 			continue;
-		if (n == cap) {
-			uint64_t *d = realloc(dead, (cap ? cap * 2 : 64) * sizeof(*d));
-
-			if (!d)
-				break; /* the rest at the next purge */
-			dead = d;
-			cap = cap ? cap * 2 : 64;
-		}
-		dead[n++] = key;
+		if (wkeys__push(&dead, &n, &cap, key))
+			break; /* the rest at the next purge */
 	}
 	for (i = 0; i < n; i++) {
 		wproc__free(wproc__find(w, (uint32_t)dead[i]));
