@@ -66,7 +66,7 @@ enum drain_chunk {
 struct drain_opts {
 	enum drain_chunk chunk;
 	int fds[2];		/* the counts0 and counts1 maps */
-	int rows_ring_fd;	/* the "rows_ring" (value_size a __u64 count), or < 0 */
+	int rows_ring_fd;	/* the "rows_ring" (with lanes: rows of count 1), or < 0 */
 	uint32_t *idx;		/* the mmap'ed .bss counts_idx */
 	/* Offset in the key of a __u32 "slot", the interval the entry was
 	 * counted in, and the mmap'ed .bss slot_base and slot_ns the
@@ -74,6 +74,10 @@ struct drain_opts {
 	 * none, and its rows belong to the interval they are drained in. */
 	size_t slot_off;
 	uint64_t *slot_base, *slot_ns;
+	/* With slot_off, DRAIN_CNTS: a counts map's value is @lanes __u32
+	 * counts (struct stkrec_count_lanes), of intervals slot * @lanes + i,
+	 * each a row of its own; 0: the value is the row's (a __u64 count). */
+	uint32_t lanes;
 	/* The mmap'ed .bss counts_new: new keys each counts map took, which
 	 * the kernel counts to tell when one is half full; a drained map's
 	 * count is cleared.  NULL: the mode has none. */
