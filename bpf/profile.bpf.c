@@ -135,7 +135,7 @@ static __always_inline int count_lane_inc(void *map, const struct stkrec_count_k
 					  __u32 lane)
 {
 	struct stkrec_count_lanes *v, one = {};
-	long err;
+	int err;
 
 	lane &= STKREC_COUNT_LANES - 1;
 	v = bpf_map_lookup_elem(map, key);
@@ -144,14 +144,9 @@ static __always_inline int count_lane_inc(void *map, const struct stkrec_count_k
 		return 0;
 	}
 	one.n[lane] = 1;
-	err = bpf_map_update_elem(map, key, &one, BPF_NOEXIST);
-	if (!err)
-		return 1;
-	if (err != -EEXIST) {
-		stat_inc(STKREC_STAT_COUNTS_FULL);
-		return -ENOSPC;
-	}
-	/* Another CPU added the same key meanwhile. */
+	err = count_insert(map, key, &one);
+	if (err)
+		return err;
 	v = bpf_map_lookup_elem(map, key);
 	if (v)
 		__sync_fetch_and_add(&v->n[lane], 1);
