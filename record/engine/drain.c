@@ -41,7 +41,9 @@ struct drain {
 	uint64_t base, ns;
 	uint64_t open;
 	uint64_t lo, hi;
-	size_t last_rows;	/* rows the last drain__collect() took */
+	/* Entries the last drain__collect() took from the counts map (with
+	 * lanes, a row or more each; the rows ring's are not in the map). */
+	size_t last_keys;
 	int nr_ended;		/* rows with an end */
 	/* The rows ring, its positions (mapped read-only), and what it
 	 * brought for each set. */
@@ -77,7 +79,7 @@ uint32_t drain__intervals(struct drain *d, uint32_t max, uint32_t elapsed)
 
 	if (!d->ns)
 		return 0;
-	return ringpos_fit(d->last_rows, elapsed, d->o.entries / 2, q);
+	return ringpos_fit(d->last_keys, elapsed, d->o.entries / 2, q);
 }
 
 uint32_t drain__entries(const struct drain *d)
@@ -395,6 +397,7 @@ static int drain_one(struct drain *d, struct recorder *rec, uint32_t set)
 
 	err = drain__map(d->o.fds[set], d->keys, d->o.key_size, d->values, d->o.value_size,
 			 d->o.entries, &n);
+	d->last_keys = n;
 	/* Empty (no program writes it): its new keys count from none. */
 	if (d->o.fill)
 		__atomic_store_n(&d->o.fill[set], 0, __ATOMIC_RELAXED);
@@ -429,9 +432,7 @@ int drain__collect(struct drain *d, struct recorder *rec, int final)
 	/* After the grace: the ring holds every row of the idle set (and
 	 * some of the next interval's, kept for the next flush). */
 	err = d->ring ? take_ring(d, rec) : 0;
-	err = err ?: drain_one(d, rec, set);
-	d->last_rows = d->nr_rows;
-	return err;
+	return err ?: drain_one(d, rec, set);
 }
 
 uint32_t drain__idle(const struct drain *d)

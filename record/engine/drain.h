@@ -139,9 +139,9 @@ uint64_t drain__interval_end(const struct drain *d, uint64_t now);
 /*
  * drain__intervals() - for how many intervals (@max at most) the counts
  * map may go undrained: 0 when the keys have no slot, else as many as
- * neither what the rows ring took since the last call, nor the last
- * drain's rows, both of the last @elapsed intervals, fill half the ring
- * or the map in.  Call once a flush.
+ * neither what the rows ring took since the last call, nor the entries
+ * the last drain took from the counts map, both of the last @elapsed
+ * intervals, fill half the ring or the map in.  Call once a flush.
  */
 uint32_t drain__intervals(struct drain *d, uint32_t max, uint32_t elapsed);
 /* The entries of each counts map. */
