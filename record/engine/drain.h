@@ -29,8 +29,9 @@
  *
  * A mode hands its struct drain to the recorder (struct rec_maps), which
  * collects, writes and checks for pending rows through it at every flush;
- * the mode only says how one drained entry becomes one row (add_row) and
- * which chunk the rows go into (chunk).
+ * the mode only says how one drained entry becomes one row (add_row; an
+ * entry of lanes, a row each lane that counted) and which chunk the rows
+ * go into (chunk).
  */
 #ifndef STKREC_DRAIN_H
 #define STKREC_DRAIN_H
