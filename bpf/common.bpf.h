@@ -261,29 +261,42 @@ static __always_inline void stat_inc(__u32 idx)
 }
 
 /*
- * Count one more of @key in counts map @map (a hash of __u64 counts):
- * 0, 1 when @key was new to the map, or -ENOSPC when the map is full
- * (counted in STAT counts_map_full).  The profile and trace modes' rows;
- * off-CPU's carry time too.
+ * Add @key to counts map @map with value @init, as a program found it
+ * missing: 1 when added, 0 when another CPU added it meanwhile (count in
+ * what is there), -ENOSPC when the map is full (counted).
  */
-static __always_inline int count_inc(void *map, const void *key)
+static __always_inline int count_insert(void *map, const void *key, const void *init)
 {
-	__u64 one = 1, *v;
-	long err;
+	long err = bpf_map_update_elem(map, key, init, BPF_NOEXIST);
 
-	v = bpf_map_lookup_elem(map, key);
-	if (v) {
-		__sync_fetch_and_add(v, 1);
-		return 0;
-	}
-	err = bpf_map_update_elem(map, key, &one, BPF_NOEXIST);
 	if (!err)
 		return 1;
 	if (err != -EEXIST) {
 		stat_inc(STKREC_STAT_COUNTS_FULL);
 		return -ENOSPC;
 	}
-	/* Another CPU added the same key meanwhile. */
+	return 0;
+}
+
+/*
+ * Count one more of @key in counts map @map (a hash of __u64 counts):
+ * 0, 1 when @key was new to the map, or -ENOSPC when the map is full
+ * (counted in STAT counts_map_full).  The trace mode's rows; profile's
+ * count by interval (count_lane_inc()), off-CPU's carry time too.
+ */
+static __always_inline int count_inc(void *map, const void *key)
+{
+	__u64 one = 1, *v;
+	int err;
+
+	v = bpf_map_lookup_elem(map, key);
+	if (v) {
+		__sync_fetch_and_add(v, 1);
+		return 0;
+	}
+	err = count_insert(map, key, &one);
+	if (err)
+		return err;
 	v = bpf_map_lookup_elem(map, key);
 	if (v)
 		__sync_fetch_and_add(v, 1);

@@ -27,7 +27,7 @@ const volatile __u8 kernel_stacks = 1;	/* 0 with -U */
 struct counts_map {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__type(key, struct stkrec_count_key);
-	__type(value, __u64);
+	__type(value, struct stkrec_count_lanes);
 	__uint(max_entries, 1); /* sized by user space */
 };
 struct counts_map counts0 SEC(".maps");
@@ -127,6 +127,33 @@ static __always_inline int row_send(const struct stkrec_count_key *key, __u32 se
 }
 
 /*
+ * Count one sample of @key (its slot: the lanes' window) in lane @lane of
+ * @map: 1 when the key is new, 0 when it was there, -ENOSPC when the map
+ * is full (count_inc()'s, with lanes).
+ */
+static __always_inline int count_lane_inc(void *map, const struct stkrec_count_key *key,
+					  __u32 lane)
+{
+	struct stkrec_count_lanes *v, one = {};
+	int err;
+
+	lane &= STKREC_COUNT_LANES - 1;
+	v = bpf_map_lookup_elem(map, key);
+	if (v) {
+		__sync_fetch_and_add(&v->n[lane], 1);
+		return 0;
+	}
+	one.n[lane] = 1;
+	err = count_insert(map, key, &one);
+	if (err)
+		return err;
+	v = bpf_map_lookup_elem(map, key);
+	if (v)
+		__sync_fetch_and_add(&v->n[lane], 1);
+	return 0;
+}
+
+/*
  * Count the sample of @key in counts map @set (0 or 1); @stop: the stop
  * reason of its user stack's marker (uw_stop_count()).  A global function:
  * the verifier checks it once, not again for every state the stack walks
@@ -134,17 +161,24 @@ static __always_inline int row_send(const struct stkrec_count_key *key, __u32 se
  */
 __noinline int sample_count(struct stkrec_count_key *key, __u32 set, __u32 stop)
 {
+	__u32 slot;
 	int err;
 
 	if (!key)
 		return 0;
 	/* A sample that sent a stack: its row by the ring, unless full. */
-	if (sample_pushed() && !row_send(key, set))
+	if (sample_pushed() && !row_send(key, set)) {
 		err = 0;
-	else if (set)
-		err = count_inc(&counts1, key);
-	else
-		err = count_inc(&counts0, key);
+	} else {
+		/* In the map: the window of lanes, the interval's lane. */
+		slot = key->slot;
+		key->slot = slot / STKREC_COUNT_LANES;
+		if (set)
+			err = count_lane_inc(&counts1, key, slot);
+		else
+			err = count_lane_inc(&counts0, key, slot);
+		key->slot = slot;
+	}
 	if (err > 0)
 		counts_took(set);
 	if (err >= 0) {

@@ -249,7 +249,8 @@ static __always_inline __u64 stkrec_stack_id(const __u64 *ips, __u32 nr, int ker
 	return stkrec_stack_hash_id(stkrec_stack_hash(ips, nr, kernel ? STKREC_P2 : STKREC_P1), kernel);
 }
 
-/* Key of the profile mode's "counts" maps; the value is a __u64 count. */
+/* Key of the profile mode's "counts" maps; the value is a struct
+ * stkrec_count_lanes. */
 struct stkrec_count_key {
 	__u32 tgid;
 	__u32 tid;
@@ -262,9 +263,25 @@ struct stkrec_count_key {
 	/* The flush interval the sample was taken in, by the kernel's clock:
 	 * (bpf_ktime_get_ns() - slot_base) / slot_ns (.bss, written by user
 	 * space as sampling starts; modulo 2^32), 0 before that.  A drain
-	 * several intervals apart still writes each interval's rows apart. */
+	 * several intervals apart still writes each interval's rows apart.
+	 * In a counts map's key: the interval / STKREC_COUNT_LANES, the
+	 * value's lane the rest (a rows_ring record has the interval). */
 	__u32 slot;
 	__u32 slot_pad;
+};
+
+/*
+ * Value of the profile mode's "counts" maps: the samples of the key's
+ * task and stacks in each of STKREC_COUNT_LANES consecutive flush
+ * intervals, interval key.slot * STKREC_COUNT_LANES + i in n[i].  A quiet
+ * recording leaves the counts in the kernel for up to 16 intervals: a
+ * stack that repeats is then two or three entries to drain, not one an
+ * interval.  (A lane counts one interval's samples of one thread, at
+ * most -F x --flush-interval: --flush-interval is at most 3600 s.)
+ */
+#define STKREC_COUNT_LANES 8
+struct stkrec_count_lanes {
+	__u32 n[STKREC_COUNT_LANES];
 };
 
 /*
@@ -686,6 +703,7 @@ STKREC_ASSERT_AT(stkrec_count_key, kernel_ret_ip, 8 + STKREC_COMM_LEN + 24);
 STKREC_ASSERT_AT(stkrec_count_key, image_ns, 8 + STKREC_COMM_LEN + 32);
 STKREC_ASSERT_AT(stkrec_count_key, slot, 8 + STKREC_COMM_LEN + 40);
 STKREC_ASSERT_SIZE(stkrec_count_key, 8 + STKREC_COMM_LEN + 48);
+STKREC_ASSERT_SIZE(stkrec_count_lanes, 4 * STKREC_COUNT_LANES);
 
 STKREC_ASSERT_AT(stkrec_count_row, set, 8 + STKREC_COMM_LEN + 48);
 STKREC_ASSERT_SIZE(stkrec_count_row, 8 + STKREC_COMM_LEN + 56);

@@ -62,9 +62,9 @@ const struct cli_opt cli__opts[] = {
 	  "                             about 145 bytes of kernel memory per entry, and\n"
 	  "                             two counts maps of four flush intervals' samples\n"
 	  "                             (-F x CPUs x 4 x --flush-interval entries, 8192\n"
-	  "                             at least, at most N if larger, 144 bytes each;\n"
+	  "                             at least, at most N if larger, 168 bytes each;\n"
 	  "                             16384 at the default -F on up to 41 CPUs:\n"
-	  "                             4.5 MiB; 4194304: 578 MiB); more\n"
+	  "                             4.9 MiB; 4194304: 579 MiB); more\n"
 	  "                             than half of MemAvailable is refused\n",
 	  "      --stack-storage-size N unique stacks the kernel remembers sending\n"
 	  "                             (default " CLI_STR(CLI_DEFAULT_STACK_STORAGE) "), and 64 bytes each (256 KiB at\n"
@@ -134,7 +134,7 @@ const struct cli_opt cli__opts[] = {
 	  "                             beyond the newest N\n", NULL },
 	{ "flush-interval", required_argument, CLI_FLUSH_INTERVAL, CLI_ALL,
 	  "      --flush-interval SECS  write recorded data every SECS seconds (default:\n"
-	  "                             every second; profile: up to every 8th while no\n"
+	  "                             every second; profile: up to every 16th while no\n"
 	  "                             process or mapping comes, each second's counts\n"
 	  "                             apart)\n", NULL },
 	{ "quiet", no_argument, 'q', CLI_ALL,

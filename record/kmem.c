@@ -40,7 +40,7 @@ uint64_t kmem__recording_bytes(uint32_t stack_entries, uint32_t ring_bytes,
 					  sizeof(struct stkrec_offcpu_value));
 	else
 		b += 2 * kmem__hash_bytes(counts_entries, sizeof(struct stkrec_count_key),
-					  sizeof(__u64));
+					  sizeof(struct stkrec_count_lanes));
 	return b;
 }
 

@@ -41,7 +41,9 @@ struct drain {
 	uint64_t base, ns;
 	uint64_t open;
 	uint64_t lo, hi;
-	size_t last_rows;	/* rows the last drain__collect() took */
+	/* Entries the last drain__collect() took from the counts map (with
+	 * lanes, a row or more each; the rows ring's are not in the map). */
+	size_t last_keys;
 	int nr_ended;		/* rows with an end */
 	/* The rows ring, its positions (mapped read-only), and what it
 	 * brought for each set. */
@@ -77,7 +79,7 @@ uint32_t drain__intervals(struct drain *d, uint32_t max, uint32_t elapsed)
 
 	if (!d->ns)
 		return 0;
-	return ringpos_fit(d->last_rows, elapsed, d->o.entries / 2, q);
+	return ringpos_fit(d->last_keys, elapsed, d->o.entries / 2, q);
 }
 
 uint32_t drain__entries(const struct drain *d)
@@ -213,7 +215,13 @@ struct drain *drain__new(const struct drain_opts *o)
 		errno = ENOMEM;
 		return NULL;
 	}
-	if (o->rows_ring_fd >= 0 && o->value_size == sizeof(uint64_t)) {
+	if (o->lanes && (o->chunk != DRAIN_CNTS || !o->slot_off ||
+			 o->value_size != o->lanes * sizeof(uint32_t))) {
+		drain__free(d);
+		errno = EINVAL;
+		return NULL;
+	}
+	if (o->rows_ring_fd >= 0 && o->lanes) {
 		err = ring_open(d, o->rows_ring_fd);
 		if (err) {
 			drain__free(d);
@@ -302,6 +310,52 @@ static int add_rows(struct drain *d, struct recorder *rec, const char *k, const 
 }
 
 /*
+ * Turn @n drained entries whose values are lanes (o.lanes) into a row
+ * each lane that counted, as add_rows() does with one count a value.
+ */
+static int add_lane_rows(struct drain *d, struct recorder *rec, const char *k, const char *v,
+			 size_t n)
+{
+	uint32_t lanes = d->o.lanes, j, w;
+	const uint32_t *l;
+	size_t i, rows = 0;
+	uint64_t count;
+	int err;
+
+	for (i = 0; i < n; i++)
+		for (j = 0, l = (const uint32_t *)(v + i * d->o.value_size); j < lanes; j++)
+			rows += l[j] != 0;
+	err = rows_reserve(d, rows);
+	if (err)
+		return recorder__errorf(rec, err, "out of memory");
+	for (i = 0; d->o.prefetch_row && i < n && i < DRAIN_PREFETCH; i++)
+		d->o.prefetch_row(rec, k + i * d->o.key_size);
+	for (i = 0; i < n; i++) {
+		const char *key = k + i * d->o.key_size;
+
+		if (d->o.prefetch_row && i + DRAIN_PREFETCH < n)
+			d->o.prefetch_row(rec, k + (i + DRAIN_PREFETCH) * d->o.key_size);
+		l = (const uint32_t *)(v + i * d->o.value_size);
+		memcpy(&w, key + d->o.slot_off, sizeof(w));
+		for (j = 0; j < lanes; j++) {
+			if (!l[j])
+				continue;
+			count = l[j];
+			err = d->o.add_row(rec, key, &count, d->rows + d->nr_rows * d->row_size);
+			d->ends[d->nr_rows] = 0;
+			d->slots[d->nr_rows] = w * lanes + j;
+			if (!err && d->o.row_end)
+				err = d->o.row_end(rec, key, &d->ends[d->nr_rows]);
+			if (err)
+				return recorder__errorf(rec, err, "out of memory");
+			d->nr_ended += d->ends[d->nr_rows] != 0;
+			d->nr_rows++;
+		}
+	}
+	return 0;
+}
+
+/*
  * Take the rows ring's records into ring_keys, by set: every record
  * reserved before this call, waiting up to RING_WAIT_NS for those still
  * being written (the ring is read in order: one record not committed
@@ -343,13 +397,17 @@ static int drain_one(struct drain *d, struct recorder *rec, uint32_t set)
 
 	err = drain__map(d->o.fds[set], d->keys, d->o.key_size, d->values, d->o.value_size,
 			 d->o.entries, &n);
+	d->last_keys = n;
 	/* Empty (no program writes it): its new keys count from none. */
 	if (d->o.fill)
 		__atomic_store_n(&d->o.fill[set], 0, __ATOMIC_RELAXED);
 	/* Every stack a row names was sent before the row was counted. */
 	if (n || rk->n)
 		recorder__take_new_stacks(rec);
-	err2 = n ? add_rows(d, rec, d->keys, d->values, d->o.value_size, n) : 0;
+	if (d->o.lanes)
+		err2 = n ? add_lane_rows(d, rec, d->keys, d->values, n) : 0;
+	else
+		err2 = n ? add_rows(d, rec, d->keys, d->values, d->o.value_size, n) : 0;
 	if (!err2 && rk->n)
 		err2 = add_rows(d, rec, rk->keys, (const char *)&one, 0, rk->n);
 	rk->n = 0;
@@ -374,9 +432,7 @@ int drain__collect(struct drain *d, struct recorder *rec, int final)
 	/* After the grace: the ring holds every row of the idle set (and
 	 * some of the next interval's, kept for the next flush). */
 	err = d->ring ? take_ring(d, rec) : 0;
-	err = err ?: drain_one(d, rec, set);
-	d->last_rows = d->nr_rows;
-	return err;
+	return err ?: drain_one(d, rec, set);
 }
 
 uint32_t drain__idle(const struct drain *d)

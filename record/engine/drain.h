@@ -29,8 +29,9 @@
  *
  * A mode hands its struct drain to the recorder (struct rec_maps), which
  * collects, writes and checks for pending rows through it at every flush;
- * the mode only says how one drained entry becomes one row (add_row) and
- * which chunk the rows go into (chunk).
+ * the mode only says how one drained entry becomes one row (add_row; an
+ * entry of lanes, a row each lane that counted) and which chunk the rows
+ * go into (chunk).
  */
 #ifndef STKREC_DRAIN_H
 #define STKREC_DRAIN_H
@@ -66,7 +67,7 @@ enum drain_chunk {
 struct drain_opts {
 	enum drain_chunk chunk;
 	int fds[2];		/* the counts0 and counts1 maps */
-	int rows_ring_fd;	/* the "rows_ring" (value_size a __u64 count), or < 0 */
+	int rows_ring_fd;	/* the "rows_ring" (with lanes: rows of count 1), or < 0 */
 	uint32_t *idx;		/* the mmap'ed .bss counts_idx */
 	/* Offset in the key of a __u32 "slot", the interval the entry was
 	 * counted in, and the mmap'ed .bss slot_base and slot_ns the
@@ -74,6 +75,10 @@ struct drain_opts {
 	 * none, and its rows belong to the interval they are drained in. */
 	size_t slot_off;
 	uint64_t *slot_base, *slot_ns;
+	/* With slot_off, DRAIN_CNTS: a counts map's value is @lanes __u32
+	 * counts (struct stkrec_count_lanes), of intervals slot * @lanes + i,
+	 * each a row of its own; 0: the value is the row's (a __u64 count). */
+	uint32_t lanes;
 	/* The mmap'ed .bss counts_new: new keys each counts map took, which
 	 * the kernel counts to tell when one is half full; a drained map's
 	 * count is cleared.  NULL: the mode has none. */
@@ -135,9 +140,9 @@ uint64_t drain__interval_end(const struct drain *d, uint64_t now);
 /*
  * drain__intervals() - for how many intervals (@max at most) the counts
  * map may go undrained: 0 when the keys have no slot, else as many as
- * neither what the rows ring took since the last call, nor the last
- * drain's rows, both of the last @elapsed intervals, fill half the ring
- * or the map in.  Call once a flush.
+ * neither what the rows ring took since the last call, nor the entries
+ * the last drain took from the counts map, both of the last @elapsed
+ * intervals, fill half the ring or the map in.  Call once a flush.
  */
 uint32_t drain__intervals(struct drain *d, uint32_t max, uint32_t elapsed);
 /* The entries of each counts map. */

@@ -54,10 +54,12 @@
  * Intervals a quiet recording's counts stay in the kernel at most: the end
  * of the last of them flushes.  Each interval's rows keep their own chunk
  * (drain.h); a recorder killed with SIGKILL loses this many at most.  A
- * quiet flush costs ~250 us of CPU on a 2-vCPU VM, what perf -g -a spends
- * in 1.5 s of a recording whose stacks repeat (docs/performance.md).
+ * quiet flush costs ~300-450 us of CPU on a 2-vCPU VM, what perf -g -a
+ * spends in 2 s of a recording whose stacks repeat: one in 16 s keeps the
+ * quiet recorder near a quarter of perf's (docs/performance.md, session
+ * 20); --flush-interval bounds the loss to one interval instead.
  */
-#define QUIET_INTERVALS_MAX 8
+#define QUIET_INTERVALS_MAX 16
 
 /*
  * New Python code objects, and the new stacks that name them: those the

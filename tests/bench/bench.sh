@@ -51,7 +51,9 @@
 # (perf stat's task-clock of "stkrec -- true", also with --unwind=fp,
 # and of "perf record -g -a -- true"; goal <= 30 ms), its steady CPU per
 # second of recording read from /proc/PID/task/*/schedstat between
-# second 3 and 3 + COST_SECONDS (default 10) while it samples all CPUs
+# second 3 and 3 + COST_SECONDS (default 32: two whole quiet stretches
+# of 16 s, so that the window holds the flushes a steady recorder makes at
+# their rate, not one or none) while it samples all CPUs
 # at 999 Hz, beside perf record -g -a's the same way, on cpuwork (stacks
 # that repeat; goal <= 1/4 of perf's) and stackfan (16384 stacks, new
 # ones all the time; goal <= perf's), COST_REPS times (default 3,
@@ -97,7 +99,7 @@ LONG_S=${LONG_SECONDS:-30}
 SHORT_HZ=${SHORT_HZ:-499}
 SHORT_FILES=${SHORT_FILES:-40}
 COST_REPS=${COST_REPS:-3}
-COST_SECONDS=${COST_SECONDS:-10}
+COST_SECONDS=${COST_SECONDS:-32}
 STDBUF=$(command -v stdbuf > /dev/null && echo "stdbuf -oL")
 PERF=${PERF:-perf}
 

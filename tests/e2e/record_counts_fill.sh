@@ -9,7 +9,7 @@
 #    planned); right after a flush, it is told to spin in a new thread
 #    each millisecond (nearly every sample a key of its own: 2 CPUs at
 #    999 Hz fill the 8192-entry map's half in about two seconds, within
-#    an eight-interval stretch; eight threads keep most of the CPUs on a
+#    a sixteen-interval stretch; eight threads keep most of the CPUs on a
 #    machine that runs other work), then back after the next flush; again
 #    until the kernel has said three times that a map was half full (STAT
 #    counts_half_full: each drain clears the map's count of new keys, so

@@ -4,14 +4,14 @@
 # record_faults: what the recorder leaves when it is stopped by force, all
 # at once (the recordings run side by side to keep the test short), all of
 # one cpuwork that runs until the test ends:
-#  - kill -9 at 10 random moments, 1 to 10 s after each recording started
+#  - kill -9 at 10 random moments, 1 to 18 s after each recording started
 #    sampling: every file reads (stkreport info says "not closed cleanly",
-#    the report runs), and none lost more than eight flush intervals of
-#    samples (a quiet profile flushes at the end of up to every eighth)
+#    the report runs), and none lost more than sixteen flush intervals of
+#    samples (a quiet profile flushes at the end of up to every sixteenth)
 #    against an uninterrupted recording of the same process at
 #    the same time, u1, sampling before the first of them started and
 #    until the last was killed (counts: what u1 counted from the killed
-#    one's start to the kill, less the killed one's count, at most eight of
+#    one's start to the kill, less the killed one's count, at most sixteen of
 #    u1's flush intervals' counts plus a quarter of one, plus 4.5 standard
 #    deviations of the difference of two samplings of the same process:
 #    each tick lands on it or not, with the chance u1's rate says);
@@ -55,9 +55,10 @@ bg $R -o "$tmp/u2.stk"
 u2=$bg_pid
 wait_sampling "$tmp/u1.stk" "$u1" && wait_sampling "$tmp/u2.stk" "$u2" ||
 	fail "u1 or u2 never started sampling"
-# Ten moments from 1.0 to 10.0 s after the recording started sampling
-# (a quiet stretch of eight intervals may begin after the first).
-awk 'BEGIN { srand(); for (i = 0; i < 10; i++) printf "%.2f\n", 1 + 9 * rand() }' > "$tmp/moments"
+# Ten moments from 1.0 to 18.0 s after the recording started sampling
+# (a quiet stretch of sixteen intervals may begin after the first: some
+# kills land after its flush).
+awk 'BEGIN { srand(); for (i = 0; i < 10; i++) printf "%.2f\n", 1 + 17 * rand() }' > "$tmp/moments"
 # Each killer's stkrec is its child, not the test's: bg's list and its
 # kill on exit do not reach it, and it has no DURATION.  Its pid sits in
 # $tmp/k$i.rec while it lives (removed once the killer has reaped it, so
@@ -202,17 +203,17 @@ while [ $i -lt 10 ]; do
 	read -r expect one ran_ms < "$tmp/k$i.want"
 	lost=$((expect - n))
 	[ $lost -gt $worst ] && worst=$lost
-	# Eight flush intervals (1 s) of samples (a quiet recording flushes at
-	# the end of up to every eighth: record/engine/recorder_loop.c
+	# Sixteen flush intervals (1 s) of samples (a quiet recording flushes at
+	# the end of up to every sixteenth: record/engine/recorder_loop.c
 	# QUIET_INTERVALS_MAX), a quarter of one more for the kill and the
 	# clocks read around it, and 4.5 standard deviations of
 	# the difference of the two samplings (each of their expect + n
 	# ticks lands on cpuwork with chance q, independently).
 	bound=$(awk -v one="$one" -v t=$((expect + n)) -v q="$q" \
-		'BEGIN { printf "%.0f\n", one * 33 / 4 + 3 + 4.5 * sqrt(t * q * (1 - q)) }')
+		'BEGIN { printf "%.0f\n", one * 65 / 4 + 3 + 4.5 * sqrt(t * q * (1 - q)) }')
 	check "kill -9 #$i after $(sed -n "$((i + 1))p" "$tmp/moments") s: the file reads (stkdump $rc), info says not closed cleanly, the report runs ($rc_rep)" \
 		[ "$rc" -eq 0 -a "$ok_info" -eq 0 -a "$rc_rep" -eq 0 ]
-	check "kill -9 #$i: $n samples of about $expect in ${ran_ms} ms: lost $lost <= $bound (eight flush intervals of $one, +25% of one, +4.5 sd at rate $q)" \
+	check "kill -9 #$i: $n samples of about $expect in ${ran_ms} ms: lost $lost <= $bound (sixteen flush intervals of $one, +25% of one, +4.5 sd at rate $q)" \
 		[ "$lost" -le "$bound" ]
 	i=$((i + 1))
 done

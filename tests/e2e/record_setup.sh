@@ -46,13 +46,13 @@ stop "$cw"
 
 # ---- kernel memory per entry ---------------------------------------------------
 n=65536
-# counts_entries PID: max_entries of PID's counts maps (hash, 64-byte key,
-# 8-byte value), one line each.
+# counts_entries PID: max_entries of PID's counts maps (hash, 72-byte key,
+# 32-byte value: eight intervals' counts), one line each.
 counts_entries() {
 	for f in /proc/$1/fdinfo/*; do
 		awk '/^map_type:/ { t = $2 } /^key_size:/ { k = $2 } /^value_size:/ { v = $2 }
 			/^max_entries:/ { e = $2 }
-			END { if (t == 1 && k == 72 && v == 8) print e }' "$f" 2>/dev/null
+			END { if (t == 1 && k == 72 && v == 32) print e }' "$f" 2>/dev/null
 	done
 }
 bg "$REC" -q -C 0 --stack-storage-size $n -o "$tmp/m.stk"
@@ -120,7 +120,7 @@ if command -v unshare > /dev/null; then
 	rc=$?
 	check "4194304 entries with 1 GiB available: exit 1 ($rc)" [ "$rc" -eq 1 ]
 	check "... one line with the reason ($(cat "$tmp/big.err"))" \
-		[ "$(cat "$tmp/big.err")" = "stkrec: --stack-storage-size 4194304: the BPF maps would take 578.3 MiB of kernel memory, more than half of the 1.0 GiB available (MemAvailable); choose a smaller size" ]
+		[ "$(cat "$tmp/big.err")" = "stkrec: --stack-storage-size 4194304: the BPF maps would take 578.7 MiB of kernel memory, more than half of the 1.0 GiB available (MemAvailable); choose a smaller size" ]
 	check "... and no file" [ ! -e "$tmp/big.stk" ]
 else
 	skip "refusing a size too big" "unshare (util-linux) is needed"
