@@ -4,7 +4,8 @@
  * runs on_cpu_sample(), which counts (task, user stack, kernel stack,
  * interrupted kernel IP) in the kernel.  User space drains the counts every
  * flush interval; only unique stacks and counts ever cross to user space.
- * A sample that sent a new stack sends its row by "rows_ring" instead.
+ * A sample that sent a new stack, or whose row was not counted lately,
+ * sends its row by "rows_ring" instead.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -96,12 +97,15 @@ static __always_inline __u32 sample_slot(void)
 	return now > base ? (__u32)((now - base) / ns) : 0;
 }
 /*
- * The rows of samples that sent a stack of theirs to "stack_ring" (struct
- * stkrec_count_row, count 1): a stack new to the kernel's set is almost
- * never sampled twice in a flush where stacks never repeat, and a ring
- * record costs less than a new counts map entry and its drain.  Taken by
- * user space at every flush only (no wakeup): when it is full, the row
- * goes to the counts map.  Sized by user space (record/modes/modeobj.c).
+ * The rows of samples that sent a stack of theirs to "stack_ring", and of
+ * those whose key no sample on this CPU counted lately (row_lately()):
+ * struct stkrec_count_row, count 1.  A stack new to the kernel's set is
+ * almost never sampled twice in a flush where stacks never repeat, nor is
+ * a known stack's key there (its thread's other stack, or its leaf, is
+ * new), and a ring record costs less than a new counts map entry and its
+ * drain.  Taken by user space at every flush only (no wakeup): when it is
+ * full, the row goes to the counts map.  Sized by user space
+ * (record/modes/modeobj.c).
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -154,6 +158,66 @@ static __always_inline int count_lane_inc(void *map, const struct stkrec_count_k
 }
 
 /*
+ * Tags of the keys (a hash of all but the interval) not in the counts map
+ * when sampled lately, per CPU, ROW_LATELY slots: a key found there
+ * repeats (a loop's stack, sampled again and again) and is counted in the
+ * map, where its later samples add up; one not found (a key counted once
+ * in a while, or never again) sends its row by "rows_ring".  A key that
+ * repeats sends one row by the ring when its tag is first set, or again
+ * after another key took its slot: a second row of the same key in its
+ * interval's chunk, which readers sum (SPEC.md CNTS).
+ */
+#define ROW_LATELY 1024
+
+struct row_tags {
+	__u32 tag[ROW_LATELY];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, __u32);
+	__type(value, struct row_tags);
+	__uint(max_entries, 1);
+} row_lately_tags SEC(".maps");
+
+/* Was @key, not in the counts map, sampled lately on this CPU?  Its tag
+ * is set either way. */
+static __always_inline int row_lately(const struct stkrec_count_key *key)
+{
+	__u64 h = (__u64)key->user_stack ^ (__u64)key->kernel_stack * 0x9E3779B97F4A7C15ULL ^
+		  ((__u64)key->tid << 32 | key->tgid) * 0xC2B2AE3D27D4EB4FULL ^ key->kernel_ip ^
+		  key->kernel_ret_ip * 0x165667B19E3779F9ULL ^ key->image_ns;
+	struct row_tags *t;
+	__u32 zero = 0, tag, i;
+
+	h ^= h >> 29;
+	h *= 0xBF58476D1CE4E5B9ULL;
+	h ^= h >> 32;
+	t = bpf_map_lookup_elem(&row_lately_tags, &zero);
+	if (!t)
+		return 1;
+	i = (__u32)h & (ROW_LATELY - 1);
+	tag = (__u32)(h >> 32) | 1;
+	if (t->tag[i] == tag)
+		return 1;
+	t->tag[i] = tag;
+	return 0;
+}
+
+/* Add @key's sample (its slot: the lanes' window) to lane @lane of its
+ * entry in counts map @map: 0, or -ENOENT when it has none yet. */
+static __always_inline int count_lane_bump(void *map, const struct stkrec_count_key *key,
+					   __u32 lane)
+{
+	struct stkrec_count_lanes *v = bpf_map_lookup_elem(map, key);
+
+	if (!v)
+		return -ENOENT;
+	__sync_fetch_and_add(&v->n[lane & (STKREC_COUNT_LANES - 1)], 1);
+	return 0;
+}
+
+/*
  * Count the sample of @key in counts map @set (0 or 1); @stop: the stop
  * reason of its user stack's marker (uw_stop_count()).  A global function:
  * the verifier checks it once, not again for every state the stack walks
@@ -161,24 +225,37 @@ static __always_inline int count_lane_inc(void *map, const struct stkrec_count_k
  */
 __noinline int sample_count(struct stkrec_count_key *key, __u32 set, __u32 stop)
 {
+	int err = -ENOENT, pushed, lately;
 	__u32 slot;
-	int err;
 
 	if (!key)
 		return 0;
-	/* A sample that sent a stack: its row by the ring, unless full. */
-	if (sample_pushed() && !row_send(key, set)) {
-		err = 0;
-	} else {
-		/* In the map: the window of lanes, the interval's lane. */
-		slot = key->slot;
-		key->slot = slot / STKREC_COUNT_LANES;
-		if (set)
-			err = count_lane_inc(&counts1, key, slot);
-		else
-			err = count_lane_inc(&counts0, key, slot);
+	pushed = sample_pushed();
+	/* In the map: the window of lanes, the interval's lane. */
+	slot = key->slot;
+	key->slot = slot / STKREC_COUNT_LANES;
+	if (!pushed)
+		err = set ? count_lane_bump(&counts1, key, slot)
+			  : count_lane_bump(&counts0, key, slot);
+	if (err) {
+		/* Not in the map yet: a sample that sent a stack, or whose
+		 * key was not sampled lately, sends its row (its interval)
+		 * by the ring, unless full; else a new key in the map,
+		 * which counts_took() counts (a row of the ring takes no
+		 * map entry). */
+		lately = row_lately(key);
 		key->slot = slot;
+		if ((pushed || !lately) && !row_send(key, set)) {
+			err = 0;
+		} else {
+			key->slot = slot / STKREC_COUNT_LANES;
+			if (set)
+				err = count_lane_inc(&counts1, key, slot);
+			else
+				err = count_lane_inc(&counts0, key, slot);
+		}
 	}
+	key->slot = slot;
 	if (err > 0)
 		counts_took(set);
 	if (err >= 0) {

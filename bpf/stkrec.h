@@ -287,10 +287,11 @@ struct stkrec_count_lanes {
 /*
  * A record of the profile mode's "rows_ring": the row of one sample that
  * sent a stack of its own to "stack_ring" (a stack seen for the first
- * time, or again after the kernel's set evicted it), count 1, instead of
- * a new entry in the counts map: such a row is almost never counted
- * twice (stacks that never repeat), and the ring costs less than a hash
- * insert and its drain.  @set is the counts map (0 or 1) the sample would
+ * time, or again after the kernel's set evicted it), or whose key was not
+ * in the counts map nor sampled lately on its CPU, count 1, instead of a
+ * new entry in the counts map: such a row is almost never counted twice
+ * (stacks that never repeat), and the ring costs less than a hash insert
+ * and its drain.  @set is the counts map (0 or 1) the sample would
  * have gone to, which says the flush interval it belongs to.
  */
 struct stkrec_count_row {
@@ -435,7 +436,8 @@ struct stkrec_offcpu_value {
  * per-event rate cap (--rate-cap), seen and not counted. */
 #define STKREC_STAT_TRACE_CAPPED	(STKREC_STAT_PY_STACKS + 5)
 /* profile: samples whose row went through "rows_ring" (a stack of theirs
- * was new), and those the full ring sent to the counts map instead. */
+ * was new, or their key was not counted lately), and those the full ring
+ * sent to the counts map instead. */
 #define STKREC_STAT_ROWS_RING		(STKREC_STAT_PY_STACKS + 6)
 #define STKREC_STAT_ROWS_RING_FULL	(STKREC_STAT_PY_STACKS + 7)
 #define STKREC_NR_STATS			(STKREC_STAT_PY_STACKS + 8)

@@ -1,10 +1,10 @@
 #!/bin/sh
 # SPDX-License-Identifier: BSD-2-Clause
 #
-# record_rows_ring: the rows of samples that sent a new stack go to user
-# space through the profile mode's "rows_ring" (count 1 each), not the
-# counts map (bpf/profile.bpf.c); tests/unwind/stackfan makes new stacks
-# all the time.  stkrec -F 999 --flush-interval 0.05 -p stackfan:
+# record_rows_ring: the rows of samples that sent a new stack, or whose
+# key was not counted lately, go to user space through the profile mode's
+# "rows_ring" (count 1 each), not the counts map (bpf/profile.bpf.c);
+# tests/unwind/stackfan makes new stacks all the time.  stkrec -F 999 --flush-interval 0.05 -p stackfan:
 #  - rows came by the ring (STAT counts_ring_rows), at least one per stack
 #    the kernel sent less those of samples whose other stack was known, so
 #    > 0; no sample was dropped (counts_map_full 0);
