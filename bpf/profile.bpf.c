@@ -43,7 +43,8 @@ __u64 slot_ns = 0;
 
 /*
  * New keys each counts map took since user space last drained it (it
- * clears the drained map's), and how many of them wake it (half the map;
+ * clears the drained map's), with the rows of known stacks that went by
+ * "rows_ring" instead, and how many of them wake it (half the map;
  * set before load, 0: none): user space may leave the counts in the kernel
  * for several intervals when the last ones brought few keys (a quiet
  * stretch, record/engine/recorder_loop.c), and a burst of new keys (threads
@@ -240,13 +241,16 @@ __noinline int sample_count(struct stkrec_count_key *key, __u32 set, __u32 stop)
 	if (err) {
 		/* Not in the map yet: a sample that sent a stack, or whose
 		 * key was not sampled lately, sends its row (its interval)
-		 * by the ring, unless full; else a new key in the map,
-		 * which counts_took() counts (a row of the ring takes no
-		 * map entry). */
+		 * by the ring, unless full; else a new key in the map.
+		 * counts_took() counts the map's new keys and the ring's
+		 * rows of known stacks alike (a burst of new keys that goes
+		 * by the ring ends a quiet stretch too, before the ring is
+		 * full); a new stack's row is not: the stack ring wakes
+		 * user space. */
 		lately = row_lately(key);
 		key->slot = slot;
 		if ((pushed || !lately) && !row_send(key, set)) {
-			err = 0;
+			err = !pushed;
 		} else {
 			key->slot = slot / STKREC_COUNT_LANES;
 			if (set)
