@@ -113,9 +113,10 @@ struct {
 	__uint(max_entries, 256 * 1024);
 } rows_ring SEC(".maps");
 
-/* Send @key's row of count 1 in counts set @set through "rows_ring": 0, or
- * -ENOSPC when the ring is full. */
-static __always_inline int row_send(const struct stkrec_count_key *key, __u32 set)
+/* Send @key's row of count 1 in counts set @set and interval @slot (the
+ * key's own slot is the map's window) through "rows_ring": 0, or -ENOSPC
+ * when the ring is full. */
+static __always_inline int row_send(const struct stkrec_count_key *key, __u32 set, __u32 slot)
 {
 	struct stkrec_count_row *r = bpf_ringbuf_reserve(&rows_ring, sizeof(*r), 0);
 
@@ -124,37 +125,11 @@ static __always_inline int row_send(const struct stkrec_count_key *key, __u32 se
 		return -ENOSPC;
 	}
 	__builtin_memcpy(&r->key, key, sizeof(r->key));
+	r->key.slot = slot;
 	r->set = set;
 	r->pad = 0;
 	bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
 	stat_inc(STKREC_STAT_ROWS_RING);
-	return 0;
-}
-
-/*
- * Count one sample of @key (its slot: the lanes' window) in lane @lane of
- * @map: 1 when the key is new, 0 when it was there, -ENOSPC when the map
- * is full (count_inc()'s, with lanes).
- */
-static __always_inline int count_lane_inc(void *map, const struct stkrec_count_key *key,
-					  __u32 lane)
-{
-	struct stkrec_count_lanes *v, one = {};
-	int err;
-
-	lane &= STKREC_COUNT_LANES - 1;
-	v = bpf_map_lookup_elem(map, key);
-	if (v) {
-		__sync_fetch_and_add(&v->n[lane], 1);
-		return 0;
-	}
-	one.n[lane] = 1;
-	err = count_insert(map, key, &one);
-	if (err)
-		return err;
-	v = bpf_map_lookup_elem(map, key);
-	if (v)
-		__sync_fetch_and_add(&v->n[lane], 1);
 	return 0;
 }
 
@@ -219,6 +194,26 @@ static __always_inline int count_lane_bump(void *map, const struct stkrec_count_
 }
 
 /*
+ * @key (its slot: the lanes' window), which a lookup did not find or
+ * which was not looked up, into counts map @map with its sample in lane
+ * @lane: 1 when added, 0 when it was there after all (counted in it),
+ * -ENOSPC when the map is full (count_insert()).
+ */
+static __always_inline int count_lane_add(void *map, const struct stkrec_count_key *key,
+					  __u32 lane)
+{
+	struct stkrec_count_lanes one = {};
+	int err;
+
+	one.n[lane & (STKREC_COUNT_LANES - 1)] = 1;
+	err = count_insert(map, key, &one);
+	if (err)
+		return err;
+	count_lane_bump(map, key, lane);
+	return 0;
+}
+
+/*
  * Count the sample of @key in counts map @set (0 or 1); @stop: the stop
  * reason of its user stack's marker (uw_stop_count()).  A global function:
  * the verifier checks it once, not again for every state the stack walks
@@ -226,6 +221,7 @@ static __always_inline int count_lane_bump(void *map, const struct stkrec_count_
  */
 __noinline int sample_count(struct stkrec_count_key *key, __u32 set, __u32 stop)
 {
+	void *map = set ? (void *)&counts1 : (void *)&counts0;
 	int err = -ENOENT, pushed, lately;
 	__u32 slot;
 
@@ -236,8 +232,7 @@ __noinline int sample_count(struct stkrec_count_key *key, __u32 set, __u32 stop)
 	slot = key->slot;
 	key->slot = slot / STKREC_COUNT_LANES;
 	if (!pushed)
-		err = set ? count_lane_bump(&counts1, key, slot)
-			  : count_lane_bump(&counts0, key, slot);
+		err = count_lane_bump(map, key, slot);
 	if (err) {
 		/* Not in the map yet: a sample that sent a stack, or whose
 		 * key was not sampled lately, sends its row (its interval)
@@ -247,17 +242,11 @@ __noinline int sample_count(struct stkrec_count_key *key, __u32 set, __u32 stop)
 		 * by the ring ends a quiet stretch too, before the ring is
 		 * full); a new stack's row is not: the stack ring wakes
 		 * user space. */
-		lately = row_lately(key);
-		key->slot = slot;
-		if ((pushed || !lately) && !row_send(key, set)) {
+		lately = row_lately(key);	/* its tag set either way */
+		if ((pushed || !lately) && !row_send(key, set, slot))
 			err = !pushed;
-		} else {
-			key->slot = slot / STKREC_COUNT_LANES;
-			if (set)
-				err = count_lane_inc(&counts1, key, slot);
-			else
-				err = count_lane_inc(&counts0, key, slot);
-		}
+		else
+			err = count_lane_add(map, key, slot);
 	}
 	key->slot = slot;
 	if (err > 0)

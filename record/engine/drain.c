@@ -276,55 +276,41 @@ static int rows_reserve(struct drain *d, size_t more)
 	return 0;
 }
 
-/* Turn @n entries, keys @k and values @v (@v_step bytes apart: 0, one
- * value for all), into rows, announcing what they need. */
-static int add_rows(struct drain *d, struct recorder *rec, const char *k, const char *v,
-		    size_t v_step, size_t n)
+/* One row of @key, counted @value (a drained value, or a lane's count),
+ * in interval @slot. */
+static int add_one_row(struct drain *d, struct recorder *rec, const char *key, const void *value,
+		       uint32_t slot)
 {
-	size_t i;
-	int err;
+	int err = d->o.add_row(rec, key, value, d->rows + d->nr_rows * d->row_size);
 
-	err = rows_reserve(d, n);
+	d->ends[d->nr_rows] = 0;
+	d->slots[d->nr_rows] = slot;
+	if (!err && d->o.row_end)
+		err = d->o.row_end(rec, key, &d->ends[d->nr_rows]);
 	if (err)
 		return recorder__errorf(rec, err, "out of memory");
-	for (i = 0; d->o.prefetch_row && i < n && i < DRAIN_PREFETCH; i++)
-		d->o.prefetch_row(rec, k + i * d->o.key_size);
-	for (i = 0; i < n; i++) {
-		if (d->o.prefetch_row && i + DRAIN_PREFETCH < n)
-			d->o.prefetch_row(rec, k + (i + DRAIN_PREFETCH) * d->o.key_size);
-		err = d->o.add_row(rec, k + i * d->o.key_size, v + i * v_step,
-				   d->rows + d->nr_rows * d->row_size);
-		d->ends[d->nr_rows] = 0;
-		d->slots[d->nr_rows] = 0;
-		if (d->o.slot_off)
-			memcpy(&d->slots[d->nr_rows], k + i * d->o.key_size + d->o.slot_off,
-			       sizeof(uint32_t));
-		if (!err && d->o.row_end)
-			err = d->o.row_end(rec, k + i * d->o.key_size, &d->ends[d->nr_rows]);
-		if (err)
-			return recorder__errorf(rec, err, "out of memory");
-		d->nr_ended += d->ends[d->nr_rows] != 0;
-		d->nr_rows++;
-	}
+	d->nr_ended += d->ends[d->nr_rows] != 0;
+	d->nr_rows++;
 	return 0;
 }
 
 /*
- * Turn @n drained entries whose values are lanes (o.lanes) into a row
- * each lane that counted, as add_rows() does with one count a value.
+ * Turn @n entries, keys @k and values @v (@v_step bytes apart: 0, one
+ * value for all), into rows, announcing what they need.  With @lanes
+ * (o.lanes, a counts map's entries), a value is that many __u32 counts of
+ * intervals slot * @lanes + j: a row each lane that counted.
  */
-static int add_lane_rows(struct drain *d, struct recorder *rec, const char *k, const char *v,
-			 size_t n)
+static int add_rows(struct drain *d, struct recorder *rec, const char *k, const char *v,
+		    size_t v_step, size_t n, uint32_t lanes)
 {
-	uint32_t lanes = d->o.lanes, j, w;
-	const uint32_t *l;
-	size_t i, rows = 0;
+	uint32_t j, slot = 0;
+	size_t i, rows = lanes ? 0 : n;
 	uint64_t count;
 	int err;
 
-	for (i = 0; i < n; i++)
-		for (j = 0, l = (const uint32_t *)(v + i * d->o.value_size); j < lanes; j++)
-			rows += l[j] != 0;
+	for (i = 0; lanes && i < n; i++)
+		for (j = 0; j < lanes; j++)
+			rows += ((const uint32_t *)(v + i * v_step))[j] != 0;
 	err = rows_reserve(d, rows);
 	if (err)
 		return recorder__errorf(rec, err, "out of memory");
@@ -332,24 +318,25 @@ static int add_lane_rows(struct drain *d, struct recorder *rec, const char *k, c
 		d->o.prefetch_row(rec, k + i * d->o.key_size);
 	for (i = 0; i < n; i++) {
 		const char *key = k + i * d->o.key_size;
+		const uint32_t *l = (const uint32_t *)(v + i * v_step);
 
 		if (d->o.prefetch_row && i + DRAIN_PREFETCH < n)
 			d->o.prefetch_row(rec, k + (i + DRAIN_PREFETCH) * d->o.key_size);
-		l = (const uint32_t *)(v + i * d->o.value_size);
-		memcpy(&w, key + d->o.slot_off, sizeof(w));
+		if (d->o.slot_off)
+			memcpy(&slot, key + d->o.slot_off, sizeof(slot));
+		if (!lanes) {
+			err = add_one_row(d, rec, key, l, slot);
+			if (err)
+				return err;
+			continue;
+		}
 		for (j = 0; j < lanes; j++) {
 			if (!l[j])
 				continue;
 			count = l[j];
-			err = d->o.add_row(rec, key, &count, d->rows + d->nr_rows * d->row_size);
-			d->ends[d->nr_rows] = 0;
-			d->slots[d->nr_rows] = w * lanes + j;
-			if (!err && d->o.row_end)
-				err = d->o.row_end(rec, key, &d->ends[d->nr_rows]);
+			err = add_one_row(d, rec, key, &count, slot * lanes + j);
 			if (err)
-				return recorder__errorf(rec, err, "out of memory");
-			d->nr_ended += d->ends[d->nr_rows] != 0;
-			d->nr_rows++;
+				return err;
 		}
 	}
 	return 0;
@@ -404,12 +391,10 @@ static int drain_one(struct drain *d, struct recorder *rec, uint32_t set)
 	/* Every stack a row names was sent before the row was counted. */
 	if (n || rk->n)
 		recorder__take_new_stacks(rec);
-	if (d->o.lanes)
-		err2 = n ? add_lane_rows(d, rec, d->keys, d->values, n) : 0;
-	else
-		err2 = n ? add_rows(d, rec, d->keys, d->values, d->o.value_size, n) : 0;
+	err2 = n ? add_rows(d, rec, d->keys, d->values, d->o.value_size, n, d->o.lanes) : 0;
+	/* The ring's rows: count 1, the whole interval in the key. */
 	if (!err2 && rk->n)
-		err2 = add_rows(d, rec, rk->keys, (const char *)&one, 0, rk->n);
+		err2 = add_rows(d, rec, rk->keys, (const char *)&one, 0, rk->n, 0);
 	rk->n = 0;
 	if (err)
 		return recorder__errorf(rec, err, "drain counts map: %s", strerror(-err));
