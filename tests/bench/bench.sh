@@ -51,9 +51,11 @@
 # (perf stat's task-clock of "stkrec -- true", also with --unwind=fp,
 # and of "perf record -g -a -- true"; goal <= 30 ms), its steady CPU per
 # second of recording read from /proc/PID/task/*/schedstat between
-# second 3 and 3 + COST_SECONDS (default 32: two whole quiet stretches
-# of 16 s, so that the window holds the flushes a steady recorder makes at
-# their rate, not one or none) while it samples all CPUs
+# second COST_SETTLE (default 10: a recorder's start, the symbols it reads
+# in its first seconds, is over) and COST_SETTLE + COST_SECONDS (default
+# 32: two whole quiet stretches of 16 s, so that the window holds the
+# flushes a steady recorder makes at their rate, not one or none), and
+# from second 3 for the record, while it samples all CPUs
 # at 999 Hz, beside perf record -g -a's the same way, on cpuwork (stacks
 # that repeat; goal <= 1/4 of perf's) and stackfan (16384 stacks, new
 # ones all the time; goal <= perf's), COST_REPS times (default 3,
@@ -100,6 +102,7 @@ SHORT_HZ=${SHORT_HZ:-499}
 SHORT_FILES=${SHORT_FILES:-40}
 COST_REPS=${COST_REPS:-3}
 COST_SECONDS=${COST_SECONDS:-32}
+COST_SETTLE=${COST_SETTLE:-10}
 STDBUF=$(command -v stdbuf > /dev/null && echo "stdbuf -oL")
 PERF=${PERF:-perf}
 
@@ -369,24 +372,38 @@ run_ns() {
 }
 
 # steady_us CMD...: the recorder CMD's CPU per second of recording, in
-# us/s, from second 3 to second 3 + COST_SECONDS while it runs: its
-# start-up and exit are outside; then it is stopped with SIGINT.  Also
-# leaves its maps' kernel memory in $tmp/kmem (bytes; all, and those
-# of the stack storage: every map but the unwinder's).
+# us/s, over two windows of COST_SECONDS while it runs: from second 3, and
+# from second COST_SETTLE, when a recorder's start (the symbols it reads
+# in its first seconds, each read ending a quiet stretch) is over; its
+# exit is outside both; then it is stopped with SIGINT.  Prints "from-3
+# settled".  The timers are started before the recorder: a process
+# started while it records (and sampled) would be news to it, its exit
+# too, and would end the quiet stretch being measured.  Also leaves its
+# maps' kernel memory in $tmp/kmem (bytes; all, and those of the stack
+# storage: every map but the unwinder's).
 steady_us() {
-	"$@" > /dev/null 2> "$tmp/steady.err" &
-	_p=$!
-	# Both timers start now: nothing is started between the readings.
 	sleep 3 &
 	_w0=$!
-	sleep $((3 + COST_SECONDS)) &
+	sleep "$COST_SETTLE" &
 	_w1=$!
+	sleep $((3 + COST_SECONDS)) &
+	_w2=$!
+	sleep $((COST_SETTLE + COST_SECONDS)) &
+	_w3=$!
+	"$@" > /dev/null 2> "$tmp/steady.err" &
+	_p=$!
 	wait $_w0
 	run_ns $_p
 	_a=$_rns
 	wait $_w1
 	run_ns $_p
+	_as=$_rns
+	wait $_w2
+	run_ns $_p
 	_b=$_rns
+	wait $_w3
+	run_ns $_p
+	_bs=$_rns
 	kmem_of $_p > "$tmp/kmem"
 	kill -INT $_p 2>/dev/null
 	wait $_p 2>/dev/null
@@ -395,7 +412,7 @@ steady_us() {
 	_rc=$?
 	[ $_rc -le 128 ] || [ $_rc -eq 130 ] ||
 		echo "bench: $1 ended with status $_rc: $(tail -1 "$tmp/steady.err")" >&2
-	echo "$_a $_b" | awk -v s="$COST_SECONDS" '{ printf "%.0f\n", ($2 - $1) / 1e3 / s }'
+	echo "$_a $_b $_as $_bs" | awk -v s="$COST_SECONDS" '{ printf "%.0f %.0f\n", ($2 - $1) / 1e3 / s, ($4 - $3) / 1e3 / s }'
 }
 
 # kmem_of PID: "all stack_storage" bytes of kernel memory (bpftool's
@@ -414,7 +431,7 @@ kmem_of() {
 # --stack-storage-size.
 cost_bench() {
 	echo
-	echo "the recorder's own cost (issue 25), medians of $COST_REPS; steady CPU from second 3 to $((3 + COST_SECONDS)), all CPUs, 999 Hz:"
+	echo "the recorder's own cost (issue 25), medians of $COST_REPS; steady CPU from second $COST_SETTLE to $((COST_SETTLE + COST_SECONDS)) (and from 3 to $((3 + COST_SECONDS))), all CPUs, 999 Hz:"
 	s=$(task_ms "$REC" -q -o "$tmp/c.stk" -- true)
 	sf=$(task_ms "$REC" -q --unwind=fp -o "$tmp/c.stk" -- true)
 	p=$(task_ms "$PERF" record -q -g -a -o "$tmp/c.data" -- true)
@@ -426,9 +443,9 @@ cost_bench() {
 		_r=0
 		while [ $_r -lt "$COST_REPS" ]; do
 			if [ $load = repeat ]; then
-				"$CW" $((2 * COST_SECONDS + 20)) "$ncpu" > /dev/null 2>&1 &
+				"$CW" $((2 * (COST_SETTLE + COST_SECONDS) + 20)) "$ncpu" > /dev/null 2>&1 &
 			else
-				"$FAN" $((2 * COST_SECONDS + 20)) "$ncpu" > /dev/null 2>&1 &
+				"$FAN" $((2 * (COST_SETTLE + COST_SECONDS) + 20)) "$ncpu" > /dev/null 2>&1 &
 			fi
 			w=$!
 			sleep 0.5
@@ -439,11 +456,13 @@ cost_bench() {
 			wait $w 2>/dev/null
 			_r=$((_r + 1))
 		done
-		awk -v load=$load -v s="$(median < "$tmp/cs")" -v p="$(median < "$tmp/cp")" 'BEGIN {
+		awk -v load=$load -v s="$(cut -d' ' -f2 "$tmp/cs" | median)" -v p="$(cut -d' ' -f2 "$tmp/cp" | median)" \
+		    -v s3="$(cut -d' ' -f1 "$tmp/cs" | median)" -v p3="$(cut -d' ' -f1 "$tmp/cp" | median)" 'BEGIN {
 			if (load == "repeat")
-				printf "  steady, cpuwork (stacks that repeat):      stkrec %6.3f ms/s   perf %6.3f ms/s   ratio %.2f (goal <= 0.25)\n", s / 1000, p / 1000, p ? s / p : 0
+				printf "  steady, cpuwork (stacks that repeat):      stkrec %6.3f ms/s   perf %6.3f ms/s   ratio %.2f (goal <= 0.25)", s / 1000, p / 1000, p ? s / p : 0
 			else
-				printf "  steady, stackfan (16384 stacks, new ones): stkrec %6.3f ms/s   perf %6.3f ms/s   ratio %.2f (goal <= 1)\n", s / 1000, p / 1000, p ? s / p : 0
+				printf "  steady, stackfan (16384 stacks, new ones): stkrec %6.3f ms/s   perf %6.3f ms/s   ratio %.2f (goal <= 1)", s / 1000, p / 1000, p ? s / p : 0
+			printf "; from second 3: %.3f / %.3f (%.2f)\n", s3 / 1000, p3 / 1000, p3 ? s3 / p3 : 0
 		}'
 	done
 	awk '{ a[NR] = $1; s[NR] = $2 } END {
