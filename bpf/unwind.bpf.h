@@ -190,8 +190,9 @@ __noinline int uw_mapping_idx(const struct stkrec_unwind_proc *proc, __u64 pc)
  * most of the walk's time on the workload.  A slot holds the row's
  * contents, taken on a hit without reading the table: a table's rows
  * never change under its id (ids are never reused; a table unloaded is
- * loaded again from its saved rows, or rebuilt from the same file, only
- * its rows' place changes), and a mapping names a table only while it is
+ * loaded again from its saved rows, only its rows' place changes, or
+ * built again under a new id: its file may be another one by the same
+ * device and inode), and a mapping names a table only while it is
  * loaded (only tables no mapping uses are evicted).  Reading the row at
  * the slot's index to check it (two map lookups and a miss in the table)
  * was a third of a frame's time on cpuwork.
