@@ -155,10 +155,9 @@ static __always_inline void uw_halve(__u32 *lo, __u32 *hi, __u32 mid, __u32 le)
 	*hi -= (*hi - mid) & (le - 1);
 }
 
-/* Index in @tgid's mappings of the one holding @pc, or -1. */
-__noinline int uw_mapping_idx(__u32 tgid, __u64 pc)
+/* Index in @proc's mappings of the one holding @pc, or -1. */
+__noinline int uw_mapping_idx(const struct stkrec_unwind_proc *proc, __u64 pc)
 {
-	const struct stkrec_unwind_proc *proc = bpf_map_lookup_elem(&unwind_procs, &tgid);
 	__u32 lo = 0, hi, i;
 
 	if (!proc)
@@ -188,18 +187,21 @@ __noinline int uw_mapping_idx(__u32 tgid, __u64 pc)
  * Per CPU, the rows found lately, by (table, address): a profile's stacks
  * repeat, and each step of the binary search of a table's rows is a cache
  * and TLB miss of its own (tables are megabytes of vmalloc'ed memory),
- * most of the walk's time on the workload.  A slot holds the row's index
- * and its contents: a table's rows move when it is unloaded and loaded
- * again (its id stays, ids are never reused), so a hit is taken only
- * while the row at the index is still the one found.
+ * most of the walk's time on the workload.  A slot holds the row's
+ * contents, taken on a hit without reading the table: a table's rows
+ * never change under its id (ids are never reused; a table unloaded is
+ * loaded again from its saved rows, only its rows' place changes, or
+ * built again under a new id: its file may be another one by the same
+ * device and inode), and a mapping names a table only while it is
+ * loaded (only tables no mapping uses are evicted).  Reading the row at
+ * the slot's index to check it (two map lookups and a miss in the table)
+ * was a third of a frame's time on cpuwork.
  */
 #define UW_ROW_CACHE 1024 /* a power of 2 */
 
 struct uw_row_slot {
 	__u32 table;
 	__u32 rel;
-	__u32 idx;
-	__u32 pad;
 	__u64 row; /* struct stkrec_unwind_row, as a word */
 };
 
@@ -226,7 +228,7 @@ static __always_inline const struct stkrec_unwind_row *uw_row(__u32 idx)
 	return chunk ? (const struct stkrec_unwind_row *)bpf_map_lookup_elem(chunk, &i) : NULL;
 }
 
-/* uw_row_idx()'s binary search, a bpf_loop() round a step. */
+/* uw_row_find()'s binary search, a bpf_loop() round a step. */
 struct uw_row_search {
 	__u32 lo, hi, rel, fail;
 };
@@ -253,9 +255,9 @@ static long uw_row_step(__u32 index, void *data)
 	return 0;
 }
 
-/* Index in unwind_rows of the row covering ELF address @rel of @table,
- * or -1. */
-__noinline long uw_row_idx(__u32 table, __u64 rel)
+/* The row covering ELF address @rel of @table into @out: 0, or -1 if
+ * there is none. */
+__noinline long uw_row_find(__u32 table, __u64 rel, struct stkrec_unwind_row *out)
 {
 	struct stkrec_unwind_page_key pk = { .table = table, .page = (__u32)(rel >> STKREC_UW_PAGE_SHIFT) };
 	const struct stkrec_unwind_page *pg;
@@ -264,17 +266,15 @@ __noinline long uw_row_idx(__u32 table, __u64 rel)
 	struct uw_row_cache *c;
 	__u32 lo, hi, i, zero = 0;
 
-	if (rel > 0xffffffffULL)
+	if (!out || rel > 0xffffffffULL)
 		return -1;
 	c = bpf_map_lookup_elem(&uw_row_cache, &zero);
 	if (c) {
 		slot = &c->s[((__u32)rel * 0x9E3779B1u ^ table * 0x85EBCA77u) >> 22 &
 			     (UW_ROW_CACHE - 1)];
 		if (slot->table == table && slot->rel == (__u32)rel) {
-			lo = slot->idx;
-			r = uw_row(lo);
-			if (r && *(const __u64 *)r == slot->row)
-				return lo;
+			*(__u64 *)out = slot->row;
+			return 0;
 		}
 	}
 	pg = bpf_map_lookup_elem(&unwind_pages, &pk);
@@ -310,13 +310,13 @@ __noinline long uw_row_idx(__u32 table, __u64 rel)
 	r = uw_row(lo);
 	if (!r || r->pc > (__u32)rel)
 		return -1;
+	*(__u64 *)out = *(const __u64 *)r;
 	if (slot) {
 		slot->table = table;
 		slot->rel = (__u32)rel;
-		slot->idx = lo;
-		slot->row = *(const __u64 *)r;
+		slot->row = *(const __u64 *)out;
 	}
-	return lo;
+	return 0;
 }
 
 /* The current task has a user address space.  A CO-RE read, not a field
@@ -333,21 +333,21 @@ static __always_inline int uw_read(__u64 *out, __u64 addr)
 	return bpf_probe_read_user(out, sizeof(*out), (const void *)addr) ? -1 : 0;
 }
 
-/* One frame: record the pc, find the caller.  0 to go on, 1 to stop.  A
- * global function that uw_step() calls: the verifier checks it once,
- * where as bpf_loop()'s callback it was checked again for each round
- * until the rounds' states met. */
-__noinline long uw_frame(void)
+/* One frame of the process whose mappings are @proc (NULL: none): record
+ * the pc, find the caller.  0 to go on, 1 to stop.  A global function
+ * that uw_step() calls: the verifier checks it once, where as
+ * bpf_loop()'s callback it was checked again for each round until the
+ * rounds' states met. */
+__noinline long uw_frame(const struct stkrec_unwind_proc *proc)
 {
+	struct stkrec_unwind_row row = {};
 	const struct stkrec_unwind_mapping *m;
 	const struct stkrec_unwind_row *r;
 	struct stkrec_unwind_state *st;
-	struct stkrec_unwind_proc *proc;
 	struct stkrec_stack *f;
 	__u64 pc, cfa, ra, bp;
-	__u32 zero = 0, n, ri32;
+	__u32 zero = 0, n;
 	int mi, switched = 0, bp_read = 0;
-	long ri;
 
 	st = bpf_map_lookup_elem(&unwind_state, &zero);
 	f = bpf_map_lookup_elem(&unwind_frames, &zero);
@@ -363,9 +363,8 @@ __noinline long uw_frame(void)
 	pc = st->pc - (n > 0 && !st->signal ? 1 : 0);
 	st->signal = 0;
 
-	proc = bpf_map_lookup_elem(&unwind_procs, &st->tgid);
-	mi = uw_mapping_idx(st->tgid, pc);
-	if (!proc || mi < 0) {
+	mi = proc ? uw_mapping_idx(proc, pc) : -1;
+	if (mi < 0) {
 		/* JIT code, or a mapping made since the process's mappings
 		 * were loaded (a short-lived process sampled before ld.so
 		 * mapped libc): user space reloads them. */
@@ -397,9 +396,7 @@ __noinline long uw_frame(void)
 		}
 		goto fp_step;
 	}
-	ri = uw_row_idx(m->table, pc - m->bias);
-	ri32 = (__u32)ri;
-	r = ri < 0 ? NULL : uw_row(ri32);
+	r = uw_row_find(m->table, pc - m->bias, &row) ? NULL : &row;
 	if (!r || r->kind == STKREC_UW_NONE) {
 		/* Code without CFI in a file that has some: V8's builtins in
 		 * node (which keep frame pointers) between JIT frames and
@@ -544,12 +541,20 @@ fp_step:
 	goto caller;
 }
 
+/* uw_walk()'s bpf_loop() state: the process's mappings, looked up once
+ * a walk rather than twice a frame (a hash lookup each, ~10% of a
+ * sample's time on 7-frame stacks). */
+struct uw_walk_ctx {
+	const struct stkrec_unwind_proc *proc;
+};
+
 /* bpf_loop()'s callback: one frame. */
-static long uw_step(__u32 index, void *unused)
+static long uw_step(__u32 index, void *data)
 {
+	struct uw_walk_ctx *c = data;
+
 	(void)index;
-	(void)unused;
-	return uw_frame() ? 1 : 0;
+	return uw_frame(c->proc) ? 1 : 0;
 }
 
 /* The task's user registers into @st: @uregs (pc, sp, bp, di, bx, ax) when the
@@ -671,6 +676,7 @@ static __always_inline int uw_report_stale(__u32 tgid, __u64 want)
  */
 static __always_inline __u32 uw_walk(void *ctx, const __u64 *user_regs)
 {
+	struct uw_walk_ctx wc;
 	struct stkrec_unwind_state *st;
 	struct stkrec_stack *f, *fp;
 	__u32 zero = 0, tgid, nr;
@@ -701,7 +707,8 @@ static __always_inline __u32 uw_walk(void *ctx, const __u64 *user_regs)
 	st->bp0 = st->bp;
 	st->bx0 = st->bx;
 	st->tgid = tgid;
-	if (!bpf_map_lookup_elem(&unwind_procs, &tgid)) {
+	wc.proc = bpf_map_lookup_elem(&unwind_procs, &tgid);
+	if (!wc.proc) {
 		if (unwind_defer)
 			return UW_DEFER;
 		stat_inc(STKREC_STAT_UW_FB_NOPROC);
@@ -714,7 +721,7 @@ static __always_inline __u32 uw_walk(void *ctx, const __u64 *user_regs)
 	st->stale = 0;
 	st->leaf_unknown = 0;
 	st->want = 0;
-	bpf_loop(STKREC_MAX_DEPTH + 1, uw_step, NULL, 0);
+	bpf_loop(STKREC_MAX_DEPTH + 1, uw_step, &wc, 0);
 	if (st->want)
 		stat_inc(STKREC_STAT_UW_PENDING);
 	if (st->want)

@@ -23,7 +23,8 @@ struct load {
 };
 
 struct table {
-	uint32_t id;			/* > 0; its pages are keyed by it */
+	uint32_t id;			/* > 0, a new one each build; its pages
+					 * are keyed by it */
 	uint8_t build_id[STK_MAX_BUILD_ID];
 	uint32_t build_id_size;
 	uint64_t dev, inode;		/* key of a file without build-id */

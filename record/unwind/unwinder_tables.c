@@ -884,7 +884,17 @@ struct table *unwinder__table_get(struct unwinder *u, uint32_t tgid, const struc
 	}
 	if (!m->path[0] || (m->path[0] == '[' && strcmp(m->path, "[vdso]") != 0))
 		return NULL; /* anonymous, [vsyscall]: nothing to read */
-	if (!t && !(t = table_new(u, m)))
+	/* Built again (evicted and its saved rows dropped, or its file
+	 * unreadable before): under an id of its own, as BPF caches rows by
+	 * (id, address) and takes them without reading the table.  Its file
+	 * may not be the one it was built from: a file without build-id is
+	 * known by device and inode, which a file written over in place, or
+	 * created after the first was deleted, has too.  Nothing names the
+	 * old id: no process maps it (only tables no process maps are
+	 * evicted), and its pages went with its rows. */
+	if (t)
+		t->id = u->next_id++;
+	else if (!(t = table_new(u, m)))
 		goto nomem;
 	tj = job_open(u, t, tgid, m, &err);
 	if (!tj) {

@@ -403,6 +403,63 @@ START_TEST(evicted_table_is_reloaded_not_rebuilt)
 }
 END_TEST
 
+/* The table of the mapping of @addr in @tgid's BPF entry, or 0. */
+static uint32_t table_of(const struct fixture *f, uint32_t tgid, uint64_t addr)
+{
+	static struct stkrec_unwind_proc p;
+	uint32_t i;
+
+	if (bpf_map_lookup_elem(f->maps.procs_fd, &tgid, &p))
+		return 0;
+	for (i = 0; i < p.nr; i++)
+		if (addr >= p.m[i].start && addr < p.m[i].end)
+			return p.m[i].table;
+	return 0;
+}
+
+/* BPF caches rows by (table id, address) without reading the table: a
+ * table built again (its file's, which may not be the same file: a file
+ * without build-id is known by device and inode) has another id. */
+START_TEST(evicted_table_rebuilt_gets_another_id)
+{
+	struct unwinder_stats st;
+	struct stkrec_unwind_row r;
+	struct unwinder *u;
+	struct fixture f;
+	uint64_t rel, libc_rows = libc_rows_of(&f);
+	uint32_t id0, id1;
+
+	maps_open(&f, (uint32_t)libc_rows + 16);
+	u = unwinder__new(&f.maps);
+	ck_assert_ptr_nonnull(u);
+	ck_assert_int_eq(add_part(u, &f, 100, "/libc.so"), 0);
+	id0 = table_of(&f, 100, (uint64_t)(uintptr_t)&printf);
+	ck_assert_uint_ne(id0, STKREC_UW_NO_TABLE);
+	unwinder__remove_process(u, 100);
+	/* libc's evicted for ld.so's, and its saved rows dropped. */
+	ck_assert_int_eq(add_part(u, &f, 200, "/ld-linux"), 0);
+	unwinder__remove_process(u, 200);
+	ck_assert_uint_gt(unwinder__shrink(u, UINT64_MAX), 0);
+	unwinder__stats(u, &st);
+	ck_assert_uint_ge(st.evicted, 1);
+	ck_assert_int_eq(add_part(u, &f, 300, "/libc.so"), 0);
+	{
+		struct unwinder_stats st2;
+
+		unwinder__stats(u, &st2);
+		ck_assert_uint_eq(st2.tables_built, st.tables_built + 1);
+		ck_assert_uint_eq(st2.reloaded, 0);
+	}
+	id1 = table_of(&f, 300, (uint64_t)(uintptr_t)&printf);
+	ck_assert_uint_ne(id1, STKREC_UW_NO_TABLE);
+	ck_assert_uint_ne(id1, id0);
+	ck_assert_int_eq(bpf_style_row(&f, 300, (uint64_t)(uintptr_t)&printf, &r, &rel), 0);
+	ck_assert_uint_le(r.pc, rel);
+	unwinder__free(u);
+	maps_close(&f);
+}
+END_TEST
+
 START_TEST(refused_table_is_not_rebuilt_and_evicts_nothing)
 {
 	struct unwinder_stats st, st2;
@@ -612,6 +669,7 @@ int main(void)
 	tcase_add_test(tc, entries_past_their_mappings_are_zero_and_an_exited_process_gets_none);
 	tcase_add_test(tc, budget_refuses_then_evicts);
 	tcase_add_test(tc, evicted_table_is_reloaded_not_rebuilt);
+	tcase_add_test(tc, evicted_table_rebuilt_gets_another_id);
 	tcase_add_test(tc, refused_table_is_not_rebuilt_and_evicts_nothing);
 	tcase_add_test(tc, a_file_not_opened_for_one_process_is_tried_for_the_next);
 	tcase_add_test(tc, debuginfo_by_build_id_gives_debug_frame_rows);
