@@ -193,6 +193,11 @@ void deferred__age(struct deferred *d)
 	} while (n == 64);
 }
 
+uint64_t deferred__bytes(const struct deferred *d)
+{
+	return d ? d->bytes : 0;
+}
+
 size_t deferred__waiting(const struct deferred *d)
 {
 	return idmap__count(d->copies);

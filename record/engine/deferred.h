@@ -65,6 +65,9 @@ void deferred__set_last(struct deferred *d, int last);
  * flush). */
 void deferred__set_now(struct deferred *d, int (*now)(void *ctx, uint32_t tgid, uint64_t pc));
 
+/* The bytes the copies hold (0 for a NULL @d). */
+uint64_t deferred__bytes(const struct deferred *d);
+
 /* Copies waiting for their placeholder to be written. */
 size_t deferred__waiting(const struct deferred *d);
 

@@ -192,7 +192,17 @@ int recorder__on_event(void *ctx, void *data, size_t size)
 
 	if (size < sizeof(*e))
 		return 0;
-	rec->news = 1;
+	switch (e->type) {
+	case STKREC_EV_NEW_PROC:
+	case STKREC_EV_EXIT:
+		/* Waits for the stretch's flush, unless too many do. */
+		if (++rec->procs_news >= QUIET_PROCS_MAX)
+			rec->news = 1;
+		break;
+	case STKREC_EV_COUNTS_FILLING:
+		rec->news = 1;
+		break;
+	}
 	switch (e->type) {
 	case STKREC_EV_NEW_PROC:
 		memcpy(comm, e->comm, sizeof(comm));
