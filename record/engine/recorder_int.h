@@ -78,7 +78,7 @@ struct recorder {
 	/*
 	 * When the next periodic flush is due, and quiet intervals: when
 	 * nothing that must reach the file soon came in the interval a flush
-	 * ended (news: a counts map half full, Python code, QUIET_PROCS_MAX
+	 * ended (news: a counts map half full, symbols read, Python code, QUIET_PROCS_MAX
 	 * processes started or exited: procs_news), the next flush
 	 * is planned up to QUIET_INTERVALS_MAX intervals later (quiet_planned),
 	 * or at the end of the interval in which something comes

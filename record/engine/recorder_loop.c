@@ -231,10 +231,10 @@ static uint32_t quiet_intervals(const struct recorder *rec)
  * After a periodic flush at @now, rec->next_flush the next interval's end:
  * may the counts stay in the kernel for more intervals?  Yes when nothing
  * that must reach the file soon came in the interval a flush ended
- * (rec->news: not a process that started or exited, a mapping, a table,
- * symbols or copied stacks, which wait in user space for the flush that
+ * (rec->news: not a process that started or exited, a mapping, an unwind
+ * table or copied stacks, which wait in user space for the flush that
  * writes the stacks and rows needing them; but a counts map half full,
- * Python code objects, QUIET_PROCS_MAX processes, half of
+ * symbols read, Python code objects, QUIET_PROCS_MAX processes, half of
  * DEFERRED_MAX_BYTES of copies), and the user did not ask for a
  * flush interval (--flush-interval: a flush at the end of each); for as
  * many intervals as the rings of new stacks and rows and the counts map
@@ -461,7 +461,9 @@ int recorder__run(struct recorder *rec)
 				loop_step_done(rec, h->step, t0);
 			} else if (evs[i].data.u32 == EV_READER) {
 				/* Symbol tables read: their symbols at the next
-				 * flush, whenever it comes. */
+				 * flush, this interval's (the tables they came
+				 * from are held under --user-memory until then). */
+				recorder__news(rec, t0);
 				worker__collect(rec->reader);
 				loop_step_done(rec, LOOP_WORKER, t0);
 			} else if (evs[i].data.u32 == EV_WORKER) {
