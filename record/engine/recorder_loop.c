@@ -234,7 +234,7 @@ static uint32_t quiet_intervals(const struct recorder *rec)
  * (rec->news: not a process that started or exited, a mapping, an unwind
  * table or copied stacks, which wait in user space for the flush that
  * writes the stacks and rows needing them; but a counts map half full,
- * symbols read, Python code objects, QUIET_PROCS_MAX processes, half of
+ * symbols read that hold the next reads back, JIT lines, Python code objects, QUIET_PROCS_MAX processes, half of
  * DEFERRED_MAX_BYTES of copies), and the user did not ask for a
  * flush interval (--flush-interval: a flush at the end of each); for as
  * many intervals as the rings of new stacks and rows and the counts map
@@ -461,10 +461,12 @@ int recorder__run(struct recorder *rec)
 				loop_step_done(rec, h->step, t0);
 			} else if (evs[i].data.u32 == EV_READER) {
 				/* Symbol tables read: their symbols at the next
-				 * flush, this interval's (the tables they came
-				 * from are held under --user-memory until then). */
-				recorder__news(rec, t0);
+				 * flush; this interval's when the tables waiting
+				 * for it hold the next reads back, or JIT lines
+				 * came (esym__flush_wanted()). */
 				worker__collect(rec->reader);
+				if (esym__flush_wanted(rec->esym))
+					recorder__news(rec, t0);
 				loop_step_done(rec, LOOP_WORKER, t0);
 			} else if (evs[i].data.u32 == EV_WORKER) {
 				/* Tables built: into the maps, to their processes

@@ -94,6 +94,7 @@ struct esym {
 	struct worker *wk;	/* reads tables, or NULL: read during the flush */
 	size_t reading;		/* tables being read there: 0 or 1 */
 	uint64_t waiting_bytes;	/* tables read there, pinned until a flush uses them */
+	uint64_t jit_reads;	/* perf map reads at the last esym__flush_wanted() */
 	/* The writer of the last esym__flush(): a table read on the worker
 	 * that is not kept (full, or no room) is used as it comes in. */
 	struct stk_writer *wr;
@@ -1107,6 +1108,20 @@ void esym__set_worker(struct esym *e, struct worker *wk)
 {
 	e->wk = wk;
 	perfmaps__set_worker(e->jit, wk);
+}
+
+int esym__flush_wanted(struct esym *e)
+{
+	struct perfmaps_stats ps;
+	uint64_t seen;
+
+	if (!e)
+		return 0;
+	perfmaps__stats(e->jit, &ps);
+	seen = e->jit_reads;
+	e->jit_reads = ps.files_read;
+	return ps.files_read != seen ||
+	       (e->waiting_bytes && e->waiting_bytes >= e->mb->limit / 2);
 }
 
 int esym__reading(const struct esym *e)

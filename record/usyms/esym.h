@@ -122,6 +122,13 @@ void esym__set_worker(struct esym *e, struct worker *wk);
  * are in names more. */
 int esym__reading(const struct esym *e);
 
+/*
+ * What the worker read must be written soon: tables read and pinned until
+ * a flush uses them hold half the budget (no other is read until then),
+ * or perf map lines were read since the last call (JIT code, named at the
+ * next flush).  Otherwise what it read waits for any later flush.
+ */
+int esym__flush_wanted(struct esym *e);
 /* Process @tgid exited (its pid may come back). */
 void esym__exited(struct esym *e, uint32_t tgid);
 
