@@ -78,8 +78,9 @@ struct recorder {
 	/*
 	 * When the next periodic flush is due, and quiet intervals: when
 	 * nothing that must reach the file soon came in the interval a flush
-	 * ended (news: a counts map half full, symbols read, Python code, QUIET_PROCS_MAX
-	 * processes started or exited: procs_news), the next flush
+	 * ended (news: a counts map half full, symbols read that hold the
+	 * next reads back, Python code, QUIET_PROCS_MAX processes started or
+	 * exited: procs_news), the next flush
 	 * is planned up to QUIET_INTERVALS_MAX intervals later (quiet_planned),
 	 * or at the end of the interval in which something comes
 	 * (recorder_loop.c plan_next_flush(), recorder__news()).  quiet_k: the

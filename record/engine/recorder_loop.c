@@ -205,7 +205,7 @@ static void recorder__news(struct recorder *rec, uint64_t now)
 	uint64_t end;
 
 	rec->news = 1;
-		if (!rec->quiet_planned)
+	if (!rec->quiet_planned)
 		return;
 	end = drain__interval_end(rec->maps.drain, now);
 	if (end < rec->next_flush)
@@ -234,8 +234,9 @@ static uint32_t quiet_intervals(const struct recorder *rec)
  * (rec->news: not a process that started or exited, a mapping, an unwind
  * table or copied stacks, which wait in user space for the flush that
  * writes the stacks and rows needing them; but a counts map half full,
- * symbols read that hold the next reads back, JIT lines, Python code objects, QUIET_PROCS_MAX processes, half of
- * DEFERRED_MAX_BYTES of copies), and the user did not ask for a
+ * symbols read that hold the next reads back, JIT lines, Python code
+ * objects, QUIET_PROCS_MAX processes, half of DEFERRED_MAX_BYTES of
+ * copies), and the user did not ask for a
  * flush interval (--flush-interval: a flush at the end of each); for as
  * many intervals as the rings of new stacks and rows and the counts map
  * would take at the rate they filled since the last flush, half of each
