@@ -200,7 +200,7 @@ uint64_t deferred__bytes(const struct deferred *d)
 
 size_t deferred__waiting(const struct deferred *d)
 {
-	return idmap__count(d->copies);
+	return d ? idmap__count(d->copies) : 0;
 }
 
 void deferred__stats(const struct deferred *d, struct deferred_stats *st)

@@ -116,12 +116,18 @@ static const struct held *held_of(const struct held h[NR_HELD], uint32_t tag)
 /*
  * Copied stacks wait for the flush that writes their placeholders (their
  * flushes counted, not seconds: deferred.h), their processes' mappings
- * kept until then (procs.h): a stretch ends only when they hold half of
- * DEFERRED_MAX_BYTES, past which copies would be dropped.
+ * kept until then (procs.h), when the tables they need are in: a stretch
+ * ends when tables are being built (a copy waits DEFERRED_WAIT flushes
+ * for them, and a recording's last flush only until final_until: 150
+ * short-lived processes of new binaries unwound in one last flush under
+ * load lost a fifth of their stacks to "table pending"), or when the
+ * copies hold half of DEFERRED_MAX_BYTES, past which they would be
+ * dropped.
  */
 static int deferred_news(const struct recorder *rec)
 {
-	return deferred__bytes(rec->deferred) >= DEFERRED_MAX_BYTES / 2;
+	return (rec->uw && unwinder__building(rec->uw)) ||
+	       deferred__bytes(rec->deferred) >= DEFERRED_MAX_BYTES / 2;
 }
 
 /* New Python code objects: flushed at their interval's end. */
@@ -470,10 +476,12 @@ int recorder__run(struct recorder *rec)
 					recorder__news(rec, t0);
 				loop_step_done(rec, LOOP_WORKER, t0);
 			} else if (evs[i].data.u32 == EV_WORKER) {
-				/* Tables built: into the maps, to their processes
-				 * (copies waiting for them unwound at the flush
-				 * that writes their placeholders). */
+				/* Tables built: into the maps, to their processes;
+				 * copies waiting for them unwound at this
+				 * interval's flush. */
 				worker__collect(rec->worker);
+				if (deferred__waiting(rec->deferred))
+					recorder__news(rec, t0);
 				loop_step_done(rec, LOOP_WORKER, t0);
 			} else if (evs[i].data.u32 >= EV_TARGET) {
 				/* A pidfd stays readable: watch it no more. */
