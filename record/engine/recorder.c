@@ -211,6 +211,11 @@ int recorder__on_event(void *ctx, void *data, size_t size)
 		 * snapshot that fails for lack of memory is retried when a
 		 * row of the process is drained. */
 		procs__snapshot(rec->procs, e->tgid, comm, rec->seq);
+		/* A binary not seen before: its symbols are read through
+		 * its processes (/proc/PID), and this one may be gone by
+		 * the stretch's flush (a short command then had none). */
+		if (esym__new_binary(rec->esym, procs__maps(rec->procs, e->tgid)))
+			rec->news = 1;
 		pidns__see(rec->pidns, e->tgid, e->ns_tgid, e->pid_ns, mono_ns());
 		break;
 	case STKREC_EV_EXIT:

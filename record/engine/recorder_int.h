@@ -79,7 +79,8 @@ struct recorder {
 	 * When the next periodic flush is due, and quiet intervals: when
 	 * nothing that must reach the file soon came in the interval a flush
 	 * ended (news: a counts map half full, symbols read that hold the
-	 * next reads back, Python code, QUIET_PROCS_MAX processes started or
+	 * next reads back, Python code, a process of a binary not seen
+	 * before, QUIET_PROCS_MAX processes started or
 	 * exited: procs_news), the next flush
 	 * is planned up to QUIET_INTERVALS_MAX intervals later (quiet_planned),
 	 * or at the end of the interval in which something comes

@@ -241,7 +241,8 @@ static uint32_t quiet_intervals(const struct recorder *rec)
  * table or copied stacks, which wait in user space for the flush that
  * writes the stacks and rows needing them; but a counts map half full,
  * symbols read that hold the next reads back, JIT lines, Python code
- * objects, QUIET_PROCS_MAX processes, copies taken while tables are built
+ * objects, a process of a binary not seen before (recorder__on_event()),
+ * QUIET_PROCS_MAX processes, copies taken while tables are built
  * or tables built while copies wait, half of DEFERRED_MAX_BYTES of
  * copies), and the user did not ask for a
  * flush interval (--flush-interval: a flush at the end of each); for as

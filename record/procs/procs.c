@@ -754,6 +754,14 @@ const struct stk_mapping *procs__mapping(const struct procs *p, uint32_t tgid, u
 	return NULL;
 }
 
+const struct stk_proc_maps *procs__maps(const struct procs *p, uint32_t tgid)
+{
+	const uint64_t *v = idmap__find(p->snaps, tgid);
+	const struct snap *s = v ? (const struct snap *)(uintptr_t)*v : NULL;
+
+	return s && !s->failed ? &s->maps : NULL;
+}
+
 int procs__gone(const struct procs *p, uint32_t tgid)
 {
 	const uint64_t *v = idmap__find(p->snaps, tgid);

@@ -129,6 +129,16 @@ int esym__reading(const struct esym *e);
  * next flush).  Otherwise what it read waits for any later flush.
  */
 int esym__flush_wanted(struct esym *e);
+
+/*
+ * esym__new_binary() - 1 if an executable file mapping of @maps (NULL:
+ * none) with a build-id is of a binary no earlier call was given (each
+ * remembered by a hash of its build-id, 16 bytes): its table is read
+ * through its processes only (/proc/PID), so a flush should take their
+ * stacks while one still runs.  0 with ESYM_NONE, or out of memory.
+ */
+int esym__new_binary(struct esym *e, const struct stk_proc_maps *maps);
+
 /* Process @tgid exited (its pid may come back). */
 void esym__exited(struct esym *e, uint32_t tgid);
 
