@@ -134,9 +134,9 @@ const struct cli_opt cli__opts[] = {
 	  "                             beyond the newest N\n", NULL },
 	{ "flush-interval", required_argument, CLI_FLUSH_INTERVAL, CLI_ALL,
 	  "      --flush-interval SECS  write recorded data every SECS seconds (default:\n"
-	  "                             every second; profile: up to every 16th while no\n"
-	  "                             process or mapping comes, each second's counts\n"
-	  "                             apart)\n", NULL },
+	  "                             every second; profile: up to every 16th while\n"
+	  "                             nothing must be written sooner, each second's\n"
+	  "                             counts apart)\n", NULL },
 	{ "quiet", no_argument, 'q', CLI_ALL,
 	  "  -q, --quiet                no status line and no summary\n", NULL },
 	{ "verbose", no_argument, 'v', CLI_ALL,

@@ -193,9 +193,14 @@ void deferred__age(struct deferred *d)
 	} while (n == 64);
 }
 
+uint64_t deferred__bytes(const struct deferred *d)
+{
+	return d ? d->bytes : 0;
+}
+
 size_t deferred__waiting(const struct deferred *d)
 {
-	return idmap__count(d->copies);
+	return d ? idmap__count(d->copies) : 0;
 }
 
 void deferred__stats(const struct deferred *d, struct deferred_stats *st)

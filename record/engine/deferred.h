@@ -65,7 +65,10 @@ void deferred__set_last(struct deferred *d, int last);
  * flush). */
 void deferred__set_now(struct deferred *d, int (*now)(void *ctx, uint32_t tgid, uint64_t pc));
 
-/* Copies waiting for their placeholder to be written. */
+/* The bytes the copies hold (0 for a NULL @d). */
+uint64_t deferred__bytes(const struct deferred *d);
+
+/* Copies waiting for their placeholder to be written (0 for a NULL @d). */
 size_t deferred__waiting(const struct deferred *d);
 
 /* At the end of a flush: copies older than DEFERRED_FLUSHES go. */

@@ -192,7 +192,17 @@ int recorder__on_event(void *ctx, void *data, size_t size)
 
 	if (size < sizeof(*e))
 		return 0;
-	rec->news = 1;
+	switch (e->type) {
+	case STKREC_EV_NEW_PROC:
+	case STKREC_EV_EXIT:
+		/* Waits for the stretch's flush, unless too many do. */
+		if (++rec->procs_news >= QUIET_PROCS_MAX)
+			rec->news = 1;
+		break;
+	case STKREC_EV_COUNTS_FILLING:
+		rec->news = 1;
+		break;
+	}
 	switch (e->type) {
 	case STKREC_EV_NEW_PROC:
 		memcpy(comm, e->comm, sizeof(comm));
@@ -201,6 +211,11 @@ int recorder__on_event(void *ctx, void *data, size_t size)
 		 * snapshot that fails for lack of memory is retried when a
 		 * row of the process is drained. */
 		procs__snapshot(rec->procs, e->tgid, comm, rec->seq);
+		/* A binary not seen before: its symbols are read through
+		 * its processes (/proc/PID), and this one may be gone by
+		 * the stretch's flush (a short command then had none). */
+		if (esym__new_binary(rec->esym, procs__maps(rec->procs, e->tgid)))
+			rec->news = 1;
 		pidns__see(rec->pidns, e->tgid, e->ns_tgid, e->pid_ns, mono_ns());
 		break;
 	case STKREC_EV_EXIT:

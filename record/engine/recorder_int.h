@@ -20,6 +20,13 @@
 
 #define NSEC_PER_SEC 1000000000ULL
 
+/*
+ * Processes that may start or exit in a quiet stretch (recorder_loop.c):
+ * each one's snapshot, names and copied stacks wait in user space for the
+ * stretch's flush; the next one ends it at its interval's end.
+ */
+#define QUIET_PROCS_MAX 256
+
 /* The main loop's steps, each timed (its longest run in STAT
  * loop_max_ns_*): what kept a flush or a signal waiting. */
 enum loop_step {
@@ -70,8 +77,11 @@ struct recorder {
 	uint64_t seq;			/* flushes done */
 	/*
 	 * When the next periodic flush is due, and quiet intervals: when
-	 * nothing came in the interval a flush ended (news: an event, a
-	 * table, ...; quiet_gen: procs__events_gen() then), the next flush
+	 * nothing that must reach the file soon came in the interval a flush
+	 * ended (news: a counts map half full, symbols read that hold the
+	 * next reads back, Python code, a process of a binary not seen
+	 * before, QUIET_PROCS_MAX processes started or
+	 * exited: procs_news), the next flush
 	 * is planned up to QUIET_INTERVALS_MAX intervals later (quiet_planned),
 	 * or at the end of the interval in which something comes
 	 * (recorder_loop.c plan_next_flush(), recorder__news()).  quiet_k: the
@@ -81,7 +91,7 @@ struct recorder {
 	uint64_t next_flush;
 	int news;
 	int quiet_planned;
-	uint64_t quiet_gen;
+	uint32_t procs_news;
 	uint64_t quiet_k;
 	uint64_t quiet_intervals;
 	uint64_t counts_half_full;	/* STKREC_EV_COUNTS_FILLING taken (STAT) */

@@ -95,10 +95,9 @@ struct held {
 	int (*take)(struct recorder *rec);
 	uint32_t tag;
 	enum loop_step step;
-	/* What it takes ends a quiet stretch (recorder__news()); the
-	 * side-band reads every process's records: procs__events_gen()
-	 * says whether one of ours changed. */
-	int news;
+	/* Whether what it took ends a quiet stretch (recorder__news()), or
+	 * NULL: never (it waits in user space for the stretch's flush). */
+	int (*news)(const struct recorder *rec);
 };
 
 #define NR_HELD 3
@@ -114,11 +113,36 @@ static const struct held *held_of(const struct held h[NR_HELD], uint32_t tag)
 	return NULL;
 }
 
+/*
+ * Copied stacks wait for the flush that writes their placeholders (their
+ * flushes counted, not seconds: deferred.h), their processes' mappings
+ * kept until then (procs.h), when the tables they need are in: a stretch
+ * ends when tables are being built (a copy waits DEFERRED_WAIT flushes
+ * for them, and a recording's last flush only until final_until: 150
+ * short-lived processes of new binaries unwound in one last flush under
+ * load lost a fifth of their stacks to "table pending"), or when the
+ * copies hold half of DEFERRED_MAX_BYTES, past which they would be
+ * dropped.
+ */
+static int deferred_news(const struct recorder *rec)
+{
+	return (rec->uw && unwinder__building(rec->uw)) ||
+	       deferred__bytes(rec->deferred) >= DEFERRED_MAX_BYTES / 2;
+}
+
+/* New Python code objects: flushed at their interval's end. */
+static int python_news(const struct recorder *rec)
+{
+	(void)rec;
+	return 1;
+}
+
 static void held_sources(struct recorder *rec, struct held h[NR_HELD])
 {
-	h[0] = (struct held){ &rec->wk_side, sideband_take, EV_MMAPWATCH, LOOP_SIDEBAND, 0 };
-	h[1] = (struct held){ &rec->wk_defer, deferred_take, EV_DEFERRED, LOOP_DEFERRED, 1 };
-	h[2] = (struct held){ &rec->wk_py, python_take, EV_PYCODES, LOOP_RINGS, 1 };
+	h[0] = (struct held){ &rec->wk_side, sideband_take, EV_MMAPWATCH, LOOP_SIDEBAND, NULL };
+	h[1] = (struct held){ &rec->wk_defer, deferred_take, EV_DEFERRED, LOOP_DEFERRED,
+			      deferred_news };
+	h[2] = (struct held){ &rec->wk_py, python_take, EV_PYCODES, LOOP_RINGS, python_news };
 }
 
 /* A main loop step done: its time, if the longest yet.  Returns now. */
@@ -212,8 +236,15 @@ static uint32_t quiet_intervals(const struct recorder *rec)
 /*
  * After a periodic flush at @now, rec->next_flush the next interval's end:
  * may the counts stay in the kernel for more intervals?  Yes when nothing
- * came in the interval a flush ended (no event, no change to a followed
- * process's maps: procs__events_gen()), and the user did not ask for a
+ * that must reach the file soon came in the interval a flush ended
+ * (rec->news: not a process that started or exited, a mapping, an unwind
+ * table or copied stacks, which wait in user space for the flush that
+ * writes the stacks and rows needing them; but a counts map half full,
+ * symbols read that hold the next reads back, JIT lines, Python code
+ * objects, a process of a binary not seen before (recorder__on_event()),
+ * QUIET_PROCS_MAX processes, copies taken while tables are built
+ * or tables built while copies wait, half of DEFERRED_MAX_BYTES of
+ * copies), and the user did not ask for a
  * flush interval (--flush-interval: a flush at the end of each); for as
  * many intervals as the rings of new stacks and rows and the counts map
  * would take at the rate they filled since the last flush, half of each
@@ -226,8 +257,8 @@ static uint32_t quiet_intervals(const struct recorder *rec)
  */
 static void plan_next_flush(struct recorder *rec, uint64_t now)
 {
-	uint64_t gen = procs__events_gen(rec->procs), k;
 	uint32_t q = quiet_intervals(rec), elapsed;
+	uint64_t k;
 
 	/* The intervals that ended since the last flush without one. */
 	k = (now - rec->sample_start) / rec->o.flush_interval_ns;
@@ -238,11 +269,11 @@ static void plan_next_flush(struct recorder *rec, uint64_t now)
 	/* Both rings looked at every flush: what came since the last. */
 	q = stackstore__ring_intervals(rec->stacks, q, elapsed);
 	q = drain__intervals(rec->maps.drain, q, elapsed);
-	rec->quiet_planned = !rec->news && gen == rec->quiet_gen && !rec->o.flush_strict && q > 1;
+	rec->quiet_planned = !rec->news && !rec->o.flush_strict && q > 1;
 	if (rec->quiet_planned)
 		rec->next_flush += (q - 1) * rec->o.flush_interval_ns;
 	rec->news = 0;
-	rec->quiet_gen = gen;
+	rec->procs_news = 0;
 }
 
 /*
@@ -288,10 +319,11 @@ static int loop_wait(struct recorder *rec, struct epoll_event *evs, int nr, uint
 	return epoll_pwait(rec->epfd, evs, nr, (int)((ns + 999999) / 1000000), rec->o.wait_mask);
 }
 
-/* Held source @h took something (@found) at @now: news if it is ours. */
+/* Held source @h took something (@found) at @now: news if it must
+ * reach the file soon. */
 static void held_took(struct recorder *rec, const struct held *h, int found, uint64_t now)
 {
-	if (found && (h->news || procs__events_gen(rec->procs) != rec->quiet_gen))
+	if (found && h->news && h->news(rec))
 		recorder__news(rec, now);
 }
 
@@ -425,7 +457,10 @@ int recorder__run(struct recorder *rec)
 				loop_step_done(rec, LOOP_RINGS, t0);
 			} else if (evs[i].data.u32 == EV_RINGBUF) {
 				rec->events_until = events_deadline(rec, t0, next_status);
-				if (ring_buffer__consume(rec->rb))
+				/* News if an event must reach the file soon
+				 * (recorder__on_event()). */
+				ring_buffer__consume(rec->rb);
+				if (rec->news)
 					recorder__news(rec, t0);
 				loop_step_done(rec, LOOP_RINGS, t0);
 			} else if ((h = held_of(held, evs[i].data.u32))) {
@@ -434,14 +469,21 @@ int recorder__run(struct recorder *rec)
 				held_took(rec, h, h->take(rec), t0);
 				loop_step_done(rec, h->step, t0);
 			} else if (evs[i].data.u32 == EV_READER) {
-				/* Symbol tables read: their symbols at the next flush. */
-				recorder__news(rec, t0);
+				/* Symbol tables read: their symbols at the next
+				 * flush; this interval's when the tables waiting
+				 * for it hold the next reads back, or JIT lines
+				 * came (esym__flush_wanted()). */
 				worker__collect(rec->reader);
+				if (esym__flush_wanted(rec->esym))
+					recorder__news(rec, t0);
 				loop_step_done(rec, LOOP_WORKER, t0);
 			} else if (evs[i].data.u32 == EV_WORKER) {
-				/* Tables built: into the maps, to their processes. */
-				recorder__news(rec, t0);
+				/* Tables built: into the maps, to their processes;
+				 * copies waiting for them unwound at this
+				 * interval's flush. */
 				worker__collect(rec->worker);
+				if (deferred__waiting(rec->deferred))
+					recorder__news(rec, t0);
 				loop_step_done(rec, LOOP_WORKER, t0);
 			} else if (evs[i].data.u32 >= EV_TARGET) {
 				/* A pidfd stays readable: watch it no more. */

@@ -357,7 +357,21 @@ int procs__snapshot(struct procs *p, uint32_t tgid, const char *comm, uint64_t s
 		snap_free(s);
 		return -ENOMEM;
 	}
-	if (old) {
+	/* An exited process's, and this one not its image: another process. */
+	if (old && old->purge_seq && old->pending && !old->failed &&
+	    !(old->from_events && s->from_events && old->mw_image == s->mw_image)) {
+		/*
+		 * Its pid came back before the flush that drains the exited
+		 * process's rows (a quiet stretch holds exits and starts
+		 * until its flush): that snapshot is written all the same,
+		 * before those rows, which resolve in it by their intervals'
+		 * ends (procs__see() will mark the new one only).  It was
+		 * announced, so it had samples (only -m/-M's dropped
+		 * episodes make this an extra snapshot).
+		 */
+		old->referenced = 1;
+		old->orphan = 1;
+	} else if (old) {
 		/* The same process (an exited one is purged first). */
 		s->referenced = old->referenced;
 		/* Not written yet, and the same image: the new one is its
@@ -465,12 +479,36 @@ int procs__image_covers(const struct procs *p, uint32_t tgid, uint64_t image_ns,
 	return v && procmaps__covers(&((const struct snap *)(uintptr_t)*v)->maps, leaf);
 }
 
+static int is_stale(const struct procs *p, uint64_t key, const struct snap *s, uint64_t seq);
+
 void procs__exited(struct procs *p, uint32_t tgid, uint64_t seq)
 {
 	uint64_t *v = idmap__find(p->snaps, tgid);
+	struct snap *s = v ? (struct snap *)(uintptr_t)*v : NULL;
 
 	p->st.exits++;
+	/*
+	 * Built from mmap records that changed since (ld.so mapped the
+	 * libraries after its first sample): its last state now, while the
+	 * watcher has it; procs__refresh() at the flush would be too late
+	 * when its pid came back meanwhile (a quiet stretch holds exits and
+	 * starts until its flush): the new process's records replace them.
+	 */
 	maps_remove(p, tgid);
+	if (s && p->mw && !s->failed) {
+		char comm[16];
+		int exited = 0;
+
+		/* Its exit among the records too: the snapshot is taken as
+		 * an exited one's (its mappings for the copies it left). */
+		mmapwatch__drain(p->mw);
+		if (mmapwatch__complete(p->mw, tgid, NULL, &exited) && exited &&
+		    is_stale(p, tgid, s, seq)) {
+			memcpy(comm, s->maps.comm, sizeof(comm));
+			if (procs__snapshot(p, tgid, comm, seq) == 0)
+				v = idmap__find(p->snaps, tgid);
+		}
+	}
 	if (v)
 		((struct snap *)(uintptr_t)*v)->purge_seq = seq + 2;
 }
@@ -714,6 +752,14 @@ const struct stk_mapping *procs__mapping(const struct procs *p, uint32_t tgid, u
 			return m;
 	}
 	return NULL;
+}
+
+const struct stk_proc_maps *procs__maps(const struct procs *p, uint32_t tgid)
+{
+	const uint64_t *v = idmap__find(p->snaps, tgid);
+	const struct snap *s = v ? (const struct snap *)(uintptr_t)*v : NULL;
+
+	return s && !s->failed ? &s->maps : NULL;
 }
 
 int procs__gone(const struct procs *p, uint32_t tgid)

@@ -206,6 +206,10 @@ void procs__stats(const struct procs *p, struct procs_stats *st);
  */
 const struct stk_mapping *procs__mapping(const struct procs *p, uint32_t tgid, uint64_t addr);
 
+/* The latest snapshot of @tgid, or NULL (none, or not readable).
+ * Borrowed, as procs__mapping()'s. */
+const struct stk_proc_maps *procs__maps(const struct procs *p, uint32_t tgid);
+
 /* Process @tgid has exited (its snapshot goes at a coming flush), or has
  * none. */
 int procs__gone(const struct procs *p, uint32_t tgid);

@@ -16,6 +16,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "elfsyms.h"
@@ -94,6 +95,8 @@ struct esym {
 	struct worker *wk;	/* reads tables, or NULL: read during the flush */
 	size_t reading;		/* tables being read there: 0 or 1 */
 	uint64_t waiting_bytes;	/* tables read there, pinned until a flush uses them */
+	uint64_t jit_reads;	/* perf map reads at the last esym__flush_wanted() */
+	struct idmap *announced; /* build-id hashes esym__new_binary() was given */
 	/* The writer of the last esym__flush(): a table read on the worker
 	 * that is not kept (full, or no room) is used as it comes in. */
 	struct stk_writer *wr;
@@ -213,8 +216,11 @@ struct esym *esym__new(enum esym_mode mode, struct membudget *mb)
 	e->mb = mb ? mb : &e->own;
 	e->jit = perfmaps__new(mode == ESYM_FULL, PROC_ROOT, e->mb);
 	e->seen = calloc(SEEN_SLOTS, sizeof(*e->seen));
-	if (!e->jit || !e->seen || membudget__add_shrinker(e->mb, esym_shrink, e)) {
+	e->announced = idmap__new();
+	if (!e->jit || !e->seen || !e->announced ||
+	    membudget__add_shrinker(e->mb, esym_shrink, e)) {
 		perfmaps__free(e->jit);
+		idmap__free(e->announced);
 		free(e->seen);
 		free(e);
 		errno = ENOMEM;
@@ -251,6 +257,7 @@ void esym__free(struct esym *e)
 	free(e->q);
 	free(e->w);
 	free(e->seen);
+	idmap__free(e->announced);
 	free(e);
 }
 
@@ -1107,6 +1114,42 @@ void esym__set_worker(struct esym *e, struct worker *wk)
 {
 	e->wk = wk;
 	perfmaps__set_worker(e->jit, wk);
+}
+
+int esym__flush_wanted(struct esym *e)
+{
+	struct perfmaps_stats ps;
+	uint64_t seen;
+
+	if (!e)
+		return 0;
+	perfmaps__stats(e->jit, &ps);
+	seen = e->jit_reads;
+	e->jit_reads = ps.files_read;
+	return ps.files_read != seen ||
+	       (e->waiting_bytes && e->waiting_bytes >= e->mb->limit / 2);
+}
+
+int esym__new_binary(struct esym *e, const struct stk_proc_maps *maps)
+{
+	const struct stk_mapping *m;
+	uint32_t i;
+	uint64_t key;
+	int found = 0;
+
+	if (!e || !maps || e->mode == ESYM_NONE || !e->announced)
+		return 0;
+	for (i = 0; i < maps->nr_mappings; i++) {
+		m = &maps->mappings[i];
+		/* [vdso]: its image goes into the file as it is. */
+		if (!(m->prot & PROT_EXEC) || !m->build_id_size || m->path[0] != '/')
+			continue;
+		key = hash_bytes(5, m->build_id, m->build_id_size);
+		if (idmap__find(e->announced, key) || idmap__set(e->announced, key, 1))
+			continue;
+		found = 1;
+	}
+	return found;
 }
 
 int esym__reading(const struct esym *e)

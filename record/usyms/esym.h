@@ -122,6 +122,23 @@ void esym__set_worker(struct esym *e, struct worker *wk);
  * are in names more. */
 int esym__reading(const struct esym *e);
 
+/*
+ * What the worker read must be written soon: tables read and pinned until
+ * a flush uses them hold half the budget (no other is read until then),
+ * or perf map lines were read since the last call (JIT code, named at the
+ * next flush).  Otherwise what it read waits for any later flush.
+ */
+int esym__flush_wanted(struct esym *e);
+
+/*
+ * esym__new_binary() - 1 if an executable file mapping of @maps (NULL:
+ * none) with a build-id is of a binary no earlier call was given (each
+ * remembered by a hash of its build-id, 16 bytes): its table is read
+ * through its processes only (/proc/PID), so a flush should take their
+ * stacks while one still runs.  0 with ESYM_NONE, or out of memory.
+ */
+int esym__new_binary(struct esym *e, const struct stk_proc_maps *maps);
+
 /* Process @tgid exited (its pid may come back). */
 void esym__exited(struct esym *e, uint32_t tgid);
 
