@@ -184,6 +184,14 @@ int recorder__wrote(struct recorder *rec, int err)
 
 /* ---- what the rows reference (mode.h) ------------------------------------ */
 
+/* A process started or exited: it waits for the stretch's flush, unless
+ * QUIET_PROCS_MAX did in this stretch. */
+static void procs_news(struct recorder *rec)
+{
+	if (++rec->procs_news >= QUIET_PROCS_MAX)
+		rec->news = 1;
+}
+
 int recorder__on_event(void *ctx, void *data, size_t size)
 {
 	struct recorder *rec = ctx;
@@ -194,17 +202,7 @@ int recorder__on_event(void *ctx, void *data, size_t size)
 		return 0;
 	switch (e->type) {
 	case STKREC_EV_NEW_PROC:
-	case STKREC_EV_EXIT:
-		/* Waits for the stretch's flush, unless too many do. */
-		if (++rec->procs_news >= QUIET_PROCS_MAX)
-			rec->news = 1;
-		break;
-	case STKREC_EV_COUNTS_FILLING:
-		rec->news = 1;
-		break;
-	}
-	switch (e->type) {
-	case STKREC_EV_NEW_PROC:
+		procs_news(rec);
 		memcpy(comm, e->comm, sizeof(comm));
 		comm[sizeof(comm) - 1] = '\0';
 		/* Returning an error would stop ring_buffer__consume(); a
@@ -219,6 +217,7 @@ int recorder__on_event(void *ctx, void *data, size_t size)
 		pidns__see(rec->pidns, e->tgid, e->ns_tgid, e->pid_ns, mono_ns());
 		break;
 	case STKREC_EV_EXIT:
+		procs_news(rec);
 		procs__exited(rec->procs, e->tgid, rec->seq);
 		esym__exited(rec->esym, e->tgid);
 		pidns__exited(rec->pidns, e->tgid);
@@ -232,6 +231,7 @@ int recorder__on_event(void *ctx, void *data, size_t size)
 		break;
 	case STKREC_EV_COUNTS_FILLING:
 		/* Flushed at this interval's end (news), not later. */
+		rec->news = 1;
 		rec->counts_half_full++;
 		break;
 	case STKREC_EV_MAPS_STALE:

@@ -482,7 +482,7 @@ int recorder__run(struct recorder *rec)
 				 * copies waiting for them unwound at this
 				 * interval's flush. */
 				worker__collect(rec->worker);
-				if (rec->deferred && deferred__waiting(rec->deferred))
+				if (deferred__waiting(rec->deferred))
 					recorder__news(rec, t0);
 				loop_step_done(rec, LOOP_WORKER, t0);
 			} else if (evs[i].data.u32 >= EV_TARGET) {
